@@ -1,0 +1,6 @@
+//! dashfloat: a full-screen terminal coding agent for OpenAI-compatible
+//! chat-completions endpoints. The binary wires these modules together; the
+//! library exists so `tests/` and `benches/` can drive each part.
+
+pub mod protocol;
+pub mod ui;

@@ -1,0 +1,296 @@
+//! The messages that cross task boundaries.
+//!
+//! dashfloat runs as four kinds of tokio task — the UI, the agent actor, one
+//! stream task per model episode and one tool task per call — that share no
+//! mutable state. Everything they say to each other is one of the plain enums
+//! below, sent over bounded `tokio::sync::mpsc` channels. This module is the
+//! contract; it imports nothing else of the crate, so a reader can learn the
+//! whole system from this file and a test can drive either side by sending
+//! these values. See `docs/decisions/0001-architecture.md`.
+
+use std::time::Duration;
+
+/// What the UI asks of the agent. Sent on every user action that leaves the
+/// screen; the agent answers with [`AgentEvent`]s.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UiCommand {
+    /// The person submitted a prompt. The agent appends it to the
+    /// conversation and starts a turn; answered by `Phase(Streaming)`, the
+    /// reply's deltas and finally `TurnDone`. Sent only while idle.
+    Prompt {
+        /// The prompt exactly as typed (may span lines).
+        text: String,
+    },
+    /// Stop whatever the current turn is doing (Esc, or Ctrl+C while busy).
+    /// Partial output is kept; answered by `AssistantEnd { Interrupted }`
+    /// and `TurnDone`. Ignored when idle.
+    Cancel,
+    /// The person is leaving. The agent stops its tasks and ends; the UI
+    /// does not wait for an answer.
+    Quit,
+}
+
+/// What the agent is doing, as shown in the status bar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Phase {
+    /// Waiting for a prompt; no timers run.
+    #[default]
+    Idle,
+    /// A model reply is streaming in.
+    Streaming,
+    /// A tool call is running.
+    Executing,
+    /// A tool call waits for the person's y / Esc.
+    Confirming,
+}
+
+impl Phase {
+    /// Whether the phase is active: an active phase shows a spinner and
+    /// accepts Esc as an interrupt.
+    pub fn is_active(self) -> bool {
+        self != Phase::Idle
+    }
+}
+
+/// Token counts from the provider's last usage frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Usage {
+    /// Tokens in the request (the whole conversation so far).
+    pub prompt_tokens: u64,
+    /// Tokens generated in the reply.
+    pub completion_tokens: u64,
+    /// Their sum, as the provider reports it.
+    pub total_tokens: u64,
+}
+
+/// How a streamed assistant reply ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplyEnd {
+    /// The model finished (`finish_reason` and `[DONE]`).
+    Complete,
+    /// The person interrupted it; the partial text is kept.
+    Interrupted,
+    /// The stream failed; the partial text is kept and a system entry says
+    /// why.
+    Failed,
+}
+
+/// How loud a system entry is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Severity {
+    /// Information: a retry, a cut reply, a note about the session.
+    Notice,
+    /// Something went wrong; the text says what and how to fix it.
+    Error,
+}
+
+/// What the agent tells the UI: the display contract. The UI renders these
+/// and never needs to know about HTTP, files or processes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AgentEvent {
+    /// The agent entered a phase. `Idle` arrives only with or after
+    /// `TurnDone`.
+    Phase(Phase),
+    /// A piece of the assistant's reply text (markdown). Opens a reply entry
+    /// if none is open.
+    AssistantDelta(String),
+    /// A piece of the model's reasoning (`reasoning_content`), shown dimmed
+    /// and never sent back to the model.
+    ReasoningDelta(String),
+    /// The open reply entry is finished.
+    AssistantEnd(ReplyEnd),
+    /// Token counts of the last request; sent before the phase change that
+    /// ends the episode.
+    Usage(Usage),
+    /// A dim line in the log: an error with its fix, or a notice.
+    System {
+        /// Notice or error.
+        severity: Severity,
+        /// The sentence the person reads.
+        text: String,
+    },
+    /// The turn is over; the agent is idle and takes the next prompt.
+    TurnDone,
+}
+
+/// Why a model request failed: the HTTP/transport error taxonomy. Each
+/// variant's text names the cause and the fix; it is shown as a chat entry
+/// and the session stays usable.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TransportError {
+    /// Nothing listens at the base URL.
+    #[error(
+        "no model server answers at {url} (connection refused). Start one — `scripts/local-model` starts the local default — or set OPENAI_BASE_URL / --base-url"
+    )]
+    ConnectionRefused {
+        /// The base URL that was tried.
+        url: String,
+    },
+    /// The host name did not resolve.
+    #[error("cannot resolve the host of {url}: {detail}. Check --base-url / OPENAI_BASE_URL")]
+    Dns {
+        /// The base URL that was tried.
+        url: String,
+        /// The resolver's words.
+        detail: String,
+    },
+    /// The TLS handshake failed.
+    #[error("TLS handshake with {url} failed: {detail}. Check that the URL's scheme (http/https) and port are right")]
+    Tls {
+        /// The base URL that was tried.
+        url: String,
+        /// The TLS library's words.
+        detail: String,
+    },
+    /// Some other connection failure (reset, unreachable, ...).
+    #[error("cannot connect to {url}: {detail}")]
+    Connect {
+        /// The base URL that was tried.
+        url: String,
+        /// What the network stack said.
+        detail: String,
+    },
+    /// No connection, or no response headers, within the request timeout.
+    #[error("{url} did not answer within {}s. Is the server overloaded? Raise --request-timeout if it is just slow", .after.as_secs())]
+    ConnectTimeout {
+        /// The base URL that was tried.
+        url: String,
+        /// The timeout that ran out.
+        after: Duration,
+    },
+    /// The stream went silent for longer than the idle timeout.
+    #[error("the stream went silent for {}s and was closed; the partial reply is kept. Raise --idle-timeout for slow models", .after.as_secs())]
+    IdleTimeout {
+        /// The idle timeout that ran out.
+        after: Duration,
+    },
+    /// 401 or 403: the key is missing, wrong, or lacks access.
+    #[error("the provider refused the API key (HTTP {status}): {message}. Set {key_var} to a valid key for this provider")]
+    Unauthorized {
+        /// 401 or 403.
+        status: u16,
+        /// The environment variable the key is read from.
+        key_var: String,
+        /// The provider's message.
+        message: String,
+    },
+    /// 404: wrong base URL or unknown model.
+    #[error("HTTP 404 from {url}: {message}. Check the base URL (it usually ends in /v1) and the model name `{model}`")]
+    NotFound {
+        /// The request URL.
+        url: String,
+        /// The model that was asked for.
+        model: String,
+        /// The provider's message.
+        message: String,
+    },
+    /// 400: the provider rejected the request.
+    #[error("the provider rejected the request (HTTP 400): {message}")]
+    BadRequest {
+        /// The provider's message.
+        message: String,
+    },
+    /// 429: rate limited, after any retries.
+    #[error("rate limited (HTTP 429){}: {message}", retry_hint(.retry_after))]
+    RateLimited {
+        /// What Retry-After said, if anything.
+        retry_after: Option<Duration>,
+        /// The provider's message.
+        message: String,
+    },
+    /// 5xx: the provider failed.
+    #[error("the provider failed (HTTP {status}){}: {message}. Try again in a moment", retry_hint(.retry_after))]
+    Server {
+        /// The status code.
+        status: u16,
+        /// What Retry-After said, if anything.
+        retry_after: Option<Duration>,
+        /// The provider's message.
+        message: String,
+    },
+    /// Any other unexpected status.
+    #[error("unexpected HTTP {status} from the provider: {message}")]
+    Status {
+        /// The status code.
+        status: u16,
+        /// The provider's message.
+        message: String,
+    },
+    /// A 2xx answer that is not an event stream (an HTML page, a JSON error).
+    #[error("the server answered with {content_type}, not an event stream: {excerpt}. Is the base URL an OpenAI-compatible API?")]
+    NotEventStream {
+        /// The Content-Type it sent.
+        content_type: String,
+        /// The start of the body.
+        excerpt: String,
+    },
+    /// A `data:` frame that is not a chat-completion chunk.
+    #[error("the provider sent a malformed chunk ({detail}); the partial reply is kept")]
+    MalformedChunk {
+        /// The parser's words and the start of the frame.
+        detail: String,
+    },
+    /// An error object sent inside the stream.
+    #[error("the provider reported an error mid-stream: {message}")]
+    InStream {
+        /// The provider's message.
+        message: String,
+    },
+    /// The connection ended before `[DONE]`.
+    #[error("the stream was cut before it finished; the partial reply is kept")]
+    CutShort,
+    /// The connection broke while reading.
+    #[error("the connection broke mid-stream ({detail}); the partial reply is kept")]
+    ReadFailed {
+        /// What the network stack said.
+        detail: String,
+    },
+    /// One SSE frame exceeded the frame cap.
+    #[error("the provider sent a frame larger than {limit} bytes; the stream was closed")]
+    FrameTooLarge {
+        /// The cap in bytes.
+        limit: usize,
+    },
+    /// The reply exceeded the episode's content cap.
+    #[error("the reply exceeded {limit} bytes and was cut off; the partial reply is kept")]
+    ReplyTooLarge {
+        /// The cap in bytes.
+        limit: usize,
+    },
+}
+
+fn retry_hint(retry_after: &Option<Duration>) -> String {
+    match retry_after {
+        Some(d) => format!(", retry after {}s", d.as_secs()),
+        None => String::new(),
+    }
+}
+
+/// What a stream task tells the agent about one model episode. The last
+/// event of every stream is `Done` or `Failed`; a stream whose task ended
+/// without either is treated as `Failed(CutShort)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StreamEvent {
+    /// A piece of reply text.
+    Content(String),
+    /// A piece of reasoning text.
+    Reasoning(String),
+    /// The usage frame.
+    Usage(Usage),
+    /// `finish_reason` of the choice (`stop`, `length`, `tool_calls`, ...).
+    Finish(String),
+    /// A retryable failure before any token: the request is sent again
+    /// after `wait`.
+    Retrying {
+        /// Which retry this is (1-based).
+        attempt: u32,
+        /// How long the task waits first.
+        wait: Duration,
+        /// Why.
+        reason: TransportError,
+    },
+    /// `[DONE]` arrived.
+    Done,
+    /// The episode failed; nothing follows.
+    Failed(TransportError),
+}

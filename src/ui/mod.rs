@@ -1,0 +1,3 @@
+//! The UI task: screen state, pure update and view, and the terminal loop.
+
+pub mod theme;
