@@ -1,1 +1,2 @@
+//! Benchmarks (to come).
 fn main() {}

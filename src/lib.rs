@@ -1,6 +1,11 @@
 //! dashfloat: a full-screen terminal coding agent for OpenAI-compatible
 //! chat-completions endpoints. The binary wires these modules together; the
 //! library exists so `tests/` and `benches/` can drive each part.
+//!
+//! Start with [`protocol`]: the messages the four kinds of task exchange.
 
+pub mod agent;
+pub mod config;
+pub mod llm;
 pub mod protocol;
 pub mod ui;

@@ -1,1 +1,118 @@
-fn main() {}
+//! The `dashfloat` binary: reads the configuration, starts the agent actor
+//! and the UI task, and wires them together with bounded channels.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::Parser;
+use tokio::sync::mpsc;
+
+use dashfloat::agent::{self, AgentSetup};
+use dashfloat::config::{Cli, Config};
+use dashfloat::llm::classify::RequestContext;
+use dashfloat::llm::stream::Endpoint;
+use dashfloat::protocol::Severity;
+use dashfloat::ui::app::{self, UiSetup};
+use dashfloat::ui::state::SessionInfo;
+
+/// Commands queued from the UI to the agent. The person types far slower
+/// than the agent reads; the UI never waits on this queue.
+const COMMAND_QUEUE: usize = 64;
+/// Events queued from the agent to the UI. When full, the agent (and so the
+/// stream behind it) waits for the UI: backpressure, not growth.
+const EVENT_QUEUE: usize = 1024;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let (config, problems) = Config::load(&cli, |k| std::env::var(k).ok());
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("dashfloat: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let notes = problems
+        .into_iter()
+        .map(|p| (Severity::Error, p.to_string()))
+        .collect();
+    match runtime.block_on(run(config, notes)) {
+        Ok(transcript) => {
+            // Printed on the normal screen after the alternate one is left,
+            // so the conversation stays in the terminal's scrollback.
+            print!("{transcript}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("dashfloat: terminal error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(config: Config, notes: Vec<(Severity, String)>) -> std::io::Result<String> {
+    let cwd = std::env::current_dir()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| ".".to_string());
+    let shown_cwd = abbreviate_home(&cwd, std::env::var("HOME").ok().as_deref());
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let session = SessionInfo {
+        model: config.model.clone(),
+        host: config.host().to_string(),
+        cwd: shown_cwd,
+        context_window: config.context_window,
+    };
+    let (command_tx, command_rx) = mpsc::channel(COMMAND_QUEUE);
+    let (event_tx, event_rx) = mpsc::channel(EVENT_QUEUE);
+    let system_prompt = agent::system_prompt(&cwd);
+    // The client (TLS roots and all) is built on the agent's task so the
+    // first frame does not wait for it.
+    let agent_task = tokio::spawn(async move {
+        let setup = AgentSetup {
+            endpoint: endpoint(&config),
+            model: config.model.clone(),
+            system_prompt,
+        };
+        agent::run(setup, command_rx, event_tx).await;
+    });
+    let setup = UiSetup {
+        session,
+        no_color,
+        notes,
+    };
+    let transcript = app::run(setup, command_tx, event_rx).await;
+    agent_task.abort();
+    transcript
+}
+
+fn endpoint(config: &Config) -> Result<Endpoint, String> {
+    let client = dashfloat::llm::build_client(config.request_timeout)
+        .map_err(|e| format!("cannot set up the HTTP client: {e}"))?;
+    Ok(Endpoint {
+        client,
+        context: RequestContext {
+            base_url: config.base_url.clone(),
+            model: config.model.clone(),
+            key_var: config.api_key_env.clone(),
+            request_timeout: config.request_timeout,
+        },
+        api_key: config.api_key.clone(),
+        headers: config.headers.clone(),
+        idle_timeout: config.idle_timeout,
+    })
+}
+
+fn abbreviate_home(path: &str, home: Option<&str>) -> String {
+    match home {
+        Some(home) if !home.is_empty() && home != "/" => match Path::new(path).strip_prefix(home) {
+            Ok(rest) if rest.as_os_str().is_empty() => "~".to_string(),
+            Ok(rest) => format!("~/{}", rest.display()),
+            Err(_) => path.to_string(),
+        },
+        _ => path.to_string(),
+    }
+}

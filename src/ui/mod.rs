@@ -1,3 +1,14 @@
-//! The UI task: screen state, pure update and view, and the terminal loop.
+//! The UI task: screen state with a pure `update` and `view`, and the loop
+//! that reads the terminal and the agent's events. It knows the `protocol`
+//! and nothing of HTTP, files or processes.
 
+pub mod app;
+pub mod editor;
+pub mod markdown;
+pub mod state;
+pub mod terminal;
 pub mod theme;
+pub mod transcript;
+pub mod update;
+pub mod view;
+pub mod wrap;

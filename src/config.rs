@@ -1,0 +1,277 @@
+//! Provider, model and limits, resolved once at start-up with the precedence
+//! flags > environment > config file > defaults (ADR 0005).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use clap::Parser;
+use serde::Deserialize;
+
+/// The base URL used when no provider is configured: the local llama-server
+/// that `scripts/local-model` starts.
+pub const LOCAL_BASE_URL: &str = "http://127.0.0.1:8088/v1";
+/// The model name sent to the local server (llama-server serves one model
+/// whatever the name; this is the alias `scripts/local-model` gives it).
+pub const LOCAL_MODEL: &str = "qwen2.5-coder-0.5b";
+/// The local model's context window in tokens (the server's `-c`).
+pub const LOCAL_CONTEXT_WINDOW: u64 = 8192;
+/// Context window assumed for a configured provider when none is given.
+pub const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
+/// The environment variable the API key is read from unless configured.
+pub const DEFAULT_API_KEY_ENV: &str = "OPENAI_API_KEY";
+/// How long to wait for a connection and the response headers.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long a stream may stay silent before it is closed. Generous because
+/// a local model on two busy cores can take a while for its first token.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Command-line flags. Every flag also reads an environment variable; a flag
+/// given on the command line wins over the variable.
+#[derive(Debug, Clone, Default, Parser)]
+#[command(
+    name = "dashfloat",
+    version,
+    about = "A fast, light, full-screen terminal coding agent for any OpenAI-compatible endpoint.",
+    after_help = "Without a configured provider dashfloat talks to a local llama-server at \
+http://127.0.0.1:8088/v1 (start it with scripts/local-model).\n\
+Config file: $XDG_CONFIG_HOME/dashfloat/config.toml (default ~/.config/dashfloat/config.toml) \
+with keys base_url, model, api_key_env, context_window, request_timeout_secs, \
+idle_timeout_secs and a [headers] table.\n\
+Precedence: flags > environment > config file > defaults. The API key is only ever read \
+from the environment variable named by --api-key-env."
+)]
+pub struct Cli {
+    /// Chat-completions base URL, e.g. https://api.openai.com/v1
+    #[arg(long, env = "OPENAI_BASE_URL", value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Model name sent with each request.
+    #[arg(long, env = "DASHFLOAT_MODEL", value_name = "NAME")]
+    pub model: Option<String>,
+    /// Name of the environment variable holding the API key [default: OPENAI_API_KEY]
+    #[arg(long, env = "DASHFLOAT_API_KEY_ENV", value_name = "VAR")]
+    pub api_key_env: Option<String>,
+    /// The model's context window in tokens (for the status bar).
+    #[arg(long, env = "DASHFLOAT_CONTEXT_WINDOW", value_name = "TOKENS")]
+    pub context_window: Option<u64>,
+    /// Seconds to wait for a connection and response headers [default: 60]
+    #[arg(long, env = "DASHFLOAT_REQUEST_TIMEOUT", value_name = "SECS")]
+    pub request_timeout: Option<u64>,
+    /// Seconds a stream may stay silent before it is closed [default: 120]
+    #[arg(long, env = "DASHFLOAT_IDLE_TIMEOUT", value_name = "SECS")]
+    pub idle_timeout: Option<u64>,
+    /// Extra request header, "Name: value" (repeatable).
+    #[arg(long = "header", value_name = "NAME: VALUE")]
+    pub headers: Vec<String>,
+    /// Config file to read instead of the default location.
+    #[arg(long, env = "DASHFLOAT_CONFIG", value_name = "PATH")]
+    pub config: Option<PathBuf>,
+}
+
+/// The config file's contents; every key optional.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    base_url: Option<String>,
+    model: Option<String>,
+    api_key_env: Option<String>,
+    context_window: Option<u64>,
+    request_timeout_secs: Option<u64>,
+    idle_timeout_secs: Option<u64>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+}
+
+/// A config problem. None stops dashfloat: each becomes a chat entry and the
+/// defaults stand in for what could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// The config file exists but could not be read.
+    #[error("cannot read the config file {path}: {detail}; using defaults")]
+    Read {
+        /// The file.
+        path: String,
+        /// The OS's words.
+        detail: String,
+    },
+    /// The config file is not valid TOML of the expected shape.
+    #[error("the config file {path} is invalid: {detail}; using defaults")]
+    Parse {
+        /// The file.
+        path: String,
+        /// The parser's words.
+        detail: String,
+    },
+    /// A `--header` value without a colon.
+    #[error("ignoring header {0:?}: write it as \"Name: value\"")]
+    Header(String),
+    /// A base URL that is not http(s).
+    #[error("the base URL {0:?} is not an http:// or https:// URL; using {LOCAL_BASE_URL}")]
+    BaseUrl(String),
+    /// The key variable is set for a remote provider but empty.
+    #[error("{0} is set but empty; requests go without an API key")]
+    EmptyKey(String),
+}
+
+/// Everything the rest of dashfloat needs to know about the provider.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// Base URL without a trailing slash.
+    pub base_url: String,
+    /// Model name.
+    pub model: String,
+    /// The variable the key came from (named in 401 messages).
+    pub api_key_env: String,
+    /// The key itself, if the variable is set. Never written anywhere.
+    pub api_key: Option<String>,
+    /// Context window in tokens.
+    pub context_window: u64,
+    /// Connect + response-header timeout.
+    pub request_timeout: Duration,
+    /// Silence allowed mid-stream.
+    pub idle_timeout: Duration,
+    /// Extra request headers.
+    pub headers: Vec<(String, String)>,
+    /// Whether a provider was configured (false: the local default).
+    pub provider_configured: bool,
+}
+
+/// The default config file location: `$XDG_CONFIG_HOME/dashfloat/config.toml`,
+/// else `~/.config/dashfloat/config.toml`.
+pub fn default_config_path(env: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    let base = env("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| env("HOME").map(|h| Path::new(&h).join(".config")))?;
+    Some(base.join("dashfloat").join("config.toml"))
+}
+
+impl Config {
+    /// Loads the config: reads the file named by the flags (or the default
+    /// location) and resolves it against the flags and `env`. Problems come
+    /// back beside a usable config.
+    pub fn load(cli: &Cli, env: impl Fn(&str) -> Option<String>) -> (Config, Vec<ConfigError>) {
+        let path = cli.config.clone().or_else(|| default_config_path(&env));
+        let file_text = match path.as_deref().map(std::fs::read_to_string) {
+            Some(Ok(text)) => Some(Ok(text)),
+            Some(Err(e)) if e.kind() == std::io::ErrorKind::NotFound && cli.config.is_none() => {
+                None
+            }
+            Some(Err(e)) => Some(Err(ConfigError::Read {
+                path: display(path.as_deref()),
+                detail: e.to_string(),
+            })),
+            None => None,
+        };
+        Self::resolve(cli, env, file_text, &display(path.as_deref()))
+    }
+
+    /// Resolves flags (which already carry their environment variables),
+    /// the config file's text and the key variable into a config. Pure.
+    pub fn resolve(
+        cli: &Cli,
+        env: impl Fn(&str) -> Option<String>,
+        file_text: Option<Result<String, ConfigError>>,
+        file_name: &str,
+    ) -> (Config, Vec<ConfigError>) {
+        let mut problems = Vec::new();
+        let file = match file_text {
+            None => FileConfig::default(),
+            Some(Err(e)) => {
+                problems.push(e);
+                FileConfig::default()
+            }
+            Some(Ok(text)) => toml::from_str(&text).unwrap_or_else(|e: toml::de::Error| {
+                problems.push(ConfigError::Parse {
+                    path: file_name.to_string(),
+                    detail: e.message().to_string(),
+                });
+                FileConfig::default()
+            }),
+        };
+
+        let configured_url = cli.base_url.clone().or(file.base_url);
+        let provider_configured = configured_url.is_some();
+        let base_url = match configured_url {
+            Some(url) if url.starts_with("http://") || url.starts_with("https://") => {
+                url.trim_end_matches('/').to_string()
+            }
+            Some(url) => {
+                problems.push(ConfigError::BaseUrl(url));
+                LOCAL_BASE_URL.to_string()
+            }
+            None => LOCAL_BASE_URL.to_string(),
+        };
+        let model = cli
+            .model
+            .clone()
+            .or(file.model)
+            .unwrap_or_else(|| LOCAL_MODEL.to_string());
+        let context_window = cli.context_window.or(file.context_window).unwrap_or(
+            if provider_configured {
+                DEFAULT_CONTEXT_WINDOW
+            } else {
+                LOCAL_CONTEXT_WINDOW
+            },
+        );
+        let api_key_env = cli
+            .api_key_env
+            .clone()
+            .or(file.api_key_env)
+            .unwrap_or_else(|| DEFAULT_API_KEY_ENV.to_string());
+        let api_key = match env(&api_key_env) {
+            Some(k) if k.trim().is_empty() => {
+                if provider_configured {
+                    problems.push(ConfigError::EmptyKey(api_key_env.clone()));
+                }
+                None
+            }
+            other => other.map(|k| k.trim().to_string()),
+        };
+        let secs = |flag: Option<u64>, file: Option<u64>, default: Duration| {
+            flag.or(file)
+                .map(|s| Duration::from_secs(s.max(1)))
+                .unwrap_or(default)
+        };
+        let mut headers: Vec<(String, String)> = file.headers.into_iter().collect();
+        for raw in &cli.headers {
+            match raw.split_once(':') {
+                Some((name, value)) if !name.trim().is_empty() => {
+                    let name = name.trim().to_string();
+                    headers.retain(|(n, _)| !n.eq_ignore_ascii_case(&name));
+                    headers.push((name, value.trim().to_string()));
+                }
+                _ => problems.push(ConfigError::Header(raw.clone())),
+            }
+        }
+        let config = Config {
+            base_url,
+            model,
+            api_key_env,
+            api_key,
+            context_window,
+            request_timeout: secs(
+                cli.request_timeout,
+                file.request_timeout_secs,
+                DEFAULT_REQUEST_TIMEOUT,
+            ),
+            idle_timeout: secs(cli.idle_timeout, file.idle_timeout_secs, DEFAULT_IDLE_TIMEOUT),
+            headers,
+            provider_configured,
+        };
+        (config, problems)
+    }
+
+    /// The provider's host (and port), for the status bar.
+    pub fn host(&self) -> &str {
+        let rest = self
+            .base_url
+            .split_once("://")
+            .map_or(self.base_url.as_str(), |(_, r)| r);
+        rest.split('/').next().unwrap_or(rest)
+    }
+}
+
+fn display(path: Option<&Path>) -> String {
+    path.map_or_else(|| "(none)".to_string(), |p| p.display().to_string())
+}

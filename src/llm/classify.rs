@@ -1,0 +1,154 @@
+//! Turns what went wrong with a request — a reqwest error, an HTTP status
+//! and body — into the [`TransportError`] taxonomy (ADR 0004). Pure where it
+//! can be, so each row is testable without a network.
+
+use std::error::Error as _;
+use std::time::Duration;
+
+use crate::protocol::TransportError;
+
+use super::wire::{ErrorBody, ErrorField};
+
+/// The most of an error body kept for the message.
+pub const ERROR_BODY_MAX_BYTES: usize = 64 * 1024;
+/// The most of an error message shown in the chat.
+const MESSAGE_MAX_CHARS: usize = 400;
+
+/// What a request was for, to name in the messages.
+#[derive(Debug, Clone)]
+pub struct RequestContext {
+    /// The base URL.
+    pub base_url: String,
+    /// The model asked for.
+    pub model: String,
+    /// The key's environment variable.
+    pub key_var: String,
+    /// The request timeout in force.
+    pub request_timeout: Duration,
+}
+
+/// Classifies a failure to connect or to receive the response headers.
+pub fn connect_error(err: &reqwest::Error, ctx: &RequestContext) -> TransportError {
+    let url = ctx.base_url.clone();
+    if err.is_timeout() {
+        return TransportError::ConnectTimeout {
+            url,
+            after: ctx.request_timeout,
+        };
+    }
+    let chain = error_chain(err);
+    let lower = chain.to_lowercase();
+    if lower.contains("connection refused") {
+        TransportError::ConnectionRefused { url }
+    } else if lower.contains("dns")
+        || lower.contains("failed to lookup")
+        || lower.contains("name or service not known")
+        || lower.contains("no address associated")
+    {
+        TransportError::Dns { url, detail: chain }
+    } else if lower.contains("tls")
+        || lower.contains("certificate")
+        || lower.contains("handshake")
+        || lower.contains("invalid http version")
+    {
+        TransportError::Tls { url, detail: chain }
+    } else {
+        TransportError::Connect { url, detail: chain }
+    }
+}
+
+/// Classifies a non-success status with (the start of) its body.
+pub fn status_error(
+    status: u16,
+    retry_after: Option<Duration>,
+    body: &[u8],
+    ctx: &RequestContext,
+) -> TransportError {
+    let message = body_message(body);
+    match status {
+        401 | 403 => TransportError::Unauthorized {
+            status,
+            key_var: ctx.key_var.clone(),
+            message,
+        },
+        404 => TransportError::NotFound {
+            url: format!("{}/chat/completions", ctx.base_url),
+            model: ctx.model.clone(),
+            message,
+        },
+        400 | 413 | 422 => TransportError::BadRequest { message },
+        429 => TransportError::RateLimited {
+            retry_after,
+            message,
+        },
+        500..=599 => TransportError::Server {
+            status,
+            retry_after,
+            message,
+        },
+        _ => TransportError::Status { status, message },
+    }
+}
+
+/// Whether a failure before any token may be retried: 429 and 503 only, as
+/// both mean "not now" and nothing was generated yet.
+pub fn retry_delay(err: &TransportError) -> Option<Option<Duration>> {
+    match err {
+        TransportError::RateLimited { retry_after, .. } => Some(*retry_after),
+        TransportError::Server {
+            status: 503,
+            retry_after,
+            ..
+        } => Some(*retry_after),
+        _ => None,
+    }
+}
+
+/// Parses a `Retry-After` header given in seconds (the HTTP-date form is
+/// rare for APIs and is treated as absent).
+pub fn parse_retry_after(value: Option<&str>) -> Option<Duration> {
+    value
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .map(Duration::from_secs_f64)
+}
+
+/// The provider's message from an error body: the `error.message` of a JSON
+/// body, or the body's text, shortened.
+pub fn body_message(body: &[u8]) -> String {
+    let text = match serde_json::from_slice::<ErrorBody>(body) {
+        Ok(ErrorBody {
+            error: ErrorField::Object(e),
+        }) => e.message,
+        Ok(ErrorBody {
+            error: ErrorField::Text(t),
+        }) => t,
+        Err(_) => String::from_utf8_lossy(body).into_owned(),
+    };
+    excerpt(&text)
+}
+
+/// A one-line, bounded excerpt of some text for a chat entry.
+pub fn excerpt(text: &str) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.is_empty() {
+        return "(empty body)".to_string();
+    }
+    match flat.char_indices().nth(MESSAGE_MAX_CHARS) {
+        Some((i, _)) => format!("{}…", &flat[..i]),
+        None => flat,
+    }
+}
+
+fn error_chain(err: &reqwest::Error) -> String {
+    let mut parts = vec![err.to_string()];
+    let mut source = err.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        source = s.source();
+    }
+    parts.join(": ")
+}

@@ -1,0 +1,261 @@
+//! The stream task: one model episode. It sends one chat-completions
+//! request and turns the SSE reply into [`StreamEvent`]s on its channel.
+//! Everything it holds is bounded; it ends with `Done` or `Failed`, or
+//! silently when the agent drops the receiver (a cancel).
+
+use std::time::Duration;
+
+use eventsource_stream::{EventStreamError, Eventsource};
+use futures_util::StreamExt;
+use reqwest::header::{ACCEPT, CONTENT_TYPE, RETRY_AFTER};
+use tokio::sync::mpsc;
+
+use crate::protocol::{StreamEvent, TransportError, Usage};
+
+use super::classify::{self, RequestContext};
+use super::guarded::{GuardError, GuardedBytes};
+use super::wire::ChatChunk;
+
+/// ADR 0007's episode cap: reply and reasoning text together may not exceed
+/// this, so a trickling endpoint cannot grow memory without bound.
+pub const REPLY_MAX_BYTES: usize = 4 * 1024 * 1024;
+/// The largest single SSE frame accepted. Real chunks are well under a
+/// kilobyte; a megabyte leaves room for a whole tool call in one frame.
+pub const FRAME_MAX_BYTES: usize = 1024 * 1024;
+/// Retries of a 429/503 before any token arrived.
+pub const RETRY_MAX: u32 = 2;
+/// A Retry-After longer than this is not waited for: the error is shown.
+pub const RETRY_WAIT_MAX: Duration = Duration::from_secs(30);
+/// The first wait when the provider names none; doubled per retry.
+pub const RETRY_WAIT_FIRST: Duration = Duration::from_secs(1);
+
+/// Where and how to send requests. Cheap to clone (the client is shared).
+#[derive(Debug, Clone)]
+pub struct Endpoint {
+    /// The HTTP client (connection pool, TLS roots).
+    pub client: reqwest::Client,
+    /// Names for error messages, and the request timeout.
+    pub context: RequestContext,
+    /// The bearer token, if any.
+    pub api_key: Option<String>,
+    /// Extra headers.
+    pub headers: Vec<(String, String)>,
+    /// Silence allowed mid-stream.
+    pub idle_timeout: Duration,
+}
+
+impl Endpoint {
+    fn url(&self) -> String {
+        format!("{}/chat/completions", self.context.base_url)
+    }
+}
+
+/// Runs one episode: POSTs `body` (a serialised chat request) and reports on
+/// `tx` until the stream ends.
+pub async fn run(endpoint: Endpoint, body: Vec<u8>, tx: mpsc::Sender<StreamEvent>) {
+    let mut attempt = 0;
+    let response = loop {
+        match open(&endpoint, &body).await {
+            Ok(response) => break response,
+            Err(err) => {
+                let wait = classify::retry_delay(&err).map(|named| {
+                    named.unwrap_or(RETRY_WAIT_FIRST * 2u32.saturating_pow(attempt))
+                });
+                match wait {
+                    Some(wait) if attempt < RETRY_MAX && wait <= RETRY_WAIT_MAX => {
+                        attempt += 1;
+                        let notice = StreamEvent::Retrying {
+                            attempt,
+                            wait,
+                            reason: err,
+                        };
+                        if tx.send(notice).await.is_err() {
+                            return;
+                        }
+                        tokio::time::sleep(wait).await;
+                    }
+                    _ => {
+                        let _ = tx.send(StreamEvent::Failed(err)).await;
+                        return;
+                    }
+                }
+            }
+        }
+    };
+    let end = read(response, &endpoint, &tx).await;
+    if let Some(end) = end {
+        let _ = tx.send(end).await;
+    }
+}
+
+async fn open(endpoint: &Endpoint, body: &[u8]) -> Result<reqwest::Response, TransportError> {
+    let ctx = &endpoint.context;
+    let mut request = endpoint
+        .client
+        .post(endpoint.url())
+        .header(CONTENT_TYPE, "application/json")
+        .header(ACCEPT, "text/event-stream")
+        .body(body.to_vec());
+    if let Some(key) = &endpoint.api_key {
+        request = request.bearer_auth(key);
+    }
+    for (name, value) in &endpoint.headers {
+        request = request.header(name, value);
+    }
+    let response = match tokio::time::timeout(ctx.request_timeout, request.send()).await {
+        Err(_) => {
+            return Err(TransportError::ConnectTimeout {
+                url: ctx.base_url.clone(),
+                after: ctx.request_timeout,
+            });
+        }
+        Ok(Err(e)) => return Err(classify::connect_error(&e, ctx)),
+        Ok(Ok(r)) => r,
+    };
+    let status = response.status();
+    if !status.is_success() {
+        let retry_after = classify::parse_retry_after(
+            response
+                .headers()
+                .get(RETRY_AFTER)
+                .and_then(|v| v.to_str().ok()),
+        );
+        let body = read_bounded(response, ctx.request_timeout).await;
+        return Err(classify::status_error(
+            status.as_u16(),
+            retry_after,
+            &body,
+            ctx,
+        ));
+    }
+    let content_type = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("no content type")
+        .to_string();
+    if !content_type.contains("text/event-stream") {
+        let body = read_bounded(response, ctx.request_timeout).await;
+        return Err(TransportError::NotEventStream {
+            content_type,
+            excerpt: classify::body_message(&body),
+        });
+    }
+    Ok(response)
+}
+
+/// Reads at most [`classify::ERROR_BODY_MAX_BYTES`] of an error body, giving
+/// up quietly after `limit`: the status alone already says what happened.
+async fn read_bounded(response: reqwest::Response, limit: Duration) -> Vec<u8> {
+    let mut body = Vec::new();
+    let mut chunks = response.bytes_stream();
+    let collect = async {
+        while let Some(Ok(chunk)) = chunks.next().await {
+            let room = classify::ERROR_BODY_MAX_BYTES - body.len();
+            body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            if body.len() >= classify::ERROR_BODY_MAX_BYTES {
+                break;
+            }
+        }
+    };
+    let _ = tokio::time::timeout(limit, collect).await;
+    body
+}
+
+/// Reads the event stream; returns the final event to send, or `None` when
+/// the agent stopped listening.
+async fn read(
+    response: reqwest::Response,
+    endpoint: &Endpoint,
+    tx: &mpsc::Sender<StreamEvent>,
+) -> Option<StreamEvent> {
+    let bytes = GuardedBytes::new(
+        Box::pin(response.bytes_stream()),
+        endpoint.idle_timeout,
+        FRAME_MAX_BYTES,
+    );
+    let mut events = bytes.eventsource();
+    let mut text_bytes = 0usize;
+    let mut finished = false;
+    while let Some(event) = events.next().await {
+        let event = match event {
+            Ok(event) => event,
+            Err(e) => return Some(StreamEvent::Failed(stream_error(e))),
+        };
+        let data = event.data.trim();
+        if data == "[DONE]" {
+            return Some(StreamEvent::Done);
+        }
+        if data.is_empty() {
+            continue;
+        }
+        let chunk: ChatChunk = match serde_json::from_str(data) {
+            Ok(chunk) => chunk,
+            Err(e) => {
+                return Some(StreamEvent::Failed(TransportError::MalformedChunk {
+                    detail: format!("{e}; frame: {}", classify::excerpt(data)),
+                }));
+            }
+        };
+        if let Some(err) = chunk.error {
+            return Some(StreamEvent::Failed(TransportError::InStream {
+                message: classify::excerpt(&err.message),
+            }));
+        }
+        let mut out = Vec::with_capacity(3);
+        if let Some(choice) = chunk.choices.into_iter().next() {
+            let delta = choice.delta;
+            if let Some(text) = delta.reasoning_content.or(delta.reasoning) {
+                text_bytes += text.len();
+                out.push(StreamEvent::Reasoning(text));
+            }
+            if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
+                text_bytes += text.len();
+                out.push(StreamEvent::Content(text));
+            }
+            if let Some(reason) = choice.finish_reason {
+                finished = true;
+                out.push(StreamEvent::Finish(reason));
+            }
+        }
+        if text_bytes > REPLY_MAX_BYTES {
+            return Some(StreamEvent::Failed(TransportError::ReplyTooLarge {
+                limit: REPLY_MAX_BYTES,
+            }));
+        }
+        if let Some(u) = chunk.usage {
+            out.push(StreamEvent::Usage(Usage {
+                prompt_tokens: u.prompt_tokens,
+                completion_tokens: u.completion_tokens,
+                total_tokens: u.total_tokens,
+            }));
+        }
+        for ev in out {
+            tx.send(ev).await.ok()?;
+        }
+    }
+    // Some servers close without `[DONE]` after a finish_reason; that reply
+    // is whole. Without a finish_reason the stream was cut.
+    Some(if finished {
+        StreamEvent::Done
+    } else {
+        StreamEvent::Failed(TransportError::CutShort)
+    })
+}
+
+fn stream_error(e: EventStreamError<GuardError>) -> TransportError {
+    match e {
+        EventStreamError::Transport(GuardError::Idle(after)) => {
+            TransportError::IdleTimeout { after }
+        }
+        EventStreamError::Transport(GuardError::FrameTooLarge(limit)) => {
+            TransportError::FrameTooLarge { limit }
+        }
+        EventStreamError::Transport(GuardError::Read(e)) => TransportError::ReadFailed {
+            detail: e.to_string(),
+        },
+        other => TransportError::MalformedChunk {
+            detail: other.to_string(),
+        },
+    }
+}

@@ -1,0 +1,185 @@
+//! The UI task's loop: one `select!` over the terminal's events, the
+//! agent's events, the spinner tick (only while a phase is active) and the
+//! next frame's deadline. It draws only when something changed, at most
+//! once per [`FRAME_INTERVAL`], so a burst of tokens costs one frame.
+
+use std::io;
+use std::time::Duration;
+
+use crossterm::event::{Event, EventStream};
+use futures_util::StreamExt;
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+use tokio::signal::unix::{Signal, SignalKind, signal};
+use tokio::sync::mpsc;
+use tokio::time::{Instant, MissedTickBehavior};
+
+use crate::protocol::{AgentEvent, Severity, UiCommand};
+
+use super::state::{SessionInfo, State};
+use super::terminal::{TerminalGuard, copy_to_clipboard};
+use super::theme::Theme;
+use super::transcript::EntryKind;
+use super::update::{Effect, Msg, update};
+use super::view::view;
+
+/// The shortest time between two frames (~60 per second).
+pub const FRAME_INTERVAL: Duration = Duration::from_millis(16);
+/// The spinner's step.
+pub const TICK_INTERVAL: Duration = Duration::from_millis(80);
+/// Agent events applied before a frame may be drawn; bounds the time one
+/// burst can hold the loop away from the keyboard.
+pub const EVENTS_PER_BATCH: usize = 4096;
+/// The largest text put on the clipboard; terminals drop larger OSC 52
+/// payloads silently, so the person is told instead.
+pub const COPY_MAX_BYTES: usize = 1024 * 1024;
+
+/// What the UI task is given at start.
+#[derive(Debug)]
+pub struct UiSetup {
+    /// Header facts.
+    pub session: SessionInfo,
+    /// Whether colours are off (`NO_COLOR`).
+    pub no_color: bool,
+    /// Entries to show first (config problems).
+    pub notes: Vec<(Severity, String)>,
+}
+
+/// Runs the UI until the person quits, the agent goes away for good, or a
+/// terminating signal arrives. Returns the transcript as plain text, for
+/// the terminal's scrollback.
+pub async fn run(
+    setup: UiSetup,
+    commands: mpsc::Sender<UiCommand>,
+    mut events: mpsc::Receiver<AgentEvent>,
+) -> io::Result<String> {
+    let guard = TerminalGuard::enter()?;
+    let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
+    let size = terminal.size()?;
+    let mut state = State::new(
+        setup.session,
+        Theme::new(setup.no_color),
+        (size.width, size.height),
+    );
+    for (severity, text) in setup.notes {
+        state.transcript.push(EntryKind::System(severity), text);
+    }
+    draw(&mut terminal, &mut state)?;
+
+    let mut input = EventStream::new();
+    let mut tick = tokio::time::interval(TICK_INTERVAL);
+    tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    let mut term = signal(SignalKind::terminate()).ok();
+    let mut hup = signal(SignalKind::hangup()).ok();
+    let mut last_frame = Instant::now();
+    let mut dirty = false;
+    let mut agent_open = true;
+
+    loop {
+        let msgs: Vec<Msg> = tokio::select! {
+            ev = input.next() => match ev {
+                Some(Ok(ev)) => terminal_msg(ev).into_iter().collect(),
+                // The terminal is gone (EIO after a hang-up): nothing more
+                // can be read or shown.
+                Some(Err(_)) | None => break,
+            },
+            ev = events.recv(), if agent_open => match ev {
+                Some(first) => {
+                    let mut batch = vec![Msg::Agent(first)];
+                    while batch.len() < EVENTS_PER_BATCH {
+                        match events.try_recv() {
+                            Ok(ev) => batch.push(Msg::Agent(ev)),
+                            Err(_) => break,
+                        }
+                    }
+                    batch
+                }
+                None => {
+                    agent_open = false;
+                    vec![Msg::AgentGone]
+                }
+            },
+            _ = tick.tick(), if state.phase.is_active() => vec![Msg::Tick],
+            _ = tokio::time::sleep_until(last_frame + FRAME_INTERVAL), if dirty => {
+                draw(&mut terminal, &mut state)?;
+                last_frame = Instant::now();
+                dirty = false;
+                continue;
+            }
+            Some(()) = next_signal(&mut term) => break,
+            Some(()) = next_signal(&mut hup) => break,
+        };
+        let mut quit = false;
+        for msg in msgs {
+            let outcome = update(&mut state, msg);
+            dirty |= outcome.changed;
+            for effect in outcome.effects {
+                match effect {
+                    Effect::Send(cmd) => send(&commands, &mut state, cmd),
+                    Effect::Copy(text) if text.len() > COPY_MAX_BYTES => {
+                        state.transcript.push(
+                            EntryKind::System(Severity::Notice),
+                            format!(
+                                "not copied: {} bytes is more than terminals accept over OSC 52",
+                                text.len()
+                            ),
+                        );
+                    }
+                    Effect::Copy(text) => copy_to_clipboard(terminal.backend_mut(), &text)?,
+                    Effect::Redraw => terminal.clear()?,
+                    Effect::Quit => quit = true,
+                }
+            }
+        }
+        if quit {
+            break;
+        }
+    }
+    let _ = commands.try_send(UiCommand::Quit);
+    drop(terminal);
+    drop(guard);
+    Ok(state.transcript.plain_text())
+}
+
+fn draw(
+    terminal: &mut Terminal<CrosstermBackend<io::Stdout>>,
+    state: &mut State,
+) -> io::Result<()> {
+    state.prepare();
+    terminal.draw(|frame| view(state, frame))?;
+    Ok(())
+}
+
+fn terminal_msg(event: Event) -> Option<Msg> {
+    match event {
+        Event::Key(key) => Some(Msg::Key(key)),
+        Event::Paste(text) => Some(Msg::Paste(text)),
+        Event::Mouse(mouse) => Some(Msg::Mouse(mouse)),
+        Event::Resize(w, h) => Some(Msg::Resize(w, h)),
+        Event::FocusGained | Event::FocusLost => None,
+    }
+}
+
+/// Sends a command without waiting: the UI must never block on the agent.
+/// The queue only fills if the agent stopped reading, which the person is
+/// told about.
+fn send(commands: &mpsc::Sender<UiCommand>, state: &mut State, cmd: UiCommand) {
+    if let Err(err) = commands.try_send(cmd) {
+        let text = match err {
+            mpsc::error::TrySendError::Full(_) => {
+                "the agent is not keeping up; that key was dropped — try again"
+            }
+            mpsc::error::TrySendError::Closed(_) => "the agent has stopped; restart dashfloat",
+        };
+        state
+            .transcript
+            .push(EntryKind::System(Severity::Error), text.to_string());
+    }
+}
+
+async fn next_signal(signal: &mut Option<Signal>) -> Option<()> {
+    match signal {
+        Some(s) => s.recv().await,
+        None => std::future::pending().await,
+    }
+}

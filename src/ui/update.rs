@@ -1,0 +1,277 @@
+//! The pure state transition: a message in, the state changed, and the
+//! effects the UI loop must carry out. Key bindings live here (ADR 0003).
+
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
+
+use crate::protocol::{AgentEvent, Phase, Severity, UiCommand};
+
+use super::markdown;
+use super::state::{Hint, SPINNER, State};
+use super::transcript::EntryKind;
+
+/// Lines one wheel notch scrolls.
+pub const WHEEL_LINES: usize = 3;
+
+/// What the UI loop feeds into [`update`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Msg {
+    /// A key press.
+    Key(KeyEvent),
+    /// Bracketed paste: text that is inserted, never submitted.
+    Paste(String),
+    /// A mouse event (only the wheel is used).
+    Mouse(MouseEvent),
+    /// The terminal's new size.
+    Resize(u16, u16),
+    /// A message from the agent.
+    Agent(AgentEvent),
+    /// The agent's channel closed.
+    AgentGone,
+    /// The spinner tick.
+    Tick,
+}
+
+/// What the loop must do after an update.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    /// Send this to the agent.
+    Send(UiCommand),
+    /// Put this text on the clipboard (OSC 52).
+    Copy(String),
+    /// Clear and redraw the whole screen.
+    Redraw,
+    /// Leave.
+    Quit,
+}
+
+/// The result of one update.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Outcome {
+    /// Whether the screen must be redrawn.
+    pub changed: bool,
+    /// Effects to carry out, in order.
+    pub effects: Vec<Effect>,
+}
+
+impl Outcome {
+    fn changed() -> Self {
+        Self {
+            changed: true,
+            effects: Vec::new(),
+        }
+    }
+
+    fn with(effects: Vec<Effect>) -> Self {
+        Self {
+            changed: true,
+            effects,
+        }
+    }
+}
+
+/// Applies one message to the state.
+pub fn update(state: &mut State, msg: Msg) -> Outcome {
+    match msg {
+        Msg::Key(key) if key.kind == KeyEventKind::Release => Outcome::default(),
+        Msg::Key(key) => {
+            let had_hint = state.hint.take().is_some();
+            let mut out = on_key(state, key);
+            out.changed |= had_hint;
+            out
+        }
+        Msg::Paste(text) => {
+            state.editor.insert_str(&text);
+            Outcome::changed()
+        }
+        Msg::Mouse(mouse) => on_mouse(state, mouse),
+        Msg::Resize(w, h) => {
+            state.size = (w, h);
+            Outcome::changed()
+        }
+        Msg::Agent(event) => {
+            on_agent(state, event);
+            Outcome::changed()
+        }
+        Msg::AgentGone => {
+            if !state.agent_gone {
+                state.agent_gone = true;
+                state.transcript.end_reply(crate::protocol::ReplyEnd::Failed);
+                state.transcript.push(
+                    EntryKind::System(Severity::Error),
+                    "the agent stopped unexpectedly; the transcript is kept but prompts can no longer be answered — restart dashfloat".to_string(),
+                );
+            }
+            state.phase = Phase::Idle;
+            Outcome::changed()
+        }
+        Msg::Tick => {
+            if state.phase.is_active() {
+                state.spinner = (state.spinner + 1) % SPINNER.len();
+                Outcome::changed()
+            } else {
+                Outcome::default()
+            }
+        }
+    }
+}
+
+fn on_agent(state: &mut State, event: AgentEvent) {
+    match event {
+        AgentEvent::Phase(phase) => {
+            state.phase = phase;
+            if !phase.is_active() {
+                state.quit_armed = false;
+            }
+        }
+        AgentEvent::AssistantDelta(text) => state.transcript.append_reply(&text),
+        AgentEvent::ReasoningDelta(text) => state.transcript.append_reasoning(&text),
+        AgentEvent::AssistantEnd(end) => state.transcript.end_reply(end),
+        AgentEvent::Usage(usage) => state.usage = Some(usage),
+        AgentEvent::System { severity, text } => {
+            state.transcript.push(EntryKind::System(severity), text);
+        }
+        AgentEvent::TurnDone => {
+            state.phase = Phase::Idle;
+            state.quit_armed = false;
+        }
+    }
+}
+
+fn on_mouse(state: &mut State, mouse: MouseEvent) -> Outcome {
+    match mouse.kind {
+        MouseEventKind::ScrollUp => state.transcript.scroll_up(WHEEL_LINES),
+        MouseEventKind::ScrollDown => state.transcript.scroll_down(WHEEL_LINES),
+        // Motion and clicks arrive in floods with mouse capture on; they
+        // change nothing, so they must not cost a frame.
+        _ => return Outcome::default(),
+    }
+    Outcome::changed()
+}
+
+fn on_key(state: &mut State, key: KeyEvent) -> Outcome {
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    let alt = key.modifiers.contains(KeyModifiers::ALT);
+    let shift = key.modifiers.contains(KeyModifiers::SHIFT);
+    let busy = state.phase.is_active();
+    let page = usize::from(state.log_height().saturating_sub(2).max(1));
+    match key.code {
+        KeyCode::Char('c') if ctrl => return ctrl_c(state),
+        KeyCode::Char('d') if ctrl => {
+            if state.editor.is_empty() {
+                return quit(state);
+            }
+            state.editor.delete();
+        }
+        KeyCode::Esc if busy => {
+            state.hint = Some(Hint("interrupting…".to_string()));
+            return Outcome::with(vec![Effect::Send(UiCommand::Cancel)]);
+        }
+        KeyCode::Esc => {}
+        KeyCode::Enter if alt || shift => state.editor.newline(),
+        KeyCode::Char('j') if ctrl => state.editor.newline(),
+        KeyCode::Enter => return submit(state),
+        KeyCode::Char('y') if ctrl => return copy_reply(state, None),
+        KeyCode::Char(c @ '1'..='9') if alt => {
+            return copy_reply(state, Some(usize::from(c as u8 - b'1')));
+        }
+        KeyCode::Char('l') if ctrl => return Outcome::with(vec![Effect::Redraw]),
+        KeyCode::Char('u') if ctrl => state.editor.kill_to_line_start(),
+        KeyCode::Char('w') if ctrl => state.editor.delete_word_back(),
+        KeyCode::Char('a') if ctrl => state.editor.move_home(),
+        KeyCode::Char('e') if ctrl => state.editor.move_end(),
+        KeyCode::Char(c) if !ctrl && !alt => state.editor.insert_char(c),
+        KeyCode::Tab => state.editor.insert_char('\t'),
+        KeyCode::Backspace => state.editor.backspace(),
+        KeyCode::Delete => state.editor.delete(),
+        KeyCode::Left if ctrl || alt => state.editor.word_left(),
+        KeyCode::Right if ctrl || alt => state.editor.word_right(),
+        KeyCode::Left => state.editor.move_left(),
+        KeyCode::Right => state.editor.move_right(),
+        KeyCode::Up => {
+            if !state.editor.move_up() {
+                let current = state.editor.text().to_string();
+                if let Some(entry) = state.history.prev(&current).map(str::to_string) {
+                    state.editor.set(&entry);
+                }
+            }
+        }
+        KeyCode::Down => {
+            if !state.editor.move_down()
+                && let Some(entry) = state.history.next().map(str::to_string)
+            {
+                state.editor.set(&entry);
+            }
+        }
+        KeyCode::Home if ctrl || state.editor.is_empty() => state.transcript.scroll_to_top(),
+        KeyCode::End if ctrl || state.editor.is_empty() => state.transcript.follow(),
+        KeyCode::Home => state.editor.move_home(),
+        KeyCode::End => state.editor.move_end(),
+        KeyCode::PageUp => state.transcript.scroll_up(page),
+        KeyCode::PageDown => state.transcript.scroll_down(page),
+        _ => return Outcome::default(),
+    }
+    Outcome::changed()
+}
+
+fn ctrl_c(state: &mut State) -> Outcome {
+    if state.phase.is_active() && !state.quit_armed {
+        state.quit_armed = true;
+        state.hint = Some(Hint(
+            "cancelling — press Ctrl+C again to quit".to_string(),
+        ));
+        return Outcome::with(vec![Effect::Send(UiCommand::Cancel)]);
+    }
+    quit(state)
+}
+
+fn quit(state: &mut State) -> Outcome {
+    let mut effects = Vec::new();
+    if state.phase.is_active() {
+        effects.push(Effect::Send(UiCommand::Cancel));
+    }
+    effects.push(Effect::Send(UiCommand::Quit));
+    effects.push(Effect::Quit);
+    Outcome::with(effects)
+}
+
+fn submit(state: &mut State) -> Outcome {
+    if state.editor.text().trim().is_empty() {
+        return Outcome::default();
+    }
+    if state.phase.is_active() {
+        state.hint = Some(Hint(
+            "a reply is still running — Esc interrupts it; your text stays here".to_string(),
+        ));
+        return Outcome::changed();
+    }
+    if state.agent_gone {
+        state.hint = Some(Hint("the agent has stopped; restart dashfloat".to_string()));
+        return Outcome::changed();
+    }
+    let text = state.editor.take();
+    state.history.push(text.clone());
+    state.history.reset_position();
+    state.transcript.push(EntryKind::User, text.clone());
+    state.transcript.follow();
+    state.phase = Phase::Streaming;
+    Outcome::with(vec![Effect::Send(UiCommand::Prompt { text })])
+}
+
+fn copy_reply(state: &mut State, block: Option<usize>) -> Outcome {
+    let Some(reply) = state.transcript.last_reply() else {
+        state.hint = Some(Hint("no reply to copy yet".to_string()));
+        return Outcome::changed();
+    };
+    let (text, what) = match block {
+        None => (reply.to_string(), "the last reply".to_string()),
+        Some(i) => match markdown::code_blocks(reply).into_iter().nth(i) {
+            Some(code) => (code, format!("code block [{}]", i + 1)),
+            None => {
+                state.hint = Some(Hint(format!("the last reply has no code block [{}]", i + 1)));
+                return Outcome::changed();
+            }
+        },
+    };
+    state.hint = Some(Hint(format!("copied {what} to the clipboard")));
+    Outcome::with(vec![Effect::Copy(text)])
+}

@@ -1,0 +1,212 @@
+//! Drawing: a pure function of the state. Three regions (ADR 0001): the
+//! status bar, the log, and the input box with its help line.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Position, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use unicode_width::UnicodeWidthStr;
+
+use crate::protocol::Phase;
+
+use super::state::{INPUT_MAX_ROWS, SPINNER, State};
+
+/// Draws the whole screen. The transcript must have been prepared for the
+/// current size (`State::prepare`).
+pub fn view(state: &State, frame: &mut Frame) {
+    let area = frame.area();
+    let [header, log, rule, input, help] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Fill(1),
+        Constraint::Length(1),
+        Constraint::Length(state.input_rows()),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    draw_header(state, frame, header);
+    draw_log(state, frame, log);
+    draw_rule(state, frame, rule);
+    draw_input(state, frame, input);
+    draw_help(state, frame, help);
+}
+
+fn phase_label(phase: Phase) -> &'static str {
+    match phase {
+        Phase::Idle => "idle",
+        Phase::Streaming => "streaming",
+        Phase::Executing => "executing",
+        Phase::Confirming => "confirm",
+    }
+}
+
+/// Formats a token count compactly: 950, 12.3k, 128k.
+fn tokens(n: u64) -> String {
+    match n {
+        0..=999 => n.to_string(),
+        1_000..=99_999 => format!("{:.1}k", n as f64 / 1000.0),
+        _ => format!("{}k", n / 1000),
+    }
+}
+
+fn draw_header(state: &State, frame: &mut Frame, area: Rect) {
+    let theme = &state.theme;
+    let s = &state.session;
+    let glyph = if state.phase.is_active() {
+        SPINNER[state.spinner % SPINNER.len()]
+    } else {
+        "●"
+    };
+    let used = state.usage.map_or(0, |u| u.total_tokens);
+    let ctx = if state.usage.is_some() && s.context_window > 0 {
+        format!(
+            "ctx {}/{} ({}%)",
+            tokens(used),
+            tokens(s.context_window),
+            used * 100 / s.context_window
+        )
+    } else {
+        format!("ctx –/{}", tokens(s.context_window))
+    };
+    let phase_style = if state.phase.is_active() {
+        theme.header.patch(theme.accent)
+    } else {
+        theme.header
+    };
+    let left = vec![
+        Span::styled(format!(" {glyph} {} ", phase_label(state.phase)), phase_style),
+        Span::styled(format!("│ {} @ {} │ {ctx} ", s.model, s.host), theme.header),
+    ];
+    let used_width: usize = left.iter().map(|s| s.content.width()).sum();
+    let room = usize::from(area.width).saturating_sub(used_width + 2);
+    let cwd = shorten_left(&s.cwd, room);
+    let mut spans = left;
+    if !cwd.is_empty() {
+        spans.push(Span::styled(format!("│ {cwd}"), theme.header));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)).style(theme.header), area);
+}
+
+/// Keeps the end of `text` within `width` columns, marking a cut with `…`.
+fn shorten_left(text: &str, width: usize) -> String {
+    if text.width() <= width {
+        return text.to_string();
+    }
+    if width < 2 {
+        return String::new();
+    }
+    let mut out = String::new();
+    let mut used = 1;
+    for c in text.chars().rev() {
+        let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if used + w > width {
+            break;
+        }
+        used += w;
+        out.insert(0, c);
+    }
+    format!("…{out}")
+}
+
+fn draw_log(state: &State, frame: &mut Frame, area: Rect) {
+    let lines: Vec<Line> = state
+        .transcript
+        .visible(usize::from(area.height))
+        .into_iter()
+        .cloned()
+        .collect();
+    frame.render_widget(Paragraph::new(lines), area);
+}
+
+fn draw_rule(state: &State, frame: &mut Frame, area: Rect) {
+    let theme = &state.theme;
+    let mut label = String::new();
+    if !state.transcript.is_following() {
+        label = " ↓ more below — End or Ctrl+End to follow ".to_string();
+    }
+    let fill = usize::from(area.width).saturating_sub(label.width());
+    let line = Line::from(vec![
+        Span::styled("─".repeat(fill), theme.border),
+        Span::styled(label, theme.accent),
+    ]);
+    frame.render_widget(Paragraph::new(line), area);
+}
+
+fn draw_input(state: &State, frame: &mut Frame, area: Rect) {
+    let theme = &state.theme;
+    let width = area.width.saturating_sub(2).max(1);
+    let layout = state.editor.layout(width, INPUT_MAX_ROWS.min(area.height.max(1)));
+    let prompt_style = if state.phase.is_active() {
+        theme.dim
+    } else {
+        theme.user
+    };
+    let lines: Vec<Line> = layout
+        .rows
+        .iter()
+        .enumerate()
+        .map(|(i, row)| {
+            let lead = if i == 0 { "› " } else { "  " };
+            Line::from(vec![Span::styled(lead, prompt_style), Span::raw(row.clone())])
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines), area);
+    let (x, y) = layout.cursor;
+    if y < area.height {
+        frame.set_cursor_position(Position::new(area.x + 2 + x, area.y + y));
+    }
+}
+
+/// The keys that apply now, most useful first; as many as fit are shown.
+fn help_items(state: &State) -> &'static [&'static str] {
+    match state.phase {
+        Phase::Idle => &[
+            "⏎ send",
+            "Alt+⏎/^J newline",
+            "PgUp/PgDn scroll",
+            "^Y copy reply",
+            "Shift-drag select",
+            "^D quit",
+            "↑↓ history",
+            "Alt+1-9 copy code",
+        ],
+        Phase::Streaming | Phase::Executing => &[
+            "Esc interrupt",
+            "PgUp/PgDn scroll",
+            "^Y copy reply",
+            "Shift-drag select",
+            "^C cancel (twice: quit)",
+        ],
+        Phase::Confirming => &[
+            "y approve",
+            "Esc/n reject",
+            "PgUp/PgDn scroll",
+            "^C cancel",
+        ],
+    }
+}
+
+/// Joins the items that fit in `width` columns.
+fn fit_items(items: &[&str], width: usize) -> String {
+    let mut out = String::new();
+    for item in items {
+        let sep = if out.is_empty() { "" } else { " · " };
+        if out.width() + sep.width() + item.width() > width {
+            break;
+        }
+        out.push_str(sep);
+        out.push_str(item);
+    }
+    out
+}
+
+fn draw_help(state: &State, frame: &mut Frame, area: Rect) {
+    let theme = &state.theme;
+    let line = match &state.hint {
+        Some(hint) => Line::styled(hint.0.clone(), theme.accent),
+        None => Line::styled(
+            fit_items(help_items(state), usize::from(area.width)),
+            theme.dim,
+        ),
+    };
+    frame.render_widget(Paragraph::new(line), area);
+}
