@@ -1,0 +1,297 @@
+//! The pure state transition: keys and agent messages in, state and
+//! effects out.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crossterm::event::{
+    KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind,
+};
+use dashfloat::protocol::{AgentEvent, Phase, ReplyEnd, Severity, UiCommand};
+use dashfloat::ui::state::{SessionInfo, State};
+use dashfloat::ui::theme::Theme;
+use dashfloat::ui::update::{Effect, Msg, update};
+
+fn state() -> State {
+    let mut s = State::new(
+        SessionInfo {
+            model: "m".into(),
+            host: "h".into(),
+            cwd: "/w".into(),
+            context_window: 1000,
+        },
+        Theme::new(true),
+        (80, 24),
+    );
+    s.prepare();
+    s
+}
+
+fn key(code: KeyCode, modifiers: KeyModifiers) -> Msg {
+    Msg::Key(KeyEvent::new(code, modifiers))
+}
+
+fn press(s: &mut State, code: KeyCode) -> Vec<Effect> {
+    update(s, key(code, KeyModifiers::NONE)).effects
+}
+
+fn ctrl(s: &mut State, c: char) -> Vec<Effect> {
+    update(s, key(KeyCode::Char(c), KeyModifiers::CONTROL)).effects
+}
+
+fn typed(s: &mut State, text: &str) {
+    for c in text.chars() {
+        press(s, KeyCode::Char(c));
+    }
+}
+
+fn agent(s: &mut State, ev: AgentEvent) {
+    update(s, Msg::Agent(ev));
+}
+
+#[test]
+fn enter_submits_the_prompt_and_clears_the_input() {
+    let mut s = state();
+    typed(&mut s, "hi there");
+    let effects = press(&mut s, KeyCode::Enter);
+    assert_eq!(
+        effects,
+        vec![Effect::Send(UiCommand::Prompt {
+            text: "hi there".into()
+        })]
+    );
+    assert!(s.editor.is_empty());
+    assert_eq!(s.phase, Phase::Streaming);
+    assert_eq!(s.transcript.entries().len(), 1);
+}
+
+#[test]
+fn enter_on_blank_input_sends_nothing() {
+    let mut s = state();
+    typed(&mut s, "   ");
+    assert!(press(&mut s, KeyCode::Enter).is_empty());
+}
+
+#[test]
+fn enter_while_busy_keeps_the_text_and_explains() {
+    let mut s = state();
+    agent(&mut s, AgentEvent::Phase(Phase::Streaming));
+    typed(&mut s, "next");
+    assert!(press(&mut s, KeyCode::Enter).is_empty());
+    assert_eq!(s.editor.text(), "next");
+    assert!(s.hint.as_ref().unwrap().0.contains("Esc"));
+}
+
+#[test]
+fn alt_enter_shift_enter_and_ctrl_j_insert_newlines() {
+    let mut s = state();
+    typed(&mut s, "a");
+    update(&mut s, key(KeyCode::Enter, KeyModifiers::ALT));
+    typed(&mut s, "b");
+    update(&mut s, key(KeyCode::Enter, KeyModifiers::SHIFT));
+    typed(&mut s, "c");
+    ctrl(&mut s, 'j');
+    typed(&mut s, "d");
+    assert_eq!(s.editor.text(), "a\nb\nc\nd");
+}
+
+#[test]
+fn ctrl_enter_submits() {
+    let mut s = state();
+    typed(&mut s, "go");
+    let out = update(&mut s, key(KeyCode::Enter, KeyModifiers::CONTROL));
+    assert_eq!(
+        out.effects,
+        vec![Effect::Send(UiCommand::Prompt { text: "go".into() })]
+    );
+}
+
+#[test]
+fn paste_inserts_multiline_text_without_submitting() {
+    let mut s = state();
+    let out = update(&mut s, Msg::Paste("line one\nline two\n".into()));
+    assert!(out.effects.is_empty());
+    assert_eq!(s.editor.text(), "line one\nline two\n");
+}
+
+#[test]
+fn esc_while_streaming_cancels() {
+    let mut s = state();
+    agent(&mut s, AgentEvent::Phase(Phase::Streaming));
+    assert_eq!(
+        press(&mut s, KeyCode::Esc),
+        vec![Effect::Send(UiCommand::Cancel)]
+    );
+}
+
+#[test]
+fn esc_while_idle_does_nothing() {
+    let mut s = state();
+    assert!(press(&mut s, KeyCode::Esc).is_empty());
+}
+
+#[test]
+fn ctrl_c_cancels_when_busy_and_a_second_quits() {
+    let mut s = state();
+    agent(&mut s, AgentEvent::Phase(Phase::Streaming));
+    assert_eq!(ctrl(&mut s, 'c'), vec![Effect::Send(UiCommand::Cancel)]);
+    let second = ctrl(&mut s, 'c');
+    assert!(second.contains(&Effect::Quit));
+    assert!(second.contains(&Effect::Send(UiCommand::Quit)));
+}
+
+#[test]
+fn ctrl_c_quits_when_idle() {
+    let mut s = state();
+    assert_eq!(
+        ctrl(&mut s, 'c'),
+        vec![Effect::Send(UiCommand::Quit), Effect::Quit]
+    );
+}
+
+#[test]
+fn ctrl_c_arming_resets_when_the_turn_ends() {
+    let mut s = state();
+    agent(&mut s, AgentEvent::Phase(Phase::Streaming));
+    ctrl(&mut s, 'c');
+    agent(&mut s, AgentEvent::TurnDone);
+    agent(&mut s, AgentEvent::Phase(Phase::Streaming));
+    assert_eq!(ctrl(&mut s, 'c'), vec![Effect::Send(UiCommand::Cancel)]);
+}
+
+#[test]
+fn ctrl_d_quits_only_on_empty_input() {
+    let mut s = state();
+    typed(&mut s, "x");
+    assert!(ctrl(&mut s, 'd').is_empty());
+    press(&mut s, KeyCode::Backspace);
+    assert!(ctrl(&mut s, 'd').contains(&Effect::Quit));
+}
+
+#[test]
+fn key_releases_are_ignored() {
+    let mut s = state();
+    let mut ev = KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE);
+    ev.kind = KeyEventKind::Release;
+    let out = update(&mut s, Msg::Key(ev));
+    assert!(!out.changed);
+    assert!(s.editor.is_empty());
+}
+
+#[test]
+fn up_recalls_history_on_the_first_line() {
+    let mut s = state();
+    typed(&mut s, "first");
+    press(&mut s, KeyCode::Enter);
+    agent(&mut s, AgentEvent::TurnDone);
+    press(&mut s, KeyCode::Up);
+    assert_eq!(s.editor.text(), "first");
+}
+
+#[test]
+fn deltas_stream_into_one_reply_and_end_marks_it() {
+    let mut s = state();
+    agent(&mut s, AgentEvent::AssistantDelta("Hel".into()));
+    agent(&mut s, AgentEvent::AssistantDelta("lo".into()));
+    agent(&mut s, AgentEvent::AssistantEnd(ReplyEnd::Interrupted));
+    let entries = s.transcript.entries();
+    assert_eq!(entries.len(), 1);
+    assert_eq!(entries[0].text, "Hello");
+    assert!(!entries[0].is_open_reply());
+    assert!(s.transcript.plain_text().contains("[interrupted]"));
+}
+
+#[test]
+fn a_system_entry_after_a_reply_starts_a_new_entry() {
+    let mut s = state();
+    agent(&mut s, AgentEvent::AssistantDelta("a".into()));
+    agent(&mut s, AgentEvent::AssistantEnd(ReplyEnd::Complete));
+    agent(
+        &mut s,
+        AgentEvent::System {
+            severity: Severity::Notice,
+            text: "note".into(),
+        },
+    );
+    agent(&mut s, AgentEvent::AssistantDelta("b".into()));
+    assert_eq!(s.transcript.entries().len(), 3);
+}
+
+#[test]
+fn tick_advances_the_spinner_only_while_active() {
+    let mut s = state();
+    assert!(!update(&mut s, Msg::Tick).changed);
+    agent(&mut s, AgentEvent::Phase(Phase::Streaming));
+    assert!(update(&mut s, Msg::Tick).changed);
+    assert_eq!(s.spinner, 1);
+}
+
+#[test]
+fn mouse_motion_costs_no_frame_but_the_wheel_scrolls() {
+    let mut s = state();
+    for i in 0..100 {
+        agent(&mut s, AgentEvent::AssistantDelta(format!("{i}\n")));
+    }
+    s.prepare();
+    let mouse = |kind| {
+        Msg::Mouse(MouseEvent {
+            kind,
+            column: 1,
+            row: 1,
+            modifiers: KeyModifiers::NONE,
+        })
+    };
+    assert!(!update(&mut s, mouse(MouseEventKind::Moved)).changed);
+    assert!(update(&mut s, mouse(MouseEventKind::ScrollUp)).changed);
+    assert!(!s.transcript.is_following());
+    update(&mut s, mouse(MouseEventKind::ScrollDown));
+    assert!(s.transcript.is_following());
+}
+
+#[test]
+fn scrolled_up_view_stays_put_while_lines_arrive_and_end_follows_again() {
+    let mut s = state();
+    for i in 0..100 {
+        agent(&mut s, AgentEvent::AssistantDelta(format!("{i}\n\n")));
+    }
+    s.prepare();
+    press(&mut s, KeyCode::PageUp);
+    s.prepare();
+    let top_before = s.transcript.visible(5)[0].to_string();
+    agent(&mut s, AgentEvent::AssistantDelta("more\n\nand more\n\n".into()));
+    s.prepare();
+    assert_eq!(s.transcript.visible(5)[0].to_string(), top_before);
+    press(&mut s, KeyCode::End);
+    assert!(s.transcript.is_following());
+}
+
+#[test]
+fn home_on_empty_input_jumps_to_the_top() {
+    let mut s = state();
+    for i in 0..100 {
+        agent(&mut s, AgentEvent::AssistantDelta(format!("row {i}\n\n")));
+    }
+    s.prepare();
+    press(&mut s, KeyCode::Home);
+    s.prepare();
+    let height = usize::from(s.log_height());
+    assert_eq!(s.transcript.visible(height)[0].to_string(), "row 0");
+}
+
+#[test]
+fn ctrl_y_copies_the_last_reply() {
+    let mut s = state();
+    agent(&mut s, AgentEvent::AssistantDelta("the answer".into()));
+    agent(&mut s, AgentEvent::AssistantEnd(ReplyEnd::Complete));
+    assert_eq!(
+        ctrl(&mut s, 'y'),
+        vec![Effect::Copy("the answer".to_string())]
+    );
+}
+
+#[test]
+fn agent_gone_leaves_an_error_and_idles() {
+    let mut s = state();
+    agent(&mut s, AgentEvent::Phase(Phase::Streaming));
+    update(&mut s, Msg::AgentGone);
+    assert_eq!(s.phase, Phase::Idle);
+    assert!(s.transcript.plain_text().contains("agent stopped"));
+}
