@@ -207,13 +207,14 @@ impl Config {
             .clone()
             .or(file.model)
             .unwrap_or_else(|| LOCAL_MODEL.to_string());
-        let context_window = cli.context_window.or(file.context_window).unwrap_or(
-            if provider_configured {
-                DEFAULT_CONTEXT_WINDOW
-            } else {
-                LOCAL_CONTEXT_WINDOW
-            },
-        );
+        let context_window =
+            cli.context_window
+                .or(file.context_window)
+                .unwrap_or(if provider_configured {
+                    DEFAULT_CONTEXT_WINDOW
+                } else {
+                    LOCAL_CONTEXT_WINDOW
+                });
         let api_key_env = cli
             .api_key_env
             .clone()
@@ -255,7 +256,11 @@ impl Config {
                 file.request_timeout_secs,
                 DEFAULT_REQUEST_TIMEOUT,
             ),
-            idle_timeout: secs(cli.idle_timeout, file.idle_timeout_secs, DEFAULT_IDLE_TIMEOUT),
+            idle_timeout: secs(
+                cli.idle_timeout,
+                file.idle_timeout_secs,
+                DEFAULT_IDLE_TIMEOUT,
+            ),
             headers,
             provider_configured,
         };

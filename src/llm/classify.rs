@@ -36,24 +36,28 @@ pub fn connect_error(err: &reqwest::Error, ctx: &RequestContext) -> TransportErr
             after: ctx.request_timeout,
         };
     }
-    let chain = error_chain(err);
-    let lower = chain.to_lowercase();
-    if lower.contains("connection refused") {
-        TransportError::ConnectionRefused { url }
-    } else if lower.contains("dns")
-        || lower.contains("failed to lookup")
-        || lower.contains("name or service not known")
-        || lower.contains("no address associated")
-    {
-        TransportError::Dns { url, detail: chain }
-    } else if lower.contains("tls")
-        || lower.contains("certificate")
-        || lower.contains("handshake")
-        || lower.contains("invalid http version")
-    {
-        TransportError::Tls { url, detail: chain }
+    let detail = error_chain(err);
+    let mut source: Option<&(dyn std::error::Error + 'static)> = err.source();
+    while let Some(cause) = source {
+        if cause.downcast_ref::<rustls::Error>().is_some() {
+            return TransportError::Tls { url, detail };
+        }
+        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
+            if io_kind_within(io, std::io::ErrorKind::ConnectionRefused) {
+                return TransportError::ConnectionRefused { url };
+            }
+            if rustls_within(io) {
+                return TransportError::Tls { url, detail };
+            }
+        }
+        source = cause.source();
+    }
+    // hyper-util reports resolver failures only in words.
+    let lower = detail.to_lowercase();
+    if lower.contains("dns error") || lower.contains("failed to lookup address") {
+        TransportError::Dns { url, detail }
     } else {
-        TransportError::Connect { url, detail: chain }
+        TransportError::Connect { url, detail }
     }
 }
 
@@ -138,6 +142,26 @@ pub fn excerpt(text: &str) -> String {
         Some((i, _)) => format!("{}…", &flat[..i]),
         None => flat,
     }
+}
+
+/// io errors nest (hyper wraps the TLS stream's io error in another), and
+/// `io::Error::source` skips the wrapped error, so the nesting is walked by
+/// hand.
+fn io_kind_within(io: &std::io::Error, kind: std::io::ErrorKind) -> bool {
+    io.kind() == kind
+        || io
+            .get_ref()
+            .and_then(|inner| inner.downcast_ref::<std::io::Error>())
+            .is_some_and(|inner| io_kind_within(inner, kind))
+}
+
+fn rustls_within(io: &std::io::Error) -> bool {
+    io.get_ref().is_some_and(|inner| {
+        inner.is::<rustls::Error>()
+            || inner
+                .downcast_ref::<std::io::Error>()
+                .is_some_and(rustls_within)
+    })
 }
 
 fn error_chain(err: &reqwest::Error) -> String {

@@ -52,8 +52,8 @@ impl GuardedBytes {
         }
     }
 
-    /// Counts bytes since the last blank line; `\r` is ignored so CRLF
-    /// framing counts like LF framing.
+    /// Counts bytes since the last blank line (`\r` is ignored so CRLF
+    /// framing counts like LF framing); false once a frame passes the cap.
     fn count(&mut self, chunk: &[u8]) -> bool {
         for &b in chunk {
             match b {
@@ -63,10 +63,13 @@ impl GuardedBytes {
                 _ => {
                     self.after_newline = false;
                     self.frame_len += 1;
+                    if self.frame_len > self.frame_max {
+                        return false;
+                    }
                 }
             }
         }
-        self.frame_len <= self.frame_max
+        true
     }
 }
 

@@ -20,7 +20,9 @@ pub fn install_crypto_provider() {
 
 /// Builds the HTTP client. No total timeout: replies stream for as long as
 /// they stream; the connect and idle timeouts bound the silent parts.
-pub fn build_client(connect_timeout: std::time::Duration) -> Result<reqwest::Client, reqwest::Error> {
+pub fn build_client(
+    connect_timeout: std::time::Duration,
+) -> Result<reqwest::Client, reqwest::Error> {
     install_crypto_provider();
     reqwest::Client::builder()
         .connect_timeout(connect_timeout)

@@ -106,7 +106,10 @@ fn prefixed(
         .enumerate()
         .map(|(i, l)| {
             let lead = if i == 0 { prefix } else { "  " };
-            Line::from(vec![Span::styled(lead, prefix_style), Span::styled(l, style)])
+            Line::from(vec![
+                Span::styled(lead, prefix_style),
+                Span::styled(l, style),
+            ])
         })
         .collect()
 }

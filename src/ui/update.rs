@@ -95,7 +95,9 @@ pub fn update(state: &mut State, msg: Msg) -> Outcome {
         Msg::AgentGone => {
             if !state.agent_gone {
                 state.agent_gone = true;
-                state.transcript.end_reply(crate::protocol::ReplyEnd::Failed);
+                state
+                    .transcript
+                    .end_reply(crate::protocol::ReplyEnd::Failed);
                 state.transcript.push(
                     EntryKind::System(Severity::Error),
                     "the agent stopped unexpectedly; the transcript is kept but prompts can no longer be answered — restart dashfloat".to_string(),
@@ -216,9 +218,7 @@ fn on_key(state: &mut State, key: KeyEvent) -> Outcome {
 fn ctrl_c(state: &mut State) -> Outcome {
     if state.phase.is_active() && !state.quit_armed {
         state.quit_armed = true;
-        state.hint = Some(Hint(
-            "cancelling — press Ctrl+C again to quit".to_string(),
-        ));
+        state.hint = Some(Hint("cancelling — press Ctrl+C again to quit".to_string()));
         return Outcome::with(vec![Effect::Send(UiCommand::Cancel)]);
     }
     quit(state)
@@ -267,7 +267,10 @@ fn copy_reply(state: &mut State, block: Option<usize>) -> Outcome {
         Some(i) => match markdown::code_blocks(reply).into_iter().nth(i) {
             Some(code) => (code, format!("code block [{}]", i + 1)),
             None => {
-                state.hint = Some(Hint(format!("the last reply has no code block [{}]", i + 1)));
+                state.hint = Some(Hint(format!(
+                    "the last reply has no code block [{}]",
+                    i + 1
+                )));
                 return Outcome::changed();
             }
         },

@@ -73,7 +73,10 @@ fn draw_header(state: &State, frame: &mut Frame, area: Rect) {
         theme.header
     };
     let left = vec![
-        Span::styled(format!(" {glyph} {} ", phase_label(state.phase)), phase_style),
+        Span::styled(
+            format!(" {glyph} {} ", phase_label(state.phase)),
+            phase_style,
+        ),
         Span::styled(format!("│ {} @ {} │ {ctx} ", s.model, s.host), theme.header),
     ];
     let used_width: usize = left.iter().map(|s| s.content.width()).sum();
@@ -134,7 +137,9 @@ fn draw_rule(state: &State, frame: &mut Frame, area: Rect) {
 fn draw_input(state: &State, frame: &mut Frame, area: Rect) {
     let theme = &state.theme;
     let width = area.width.saturating_sub(2).max(1);
-    let layout = state.editor.layout(width, INPUT_MAX_ROWS.min(area.height.max(1)));
+    let layout = state
+        .editor
+        .layout(width, INPUT_MAX_ROWS.min(area.height.max(1)));
     let prompt_style = if state.phase.is_active() {
         theme.dim
     } else {
@@ -146,7 +151,10 @@ fn draw_input(state: &State, frame: &mut Frame, area: Rect) {
         .enumerate()
         .map(|(i, row)| {
             let lead = if i == 0 { "› " } else { "  " };
-            Line::from(vec![Span::styled(lead, prompt_style), Span::raw(row.clone())])
+            Line::from(vec![
+                Span::styled(lead, prompt_style),
+                Span::raw(row.clone()),
+            ])
         })
         .collect();
     frame.render_widget(Paragraph::new(lines), area);
@@ -176,12 +184,7 @@ fn help_items(state: &State) -> &'static [&'static str] {
             "Shift-drag select",
             "^C cancel (twice: quit)",
         ],
-        Phase::Confirming => &[
-            "y approve",
-            "Esc/n reject",
-            "PgUp/PgDn scroll",
-            "^C cancel",
-        ],
+        Phase::Confirming => &["y approve", "Esc/n reject", "PgUp/PgDn scroll", "^C cancel"],
     }
 }
 
