@@ -16,7 +16,12 @@ fn env(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
 }
 
 fn resolve(cli: &Cli, vars: &[(&str, &str)], file: Option<&str>) -> (Config, Vec<ConfigError>) {
-    Config::resolve(cli, env(vars), file.map(|t| Ok(t.to_string())), "config.toml")
+    Config::resolve(
+        cli,
+        env(vars),
+        file.map(|t| Ok(t.to_string())),
+        "config.toml",
+    )
 }
 
 #[test]
@@ -60,7 +65,8 @@ fn flags_win_over_the_file() {
         "--header",
         "X-Team: flags",
     ]);
-    let file = "model = \"file-model\"\nbase_url = \"https://file/v1\"\n[headers]\nX-Team = \"file\"\n";
+    let file =
+        "model = \"file-model\"\nbase_url = \"https://file/v1\"\n[headers]\nX-Team = \"file\"\n";
     let (c, _) = resolve(&cli, &[], Some(file));
     assert_eq!(c.model, "flag-model");
     assert_eq!(c.base_url, "http://localhost:1234/v1");
@@ -70,7 +76,11 @@ fn flags_win_over_the_file() {
 #[test]
 fn the_key_comes_from_the_named_variable_only() {
     let cli = Cli::parse_from(["dashfloat", "--api-key-env", "MY_KEY"]);
-    let (c, _) = resolve(&cli, &[("MY_KEY", "sk-1"), ("OPENAI_API_KEY", "sk-2")], None);
+    let (c, _) = resolve(
+        &cli,
+        &[("MY_KEY", "sk-1"), ("OPENAI_API_KEY", "sk-2")],
+        None,
+    );
     assert_eq!(c.api_key.as_deref(), Some("sk-1"));
     assert_eq!(c.api_key_env, "MY_KEY");
     let (c, _) = resolve(&Cli::default(), &[("OPENAI_API_KEY", "sk-2")], None);

@@ -64,7 +64,10 @@ fn streaming_reply_with_markdown() {
     agent(&mut s, AgentEvent::Phase(Phase::Streaming));
     // The reply stops in the middle of a line: that line stays plain.
     agent(&mut s, AgentEvent::AssistantDelta(REPLY.to_string()));
-    agent(&mut s, AgentEvent::AssistantDelta("and then **mid".to_string()));
+    agent(
+        &mut s,
+        AgentEvent::AssistantDelta("and then **mid".to_string()),
+    );
     insta::assert_snapshot!(draw(&mut s));
 }
 
@@ -109,7 +112,10 @@ fn interrupted_reply() {
     let mut s = state(80, 16);
     type_text(&mut s, "Write a poem");
     submit(&mut s);
-    agent(&mut s, AgentEvent::AssistantDelta("Roses are red,\nviolets".into()));
+    agent(
+        &mut s,
+        AgentEvent::AssistantDelta("Roses are red,\nviolets".into()),
+    );
     agent(&mut s, AgentEvent::AssistantEnd(ReplyEnd::Interrupted));
     agent(&mut s, AgentEvent::Phase(Phase::Idle));
     agent(&mut s, AgentEvent::TurnDone);
@@ -137,7 +143,12 @@ fn error_entry() {
 #[test]
 fn each_phase_in_the_status_bar() {
     let mut screens = String::new();
-    for phase in [Phase::Idle, Phase::Streaming, Phase::Executing, Phase::Confirming] {
+    for phase in [
+        Phase::Idle,
+        Phase::Streaming,
+        Phase::Executing,
+        Phase::Confirming,
+    ] {
         let mut s = state(100, 4);
         agent(&mut s, AgentEvent::Phase(phase));
         screens.push_str(&format!("{phase:?}\n{}\n", draw(&mut s)));
@@ -148,7 +159,10 @@ fn each_phase_in_the_status_bar() {
 #[test]
 fn narrow_terminal() {
     let mut s = state(40, 16);
-    type_text(&mut s, "a prompt long enough to wrap in a narrow terminal window");
+    type_text(
+        &mut s,
+        "a prompt long enough to wrap in a narrow terminal window",
+    );
     submit(&mut s);
     agent(&mut s, AgentEvent::AssistantDelta(REPLY.to_string()));
     insta::assert_snapshot!(draw(&mut s));
@@ -164,7 +178,10 @@ fn multi_line_input_grows() {
 #[test]
 fn reasoning_is_shown_above_the_reply() {
     let mut s = state(60, 12);
-    agent(&mut s, AgentEvent::ReasoningDelta("The person wants a greeting.".into()));
+    agent(
+        &mut s,
+        AgentEvent::ReasoningDelta("The person wants a greeting.".into()),
+    );
     agent(&mut s, AgentEvent::AssistantDelta("Hello!".into()));
     agent(&mut s, AgentEvent::AssistantEnd(ReplyEnd::Complete));
     insta::assert_snapshot!(draw(&mut s));

@@ -2,9 +2,7 @@
 //! effects out.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use crossterm::event::{
-    KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind,
-};
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
 use dashfloat::protocol::{AgentEvent, Phase, ReplyEnd, Severity, UiCommand};
 use dashfloat::ui::state::{SessionInfo, State};
 use dashfloat::ui::theme::Theme;
@@ -256,7 +254,10 @@ fn scrolled_up_view_stays_put_while_lines_arrive_and_end_follows_again() {
     press(&mut s, KeyCode::PageUp);
     s.prepare();
     let top_before = s.transcript.visible(5)[0].to_string();
-    agent(&mut s, AgentEvent::AssistantDelta("more\n\nand more\n\n".into()));
+    agent(
+        &mut s,
+        AgentEvent::AssistantDelta("more\n\nand more\n\n".into()),
+    );
     s.prepare();
     assert_eq!(s.transcript.visible(5)[0].to_string(), top_before);
     press(&mut s, KeyCode::End);
