@@ -53,6 +53,10 @@ pub async fn run(
     commands: mpsc::Sender<UiCommand>,
     mut events: mpsc::Receiver<AgentEvent>,
 ) -> io::Result<String> {
+    // Signals first: one arriving between the first frame and this point
+    // would otherwise kill the process with the terminal still raw.
+    let mut term = signal(SignalKind::terminate()).ok();
+    let mut hup = signal(SignalKind::hangup()).ok();
     let guard = TerminalGuard::enter()?;
     let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
     let size = terminal.size()?;
@@ -69,8 +73,6 @@ pub async fn run(
     let mut input = EventStream::new();
     let mut tick = tokio::time::interval(TICK_INTERVAL);
     tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
-    let mut term = signal(SignalKind::terminate()).ok();
-    let mut hup = signal(SignalKind::hangup()).ok();
     let mut last_frame = Instant::now();
     let mut dirty = false;
     let mut agent_open = true;
