@@ -1,0 +1,150 @@
+//! End to end: the real `dashfloat` binary in a pseudo-terminal, talking to
+//! the scripted server. A person's view: type, see the reply, quit, and get
+//! the terminal back as it was.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::path::Path;
+use std::time::Duration;
+
+use support::dashfloat_bin;
+use support::pty::PtySession;
+use support::server::{Reply, ScriptedServer};
+
+const WAIT: Duration = Duration::from_secs(20);
+
+/// Starts dashfloat in `dir` against `base_url`, with a private HOME so no
+/// personal config leaks in.
+fn spawn(dir: &Path, base_url: &str) -> PtySession {
+    let home = dir.to_str().unwrap();
+    PtySession::spawn(
+        &dashfloat_bin(),
+        &["--base-url", base_url, "--model", "scripted"],
+        &[
+            ("HOME", home),
+            ("XDG_CONFIG_HOME", home),
+            ("NO_COLOR", ""),
+            ("OPENAI_API_KEY", "sk-e2e"),
+        ],
+        dir,
+        100,
+        30,
+    )
+}
+
+fn assert_terminal_restored(session: &PtySession) {
+    assert!(!session.alternate_screen(), "still on the alternate screen");
+    for (seq, what) in [
+        (&b"\x1b[?1049l"[..], "leave alternate screen"),
+        (b"\x1b[?2004l", "bracketed paste off"),
+        (b"\x1b[?1000l", "mouse capture off"),
+    ] {
+        assert!(session.raw_contains(seq), "never sent: {what}");
+    }
+    assert_eq!(session.termios_is_cooked(), Some(true), "raw mode left on");
+}
+
+#[test]
+fn type_a_prompt_see_the_reply_quit_and_get_the_terminal_back() {
+    let server = ScriptedServer::start_blocking(vec![Reply::text(&[
+        "Hello ",
+        "from the **scripted** model.",
+    ])]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut session = spawn(dir.path(), &server.base_url());
+    session.wait_for("idle", WAIT).unwrap();
+    assert!(session.alternate_screen());
+
+    session.send(b"say hello");
+    session.wait_for("say hello", WAIT).unwrap();
+    session.send(b"\r");
+    session.wait_for("from the scripted model.", WAIT).unwrap();
+    session.wait_for("idle", WAIT).unwrap();
+
+    let req = &server.requests()[0];
+    assert_eq!(req.header("authorization"), Some("Bearer sk-e2e"));
+    assert_eq!(req.body["messages"][1]["content"], "say hello");
+
+    session.send(b"\x04");
+    let status = session.wait_exit(WAIT).expect("dashfloat did not exit");
+    assert!(status.success());
+    assert_terminal_restored(&session);
+    // The transcript was printed to the normal screen for the scrollback.
+    let screen = session.screen_text();
+    assert!(screen.contains("› say hello"), "{screen}");
+    assert!(
+        screen.contains("Hello from the **scripted** model."),
+        "{screen}"
+    );
+}
+
+#[test]
+fn esc_interrupts_a_streaming_reply_and_the_next_prompt_works() {
+    let server = ScriptedServer::start_blocking(vec![
+        Reply::text(&["partial answer"]).hang_after(2),
+        Reply::text(&["second reply"]),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut session = spawn(dir.path(), &server.base_url());
+    session.wait_for("idle", WAIT).unwrap();
+    session.send(b"first\r");
+    session.wait_for("partial answer", WAIT).unwrap();
+    session.wait_for("streaming", WAIT).unwrap();
+    session.send(b"\x1b");
+    session.wait_for("[interrupted]", WAIT).unwrap();
+    session.wait_for("idle", WAIT).unwrap();
+    session.send(b"again\r");
+    session.wait_for("second reply", WAIT).unwrap();
+    session.send(b"\x03");
+    assert!(session.wait_exit(WAIT).expect("no exit").success());
+    assert_terminal_restored(&session);
+}
+
+#[test]
+fn a_refused_connection_is_explained_and_ctrl_c_quits() {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut session = spawn(dir.path(), &format!("http://127.0.0.1:{port}/v1"));
+    session.wait_for("idle", WAIT).unwrap();
+    session.send(b"anyone there?\r");
+    session.wait_for("connection refused", WAIT).unwrap();
+    session.send(b"\x03");
+    assert!(session.wait_exit(WAIT).expect("no exit").success());
+    assert_terminal_restored(&session);
+}
+
+#[test]
+fn sigterm_restores_the_terminal() {
+    let server = ScriptedServer::start_blocking(vec![]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut session = spawn(dir.path(), &server.base_url());
+    session.wait_for("idle", WAIT).unwrap();
+    let pid = session.pid().unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    session.wait_exit(WAIT).expect("no exit after SIGTERM");
+    assert_terminal_restored(&session);
+}
+
+#[test]
+fn a_resize_redraws_for_the_new_size() {
+    let server = ScriptedServer::start_blocking(vec![]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut session = spawn(dir.path(), &server.base_url());
+    session.wait_for("idle", WAIT).unwrap();
+    session.resize(60, 20);
+    session
+        .wait_until(WAIT, |screen| {
+            screen.lines().any(|l| l.trim_end() == "─".repeat(60))
+        })
+        .unwrap();
+    session.send(b"\x04");
+    assert!(session.wait_exit(WAIT).expect("no exit").success());
+}
