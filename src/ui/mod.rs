@@ -1,3 +1,5 @@
 //! The UI task: screen state, pure update and view, and the terminal loop.
 
+pub mod markdown;
 pub mod theme;
+pub mod wrap;
