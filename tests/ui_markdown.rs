@@ -214,6 +214,40 @@ fn streaming_inside_an_open_fence_shows_code() {
 }
 
 #[test]
+fn streaming_a_closing_fence_being_typed_is_not_shown_as_code() {
+    let theme = test_theme();
+    let out = render_streaming("```\nx\n``", 80, &theme);
+    assert_eq!(
+        describe_all(&out.lines),
+        "«dim:[1]»|\n«block:x»|\n«block:``»|"
+    );
+    let out = render_streaming("```\nx\n```", 80, &theme);
+    assert_eq!(describe_all(&out.lines), "«dim:[1]»|\n«block:x»|");
+}
+
+#[test]
+fn streaming_after_a_closed_fence_is_plain_text() {
+    let theme = test_theme();
+    let out = render_streaming("```\nx\n```\nafter **it", 80, &theme);
+    assert_eq!(
+        describe_all(&out.lines),
+        "«dim:[1]»|\n«block:x»|\n|\nafter **it|"
+    );
+}
+
+#[test]
+fn streaming_a_text_that_ends_its_line_matches_the_final_render() {
+    let theme = test_theme();
+    let mut ends = 0;
+    for (i, _) in DOCUMENT.match_indices('\n') {
+        let text = &DOCUMENT[..=i];
+        assert_eq!(render_streaming(text, 40, &theme), render(text, 40, &theme));
+        ends += 1;
+    }
+    assert!(ends > 30);
+}
+
+#[test]
 fn every_line_fits_the_width() {
     let inputs = [
         DOCUMENT,

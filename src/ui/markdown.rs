@@ -46,19 +46,22 @@ pub fn render(text: &str, width: u16, theme: &Theme) -> Rendered {
 pub fn render_streaming(text: &str, width: u16, theme: &Theme) -> Rendered {
     let split = text.rfind('\n').map_or(0, |i| i + 1);
     let (done, tail) = text.split_at(split);
-    if tail.is_empty() || inside_open_fence(text, split) {
-        return render(text, width, theme);
-    }
-    let mut r = Renderer::new(theme, usize::from(width));
     if width == 0 {
         return Rendered::default();
     }
-    r.run(done);
-    if !r.out.is_empty() && tail_starts_block(done, tail) {
-        r.out.push(Line::default());
+    let mut r = Renderer::new(theme, usize::from(width));
+    if !tail.is_empty() {
+        r.tail = Some(tail);
     }
-    r.inline.push(Inline::Text(tail.to_owned(), theme.text));
-    r.flush_inline();
+    r.run(done);
+    // Not taken by an open code fence: plain text after the last block.
+    if let Some(tail) = r.tail.take() {
+        if !r.out.is_empty() && tail_starts_block(done, tail) {
+            r.out.push(Line::default());
+        }
+        r.inline.text(tail, theme.text);
+        r.flush_inline();
+    }
     Rendered { lines: r.out }
 }
 
@@ -112,28 +115,18 @@ fn looks_like_item(line: &str) -> bool {
     marker.is_some_and(|after| after.is_empty() || after.starts_with(' '))
 }
 
-/// Whether byte offset `at` of `text` lies inside a fenced code block that
-/// opened before it.
-fn inside_open_fence(text: &str, at: usize) -> bool {
-    if !text[..at].contains("```") && !text[..at].contains("~~~") {
-        return false;
-    }
-    let mut open: Option<usize> = None;
-    for (event, range) in Parser::new_ext(text, options()).into_offset_iter() {
-        match event {
-            Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(_))) => open = Some(range.start),
-            Event::End(TagEnd::CodeBlock) => {
-                if let Some(start) = open.take()
-                    && start < at
-                    && range.end > at
-                {
-                    return true;
-                }
-            }
-            _ => {}
-        }
-    }
-    false
+/// Whether the source of a fenced code block lacks its closing fence (the
+/// block runs to the end of the text so far).
+fn fence_unclosed(block: &str) -> bool {
+    let mut lines = block.lines();
+    lines.next();
+    let Some(last) = lines.last() else {
+        return true;
+    };
+    let last = last
+        .trim_start_matches(|c: char| c == '>' || c.is_whitespace())
+        .trim_end();
+    !(is_fence(last) && last.chars().all(|c| c == '`' || c == '~'))
 }
 
 /// The fenced/indented code blocks of a message, verbatim, in order (for
@@ -164,14 +157,84 @@ pub fn code_blocks(text: &str) -> Vec<String> {
     blocks
 }
 
-/// A piece of a block's inline content, before wrapping.
-enum Inline {
+/// How a run of inline content may be broken.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum RunKind {
     /// Text that may wrap at whitespace.
-    Text(String, Style),
+    Text,
     /// Text kept on one line when it fits (inline code).
-    Atomic(String, Style),
-    /// A hard line break.
+    Atomic,
+    /// A hard line break (empty).
     Break,
+}
+
+/// A styled stretch `start..end` of [`Inline::text`].
+struct Run {
+    start: usize,
+    end: usize,
+    style: Style,
+    kind: RunKind,
+}
+
+/// A block's inline content before wrapping: one string (control characters
+/// already dropped) and the styled runs that cover it, so wrapping slices it
+/// instead of allocating per word.
+#[derive(Default)]
+struct Inline {
+    text: String,
+    runs: Vec<Run>,
+}
+
+impl Inline {
+    fn is_empty(&self) -> bool {
+        self.runs.is_empty()
+    }
+
+    fn push(&mut self, t: &str, style: Style, kind: RunKind) {
+        let start = self.text.len();
+        // Byte pre-check: C0 controls, DEL, and 0xC2 (lead byte of C1).
+        let suspect = t
+            .bytes()
+            .any(|b| (b < 0x20 && b != b'\n' && b != b'\t') || b == 0x7f || b == 0xc2);
+        if suspect {
+            self.text.extend(
+                t.chars()
+                    .filter(|&c| !c.is_control() || c == '\n' || c == '\t'),
+            );
+        } else {
+            self.text.push_str(t);
+        }
+        let end = self.text.len();
+        if start == end && kind != RunKind::Break {
+            return;
+        }
+        if kind == RunKind::Text
+            && let Some(last) = self.runs.last_mut()
+            && last.kind == RunKind::Text
+            && last.style == style
+        {
+            last.end = end;
+            return;
+        }
+        self.runs.push(Run {
+            start,
+            end,
+            style,
+            kind,
+        });
+    }
+
+    fn text(&mut self, t: &str, style: Style) {
+        self.push(t, style, RunKind::Text);
+    }
+
+    fn atomic(&mut self, t: &str, style: Style) {
+        self.push(t, style, RunKind::Atomic);
+    }
+
+    fn hard_break(&mut self) {
+        self.push("", Style::new(), RunKind::Break);
+    }
 }
 
 /// Something that prefixes each line of the blocks inside it.
@@ -202,14 +265,17 @@ struct Table {
 struct Code {
     label: String,
     text: String,
+    fenced: bool,
 }
 
 struct Renderer<'t> {
     theme: &'t Theme,
+    /// While streaming: the unfinished last line, not yet placed.
+    tail: Option<&'t str>,
     width: usize,
     out: Vec<Line<'static>>,
     containers: Vec<Container>,
-    inline: Vec<Inline>,
+    inline: Inline,
     /// Composed inline styles; the last is current.
     styles: Vec<Style>,
     /// Next number of each open list (None for bullet lists).
@@ -228,10 +294,11 @@ impl<'t> Renderer<'t> {
     fn new(theme: &'t Theme, width: usize) -> Self {
         Self {
             theme,
+            tail: None,
             width,
             out: Vec::new(),
             containers: Vec::new(),
-            inline: Vec::new(),
+            inline: Inline::default(),
             styles: vec![theme.text],
             lists: Vec::new(),
             pending_blank: false,
@@ -259,10 +326,33 @@ impl<'t> Renderer<'t> {
     }
 
     fn run(&mut self, text: &str) {
-        for event in Parser::new_ext(text, options()) {
+        for (event, range) in Parser::new_ext(text, options()).into_offset_iter() {
+            if let Event::End(TagEnd::CodeBlock) = event {
+                self.take_tail_into_code(&text[range]);
+            }
             self.event(event);
         }
         self.flush_inline();
+    }
+
+    /// While streaming, an unfinished line inside a still-open fence is
+    /// code already: it joins the block instead of showing as prose (unless
+    /// it is the closing fence being typed).
+    fn take_tail_into_code(&mut self, block: &str) {
+        let Some(tail) = self.tail else {
+            return;
+        };
+        let Some(code) = self.code.as_mut() else {
+            return;
+        };
+        if !code.fenced || !fence_unclosed(block) {
+            return;
+        }
+        self.tail = None;
+        if !is_fence(tail.trim_start_matches(|c: char| c == '>' || c.is_whitespace())) {
+            code.text.push_str(tail);
+            code.text.push('\n');
+        }
     }
 
     fn event(&mut self, event: Event<'_>) {
@@ -278,22 +368,22 @@ impl<'t> Renderer<'t> {
             }
             Event::Code(t) => {
                 let style = self.style().patch(self.theme.inline_code);
-                self.inline.push(Inline::Atomic(t.into_string(), style));
+                self.inline.atomic(&t, style);
             }
             Event::InlineMath(t) | Event::DisplayMath(t) => {
                 let style = self.style().patch(self.theme.inline_code);
-                self.inline.push(Inline::Atomic(t.into_string(), style));
+                self.inline.atomic(&t, style);
             }
             Event::Html(t) | Event::InlineHtml(t) => self.text(&t),
             Event::FootnoteReference(t) => {
                 let style = self.style();
-                self.inline.push(Inline::Text(format!("[^{t}]"), style));
+                self.inline.text(&format!("[^{t}]"), style);
             }
             Event::SoftBreak => {
                 let style = self.style();
-                self.inline.push(Inline::Text(" ".to_owned(), style));
+                self.inline.text(" ", style);
             }
-            Event::HardBreak => self.inline.push(Inline::Break),
+            Event::HardBreak => self.inline.hard_break(),
             Event::Rule => {
                 self.start_block();
                 let avail = self.avail();
@@ -304,8 +394,7 @@ impl<'t> Renderer<'t> {
             }
             Event::TaskListMarker(done) => {
                 let mark = if done { "[x] " } else { "[ ] " };
-                self.inline
-                    .push(Inline::Atomic(mark.to_owned(), self.theme.accent));
+                self.inline.atomic(mark, self.theme.accent);
             }
         }
     }
@@ -317,15 +406,13 @@ impl<'t> Renderer<'t> {
         if self.in_html_block {
             let mut parts = t.split('\n').peekable();
             while let Some(part) = parts.next() {
-                if !part.is_empty() {
-                    self.inline.push(Inline::Text(part.to_owned(), style));
-                }
+                self.inline.text(part, style);
                 if parts.peek().is_some() {
-                    self.inline.push(Inline::Break);
+                    self.inline.hard_break();
                 }
             }
         } else {
-            self.inline.push(Inline::Text(t.to_owned(), style));
+            self.inline.text(t, style);
         }
     }
 
@@ -354,6 +441,7 @@ impl<'t> Renderer<'t> {
                 self.start_block();
                 self.code_count += 1;
                 let mut label = format!("[{}]", self.code_count);
+                let fenced = matches!(kind, CodeBlockKind::Fenced(_));
                 if let CodeBlockKind::Fenced(info) = kind
                     && let Some(lang) = info.split([' ', ',', '{']).next()
                     && !lang.is_empty()
@@ -364,6 +452,7 @@ impl<'t> Renderer<'t> {
                 self.code = Some(Code {
                     label,
                     text: String::new(),
+                    fenced,
                 });
             }
             Tag::HtmlBlock => {
@@ -418,26 +507,27 @@ impl<'t> Renderer<'t> {
                     t.rows.push(Vec::new());
                 }
             }
-            Tag::TableCell => self.inline.clear(),
+            Tag::TableCell => self.inline = Inline::default(),
             Tag::Emphasis => self.push_style(self.theme.emphasis),
             Tag::Strong => self.push_style(self.theme.strong),
             Tag::Strikethrough => self.push_style(Style::new().add_modifier(Modifier::CROSSED_OUT)),
             Tag::Superscript | Tag::Subscript => self.push_style(Style::new()),
             Tag::Link { dest_url, .. } => {
-                self.links.push((dest_url.into_string(), self.inline.len()));
+                self.links
+                    .push((dest_url.into_string(), self.inline.text.len()));
                 self.push_style(self.theme.link);
             }
             Tag::Image { dest_url, .. } => {
-                self.links.push((dest_url.into_string(), self.inline.len()));
+                self.links
+                    .push((dest_url.into_string(), self.inline.text.len()));
                 self.push_style(self.theme.link);
                 let style = self.style();
-                self.inline.push(Inline::Text("image: ".to_owned(), style));
+                self.inline.text("image: ", style);
             }
             Tag::FootnoteDefinition(label) => {
                 self.start_block();
                 let style = self.theme.dim;
-                self.inline
-                    .push(Inline::Text(format!("[^{label}]: "), style));
+                self.inline.text(&format!("[^{label}]: "), style);
             }
             Tag::DefinitionList | Tag::DefinitionListTitle | Tag::MetadataBlock(_) => {
                 self.start_block();
@@ -501,7 +591,7 @@ impl<'t> Renderer<'t> {
             TagEnd::TableHead => self.pop_style(),
             TagEnd::TableRow => {}
             TagEnd::TableCell => {
-                let cell = inline_pieces(std::mem::take(&mut self.inline));
+                let cell = inline_pieces(&std::mem::take(&mut self.inline));
                 if let Some(row) = self.table.as_mut().and_then(|t| t.rows.last_mut()) {
                     row.push(cell);
                 }
@@ -532,18 +622,13 @@ impl<'t> Renderer<'t> {
         if url.is_empty() {
             return;
         }
-        let mut shown = String::new();
-        for piece in self.inline.get(start..).unwrap_or_default() {
-            if let Inline::Text(t, _) | Inline::Atomic(t, _) = piece {
-                shown.push_str(t);
-            }
-        }
+        let shown = self.inline.text.get(start..).unwrap_or_default();
         let bare = url.strip_prefix("mailto:").unwrap_or(url);
         if shown == url || shown == bare {
             return;
         }
         let dim = self.theme.dim;
-        self.inline.push(Inline::Text(format!(" ({url})"), dim));
+        self.inline.text(&format!(" ({url})"), dim);
     }
 
     fn push_container(&mut self, first: String, style: Style, item: bool) {
@@ -752,21 +837,22 @@ fn push_span(spans: &mut Vec<Span<'static>>, text: String, style: Style) {
 }
 
 /// Inline content flattened to styled text (table cells don't wrap).
-fn inline_pieces(inline: Vec<Inline>) -> Vec<(String, Style)> {
-    let mut out: Vec<(String, Style)> = Vec::new();
-    for piece in inline {
-        let (text, style) = match piece {
-            Inline::Text(t, s) | Inline::Atomic(t, s) => (t, s),
-            Inline::Break => (" ".to_owned(), Style::new()),
-        };
-        let clean: String = text
-            .chars()
-            .map(|c| if c.is_whitespace() { ' ' } else { c })
-            .filter(|c| !c.is_control())
-            .collect();
-        out.push((clean, style));
-    }
-    out
+fn inline_pieces(inline: &Inline) -> Vec<(String, Style)> {
+    inline
+        .runs
+        .iter()
+        .map(|run| {
+            let text = &inline.text[run.start..run.end];
+            let clean: String = if run.kind == RunKind::Break {
+                " ".to_owned()
+            } else {
+                text.chars()
+                    .map(|c| if c.is_whitespace() { ' ' } else { c })
+                    .collect()
+            };
+            (clean, run.style)
+        })
+        .collect()
 }
 
 /// Writes one table cell exactly `w` columns wide: truncated with `…` when
@@ -907,156 +993,260 @@ fn hard_break(s: &str, w: usize) -> Vec<String> {
     out
 }
 
-/// A unit of wrapping: text with no break opportunity inside.
-struct Word {
-    pieces: Vec<(String, Style)>,
-    width: usize,
-    /// The style of the whitespace before it, if any.
-    space_before: Option<Style>,
-}
-
-enum Token {
-    Word(Word),
-    Break,
-}
-
-/// Splits inline content into words: breaks at whitespace and before wide
-/// (CJK) characters; inline code stays whole when it fits in `avail`.
-fn tokenize(inline: &[Inline], avail: usize) -> Vec<Token> {
-    let mut tokens = Vec::new();
-    let mut word: Option<Word> = None;
-    let mut space: Option<Style> = None;
-    let mut counter = WidthCounter::new();
-
-    fn finish(tokens: &mut Vec<Token>, word: &mut Option<Word>) {
-        if let Some(w) = word.take() {
-            tokens.push(Token::Word(w));
-        }
-    }
-    fn append(word: &mut Option<Word>, space: &mut Option<Style>, c: char, w: usize, style: Style) {
-        let word = word.get_or_insert_with(|| Word {
-            pieces: Vec::new(),
-            width: 0,
-            space_before: space.take(),
-        });
-        word.width += w;
-        match word.pieces.last_mut() {
-            Some((text, s)) if *s == style => text.push(c),
-            _ => word.pieces.push((c.to_string(), style)),
-        }
-    }
-
-    for piece in inline {
-        match piece {
-            Inline::Break => {
-                finish(&mut tokens, &mut word);
+/// Greedy word wrap of inline content into lines of at most `avail`
+/// columns. Break opportunities are whitespace (collapsed to one space) and
+/// the gap before a wide (CJK) character; inline code stays whole when it
+/// fits; a word longer than a line is broken by columns.
+fn wrap_inline(inline: &Inline, avail: usize) -> Vec<Vec<Span<'static>>> {
+    let mut w = Wrapper {
+        inline,
+        avail,
+        run: 0,
+        lines: Vec::new(),
+        cur: Vec::new(),
+        cur_w: 0,
+        started: false,
+    };
+    // The word being scanned: `start..end` of the text, `width` columns,
+    // and the run holding the whitespace before it (`space`), if any.
+    let mut word = Word::default();
+    let mut space: Option<usize> = None;
+    for (index, run) in inline.runs.iter().enumerate() {
+        let text = &inline.text[run.start..run.end];
+        match run.kind {
+            RunKind::Break => {
+                w.place(&mut word);
                 space = None;
-                tokens.push(Token::Break);
+                w.new_line();
+                w.started = false;
             }
-            Inline::Atomic(text, style) if str_width(text) <= avail => {
-                let width = str_width(text);
-                let clean: String = text.chars().filter(|c| !c.is_control()).collect();
+            RunKind::Atomic if str_width(text) <= avail => {
                 // Glued to neighbouring text unless whitespace separates them.
-                let w = word.get_or_insert_with(|| Word {
-                    pieces: Vec::new(),
-                    width: 0,
-                    space_before: space.take(),
-                });
-                w.width += width;
-                w.pieces.push((clean, *style));
-                counter = WidthCounter::new();
+                word.extend(run.start, run.end, str_width(text), &mut space);
             }
-            Inline::Text(text, style) | Inline::Atomic(text, style) => {
-                for c in text.chars() {
-                    if c.is_whitespace() {
-                        finish(&mut tokens, &mut word);
-                        if space.is_none() {
-                            space = Some(*style);
+            RunKind::Text | RunKind::Atomic => {
+                let mut counter = WidthCounter::new();
+                let bytes = text.as_bytes();
+                let mut i = 0;
+                while i < bytes.len() {
+                    let b = bytes[i];
+                    let at = run.start + i;
+                    if b.is_ascii() {
+                        i += 1;
+                        if b.is_ascii_whitespace() || b == 0x0b {
+                            w.place(&mut word);
+                            space.get_or_insert(index);
+                            counter = WidthCounter::new();
+                        } else {
+                            let cw = counter.next(char::from(b));
+                            word.extend(at, at + 1, cw, &mut space);
                         }
+                        continue;
+                    }
+                    let Some(c) = text[i..].chars().next() else {
+                        break;
+                    };
+                    i += c.len_utf8();
+                    if c.is_whitespace() {
+                        w.place(&mut word);
+                        space.get_or_insert(index);
                         counter = WidthCounter::new();
                         continue;
                     }
-                    if c.is_control() {
-                        continue;
+                    let cw = counter.next(c);
+                    if cw >= 2 {
+                        w.place(&mut word);
                     }
-                    let w = counter.next(c);
-                    if w >= 2 {
-                        // A break opportunity before each wide character.
-                        finish(&mut tokens, &mut word);
-                    }
-                    append(&mut word, &mut space, c, w, *style);
+                    word.extend(at, at + c.len_utf8(), cw, &mut space);
                 }
             }
         }
     }
-    finish(&mut tokens, &mut word);
-    tokens
+    w.place(&mut word);
+    if w.started || !w.cur.is_empty() {
+        w.new_line();
+    }
+    w.lines
 }
 
-/// Greedy word wrap of inline content into lines of at most `avail` columns.
-fn wrap_inline(inline: &[Inline], avail: usize) -> Vec<Vec<Span<'static>>> {
-    let mut lines = Vec::new();
-    let mut cur: Vec<Span<'static>> = Vec::new();
-    let mut cur_w = 0;
-    let mut started = false;
-    for token in tokenize(inline, avail) {
-        let word = match token {
-            Token::Break => {
-                lines.push(std::mem::take(&mut cur));
-                cur_w = 0;
-                started = false;
-                continue;
+/// A unit of wrapping: `start..end` of the inline text, with no break
+/// opportunity inside.
+#[derive(Default)]
+struct Word {
+    start: usize,
+    end: usize,
+    width: usize,
+    /// The run holding the whitespace before the word, if any.
+    space: Option<usize>,
+    active: bool,
+}
+
+impl Word {
+    /// Adds `start..end` (adjacent to the word) of `width` columns; a new
+    /// word takes the pending whitespace.
+    #[inline]
+    fn extend(&mut self, start: usize, end: usize, width: usize, space: &mut Option<usize>) {
+        if self.active {
+            self.end = end;
+            self.width += width;
+        } else {
+            *self = Word {
+                start,
+                end,
+                width,
+                space: space.take(),
+                active: true,
+            };
+        }
+    }
+}
+
+/// Line-filling state of [`wrap_inline`].
+struct Wrapper<'a> {
+    inline: &'a Inline,
+    avail: usize,
+    /// Index of the run the next slice starts in (slices only move forward).
+    run: usize,
+    lines: Vec<Vec<Span<'static>>>,
+    /// The current line as stretches of the text, turned into spans only
+    /// when the line is complete (one allocation per span, not per word).
+    cur: Vec<Seg>,
+    cur_w: usize,
+    /// Whether the current line has content (a space may precede a word).
+    started: bool,
+}
+
+/// A stretch of a line being filled.
+enum Seg {
+    /// `start..end` of the inline text.
+    Slice(usize, usize, Style),
+    /// One space standing for collapsed whitespace.
+    Space(Style),
+}
+
+impl Wrapper<'_> {
+    fn new_line(&mut self) {
+        let mut spans: Vec<Span<'static>> = Vec::with_capacity(self.cur.len());
+        for seg in self.cur.drain(..) {
+            let (text, style) = match seg {
+                Seg::Slice(a, b, style) => (&self.inline.text[a..b], style),
+                Seg::Space(style) => (" ", style),
+            };
+            push_str_span(&mut spans, text, style);
+        }
+        self.lines.push(spans);
+        self.cur_w = 0;
+    }
+
+    /// Adds one space before the next word; when the text already has a
+    /// single space there in the same style, the slices simply join.
+    fn space(&mut self, style: Style, next: usize) {
+        if let Some(Seg::Slice(_, end, s)) = self.cur.last_mut()
+            && *s == style
+            && *end + 1 == next
+            && self.inline.text.as_bytes().get(*end) == Some(&b' ')
+        {
+            *end = next;
+            return;
+        }
+        self.cur.push(Seg::Space(style));
+    }
+
+    fn push_seg(&mut self, a: usize, b: usize, style: Style) {
+        if let Some(Seg::Slice(_, end, s)) = self.cur.last_mut()
+            && *end == a
+            && *s == style
+        {
+            *end = b;
+            return;
+        }
+        self.cur.push(Seg::Slice(a, b, style));
+    }
+
+    /// Appends `text[a..b]` in the styles of the runs covering it.
+    fn slice(&mut self, mut a: usize, b: usize) {
+        let runs = &self.inline.runs;
+        while a < b {
+            while self.run + 1 < runs.len() && runs[self.run].end <= a {
+                self.run += 1;
             }
-            Token::Word(w) => w,
-        };
-        let sep = usize::from(started && word.space_before.is_some());
-        if cur_w + sep + word.width <= avail {
+            let Some(run) = runs.get(self.run) else {
+                return;
+            };
+            // Past the last run (never expected) the rest takes its style.
+            let e = if run.end > a { b.min(run.end) } else { b };
+            let style = run.style;
+            self.push_seg(a, e, style);
+            a = e;
+        }
+    }
+
+    /// Places a finished word (if any) on the current or a new line.
+    fn place(&mut self, word: &mut Word) {
+        if !word.active {
+            return;
+        }
+        word.active = false;
+        let (a, b, width) = (word.start, word.end, word.width);
+        let space_before = word
+            .space
+            .and_then(|i| self.inline.runs.get(i))
+            .map(|r| r.style);
+        let avail = self.avail;
+        let sep = usize::from(self.started && space_before.is_some());
+        if self.cur_w + sep + width <= avail {
             if sep == 1
-                && let Some(s) = word.space_before
+                && let Some(s) = space_before
             {
-                push_span(&mut cur, " ".to_owned(), s);
+                self.space(s, a);
             }
-            cur_w += sep + word.width;
-            for (t, s) in word.pieces {
-                push_span(&mut cur, t, s);
-            }
-            started = true;
-            continue;
+            self.cur_w += sep + width;
+            self.started = true;
+            self.slice(a, b);
+            return;
         }
-        if started {
-            lines.push(std::mem::take(&mut cur));
-            cur_w = 0;
+        if self.started {
+            self.new_line();
         }
-        started = true;
-        if word.width <= avail {
-            cur_w = word.width;
-            for (t, s) in word.pieces {
-                push_span(&mut cur, t, s);
-            }
-            continue;
+        self.started = true;
+        if width <= avail {
+            self.cur_w = width;
+            self.slice(a, b);
+            return;
         }
         // Longer than a whole line: break it by columns.
         let mut counter = WidthCounter::new();
-        for (t, s) in word.pieces {
-            let mut run = String::new();
-            for c in t.chars() {
-                let cw = counter.next(c);
-                if cw > avail {
-                    continue;
-                }
-                if cur_w + cw > avail {
-                    push_span(&mut cur, std::mem::take(&mut run), s);
-                    lines.push(std::mem::take(&mut cur));
-                    cur_w = 0;
-                }
-                cur_w += cw;
-                run.push(c);
+        let mut piece = a;
+        let text = &self.inline.text[a..b];
+        for (i, c) in text.char_indices() {
+            let cw = counter.next(c);
+            if cw > avail {
+                // Can never fit (a wide character in one column): dropped.
+                self.slice(piece, a + i);
+                piece = a + i + c.len_utf8();
+                continue;
             }
-            push_span(&mut cur, run, s);
+            if self.cur_w + cw > avail {
+                self.slice(piece, a + i);
+                self.new_line();
+                piece = a + i;
+            }
+            self.cur_w += cw;
         }
+        self.slice(piece, b);
     }
-    if started || !cur.is_empty() {
-        lines.push(cur);
+}
+
+/// Appends `text` to `spans`, merging with the last span when styles match.
+fn push_str_span(spans: &mut Vec<Span<'static>>, text: &str, style: Style) {
+    if text.is_empty() {
+        return;
     }
-    lines
+    if let Some(last) = spans.last_mut()
+        && last.style == style
+    {
+        last.content.to_mut().push_str(text);
+        return;
+    }
+    spans.push(Span::styled(text.to_owned(), style));
 }

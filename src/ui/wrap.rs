@@ -11,8 +11,11 @@ use unicode_width::UnicodeWidthChar;
 
 /// The display width of `c` on its own: 0 for control characters and
 /// combining marks, 2 for wide (CJK, most emoji) characters, 1 otherwise.
+#[inline]
 pub fn char_width(c: char) -> usize {
-    if c.is_control() {
+    if c.is_ascii() {
+        usize::from(!c.is_ascii_control())
+    } else if c.is_control() {
         0
     } else {
         c.width().unwrap_or(0)
@@ -38,7 +41,13 @@ impl WidthCounter {
     }
 
     /// The columns `c` adds after the characters already seen.
+    #[inline]
     pub fn next(&mut self, c: char) -> usize {
+        if c.is_ascii() {
+            let w = usize::from(!c.is_ascii_control());
+            self.prev = w;
+            return w;
+        }
         let w = if is_variation_selector(c) && self.prev == 1 {
             1
         } else {
