@@ -302,11 +302,16 @@ fn throughput() {
             }
         }
         let elapsed = t.elapsed();
-        assert_eq!(state.transcript.last_reply().map(str::len), Some(tokens * 4));
+        assert_eq!(
+            state.transcript.last_reply().map(str::len),
+            Some(tokens * 4)
+        );
         elapsed
     });
     let rate = |d: Duration| tokens as f64 / d.as_secs_f64();
-    println!("\nthroughput, SSE parse → agent → UI state ({tokens} one-token chunks over loopback)");
+    println!(
+        "\nthroughput, SSE parse → agent → UI state ({tokens} one-token chunks over loopback)"
+    );
     println!(
         "  full path {:.0} tokens/s   | stream task alone {:.0} tokens/s   full/alone {:.2}   target ≥ 1,000,000 tokens/s",
         rate(full),
@@ -377,7 +382,10 @@ fn memory_and_idle_cpu() {
     session.send(b"\x04");
     let transcript_kb = reply.len() / 1024;
     println!("\nmemory and idle CPU (release binary in a 120x40 pty)");
-    println!("  RSS idle after start: {:.1} MB   target ≤ 15 MB", idle_rss as f64 / 1024.0);
+    println!(
+        "  RSS idle after start: {:.1} MB   target ≤ 15 MB",
+        idle_rss as f64 / 1024.0
+    );
     println!(
         "  RSS after a {lines}-line transcript ({transcript_kb} KiB of text): {:.1} MB (peak {:.1} MB), {:.1} bytes of RSS per byte of text",
         big_rss as f64 / 1024.0,

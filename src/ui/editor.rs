@@ -1,112 +1,559 @@
-//! STUB until the widgets branch lands.
+//! The multi-line input box: an editable text with a cursor, its visual
+//! layout in a box of a given width, and the history of earlier prompts.
+//!
+//! The cursor is a byte index on a character boundary. Deletion and cursor
+//! motion step over whole characters plus what visibly belongs to them
+//! (combining marks, variation selectors, emoji joiners and skin tones), so
+//! an accented letter or a family emoji goes in one keystroke.
 
-/// Editor.
-#[derive(Debug, Default)]
+use std::cell::Cell;
+use std::collections::VecDeque;
+
+use super::wrap::WidthCounter;
+
+/// Columns a tab occupies in the input box.
+const TAB_WIDTH: usize = 4;
+
+/// The zero width joiner that glues emoji sequences together.
+const ZWJ: char = '\u{200D}';
+
+/// The prompt being typed: text plus a cursor (byte index on a char boundary).
+#[derive(Debug, Clone, Default)]
 pub struct Editor {
     text: String,
+    cursor: usize,
+    /// The display column Up/Down aim for, kept across consecutive moves.
+    goal_col: Option<usize>,
+    /// First visible row of the last layout, so the view only scrolls when
+    /// the cursor would leave it.
+    scroll: Cell<usize>,
 }
-/// Layout.
+
+/// What the input box shows: the visible rows and where the cursor is.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EditorLayout {
-    /// Rows.
+    /// The visible rows, soft-wrapped by display width (tabs as spaces).
     pub rows: Vec<String>,
-    /// Cursor.
+    /// The cursor as (column, row) inside `rows`.
     pub cursor: (u16, u16),
-    /// Total.
+    /// How many rows the whole text takes at this width.
     pub total_rows: usize,
+    /// Index of the first visible row among all `total_rows`.
+    pub scroll: usize,
 }
+
+/// Whether `c` belongs to the character before it rather than starting a
+/// new one: combining marks and other zero-width characters, and emoji
+/// skin-tone modifiers.
+fn is_extender(c: char) -> bool {
+    if c == '\n' || c == '\t' {
+        return false;
+    }
+    super::wrap::char_width(c) == 0 || ('\u{1F3FB}'..='\u{1F3FF}').contains(&c)
+}
+
+/// Word-motion classes: whitespace, word characters, punctuation.
+#[derive(PartialEq, Eq, Clone, Copy)]
+enum Class {
+    Space,
+    Word,
+    Punct,
+}
+
+fn class(c: char) -> Class {
+    if c.is_whitespace() {
+        Class::Space
+    } else if c.is_alphanumeric() || c == '_' {
+        Class::Word
+    } else {
+        Class::Punct
+    }
+}
+
+/// Pasted or recalled text made safe: CRLF and lone CR become LF, other
+/// control characters except tab are dropped.
+fn clean(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\r' => {
+                if chars.peek() == Some(&'\n') {
+                    chars.next();
+                }
+                out.push('\n');
+            }
+            '\n' | '\t' => out.push(c),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Display width of a stretch of one line, tabs counting [`TAB_WIDTH`].
+fn cols(s: &str) -> usize {
+    let mut counter = WidthCounter::new();
+    s.chars()
+        .map(|c| {
+            if c == '\t' {
+                TAB_WIDTH
+            } else {
+                counter.next(c)
+            }
+        })
+        .sum()
+}
+
 impl Editor {
-    /// New.
+    /// An empty editor.
     pub fn new() -> Self {
         Self::default()
     }
-    /// Text.
+
+    /// The text typed so far.
     pub fn text(&self) -> &str {
         &self.text
     }
-    /// Empty.
+
+    /// Whether nothing has been typed.
     pub fn is_empty(&self) -> bool {
         self.text.is_empty()
     }
-    /// Insert.
+
+    /// The cursor: a byte index into [`Editor::text`] on a char boundary.
+    pub fn cursor(&self) -> usize {
+        self.cursor
+    }
+
+    /// Types one character at the cursor. CR becomes a newline; other
+    /// control characters except tab are ignored.
     pub fn insert_char(&mut self, c: char) {
-        self.text.push(c)
-    }
-    /// Paste.
-    pub fn insert_str(&mut self, s: &str) {
-        self.text.push_str(s)
-    }
-    /// Newline.
-    pub fn newline(&mut self) {
-        self.text.push('\n')
-    }
-    /// Bs.
-    pub fn backspace(&mut self) {
-        self.text.pop();
-    }
-    /// Del.
-    pub fn delete(&mut self) {}
-    /// L.
-    pub fn move_left(&mut self) {}
-    /// R.
-    pub fn move_right(&mut self) {}
-    /// U.
-    pub fn move_up(&mut self) -> bool {
-        false
-    }
-    /// D.
-    pub fn move_down(&mut self) -> bool {
-        false
-    }
-    /// H.
-    pub fn move_home(&mut self) {}
-    /// E.
-    pub fn move_end(&mut self) {}
-    /// WL.
-    pub fn word_left(&mut self) {}
-    /// WR.
-    pub fn word_right(&mut self) {}
-    /// CU.
-    pub fn kill_to_line_start(&mut self) {}
-    /// CW.
-    pub fn delete_word_back(&mut self) {}
-    /// Take.
-    pub fn take(&mut self) -> String {
-        std::mem::take(&mut self.text)
-    }
-    /// Set.
-    pub fn set(&mut self, text: &str) {
-        self.text = text.to_string()
-    }
-    /// Layout.
-    pub fn layout(&self, _width: u16, _max_rows: u16) -> EditorLayout {
-        let rows: Vec<String> = self.text.split('\n').map(str::to_string).collect();
-        let n = rows.len();
-        EditorLayout {
-            cursor: (rows.last().map_or(0, |r| r.len()) as u16, (n - 1) as u16),
-            rows,
-            total_rows: n,
+        match c {
+            '\r' | '\n' => self.newline(),
+            '\t' => self.insert_clean("\t"),
+            c if c.is_control() => {}
+            c => {
+                let mut buf = [0u8; 4];
+                self.insert_clean(c.encode_utf8(&mut buf));
+            }
         }
     }
+
+    /// Inserts pasted text at the cursor: CRLF and CR become LF, other
+    /// control characters except newline and tab are dropped. Never submits.
+    pub fn insert_str(&mut self, s: &str) {
+        let cleaned = clean(s);
+        self.insert_clean(&cleaned);
+    }
+
+    /// Inserts a line break at the cursor.
+    pub fn newline(&mut self) {
+        self.insert_clean("\n");
+    }
+
+    fn insert_clean(&mut self, s: &str) {
+        self.text.insert_str(self.cursor, s);
+        self.cursor += s.len();
+        self.goal_col = None;
+    }
+
+    /// Deletes the character (with its combining marks) before the cursor;
+    /// at a line start this joins the line to the one above.
+    pub fn backspace(&mut self) {
+        let start = self.prev_boundary(self.cursor);
+        self.text.replace_range(start..self.cursor, "");
+        self.cursor = start;
+        self.goal_col = None;
+    }
+
+    /// Deletes the character (with its combining marks) after the cursor.
+    pub fn delete(&mut self) {
+        let end = self.next_boundary(self.cursor);
+        self.text.replace_range(self.cursor..end, "");
+        self.goal_col = None;
+    }
+
+    /// Moves one character left (possibly to the end of the line above).
+    pub fn move_left(&mut self) {
+        self.cursor = self.prev_boundary(self.cursor);
+        self.goal_col = None;
+    }
+
+    /// Moves one character right (possibly to the start of the line below).
+    pub fn move_right(&mut self) {
+        self.cursor = self.next_boundary(self.cursor);
+        self.goal_col = None;
+    }
+
+    /// Moves to the line above, keeping the display column of the first of a
+    /// run of vertical moves. Returns false, without moving, when already on
+    /// the first line (the caller then recalls history).
+    pub fn move_up(&mut self) -> bool {
+        let start = self.line_start(self.cursor);
+        if start == 0 {
+            return false;
+        }
+        let goal = self.goal();
+        let prev_start = self.line_start(start - 1);
+        self.cursor = self.column_in_line(prev_start, goal);
+        self.goal_col = Some(goal);
+        true
+    }
+
+    /// Moves to the line below, keeping the display column like
+    /// [`Editor::move_up`]. Returns false, without moving, on the last line.
+    pub fn move_down(&mut self) -> bool {
+        let end = self.line_end(self.cursor);
+        if end == self.text.len() {
+            return false;
+        }
+        let goal = self.goal();
+        self.cursor = self.column_in_line(end + 1, goal);
+        self.goal_col = Some(goal);
+        true
+    }
+
+    /// Moves to the start of the current line.
+    pub fn move_home(&mut self) {
+        self.cursor = self.line_start(self.cursor);
+        self.goal_col = None;
+    }
+
+    /// Moves to the end of the current line.
+    pub fn move_end(&mut self) {
+        self.cursor = self.line_end(self.cursor);
+        self.goal_col = None;
+    }
+
+    /// Moves to the start of the word before the cursor (Ctrl+Left): skips
+    /// whitespace, then a run of word characters or of punctuation.
+    pub fn word_left(&mut self) {
+        let mut pos = self.skip_back(self.cursor, |c| c == Class::Space);
+        if let Some(c) = self.text[..pos].chars().next_back() {
+            let cls = class(c);
+            pos = self.skip_back(pos, |c| c == cls);
+        }
+        self.cursor = pos;
+        self.goal_col = None;
+    }
+
+    /// Moves to the end of the word after the cursor (Ctrl+Right): skips
+    /// whitespace, then a run of word characters or of punctuation.
+    pub fn word_right(&mut self) {
+        let mut pos = self.skip_forward(self.cursor, |c| c == Class::Space);
+        if let Some(c) = self.text[pos..].chars().next() {
+            let cls = class(c);
+            pos = self.skip_forward(pos, |c| c == cls);
+        }
+        self.cursor = pos;
+        self.goal_col = None;
+    }
+
+    /// Deletes from the start of the line to the cursor (Ctrl+U). At a line
+    /// start it deletes the line break instead, so repeating it keeps going.
+    pub fn kill_to_line_start(&mut self) {
+        let start = self.line_start(self.cursor);
+        let start = if start == self.cursor {
+            self.cursor.saturating_sub(1)
+        } else {
+            start
+        };
+        self.text.replace_range(start..self.cursor, "");
+        self.cursor = start;
+        self.goal_col = None;
+    }
+
+    /// Deletes the whitespace-delimited word before the cursor (Ctrl+W),
+    /// staying on the current line; at a line start it joins the lines.
+    pub fn delete_word_back(&mut self) {
+        let end = self.cursor;
+        let start = if self.text[..end].ends_with('\n') {
+            end - 1
+        } else {
+            let blank = |c: char| c == ' ' || c == '\t';
+            let pos = self.text[..end].trim_end_matches(blank).len();
+            self.text[..pos]
+                .trim_end_matches(|c: char| !c.is_whitespace())
+                .len()
+        };
+        self.text.replace_range(start..end, "");
+        self.cursor = start;
+        self.goal_col = None;
+    }
+
+    /// Returns the text and leaves the editor empty (on submit).
+    pub fn take(&mut self) -> String {
+        self.cursor = 0;
+        self.goal_col = None;
+        self.scroll.set(0);
+        std::mem::take(&mut self.text)
+    }
+
+    /// Replaces the text (history recall), cursor at the end.
+    pub fn set(&mut self, text: &str) {
+        self.text = clean(text);
+        self.cursor = self.text.len();
+        self.goal_col = None;
+    }
+
+    /// Visual layout for a box `width` columns wide showing at most
+    /// `max_rows` rows: the visible rows (soft-wrapped by display width),
+    /// the cursor's (col,row) inside them, and the total row count (so the
+    /// box can grow up to a limit, then scroll keeping the cursor visible).
+    ///
+    /// A row that fills the width exactly at the end of a line is followed
+    /// by an empty row, where the cursor goes when it's at that line end.
+    pub fn layout(&self, width: u16, max_rows: u16) -> EditorLayout {
+        let width = usize::from(width.max(1));
+        let max_rows = usize::from(max_rows.max(1));
+        let mut rows: Vec<String> = Vec::new();
+        let mut row = String::new();
+        let mut col = 0;
+        let mut cursor = (0, 0);
+        let mut offset = 0;
+        for (n, line) in self.text.split('\n').enumerate() {
+            if n > 0 {
+                rows.push(std::mem::take(&mut row));
+                col = 0;
+            }
+            let mut counter = WidthCounter::new();
+            for (i, c) in line.char_indices() {
+                let cw = if c == '\t' {
+                    TAB_WIDTH.min(width)
+                } else {
+                    counter.next(c)
+                };
+                if col + cw > width && col > 0 {
+                    rows.push(std::mem::take(&mut row));
+                    col = 0;
+                }
+                if offset + i == self.cursor {
+                    cursor = (col, rows.len());
+                }
+                if c == '\t' {
+                    row.extend(std::iter::repeat_n(' ', cw));
+                } else {
+                    row.push(c);
+                }
+                col += cw;
+            }
+            if col >= width {
+                rows.push(std::mem::take(&mut row));
+                col = 0;
+            }
+            if offset + line.len() == self.cursor {
+                cursor = (col, rows.len());
+            }
+            offset += line.len() + 1;
+        }
+        rows.push(row);
+        let total_rows = rows.len();
+        let mut scroll = self.scroll.get();
+        if cursor.1 < scroll {
+            scroll = cursor.1;
+        } else if cursor.1 >= scroll + max_rows {
+            scroll = cursor.1 + 1 - max_rows;
+        }
+        scroll = scroll.min(total_rows.saturating_sub(max_rows));
+        self.scroll.set(scroll);
+        let visible: Vec<String> = rows.into_iter().skip(scroll).take(max_rows).collect();
+        EditorLayout {
+            rows: visible,
+            cursor: (to_u16(cursor.0), to_u16(cursor.1 - scroll)),
+            total_rows,
+            scroll,
+        }
+    }
+
+    fn goal(&self) -> usize {
+        self.goal_col.unwrap_or_else(|| {
+            let start = self.line_start(self.cursor);
+            cols(&self.text[start..self.cursor])
+        })
+    }
+
+    /// The position in the line starting at `start` closest to display
+    /// column `goal` without passing it.
+    fn column_in_line(&self, start: usize, goal: usize) -> usize {
+        let end = self.line_end(start);
+        let mut pos = start;
+        let mut col = 0;
+        while pos < end {
+            let next = self.next_boundary(pos);
+            let w = cols(&self.text[pos..next]);
+            if col + w > goal {
+                break;
+            }
+            col += w;
+            pos = next;
+        }
+        pos
+    }
+
+    fn line_start(&self, pos: usize) -> usize {
+        self.text[..pos].rfind('\n').map_or(0, |i| i + 1)
+    }
+
+    fn line_end(&self, pos: usize) -> usize {
+        self.text[pos..]
+            .find('\n')
+            .map_or(self.text.len(), |i| pos + i)
+    }
+
+    /// The start of the visible character ending at `pos`.
+    fn prev_boundary(&self, pos: usize) -> usize {
+        let before = &self.text[..pos];
+        let mut chars = before.char_indices().rev().peekable();
+        let mut start = pos;
+        while let Some((i, c)) = chars.next() {
+            start = i;
+            let Some(&(_, prev)) = chars.peek() else {
+                break;
+            };
+            if prev == '\n' {
+                break;
+            }
+            if is_extender(c) {
+                continue;
+            }
+            // `c` is a base character; a joiner before it joins it to the
+            // previous one.
+            if prev == ZWJ {
+                continue;
+            }
+            break;
+        }
+        start
+    }
+
+    /// The end of the visible character starting at `pos`.
+    fn next_boundary(&self, pos: usize) -> usize {
+        let mut chars = self.text[pos..].char_indices().peekable();
+        let Some((_, first)) = chars.next() else {
+            return pos;
+        };
+        let mut end = pos + first.len_utf8();
+        if first == '\n' {
+            return end;
+        }
+        while let Some(&(i, c)) = chars.peek() {
+            if !is_extender(c) {
+                break;
+            }
+            chars.next();
+            end = pos + i + c.len_utf8();
+            if c == ZWJ
+                && let Some(&(j, joined)) = chars.peek()
+                && joined != '\n'
+            {
+                chars.next();
+                end = pos + j + joined.len_utf8();
+            }
+        }
+        end
+    }
+
+    fn skip_back(&self, mut pos: usize, keep: impl Fn(Class) -> bool) -> usize {
+        while let Some(c) = self.text[..pos].chars().next_back() {
+            if !keep(class(c)) {
+                break;
+            }
+            pos = self.prev_boundary(pos);
+        }
+        pos
+    }
+
+    fn skip_forward(&self, mut pos: usize, keep: impl Fn(Class) -> bool) -> usize {
+        while let Some(c) = self.text[pos..].chars().next() {
+            if !keep(class(c)) {
+                break;
+            }
+            pos = self.next_boundary(pos);
+        }
+        pos
+    }
 }
-/// History.
-#[derive(Debug, Default)]
+
+fn to_u16(n: usize) -> u16 {
+    u16::try_from(n).unwrap_or(u16::MAX)
+}
+
+/// How many earlier prompts [`History`] keeps.
+pub const HISTORY_LIMIT: usize = 1_000;
+
+/// Earlier prompts for Up/Down recall, oldest first; bounded by
+/// [`HISTORY_LIMIT`], skipping a prompt equal to the one before it. Going
+/// back keeps the in-progress draft, and coming forward past the newest
+/// entry restores it.
+#[derive(Debug, Clone, Default)]
 pub struct History {
-    entries: Vec<String>,
+    entries: VecDeque<String>,
+    /// The entry being shown, or None when editing the draft.
+    position: Option<usize>,
+    draft: String,
 }
+
 impl History {
-    /// Push.
+    /// An empty history.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Records a submitted prompt (blank ones and repeats of the newest
+    /// entry are skipped) and returns to the draft position.
     pub fn push(&mut self, entry: String) {
-        self.entries.push(entry)
+        self.reset_position();
+        if entry.trim().is_empty() || self.entries.back() == Some(&entry) {
+            return;
+        }
+        if self.entries.len() == HISTORY_LIMIT {
+            self.entries.pop_front();
+        }
+        self.entries.push_back(entry);
     }
-    /// Prev.
-    pub fn prev(&mut self, _current: &str) -> Option<&str> {
-        self.entries.last().map(String::as_str)
+
+    /// Steps back to the next older entry. `current` is the editor's text,
+    /// saved as the draft when leaving it. None when there is nothing older.
+    pub fn prev(&mut self, current: &str) -> Option<&str> {
+        let pos = match self.position {
+            None => {
+                let newest = self.entries.len().checked_sub(1)?;
+                self.draft = current.to_owned();
+                newest
+            }
+            Some(p) => p.checked_sub(1)?,
+        };
+        self.position = Some(pos);
+        self.entries.get(pos).map(String::as_str)
     }
-    /// Next.
-    #[allow(clippy::should_implement_trait)]
+
+    /// Steps forward to the next newer entry, or past the newest back to the
+    /// saved draft. None when already at the draft.
+    #[allow(clippy::should_implement_trait)] // the named API; not an iterator
     pub fn next(&mut self) -> Option<&str> {
-        None
+        let pos = self.position?;
+        if pos + 1 < self.entries.len() {
+            self.position = Some(pos + 1);
+            return self.entries.get(pos + 1).map(String::as_str);
+        }
+        self.position = None;
+        Some(&self.draft)
     }
-    /// Reset.
-    pub fn reset_position(&mut self) {}
+
+    /// Forgets the browsing position and the draft (after submit or edit).
+    pub fn reset_position(&mut self) {
+        self.position = None;
+        self.draft.clear();
+    }
+
+    /// How many entries are kept.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether there are no entries.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
 }
