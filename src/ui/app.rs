@@ -58,6 +58,10 @@ pub async fn run(
     let mut term = signal(SignalKind::terminate()).ok();
     let mut hup = signal(SignalKind::hangup()).ok();
     let guard = TerminalGuard::enter()?;
+    // Starts crossterm's event reader now, which installs its SIGWINCH
+    // handler: a resize between reading the size below and the reader's
+    // lazy start would otherwise be lost and leave a stale frame.
+    let _ = crossterm::event::poll(Duration::ZERO);
     let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
     let size = terminal.size()?;
     let mut state = State::new(
