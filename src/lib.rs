@@ -3,4 +3,5 @@
 //! library exists so `tests/` and `benches/` can drive each part.
 
 pub mod protocol;
+pub mod tools;
 pub mod ui;

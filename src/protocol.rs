@@ -135,7 +135,9 @@ pub enum TransportError {
         detail: String,
     },
     /// The TLS handshake failed.
-    #[error("TLS handshake with {url} failed: {detail}. Check that the URL's scheme (http/https) and port are right")]
+    #[error(
+        "TLS handshake with {url} failed: {detail}. Check that the URL's scheme (http/https) and port are right"
+    )]
     Tls {
         /// The base URL that was tried.
         url: String,
@@ -165,7 +167,9 @@ pub enum TransportError {
         after: Duration,
     },
     /// 401 or 403: the key is missing, wrong, or lacks access.
-    #[error("the provider refused the API key (HTTP {status}): {message}. Set {key_var} to a valid key for this provider")]
+    #[error(
+        "the provider refused the API key (HTTP {status}): {message}. Set {key_var} to a valid key for this provider"
+    )]
     Unauthorized {
         /// 401 or 403.
         status: u16,
@@ -175,7 +179,9 @@ pub enum TransportError {
         message: String,
     },
     /// 404: wrong base URL or unknown model.
-    #[error("HTTP 404 from {url}: {message}. Check the base URL (it usually ends in /v1) and the model name `{model}`")]
+    #[error(
+        "HTTP 404 from {url}: {message}. Check the base URL (it usually ends in /v1) and the model name `{model}`"
+    )]
     NotFound {
         /// The request URL.
         url: String,
@@ -217,7 +223,9 @@ pub enum TransportError {
         message: String,
     },
     /// A 2xx answer that is not an event stream (an HTML page, a JSON error).
-    #[error("the server answered with {content_type}, not an event stream: {excerpt}. Is the base URL an OpenAI-compatible API?")]
+    #[error(
+        "the server answered with {content_type}, not an event stream: {excerpt}. Is the base URL an OpenAI-compatible API?"
+    )]
     NotEventStream {
         /// The Content-Type it sent.
         content_type: String,

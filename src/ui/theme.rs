@@ -44,15 +44,21 @@ impl Theme {
         }
         let warm = Color::Rgb(230, 170, 90);
         Self {
-            header: Style::new().fg(Color::Rgb(220, 215, 205)).bg(Color::Rgb(45, 42, 40)),
-            user: Style::new().fg(Color::Rgb(140, 190, 230)).add_modifier(Modifier::BOLD),
+            header: Style::new()
+                .fg(Color::Rgb(220, 215, 205))
+                .bg(Color::Rgb(45, 42, 40)),
+            user: Style::new()
+                .fg(Color::Rgb(140, 190, 230))
+                .add_modifier(Modifier::BOLD),
             text: Style::new(),
             dim: Style::new().fg(Color::Rgb(135, 130, 122)),
             accent: Style::new().fg(warm),
             heading: Style::new().fg(warm).add_modifier(Modifier::BOLD),
             inline_code: Style::new().fg(Color::Rgb(170, 200, 140)),
             code_block: Style::new().fg(Color::Rgb(200, 195, 185)),
-            link: Style::new().fg(Color::Rgb(140, 190, 230)).add_modifier(Modifier::UNDERLINED),
+            link: Style::new()
+                .fg(Color::Rgb(140, 190, 230))
+                .add_modifier(Modifier::UNDERLINED),
             emphasis: Style::new().add_modifier(Modifier::ITALIC),
             strong: Style::new().add_modifier(Modifier::BOLD),
             error: Style::new().fg(Color::Rgb(225, 110, 95)),
