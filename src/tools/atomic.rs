@@ -86,3 +86,35 @@ fn random_u64() -> io::Result<u64> {
     File::open("/dev/urandom")?.read_exact(&mut bytes)?;
     Ok(u64::from_ne_bytes(bytes))
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn a_rename_that_fails_leaves_no_temp_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("occupied");
+        std::fs::create_dir(&target).unwrap();
+        std::fs::write(target.join("keep"), "k").unwrap();
+        // rename(2) of a file over a non-empty directory fails after the
+        // temp was created and written.
+        assert!(write_atomic(&target, b"data", None).is_err());
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left, vec![std::ffi::OsString::from("occupied")]);
+    }
+
+    #[test]
+    fn a_new_file_gets_the_umask_mode_and_no_temp_remains() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("new");
+        write_atomic(&target, b"data", None).unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"data");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+}

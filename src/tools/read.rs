@@ -222,6 +222,11 @@ fn take_window(reader: &mut impl BufRead, offset: u64, want: u64) -> std::io::Re
             None => (buf, false),
         };
         let room = READ_MAX_BYTES - content.len();
+        // The cap fell exactly on a line end: the window is whole lines,
+        // and the next call continues at the next line.
+        if room == 0 && !in_line {
+            break;
+        }
         if chunk.len() > room {
             content.extend_from_slice(&chunk[..room]);
             reader.consume(room);
