@@ -8,4 +8,5 @@ pub mod agent;
 pub mod config;
 pub mod llm;
 pub mod protocol;
+pub mod tools;
 pub mod ui;

@@ -1,0 +1,207 @@
+//! `edit_file` and the one `locate` function its preview shares, so the
+//! bytes a person approves are the bytes that land.
+//! `docs/decisions/0012-file-tools.md`.
+
+use std::io::Read;
+use std::ops::Range;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use super::atomic::write_atomic;
+use super::failure::ToolFailure;
+use super::read::count_lines;
+use super::{io_failure, resolve_for};
+
+const TOOL: &str = "edit_file";
+
+/// Largest file `edit_file` rewrites (8 MiB), refused by `stat` before any
+/// byte is read. ADR 0007 §2.
+pub const EDIT_MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
+
+/// Why a search block does not select exactly one place.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LocateError {
+    /// An empty block matches everywhere.
+    #[error("search_block is empty")]
+    Empty,
+    /// No exact occurrence.
+    #[error("search block not found{}", near_text(.nearest))]
+    NotFound {
+        /// Where the longest prefix of the block that does occur starts.
+        nearest: Option<NearMatch>,
+    },
+    /// More than one occurrence (overlapping ones count).
+    #[error("search block matched {count} times; add surrounding lines until it is unique")]
+    Ambiguous {
+        /// How many times it occurs.
+        count: usize,
+    },
+}
+
+/// The nearest partial match of a block that was not found: the longest
+/// prefix of it that occurs in the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NearMatch {
+    /// 1-based line where that prefix starts (its first occurrence).
+    pub line: usize,
+    /// How many bytes of the block matched there.
+    pub matched_bytes: usize,
+    /// The block's length in bytes.
+    pub block_bytes: usize,
+}
+
+fn near_text(nearest: &Option<NearMatch>) -> String {
+    match nearest {
+        Some(n) => format!(
+            "; its first {} of {} bytes match at line {} and the text differs after that: \
+             read_file around line {} and copy the block exactly (whitespace included)",
+            n.matched_bytes, n.block_bytes, n.line, n.line
+        ),
+        None => "; no part of it occurs in the file: read_file first and copy the block exactly"
+            .to_owned(),
+    }
+}
+
+/// Finds the one exact occurrence of `search` in `haystack` and returns its
+/// byte range. Linear time (Knuth–Morris–Pratt), so a hostile block cannot
+/// make an 8 MiB file cost quadratic time.
+pub fn locate(haystack: &[u8], search: &[u8]) -> Result<Range<usize>, LocateError> {
+    if search.is_empty() {
+        return Err(LocateError::Empty);
+    }
+    let (first, count) = find_all(haystack, search);
+    match (first, count) {
+        (Some(start), 1) => Ok(start..start + search.len()),
+        (Some(_), count) => Err(LocateError::Ambiguous { count }),
+        (None, _) => Err(LocateError::NotFound {
+            nearest: nearest(haystack, search),
+        }),
+    }
+}
+
+/// The new content: `haystack` with `range` replaced.
+pub fn splice(haystack: &[u8], range: Range<usize>, replace: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(haystack.len() - range.len() + replace.len());
+    out.extend_from_slice(&haystack[..range.start]);
+    out.extend_from_slice(replace);
+    out.extend_from_slice(&haystack[range.end..]);
+    out
+}
+
+/// First occurrence and the number of (possibly overlapping) occurrences.
+fn find_all(haystack: &[u8], needle: &[u8]) -> (Option<usize>, usize) {
+    let fail = failure_table(needle);
+    let (mut first, mut count, mut k) = (None, 0, 0);
+    for (i, &b) in haystack.iter().enumerate() {
+        while k > 0 && needle[k] != b {
+            k = fail[k - 1];
+        }
+        if needle[k] == b {
+            k += 1;
+        }
+        if k == needle.len() {
+            count += 1;
+            first.get_or_insert(i + 1 - k);
+            k = fail[k - 1];
+        }
+    }
+    (first, count)
+}
+
+fn failure_table(needle: &[u8]) -> Vec<usize> {
+    let mut fail = vec![0; needle.len()];
+    let mut k = 0;
+    for i in 1..needle.len() {
+        while k > 0 && needle[i] != needle[k] {
+            k = fail[k - 1];
+        }
+        if needle[i] == needle[k] {
+            k += 1;
+        }
+        fail[i] = k;
+    }
+    fail
+}
+
+/// The longest prefix of `search` that occurs, by binary search on its
+/// length (a prefix occurs only if every shorter one does).
+fn nearest(haystack: &[u8], search: &[u8]) -> Option<NearMatch> {
+    let (mut lo, mut hi, mut at) = (0, search.len(), None);
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        match find_all(haystack, &search[..mid]).0 {
+            Some(pos) => {
+                lo = mid;
+                at = Some(pos);
+            }
+            None => hi = mid - 1,
+        }
+    }
+    at.map(|pos| NearMatch {
+        line: line_of(haystack, pos),
+        matched_bytes: lo,
+        block_bytes: search.len(),
+    })
+}
+
+fn line_of(haystack: &[u8], pos: usize) -> usize {
+    haystack[..pos].iter().filter(|b| **b == b'\n').count() + 1
+}
+
+pub(crate) fn edit_file(
+    root: &Path,
+    path: &str,
+    search: &[u8],
+    replace: &[u8],
+) -> Result<Value, ToolFailure> {
+    let real = resolve_for(TOOL, root, path)?;
+    let meta = std::fs::metadata(&real).map_err(|e| io_failure(TOOL, path, "edit", &e))?;
+    if !meta.is_file() {
+        return Err(failed(format!("{path} is not a regular file")));
+    }
+    if meta.len() > EDIT_MAX_FILE_BYTES {
+        return Err(too_big(path, meta.len()));
+    }
+    let file = std::fs::File::options()
+        .read(true)
+        .custom_flags(nix::libc::O_NOFOLLOW)
+        .open(&real)
+        .map_err(|e| io_failure(TOOL, path, "edit", &e))?;
+    // The file may have grown since the stat; the read stays bounded.
+    let mut data = Vec::with_capacity(meta.len() as usize);
+    file.take(EDIT_MAX_FILE_BYTES + 1)
+        .read_to_end(&mut data)
+        .map_err(|e| io_failure(TOOL, path, "edit", &e))?;
+    if data.len() as u64 > EDIT_MAX_FILE_BYTES {
+        return Err(too_big(path, data.len() as u64));
+    }
+    let range = locate(&data, search).map_err(|e| failed(format!("{path}: {e}")))?;
+    let line = line_of(&data, range.start);
+    let new = splice(&data, range, replace);
+    write_atomic(&real, &new, Some(meta.permissions().mode()))
+        .map_err(|e| io_failure(TOOL, path, "write", &e))?;
+    Ok(json!({
+        "ok": true,
+        "path": path,
+        "line": line,
+        "lines_removed": count_lines(search),
+        "lines_added": count_lines(replace),
+        "bytes": new.len(),
+    }))
+}
+
+fn too_big(path: &str, size: u64) -> ToolFailure {
+    failed(format!(
+        "{path} is {size} bytes; edit_file refuses files over {} MiB: use write_file or execute_command (e.g. sed)",
+        EDIT_MAX_FILE_BYTES / (1024 * 1024)
+    ))
+}
+
+fn failed(message: String) -> ToolFailure {
+    ToolFailure::ExecutionFailed {
+        tool: TOOL.to_owned(),
+        message,
+    }
+}

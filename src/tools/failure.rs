@@ -1,0 +1,172 @@
+//! The failure side of a tool result: one stable code per failure class, so
+//! the agent, the UI and the model can tell a typo in the arguments from a
+//! policy denial, a crash, a timeout or a person's "no" without parsing
+//! sentences. See `docs/decisions/0011-tool-results-and-failures.md`.
+
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+
+/// Why a tool call did not produce a normal result. Each variant has a
+/// stable [`code`](ToolFailure::code) and turns into the JSON result object
+/// the model reads with [`to_json`](ToolFailure::to_json).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolFailure {
+    /// The arguments string the model streamed is not a JSON document.
+    #[error(
+        "the arguments of {tool} are not valid JSON ({detail}); send one JSON object, e.g. {{}} when no argument is needed"
+    )]
+    MalformedArguments {
+        /// The tool the call named.
+        tool: String,
+        /// The parser's words, with line and column.
+        detail: String,
+    },
+    /// The call named a tool that is not in the catalogue.
+    #[error("there is no tool named {tool:?}; the tools are {known}")]
+    UnknownTool {
+        /// The name as the model sent it.
+        tool: String,
+        /// The catalogue's names, comma-separated.
+        known: String,
+    },
+    /// An argument is missing, unknown, of the wrong type or out of range.
+    #[error("invalid argument {field:?} of {tool}: expected {expected}, received {received}")]
+    InvalidArgument {
+        /// The tool the call named.
+        tool: String,
+        /// The argument's name (a JSON pointer without the leading `/`;
+        /// empty for the arguments object itself).
+        field: String,
+        /// The shape the schema asks for, e.g. `integer 1..10000`.
+        expected: String,
+        /// What arrived, e.g. `string "20"` or `missing`.
+        received: String,
+    },
+    /// The path policy refused a path (it leaves the working directory, is
+    /// empty, holds a NUL byte, or loops through links).
+    #[error("{message}")]
+    PathDenied {
+        /// The tool the call named.
+        tool: String,
+        /// The policy's sentence, naming the path as given.
+        message: String,
+    },
+    /// The tool ran and failed: not found, not a regular file, a block that
+    /// matched twice, an I/O error...
+    #[error("{message}")]
+    ExecutionFailed {
+        /// The tool the call named.
+        tool: String,
+        /// What failed and what to do next.
+        message: String,
+    },
+    /// A command ran past its time limit; its process group was killed.
+    #[error("timed out after {}", format_duration(*after))]
+    Timeout {
+        /// The tool the call named.
+        tool: String,
+        /// The limit that was hit.
+        after: Duration,
+        /// What the command printed before it was killed (capped, marked).
+        output: String,
+    },
+    /// The person interrupted the call while it ran.
+    #[error("cancelled by the user")]
+    Cancelled {
+        /// The tool the call named.
+        tool: String,
+        /// Output gathered before the interruption, if the tool makes any.
+        output: Option<String>,
+    },
+    /// The person declined the call at the confirmation prompt.
+    #[error("the user rejected this call")]
+    Rejected {
+        /// The tool the call named.
+        tool: String,
+    },
+}
+
+impl ToolFailure {
+    /// The stable, machine-readable code of the failure class.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ToolFailure::MalformedArguments { .. } => "malformed_arguments",
+            ToolFailure::UnknownTool { .. } => "unknown_tool",
+            ToolFailure::InvalidArgument { .. } => "invalid_argument",
+            ToolFailure::PathDenied { .. } => "path_denied",
+            ToolFailure::ExecutionFailed { .. } => "execution_failed",
+            ToolFailure::Timeout { .. } => "timeout",
+            ToolFailure::Cancelled { .. } => "cancelled",
+            ToolFailure::Rejected { .. } => "rejected",
+        }
+    }
+
+    /// The tool the failed call named (as the model sent it for an unknown
+    /// tool).
+    pub fn tool(&self) -> &str {
+        match self {
+            ToolFailure::MalformedArguments { tool, .. }
+            | ToolFailure::UnknownTool { tool, .. }
+            | ToolFailure::InvalidArgument { tool, .. }
+            | ToolFailure::PathDenied { tool, .. }
+            | ToolFailure::ExecutionFailed { tool, .. }
+            | ToolFailure::Timeout { tool, .. }
+            | ToolFailure::Cancelled { tool, .. }
+            | ToolFailure::Rejected { tool } => tool,
+        }
+    }
+
+    /// The result object the model reads: always `"ok": false`, the stable
+    /// `code`, the `tool`, and `error` — the code itself for an invalid
+    /// argument (whose detail is in `field`/`expected`/`received`), the
+    /// sentence otherwise. Rejections and cancellations also carry
+    /// `"rejected": true` / `"cancelled": true` as ADR 0007 §1 shows them.
+    pub fn to_json(&self) -> Value {
+        let mut out = Map::new();
+        out.insert("ok".into(), Value::Bool(false));
+        match self {
+            ToolFailure::InvalidArgument {
+                field,
+                expected,
+                received,
+                ..
+            } => {
+                out.insert("error".into(), json!(self.code()));
+                out.insert("field".into(), json!(field));
+                out.insert("expected".into(), json!(expected));
+                out.insert("received".into(), json!(received));
+            }
+            ToolFailure::Timeout { output, .. } => {
+                out.insert("error".into(), json!(self.to_string()));
+                out.insert("output".into(), json!(output));
+            }
+            ToolFailure::Cancelled { output, .. } => {
+                out.insert("cancelled".into(), Value::Bool(true));
+                out.insert("error".into(), json!(self.to_string()));
+                if let Some(output) = output {
+                    out.insert("output".into(), json!(output));
+                }
+            }
+            ToolFailure::Rejected { .. } => {
+                out.insert("rejected".into(), Value::Bool(true));
+                out.insert("error".into(), json!(self.to_string()));
+            }
+            _ => {
+                out.insert("error".into(), json!(self.to_string()));
+            }
+        }
+        out.insert("code".into(), json!(self.code()));
+        out.insert("tool".into(), json!(self.tool()));
+        Value::Object(out)
+    }
+}
+
+/// `30s` for whole seconds, `1.5s` otherwise: the limit as a person wrote it.
+pub(crate) fn format_duration(d: Duration) -> String {
+    if d.subsec_millis() == 0 {
+        format!("{}s", d.as_secs())
+    } else {
+        format!("{}s", d.as_secs_f64())
+    }
+}

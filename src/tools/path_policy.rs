@@ -1,0 +1,144 @@
+//! Confinement of every path a tool touches to the working directory.
+//! See `docs/decisions/0010-path-policy.md` for the residual risks.
+
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::io;
+use std::path::{Component, Path, PathBuf};
+
+/// Most symbolic links one resolution follows before it gives up, as the
+/// kernel's `ELOOP` does (Linux `MAXSYMLINKS` is 40). ADR 0010.
+pub const PATH_MAX_LINKS: usize = 40;
+
+/// Why the policy refused a path. The text is what the model reads.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PathError {
+    /// The path leaves the root lexically, through a symbolic link, or
+    /// means the home directory (`~`), which is never inside.
+    #[error("path escapes the working directory: {0}")]
+    Escapes(String),
+    /// The path is the empty string.
+    #[error("path is empty; use \".\" for the working directory")]
+    Empty,
+    /// The path holds a NUL byte, which no file name can contain.
+    #[error("path contains a NUL byte: {0:?}")]
+    Nul(String),
+    /// Following the path's links did not end (a loop, or a chain longer
+    /// than [`PATH_MAX_LINKS`]).
+    #[error("too many levels of symbolic links: {0}")]
+    LinkLoop(String),
+    /// The root itself cannot be resolved (it was removed or is unreadable).
+    #[error("the working directory cannot be resolved: {0}")]
+    Root(String),
+}
+
+/// Resolves `path` (relative to `root`, or absolute inside it) to the real
+/// path it names, every symbolic link followed, and refuses it unless that
+/// stays inside the real path of `root`. A not-yet-existing remainder is
+/// joined lexically (it cannot be a link). Tools then act on the returned
+/// path, so the kernel never walks a link the policy did not see (except for
+/// the TOCTOU window recorded in ADR 0010).
+pub fn resolve(root: &Path, path: &str) -> Result<PathBuf, PathError> {
+    if path.is_empty() {
+        return Err(PathError::Empty);
+    }
+    if path.contains('\0') {
+        return Err(PathError::Nul(path.to_owned()));
+    }
+    // A model writing `~/x` means its home directory; taking it literally
+    // would quietly create a directory named `~` in the project instead.
+    if path == "~" || path.starts_with('~') {
+        return Err(PathError::Escapes(path.to_owned()));
+    }
+    let escapes = || PathError::Escapes(path.to_owned());
+    let root_error = |e: io::Error| PathError::Root(format!("{}: {e}", root.display()));
+    let root_real = root.canonicalize().map_err(root_error)?;
+    let root_lexical = normalize(&std::path::absolute(root).map_err(root_error)?);
+
+    // Step 1 and 2 (ADR 0007 §3): lexical normalisation, then a
+    // component-wise prefix check, so `/x/root-evil` is not inside `/x/root`.
+    let lexical = normalize(&root_lexical.join(path));
+    let relative = lexical
+        .strip_prefix(&root_lexical)
+        .or_else(|_| lexical.strip_prefix(&root_real))
+        .map_err(|_| escapes())?;
+
+    // Step 3: walk the remainder as the kernel would, following each link,
+    // so the deepest existing ancestor's real path is what gets checked.
+    let mut resolved = root_real.clone();
+    let mut pending: VecDeque<OsString> = relative
+        .components()
+        .map(|c| c.as_os_str().to_owned())
+        .collect();
+    let mut links = 0;
+    let mut exists = true;
+    while let Some(part) = pending.pop_front() {
+        match Path::new(&part).components().next() {
+            None | Some(Component::CurDir) => continue,
+            Some(Component::ParentDir) => {
+                resolved.pop();
+                continue;
+            }
+            Some(Component::RootDir) => {
+                resolved = PathBuf::from("/");
+                continue;
+            }
+            Some(Component::Prefix(_)) | Some(Component::Normal(_)) => {}
+        }
+        let next = resolved.join(&part);
+        if !exists {
+            resolved = next;
+            continue;
+        }
+        match std::fs::symlink_metadata(&next) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                links += 1;
+                if links > PATH_MAX_LINKS {
+                    return Err(PathError::LinkLoop(path.to_owned()));
+                }
+                let target = std::fs::read_link(&next).map_err(|_| escapes())?;
+                // The target's parts go first; `resolved` stays the link's
+                // directory, which is what a relative target is relative to.
+                for comp in target.components().rev() {
+                    pending.push_front(comp.as_os_str().to_owned());
+                }
+            }
+            Ok(_) => resolved = next,
+            Err(e) if is_absent(&e) => {
+                exists = false;
+                resolved = next;
+            }
+            Err(_) => return Err(escapes()),
+        }
+    }
+    if resolved.starts_with(&root_real) {
+        Ok(resolved)
+    } else {
+        Err(escapes())
+    }
+}
+
+/// Whether an lstat error means "nothing here" (the rest is created later)
+/// rather than "cannot look" (which the policy treats as a refusal).
+fn is_absent(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+    )
+}
+
+/// Lexical normalisation: `.` dropped, `..` pops (never above `/`), no
+/// filesystem access.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::from("/");
+    for comp in path.components() {
+        match comp {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(name) => out.push(name),
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+        }
+    }
+    out
+}

@@ -1,0 +1,286 @@
+//! `read_file`: a bounded window of lines. Memory is bounded by the output,
+//! never by the file: large files are streamed and only the window is kept.
+//! Bounds from ADR 0007 §2, recorded in `docs/decisions/0012-file-tools.md`.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Cursor, Read};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use super::failure::ToolFailure;
+use super::{io_failure, resolve_for};
+
+const TOOL: &str = "read_file";
+
+/// The line `read_file` starts at when `offset` is not given (1-based).
+/// ADR 0007 §1.
+pub const READ_DEFAULT_OFFSET: u64 = 1;
+/// Lines asked for when `limit` is not given. ADR 0007 §1.
+pub const READ_DEFAULT_LIMIT: u64 = 2_000;
+/// Largest `limit` the schema accepts. ADR 0007 §1.
+pub const READ_MAX_LIMIT: u64 = 10_000;
+/// Most lines one call returns, whatever `limit` asked. ADR 0007 §2.
+pub const READ_MAX_LINES: u64 = 2_000;
+/// Most bytes of content one call returns (64 KiB). ADR 0007 §2.
+pub const READ_MAX_BYTES: usize = 64 * 1024;
+/// Files above this size (256 KiB) are streamed: only the window is kept
+/// and the total line count is not learned unless the window reaches the
+/// end. ADR 0007 §2.
+pub const READ_STREAM_THRESHOLD_BYTES: u64 = 256 * 1024;
+/// Bytes at the start of a file searched for a NUL to call it binary
+/// (8 KiB). ADR 0012.
+pub const READ_BINARY_PROBE_BYTES: usize = 8 * 1024;
+/// Read buffer size: large enough that skipping lines is a memory scan.
+const READ_BUFFER_BYTES: usize = 64 * 1024;
+
+/// The lines taken from a reader.
+struct Window {
+    content: Vec<u8>,
+    /// Lines that were skipped before the window (fewer than asked when the
+    /// file ended first).
+    skipped: u64,
+    /// Lines in the window (a cut last line counts).
+    lines: u64,
+    /// The byte cap cut the window, possibly mid-line.
+    cut_by_bytes: bool,
+    /// Something follows the window.
+    more_after: bool,
+}
+
+pub(crate) fn read_file(
+    root: &Path,
+    path: &str,
+    offset: u64,
+    limit: u64,
+) -> Result<Value, ToolFailure> {
+    let real = resolve_for(TOOL, root, path)?;
+    let meta = std::fs::metadata(&real).map_err(|e| io_failure(TOOL, path, "read", &e))?;
+    if meta.is_dir() {
+        return Err(failed(format!(
+            "{path} is a directory; use list_directory to see what it holds"
+        )));
+    }
+    // Opening a FIFO would block until a writer appears; a device could be
+    // endless. Only regular files are read.
+    if !meta.is_file() {
+        return Err(failed(format!("{path} is not a regular file")));
+    }
+    // O_NOFOLLOW: the resolved path has no links left, so one appearing
+    // now is a swap after the policy check.
+    let mut file = File::options()
+        .read(true)
+        .custom_flags(nix::libc::O_NOFOLLOW)
+        .open(&real)
+        .map_err(|e| io_failure(TOOL, path, "read", &e))?;
+    let size = meta.len();
+    let mut probe = Vec::with_capacity(READ_BINARY_PROBE_BYTES);
+    (&mut file)
+        .take(READ_BINARY_PROBE_BYTES as u64)
+        .read_to_end(&mut probe)
+        .map_err(|e| io_failure(TOOL, path, "read", &e))?;
+    if probe.contains(&0) {
+        return Err(failed(format!(
+            "{path} looks binary (a NUL byte in its first {} KiB, {size} bytes in all); it is not shown. \
+             Use execute_command with a tool that understands the format (e.g. `file`, `xxd | head`)",
+            READ_BINARY_PROBE_BYTES / 1024
+        )));
+    }
+    let want = limit.min(READ_MAX_LINES);
+    let (window, total_lines) = if size <= READ_STREAM_THRESHOLD_BYTES {
+        // The bound is the threshold, not the stat size: the file may have
+        // grown since.
+        let mut data = probe;
+        file.take(READ_STREAM_THRESHOLD_BYTES - data.len() as u64)
+            .read_to_end(&mut data)
+            .map_err(|e| io_failure(TOOL, path, "read", &e))?;
+        let window = take_window(&mut data.as_slice(), offset, want)
+            .map_err(|e| io_failure(TOOL, path, "read", &e))?;
+        (window, Some(count_lines(&data)))
+    } else {
+        let mut reader =
+            BufReader::with_capacity(READ_BUFFER_BYTES, Cursor::new(probe).chain(file));
+        let window = take_window(&mut reader, offset, want)
+            .map_err(|e| io_failure(TOOL, path, "read", &e))?;
+        let total = (!window.more_after).then_some(window.skipped + window.lines);
+        (window, total)
+    };
+    Ok(render(path, offset, size, window, total_lines))
+}
+
+fn failed(message: String) -> ToolFailure {
+    ToolFailure::ExecutionFailed {
+        tool: TOOL.to_owned(),
+        message,
+    }
+}
+
+fn render(
+    path: &str,
+    offset: u64,
+    size: u64,
+    mut window: Window,
+    total_lines: Option<u64>,
+) -> Value {
+    if window.cut_by_bytes {
+        trim_partial_char(&mut window.content);
+    }
+    let (text, lossy) = match String::from_utf8(window.content) {
+        Ok(text) => (text, false),
+        Err(e) => (String::from_utf8_lossy(e.as_bytes()).into_owned(), true),
+    };
+    let mut content = text;
+    let truncated = window.cut_by_bytes || window.more_after;
+    let total_text = match total_lines {
+        Some(n) => format!("{n} lines"),
+        None => "more lines follow".to_owned(),
+    };
+    let first = offset;
+    let last = offset + window.lines.saturating_sub(1);
+    if truncated {
+        if !content.is_empty() && !content.ends_with('\n') {
+            content.push('\n');
+        }
+        let how = if window.cut_by_bytes {
+            format!(
+                "cut at the {} KiB cap inside line {last}; continue with offset={last} \
+                 (a single line longer than the cap needs execute_command, e.g. cut -c)",
+                READ_MAX_BYTES / 1024
+            )
+        } else {
+            format!("continue with offset={}", last + 1)
+        };
+        content.push_str(&format!(
+            "[truncated: showed lines {first}-{last} of {total_text}, {size} bytes in all; {how}]"
+        ));
+    }
+    let mut result = json!({
+        "ok": true,
+        "path": path,
+        "content": content,
+        "offset": offset,
+        "lines": window.lines,
+        "total_lines": total_lines,
+        "total_bytes": size,
+        "truncated": truncated,
+        "lossy": lossy,
+    });
+    if window.lines == 0 && window.skipped + 1 < offset {
+        result["note"] = json!(format!(
+            "offset {offset} is past the end of the file ({} lines)",
+            window.skipped
+        ));
+    }
+    result
+}
+
+/// Skips `offset - 1` lines and keeps the next `want` lines, at most
+/// [`READ_MAX_BYTES`] of them, holding nothing but the kept bytes.
+fn take_window(reader: &mut impl BufRead, offset: u64, want: u64) -> std::io::Result<Window> {
+    let mut skipped = 0;
+    while skipped + 1 < offset {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            break;
+        }
+        let needed = offset - 1 - skipped;
+        // Counting is a vectorised scan; only the chunk holding the window's
+        // start is walked byte by byte.
+        let newlines = buf.iter().filter(|b| **b == b'\n').count() as u64;
+        let used = if newlines < needed {
+            skipped += newlines;
+            buf.len()
+        } else {
+            let mut seen = 0;
+            let mut end = buf.len();
+            for (i, b) in buf.iter().enumerate() {
+                if *b == b'\n' {
+                    seen += 1;
+                    if seen == needed {
+                        end = i + 1;
+                        break;
+                    }
+                }
+            }
+            skipped += needed;
+            end
+        };
+        reader.consume(used);
+    }
+    let mut content = Vec::new();
+    let mut lines = 0;
+    let mut in_line = false;
+    let mut cut_by_bytes = false;
+    while lines < want {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            break;
+        }
+        let (chunk, ends_line) = match buf.iter().position(|b| *b == b'\n') {
+            Some(i) => (&buf[..=i], true),
+            None => (buf, false),
+        };
+        let room = READ_MAX_BYTES - content.len();
+        // The cap fell exactly on a line end: the window is whole lines,
+        // and the next call continues at the next line.
+        if room == 0 && !in_line {
+            break;
+        }
+        if chunk.len() > room {
+            content.extend_from_slice(&chunk[..room]);
+            reader.consume(room);
+            cut_by_bytes = true;
+            in_line = true;
+            break;
+        }
+        content.extend_from_slice(chunk);
+        let used = chunk.len();
+        reader.consume(used);
+        if ends_line {
+            lines += 1;
+            in_line = false;
+        } else {
+            in_line = true;
+        }
+    }
+    if in_line {
+        lines += 1;
+    }
+    let more_after = !reader.fill_buf()?.is_empty();
+    Ok(Window {
+        content,
+        skipped,
+        lines,
+        cut_by_bytes,
+        more_after,
+    })
+}
+
+/// Lines as a person counts them: a last line without `\n` still counts.
+pub(crate) fn count_lines(data: &[u8]) -> u64 {
+    let newlines = data.iter().filter(|b| **b == b'\n').count() as u64;
+    newlines + u64::from(data.last().is_some_and(|b| *b != b'\n'))
+}
+
+/// The byte cap may split a UTF-8 sequence; drop the incomplete tail so the
+/// cut alone does not mark the content lossy.
+pub(crate) fn trim_partial_char(bytes: &mut Vec<u8>) {
+    let tail_start = bytes.len().saturating_sub(3);
+    for i in (tail_start..bytes.len()).rev() {
+        let b = bytes[i];
+        if b & 0b1100_0000 == 0b1000_0000 {
+            continue;
+        }
+        let len = match b {
+            0xC0..=0xDF => 2,
+            0xE0..=0xEF => 3,
+            0xF0..=0xF7 => 4,
+            _ => 1,
+        };
+        if i + len > bytes.len() {
+            bytes.truncate(i);
+        }
+        return;
+    }
+}
