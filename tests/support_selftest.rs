@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
-use support::fixtures::{split_sse_events, sse_data};
+use support::fixtures::{self, fixture_frames, fixture_json, split_sse_events, sse_data};
 use support::pty::PtySession;
 use support::server::{self, Reply, ScriptedServer, Step};
 
@@ -360,6 +360,31 @@ async fn wait_requests_panics_with_what_arrived() {
     server.wait_requests(1, Duration::from_millis(100)).await;
 }
 
+#[tokio::test(start_paused = true)]
+async fn wait_requests_uses_real_time_under_paused_tokio_time() {
+    // With paused time, a tokio timeout would fire at once while the
+    // runtime idles; the wait must still see a request that comes later.
+    let server = ScriptedServer::start(vec![Reply::status(204, "text/plain", "")]).await;
+    let port = server.port();
+    let client = std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        std::thread::sleep(Duration::from_millis(200));
+        let mut tcp = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        tcp.write_all(b"GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n")
+            .unwrap();
+        let mut reply = String::new();
+        tcp.read_to_string(&mut reply).unwrap();
+        reply
+    });
+    let got = server.wait_requests(1, SLOW).await;
+    assert_eq!(got[0].method, "GET");
+    assert_eq!(got[0].path, "/v1/models");
+    assert!(got[0].raw_body.is_empty());
+    let reply = client.join().unwrap();
+    assert!(reply.starts_with("HTTP/1.1 204 No Content\r\n"), "{reply}");
+    assert!(reply.contains("Connection: close\r\n"), "{reply}");
+}
+
 #[test]
 fn the_server_serves_while_a_test_blocks() {
     // A synchronous test (like a pty test) blocking its thread: the server
@@ -414,14 +439,23 @@ fn chunk_helpers_build_llama_server_shapes() {
 
 #[tokio::test]
 async fn tool_call_reply_assembles_to_valid_arguments() {
-    let reply = Reply::tool_call("call-1", "read_file", &["{\"path\":", " \"README.md\"}"]);
+    let reply = Reply::tool_call(
+        "call-1",
+        "read_file",
+        &["{", "\"path\":", " \"README.md\"}"],
+    );
     let server = ScriptedServer::start(vec![reply]).await;
     let (got, _) = chunks(post(&server, &request_body()).await).await;
+    assert_eq!(got.len(), 7, "role, 3 fragments, finish, usage, [DONE]");
     let frames: Vec<Value> = sse_data(&got.concat())
         .iter()
         .filter(|d| *d != "[DONE]")
         .map(|d| serde_json::from_str(d).unwrap())
         .collect();
+    assert_eq!(
+        frames[1]["choices"][0]["delta"]["tool_calls"][0]["function"],
+        json!({"name": "read_file", "arguments": "{"})
+    );
     let (name, args) = assemble_tool_call(&frames);
     assert_eq!(name, "read_file");
     assert_eq!(args, json!({"path": "README.md"}));
@@ -445,6 +479,15 @@ fn split_sse_events_round_trips() {
     assert_eq!(sse_data(input), vec!["a", "b", "d", "trailing"]);
     assert_eq!(sse_data(b"data:x\ndata: y\n\n"), vec!["x\ny"]);
 }
+
+// -------------------------------------------------------------- fixtures --
+
+const FIXTURES: [&str; 4] = [
+    "plain-reply.sse",
+    "tool-call-read-file.sse",
+    "tool-call-list-directory.sse",
+    "tool-call-write-file.sse",
+];
 
 fn assemble_tool_call(frames: &[Value]) -> (String, Value) {
     let mut name = String::new();
@@ -474,6 +517,147 @@ fn finish_reason(frames: &[Value]) -> String {
         .find_map(|f| f["choices"][0]["finish_reason"].as_str())
         .expect("a finish_reason")
         .to_owned()
+}
+
+#[tokio::test]
+async fn fixtures_replay_byte_identical_frame_by_frame() {
+    for name in FIXTURES {
+        let frames = fixture_frames(name);
+        assert!(frames.len() > 3, "{name}: {} frames", frames.len());
+        assert_eq!(frames.concat(), fixtures::fixture_bytes(name), "{name}");
+        let server = ScriptedServer::start(vec![Reply::fixture(name)]).await;
+        let resp = post(&server, &fixtures::fixture_request(name)).await;
+        assert_eq!(resp.status(), 200, "{name}");
+        let (got, err) = chunks(resp).await;
+        assert!(err.is_none(), "{name}: {err:?}");
+        assert_eq!(got, frames, "{name}: replay differs");
+        assert_eq!(
+            server.requests()[0].body,
+            fixtures::fixture_request(name),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn fixtures_have_the_recorded_shapes() {
+    for name in FIXTURES {
+        let bytes = fixtures::fixture_bytes(name);
+        assert!(bytes.ends_with(b"data: [DONE]\n\n"), "{name}");
+        assert!(!bytes.contains(&b'\r'), "{name}: LF only");
+        let frames = fixture_json(name);
+        assert_eq!(
+            frames[0]["choices"][0]["delta"],
+            json!({"role": "assistant", "content": null}),
+            "{name}"
+        );
+        let last = frames.last().unwrap();
+        assert_eq!(last["choices"], json!([]), "{name}: usage frame last");
+        assert!(last["usage"]["completion_tokens"].as_u64().unwrap() > 0);
+        let request = fixtures::fixture_request(name);
+        assert_eq!(request["temperature"], 0, "{name}");
+        assert_eq!(request["stream"], true, "{name}");
+        assert_eq!(request["stream_options"]["include_usage"], true, "{name}");
+    }
+
+    let plain = fixture_json("plain-reply.sse");
+    let text: String = plain
+        .iter()
+        .filter_map(|f| f["choices"][0]["delta"]["content"].as_str())
+        .collect();
+    assert!(!text.trim().is_empty());
+    assert_eq!(finish_reason(&plain), "stop");
+
+    let cases = [
+        (
+            "tool-call-read-file.sse",
+            "read_file",
+            json!({"path": "README.md", "offset": 1, "limit": 10000}),
+        ),
+        (
+            "tool-call-list-directory.sse",
+            "list_directory",
+            json!({"path": "src"}),
+        ),
+    ];
+    for (name, tool, args) in cases {
+        let frames = fixture_json(name);
+        assert_eq!(finish_reason(&frames), "tool_calls", "{name}");
+        assert_eq!(
+            assemble_tool_call(&frames),
+            (tool.to_owned(), args),
+            "{name}"
+        );
+    }
+    let frames = fixture_json("tool-call-write-file.sse");
+    assert_eq!(finish_reason(&frames), "tool_calls");
+    let (tool, args) = assemble_tool_call(&frames);
+    assert_eq!(tool, "write_file");
+    assert_eq!(args["path"], "hello.txt");
+    assert!(args["content"].as_str().unwrap().contains("hello world"));
+
+    let catalogue = fixtures::tool_catalogue();
+    let names: Vec<&str> = catalogue
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "read_file",
+            "write_file",
+            "edit_file",
+            "execute_command",
+            "list_directory"
+        ]
+    );
+}
+
+/// Object keys in order, recursively (arrays: their first element); the
+/// contents of llama-server's free-form `timings` are left out.
+fn layout(v: &Value) -> Value {
+    match v {
+        Value::Object(map) => Value::Array(
+            map.iter()
+                .map(|(k, v)| {
+                    if k == "timings" {
+                        json!(k)
+                    } else {
+                        json!([k, layout(v)])
+                    }
+                })
+                .collect(),
+        ),
+        Value::Array(items) => json!([items.first().map(layout)]),
+        _ => Value::Null,
+    }
+}
+
+#[test]
+fn scripted_chunks_have_the_recorded_layout() {
+    let plain = fixture_json("plain-reply.sse");
+    let n = plain.len();
+    assert_eq!(layout(&server::role_chunk()), layout(&plain[0]));
+    assert_eq!(layout(&server::content_chunk("x")), layout(&plain[1]));
+    assert_eq!(layout(&server::finish_chunk("stop")), layout(&plain[n - 2]));
+    assert_eq!(layout(&server::usage_chunk(1, 2)), layout(&plain[n - 1]));
+
+    let call = fixture_json("tool-call-read-file.sse");
+    assert_eq!(
+        layout(&server::tool_call_chunk(
+            0,
+            Some("id"),
+            Some("read_file"),
+            "{"
+        )),
+        layout(&call[1])
+    );
+    assert_eq!(
+        layout(&server::tool_call_chunk(0, None, None, "x")),
+        layout(&call[2])
+    );
 }
 
 // ------------------------------------------------------------------- pty --

@@ -164,18 +164,21 @@ impl Reply {
     }
 
     /// A complete single tool call streamed as llama-server does: a role
-    /// chunk, the first fragment with `id`, `type` and the whole name (empty
-    /// arguments), one chunk per argument fragment, `finish_reason:
-    /// "tool_calls"`, usage, `[DONE]`.
+    /// chunk; the first fragment with `index`, `id`, `type`, the whole name
+    /// and the first argument piece (llama-server sends `"{"` there); one
+    /// chunk per further piece; `finish_reason: "tool_calls"` with an empty
+    /// delta; usage; `[DONE]`. No `content` is streamed.
     pub fn tool_call(id: &str, name: &str, args_fragments: &[&str]) -> Reply {
-        let mut frames = vec![role_chunk(), tool_call_chunk(0, Some(id), Some(name), "")];
-        frames.extend(
-            args_fragments
-                .iter()
-                .map(|f| tool_call_chunk(0, None, None, f)),
-        );
+        let (first, rest) = args_fragments
+            .split_first()
+            .map_or(("", &[][..]), |(f, r)| (*f, r));
+        let mut frames = vec![
+            role_chunk(),
+            tool_call_chunk(0, Some(id), Some(name), first),
+        ];
+        frames.extend(rest.iter().map(|f| tool_call_chunk(0, None, None, f)));
         frames.push(finish_chunk("tool_calls"));
-        frames.push(usage_chunk(12, args_fragments.len() as u64 + 1));
+        frames.push(usage_chunk(12, args_fragments.len().max(1) as u64));
         Reply::sse(frames)
     }
 
@@ -314,8 +317,9 @@ pub fn finish_chunk(reason: &str) -> Value {
     chunk(json!({}), Some(reason))
 }
 
-/// The last chunk with `stream_options.include_usage`: `choices: []` and
-/// `usage`.
+/// The last chunk with `stream_options.include_usage`: `choices: []`,
+/// `usage` (with `prompt_tokens_details`) and llama-server's non-standard
+/// `timings` object, which clients must ignore.
 pub fn usage_chunk(prompt: u64, completion: u64) -> Value {
     json!({
         "choices": [],
@@ -327,7 +331,15 @@ pub fn usage_chunk(prompt: u64, completion: u64) -> Value {
         "usage": {
             "completion_tokens": completion,
             "prompt_tokens": prompt,
-            "total_tokens": prompt + completion
+            "total_tokens": prompt + completion,
+            "prompt_tokens_details": {"cached_tokens": 0}
+        },
+        "timings": {
+            "cache_n": 0,
+            "prompt_n": prompt,
+            "prompt_ms": 10.0,
+            "predicted_n": completion,
+            "predicted_ms": 20.0
         }
     })
 }
@@ -453,12 +465,22 @@ impl ScriptedServer {
 
     /// Waits until at least `n` requests have arrived and returns them all.
     /// Panics (listing what did arrive) if that takes longer than `timeout`.
+    /// The timeout is real time even in a test with paused tokio time.
     pub async fn wait_requests(&self, n: usize, timeout: Duration) -> Vec<Recorded> {
         let mut rx = self.shared.count.subscribe();
-        let waited = tokio::time::timeout(timeout, rx.wait_for(|c| *c >= n)).await;
-        if waited.is_err() {
-            self.panic_waiting(n, timeout);
+        let (expired_tx, expired_rx) = tokio::sync::oneshot::channel::<()>();
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        // A real-time timer, independent of the caller's (maybe paused) clock.
+        std::thread::spawn(move || {
+            if done_rx.recv_timeout(timeout).is_err() {
+                let _ = expired_tx.send(());
+            }
+        });
+        tokio::select! {
+            _ = rx.wait_for(|c| *c >= n) => {}
+            _ = expired_rx => self.panic_waiting(n, timeout),
         }
+        let _ = done_tx.send(());
         self.requests()
     }
 
