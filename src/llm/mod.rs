@@ -4,6 +4,7 @@
 pub mod classify;
 pub mod guarded;
 pub mod stream;
+pub mod tool_calls;
 pub mod wire;
 
 use std::sync::Once;

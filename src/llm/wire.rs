@@ -2,7 +2,7 @@
 //! streamed chunks, as typed serde structs. Unknown fields are ignored
 //! (servers add their own, e.g. llama-server's `timings`).
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 
 /// Who wrote a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -87,6 +87,50 @@ pub struct Delta {
     pub reasoning_content: Option<String>,
     /// Some servers name it `reasoning`.
     pub reasoning: Option<String>,
+    /// Tool-call fragments, assembled by
+    /// [`ToolCallAccumulator`](super::tool_calls::ToolCallAccumulator).
+    /// Several servers send `"tool_calls": null` on text chunks; that reads
+    /// as empty rather than failing the whole chunk.
+    #[serde(deserialize_with = "null_as_empty")]
+    pub tool_calls: Vec<WireToolCallDelta>,
+}
+
+/// One `delta.tool_calls[]` fragment as sent. Only the first fragment of a
+/// call usually carries `id`, `type` and the name; later ones carry `index`
+/// and an `arguments` piece. Every field may be missing or `null`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct WireToolCallDelta {
+    /// Which call of the reply this fragment belongs to (some servers omit it
+    /// for a single call, some send 0 for every call).
+    pub index: Option<u32>,
+    /// The provider's call id, echoed by the tool result.
+    pub id: Option<String>,
+    /// Always `"function"` when present.
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    /// The function name and an arguments piece.
+    pub function: Option<WireFunctionDelta>,
+}
+
+/// The `function` object of a tool-call fragment.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct WireFunctionDelta {
+    /// The tool's name, usually whole on the call's first fragment.
+    pub name: Option<String>,
+    /// A piece of the arguments' JSON text, to be concatenated.
+    pub arguments: Option<String>,
+}
+
+/// Reads `null` (or a missing field, via `#[serde(default)]`) as an empty
+/// list.
+fn null_as_empty<'de, D, T>(deserializer: D) -> Result<Vec<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Ok(Option::<Vec<T>>::deserialize(deserializer)?.unwrap_or_default())
 }
 
 /// Usage numbers as sent.

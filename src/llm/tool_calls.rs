@@ -1,0 +1,449 @@
+//! Assembles the streamed `choices[0].delta.tool_calls` fragments of one
+//! episode into whole calls (ADR 0007 §1). Pure: no I/O, no async, no
+//! clock; it never panics, whatever the server sends.
+//!
+//! How fragments find their call, in this order:
+//!
+//! 1. **A known id names its call.** A fragment carrying a provider id this
+//!    episode has already seen goes to that call, whatever its `index` says.
+//! 2. **Otherwise the `index` picks the call**: the call most recently
+//!    addressed at that index. A fragment without an `index` (some servers
+//!    omit it for a single call) uses the index of the call the previous
+//!    fragment went to, or 0 for the first fragment.
+//! 3. **A new id or a new name starts a new call** at that index instead.
+//!    Some servers send every parallel call with index 0 and tell them apart
+//!    only by their `id`; others (whole calls per chunk, no index, no id)
+//!    only by their name. So a fragment whose `id` differs from the call's,
+//!    or which carries *no* id and names a different function than the call
+//!    already has, is the first fragment of the next call — not a conflict.
+//!    A different name on a fragment carrying the call's own id is a
+//!    conflict: [`CallError::ConflictingName`], for that call only.
+//!
+//! Within a call, `type` and `function.name` are set once: a repeat of the
+//! same value is ignored, a different value is recorded as the call's error
+//! (the first conflict wins, so a flood of them holds no memory) and
+//! surfaces from [`ToolCallAccumulator::finish`]. `arguments` pieces are
+//! concatenated as text; they are parsed only at the end, because a piece
+//! may end anywhere — inside a string, inside an escape like `\u00e9`.
+//! An empty string in `id`, `type` or `name` counts as absent (some
+//! compatibility layers send `"id": ""`), and a fragment that carries no
+//! id, no name and no arguments never starts a call.
+//!
+//! A call's id is fixed when the call starts: the provider's if the first
+//! fragment carries one (llama.cpp and vLLM send it only there), otherwise a
+//! synthesised `<prefix><n>`, `n` being the call's position in the episode
+//! (0-based, order of first appearance). It depends only on that order, so
+//! it is the same however the stream was split, and the tool result can
+//! echo it. The prefix is `call_` unless the agent picks one with
+//! [`ToolCallAccumulator::with_id_prefix`] (to keep ids unique across the
+//! episodes of a conversation). A provider that sends the id only on a
+//! *later* fragment is not supported: that fragment starts a new call. A
+//! provider id that happens to equal a synthesised one is not detected
+//! (real ids are long random strings; `call_0` is not one of them).
+//!
+//! `finish_reason` is not this module's business: calls that end with
+//! `stop`, `length`, no finish reason at all, or only at `[DONE]` are
+//! assembled the same way. Whether to run them is the agent's decision.
+//!
+//! Bounds (ADR 0007 §2): at most [`MAX_TOOL_CALLS`] distinct calls per
+//! episode; the bytes taken in are reported by [`ToolCallAccumulator::feed`]
+//! so the caller can charge them to the episode's 4 MiB budget
+//! ([`REPLY_MAX_BYTES`](super::stream::REPLY_MAX_BYTES)) alongside content.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+
+use super::wire::WireToolCallDelta;
+
+/// ADR 0007 §2: distinct tool calls one episode may start. The cap counts
+/// calls, not fragments (one call split into a thousand fragments is one
+/// call), so an endpoint that keeps announcing calls cannot grow memory or
+/// the confirmation queue without bound.
+pub const MAX_TOOL_CALLS: usize = 64;
+
+/// Prefix of the ids [`ToolCallAccumulator::new`] synthesises for calls the
+/// server sent without one.
+pub const SYNTHETIC_ID_PREFIX: &str = "call_";
+
+/// Why the episode must be aborted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AccumulatorError {
+    /// The server started one call more than [`MAX_TOOL_CALLS`].
+    #[error("the model started more than {limit} tool calls in one reply; the reply was stopped")]
+    TooManyCalls {
+        /// The cap that was hit ([`MAX_TOOL_CALLS`]).
+        limit: usize,
+    },
+}
+
+/// Why one assembled call cannot be run. The text is what the model (as
+/// the tool result) and the person (in the log) read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CallError {
+    /// The concatenated arguments are not JSON (cut off, or malformed).
+    #[error("the arguments are not valid JSON: {detail}")]
+    InvalidJson {
+        /// serde_json's message, with line and column.
+        detail: String,
+        /// 1-based line of the error in the arguments text.
+        line: usize,
+        /// 1-based column of the error in the arguments text.
+        column: usize,
+    },
+    /// The arguments are JSON, but not an object.
+    #[error("the arguments are {found}, not a JSON object")]
+    NotAnObject {
+        /// What they are instead: `null`, `a boolean`, `a number`,
+        /// `a string` or `an array`.
+        found: &'static str,
+    },
+    /// No fragment of the call carried a function name.
+    #[error("the call has no function name")]
+    MissingName,
+    /// Fragments carrying the call's own id named two functions.
+    #[error("the call was named both `{first}` and `{then}`")]
+    ConflictingName {
+        /// The name set first (the one reported).
+        first: String,
+        /// The conflicting name that came later.
+        then: String,
+    },
+    /// Fragments of the call carried two different `type`s.
+    #[error("the call's type was both `{first}` and `{then}`")]
+    ConflictingType {
+        /// The type set first.
+        first: String,
+        /// The conflicting type that came later.
+        then: String,
+    },
+}
+
+/// A call whose name is known, as it stands mid-stream: what the agent must
+/// answer with a tool result even if the stream then fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AnnouncedCall<'a> {
+    /// The provider's id, or the synthesised one.
+    pub id: &'a str,
+    /// The function name.
+    pub name: &'a str,
+    /// The arguments text received so far (possibly incomplete JSON).
+    pub arguments: &'a str,
+}
+
+/// One call at the end of the episode.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AssembledCall {
+    /// The provider's id, or the synthesised one; the tool result echoes it.
+    pub id: String,
+    /// The function name; empty when the server never sent one (then
+    /// `parsed` is [`CallError::MissingName`]).
+    pub name: String,
+    /// The arguments text exactly as streamed.
+    pub arguments: String,
+    /// The arguments as a JSON object (empty or whitespace-only arguments
+    /// read as `{}`, for tools without required parameters), or why the call
+    /// cannot be run.
+    pub parsed: Result<Map<String, Value>, CallError>,
+}
+
+/// Assembles the tool-call fragments of one episode (one streamed reply).
+/// Feed it every chunk's `delta.tool_calls`, then [`finish`](Self::finish)
+/// it. See the module documentation for the merge rules.
+#[derive(Debug, Clone)]
+pub struct ToolCallAccumulator {
+    /// Calls in order of first appearance.
+    calls: Vec<PartialCall>,
+    /// Per stream index, the position of the call last addressed there.
+    current: HashMap<u32, usize>,
+    /// The position of the call the previous fragment went to.
+    last: Option<usize>,
+    /// Bytes of ids, types, names and arguments taken in so far.
+    bytes: usize,
+    /// Prefix of synthesised ids.
+    id_prefix: String,
+}
+
+#[derive(Debug, Clone)]
+struct PartialCall {
+    index: u32,
+    id: String,
+    /// The id came from the provider (only those route fragments).
+    provider_id: bool,
+    kind: Option<String>,
+    name: Option<String>,
+    arguments: String,
+    /// The first conflict seen; it makes the call unrunnable.
+    conflict: Option<CallError>,
+}
+
+/// A wire fragment with empty strings read as absent.
+struct Fragment<'a> {
+    index: Option<u32>,
+    id: Option<&'a str>,
+    kind: Option<&'a str>,
+    name: Option<&'a str>,
+    arguments: &'a str,
+}
+
+impl<'a> From<&'a WireToolCallDelta> for Fragment<'a> {
+    fn from(wire: &'a WireToolCallDelta) -> Self {
+        let present = |s: &'a Option<String>| s.as_deref().filter(|s| !s.is_empty());
+        let function = wire.function.as_ref();
+        Self {
+            index: wire.index,
+            id: present(&wire.id),
+            kind: present(&wire.kind),
+            name: function.and_then(|f| present(&f.name)),
+            arguments: function.and_then(|f| f.arguments.as_deref()).unwrap_or(""),
+        }
+    }
+}
+
+impl Fragment<'_> {
+    /// Bytes charged to the episode budget. Ids, types and names count on
+    /// every fragment that repeats them — conservative headroom (ADR 0007
+    /// §2), since a server may repeat them each time.
+    fn byte_len(&self) -> usize {
+        [self.id, self.kind, self.name]
+            .iter()
+            .flatten()
+            .map(|s| s.len())
+            .fold(self.arguments.len(), usize::saturating_add)
+    }
+
+    /// Carries nothing that could start a call.
+    fn is_hollow(&self) -> bool {
+        self.id.is_none() && self.name.is_none() && self.arguments.is_empty()
+    }
+}
+
+impl Default for ToolCallAccumulator {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ToolCallAccumulator {
+    /// An empty accumulator for one episode; synthesised ids are `call_<n>`.
+    pub fn new() -> Self {
+        Self::with_id_prefix(SYNTHETIC_ID_PREFIX)
+    }
+
+    /// An empty accumulator whose synthesised ids are `<prefix><n>`. The
+    /// agent can pass a per-episode prefix so that ids stay unique across a
+    /// whole conversation.
+    pub fn with_id_prefix(prefix: impl Into<String>) -> Self {
+        Self {
+            calls: Vec::new(),
+            current: HashMap::new(),
+            last: None,
+            bytes: 0,
+            id_prefix: prefix.into(),
+        }
+    }
+
+    /// Merges one chunk's `delta.tool_calls` fragments, in order. Returns the
+    /// bytes of ids, types, names and argument pieces taken in, for the
+    /// caller to add to the episode's byte budget alongside content.
+    ///
+    /// Errs when a fragment would start call number [`MAX_TOOL_CALLS`] + 1:
+    /// the episode must be aborted. Fragments before it are merged; it and
+    /// the rest of the slice are dropped; the calls already started stay
+    /// [`announced`](Self::announced) so the agent can answer them.
+    pub fn feed(&mut self, fragments: &[WireToolCallDelta]) -> Result<usize, AccumulatorError> {
+        let mut taken: usize = 0;
+        for wire in fragments {
+            let fragment = Fragment::from(wire);
+            let Some(position) = self.route(&fragment)? else {
+                continue;
+            };
+            let len = fragment.byte_len();
+            taken = taken.saturating_add(len);
+            self.bytes = self.bytes.saturating_add(len);
+            if let Some(call) = self.calls.get_mut(position) {
+                call.merge(&fragment);
+            }
+        }
+        Ok(taken)
+    }
+
+    /// Total bytes [`feed`](Self::feed) has reported this episode.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Calls whose name is known, in order of first appearance, with their
+    /// arguments so far. The agent must answer every one of them, even if
+    /// the stream fails now.
+    pub fn announced(&self) -> Vec<AnnouncedCall<'_>> {
+        self.calls
+            .iter()
+            .filter_map(|call| {
+                Some(AnnouncedCall {
+                    id: &call.id,
+                    name: call.name.as_deref()?,
+                    arguments: &call.arguments,
+                })
+            })
+            .collect()
+    }
+
+    /// Calls started so far, named or not.
+    pub fn len(&self) -> usize {
+        self.calls.len()
+    }
+
+    /// No call has started: the episode is plain text so far.
+    pub fn is_empty(&self) -> bool {
+        self.calls.is_empty()
+    }
+
+    /// Ends the episode: every call started, in order of first appearance,
+    /// with its arguments parsed into a JSON object or the precise reason
+    /// it cannot be run.
+    pub fn finish(self) -> Vec<AssembledCall> {
+        self.calls.into_iter().map(PartialCall::assemble).collect()
+    }
+
+    /// The position of the call `fragment` belongs to, starting one if it
+    /// is new; `None` for a hollow fragment that addresses no call.
+    fn route(&mut self, fragment: &Fragment<'_>) -> Result<Option<usize>, AccumulatorError> {
+        if let Some(id) = fragment.id {
+            let known = self
+                .calls
+                .iter()
+                .position(|call| call.provider_id && call.id == id);
+            if let Some(position) = known {
+                return Ok(Some(self.address(position)));
+            }
+        }
+        let index = fragment
+            .index
+            .or_else(|| self.last.and_then(|p| self.calls.get(p)).map(|c| c.index))
+            .unwrap_or(0);
+        let current = self
+            .current
+            .get(&index)
+            .and_then(|&p| self.calls.get(p).map(|call| (p, call)));
+        let starts_new = match current {
+            None => true,
+            Some((_, call)) => match (fragment.id, fragment.name, call.name.as_deref()) {
+                // Known ids returned above, so this one is new.
+                (Some(_), _, _) => true,
+                (None, Some(name), Some(had)) => name != had,
+                (None, _, _) => false,
+            },
+        };
+        match current {
+            Some((position, _)) if !starts_new => Ok(Some(self.address(position))),
+            _ if fragment.is_hollow() => Ok(None),
+            _ => self.start(index, fragment.id).map(Some),
+        }
+    }
+
+    /// Makes `position` the call that index-less and id-less fragments at
+    /// its index go to next.
+    fn address(&mut self, position: usize) -> usize {
+        if let Some(call) = self.calls.get(position) {
+            self.current.insert(call.index, position);
+        }
+        self.last = Some(position);
+        position
+    }
+
+    fn start(&mut self, index: u32, id: Option<&str>) -> Result<usize, AccumulatorError> {
+        if self.calls.len() >= MAX_TOOL_CALLS {
+            return Err(AccumulatorError::TooManyCalls {
+                limit: MAX_TOOL_CALLS,
+            });
+        }
+        let position = self.calls.len();
+        self.calls.push(PartialCall {
+            index,
+            id: id.map_or_else(|| format!("{}{position}", self.id_prefix), str::to_owned),
+            provider_id: id.is_some(),
+            kind: None,
+            name: None,
+            arguments: String::new(),
+            conflict: None,
+        });
+        Ok(self.address(position))
+    }
+}
+
+impl PartialCall {
+    fn merge(&mut self, fragment: &Fragment<'_>) {
+        if let Some(then) = set_once(&mut self.kind, fragment.kind) {
+            let first = self.kind.clone().unwrap_or_default();
+            self.conflict
+                .get_or_insert(CallError::ConflictingType { first, then });
+        }
+        if let Some(then) = set_once(&mut self.name, fragment.name) {
+            let first = self.name.clone().unwrap_or_default();
+            self.conflict
+                .get_or_insert(CallError::ConflictingName { first, then });
+        }
+        self.arguments.push_str(fragment.arguments);
+    }
+
+    fn assemble(self) -> AssembledCall {
+        let parsed = match (self.conflict, &self.name) {
+            (Some(conflict), _) => Err(conflict),
+            (None, None) => Err(CallError::MissingName),
+            (None, Some(_)) => parse_arguments(&self.arguments),
+        };
+        AssembledCall {
+            id: self.id,
+            name: self.name.unwrap_or_default(),
+            arguments: self.arguments,
+            parsed,
+        }
+    }
+}
+
+/// Sets `slot` if empty; returns the new value when it conflicts with the
+/// one already there (a repeat of the same value is no conflict).
+fn set_once(slot: &mut Option<String>, value: Option<&str>) -> Option<String> {
+    let value = value?;
+    match slot {
+        None => {
+            *slot = Some(value.to_owned());
+            None
+        }
+        Some(had) if had == value => None,
+        Some(_) => Some(value.to_owned()),
+    }
+}
+
+/// Parses a call's arguments text. Empty (or JSON-whitespace-only)
+/// arguments read as `{}`: servers send `""` for a tool without required
+/// parameters, and refusing that call would be pedantry at the model's
+/// expense.
+fn parse_arguments(text: &str) -> Result<Map<String, Value>, CallError> {
+    if text.trim_matches([' ', '\t', '\n', '\r']).is_empty() {
+        return Ok(Map::new());
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(other) => Err(CallError::NotAnObject {
+            found: kind_of(&other),
+        }),
+        Err(err) => Err(CallError::InvalidJson {
+            detail: err.to_string(),
+            line: err.line(),
+            column: err.column(),
+        }),
+    }
+}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
