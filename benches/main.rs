@@ -14,9 +14,8 @@ use std::io::Read;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use dashfloat::agent::{self, AgentSetup};
-use dashfloat::llm::classify::RequestContext;
-use dashfloat::llm::stream::{self, Endpoint};
+use dashfloat::agent::{self, ApprovalPolicy};
+use dashfloat::llm::stream;
 use dashfloat::protocol::{AgentEvent, UiCommand};
 use dashfloat::ui::state::{SessionInfo, State};
 use dashfloat::ui::theme::Theme;
@@ -141,6 +140,7 @@ fn session() -> SessionInfo {
         host: "127.0.0.1:8088".into(),
         cwd: "~/project".into(),
         context_window: 128_000,
+        approval_warning: None,
     }
 }
 
@@ -237,21 +237,6 @@ fn token_reply(tokens: usize) -> Reply {
     Reply::sse_steps(steps)
 }
 
-fn endpoint(url: &str) -> Endpoint {
-    Endpoint {
-        client: dashfloat::llm::build_client(Duration::from_secs(5)).unwrap(),
-        context: RequestContext {
-            base_url: url.to_string(),
-            model: "bench".into(),
-            key_var: "OPENAI_API_KEY".into(),
-            request_timeout: Duration::from_secs(30),
-        },
-        api_key: None,
-        headers: Vec::new(),
-        idle_timeout: Duration::from_secs(30),
-    }
-}
-
 fn throughput() {
     // 500,000 tokens stay under the 4 MiB reply cap (4 bytes each).
     let tokens = 500_000;
@@ -267,7 +252,12 @@ fn throughput() {
     let parse_only = rt.block_on(async {
         let (tx, mut rx) = mpsc::channel(256);
         let t = Instant::now();
-        tokio::spawn(stream::run(endpoint(&url), b"{}".to_vec(), tx));
+        tokio::spawn(stream::run(
+            support::agent::endpoint(&url),
+            b"{}".to_vec(),
+            "call_".into(),
+            tx,
+        ));
         let mut n = 0usize;
         while let Some(ev) = rx.recv().await {
             if matches!(ev, dashfloat::protocol::StreamEvent::Content(_)) {
@@ -282,11 +272,8 @@ fn throughput() {
     let full = rt.block_on(async {
         let (commands, command_rx) = mpsc::channel(8);
         let (event_tx, mut events) = mpsc::channel(1024);
-        let setup = AgentSetup {
-            endpoint: Ok(endpoint(&url)),
-            model: "bench".into(),
-            system_prompt: "s".into(),
-        };
+        let dir = tempfile::tempdir().unwrap();
+        let setup = support::agent::setup(&url, dir.path(), ApprovalPolicy::Ask);
         tokio::spawn(agent::run(setup, command_rx, event_tx));
         let mut state = State::new(session(), Theme::new(false), (120, 40));
         let t = Instant::now();

@@ -8,6 +8,9 @@ use std::time::Duration;
 use clap::Parser;
 use serde::Deserialize;
 
+use crate::agent::{ApprovalPolicy, DEFAULT_MAX_STEPS};
+use crate::tools::EXEC_DEFAULT_TIMEOUT;
+
 /// The base URL used when no provider is configured: the local llama-server
 /// that `scripts/local-model` starts.
 pub const LOCAL_BASE_URL: &str = "http://127.0.0.1:8088/v1";
@@ -37,7 +40,7 @@ pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
 http://127.0.0.1:8088/v1 (start it with scripts/local-model).\n\
 Config file: $XDG_CONFIG_HOME/dashfloat/config.toml (default ~/.config/dashfloat/config.toml) \
 with keys base_url, model, api_key_env, context_window, request_timeout_secs, \
-idle_timeout_secs and a [headers] table.\n\
+idle_timeout_secs, max_steps, exec_timeout_secs and a [headers] table.\n\
 Precedence: flags > environment > config file > defaults. The API key is only ever read \
 from the environment variable named by --api-key-env."
 )]
@@ -60,6 +63,15 @@ pub struct Cli {
     /// Seconds a stream may stay silent before it is closed [default: 120]
     #[arg(long, env = "DASHFLOAT_IDLE_TIMEOUT", value_name = "SECS")]
     pub idle_timeout: Option<u64>,
+    /// Which tool calls wait for your y / Esc.
+    #[arg(long, env = "DASHFLOAT_APPROVAL", value_enum, default_value_t = ApprovalPolicy::Ask)]
+    pub approval: ApprovalPolicy,
+    /// Model steps (requests) in one turn before dashfloat stops and asks [default: 16]
+    #[arg(long, env = "DASHFLOAT_MAX_STEPS", value_name = "N")]
+    pub max_steps: Option<u32>,
+    /// Seconds a command may run before its process group is killed [default: 30]
+    #[arg(long, env = "DASHFLOAT_EXEC_TIMEOUT", value_name = "SECS")]
+    pub exec_timeout: Option<u64>,
     /// Extra request header, "Name: value" (repeatable).
     #[arg(long = "header", value_name = "NAME: VALUE")]
     pub headers: Vec<String>,
@@ -78,6 +90,8 @@ struct FileConfig {
     context_window: Option<u64>,
     request_timeout_secs: Option<u64>,
     idle_timeout_secs: Option<u64>,
+    max_steps: Option<u32>,
+    exec_timeout_secs: Option<u64>,
     #[serde(default)]
     headers: BTreeMap<String, String>,
 }
@@ -134,6 +148,13 @@ pub struct Config {
     pub headers: Vec<(String, String)>,
     /// Whether a provider was configured (false: the local default).
     pub provider_configured: bool,
+    /// Which calls wait for the person (flag or env only: a config file
+    /// cannot silently turn confirmations off).
+    pub approval: ApprovalPolicy,
+    /// Model steps per turn.
+    pub max_steps: u32,
+    /// Command time limit.
+    pub exec_timeout: Duration,
 }
 
 /// The default config file location: `$XDG_CONFIG_HOME/dashfloat/config.toml`,
@@ -263,6 +284,17 @@ impl Config {
             ),
             headers,
             provider_configured,
+            approval: cli.approval,
+            max_steps: cli
+                .max_steps
+                .or(file.max_steps)
+                .unwrap_or(DEFAULT_MAX_STEPS)
+                .max(1),
+            exec_timeout: secs(
+                cli.exec_timeout,
+                file.exec_timeout_secs,
+                EXEC_DEFAULT_TIMEOUT,
+            ),
         };
         (config, problems)
     }

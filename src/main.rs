@@ -12,6 +12,7 @@ use dashfloat::config::{Cli, Config};
 use dashfloat::llm::classify::RequestContext;
 use dashfloat::llm::stream::Endpoint;
 use dashfloat::protocol::Severity;
+use dashfloat::tools::ToolContext;
 use dashfloat::ui::app::{self, UiSetup};
 use dashfloat::ui::state::SessionInfo;
 
@@ -48,7 +49,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("dashfloat: terminal error: {e}");
+            eprintln!("dashfloat: {e}");
             ExitCode::FAILURE
         }
     }
@@ -65,7 +66,19 @@ async fn run(config: Config, notes: Vec<(Severity, String)>) -> std::io::Result<
         host: config.host().to_string(),
         cwd: shown_cwd,
         context_window: config.context_window,
+        approval_warning: config.approval.warning().map(str::to_string),
     };
+    let mut tools = match ToolContext::new(&cwd) {
+        Ok(tools) => tools,
+        Err(e) => {
+            return Err(std::io::Error::new(
+                e.kind(),
+                format!("cannot use the working directory {cwd}: {e}"),
+            ));
+        }
+    };
+    tools.exec_timeout = config.exec_timeout;
+    tools.secret_vars = vec![config.api_key_env.clone()];
     let (command_tx, command_rx) = mpsc::channel(COMMAND_QUEUE);
     let (event_tx, event_rx) = mpsc::channel(EVENT_QUEUE);
     let system_prompt = agent::system_prompt(&cwd);
@@ -76,6 +89,9 @@ async fn run(config: Config, notes: Vec<(Severity, String)>) -> std::io::Result<
             endpoint: endpoint(&config),
             model: config.model.clone(),
             system_prompt,
+            tools,
+            approval: config.approval,
+            max_steps: config.max_steps,
         };
         agent::run(setup, command_rx, event_tx).await;
     });

@@ -25,9 +25,85 @@ pub enum UiCommand {
     /// Partial output is kept; answered by `AssistantEnd { Interrupted }`
     /// and `TurnDone`. Ignored when idle.
     Cancel,
+    /// The person's answer to a [`AgentEvent::Confirm`], echoing its id.
+    /// Answered by the call's `ToolResult` (after it ran, or as rejected)
+    /// and then the next confirmation or episode.
+    Decide {
+        /// The call being answered.
+        id: CallId,
+        /// Run it or not.
+        decision: Decision,
+    },
     /// The person is leaving. The agent stops its tasks and ends; the UI
     /// does not wait for an answer.
     Quit,
+}
+
+/// Identifies one tool call: the provider's id, or one the agent made up
+/// when the provider sent none. Tool results echo it.
+pub type CallId = String;
+
+/// The person's answer to a confirmation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// `y`: run the call exactly as previewed.
+    Approve,
+    /// `Esc` or `n`: do not run it; the model is told it was rejected.
+    Reject,
+}
+
+/// How a tool call ended, as the outcome row shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolStatus {
+    /// It ran and succeeded.
+    Ok,
+    /// It was refused before running, or failed while running.
+    Error(String),
+    /// The person rejected it.
+    Rejected,
+    /// The person interrupted it (or the turn it belonged to).
+    Cancelled,
+    /// It ran out of time.
+    TimedOut(String),
+}
+
+/// What kind of line a preview line is, for styling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PreviewKind {
+    /// A title: the file and what will happen to it, or the command.
+    Header,
+    /// Unchanged context around a change.
+    Context,
+    /// A line that will be added (`+`).
+    Added,
+    /// A line that will be removed (`-`).
+    Removed,
+    /// A note such as "… 120 more lines".
+    Marker,
+}
+
+/// One line of a confirmation preview.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreviewLine {
+    /// Its kind.
+    pub kind: PreviewKind,
+    /// Its text, without the `+`/`-` prefix.
+    pub text: String,
+}
+
+/// A call that waits for the person's y / Esc.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfirmRequest {
+    /// The call; the answer echoes it.
+    pub id: CallId,
+    /// The tool's name.
+    pub name: String,
+    /// What will happen, exactly: the diff to be applied or the command.
+    pub preview: Vec<PreviewLine>,
+    /// This confirmation's place among the episode's (1-based).
+    pub position: usize,
+    /// How many calls of the episode need confirming.
+    pub of: usize,
 }
 
 /// What the agent is doing, as shown in the status bar.
@@ -102,6 +178,28 @@ pub enum AgentEvent {
     /// Token counts of the last request; sent before the phase change that
     /// ends the episode.
     Usage(Usage),
+    /// The model called a tool: a dim row with the tool's name and a short
+    /// summary of its arguments (`read_file src/main.rs:120-180`).
+    ToolCall {
+        /// The call.
+        id: CallId,
+        /// The tool's name.
+        name: String,
+        /// The arguments in brief.
+        summary: String,
+    },
+    /// A call waits for the person: the preview goes into the log and the
+    /// phase becomes `Confirming`. Answered by `UiCommand::Decide`.
+    Confirm(ConfirmRequest),
+    /// A call ended: the outcome row under its tool row.
+    ToolResult {
+        /// The call.
+        id: CallId,
+        /// How it ended.
+        status: ToolStatus,
+        /// A bounded excerpt of its output (at most 30 lines), verbatim.
+        excerpt: String,
+    },
     /// A dim line in the log: an error with its fix, or a notice.
     System {
         /// Notice or error.
@@ -265,6 +363,14 @@ pub enum TransportError {
         /// The cap in bytes.
         limit: usize,
     },
+    /// The model announced more tool calls in one reply than allowed.
+    #[error(
+        "the model asked for more than {limit} tool calls in one reply; the stream was stopped"
+    )]
+    TooManyToolCalls {
+        /// The cap.
+        limit: usize,
+    },
 }
 
 fn retry_hint(retry_after: &Option<Duration>) -> String {
@@ -272,6 +378,62 @@ fn retry_hint(retry_after: &Option<Duration>) -> String {
         Some(d) => format!(", retry after {}s", d.as_secs()),
         None => String::new(),
     }
+}
+
+/// A tool call as the model made it, assembled from the stream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolCallRequest {
+    /// Its id.
+    pub id: CallId,
+    /// The tool's name, as the model wrote it (it may not exist).
+    pub name: String,
+    /// The arguments JSON text exactly as streamed (it may be invalid).
+    pub arguments: String,
+    /// Why the call is unusable before validation even starts (e.g. the
+    /// stream gave it two different names), if it is.
+    pub error: Option<String>,
+}
+
+/// What a file looked like when its change was previewed. An approved
+/// change is written only if the file still looks like this, so the bytes
+/// approved are the bytes that land.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileGuard {
+    /// Nothing to guard (a command).
+    Unguarded,
+    /// The file did not exist.
+    Absent,
+    /// The file's content hashed to this.
+    Content(u64),
+}
+
+/// A confirmation preview with the guard its execution must check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Preview {
+    /// The lines to show.
+    pub lines: Vec<PreviewLine>,
+    /// The state of the target when the preview was built.
+    pub guard: FileGuard,
+}
+
+/// What a tool task (or a preview task) tells the agent.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolEvent {
+    /// The preview of a call that needs confirming is ready.
+    Preview {
+        /// The call.
+        id: CallId,
+        /// The preview, or why none could be built: the call is then
+        /// answered with that failure and never confirmed.
+        preview: Result<Preview, serde_json::Value>,
+    },
+    /// A call finished; `result` is the JSON object sent back to the model.
+    Finished {
+        /// The call.
+        id: CallId,
+        /// The structured result (`{"ok":true,...}` or a failure).
+        result: serde_json::Value,
+    },
 }
 
 /// What a stream task tells the agent about one model episode. The last
@@ -297,8 +459,20 @@ pub enum StreamEvent {
         /// Why.
         reason: TransportError,
     },
-    /// `[DONE]` arrived.
-    Done,
+    /// A tool call's id and name are known (its arguments may still be
+    /// streaming). Every announced call gets a result, whatever happens.
+    ToolCallStarted {
+        /// The call's id (the provider's, or synthesised).
+        id: CallId,
+        /// The tool's name.
+        name: String,
+    },
+    /// The reply is complete (`[DONE]`, or a finish_reason and the end of
+    /// the body), with the tool calls it asked for, in order.
+    Done {
+        /// The assembled calls; empty for a plain reply.
+        tool_calls: Vec<ToolCallRequest>,
+    },
     /// The episode failed; nothing follows.
     Failed(TransportError),
 }

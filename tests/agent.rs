@@ -5,114 +5,27 @@
 
 mod support;
 
-use std::time::Duration;
-
-use dashfloat::agent::{self, AgentSetup};
-use dashfloat::llm::classify::RequestContext;
-use dashfloat::llm::stream::Endpoint;
+use dashfloat::agent::{self, ApprovalPolicy};
 use dashfloat::protocol::{AgentEvent, Phase, ReplyEnd, Severity, UiCommand, Usage};
 use serde_json::{Value, json};
+use support::agent::{
+    AgentHarness, EVENT_WAIT, assert_tool_pairing, reply_text as text, setup, system_texts,
+};
 use support::server::{
     Reply, ScriptedServer, content_chunk, finish_chunk, role_chunk, usage_chunk,
 };
 use tokio::sync::mpsc;
 
-const WAIT: Duration = Duration::from_secs(10);
-
-struct Harness {
-    commands: mpsc::Sender<UiCommand>,
-    events: mpsc::Receiver<AgentEvent>,
-    task: tokio::task::JoinHandle<()>,
+/// An agent against `base_url`, its tools rooted in a fresh temp dir.
+fn start(base_url: &str) -> AgentHarness {
+    support::agent::start_in_temp(base_url, ApprovalPolicy::Ask)
 }
 
-fn start(base_url: &str) -> Harness {
-    let endpoint = Endpoint {
-        client: dashfloat::llm::build_client(Duration::from_secs(5)).unwrap(),
-        context: RequestContext {
-            base_url: base_url.to_string(),
-            model: "test-model".into(),
-            key_var: "OPENAI_API_KEY".into(),
-            request_timeout: Duration::from_secs(5),
-        },
-        api_key: None,
-        headers: Vec::new(),
-        idle_timeout: Duration::from_secs(5),
-    };
-    let (commands, command_rx) = mpsc::channel(8);
-    let (event_tx, events) = mpsc::channel(1024);
-    let setup = AgentSetup {
-        endpoint: Ok(endpoint),
-        model: "test-model".into(),
-        system_prompt: "system prompt".into(),
-    };
-    let task = tokio::spawn(agent::run(setup, command_rx, event_tx));
-    Harness {
-        commands,
-        events,
-        task,
+/// Checks the pairing invariant on every request the server received.
+fn assert_all_paired(server: &ScriptedServer) {
+    for req in server.requests() {
+        assert_tool_pairing(&req.body);
     }
-}
-
-impl Harness {
-    async fn send(&self, cmd: UiCommand) {
-        self.commands.send(cmd).await.unwrap();
-    }
-
-    async fn prompt(&self, text: &str) {
-        self.send(UiCommand::Prompt { text: text.into() }).await;
-    }
-
-    /// Events until (and including) `TurnDone`.
-    async fn turn(&mut self) -> Vec<AgentEvent> {
-        let mut out = Vec::new();
-        loop {
-            let ev = tokio::time::timeout(WAIT, self.events.recv())
-                .await
-                .expect("turn did not end")
-                .expect("agent hung up");
-            let done = ev == AgentEvent::TurnDone;
-            out.push(ev);
-            if done {
-                return out;
-            }
-        }
-    }
-
-    /// Events until one matches.
-    async fn until(&mut self, pred: impl Fn(&AgentEvent) -> bool) -> Vec<AgentEvent> {
-        let mut out = Vec::new();
-        loop {
-            let ev = tokio::time::timeout(WAIT, self.events.recv())
-                .await
-                .expect("event did not come")
-                .expect("agent hung up");
-            let hit = pred(&ev);
-            out.push(ev);
-            if hit {
-                return out;
-            }
-        }
-    }
-}
-
-fn text(events: &[AgentEvent]) -> String {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            AgentEvent::AssistantDelta(t) => Some(t.as_str()),
-            _ => None,
-        })
-        .collect()
-}
-
-fn system_texts(events: &[AgentEvent]) -> Vec<String> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            AgentEvent::System { text, .. } => Some(text.clone()),
-            _ => None,
-        })
-        .collect()
 }
 
 fn roles(body: &Value) -> Vec<(String, String)> {
@@ -147,6 +60,7 @@ async fn a_turn_streams_the_reply_and_ends_idle() {
     assert!(events.contains(&AgentEvent::AssistantEnd(ReplyEnd::Complete)));
     assert_eq!(events[n - 2], AgentEvent::Phase(Phase::Idle));
     assert_eq!(events[n - 1], AgentEvent::TurnDone);
+    assert_all_paired(&server);
 }
 
 #[tokio::test]
@@ -176,6 +90,7 @@ async fn the_conversation_grows_turn_by_turn() {
         ])
     );
     assert_eq!(reqs[1].body["model"], json!("test-model"));
+    assert_all_paired(&server);
 }
 
 #[tokio::test]
@@ -205,6 +120,7 @@ async fn usage_arrives_before_the_phase_goes_idle() {
         .position(|e| *e == AgentEvent::Phase(Phase::Idle))
         .unwrap();
     assert!(usage < idle);
+    assert_all_paired(&server);
 }
 
 #[tokio::test]
@@ -234,6 +150,7 @@ async fn cancel_keeps_the_partial_reply_and_the_next_prompt_works() {
             ("user", "next")
         ])[..]
     );
+    assert_all_paired(&server);
 }
 
 #[tokio::test]
@@ -268,6 +185,7 @@ async fn a_failed_stream_keeps_the_partial_reply_and_reports_once() {
     h.turn().await;
     let second = &server.requests()[1].body;
     assert_eq!(roles(second)[2], ("assistant".into(), "half".into()));
+    assert_all_paired(&server);
 }
 
 #[tokio::test]
@@ -294,6 +212,7 @@ async fn an_http_error_is_a_chat_entry_and_the_session_stays_usable() {
         roles(second)[1..],
         pairs(&[("user", "first"), ("user", "second")])[..]
     );
+    assert_all_paired(&server);
 }
 
 #[tokio::test]
@@ -309,6 +228,7 @@ async fn an_empty_episode_says_the_model_returned_nothing() {
             .iter()
             .any(|(r, _)| r == "assistant")
     );
+    assert_all_paired(&server);
 }
 
 #[tokio::test]
@@ -327,6 +247,7 @@ async fn a_cut_reply_at_the_length_limit_is_kept_with_a_notice() {
             .any(|t| t.contains("finish_reason: length"))
     );
     assert!(events.contains(&AgentEvent::AssistantEnd(ReplyEnd::Complete)));
+    assert_all_paired(&server);
 }
 
 #[tokio::test]
@@ -344,6 +265,7 @@ async fn a_retry_is_a_visible_notice() {
         AgentEvent::System { severity: Severity::Notice, text } if text.contains("retrying")
     )));
     assert_eq!(text(&events), "ready");
+    assert_all_paired(&server);
 }
 
 #[tokio::test]
@@ -355,18 +277,20 @@ async fn quit_ends_the_agent_and_aborts_the_stream() {
     h.until(|e| matches!(e, AgentEvent::AssistantDelta(_)))
         .await;
     h.send(UiCommand::Quit).await;
-    tokio::time::timeout(WAIT, h.task).await.unwrap().unwrap();
+    tokio::time::timeout(EVENT_WAIT, h.task)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_all_paired(&server);
 }
 
 #[tokio::test]
 async fn a_missing_client_is_reported_on_each_prompt() {
     let (commands, command_rx) = mpsc::channel(8);
     let (event_tx, mut events) = mpsc::channel(64);
-    let setup = AgentSetup {
-        endpoint: Err("cannot set up the HTTP client: no TLS".into()),
-        model: "m".into(),
-        system_prompt: "s".into(),
-    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut setup = setup("http://127.0.0.1:9/v1", dir.path(), ApprovalPolicy::Ask);
+    setup.endpoint = Err("cannot set up the HTTP client: no TLS".into());
     tokio::spawn(agent::run(setup, command_rx, event_tx));
     commands
         .send(UiCommand::Prompt { text: "x".into() })

@@ -45,7 +45,7 @@ fn body() -> Vec<u8> {
 /// Runs one episode to its end and returns every event.
 async fn run(endpoint: Endpoint) -> Vec<StreamEvent> {
     let (tx, mut rx) = mpsc::channel(1024);
-    let task = tokio::spawn(stream::run(endpoint, body(), tx));
+    let task = tokio::spawn(stream::run(endpoint, body(), "call_".into(), tx));
     let mut events = Vec::new();
     while let Some(ev) = rx.recv().await {
         events.push(ev);
@@ -78,7 +78,10 @@ async fn a_reply_streams_as_content_finish_usage_done() {
     assert_eq!(content(&events), "Hello world");
     assert!(events.contains(&StreamEvent::Finish("stop".into())));
     assert!(events.iter().any(|e| matches!(e, StreamEvent::Usage(_))));
-    assert_eq!(events.last(), Some(&StreamEvent::Done));
+    assert_eq!(
+        events.last(),
+        Some(&StreamEvent::Done { tool_calls: vec![] })
+    );
 }
 
 #[tokio::test]
@@ -134,7 +137,10 @@ async fn finish_reason_length_is_passed_on() {
     .await;
     let events = run(endpoint(&server.base_url())).await;
     assert!(events.contains(&StreamEvent::Finish("length".into())));
-    assert_eq!(events.last(), Some(&StreamEvent::Done));
+    assert_eq!(
+        events.last(),
+        Some(&StreamEvent::Done { tool_calls: vec![] })
+    );
 }
 
 #[tokio::test]
@@ -146,7 +152,10 @@ async fn crlf_framed_events_parse() {
     .await;
     let events = run(endpoint(&server.base_url())).await;
     assert_eq!(content(&events), "a");
-    assert_eq!(events.last(), Some(&StreamEvent::Done));
+    assert_eq!(
+        events.last(),
+        Some(&StreamEvent::Done { tool_calls: vec![] })
+    );
 }
 
 #[tokio::test]
@@ -302,7 +311,10 @@ async fn a_503_before_any_token_is_retried_and_can_succeed() {
         StreamEvent::Retrying { attempt: 1, .. }
     ));
     assert_eq!(content(&events), "back");
-    assert_eq!(events.last(), Some(&StreamEvent::Done));
+    assert_eq!(
+        events.last(),
+        Some(&StreamEvent::Done { tool_calls: vec![] })
+    );
 }
 
 #[tokio::test]
@@ -420,7 +432,10 @@ async fn a_finish_without_done_is_accepted_as_complete() {
     ])])
     .await;
     let events = run(endpoint(&server.base_url())).await;
-    assert_eq!(events.last(), Some(&StreamEvent::Done));
+    assert_eq!(
+        events.last(),
+        Some(&StreamEvent::Done { tool_calls: vec![] })
+    );
 }
 
 #[tokio::test]
@@ -446,7 +461,7 @@ async fn a_frame_at_the_cap_passes_and_one_byte_more_is_refused() {
     ])
     .await;
     let ok = run(endpoint(&server.base_url())).await;
-    assert_eq!(ok.last(), Some(&StreamEvent::Done));
+    assert_eq!(ok.last(), Some(&StreamEvent::Done { tool_calls: vec![] }));
     let err = failure(&run(endpoint(&server.base_url())).await);
     assert_eq!(
         err,
@@ -482,5 +497,8 @@ async fn a_reply_exactly_at_the_cap_is_whole() {
         .collect();
     let server = ScriptedServer::start(vec![Reply::sse(frames)]).await;
     let events = run(endpoint(&server.base_url())).await;
-    assert_eq!(events.last(), Some(&StreamEvent::Done));
+    assert_eq!(
+        events.last(),
+        Some(&StreamEvent::Done { tool_calls: vec![] })
+    );
 }

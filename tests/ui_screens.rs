@@ -18,6 +18,7 @@ fn state(width: u16, height: u16) -> State {
             host: "127.0.0.1:8088".into(),
             cwd: "~/src/project".into(),
             context_window: 8192,
+            approval_warning: None,
         },
         Theme::new(true),
         (width, height),

@@ -15,6 +15,7 @@ fn state() -> State {
             host: "h".into(),
             cwd: "/w".into(),
             context_window: 1000,
+            approval_warning: None,
         },
         Theme::new(true),
         (80, 24),
@@ -226,7 +227,7 @@ fn tick_advances_the_spinner_only_while_active() {
 fn mouse_motion_costs_no_frame_but_the_wheel_scrolls() {
     let mut s = state();
     for i in 0..100 {
-        agent(&mut s, AgentEvent::AssistantDelta(format!("{i}\n")));
+        agent(&mut s, AgentEvent::AssistantDelta(format!("{i}\n\n")));
     }
     s.prepare();
     let mouse = |kind| {

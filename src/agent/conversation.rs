@@ -1,8 +1,9 @@
 //! The conversation: OpenAI-shaped messages in order, starting with the
-//! system prompt. Whole-conversation per request (compaction comes with
-//! sessions).
+//! system prompt. It keeps the one invariant providers enforce: every tool
+//! call in an assistant message is answered by exactly one tool message,
+//! in call order, before anything else follows.
 
-use crate::llm::wire::{ChatRequest, Message, Role, StreamOptions};
+use crate::llm::wire::{ChatRequest, FunctionCall, Message, Role, StreamOptions, ToolCallMessage};
 
 /// The messages sent with every request.
 #[derive(Debug, Clone)]
@@ -24,13 +25,46 @@ impl Conversation {
     }
 
     /// Appends a reply (whole, or partial after an interrupt or failure:
-    /// what the person saw is what the model is told it said).
-    pub fn push_assistant(&mut self, text: String) {
-        self.messages.push(Message::new(Role::Assistant, text));
+    /// what the person saw is what the model is told it said) with the
+    /// calls it made, as `(id, name, canonical arguments JSON)`.
+    pub fn push_assistant(&mut self, text: String, calls: Vec<(String, String, String)>) {
+        let tool_calls: Vec<ToolCallMessage> = calls
+            .into_iter()
+            .map(|(id, name, arguments)| ToolCallMessage {
+                id,
+                kind: "function".to_string(),
+                function: FunctionCall { name, arguments },
+            })
+            .collect();
+        let content = if text.is_empty() && !tool_calls.is_empty() {
+            None
+        } else {
+            Some(text)
+        };
+        self.messages.push(Message {
+            role: Role::Assistant,
+            content,
+            tool_calls,
+            tool_call_id: None,
+        });
+    }
+
+    /// Appends the answer to one call.
+    pub fn push_tool_result(&mut self, call_id: String, result: String) {
+        self.messages.push(Message {
+            role: Role::Tool,
+            content: Some(result),
+            tool_calls: Vec::new(),
+            tool_call_id: Some(call_id),
+        });
     }
 
     /// The JSON body of the next request.
-    pub fn request_body(&self, model: &str) -> Result<Vec<u8>, serde_json::Error> {
+    pub fn request_body(
+        &self,
+        model: &str,
+        tools: &serde_json::Value,
+    ) -> Result<Vec<u8>, serde_json::Error> {
         serde_json::to_vec(&ChatRequest {
             model,
             messages: &self.messages,
@@ -38,6 +72,7 @@ impl Conversation {
             stream_options: StreamOptions {
                 include_usage: true,
             },
+            tools,
         })
     }
 }
@@ -45,7 +80,10 @@ impl Conversation {
 /// The system prompt for a session in `cwd`.
 pub fn system_prompt(cwd: &str) -> String {
     format!(
-        "You are dashfloat, a coding assistant in a terminal. The person works in the project directory {cwd}. \
-Answer concisely in GitHub-flavoured markdown; put code in fenced blocks with a language tag."
+        "You are dashfloat, a coding agent in a terminal. The person works in the project directory {cwd}; \
+every path you give a tool is relative to it. Use the tools to look before you change anything: read_file and \
+list_directory run at once; write_file, edit_file and execute_command wait for the person's approval and may be \
+rejected. When a tool fails, read its error: it says how to recover. When you have what you need, answer \
+concisely in GitHub-flavoured markdown, with code in fenced blocks tagged with their language."
     )
 }

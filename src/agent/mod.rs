@@ -1,21 +1,41 @@
-//! The agent actor: owns the conversation, starts one stream task per model
-//! episode, forwards what the model says to the UI, and keeps the
-//! conversation valid on every way a turn can end. It never blocks on I/O
-//! itself: requests run in stream tasks it can abort.
+//! The agent actor: owns the conversation and the tool loop. It starts one
+//! stream task per model episode and one task per tool call (and per
+//! preview), forwards what happens to the UI as [`AgentEvent`]s, decides
+//! which calls wait for the person, and keeps the conversation valid on
+//! every way a turn can end. It never blocks on I/O itself.
 
 mod conversation;
+mod outcome;
+mod policy;
+mod repeat;
+mod round;
 
 pub use conversation::{Conversation, system_prompt};
+pub use policy::ApprovalPolicy;
+pub use repeat::{REPEAT_MAX_KEYS, REPEAT_THRESHOLDS, RepeatDetector};
 
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use crate::llm::stream::{self, Endpoint};
-use crate::protocol::{AgentEvent, Phase, ReplyEnd, Severity, StreamEvent, UiCommand, Usage};
+use crate::protocol::{
+    AgentEvent, CallId, Phase, ReplyEnd, Severity, StreamEvent, ToolCallRequest, ToolEvent,
+    UiCommand, Usage,
+};
+use crate::tools::ToolContext;
+
+use round::{Abandon, Round};
 
 /// Stream events buffered between a stream task and the agent; the stream
 /// task waits (and so reads no further from the socket) when it is full.
 pub const STREAM_QUEUE: usize = 256;
+/// Tool and preview results buffered for the agent; at most one per call
+/// of an episode is ever outstanding, and an episode has at most 64.
+pub const TOOL_QUEUE: usize = 64;
+/// Model episodes in one turn before the agent stops and asks the person.
+/// Small local models often call a tool again after every result instead
+/// of answering; this is what ends such a turn.
+pub const DEFAULT_MAX_STEPS: u32 = 16;
 
 /// What the agent needs to run.
 #[derive(Debug)]
@@ -27,6 +47,12 @@ pub struct AgentSetup {
     pub model: String,
     /// The system prompt opening the conversation.
     pub system_prompt: String,
+    /// Where tools run.
+    pub tools: ToolContext,
+    /// Which calls wait for the person.
+    pub approval: ApprovalPolicy,
+    /// Episodes per turn before stopping.
+    pub max_steps: u32,
 }
 
 /// One model episode in flight.
@@ -37,14 +63,30 @@ struct Episode {
     reasoning: bool,
     usage: Option<Usage>,
     finish: Option<String>,
+    /// Calls whose id and name arrived; each is answered whatever happens.
+    announced: Vec<(CallId, String)>,
+}
+
+/// How an episode ended, as the agent handles it.
+enum EpisodeEnd {
+    Complete(Vec<ToolCallRequest>),
+    Interrupted,
+    Failed(String),
 }
 
 /// The actor's state.
 struct Agent {
     setup: AgentSetup,
+    tool_catalogue: serde_json::Value,
     conversation: Conversation,
     ui: mpsc::Sender<AgentEvent>,
+    tool_tx: mpsc::Sender<ToolEvent>,
     episode: Option<Episode>,
+    round: Option<Round>,
+    repeats: RepeatDetector,
+    steps: u32,
+    turn_usage: Option<Usage>,
+    episodes_started: u64,
 }
 
 /// Runs the agent until the UI says quit or hangs up.
@@ -53,57 +95,89 @@ pub async fn run(
     commands: mpsc::Receiver<UiCommand>,
     ui: mpsc::Sender<AgentEvent>,
 ) {
-    let conversation = Conversation::new(&setup.system_prompt);
+    let (tool_tx, tool_rx) = mpsc::channel(TOOL_QUEUE);
     let agent = Agent {
+        conversation: Conversation::new(&setup.system_prompt),
+        tool_catalogue: crate::tools::definitions(),
         setup,
-        conversation,
         ui,
+        tool_tx,
         episode: None,
+        round: None,
+        repeats: RepeatDetector::default(),
+        steps: 0,
+        turn_usage: None,
+        episodes_started: 0,
     };
-    agent.run(commands).await;
+    agent.run(commands, tool_rx).await;
 }
 
 impl Agent {
-    async fn run(mut self, mut commands: mpsc::Receiver<UiCommand>) {
+    async fn run(
+        mut self,
+        mut commands: mpsc::Receiver<UiCommand>,
+        mut tool_rx: mpsc::Receiver<ToolEvent>,
+    ) {
         loop {
             tokio::select! {
                 cmd = commands.recv() => match cmd {
                     None | Some(UiCommand::Quit) => break,
                     Some(UiCommand::Prompt { text }) => self.prompt(text).await,
-                    Some(UiCommand::Cancel) => self.end_episode(ReplyEnd::Interrupted).await,
+                    Some(UiCommand::Cancel) => self.cancel().await,
+                    Some(UiCommand::Decide { id, decision }) => self.decide(&id, decision).await,
                 },
-                ev = next_stream_event(&mut self.episode) => {
-                    if !self.on_stream_event(ev).await {
-                        break;
-                    }
-                }
+                ev = next_stream_event(&mut self.episode) => self.on_stream_event(ev).await,
+                Some(ev) = tool_rx.recv() => self.on_tool_event(ev).await,
             }
         }
         if let Some(episode) = self.episode.take() {
             episode.task.abort();
         }
+        if let Some(round) = self.round.take() {
+            round.cancel_all();
+        }
     }
 
-    /// Sends to the UI; false when the UI is gone and the agent should end.
-    async fn emit(&self, event: AgentEvent) -> bool {
-        self.ui.send(event).await.is_ok()
+    /// Sends to the UI. A UI that hung up is noticed by the command channel
+    /// closing, so a failed send needs no handling here.
+    async fn emit(&self, event: AgentEvent) {
+        let _ = self.ui.send(event).await;
     }
 
-    async fn system(&self, severity: Severity, text: String) -> bool {
-        self.emit(AgentEvent::System { severity, text }).await
+    async fn system(&self, severity: Severity, text: impl Into<String>) {
+        self.emit(AgentEvent::System {
+            severity,
+            text: text.into(),
+        })
+        .await;
+    }
+
+    fn busy(&self) -> bool {
+        self.episode.is_some() || self.round.is_some()
     }
 
     async fn prompt(&mut self, text: String) {
-        if self.episode.is_some() {
+        if self.busy() {
             self.system(
                 Severity::Notice,
-                "a reply is still streaming; that prompt was not sent".to_string(),
+                "the agent is still busy; that prompt was not sent",
             )
             .await;
             return;
         }
+        self.repeats.reset();
+        self.steps = 0;
+        self.turn_usage = None;
         self.conversation.push_user(text);
         self.start_episode().await;
+    }
+
+    async fn cancel(&mut self) {
+        if self.episode.is_some() {
+            self.end_episode(EpisodeEnd::Interrupted).await;
+        } else if self.round.is_some() {
+            self.cancel_round().await;
+        }
     }
 
     async fn start_episode(&mut self) {
@@ -111,22 +185,30 @@ impl Agent {
             Ok(endpoint) => endpoint.clone(),
             Err(why) => {
                 self.system(Severity::Error, why.clone()).await;
-                self.emit(AgentEvent::Phase(Phase::Idle)).await;
-                self.emit(AgentEvent::TurnDone).await;
+                self.end_turn().await;
                 return;
             }
         };
-        let body = match self.conversation.request_body(&self.setup.model) {
+        let body = match self
+            .conversation
+            .request_body(&self.setup.model, &self.tool_catalogue)
+        {
             Ok(body) => body,
             Err(e) => {
                 self.system(Severity::Error, format!("cannot encode the request: {e}"))
                     .await;
-                self.emit(AgentEvent::TurnDone).await;
+                self.end_turn().await;
                 return;
             }
         };
+        self.steps += 1;
+        self.episodes_started += 1;
+        // Ids the agent makes up for calls that came without one are unique
+        // per episode, so a result can never be matched to another round's
+        // call.
+        let id_prefix = format!("call_{}_", self.episodes_started);
         let (tx, rx) = mpsc::channel(STREAM_QUEUE);
-        let task = tokio::spawn(stream::run(endpoint, body, tx));
+        let task = tokio::spawn(stream::run(endpoint, body, id_prefix, tx));
         self.episode = Some(Episode {
             events: rx,
             task,
@@ -134,33 +216,29 @@ impl Agent {
             reasoning: false,
             usage: None,
             finish: None,
+            announced: Vec::new(),
         });
         self.emit(AgentEvent::Phase(Phase::Streaming)).await;
     }
 
     /// Handles one stream event; `None` means the stream task ended without
-    /// saying how (it panicked or was dropped). False when the UI is gone.
-    async fn on_stream_event(&mut self, event: Option<StreamEvent>) -> bool {
+    /// saying how (it panicked or was dropped).
+    async fn on_stream_event(&mut self, event: Option<StreamEvent>) {
         let Some(episode) = self.episode.as_mut() else {
-            return true;
+            return;
         };
         match event {
             Some(StreamEvent::Content(text)) => {
                 episode.content.push_str(&text);
-                self.emit(AgentEvent::AssistantDelta(text)).await
+                self.emit(AgentEvent::AssistantDelta(text)).await;
             }
             Some(StreamEvent::Reasoning(text)) => {
                 episode.reasoning = true;
-                self.emit(AgentEvent::ReasoningDelta(text)).await
+                self.emit(AgentEvent::ReasoningDelta(text)).await;
             }
-            Some(StreamEvent::Usage(usage)) => {
-                episode.usage = Some(usage);
-                true
-            }
-            Some(StreamEvent::Finish(reason)) => {
-                episode.finish = Some(reason);
-                true
-            }
+            Some(StreamEvent::Usage(usage)) => episode.usage = Some(usage),
+            Some(StreamEvent::Finish(reason)) => episode.finish = Some(reason),
+            Some(StreamEvent::ToolCallStarted { id, name }) => episode.announced.push((id, name)),
             Some(StreamEvent::Retrying {
                 attempt,
                 wait,
@@ -171,62 +249,92 @@ impl Agent {
                     wait.as_secs_f64().ceil(),
                     stream::RETRY_MAX
                 );
-                self.system(Severity::Notice, text).await
+                self.system(Severity::Notice, text).await;
             }
-            Some(StreamEvent::Done) => {
-                self.end_episode(ReplyEnd::Complete).await;
-                true
+            Some(StreamEvent::Done { tool_calls }) => {
+                self.end_episode(EpisodeEnd::Complete(tool_calls)).await;
             }
             Some(StreamEvent::Failed(err)) => {
-                self.end_episode_with(ReplyEnd::Failed, Some(err.to_string()))
-                    .await;
-                true
+                self.end_episode(EpisodeEnd::Failed(err.to_string())).await;
             }
             None => {
-                self.end_episode_with(
-                    ReplyEnd::Failed,
-                    Some("the stream task ended unexpectedly; the partial reply is kept".into()),
-                )
+                self.end_episode(EpisodeEnd::Failed(
+                    "the stream task ended unexpectedly; the partial reply is kept".into(),
+                ))
                 .await;
-                true
             }
         }
     }
 
-    async fn end_episode(&mut self, end: ReplyEnd) {
-        self.end_episode_with(end, None).await;
-    }
-
-    /// Ends the episode in flight, if any: the partial or whole reply joins
-    /// the conversation, the UI hears how it ended, and the turn is over.
-    async fn end_episode_with(&mut self, end: ReplyEnd, error: Option<String>) {
+    /// Ends the episode in flight: the reply (whole or partial) and its
+    /// calls join the conversation, the UI hears how it ended, and the turn
+    /// goes on to the calls or ends. Calls announced by a stream that did
+    /// not complete are answered at once, so the conversation stays valid.
+    async fn end_episode(&mut self, end: EpisodeEnd) {
         let Some(episode) = self.episode.take() else {
             return;
         };
         // Aborting drops the request future, which closes the connection:
         // the server stops generating for a reply nobody reads.
         episode.task.abort();
+        if let Some(usage) = episode.usage {
+            self.turn_usage = Some(usage);
+        }
+        let reply_end = match &end {
+            EpisodeEnd::Complete(_) => ReplyEnd::Complete,
+            EpisodeEnd::Interrupted => ReplyEnd::Interrupted,
+            EpisodeEnd::Failed(_) => ReplyEnd::Failed,
+        };
+        self.emit(AgentEvent::AssistantEnd(reply_end)).await;
+        if let EpisodeEnd::Failed(why) = &end {
+            self.system(Severity::Error, why.clone()).await;
+        }
+        let calls = match end {
+            EpisodeEnd::Complete(calls) => calls,
+            EpisodeEnd::Interrupted | EpisodeEnd::Failed(_) => episode
+                .announced
+                .iter()
+                .map(|(id, name)| ToolCallRequest {
+                    id: id.clone(),
+                    name: name.clone(),
+                    arguments: "{}".to_string(),
+                    error: None,
+                })
+                .collect(),
+        };
         let had_text = !episode.content.is_empty();
-        if had_text {
-            self.conversation.push_assistant(episode.content);
-        }
-        self.emit(AgentEvent::AssistantEnd(end)).await;
-        if let Some(error) = error {
-            self.system(Severity::Error, error).await;
-        }
-        if end == ReplyEnd::Complete && !had_text && !episode.reasoning {
-            self.system(Severity::Notice, "[model returned nothing]".to_string())
+        if reply_end == ReplyEnd::Complete && !had_text && !episode.reasoning && calls.is_empty() {
+            self.system(Severity::Notice, "[model returned nothing]")
                 .await;
         }
-        if end == ReplyEnd::Complete && episode.finish.as_deref() == Some("length") {
+        if reply_end == ReplyEnd::Complete && episode.finish.as_deref() == Some("length") {
             self.system(
                 Severity::Notice,
-                "the reply reached the model's output limit (finish_reason: length) and was cut off"
-                    .to_string(),
+                "the reply reached the model's output limit (finish_reason: length) and was cut off",
             )
             .await;
         }
-        if let Some(usage) = episode.usage {
+        let round = Round::new(calls, self.setup.approval);
+        // An empty reply is not sent back: it would teach the model nothing
+        // and some providers refuse an assistant message with no content.
+        if had_text || !round.is_empty() {
+            self.conversation
+                .push_assistant(episode.content, round.assistant_calls());
+        }
+        if round.is_empty() {
+            self.end_turn().await;
+            return;
+        }
+        match reply_end {
+            ReplyEnd::Complete => self.start_round(round).await,
+            ReplyEnd::Interrupted => self.abandon_round(round, Abandon::Interrupted).await,
+            ReplyEnd::Failed => self.abandon_round(round, Abandon::Failed).await,
+        }
+    }
+
+    /// The turn is over: the last usage, idle, done.
+    async fn end_turn(&mut self) {
+        if let Some(usage) = self.turn_usage.take() {
             self.emit(AgentEvent::Usage(usage)).await;
         }
         self.emit(AgentEvent::Phase(Phase::Idle)).await;

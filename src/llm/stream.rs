@@ -10,10 +10,11 @@ use futures_util::StreamExt;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, RETRY_AFTER};
 use tokio::sync::mpsc;
 
-use crate::protocol::{StreamEvent, TransportError, Usage};
+use crate::protocol::{StreamEvent, ToolCallRequest, TransportError, Usage};
 
 use super::classify::{self, RequestContext};
 use super::guarded::{GuardError, GuardedBytes};
+use super::tool_calls::{AccumulatorError, CallError, ToolCallAccumulator};
 use super::wire::ChatChunk;
 
 /// ADR 0007's episode cap: reply and reasoning text together may not exceed
@@ -51,8 +52,14 @@ impl Endpoint {
 }
 
 /// Runs one episode: POSTs `body` (a serialised chat request) and reports on
-/// `tx` until the stream ends.
-pub async fn run(endpoint: Endpoint, body: Vec<u8>, tx: mpsc::Sender<StreamEvent>) {
+/// `tx` until the stream ends. Ids made up for calls that arrive without
+/// one start with `id_prefix`.
+pub async fn run(
+    endpoint: Endpoint,
+    body: Vec<u8>,
+    id_prefix: String,
+    tx: mpsc::Sender<StreamEvent>,
+) {
     let mut attempt = 0;
     let response = loop {
         match open(&endpoint, &body).await {
@@ -81,7 +88,7 @@ pub async fn run(endpoint: Endpoint, body: Vec<u8>, tx: mpsc::Sender<StreamEvent
             }
         }
     };
-    let end = read(response, &endpoint, &tx).await;
+    let end = read(response, &endpoint, id_prefix, &tx).await;
     if let Some(end) = end {
         let _ = tx.send(end).await;
     }
@@ -166,8 +173,11 @@ async fn read_bounded(response: reqwest::Response, limit: Duration) -> Vec<u8> {
 async fn read(
     response: reqwest::Response,
     endpoint: &Endpoint,
+    id_prefix: String,
     tx: &mpsc::Sender<StreamEvent>,
 ) -> Option<StreamEvent> {
+    let mut calls = ToolCallAccumulator::with_id_prefix(id_prefix);
+    let mut announced = 0usize;
     let bytes = GuardedBytes::new(
         Box::pin(response.bytes_stream()),
         endpoint.idle_timeout,
@@ -183,7 +193,7 @@ async fn read(
         };
         let data = event.data.trim();
         if data == "[DONE]" {
-            return Some(StreamEvent::Done);
+            return Some(done(calls));
         }
         if data.is_empty() {
             continue;
@@ -212,6 +222,27 @@ async fn read(
                 text_bytes += text.len();
                 out.push(StreamEvent::Content(text));
             }
+            if !delta.tool_calls.is_empty() {
+                let fed = calls.feed(&delta.tool_calls);
+                for call in calls.announced().iter().skip(announced) {
+                    out.push(StreamEvent::ToolCallStarted {
+                        id: call.id.to_string(),
+                        name: call.name.to_string(),
+                    });
+                }
+                announced = calls.announced().len();
+                match fed {
+                    Ok(bytes) => text_bytes += bytes,
+                    Err(AccumulatorError::TooManyCalls { limit }) => {
+                        for ev in out {
+                            tx.send(ev).await.ok()?;
+                        }
+                        return Some(StreamEvent::Failed(TransportError::TooManyToolCalls {
+                            limit,
+                        }));
+                    }
+                }
+            }
             if let Some(reason) = choice.finish_reason {
                 finished = true;
                 out.push(StreamEvent::Finish(reason));
@@ -236,10 +267,38 @@ async fn read(
     // Some servers close without `[DONE]` after a finish_reason; that reply
     // is whole. Without a finish_reason the stream was cut.
     Some(if finished {
-        StreamEvent::Done
+        done(calls)
     } else {
         StreamEvent::Failed(TransportError::CutShort)
     })
+}
+
+/// The end of a complete reply, with its calls. Arguments that parsed are
+/// passed on re-encoded (empty arguments read as `{}`); those that are not
+/// a JSON object are passed on as streamed, for the tool validator to
+/// report with its stable code. Only what breaks the call itself — no
+/// name, two names — is reported here.
+fn done(calls: ToolCallAccumulator) -> StreamEvent {
+    let tool_calls = calls
+        .finish()
+        .into_iter()
+        .map(|call| {
+            let (arguments, error) = match call.parsed {
+                Ok(map) => (serde_json::Value::Object(map).to_string(), None),
+                Err(CallError::InvalidJson { .. } | CallError::NotAnObject { .. }) => {
+                    (call.arguments, None)
+                }
+                Err(e) => (call.arguments, Some(e.to_string())),
+            };
+            ToolCallRequest {
+                id: call.id,
+                name: call.name,
+                arguments,
+                error,
+            }
+        })
+        .collect();
+    StreamEvent::Done { tool_calls }
 }
 
 fn stream_error(e: EventStreamError<GuardError>) -> TransportError {

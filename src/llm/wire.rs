@@ -14,6 +14,8 @@ pub enum Role {
     User,
     /// The model.
     Assistant,
+    /// A tool's result, answering one call.
+    Tool,
 }
 
 /// One message of the conversation, in the shape the API takes.
@@ -21,8 +23,15 @@ pub enum Role {
 pub struct Message {
     /// Who wrote it.
     pub role: Role,
-    /// Its text.
-    pub content: String,
+    /// Its text; absent on an assistant message that only calls tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    /// The calls an assistant message makes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCallMessage>,
+    /// The call a tool message answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
 }
 
 impl Message {
@@ -30,9 +39,32 @@ impl Message {
     pub fn new(role: Role, content: impl Into<String>) -> Self {
         Self {
             role,
-            content: content.into(),
+            content: Some(content.into()),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
         }
     }
+}
+
+/// A tool call inside an assistant message, in canonical form.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCallMessage {
+    /// The call's id; the answering tool message echoes it.
+    pub id: String,
+    /// Always `"function"`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// What is called.
+    pub function: FunctionCall,
+}
+
+/// The function of a tool call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FunctionCall {
+    /// The tool's name.
+    pub name: String,
+    /// The arguments as a JSON object encoded in a string.
+    pub arguments: String,
 }
 
 /// `stream_options` of the request.
@@ -53,6 +85,8 @@ pub struct ChatRequest<'a> {
     pub stream: bool,
     /// Always asks for usage.
     pub stream_options: StreamOptions,
+    /// The tool catalogue (OpenAI function format).
+    pub tools: &'a serde_json::Value,
 }
 
 /// One `data:` frame of the stream.

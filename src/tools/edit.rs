@@ -5,12 +5,15 @@
 use std::io::Read;
 use std::ops::Range;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+use crate::protocol::FileGuard;
+
 use super::atomic::write_atomic;
 use super::failure::ToolFailure;
+use super::guard::{check, content_hash};
 use super::read::count_lines;
 use super::{io_failure, resolve_for};
 
@@ -150,12 +153,17 @@ fn line_of(haystack: &[u8], pos: usize) -> usize {
     haystack[..pos].iter().filter(|b| **b == b'\n').count() + 1
 }
 
-pub(crate) fn edit_file(
-    root: &Path,
-    path: &str,
-    search: &[u8],
-    replace: &[u8],
-) -> Result<Value, ToolFailure> {
+/// The file an edit works on: its resolved path, content and mode.
+pub(crate) struct EditTarget {
+    real: PathBuf,
+    /// The whole content (at most [`EDIT_MAX_FILE_BYTES`]).
+    pub(crate) data: Vec<u8>,
+    mode: u32,
+}
+
+/// Resolves and reads the file to edit, refusing one over the size cap by
+/// `stat` before reading a byte.
+pub(crate) fn read_target(root: &Path, path: &str) -> Result<EditTarget, ToolFailure> {
     let real = resolve_for(TOOL, root, path)?;
     let meta = std::fs::metadata(&real).map_err(|e| io_failure(TOOL, path, "edit", &e))?;
     if !meta.is_file() {
@@ -177,10 +185,41 @@ pub(crate) fn edit_file(
     if data.len() as u64 > EDIT_MAX_FILE_BYTES {
         return Err(too_big(path, data.len() as u64));
     }
-    let range = locate(&data, search).map_err(|e| failed(format!("{path}: {e}")))?;
-    let line = line_of(&data, range.start);
-    let new = splice(&data, range, replace);
-    write_atomic(&real, &new, Some(meta.permissions().mode()))
+    Ok(EditTarget {
+        real,
+        data,
+        mode: meta.permissions().mode(),
+    })
+}
+
+/// Locates the block in `data` and builds the new content: the one
+/// computation both the preview and the write use.
+pub(crate) fn plan(
+    path: &str,
+    data: &[u8],
+    search: &[u8],
+    replace: &[u8],
+) -> Result<(usize, Vec<u8>), ToolFailure> {
+    let range = locate(data, search).map_err(|e| failed(format!("{path}: {e}")))?;
+    Ok((line_of(data, range.start), splice(data, range, replace)))
+}
+
+pub(crate) fn edit_file(
+    root: &Path,
+    path: &str,
+    search: &[u8],
+    replace: &[u8],
+    guard: FileGuard,
+) -> Result<Value, ToolFailure> {
+    let target = read_target(root, path)?;
+    check(
+        TOOL,
+        path,
+        guard,
+        FileGuard::Content(content_hash(&target.data)),
+    )?;
+    let (line, new) = plan(path, &target.data, search, replace)?;
+    write_atomic(&target.real, &new, Some(target.mode))
         .map_err(|e| io_failure(TOOL, path, "write", &e))?;
     Ok(json!({
         "ok": true,

@@ -1,10 +1,11 @@
 //! The tool catalogue: everything a tool call does between "the model asked
-//! for X" and "here is the structured result". No UI, no agent loop, no
-//! import of the rest of the crate.
+//! for X" and "here is the structured result". No UI, no agent loop; of
+//! the rest of the crate it knows only `protocol`.
 //!
 //! The agent calls [`definitions`] for the request body, [`validate`] on
-//! each call the model streamed (before confirmation), and [`execute`] on a
-//! validated call. Every path ends in a JSON result object; a failure is a
+//! each call the model streamed (before confirmation), [`preview`] for a
+//! call that needs confirming, and [`execute`] / [`execute_guarded`] on a
+//! validated (and, where asked, approved) call. Every path ends in a JSON result object; a failure is a
 //! result ([`ToolFailure::to_json`]), never a panic. ADRs 0010–0013.
 
 mod atomic;
@@ -13,8 +14,10 @@ mod edit;
 mod env;
 mod exec;
 mod failure;
+mod guard;
 mod list;
 mod path_policy;
+mod preview;
 mod read;
 mod validate;
 mod write;
@@ -25,6 +28,8 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::protocol::FileGuard;
+
 pub use catalogue::definitions;
 pub use edit::{EDIT_MAX_FILE_BYTES, LocateError, NearMatch, locate, splice};
 pub use env::{SECRET_VARS, child_env, is_secret};
@@ -32,6 +37,7 @@ pub use exec::{EXEC_DEFAULT_TIMEOUT, EXEC_DRAIN_GRACE, EXEC_OUTPUT_MAX_BYTES};
 pub use failure::ToolFailure;
 pub use list::LIST_MAX_ENTRIES;
 pub use path_policy::{PATH_MAX_LINKS, PathError, resolve};
+pub use preview::{PREVIEW_CONTEXT_LINES, PREVIEW_MAX_LINES, preview};
 pub use read::{
     READ_BINARY_PROBE_BYTES, READ_DEFAULT_LIMIT, READ_DEFAULT_OFFSET, READ_MAX_BYTES,
     READ_MAX_LIMIT, READ_MAX_LINES, READ_STREAM_THRESHOLD_BYTES,
@@ -138,6 +144,18 @@ impl ToolCall {
 /// killed) and stops a file tool that has not started yet — a write that
 /// has begun is never reported as cancelled, because it may have landed.
 pub async fn execute(call: &ToolCall, ctx: &ToolContext, cancel: CancellationToken) -> Value {
+    execute_guarded(call, ctx, cancel, FileGuard::Unguarded).await
+}
+
+/// Runs a call the person approved after seeing its [`preview`]: a write
+/// or edit lands only if the file still matches `guard`, so what was
+/// approved is what lands.
+pub async fn execute_guarded(
+    call: &ToolCall,
+    ctx: &ToolContext,
+    cancel: CancellationToken,
+    guard: FileGuard,
+) -> Value {
     let outcome = match call {
         ToolCall::ExecuteCommand { command, cwd } => {
             exec::execute_command(command, cwd, ctx, &cancel).await
@@ -150,7 +168,7 @@ pub async fn execute(call: &ToolCall, ctx: &ToolContext, cancel: CancellationTok
             let call = call.clone();
             let root = ctx.root.clone();
             let name = call.name();
-            tokio::task::spawn_blocking(move || run_file_tool(&call, &root))
+            tokio::task::spawn_blocking(move || run_file_tool(&call, &root, guard))
                 .await
                 .unwrap_or_else(|e| {
                     Err(ToolFailure::ExecutionFailed {
@@ -163,14 +181,18 @@ pub async fn execute(call: &ToolCall, ctx: &ToolContext, cancel: CancellationTok
     outcome.unwrap_or_else(|failure| failure.to_json())
 }
 
-fn run_file_tool(call: &ToolCall, root: &std::path::Path) -> Result<Value, ToolFailure> {
+fn run_file_tool(
+    call: &ToolCall,
+    root: &std::path::Path,
+    guard: FileGuard,
+) -> Result<Value, ToolFailure> {
     match call {
         ToolCall::ReadFile {
             path,
             offset,
             limit,
         } => read::read_file(root, path, *offset, *limit),
-        ToolCall::WriteFile { path, content } => write::write_file(root, path, content),
+        ToolCall::WriteFile { path, content } => write::write_file(root, path, content, guard),
         ToolCall::EditFile {
             path,
             search_block,
@@ -180,6 +202,7 @@ fn run_file_tool(call: &ToolCall, root: &std::path::Path) -> Result<Value, ToolF
             path,
             search_block.as_bytes(),
             replace_block.as_bytes(),
+            guard,
         ),
         ToolCall::ListDirectory { path } => list::list_directory(root, path),
         ToolCall::ExecuteCommand { .. } => Err(ToolFailure::ExecutionFailed {

@@ -6,15 +6,27 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
+use crate::protocol::FileGuard;
+
 use super::atomic::write_atomic;
 use super::failure::ToolFailure;
+use super::guard::{check, guard_of};
 use super::read::count_lines;
 use super::{io_failure, resolve_for};
 
 const TOOL: &str = "write_file";
 
-pub(crate) fn write_file(root: &Path, path: &str, content: &str) -> Result<Value, ToolFailure> {
+pub(crate) fn write_file(
+    root: &Path,
+    path: &str,
+    content: &str,
+    guard: FileGuard,
+) -> Result<Value, ToolFailure> {
     let real = resolve_for(TOOL, root, path)?;
+    if guard != FileGuard::Unguarded {
+        let now = guard_of(&real).map_err(|e| io_failure(TOOL, path, "read", &e))?;
+        check(TOOL, path, guard, now)?;
+    }
     let existing = match std::fs::symlink_metadata(&real) {
         Ok(meta) => Some(meta),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,

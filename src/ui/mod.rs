@@ -4,6 +4,7 @@
 
 pub mod app;
 pub mod editor;
+pub mod entry;
 pub mod markdown;
 pub mod state;
 pub mod terminal;

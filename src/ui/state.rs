@@ -1,6 +1,6 @@
 //! Everything the screen shows, owned by the UI task.
 
-use crate::protocol::{Phase, Usage};
+use crate::protocol::{CallId, Phase, Usage};
 
 use super::editor::{Editor, History};
 use super::theme::Theme;
@@ -22,6 +22,20 @@ pub struct SessionInfo {
     pub cwd: String,
     /// The model's context window in tokens.
     pub context_window: u64,
+    /// A warning shown in the header while a permissive approval policy is
+    /// active (e.g. "approve-all"); `None` for the default.
+    pub approval_warning: Option<String>,
+}
+
+/// The confirmation the person is being asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingConfirm {
+    /// The call; the answer echoes it.
+    pub id: CallId,
+    /// Its place among the episode's confirmations (1-based).
+    pub position: usize,
+    /// How many there are.
+    pub of: usize,
 }
 
 /// A one-line message in the help line that replaces the key hints until
@@ -56,6 +70,8 @@ pub struct State {
     pub quit_armed: bool,
     /// The agent's channel closed: prompts can no longer be answered.
     pub agent_gone: bool,
+    /// The confirmation waiting for y / Esc, if any.
+    pub confirm: Option<PendingConfirm>,
 }
 
 impl State {
@@ -74,6 +90,7 @@ impl State {
             hint: None,
             quit_armed: false,
             agent_gone: false,
+            confirm: None,
         }
     }
 

@@ -2,117 +2,12 @@
 //! the current width, and the scroll position. A frame costs the visible
 //! lines plus the entry that changed, never the whole transcript.
 
-use ratatui::text::{Line, Span};
+use ratatui::text::Line;
 
-use crate::protocol::{ReplyEnd, Severity};
+use crate::protocol::{CallId, ReplyEnd, Severity, ToolStatus};
 
-use super::markdown;
+pub use super::entry::{Entry, EntryKind};
 use super::theme::Theme;
-use super::wrap::wrap_plain;
-
-/// What kind of entry a transcript line belongs to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum EntryKind {
-    /// The person's prompt.
-    User,
-    /// A model reply, with its reasoning and how it ended.
-    Assistant {
-        /// Reasoning text, shown dimmed above the reply.
-        reasoning: String,
-        /// `None` while it streams.
-        end: Option<ReplyEnd>,
-    },
-    /// A notice or an error.
-    System(Severity),
-}
-
-/// One entry of the log.
-#[derive(Debug, Clone)]
-pub struct Entry {
-    /// Its kind.
-    pub kind: EntryKind,
-    /// Its text (markdown for replies, plain otherwise).
-    pub text: String,
-    lines: Vec<Line<'static>>,
-    dirty: bool,
-}
-
-impl Entry {
-    fn new(kind: EntryKind, text: String) -> Self {
-        Self {
-            kind,
-            text,
-            lines: Vec::new(),
-            dirty: true,
-        }
-    }
-
-    /// Whether this is a reply that is still streaming.
-    pub fn is_open_reply(&self) -> bool {
-        matches!(self.kind, EntryKind::Assistant { end: None, .. })
-    }
-
-    fn render(&self, width: u16, theme: &Theme) -> Vec<Line<'static>> {
-        let mut lines = match &self.kind {
-            EntryKind::User => prefixed(&self.text, width, "› ", theme.user, theme.text),
-            EntryKind::System(Severity::Notice) => {
-                prefixed(&self.text, width, "· ", theme.dim, theme.dim)
-            }
-            EntryKind::System(Severity::Error) => {
-                prefixed(&self.text, width, "! ", theme.error, theme.error)
-            }
-            EntryKind::Assistant { reasoning, end } => {
-                let mut lines = Vec::new();
-                if !reasoning.is_empty() {
-                    lines.extend(
-                        wrap_plain(reasoning.trim_end(), width)
-                            .into_iter()
-                            .map(|l| Line::styled(l, theme.dim)),
-                    );
-                }
-                let body = if end.is_none() {
-                    markdown::render_streaming(&self.text, width, theme)
-                } else {
-                    markdown::render(&self.text, width, theme)
-                };
-                lines.extend(body.lines);
-                match end {
-                    Some(ReplyEnd::Interrupted) => {
-                        lines.push(Line::styled("[interrupted]", theme.dim));
-                    }
-                    Some(ReplyEnd::Failed) if self.text.is_empty() => {}
-                    Some(ReplyEnd::Failed) => lines.push(Line::styled("[cut off]", theme.dim)),
-                    _ => {}
-                }
-                lines
-            }
-        };
-        lines.push(Line::default());
-        lines
-    }
-}
-
-/// Wraps `text` under a two-column prefix, continuation lines indented.
-fn prefixed(
-    text: &str,
-    width: u16,
-    prefix: &'static str,
-    prefix_style: ratatui::style::Style,
-    style: ratatui::style::Style,
-) -> Vec<Line<'static>> {
-    let inner = width.saturating_sub(2).max(1);
-    wrap_plain(text, inner)
-        .into_iter()
-        .enumerate()
-        .map(|(i, l)| {
-            let lead = if i == 0 { prefix } else { "  " };
-            Line::from(vec![
-                Span::styled(lead, prefix_style),
-                Span::styled(l, style),
-            ])
-        })
-        .collect()
-}
 
 /// The transcript and its viewport.
 #[derive(Debug, Default)]
@@ -124,6 +19,9 @@ pub struct Transcript {
     scroll: usize,
     /// Height of the viewport at the last frame.
     height: usize,
+    /// The first entry that may need re-wrapping; entries before it are
+    /// clean, so a frame re-wraps only what changed.
+    dirty_from: usize,
 }
 
 impl Transcript {
@@ -134,7 +32,29 @@ impl Transcript {
 
     /// Adds an entry at the bottom.
     pub fn push(&mut self, kind: EntryKind, text: String) {
+        self.dirty_from = self.dirty_from.min(self.entries.len());
         self.entries.push(Entry::new(kind, text));
+    }
+
+    fn touch(&mut self, index: usize) -> &mut Entry {
+        self.dirty_from = self.dirty_from.min(index);
+        let entry = &mut self.entries[index];
+        entry.dirty = true;
+        entry
+    }
+
+    /// Puts a call's outcome under its tool row (calls may finish in any
+    /// order, so the row is found by id).
+    pub fn set_tool_outcome(&mut self, call: &CallId, status: ToolStatus, excerpt: String) {
+        let found = self
+            .entries
+            .iter()
+            .rposition(|e| matches!(&e.kind, EntryKind::Tool { id, .. } if id == call));
+        if let Some(index) = found
+            && let EntryKind::Tool { outcome, .. } = &mut self.touch(index).kind
+        {
+            *outcome = Some((status, excerpt));
+        }
     }
 
     /// The reply that is streaming, opening one if there is none.
@@ -149,9 +69,7 @@ impl Transcript {
             );
         }
         let last = self.entries.len() - 1;
-        let entry = &mut self.entries[last];
-        entry.dirty = true;
-        entry
+        self.touch(last)
     }
 
     /// Appends reply text to the open reply.
@@ -182,22 +100,23 @@ impl Transcript {
         let resized = width != self.width;
         if resized {
             self.width = width;
+            self.dirty_from = 0;
             for entry in &mut self.entries {
                 entry.dirty = true;
             }
         }
         let before = self.total_lines;
-        for entry in self.entries.iter_mut().rev() {
-            // Only the bottom entries change between frames (a width change
-            // marks them all), so the first clean one ends the walk.
+        let start = self.dirty_from.min(self.entries.len());
+        for entry in &mut self.entries[start..] {
             if !entry.dirty {
-                break;
+                continue;
             }
             let lines = entry.render(width, theme);
             self.total_lines = self.total_lines - entry.lines.len() + lines.len();
             entry.lines = lines;
             entry.dirty = false;
         }
+        self.dirty_from = self.entries.len();
         if !resized && self.scroll > 0 {
             self.scroll += self.total_lines.saturating_sub(before);
         }
@@ -278,12 +197,24 @@ impl Transcript {
         for entry in &self.entries {
             let lead = match &entry.kind {
                 EntryKind::User => "› ",
-                EntryKind::Assistant { .. } => "",
+                EntryKind::Assistant { .. } | EntryKind::Preview(_) => "",
                 EntryKind::System(Severity::Notice) => "· ",
                 EntryKind::System(Severity::Error) => "! ",
+                EntryKind::Tool { name, .. } => {
+                    out.push_str("⚙ ");
+                    out.push_str(name);
+                    " "
+                }
             };
             out.push_str(lead);
             out.push_str(entry.text.trim_end());
+            if let EntryKind::Tool {
+                outcome: Some((status, _)),
+                ..
+            } = &entry.kind
+            {
+                out.push_str(&format!("\n  → {}", status_word(status)));
+            }
             if let EntryKind::Assistant {
                 end: Some(ReplyEnd::Interrupted),
                 ..
@@ -294,5 +225,16 @@ impl Transcript {
             out.push_str("\n\n");
         }
         out
+    }
+}
+
+/// The outcome word of a tool call in the plain transcript.
+fn status_word(status: &ToolStatus) -> String {
+    match status {
+        ToolStatus::Ok => "ok".to_string(),
+        ToolStatus::Error(e) => format!("error: {e}"),
+        ToolStatus::Rejected => "rejected".to_string(),
+        ToolStatus::Cancelled => "cancelled".to_string(),
+        ToolStatus::TimedOut(e) => e.clone(),
     }
 }

@@ -3,10 +3,10 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
 
-use crate::protocol::{AgentEvent, Phase, Severity, UiCommand};
+use crate::protocol::{AgentEvent, Decision, Phase, Severity, UiCommand};
 
 use super::markdown;
-use super::state::{Hint, SPINNER, State};
+use super::state::{Hint, PendingConfirm, SPINNER, State};
 use super::transcript::EntryKind;
 
 /// Lines one wheel notch scrolls.
@@ -129,12 +129,44 @@ fn on_agent(state: &mut State, event: AgentEvent) {
         AgentEvent::ReasoningDelta(text) => state.transcript.append_reasoning(&text),
         AgentEvent::AssistantEnd(end) => state.transcript.end_reply(end),
         AgentEvent::Usage(usage) => state.usage = Some(usage),
+        AgentEvent::ToolCall { id, name, summary } => {
+            state.transcript.push(
+                EntryKind::Tool {
+                    id,
+                    name,
+                    outcome: None,
+                },
+                summary,
+            );
+        }
+        AgentEvent::Confirm(request) => {
+            state
+                .transcript
+                .push(EntryKind::Preview(request.preview), String::new());
+            state.confirm = Some(PendingConfirm {
+                id: request.id,
+                position: request.position,
+                of: request.of,
+            });
+            state.phase = Phase::Confirming;
+        }
+        AgentEvent::ToolResult {
+            id,
+            status,
+            excerpt,
+        } => {
+            if state.confirm.as_ref().is_some_and(|c| c.id == id) {
+                state.confirm = None;
+            }
+            state.transcript.set_tool_outcome(&id, status, excerpt);
+        }
         AgentEvent::System { severity, text } => {
             state.transcript.push(EntryKind::System(severity), text);
         }
         AgentEvent::TurnDone => {
             state.phase = Phase::Idle;
             state.quit_armed = false;
+            state.confirm = None;
         }
     }
 }
@@ -156,6 +188,22 @@ fn on_key(state: &mut State, key: KeyEvent) -> Outcome {
     let shift = key.modifiers.contains(KeyModifiers::SHIFT);
     let busy = state.phase.is_active();
     let page = usize::from(state.log_height().saturating_sub(2).max(1));
+    if let Some(pending) = &state.confirm
+        && !ctrl
+        && !alt
+    {
+        let decision = match key.code {
+            KeyCode::Char('y' | 'Y') => Some(Decision::Approve),
+            KeyCode::Char('n' | 'N') | KeyCode::Esc => Some(Decision::Reject),
+            _ => None,
+        };
+        if let Some(decision) = decision {
+            let id = pending.id.clone();
+            state.confirm = None;
+            state.phase = Phase::Executing;
+            return Outcome::with(vec![Effect::Send(UiCommand::Decide { id, decision })]);
+        }
+    }
     match key.code {
         KeyCode::Char('c') if ctrl => return ctrl_c(state),
         KeyCode::Char('d') if ctrl => {

@@ -30,12 +30,13 @@ pub fn view(state: &State, frame: &mut Frame) {
     draw_help(state, frame, help);
 }
 
-fn phase_label(phase: Phase) -> &'static str {
-    match phase {
-        Phase::Idle => "idle",
-        Phase::Streaming => "streaming",
-        Phase::Executing => "executing",
-        Phase::Confirming => "confirm",
+fn phase_label(state: &State) -> String {
+    match (state.phase, &state.confirm) {
+        (Phase::Confirming, Some(c)) => format!("Confirm ({} of {})", c.position, c.of),
+        (Phase::Idle, _) => "idle".to_string(),
+        (Phase::Streaming, _) => "streaming".to_string(),
+        (Phase::Executing, _) => "executing".to_string(),
+        (Phase::Confirming, None) => "confirm".to_string(),
     }
 }
 
@@ -73,10 +74,7 @@ fn draw_header(state: &State, frame: &mut Frame, area: Rect) {
         theme.header
     };
     let left = vec![
-        Span::styled(
-            format!(" {glyph} {} ", phase_label(state.phase)),
-            phase_style,
-        ),
+        Span::styled(format!(" {glyph} {} ", phase_label(state)), phase_style),
         Span::styled(format!("│ {} @ {} │ {ctx} ", s.model, s.host), theme.header),
     ];
     let used_width: usize = left.iter().map(|s| s.content.width()).sum();

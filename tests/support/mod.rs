@@ -6,6 +6,7 @@
 //! part of it, hence the `dead_code` allowance here (the one place for it).
 #![allow(dead_code)]
 
+pub mod agent;
 pub mod fixtures;
 pub mod pty;
 pub mod server;

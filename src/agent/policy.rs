@@ -1,0 +1,39 @@
+//! The approval policy: which calls wait for the person's y / Esc.
+//! `docs/decisions/0014-approval-policy.md`.
+
+use crate::tools::ToolCall;
+
+/// Which mutating calls run without asking. Read-only calls never ask.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ApprovalPolicy {
+    /// Ask before every write, edit and command (the default).
+    #[default]
+    Ask,
+    /// Apply file edits and writes inside the project without asking; still
+    /// ask before every command.
+    AutoEdit,
+    /// Run everything without asking. Named so nobody picks it by accident;
+    /// the status bar warns while it is active.
+    #[value(name = "dangerously-approve-all")]
+    DangerouslyApproveAll,
+}
+
+impl ApprovalPolicy {
+    /// Whether `call` must wait for the person.
+    pub fn needs_confirmation(self, call: &ToolCall) -> bool {
+        match self {
+            ApprovalPolicy::Ask => call.mutates(),
+            ApprovalPolicy::AutoEdit => matches!(call, ToolCall::ExecuteCommand { .. }),
+            ApprovalPolicy::DangerouslyApproveAll => false,
+        }
+    }
+
+    /// The status bar's warning while a permissive policy is active.
+    pub fn warning(self) -> Option<&'static str> {
+        match self {
+            ApprovalPolicy::Ask => None,
+            ApprovalPolicy::AutoEdit => Some("auto-edit"),
+            ApprovalPolicy::DangerouslyApproveAll => Some("APPROVE-ALL"),
+        }
+    }
+}

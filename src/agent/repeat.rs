@@ -1,0 +1,77 @@
+//! The exact-repeat detector (DS4Server #72): small models often make the
+//! same call again and again. When one canonical (name, arguments) pair is
+//! seen for the 3rd, 5th and 8th time in a session, an advisory notice goes
+//! into that call's result. Calls are never blocked or rewritten; failed and
+//! rejected calls count; a message from the person resets the counts.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+/// The repeat counts at which a notice is added.
+pub const REPEAT_THRESHOLDS: [u32; 3] = [3, 5, 8];
+/// Distinct calls remembered per session; past this the counts restart, so
+/// a very long session cannot grow the table without bound.
+pub const REPEAT_MAX_KEYS: usize = 4096;
+
+/// Counts of canonical calls since the person last wrote.
+#[derive(Debug, Default)]
+pub struct RepeatDetector {
+    counts: HashMap<String, u32>,
+}
+
+impl RepeatDetector {
+    /// Forgets every count (the person wrote a message).
+    pub fn reset(&mut self) {
+        self.counts.clear();
+    }
+
+    /// Counts one call; returns the notice for its result when the count
+    /// reaches a threshold.
+    pub fn record(&mut self, name: &str, arguments: &str) -> Option<String> {
+        if self.counts.len() >= REPEAT_MAX_KEYS {
+            self.counts.clear();
+        }
+        let key = format!("{name}\u{0}{}", canonical_arguments(arguments));
+        let count = self.counts.entry(key).or_insert(0);
+        *count += 1;
+        let n = *count;
+        REPEAT_THRESHOLDS.contains(&n).then(|| {
+            let advice = match n {
+                3 => "if the result did not help, try a different approach",
+                5 => "repeating it will give the same result; change the arguments or answer the person with what you have",
+                _ => "stop repeating this call: answer the person now, saying what you tried and what is missing",
+            };
+            format!("this exact call ({name} with the same arguments) has now been made {n} times since the person last wrote; {advice}")
+        })
+    }
+}
+
+/// The arguments with object keys sorted at every level, so `{"a":1,"b":2}`
+/// and `{"b":2,"a":1}` count as the same call. Text that is not JSON is
+/// compared as it is.
+fn canonical_arguments(arguments: &str) -> String {
+    match serde_json::from_str::<Value>(arguments) {
+        Ok(value) => canonical(&value),
+        Err(_) => arguments.trim().to_string(),
+    }
+}
+
+fn canonical(value: &Value) -> String {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            let fields: Vec<String> = keys
+                .into_iter()
+                .map(|k| format!("{}:{}", Value::String(k.clone()), canonical(&map[k])))
+                .collect();
+            format!("{{{}}}", fields.join(","))
+        }
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(canonical).collect();
+            format!("[{}]", items.join(","))
+        }
+        other => other.to_string(),
+    }
+}

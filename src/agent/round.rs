@@ -1,0 +1,524 @@
+//! One round of tool calls: the calls of one episode, validated, shown,
+//! confirmed one at a time in order where the policy asks, executed by
+//! per-call tasks (read-only calls side by side, mutations one at a time in
+//! call order), and answered back to the model in call order. Every way a
+//! round ends answers every call.
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::protocol::{
+    AgentEvent, CallId, ConfirmRequest, Decision, FileGuard, Phase, Severity, ToolCallRequest,
+    ToolEvent,
+};
+use crate::tools::{self, ToolCall, ToolFailure};
+
+use super::policy::ApprovalPolicy;
+use super::{Agent, outcome};
+
+/// Where one call stands.
+enum CallState {
+    /// Validated, not started.
+    Ready(ToolCall),
+    /// Its preview is being built.
+    Previewing(ToolCall),
+    /// Waiting for the person's y / Esc.
+    Confirming(ToolCall, FileGuard),
+    /// Its tool task runs.
+    Running(CancellationToken),
+    /// Its result is in.
+    Done(Value),
+}
+
+struct RoundCall {
+    id: CallId,
+    name: String,
+    /// The arguments re-encoded (or `{}` when they were not an object), as
+    /// the assistant message carries them.
+    arguments: String,
+    needs_confirmation: bool,
+    /// The repeat detector's advice, added to the result.
+    notice: Option<String>,
+    state: CallState,
+}
+
+/// The calls of one episode.
+pub(super) struct Round {
+    calls: Vec<RoundCall>,
+    /// The next call to start, in order.
+    cursor: usize,
+    /// Confirmations shown so far, for "Confirm (2 of 3)".
+    confirms_shown: usize,
+    /// The turn was cancelled: nothing new starts; the round ends when the
+    /// calls still running have reported.
+    cancelling: bool,
+}
+
+impl Round {
+    /// Validates the episode's calls. Invalid ones get their failure as
+    /// their result at once and never reach a confirmation.
+    pub(super) fn new(requests: Vec<ToolCallRequest>, policy: ApprovalPolicy) -> Self {
+        let calls = requests
+            .into_iter()
+            .map(|req| {
+                let arguments = canonical_arguments(&req.arguments);
+                let state = match req.error {
+                    Some(why) => CallState::Done(
+                        ToolFailure::ExecutionFailed {
+                            tool: req.name.clone(),
+                            message: format!(
+                                "the call could not be assembled from the stream ({why}); make the call again"
+                            ),
+                        }
+                        .to_json(),
+                    ),
+                    None => match tools::validate(&req.name, &req.arguments) {
+                        Ok(call) => CallState::Ready(call),
+                        Err(failure) => CallState::Done(failure.to_json()),
+                    },
+                };
+                let needs_confirmation =
+                    matches!(&state, CallState::Ready(call) if policy.needs_confirmation(call));
+                RoundCall {
+                    id: req.id,
+                    name: req.name,
+                    arguments,
+                    needs_confirmation,
+                    notice: None,
+                    state,
+                }
+            })
+            .collect();
+        Self {
+            calls,
+            cursor: 0,
+            confirms_shown: 0,
+            cancelling: false,
+        }
+    }
+
+    /// Whether the episode made no calls.
+    pub(super) fn is_empty(&self) -> bool {
+        self.calls.is_empty()
+    }
+
+    /// The calls as the assistant message carries them.
+    pub(super) fn assistant_calls(&self) -> Vec<(String, String, String)> {
+        self.calls
+            .iter()
+            .map(|c| (c.id.clone(), c.name.clone(), c.arguments.clone()))
+            .collect()
+    }
+
+    /// Stops every running call (used when the agent itself ends).
+    pub(super) fn cancel_all(&self) {
+        for call in &self.calls {
+            if let CallState::Running(token) = &call.state {
+                token.cancel();
+            }
+        }
+    }
+
+    fn confirms_total(&self) -> usize {
+        self.calls.iter().filter(|c| c.needs_confirmation).count()
+    }
+
+    fn outstanding(&self, upto: usize) -> bool {
+        self.calls[..upto].iter().any(|c| {
+            matches!(
+                c.state,
+                CallState::Running(_) | CallState::Previewing(_) | CallState::Confirming(..)
+            )
+        })
+    }
+
+    fn position(&self, id: &str) -> Option<usize> {
+        self.calls.iter().position(|c| c.id == id)
+    }
+}
+
+/// Arguments as a JSON object text: re-encoded when they parse as an object
+/// (so key order and spacing are canonical), `{}` otherwise — the call's
+/// result then carries the parse error.
+fn canonical_arguments(raw: &str) -> String {
+    match serde_json::from_str::<Value>(raw) {
+        Ok(value @ Value::Object(_)) => value.to_string(),
+        _ => "{}".to_string(),
+    }
+}
+
+/// How a round whose episode did not complete is answered.
+pub(super) enum Abandon {
+    /// The person interrupted the reply.
+    Interrupted,
+    /// The stream failed.
+    Failed,
+}
+
+fn cancelled(tool: &str) -> Value {
+    ToolFailure::Cancelled {
+        tool: tool.to_string(),
+        output: None,
+    }
+    .to_json()
+}
+
+/// A call's summary for its row: the validated call's, or the raw
+/// arguments cut short.
+fn summary(call: &RoundCall) -> String {
+    match &call.state {
+        CallState::Ready(tool) => tool.summary(),
+        _ => {
+            let raw: String = call.arguments.chars().take(80).collect();
+            if raw == "{}" { String::new() } else { raw }
+        }
+    }
+}
+
+impl Agent {
+    /// Shows the round's calls and starts working through them.
+    pub(super) async fn start_round(&mut self, mut round: Round) {
+        for call in &mut round.calls {
+            call.notice = self.repeats.record(&call.name, &call.arguments);
+            self.emit(AgentEvent::ToolCall {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                summary: summary(call),
+            })
+            .await;
+        }
+        // Calls that failed validation are answered now.
+        let invalid: Vec<(CallId, Value)> = round
+            .calls
+            .iter()
+            .filter_map(|c| match &c.state {
+                CallState::Done(result) => Some((c.id.clone(), result.clone())),
+                _ => None,
+            })
+            .collect();
+        self.round = Some(round);
+        for (id, result) in invalid {
+            self.finish_call(&id, result).await;
+        }
+        self.advance().await;
+    }
+
+    /// Answers every call of a round whose episode did not complete, with
+    /// `cancelled` or the failure, and ends the turn.
+    pub(super) async fn abandon_round(&mut self, mut round: Round, how: Abandon) {
+        for call in &mut round.calls {
+            self.emit(AgentEvent::ToolCall {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                summary: String::new(),
+            })
+            .await;
+            let result = match how {
+                Abandon::Interrupted => cancelled(&call.name),
+                Abandon::Failed => ToolFailure::ExecutionFailed {
+                    tool: call.name.clone(),
+                    message: "the reply broke off before this call was complete; it was not run"
+                        .to_string(),
+                }
+                .to_json(),
+            };
+            call.state = CallState::Done(result);
+        }
+        let ids: Vec<(CallId, Value)> = round
+            .calls
+            .iter()
+            .filter_map(|c| match &c.state {
+                CallState::Done(r) => Some((c.id.clone(), r.clone())),
+                _ => None,
+            })
+            .collect();
+        round.cancelling = true;
+        self.round = Some(round);
+        for (id, result) in ids {
+            self.finish_call(&id, result).await;
+        }
+        self.advance().await;
+    }
+
+    /// Ctrl+C / Esc during the round: running calls are stopped (their
+    /// results, with partial output, still arrive), nothing new starts,
+    /// and every call not yet answered is answered `cancelled`.
+    pub(super) async fn cancel_round(&mut self) {
+        let Some(round) = self.round.as_mut() else {
+            return;
+        };
+        round.cancelling = true;
+        round.cancel_all();
+        let waiting: Vec<(CallId, Value)> = round
+            .calls
+            .iter()
+            .filter(|c| matches!(c.state, CallState::Ready(_) | CallState::Confirming(..)))
+            .map(|c| (c.id.clone(), cancelled(&c.name)))
+            .collect();
+        for (id, result) in waiting {
+            self.finish_call(&id, result).await;
+        }
+        self.advance().await;
+    }
+
+    /// The person's answer to a confirmation.
+    pub(super) async fn decide(&mut self, id: &str, decision: Decision) {
+        let Some(round) = self.round.as_mut() else {
+            return;
+        };
+        let Some(index) = round.position(id) else {
+            return;
+        };
+        let call = &mut round.calls[index];
+        let CallState::Confirming(tool, guard) = &call.state else {
+            return;
+        };
+        match decision {
+            Decision::Approve => {
+                let (tool, guard) = (tool.clone(), *guard);
+                let id = call.id.clone();
+                let token = CancellationToken::new();
+                call.state = CallState::Running(token.clone());
+                self.spawn_run(id, tool, guard, token);
+                self.emit(AgentEvent::Phase(Phase::Executing)).await;
+            }
+            Decision::Reject => {
+                let id = call.id.clone();
+                let result = ToolFailure::Rejected {
+                    tool: call.name.clone(),
+                }
+                .to_json();
+                self.finish_call(&id, result).await;
+                self.advance().await;
+            }
+        }
+    }
+
+    /// A preview or a tool result arrived.
+    pub(super) async fn on_tool_event(&mut self, event: ToolEvent) {
+        match event {
+            ToolEvent::Finished { id, result } => {
+                self.finish_call(&id, result).await;
+                self.advance().await;
+            }
+            ToolEvent::Preview { id, preview } => {
+                let Some(round) = self.round.as_mut() else {
+                    return;
+                };
+                let Some(index) = round.position(&id) else {
+                    return;
+                };
+                let CallState::Previewing(tool) = &round.calls[index].state else {
+                    return;
+                };
+                let tool = tool.clone();
+                match preview {
+                    Err(failure) => {
+                        self.finish_call(&id, failure).await;
+                        self.advance().await;
+                    }
+                    Ok(_) if round.cancelling => {
+                        let result = cancelled(tool.name());
+                        self.finish_call(&id, result).await;
+                        self.advance().await;
+                    }
+                    Ok(preview) => {
+                        round.confirms_shown += 1;
+                        let request = ConfirmRequest {
+                            id: id.clone(),
+                            name: tool.name().to_string(),
+                            preview: preview.lines,
+                            position: round.confirms_shown,
+                            of: round.confirms_total(),
+                        };
+                        round.calls[index].state = CallState::Confirming(tool, preview.guard);
+                        self.emit(AgentEvent::Confirm(request)).await;
+                        self.emit(AgentEvent::Phase(Phase::Confirming)).await;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Records a call's result (with the repeat notice, if any) and shows
+    /// its outcome.
+    async fn finish_call(&mut self, id: &str, mut result: Value) {
+        let Some(round) = self.round.as_mut() else {
+            return;
+        };
+        let Some(index) = round.position(id) else {
+            return;
+        };
+        let call = &mut round.calls[index];
+        if let Some(notice) = &call.notice
+            && let Value::Object(map) = &mut result
+        {
+            map.insert("notice".to_string(), Value::String(notice.clone()));
+        }
+        let notice = call.notice.take();
+        let event = AgentEvent::ToolResult {
+            id: call.id.clone(),
+            status: outcome::status(&result),
+            excerpt: outcome::excerpt(&result),
+        };
+        call.state = CallState::Done(result);
+        self.emit(event).await;
+        if let Some(notice) = notice {
+            self.system(Severity::Notice, notice).await;
+        }
+    }
+
+    /// Starts what can start now, in call order; ends the round when every
+    /// call is answered.
+    async fn advance(&mut self) {
+        let Some(round) = self.round.as_mut() else {
+            return;
+        };
+        let mut executing = false;
+        while !round.cancelling && round.cursor < round.calls.len() {
+            let index = round.cursor;
+            let blocked = round.outstanding(index);
+            let call = &mut round.calls[index];
+            match &call.state {
+                CallState::Done(_) => round.cursor += 1,
+                CallState::Ready(tool) if !tool.mutates() => {
+                    let (id, tool) = (call.id.clone(), tool.clone());
+                    let token = CancellationToken::new();
+                    call.state = CallState::Running(token.clone());
+                    spawn_run(
+                        &self.tool_tx,
+                        &self.setup.tools,
+                        id,
+                        tool,
+                        FileGuard::Unguarded,
+                        token,
+                    );
+                    executing = true;
+                    round.cursor += 1;
+                }
+                CallState::Ready(_) if blocked => break,
+                CallState::Ready(tool) if call.needs_confirmation => {
+                    let (id, tool) = (call.id.clone(), tool.clone());
+                    call.state = CallState::Previewing(tool.clone());
+                    spawn_preview(&self.tool_tx, &self.setup.tools, id, tool);
+                    break;
+                }
+                CallState::Ready(tool) => {
+                    let (id, tool) = (call.id.clone(), tool.clone());
+                    let token = CancellationToken::new();
+                    call.state = CallState::Running(token.clone());
+                    spawn_run(
+                        &self.tool_tx,
+                        &self.setup.tools,
+                        id,
+                        tool,
+                        FileGuard::Unguarded,
+                        token,
+                    );
+                    executing = true;
+                    break;
+                }
+                CallState::Previewing(_) | CallState::Confirming(..) | CallState::Running(_) => {
+                    break;
+                }
+            }
+        }
+        let all = round.calls.len();
+        if round.outstanding(all) {
+            if executing {
+                self.emit(AgentEvent::Phase(Phase::Executing)).await;
+            }
+            return;
+        }
+        if let Some(round) = self.round.take() {
+            self.finish_round(round).await;
+        }
+    }
+
+    /// Every call is answered: the results join the conversation in call
+    /// order, and the next episode starts — unless the turn was cancelled
+    /// or reached its step limit.
+    async fn finish_round(&mut self, round: Round) {
+        let was_cancelled = round.cancelling;
+        for call in round.calls {
+            let result = match call.state {
+                CallState::Done(result) => result,
+                // Unreachable by construction (the round ends only when no
+                // call is outstanding); answered rather than left dangling.
+                _ => cancelled(&call.name),
+            };
+            self.conversation
+                .push_tool_result(call.id, result.to_string());
+        }
+        if was_cancelled {
+            self.end_turn().await;
+        } else if self.steps >= self.setup.max_steps {
+            self.system(
+                Severity::Notice,
+                format!(
+                    "stopped after {} model steps in this turn (--max-steps); every call was answered. Send a message (e.g. \"continue\") to let it go on",
+                    self.steps
+                ),
+            )
+            .await;
+            self.end_turn().await;
+        } else {
+            self.start_episode().await;
+        }
+    }
+
+    fn spawn_run(&self, id: CallId, tool: ToolCall, guard: FileGuard, token: CancellationToken) {
+        spawn_run(&self.tool_tx, &self.setup.tools, id, tool, guard, token);
+    }
+}
+
+/// One tool task: runs the call and reports its result.
+fn spawn_run(
+    tx: &tokio::sync::mpsc::Sender<ToolEvent>,
+    ctx: &tools::ToolContext,
+    id: CallId,
+    tool: ToolCall,
+    guard: FileGuard,
+    token: CancellationToken,
+) {
+    let (tx, ctx) = (tx.clone(), ctx.clone());
+    let name = tool.name();
+    tokio::spawn(async move {
+        // Run in a task of its own so that even a panic in a tool becomes a
+        // result: the agent waits for every call it started.
+        let run =
+            tokio::spawn(async move { tools::execute_guarded(&tool, &ctx, token, guard).await });
+        let result = run.await.unwrap_or_else(|e| {
+            ToolFailure::ExecutionFailed {
+                tool: name.to_string(),
+                message: format!("internal error: the tool task failed: {e}"),
+            }
+            .to_json()
+        });
+        let _ = tx.send(ToolEvent::Finished { id, result }).await;
+    });
+}
+
+/// One preview task: builds the preview off the agent's task (it reads
+/// files) and reports it.
+fn spawn_preview(
+    tx: &tokio::sync::mpsc::Sender<ToolEvent>,
+    ctx: &tools::ToolContext,
+    id: CallId,
+    tool: ToolCall,
+) {
+    let (tx, ctx) = (tx.clone(), ctx.clone());
+    let name = tool.name();
+    tokio::spawn(async move {
+        let preview = tokio::task::spawn_blocking(move || tools::preview(&tool, &ctx))
+            .await
+            .unwrap_or_else(|e| {
+                Err(ToolFailure::ExecutionFailed {
+                    tool: name.to_string(),
+                    message: format!("internal error: the preview task failed: {e}"),
+                }
+                .to_json())
+            });
+        let _ = tx.send(ToolEvent::Preview { id, preview }).await;
+    });
+}

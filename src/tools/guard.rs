@@ -1,0 +1,62 @@
+//! The check that makes "what was approved is what lands" true: a preview
+//! records what the target file looked like ([`FileGuard`]), and the
+//! approved write happens only if the file still looks like that. A file
+//! changed in between (by the person, a build, another tool) fails the call
+//! with a clear error instead of writing something nobody saw.
+
+use std::hash::Hasher;
+use std::io::Read;
+use std::path::Path;
+
+use crate::protocol::FileGuard;
+
+use super::failure::ToolFailure;
+
+/// A stable hash of file content (SipHash with fixed keys: stable within
+/// and across runs of the same build, which is all a guard needs).
+pub(crate) fn content_hash(data: &[u8]) -> u64 {
+    let mut hasher = std::hash::DefaultHasher::new();
+    hasher.write(data);
+    hasher.finish()
+}
+
+/// The guard for a whole file as it is now, hashed in bounded pieces so a
+/// large file costs no memory. (Edits hash the content they already hold
+/// with [`content_hash`]; each tool compares like with like.)
+pub(crate) fn guard_of(real: &Path) -> std::io::Result<FileGuard> {
+    let mut file = match std::fs::File::open(real) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(FileGuard::Absent),
+        Err(e) => return Err(e),
+    };
+    let mut hasher = std::hash::DefaultHasher::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        hasher.write(&buf[..n]);
+    }
+    Ok(FileGuard::Content(hasher.finish()))
+}
+
+/// Fails unless `now` (the guard of the file as it is now) matches the
+/// guard recorded by the preview.
+pub(crate) fn check(
+    tool: &str,
+    path: &str,
+    previewed: FileGuard,
+    now: FileGuard,
+) -> Result<(), ToolFailure> {
+    if previewed == FileGuard::Unguarded || previewed == now {
+        Ok(())
+    } else {
+        Err(ToolFailure::ExecutionFailed {
+            tool: tool.to_owned(),
+            message: format!(
+                "{path} changed after the change was previewed and approved; nothing was written. Read it again and redo the change"
+            ),
+        })
+    }
+}

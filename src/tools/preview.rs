@@ -1,0 +1,207 @@
+//! What a mutating call will do, shown before the person approves it: a
+//! unified diff for `edit_file` and `write_file` (built with the same
+//! `plan` the edit runs, so the diff is exactly what lands), the command
+//! line and directory for `execute_command`. Previews are bounded.
+
+use std::path::Path;
+
+use serde_json::Value;
+use similar::{ChangeTag, TextDiff};
+
+use crate::protocol::{FileGuard, Preview, PreviewKind, PreviewLine};
+
+use super::edit::{self, EDIT_MAX_FILE_BYTES};
+use super::failure::ToolFailure;
+use super::guard::{content_hash, guard_of};
+use super::{ToolCall, ToolContext, io_failure, resolve_for};
+
+/// Lines of a preview shown at most (ADR 0007 §2); a marker names the rest.
+pub const PREVIEW_MAX_LINES: usize = 50;
+/// Unchanged lines shown around each change.
+pub const PREVIEW_CONTEXT_LINES: usize = 3;
+
+/// Builds the preview of a validated call and the guard its execution will
+/// check. Reads files: run it off the agent's task. A call that cannot
+/// succeed (the block is not found, the path is denied) fails here with the
+/// same failure the tool would give, and is never put to the person.
+pub fn preview(call: &ToolCall, ctx: &ToolContext) -> Result<Preview, Value> {
+    build(call, &ctx.root).map_err(|f| f.to_json())
+}
+
+fn build(call: &ToolCall, root: &Path) -> Result<Preview, ToolFailure> {
+    match call {
+        ToolCall::EditFile {
+            path,
+            search_block,
+            replace_block,
+        } => {
+            let target = edit::read_target(root, path)?;
+            let (line, new) = edit::plan(
+                path,
+                &target.data,
+                search_block.as_bytes(),
+                replace_block.as_bytes(),
+            )?;
+            let mut lines = vec![header(format!("edit {path} at line {line}"))];
+            lines.extend(diff(&target.data, &new));
+            Ok(Preview {
+                lines: cap(lines),
+                guard: FileGuard::Content(content_hash(&target.data)),
+            })
+        }
+        ToolCall::WriteFile { path, content } => {
+            let real = resolve_for("write_file", root, path)?;
+            let guard = guard_of(&real).map_err(|e| io_failure("write_file", path, "read", &e))?;
+            let lines = match guard {
+                FileGuard::Absent => {
+                    let mut lines = vec![header(format!(
+                        "create {path} ({} lines)",
+                        content.lines().count()
+                    ))];
+                    lines.extend(content.lines().map(|l| line(PreviewKind::Added, l)));
+                    lines
+                }
+                _ => {
+                    let old = std::fs::read(&real)
+                        .ok()
+                        .filter(|d| d.len() as u64 <= EDIT_MAX_FILE_BYTES);
+                    match old {
+                        Some(old) => {
+                            let mut lines = vec![header(format!("replace {path}"))];
+                            lines.extend(diff(&old, content.as_bytes()));
+                            lines
+                        }
+                        None => vec![
+                            header(format!("replace {path}")),
+                            line(
+                                PreviewKind::Marker,
+                                "(the current file is too large to diff; it is replaced whole)",
+                            ),
+                        ],
+                    }
+                }
+            };
+            Ok(Preview {
+                lines: cap(lines),
+                guard,
+            })
+        }
+        ToolCall::ExecuteCommand { command, cwd } => {
+            resolve_for("execute_command", root, cwd)?;
+            let mut lines = vec![header(format!("run in {cwd}:"))];
+            lines.extend(
+                command
+                    .lines()
+                    .map(|l| line(PreviewKind::Added, &format!("$ {l}"))),
+            );
+            Ok(Preview {
+                lines: cap(lines),
+                guard: FileGuard::Unguarded,
+            })
+        }
+        ToolCall::ReadFile { .. } | ToolCall::ListDirectory { .. } => Ok(Preview {
+            lines: vec![header(call.summary())],
+            guard: FileGuard::Unguarded,
+        }),
+    }
+}
+
+fn header(text: String) -> PreviewLine {
+    PreviewLine {
+        kind: PreviewKind::Header,
+        text,
+    }
+}
+
+fn line(kind: PreviewKind, text: &str) -> PreviewLine {
+    PreviewLine {
+        kind,
+        text: text.to_string(),
+    }
+}
+
+/// The changed hunks between two versions, with a few lines of context.
+fn diff(old: &[u8], new: &[u8]) -> Vec<PreviewLine> {
+    let old = String::from_utf8_lossy(old);
+    let new = String::from_utf8_lossy(new);
+    let diff = TextDiff::from_lines(old.as_ref(), new.as_ref());
+    let mut out = Vec::new();
+    for (i, group) in diff
+        .grouped_ops(PREVIEW_CONTEXT_LINES)
+        .into_iter()
+        .enumerate()
+    {
+        if i > 0 {
+            out.push(line(PreviewKind::Marker, "…"));
+        }
+        for op in group {
+            for change in diff.iter_changes(&op) {
+                let kind = match change.tag() {
+                    ChangeTag::Equal => PreviewKind::Context,
+                    ChangeTag::Insert => PreviewKind::Added,
+                    ChangeTag::Delete => PreviewKind::Removed,
+                };
+                let text = change.value();
+                out.push(line(kind, text.strip_suffix('\n').unwrap_or(text)));
+            }
+        }
+    }
+    out
+}
+
+/// Keeps the first [`PREVIEW_MAX_LINES`] lines and says what was cut.
+fn cap(mut lines: Vec<PreviewLine>) -> Vec<PreviewLine> {
+    if lines.len() > PREVIEW_MAX_LINES {
+        let cut = lines.len() - (PREVIEW_MAX_LINES - 1);
+        let (added, removed) = lines[PREVIEW_MAX_LINES - 1..]
+            .iter()
+            .fold((0, 0), |(a, r), l| match l.kind {
+                PreviewKind::Added => (a + 1, r),
+                PreviewKind::Removed => (a, r + 1),
+                _ => (a, r),
+            });
+        lines.truncate(PREVIEW_MAX_LINES - 1);
+        lines.push(line(
+            PreviewKind::Marker,
+            &format!("… {cut} more preview lines not shown (+{added} −{removed})"),
+        ));
+    }
+    lines
+}
+
+impl ToolCall {
+    /// The call in brief for its row in the log:
+    /// `src/main.rs:120-180`, `cargo test`, `notes.md (12 lines)`.
+    pub fn summary(&self) -> String {
+        match self {
+            ToolCall::ReadFile {
+                path,
+                offset,
+                limit,
+            } => format!(
+                "{path}:{offset}-{}",
+                offset.saturating_add(*limit).saturating_sub(1)
+            ),
+            ToolCall::WriteFile { path, content } => {
+                format!("{path} ({} lines)", content.lines().count())
+            }
+            ToolCall::EditFile { path, .. } => path.clone(),
+            ToolCall::ExecuteCommand { command, cwd } if cwd == "." => one_line(command),
+            ToolCall::ExecuteCommand { command, cwd } => {
+                format!("{} (in {cwd})", one_line(command))
+            }
+            ToolCall::ListDirectory { path } => path.clone(),
+        }
+    }
+}
+
+/// The first line of a command, marked when there is more.
+fn one_line(command: &str) -> String {
+    let mut lines = command.lines();
+    let first = lines.next().unwrap_or("");
+    if lines.next().is_some() {
+        format!("{first} …")
+    } else {
+        first.to_string()
+    }
+}

@@ -1,0 +1,201 @@
+//! One entry of the log and how it is drawn: prompts, replies (markdown),
+//! notices, tool rows with their outcome, and confirmation previews.
+
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+
+use crate::protocol::{CallId, PreviewKind, PreviewLine, ReplyEnd, Severity, ToolStatus};
+
+use super::markdown;
+use super::theme::Theme;
+use super::wrap::wrap_plain;
+
+/// What kind of entry it is, with what only that kind has.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EntryKind {
+    /// The person's prompt.
+    User,
+    /// A model reply, with its reasoning and how it ended.
+    Assistant {
+        /// Reasoning text, shown dimmed above the reply.
+        reasoning: String,
+        /// `None` while it streams.
+        end: Option<ReplyEnd>,
+    },
+    /// A notice or an error.
+    System(Severity),
+    /// A tool call (the text is its argument summary) and, once it ended,
+    /// its outcome.
+    Tool {
+        /// The call.
+        id: CallId,
+        /// The tool's name.
+        name: String,
+        /// How it ended and an excerpt of its output.
+        outcome: Option<(ToolStatus, String)>,
+    },
+    /// What a call waiting for confirmation will do.
+    Preview(Vec<PreviewLine>),
+}
+
+/// One entry of the log with its lines wrapped for the current width.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// Its kind.
+    pub kind: EntryKind,
+    /// Its text: markdown for replies, plain otherwise.
+    pub text: String,
+    pub(super) lines: Vec<Line<'static>>,
+    pub(super) dirty: bool,
+}
+
+impl Entry {
+    /// A new entry, not yet wrapped.
+    pub fn new(kind: EntryKind, text: String) -> Self {
+        Self {
+            kind,
+            text,
+            lines: Vec::new(),
+            dirty: true,
+        }
+    }
+
+    /// Whether this is a reply that is still streaming.
+    pub fn is_open_reply(&self) -> bool {
+        matches!(self.kind, EntryKind::Assistant { end: None, .. })
+    }
+
+    /// The entry's lines at `width`, ending with a blank separator line
+    /// (tool rows sit close together: no separator between a call and the
+    /// next).
+    pub(super) fn render(&self, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+        let mut lines = match &self.kind {
+            EntryKind::User => prefixed(&self.text, width, "› ", theme.user, theme.text),
+            EntryKind::System(Severity::Notice) => {
+                prefixed(&self.text, width, "· ", theme.dim, theme.dim)
+            }
+            EntryKind::System(Severity::Error) => {
+                prefixed(&self.text, width, "! ", theme.error, theme.error)
+            }
+            EntryKind::Assistant { reasoning, end } => {
+                reply(&self.text, reasoning, *end, width, theme)
+            }
+            EntryKind::Tool { name, outcome, .. } => {
+                let mut lines = prefixed(
+                    &format!("{name} {}", self.text),
+                    width,
+                    "⚙ ",
+                    theme.accent,
+                    theme.dim,
+                );
+                if let Some((status, excerpt)) = outcome {
+                    lines.extend(outcome_lines(status, excerpt, width, theme));
+                }
+                return lines;
+            }
+            EntryKind::Preview(preview) => preview_lines(preview, width, theme),
+        };
+        lines.push(Line::default());
+        lines
+    }
+}
+
+fn reply(
+    text: &str,
+    reasoning: &str,
+    end: Option<ReplyEnd>,
+    width: u16,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let mut lines: Vec<Line<'static>> = wrap_plain(reasoning.trim_end(), width)
+        .into_iter()
+        .filter(|_| !reasoning.is_empty())
+        .map(|l| Line::styled(l, theme.dim))
+        .collect();
+    let body = if end.is_none() {
+        markdown::render_streaming(text, width, theme)
+    } else {
+        markdown::render(text, width, theme)
+    };
+    lines.extend(body.lines);
+    match end {
+        Some(ReplyEnd::Interrupted) => lines.push(Line::styled("[interrupted]", theme.dim)),
+        Some(ReplyEnd::Failed) if !text.is_empty() => {
+            lines.push(Line::styled("[cut off]", theme.dim));
+        }
+        _ => {}
+    }
+    lines
+}
+
+/// Wraps `text` under a two-column prefix, continuation lines indented.
+fn prefixed(
+    text: &str,
+    width: u16,
+    prefix: &'static str,
+    prefix_style: Style,
+    style: Style,
+) -> Vec<Line<'static>> {
+    let inner = width.saturating_sub(2).max(1);
+    wrap_plain(text, inner)
+        .into_iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let lead = if i == 0 { prefix } else { "  " };
+            Line::from(vec![
+                Span::styled(lead, prefix_style),
+                Span::styled(l, style),
+            ])
+        })
+        .collect()
+}
+
+fn outcome_lines(
+    status: &ToolStatus,
+    excerpt: &str,
+    width: u16,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let (label, style) = match status {
+        ToolStatus::Ok => ("→ ok".to_string(), theme.dim),
+        ToolStatus::Error(e) => (format!("→ error: {e}"), theme.error),
+        ToolStatus::Rejected => ("→ rejected".to_string(), theme.dim),
+        ToolStatus::Cancelled => ("→ cancelled".to_string(), theme.dim),
+        ToolStatus::TimedOut(e) => (format!("→ {e}"), theme.error),
+    };
+    let mut lines = prefixed(&label, width, "  ", style, style);
+    if !excerpt.is_empty() {
+        // Tool output is verbatim file or process content: plain and dim,
+        // never markdown, which would misrepresent it.
+        lines.extend(prefixed(
+            excerpt,
+            width.saturating_sub(2),
+            "    ",
+            theme.dim,
+            theme.dim,
+        ));
+    }
+    lines
+}
+
+fn preview_lines(preview: &[PreviewLine], width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    for line in preview {
+        let (lead, style) = match line.kind {
+            PreviewKind::Header => ("  ", theme.accent),
+            PreviewKind::Context => ("   ", theme.dim),
+            PreviewKind::Added => (" + ", theme.inline_code),
+            PreviewKind::Removed => (" - ", theme.dim),
+            PreviewKind::Marker => ("   ", theme.dim),
+        };
+        let inner = width.saturating_sub(3).max(1);
+        for (i, part) in wrap_plain(&line.text, inner).into_iter().enumerate() {
+            let lead = if i == 0 { lead } else { "   " };
+            lines.push(Line::from(vec![
+                Span::styled(lead, style),
+                Span::styled(part, style),
+            ]));
+        }
+    }
+    lines
+}

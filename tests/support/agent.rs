@@ -1,0 +1,207 @@
+//! Drives the agent actor from a test: an endpoint for the scripted (or
+//! real) server, a harness that sends `UiCommand`s and collects
+//! `AgentEvent`s, and the conversation invariant every request must hold.
+
+use std::path::Path;
+use std::time::Duration;
+
+use dashfloat::agent::{self, AgentSetup, ApprovalPolicy};
+use dashfloat::llm::classify::RequestContext;
+use dashfloat::llm::stream::Endpoint;
+use dashfloat::protocol::{AgentEvent, CallId, Decision, UiCommand};
+use dashfloat::tools::ToolContext;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+/// How long a test waits for one event before failing.
+pub const EVENT_WAIT: Duration = Duration::from_secs(20);
+
+/// An endpoint at `base_url` with short, test-friendly timeouts.
+pub fn endpoint(base_url: &str) -> Endpoint {
+    Endpoint {
+        client: dashfloat::llm::build_client(Duration::from_secs(5)).expect("http client"),
+        context: RequestContext {
+            base_url: base_url.to_string(),
+            model: "test-model".into(),
+            key_var: "OPENAI_API_KEY".into(),
+            request_timeout: Duration::from_secs(120),
+        },
+        api_key: None,
+        headers: Vec::new(),
+        idle_timeout: Duration::from_secs(120),
+    }
+}
+
+/// A running agent and its two channels.
+pub struct AgentHarness {
+    /// Commands to the agent.
+    pub commands: mpsc::Sender<UiCommand>,
+    /// Events from the agent.
+    pub events: mpsc::Receiver<AgentEvent>,
+    /// The agent's task.
+    pub task: tokio::task::JoinHandle<()>,
+    /// The working directory, when the harness made one.
+    pub dir: Option<tempfile::TempDir>,
+}
+
+/// The setup tests use: tools rooted at `root`, the given policy, a short
+/// command timeout.
+pub fn setup(base_url: &str, root: &Path, approval: ApprovalPolicy) -> AgentSetup {
+    let mut tools = ToolContext::new(root).expect("tool root");
+    tools.exec_timeout = Duration::from_secs(30);
+    AgentSetup {
+        endpoint: Ok(endpoint(base_url)),
+        model: "test-model".into(),
+        system_prompt: "system prompt".into(),
+        tools,
+        approval,
+        max_steps: agent::DEFAULT_MAX_STEPS,
+    }
+}
+
+/// Starts an agent with `setup`.
+pub fn start_with(setup: AgentSetup) -> AgentHarness {
+    let (commands, command_rx) = mpsc::channel(8);
+    let (event_tx, events) = mpsc::channel(4096);
+    let task = tokio::spawn(agent::run(setup, command_rx, event_tx));
+    AgentHarness {
+        commands,
+        events,
+        task,
+        dir: None,
+    }
+}
+
+/// Starts an agent against `base_url` in a fresh temporary working
+/// directory that lives as long as the harness.
+pub fn start_in_temp(base_url: &str, approval: ApprovalPolicy) -> AgentHarness {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut harness = start_with(setup(base_url, dir.path(), approval));
+    harness.dir = Some(dir);
+    harness
+}
+
+/// Starts an agent talking to `base_url` with tools rooted at `root`.
+pub fn start(base_url: &str, root: &Path) -> AgentHarness {
+    start_with(setup(base_url, root, ApprovalPolicy::Ask))
+}
+
+impl AgentHarness {
+    /// Sends a command.
+    pub async fn send(&self, cmd: UiCommand) {
+        self.commands.send(cmd).await.expect("agent gone");
+    }
+
+    /// Sends a prompt.
+    pub async fn prompt(&self, text: &str) {
+        self.send(UiCommand::Prompt { text: text.into() }).await;
+    }
+
+    /// Answers a confirmation.
+    pub async fn decide(&self, id: &CallId, decision: Decision) {
+        self.send(UiCommand::Decide {
+            id: id.clone(),
+            decision,
+        })
+        .await;
+    }
+
+    /// Events until (and including) `TurnDone`.
+    pub async fn turn(&mut self) -> Vec<AgentEvent> {
+        self.until(|e| *e == AgentEvent::TurnDone).await
+    }
+
+    /// Events until one matches `pred` (included).
+    pub async fn until(&mut self, pred: impl Fn(&AgentEvent) -> bool) -> Vec<AgentEvent> {
+        let mut out = Vec::new();
+        loop {
+            let ev = tokio::time::timeout(EVENT_WAIT, self.events.recv())
+                .await
+                .unwrap_or_else(|_| panic!("no matching event; so far: {out:#?}"))
+                .expect("agent hung up");
+            let hit = pred(&ev);
+            out.push(ev);
+            if hit {
+                return out;
+            }
+        }
+    }
+
+    /// Waits for the next confirmation and returns its call id.
+    pub async fn next_confirm(&mut self) -> (CallId, Vec<AgentEvent>) {
+        let events = self.until(|e| matches!(e, AgentEvent::Confirm(_))).await;
+        let Some(AgentEvent::Confirm(req)) = events.last() else {
+            unreachable!()
+        };
+        (req.id.clone(), events)
+    }
+}
+
+/// The reply text in a list of events.
+pub fn reply_text(events: &[AgentEvent]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::AssistantDelta(t) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The texts of the system entries in a list of events.
+pub fn system_texts(events: &[AgentEvent]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::System { text, .. } => Some(text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The conversation invariant providers enforce, checked on a request
+/// body: every assistant message's tool calls are answered, in order, by
+/// the tool messages right after it, each echoing its call's id, each
+/// content one JSON object; no tool message answers nothing; arguments are
+/// JSON object text.
+pub fn assert_tool_pairing(body: &Value) {
+    let messages = body["messages"].as_array().expect("messages array");
+    let mut i = 0;
+    while i < messages.len() {
+        let m = &messages[i];
+        assert_ne!(m["role"], "tool", "tool message #{i} answers no call: {m}");
+        i += 1;
+        let Some(calls) = m.get("tool_calls").and_then(Value::as_array) else {
+            continue;
+        };
+        assert_eq!(
+            m["role"], "assistant",
+            "tool_calls outside an assistant message"
+        );
+        for call in calls {
+            let id = call["id"].as_str().expect("call id");
+            assert_eq!(call["type"], "function");
+            let args = call["function"]["arguments"]
+                .as_str()
+                .expect("arguments string");
+            assert!(
+                serde_json::from_str::<Value>(args).is_ok_and(|v| v.is_object()),
+                "arguments are not a JSON object: {args}"
+            );
+            let answer = messages
+                .get(i)
+                .unwrap_or_else(|| panic!("call {id} is not answered"));
+            assert_eq!(
+                answer["role"], "tool",
+                "call {id} is not answered next: {answer}"
+            );
+            assert_eq!(answer["tool_call_id"], id, "answers out of order");
+            let content = answer["content"].as_str().expect("tool content string");
+            assert!(
+                serde_json::from_str::<Value>(content).is_ok_and(|v| v.is_object()),
+                "tool content is not one JSON object: {content}"
+            );
+            i += 1;
+        }
+    }
+}
