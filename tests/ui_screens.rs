@@ -3,7 +3,10 @@
 //! narrow, an error entry).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use dashfloat::protocol::{AgentEvent, Phase, ReplyEnd, Severity, Usage};
+use dashfloat::protocol::{
+    AgentEvent, ConfirmRequest, Phase, PreviewKind, PreviewLine, ReplyEnd, Severity, ToolStatus,
+    Usage,
+};
 use dashfloat::ui::state::{SessionInfo, State};
 use dashfloat::ui::theme::Theme;
 use dashfloat::ui::update::{Msg, update};
@@ -185,5 +188,101 @@ fn reasoning_is_shown_above_the_reply() {
     );
     agent(&mut s, AgentEvent::AssistantDelta("Hello!".into()));
     agent(&mut s, AgentEvent::AssistantEnd(ReplyEnd::Complete));
+    insta::assert_snapshot!(draw(&mut s));
+}
+
+fn tool_call(s: &mut State, id: &str, name: &str, summary: &str) {
+    agent(
+        s,
+        AgentEvent::ToolCall {
+            id: id.into(),
+            name: name.into(),
+            summary: summary.into(),
+        },
+    );
+}
+
+fn tool_result(s: &mut State, id: &str, status: ToolStatus, excerpt: &str) {
+    agent(
+        s,
+        AgentEvent::ToolResult {
+            id: id.into(),
+            status,
+            excerpt: excerpt.into(),
+        },
+    );
+}
+
+fn preview_line(kind: PreviewKind, text: &str) -> PreviewLine {
+    PreviewLine {
+        kind,
+        text: text.into(),
+    }
+}
+
+#[test]
+fn tool_rows_with_every_outcome() {
+    let mut s = state(80, 30);
+    type_text(&mut s, "look around and build");
+    submit(&mut s);
+    tool_call(&mut s, "1", "read_file", "src/main.rs:120-180");
+    tool_result(&mut s, "1", ToolStatus::Ok, "fn main() {\n    run();\n}");
+    tool_call(&mut s, "2", "execute_command", "cargo test");
+    tool_result(&mut s, "2", ToolStatus::Error("exit code 101".into()), "test failed: 1 of 12");
+    tool_call(&mut s, "3", "write_file", "notes.md (3 lines)");
+    tool_result(&mut s, "3", ToolStatus::Rejected, "");
+    tool_call(&mut s, "4", "execute_command", "sleep 30");
+    tool_result(&mut s, "4", ToolStatus::Cancelled, "");
+    tool_call(&mut s, "5", "execute_command", "make slow");
+    tool_result(&mut s, "5", ToolStatus::TimedOut("timed out after 30s".into()), "partial");
+    tool_call(&mut s, "6", "list_directory", "src");
+    agent(&mut s, AgentEvent::Phase(Phase::Executing));
+    insta::assert_snapshot!(draw(&mut s));
+}
+
+#[test]
+fn a_diff_preview_waiting_for_confirmation() {
+    let mut s = state(80, 24);
+    type_text(&mut s, "rename old to new");
+    submit(&mut s);
+    tool_call(&mut s, "e1", "edit_file", "src/lib.rs");
+    agent(
+        &mut s,
+        AgentEvent::Confirm(ConfirmRequest {
+            id: "e1".into(),
+            name: "edit_file".into(),
+            preview: vec![
+                preview_line(PreviewKind::Header, "edit src/lib.rs at line 2"),
+                preview_line(PreviewKind::Context, "// top"),
+                preview_line(PreviewKind::Removed, "fn old() {}"),
+                preview_line(PreviewKind::Added, "fn new() {}"),
+                preview_line(PreviewKind::Context, "// bottom"),
+            ],
+            position: 2,
+            of: 3,
+        }),
+    );
+    agent(&mut s, AgentEvent::Phase(Phase::Confirming));
+    insta::assert_snapshot!(draw(&mut s));
+}
+
+#[test]
+fn a_command_preview_and_the_approve_all_warning() {
+    let mut s = state(80, 16);
+    s.session.approval_warning = Some("APPROVE-ALL".into());
+    tool_call(&mut s, "x", "execute_command", "cargo build");
+    agent(
+        &mut s,
+        AgentEvent::Confirm(ConfirmRequest {
+            id: "x".into(),
+            name: "execute_command".into(),
+            preview: vec![
+                preview_line(PreviewKind::Header, "run in .:"),
+                preview_line(PreviewKind::Added, "$ cargo build"),
+            ],
+            position: 1,
+            of: 1,
+        }),
+    );
     insta::assert_snapshot!(draw(&mut s));
 }

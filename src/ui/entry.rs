@@ -8,7 +8,7 @@ use crate::protocol::{CallId, PreviewKind, PreviewLine, ReplyEnd, Severity, Tool
 
 use super::markdown;
 use super::theme::Theme;
-use super::wrap::wrap_plain;
+use super::wrap::{str_width, wrap_plain};
 
 /// What kind of entry it is, with what only that kind has.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,9 +65,7 @@ impl Entry {
         matches!(self.kind, EntryKind::Assistant { end: None, .. })
     }
 
-    /// The entry's lines at `width`, ending with a blank separator line
-    /// (tool rows sit close together: no separator between a call and the
-    /// next).
+    /// The entry's lines at `width`, ending with a blank separator line.
     pub(super) fn render(&self, width: u16, theme: &Theme) -> Vec<Line<'static>> {
         let mut lines = match &self.kind {
             EntryKind::User => prefixed(&self.text, width, "› ", theme.user, theme.text),
@@ -91,7 +89,7 @@ impl Entry {
                 if let Some((status, excerpt)) = outcome {
                     lines.extend(outcome_lines(status, excerpt, width, theme));
                 }
-                return lines;
+                lines
             }
             EntryKind::Preview(preview) => preview_lines(preview, width, theme),
         };
@@ -128,7 +126,7 @@ fn reply(
     lines
 }
 
-/// Wraps `text` under a two-column prefix, continuation lines indented.
+/// Wraps `text` under a prefix, continuation lines indented to match.
 fn prefixed(
     text: &str,
     width: u16,
@@ -136,16 +134,19 @@ fn prefixed(
     prefix_style: Style,
     style: Style,
 ) -> Vec<Line<'static>> {
-    let inner = width.saturating_sub(2).max(1);
+    let lead_width = str_width(prefix);
+    let inner = width.saturating_sub(lead_width as u16).max(1);
+    let indent = " ".repeat(lead_width);
     wrap_plain(text, inner)
         .into_iter()
         .enumerate()
         .map(|(i, l)| {
-            let lead = if i == 0 { prefix } else { "  " };
-            Line::from(vec![
-                Span::styled(lead, prefix_style),
-                Span::styled(l, style),
-            ])
+            let lead = if i == 0 {
+                Span::styled(prefix, prefix_style)
+            } else {
+                Span::styled(indent.clone(), prefix_style)
+            };
+            Line::from(vec![lead, Span::styled(l, style)])
         })
         .collect()
 }
@@ -169,7 +170,7 @@ fn outcome_lines(
         // never markdown, which would misrepresent it.
         lines.extend(prefixed(
             excerpt,
-            width.saturating_sub(2),
+            width,
             "    ",
             theme.dim,
             theme.dim,

@@ -73,10 +73,20 @@ fn draw_header(state: &State, frame: &mut Frame, area: Rect) {
     } else {
         theme.header
     };
-    let left = vec![
-        Span::styled(format!(" {glyph} {} ", phase_label(state)), phase_style),
-        Span::styled(format!("│ {} @ {} │ {ctx} ", s.model, s.host), theme.header),
-    ];
+    let mut left = vec![Span::styled(
+        format!(" {glyph} {} ", phase_label(state)),
+        phase_style,
+    )];
+    if let Some(warning) = &s.approval_warning {
+        left.push(Span::styled(
+            format!("│ ⚠ {warning} "),
+            theme.header.patch(theme.error),
+        ));
+    }
+    left.push(Span::styled(
+        format!("│ {} @ {} │ {ctx} ", s.model, s.host),
+        theme.header,
+    ));
     let used_width: usize = left.iter().map(|s| s.content.width()).sum();
     let room = usize::from(area.width).saturating_sub(used_width + 2);
     let cwd = shorten_left(&s.cwd, room);
