@@ -148,3 +148,99 @@ fn a_resize_redraws_for_the_new_size() {
     session.send(b"\x04");
     assert!(session.wait_exit(WAIT).expect("no exit").success());
 }
+
+fn edit_reply() -> Reply {
+    Reply::tool_call(
+        "e1",
+        "edit_file",
+        &[r#"{"path": "greet.txt", "search_block": "hello", "replace_block": "goodbye"}"#],
+    )
+}
+
+fn spawn_in_project(server: &ScriptedServer) -> (PtySession, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("greet.txt"), "hello world\n").unwrap();
+    let session = spawn(dir.path(), &server.base_url());
+    session.wait_for("idle", WAIT).unwrap();
+    (session, dir)
+}
+
+#[test]
+fn y_approves_an_edit_and_it_lands() {
+    let server = ScriptedServer::start_blocking(vec![edit_reply(), Reply::text(&["Edited."])]);
+    let (mut session, dir) = spawn_in_project(&server);
+    session.send(b"change the greeting\r");
+    session.wait_for("Confirm (1 of 1)", WAIT).unwrap();
+    let screen = session.wait_for("+ goodbye world", WAIT).unwrap();
+    assert!(screen.contains("- hello world"), "{screen}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("greet.txt")).unwrap(),
+        "hello world\n"
+    );
+    session.send(b"y");
+    session.wait_for("Edited.", WAIT).unwrap();
+    assert!(session.screen_text().contains("→ ok"));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("greet.txt")).unwrap(),
+        "goodbye world\n"
+    );
+    session.send(b"\x04");
+    assert!(session.wait_exit(WAIT).expect("no exit").success());
+    assert_terminal_restored(&session);
+}
+
+#[test]
+fn esc_rejects_an_edit_and_the_file_is_unchanged() {
+    let server =
+        ScriptedServer::start_blocking(vec![edit_reply(), Reply::text(&["Left it alone."])]);
+    let (mut session, dir) = spawn_in_project(&server);
+    session.send(b"change the greeting\r");
+    session.wait_for("Confirm (1 of 1)", WAIT).unwrap();
+    session.send(b"\x1b");
+    session.wait_for("→ rejected", WAIT).unwrap();
+    session.wait_for("Left it alone.", WAIT).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("greet.txt")).unwrap(),
+        "hello world\n"
+    );
+    let result = &server.requests()[1].body["messages"][3]["content"];
+    assert!(
+        result.as_str().unwrap().contains("\"rejected\":true"),
+        "{result}"
+    );
+    session.send(b"\x04");
+    assert!(session.wait_exit(WAIT).expect("no exit").success());
+}
+
+#[test]
+fn esc_interrupts_a_running_command() {
+    let server = ScriptedServer::start_blocking(vec![Reply::tool_call(
+        "x1",
+        "execute_command",
+        &[r#"{"command": "echo $$ > pid; sleep 30"}"#],
+    )]);
+    let (mut session, dir) = spawn_in_project(&server);
+    session.send(b"wait a while\r");
+    session.wait_for("Confirm (1 of 1)", WAIT).unwrap();
+    session.send(b"y");
+    session.wait_for("executing", WAIT).unwrap();
+    let pid_file = dir.path().join("pid");
+    let deadline = std::time::Instant::now() + WAIT;
+    while !pid_file.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    session.send(b"\x1b");
+    session.wait_for("→ cancelled", WAIT).unwrap();
+    session.wait_for("idle", WAIT).unwrap();
+    let alive = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| !s.contains(") Z "))
+        .unwrap_or(false);
+    assert!(!alive, "the command survived Esc");
+    session.send(b"\x04");
+    assert!(session.wait_exit(WAIT).expect("no exit").success());
+}

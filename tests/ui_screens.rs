@@ -228,13 +228,23 @@ fn tool_rows_with_every_outcome() {
     tool_call(&mut s, "1", "read_file", "src/main.rs:120-180");
     tool_result(&mut s, "1", ToolStatus::Ok, "fn main() {\n    run();\n}");
     tool_call(&mut s, "2", "execute_command", "cargo test");
-    tool_result(&mut s, "2", ToolStatus::Error("exit code 101".into()), "test failed: 1 of 12");
+    tool_result(
+        &mut s,
+        "2",
+        ToolStatus::Error("exit code 101".into()),
+        "test failed: 1 of 12",
+    );
     tool_call(&mut s, "3", "write_file", "notes.md (3 lines)");
     tool_result(&mut s, "3", ToolStatus::Rejected, "");
     tool_call(&mut s, "4", "execute_command", "sleep 30");
     tool_result(&mut s, "4", ToolStatus::Cancelled, "");
     tool_call(&mut s, "5", "execute_command", "make slow");
-    tool_result(&mut s, "5", ToolStatus::TimedOut("timed out after 30s".into()), "partial");
+    tool_result(
+        &mut s,
+        "5",
+        ToolStatus::TimedOut("timed out after 30s".into()),
+        "partial",
+    );
     tool_call(&mut s, "6", "list_directory", "src");
     agent(&mut s, AgentEvent::Phase(Phase::Executing));
     insta::assert_snapshot!(draw(&mut s));

@@ -168,13 +168,7 @@ fn outcome_lines(
     if !excerpt.is_empty() {
         // Tool output is verbatim file or process content: plain and dim,
         // never markdown, which would misrepresent it.
-        lines.extend(prefixed(
-            excerpt,
-            width,
-            "    ",
-            theme.dim,
-            theme.dim,
-        ));
+        lines.extend(prefixed(excerpt, width, "    ", theme.dim, theme.dim));
     }
     lines
 }
