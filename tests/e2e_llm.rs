@@ -146,7 +146,7 @@ async fn the_real_model_writes_an_approved_file() {
     let events = turn_approving(&mut h).await;
     assert!(
         events.iter().any(|e| matches!(e, AgentEvent::Confirm(_))),
-        "a write must be confirmed"
+        "a write must be confirmed: {events:#?}"
     );
     assert_eq!(
         first_call(&events),

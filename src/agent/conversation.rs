@@ -77,13 +77,19 @@ impl Conversation {
     }
 }
 
-/// The system prompt for a session in `cwd`.
+/// The system prompt for a session in `cwd`. Only the directory's name is
+/// given: small models shown an absolute path build absolute paths from
+/// its parent (`/tmp/x` for a project in `/tmp/proj`), which the path
+/// policy then refuses.
 pub fn system_prompt(cwd: &str) -> String {
+    let name = std::path::Path::new(cwd)
+        .file_name()
+        .map_or_else(|| cwd.to_string(), |n| n.to_string_lossy().into_owned());
     format!(
-        "You are dashfloat, a coding agent in a terminal. The person works in the project directory {cwd}; \
-every path you give a tool is relative to it. Use the tools to look before you change anything: read_file and \
-list_directory run at once; write_file, edit_file and execute_command wait for the person's approval and may be \
-rejected. When a tool fails, read its error: it says how to recover. When you have what you need, answer \
-concisely in GitHub-flavoured markdown, with code in fenced blocks tagged with their language."
+        "You are dashfloat, a coding agent in a terminal, working in the person's project (the current \
+directory, `{name}`). Give every tool a path relative to it, such as `hello.txt`, `src/main.rs` or `.`. \
+read_file and list_directory run at once; write_file, edit_file and execute_command wait for the person's \
+approval and may be rejected. When a tool fails, read its error: it says how to recover. When you have what \
+you need, answer concisely in GitHub-flavoured markdown, with code in fenced blocks tagged with their language."
     )
 }
