@@ -40,7 +40,7 @@ pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
 http://127.0.0.1:8088/v1 (start it with scripts/local-model).\n\
 Config file: $XDG_CONFIG_HOME/dashfloat/config.toml (default ~/.config/dashfloat/config.toml) \
 with keys base_url, model, api_key_env, context_window, request_timeout_secs, \
-idle_timeout_secs, max_steps, exec_timeout_secs and a [headers] table.\n\
+idle_timeout_secs, max_steps, exec_timeout_secs, temperature and a [headers] table.\n\
 Precedence: flags > environment > config file > defaults. The API key is only ever read \
 from the environment variable named by --api-key-env."
 )]
@@ -69,6 +69,9 @@ pub struct Cli {
     /// Model steps (requests) in one turn before dashfloat stops and asks [default: 16]
     #[arg(long, env = "DASHFLOAT_MAX_STEPS", value_name = "N")]
     pub max_steps: Option<u32>,
+    /// Sampling temperature sent with each request [default: the provider's]
+    #[arg(long, env = "DASHFLOAT_TEMPERATURE", value_name = "T")]
+    pub temperature: Option<f32>,
     /// Seconds a command may run before its process group is killed [default: 30]
     #[arg(long, env = "DASHFLOAT_EXEC_TIMEOUT", value_name = "SECS")]
     pub exec_timeout: Option<u64>,
@@ -92,6 +95,7 @@ struct FileConfig {
     idle_timeout_secs: Option<u64>,
     max_steps: Option<u32>,
     exec_timeout_secs: Option<u64>,
+    temperature: Option<f32>,
     #[serde(default)]
     headers: BTreeMap<String, String>,
 }
@@ -128,7 +132,7 @@ pub enum ConfigError {
 }
 
 /// Everything the rest of dashfloat needs to know about the provider.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     /// Base URL without a trailing slash.
     pub base_url: String,
@@ -155,6 +159,8 @@ pub struct Config {
     pub max_steps: u32,
     /// Command time limit.
     pub exec_timeout: Duration,
+    /// Sampling temperature, if set.
+    pub temperature: Option<f32>,
 }
 
 /// The default config file location: `$XDG_CONFIG_HOME/dashfloat/config.toml`,
@@ -295,6 +301,7 @@ impl Config {
                 file.exec_timeout_secs,
                 EXEC_DEFAULT_TIMEOUT,
             ),
+            temperature: cli.temperature.or(file.temperature),
         };
         (config, problems)
     }

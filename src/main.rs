@@ -92,6 +92,7 @@ async fn run(config: Config, notes: Vec<(Severity, String)>) -> std::io::Result<
             tools,
             approval: config.approval,
             max_steps: config.max_steps,
+            temperature: config.temperature,
         };
         agent::run(setup, command_rx, event_tx).await;
     });

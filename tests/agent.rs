@@ -90,6 +90,23 @@ async fn the_conversation_grows_turn_by_turn() {
         ])
     );
     assert_eq!(reqs[1].body["model"], json!("test-model"));
+    assert!(reqs[1].body.get("temperature").is_none());
+    let tools: Vec<&str> = reqs[1].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        tools,
+        [
+            "read_file",
+            "write_file",
+            "edit_file",
+            "execute_command",
+            "list_directory"
+        ]
+    );
     assert_all_paired(&server);
 }
 

@@ -149,3 +149,27 @@ fn a_missing_default_file_is_fine() {
     );
     assert!(problems.is_empty());
 }
+
+#[test]
+fn agent_limits_come_from_flags_then_the_file() {
+    let file = "max_steps = 4\nexec_timeout_secs = 7\ntemperature = 0.2\n";
+    let (c, problems) = resolve(&Cli::default(), &[], Some(file));
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!(c.max_steps, 4);
+    assert_eq!(c.exec_timeout, Duration::from_secs(7));
+    assert_eq!(c.temperature, Some(0.2));
+    let cli = Cli::parse_from(["dashfloat", "--max-steps", "9", "--temperature", "0"]);
+    let (c, _) = resolve(&cli, &[], Some(file));
+    assert_eq!((c.max_steps, c.temperature), (9, Some(0.0)));
+}
+
+#[test]
+fn the_approval_policy_is_a_flag_and_defaults_to_asking() {
+    use dashfloat::agent::ApprovalPolicy;
+    let (c, _) = resolve(&Cli::default(), &[], None);
+    assert_eq!(c.approval, ApprovalPolicy::Ask);
+    let cli = Cli::parse_from(["dashfloat", "--approval", "dangerously-approve-all"]);
+    let (c, _) = resolve(&cli, &[], None);
+    assert_eq!(c.approval, ApprovalPolicy::DangerouslyApproveAll);
+    assert!(Cli::try_parse_from(["dashfloat", "--approval", "yes"]).is_err());
+}

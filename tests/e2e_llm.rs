@@ -33,6 +33,8 @@ fn start_real(max_steps: u32) -> (AgentHarness, tempfile::TempDir) {
     std::fs::write(dir.path().join("src/main.rs"), "fn main() {}\n").unwrap();
     let mut s = setup(&llm_url(), dir.path(), ApprovalPolicy::Ask);
     s.max_steps = max_steps;
+    // Deterministic replies keep these tests from depending on luck.
+    s.temperature = Some(0.0);
     s.system_prompt = dashfloat::agent::system_prompt(&dir.path().display().to_string());
     (start_with(s), dir)
 }
@@ -165,7 +167,16 @@ fn the_binary_chats_with_the_real_model_in_a_terminal() {
     let url = llm_url();
     let mut session = PtySession::spawn(
         &dashfloat_bin(),
-        &["--base-url", &url, "--context-window", "8192"],
+        &[
+            "--base-url",
+            &url,
+            "--context-window",
+            "8192",
+            "--temperature",
+            "0",
+            "--max-steps",
+            "2",
+        ],
         &[("HOME", home), ("XDG_CONFIG_HOME", home)],
         dir.path(),
         100,

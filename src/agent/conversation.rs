@@ -64,6 +64,7 @@ impl Conversation {
         &self,
         model: &str,
         tools: &serde_json::Value,
+        temperature: Option<f32>,
     ) -> Result<Vec<u8>, serde_json::Error> {
         serde_json::to_vec(&ChatRequest {
             model,
@@ -73,6 +74,7 @@ impl Conversation {
                 include_usage: true,
             },
             tools,
+            temperature,
         })
     }
 }

@@ -53,6 +53,8 @@ pub struct AgentSetup {
     pub approval: ApprovalPolicy,
     /// Episodes per turn before stopping.
     pub max_steps: u32,
+    /// Sampling temperature, if set.
+    pub temperature: Option<f32>,
 }
 
 /// One model episode in flight.
@@ -189,10 +191,11 @@ impl Agent {
                 return;
             }
         };
-        let body = match self
-            .conversation
-            .request_body(&self.setup.model, &self.tool_catalogue)
-        {
+        let body = match self.conversation.request_body(
+            &self.setup.model,
+            &self.tool_catalogue,
+            self.setup.temperature,
+        ) {
             Ok(body) => body,
             Err(e) => {
                 self.system(Severity::Error, format!("cannot encode the request: {e}"))

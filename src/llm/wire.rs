@@ -87,6 +87,9 @@ pub struct ChatRequest<'a> {
     pub stream_options: StreamOptions,
     /// The tool catalogue (OpenAI function format).
     pub tools: &'a serde_json::Value,
+    /// Sampling temperature; the provider's default when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f32>,
 }
 
 /// One `data:` frame of the stream.

@@ -56,6 +56,7 @@ pub fn setup(base_url: &str, root: &Path, approval: ApprovalPolicy) -> AgentSetu
         tools,
         approval,
         max_steps: agent::DEFAULT_MAX_STEPS,
+        temperature: None,
     }
 }
 
