@@ -3,6 +3,7 @@
 
 use std::path::Path;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::Parser;
 use tokio::sync::mpsc;
@@ -22,6 +23,10 @@ const COMMAND_QUEUE: usize = 64;
 /// Events queued from the agent to the UI. When full, the agent (and so the
 /// stream behind it) waits for the UI: backpressure, not growth.
 const EVENT_QUEUE: usize = 1024;
+/// How long the agent gets to stop its tasks after the UI quits.
+const AGENT_SHUTDOWN_GRACE: Duration = Duration::from_millis(500);
+/// How long exiting waits for blocking file operations still running.
+const RUNTIME_SHUTDOWN_GRACE: Duration = Duration::from_millis(500);
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -41,7 +46,11 @@ fn main() -> ExitCode {
         .into_iter()
         .map(|p| (Severity::Error, p.to_string()))
         .collect();
-    match runtime.block_on(run(config, notes)) {
+    let outcome = runtime.block_on(run(config, notes));
+    // Tasks still running are dropped, which kills their process groups;
+    // a blocking file operation is not waited for beyond the grace.
+    runtime.shutdown_timeout(RUNTIME_SHUTDOWN_GRACE);
+    match outcome {
         Ok(transcript) => {
             // Printed on the normal screen after the alternate one is left,
             // so the conversation stays in the terminal's scrollback.
@@ -102,7 +111,15 @@ async fn run(config: Config, notes: Vec<(Severity, String)>) -> std::io::Result<
         notes,
     };
     let transcript = app::run(setup, command_tx, event_rx).await;
-    agent_task.abort();
+    // The UI sent Quit: the agent cancels what runs (killing command process
+    // groups) and ends. A moment is enough; past it the agent is aborted.
+    let mut agent_task = agent_task;
+    if tokio::time::timeout(AGENT_SHUTDOWN_GRACE, &mut agent_task)
+        .await
+        .is_err()
+    {
+        agent_task.abort();
+    }
     transcript
 }
 

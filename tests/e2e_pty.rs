@@ -244,3 +244,37 @@ fn esc_interrupts_a_running_command() {
     session.send(b"\x04");
     assert!(session.wait_exit(WAIT).expect("no exit").success());
 }
+
+#[test]
+fn ctrl_c_twice_quits_while_a_command_runs_and_kills_it() {
+    let server = ScriptedServer::start_blocking(vec![Reply::tool_call(
+        "x1",
+        "execute_command",
+        &[r#"{"command": "echo $$ > pid; sleep 30"}"#],
+    )]);
+    let (mut session, dir) = spawn_in_project(&server);
+    session.send(b"wait\r");
+    session.wait_for("Confirm (1 of 1)", WAIT).unwrap();
+    session.send(b"y");
+    let pid_file = dir.path().join("pid");
+    let deadline = std::time::Instant::now() + WAIT;
+    while !pid_file.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // The screen keeps answering while the command runs.
+    session.send(b"typing meanwhile");
+    session.wait_for("typing meanwhile", WAIT).unwrap();
+    session.send(b"\x03");
+    session.send(b"\x03");
+    assert!(session.wait_exit(WAIT).expect("no exit").success());
+    assert_terminal_restored(&session);
+    let alive = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| !s.contains(") Z "))
+        .unwrap_or(false);
+    assert!(!alive, "the command outlived dashfloat");
+}
