@@ -7,13 +7,13 @@
 mod support;
 
 use std::path::Path;
-use std::time::Duration;
 
 use dashfloat::agent::ApprovalPolicy;
 use dashfloat::protocol::{AgentEvent, Decision, Phase, PreviewKind, ToolStatus};
 use serde_json::{Value, json};
 use support::agent::{
-    AgentHarness, assert_tool_pairing, reply_text, setup, start_in_temp, start_with, system_texts,
+    AgentHarness, EVENT_WAIT, assert_tool_pairing, reply_text, setup, start_in_temp, start_with,
+    system_texts,
 };
 use support::server::{
     Reply, ScriptedServer, Step, finish_chunk, role_chunk, sse_frame, tool_call_chunk,
@@ -232,12 +232,6 @@ async fn an_approved_command_runs_and_its_output_goes_back() {
     assert_all_paired(&server);
 }
 
-fn process_alive(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|s| !s.contains(") Z "))
-        .unwrap_or(false)
-}
-
 #[tokio::test]
 async fn interrupting_a_command_kills_it_answers_cancelled_and_the_next_prompt_works() {
     let server = ScriptedServer::start(vec![
@@ -255,20 +249,15 @@ async fn interrupting_a_command_kills_it_answers_cancelled_and_the_next_prompt_w
     h.decide(&id, Decision::Approve).await;
     h.until(|e| *e == AgentEvent::Phase(Phase::Executing)).await;
     let pid_file = dir_of(&h).join("pid");
-    let pid: i32 = loop {
-        if let Ok(text) = std::fs::read_to_string(&pid_file)
-            && let Ok(pid) = text.trim().parse()
-        {
-            break pid;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
-    assert!(process_alive(pid));
+    let pid = tokio::task::spawn_blocking(move || support::wait_for_pid(&pid_file, EVENT_WAIT))
+        .await
+        .unwrap();
+    assert!(support::process_alive(pid));
     h.send(dashfloat::protocol::UiCommand::Cancel).await;
     let events = h.turn().await;
     assert_eq!(statuses(&events), vec![ToolStatus::Cancelled]);
     assert!(
-        !process_alive(pid),
+        !support::process_alive(pid),
         "the command's shell survived the cancel"
     );
     // No follow-up episode after an interrupt: the person speaks next.

@@ -224,23 +224,11 @@ fn esc_interrupts_a_running_command() {
     session.wait_for("Confirm (1 of 1)", WAIT).unwrap();
     session.send(b"y");
     session.wait_for("executing", WAIT).unwrap();
-    let pid_file = dir.path().join("pid");
-    let deadline = std::time::Instant::now() + WAIT;
-    while !pid_file.exists() && std::time::Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let pid: i32 = std::fs::read_to_string(&pid_file)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    let pid = support::wait_for_pid(&dir.path().join("pid"), WAIT);
     session.send(b"\x1b");
     session.wait_for("→ cancelled", WAIT).unwrap();
     session.wait_for("idle", WAIT).unwrap();
-    let alive = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|s| !s.contains(") Z "))
-        .unwrap_or(false);
-    assert!(!alive, "the command survived Esc");
+    assert!(!support::process_alive(pid), "the command survived Esc");
     session.send(b"\x04");
     assert!(session.wait_exit(WAIT).expect("no exit").success());
 }
@@ -256,16 +244,7 @@ fn ctrl_c_twice_quits_while_a_command_runs_and_kills_it() {
     session.send(b"wait\r");
     session.wait_for("Confirm (1 of 1)", WAIT).unwrap();
     session.send(b"y");
-    let pid_file = dir.path().join("pid");
-    let deadline = std::time::Instant::now() + WAIT;
-    while !pid_file.exists() && std::time::Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let pid: i32 = std::fs::read_to_string(&pid_file)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    let pid = support::wait_for_pid(&dir.path().join("pid"), WAIT);
     // The screen keeps answering while the command runs.
     session.send(b"typing meanwhile");
     session.wait_for("typing meanwhile", WAIT).unwrap();
@@ -273,8 +252,8 @@ fn ctrl_c_twice_quits_while_a_command_runs_and_kills_it() {
     session.send(b"\x03");
     assert!(session.wait_exit(WAIT).expect("no exit").success());
     assert_terminal_restored(&session);
-    let alive = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|s| !s.contains(") Z "))
-        .unwrap_or(false);
-    assert!(!alive, "the command outlived dashfloat");
+    assert!(
+        !support::process_alive(pid),
+        "the command outlived dashfloat"
+    );
 }

@@ -137,6 +137,21 @@ impl Round {
     }
 }
 
+impl RoundCall {
+    /// Starts the call's tool task.
+    fn start(
+        &mut self,
+        tool: ToolCall,
+        guard: FileGuard,
+        tx: &tokio::sync::mpsc::Sender<ToolEvent>,
+        ctx: &tools::ToolContext,
+    ) {
+        let token = CancellationToken::new();
+        self.state = CallState::Running(token.clone());
+        spawn_run(tx, ctx, self.id.clone(), tool, guard, token);
+    }
+}
+
 /// Arguments as a JSON object text: re-encoded when they parse as an object
 /// (so key order and spacing are canonical), `{}` otherwise — the call's
 /// result then carries the parse error.
@@ -276,10 +291,7 @@ impl Agent {
         match decision {
             Decision::Approve => {
                 let (tool, guard) = (tool.clone(), *guard);
-                let id = call.id.clone();
-                let token = CancellationToken::new();
-                call.state = CallState::Running(token.clone());
-                self.spawn_run(id, tool, guard, token);
+                call.start(tool, guard, &self.tool_tx, &self.setup.tools);
                 self.emit(AgentEvent::Phase(Phase::Executing)).await;
             }
             Decision::Reject => {
@@ -381,42 +393,25 @@ impl Agent {
             let call = &mut round.calls[index];
             match &call.state {
                 CallState::Done(_) => round.cursor += 1,
-                CallState::Ready(tool) if !tool.mutates() => {
-                    let (id, tool) = (call.id.clone(), tool.clone());
-                    let token = CancellationToken::new();
-                    call.state = CallState::Running(token.clone());
-                    spawn_run(
-                        &self.tool_tx,
-                        &self.setup.tools,
-                        id,
-                        tool,
-                        FileGuard::Unguarded,
-                        token,
-                    );
-                    executing = true;
-                    round.cursor += 1;
-                }
-                CallState::Ready(_) if blocked => break,
-                CallState::Ready(tool) if call.needs_confirmation => {
-                    let (id, tool) = (call.id.clone(), tool.clone());
-                    call.state = CallState::Previewing(tool.clone());
-                    spawn_preview(&self.tool_tx, &self.setup.tools, id, tool);
-                    break;
-                }
                 CallState::Ready(tool) => {
-                    let (id, tool) = (call.id.clone(), tool.clone());
-                    let token = CancellationToken::new();
-                    call.state = CallState::Running(token.clone());
-                    spawn_run(
-                        &self.tool_tx,
-                        &self.setup.tools,
-                        id,
-                        tool,
-                        FileGuard::Unguarded,
-                        token,
-                    );
+                    let tool = tool.clone();
+                    let read_only = !tool.mutates();
+                    // A mutation waits for every earlier call; reads do not
+                    // wait for each other.
+                    if !read_only && blocked {
+                        break;
+                    }
+                    if call.needs_confirmation {
+                        call.state = CallState::Previewing(tool.clone());
+                        spawn_preview(&self.tool_tx, &self.setup.tools, call.id.clone(), tool);
+                        break;
+                    }
+                    call.start(tool, FileGuard::Unguarded, &self.tool_tx, &self.setup.tools);
                     executing = true;
-                    break;
+                    if !read_only {
+                        break;
+                    }
+                    round.cursor += 1;
                 }
                 CallState::Previewing(_) | CallState::Confirming(..) | CallState::Running(_) => {
                     break;
@@ -465,10 +460,6 @@ impl Agent {
         } else {
             self.start_episode().await;
         }
-    }
-
-    fn spawn_run(&self, id: CallId, tool: ToolCall, guard: FileGuard, token: CancellationToken) {
-        spawn_run(&self.tool_tx, &self.setup.tools, id, tool, guard, token);
     }
 }
 

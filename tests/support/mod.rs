@@ -31,3 +31,31 @@ pub fn http_client() -> reqwest::Client {
 pub fn dashfloat_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_dashfloat"))
 }
+
+/// Waits until a test command has written its shell's pid to `file`
+/// (`echo $$ > pid`) and returns it. Panics after `timeout`.
+pub fn wait_for_pid(file: &std::path::Path, timeout: std::time::Duration) -> i32 {
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        if let Some(pid) = std::fs::read_to_string(file)
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+        {
+            return pid;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no pid in {}",
+            file.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Whether a process exists and is not a zombie (the process table as
+/// `/proc` shows it).
+pub fn process_alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| !s.contains(") Z "))
+        .unwrap_or(false)
+}
