@@ -193,6 +193,7 @@ fn summary(call: &RoundCall) -> String {
 impl Agent {
     /// Shows the round's calls and starts working through them.
     pub(super) async fn start_round(&mut self, mut round: Round) {
+        self.emit(AgentEvent::Phase(Phase::Executing)).await;
         for call in &mut round.calls {
             call.notice = self.repeats.record(&call.name, &call.arguments);
             self.emit(AgentEvent::ToolCall {
