@@ -258,13 +258,13 @@ fn throughput() {
             "call_".into(),
             tx,
         ));
-        let mut n = 0usize;
+        let mut text_bytes = 0usize;
         while let Some(ev) = rx.recv().await {
-            if matches!(ev, dashfloat::protocol::StreamEvent::Content(_)) {
-                n += 1;
+            if let dashfloat::protocol::StreamEvent::Content(text) = ev {
+                text_bytes += text.len();
             }
         }
-        assert_eq!(n, tokens);
+        assert_eq!(text_bytes, tokens * 4);
         t.elapsed()
     });
 

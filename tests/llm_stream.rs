@@ -502,3 +502,22 @@ async fn a_reply_exactly_at_the_cap_is_whole() {
         Some(&StreamEvent::Done { tool_calls: vec![] })
     );
 }
+
+#[tokio::test]
+async fn frames_that_arrive_together_are_passed_on_as_one_piece_of_text() {
+    let mut body = Vec::new();
+    for i in 0..100 {
+        body.extend_from_slice(&support::server::sse_frame(&content_chunk(&format!("{i} "))));
+    }
+    body.extend_from_slice(&support::server::sse_frame(&finish_chunk("stop")));
+    body.extend_from_slice(b"data: [DONE]\n\n");
+    let server = ScriptedServer::start(vec![Reply::sse_steps(vec![Step::Send(body)])]).await;
+    let events = run(endpoint(&server.base_url())).await;
+    let expected: String = (0..100).map(|i| format!("{i} ")).collect();
+    assert_eq!(content(&events), expected);
+    let pieces = events
+        .iter()
+        .filter(|e| matches!(e, StreamEvent::Content(_)))
+        .count();
+    assert!(pieces < 10, "{pieces} content events for one read");
+}

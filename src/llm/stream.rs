@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use eventsource_stream::{EventStreamError, Eventsource};
-use futures_util::StreamExt;
+use futures_util::{FutureExt, StreamExt};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, RETRY_AFTER};
 use tokio::sync::mpsc;
 
@@ -168,6 +168,12 @@ async fn read_bounded(response: reqwest::Response, limit: Duration) -> Vec<u8> {
     body
 }
 
+/// Events taken from the parser without waiting before they are sent on:
+/// what one network read delivered is merged into few messages (adjacent
+/// text pieces become one), which is what keeps a fast stream from costing
+/// a cross-thread wake-up per token. Bounded so a flood still yields.
+pub const BATCH_MAX_EVENTS: usize = 1024;
+
 /// Reads the event stream; returns the final event to send, or `None` when
 /// the agent stopped listening.
 async fn read(
@@ -176,27 +182,85 @@ async fn read(
     id_prefix: String,
     tx: &mpsc::Sender<StreamEvent>,
 ) -> Option<StreamEvent> {
-    let mut calls = ToolCallAccumulator::with_id_prefix(id_prefix);
-    let mut announced = 0usize;
     let bytes = GuardedBytes::new(
         Box::pin(response.bytes_stream()),
         endpoint.idle_timeout,
         FRAME_MAX_BYTES,
     );
     let mut events = bytes.eventsource();
-    let mut text_bytes = 0usize;
-    let mut finished = false;
-    while let Some(event) = events.next().await {
-        let event = match event {
-            Ok(event) => event,
-            Err(e) => return Some(StreamEvent::Failed(stream_error(e))),
-        };
-        let data = event.data.trim();
+    let mut episode = EpisodeReader::new(id_prefix);
+    let mut out = Vec::new();
+    while let Some(first) = events.next().await {
+        let mut next = Some(first);
+        let mut taken = 0;
+        let mut end = None;
+        while let Some(event) = next {
+            end = match event {
+                Ok(event) => episode.on_event(&event.data, &mut out),
+                Err(e) => Some(StreamEvent::Failed(stream_error(e))),
+            };
+            taken += 1;
+            if end.is_some() || taken >= BATCH_MAX_EVENTS {
+                break;
+            }
+            next = events.next().now_or_never().flatten();
+        }
+        for ev in out.drain(..) {
+            tx.send(ev).await.ok()?;
+        }
+        if end.is_some() {
+            return end;
+        }
+    }
+    // Some servers close without `[DONE]` after a finish_reason; that reply
+    // is whole. Without a finish_reason the stream was cut.
+    Some(if episode.finished {
+        done(episode.calls)
+    } else {
+        StreamEvent::Failed(TransportError::CutShort)
+    })
+}
+
+/// What one episode's stream has said so far.
+struct EpisodeReader {
+    calls: ToolCallAccumulator,
+    announced: usize,
+    /// Text, reasoning and tool-call bytes, against [`REPLY_MAX_BYTES`].
+    bytes: usize,
+    finished: bool,
+}
+
+impl EpisodeReader {
+    fn new(id_prefix: String) -> Self {
+        Self {
+            calls: ToolCallAccumulator::with_id_prefix(id_prefix),
+            announced: 0,
+            bytes: 0,
+            finished: false,
+        }
+    }
+
+    /// Counts `n` more bytes of the reply; the failure once they pass the
+    /// cap (what crossed it is not passed on).
+    fn count(&mut self, n: usize) -> Option<StreamEvent> {
+        self.bytes += n;
+        (self.bytes > REPLY_MAX_BYTES).then_some(StreamEvent::Failed(
+            TransportError::ReplyTooLarge {
+                limit: REPLY_MAX_BYTES,
+            },
+        ))
+    }
+
+    /// Handles one SSE event's data, adding what it says to `out`; returns
+    /// the stream's final event when this one ends it.
+    fn on_event(&mut self, data: &str, out: &mut Vec<StreamEvent>) -> Option<StreamEvent> {
+        let data = data.trim();
         if data == "[DONE]" {
+            let calls = std::mem::take(&mut self.calls);
             return Some(done(calls));
         }
         if data.is_empty() {
-            continue;
+            return None;
         }
         let chunk: ChatChunk = match serde_json::from_str(data) {
             Ok(chunk) => chunk,
@@ -211,47 +275,45 @@ async fn read(
                 message: classify::excerpt(&err.message),
             }));
         }
-        let mut out = Vec::with_capacity(3);
         if let Some(choice) = chunk.choices.into_iter().next() {
             let delta = choice.delta;
             if let Some(text) = delta.reasoning_content.or(delta.reasoning) {
-                text_bytes += text.len();
-                out.push(StreamEvent::Reasoning(text));
+                if let Some(end) = self.count(text.len()) {
+                    return Some(end);
+                }
+                push_text(out, text, StreamEvent::Reasoning);
             }
             if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
-                text_bytes += text.len();
-                out.push(StreamEvent::Content(text));
+                if let Some(end) = self.count(text.len()) {
+                    return Some(end);
+                }
+                push_text(out, text, StreamEvent::Content);
             }
             if !delta.tool_calls.is_empty() {
-                let fed = calls.feed(&delta.tool_calls);
-                for call in calls.announced().iter().skip(announced) {
+                let fed = self.calls.feed(&delta.tool_calls);
+                for call in self.calls.announced().iter().skip(self.announced) {
                     out.push(StreamEvent::ToolCallStarted {
                         id: call.id.to_string(),
                         name: call.name.to_string(),
                     });
                 }
-                announced = calls.announced().len();
-                match fed {
-                    Ok(bytes) => text_bytes += bytes,
+                self.announced = self.calls.announced().len();
+                let end = match fed {
+                    Ok(bytes) => self.count(bytes),
                     Err(AccumulatorError::TooManyCalls { limit }) => {
-                        for ev in out {
-                            tx.send(ev).await.ok()?;
-                        }
-                        return Some(StreamEvent::Failed(TransportError::TooManyToolCalls {
+                        Some(StreamEvent::Failed(TransportError::TooManyToolCalls {
                             limit,
-                        }));
+                        }))
                     }
+                };
+                if end.is_some() {
+                    return end;
                 }
             }
             if let Some(reason) = choice.finish_reason {
-                finished = true;
+                self.finished = true;
                 out.push(StreamEvent::Finish(reason));
             }
-        }
-        if text_bytes > REPLY_MAX_BYTES {
-            return Some(StreamEvent::Failed(TransportError::ReplyTooLarge {
-                limit: REPLY_MAX_BYTES,
-            }));
         }
         if let Some(u) = chunk.usage {
             out.push(StreamEvent::Usage(Usage {
@@ -260,17 +322,18 @@ async fn read(
                 total_tokens: u.total_tokens,
             }));
         }
-        for ev in out {
-            tx.send(ev).await.ok()?;
-        }
+        None
     }
-    // Some servers close without `[DONE]` after a finish_reason; that reply
-    // is whole. Without a finish_reason the stream was cut.
-    Some(if finished {
-        done(calls)
-    } else {
-        StreamEvent::Failed(TransportError::CutShort)
-    })
+}
+
+/// Appends text to the last event when it is text of the same kind, else
+/// adds a new event.
+fn push_text(out: &mut Vec<StreamEvent>, text: String, kind: fn(String) -> StreamEvent) {
+    match (out.last_mut(), kind(String::new())) {
+        (Some(StreamEvent::Content(prev)), StreamEvent::Content(_))
+        | (Some(StreamEvent::Reasoning(prev)), StreamEvent::Reasoning(_)) => prev.push_str(&text),
+        _ => out.push(kind(text)),
+    }
 }
 
 /// The end of a complete reply, with its calls. Arguments that parsed are
