@@ -440,20 +440,16 @@ async fn a_finish_without_done_is_accepted_as_complete() {
 
 #[tokio::test]
 async fn a_frame_at_the_cap_passes_and_one_byte_more_is_refused() {
-    // A frame of exactly FRAME_MAX_BYTES non-newline bytes: a comment line
-    // (": ...") that the SSE parser ignores.
-    let at_cap = {
+    // A frame of exactly FRAME_MAX_BYTES bytes, its blank line included: a
+    // comment line (": ...") that the SSE parser ignores.
+    let frame = |len: usize| {
         let mut f = b": ".to_vec();
-        f.resize(FRAME_MAX_BYTES, b'x');
+        f.resize(len - 2, b'x');
         f.extend_from_slice(b"\n\n");
         f
     };
-    let over = {
-        let mut f = b": ".to_vec();
-        f.resize(FRAME_MAX_BYTES + 1, b'x');
-        f.extend_from_slice(b"\n\n");
-        f
-    };
+    let at_cap = frame(FRAME_MAX_BYTES);
+    let over = frame(FRAME_MAX_BYTES + 1);
     let done = b"data: [DONE]\n\n".to_vec();
     let server = ScriptedServer::start(vec![
         Reply::sse_steps(vec![Step::Send(at_cap), Step::Send(done.clone())]),
@@ -507,7 +503,9 @@ async fn a_reply_exactly_at_the_cap_is_whole() {
 async fn frames_that_arrive_together_are_passed_on_as_one_piece_of_text() {
     let mut body = Vec::new();
     for i in 0..100 {
-        body.extend_from_slice(&support::server::sse_frame(&content_chunk(&format!("{i} "))));
+        body.extend_from_slice(&support::server::sse_frame(&content_chunk(&format!(
+            "{i} "
+        ))));
     }
     body.extend_from_slice(&support::server::sse_frame(&finish_chunk("stop")));
     body.extend_from_slice(b"data: [DONE]\n\n");
@@ -520,4 +518,27 @@ async fn frames_that_arrive_together_are_passed_on_as_one_piece_of_text() {
         .filter(|e| matches!(e, StreamEvent::Content(_)))
         .count();
     assert!(pieces < 10, "{pieces} content events for one read");
+}
+
+#[tokio::test]
+async fn frame_ends_split_across_reads_are_found() {
+    let frame = support::server::sse_frame(&content_chunk("split"));
+    let n = frame.len();
+    // Cut inside the blank line, and between the CR and LF of CRLF framing.
+    let crlf = b"data: {\"choices\":[{\"delta\":{\"content\":\"!\"}}]}\r\n\r\n".to_vec();
+    let m = crlf.len();
+    let server = ScriptedServer::start(vec![Reply::sse_steps(vec![
+        Step::Send(frame[..n - 1].to_vec()),
+        Step::Send(frame[n - 1..].to_vec()),
+        Step::Send(crlf[..m - 1].to_vec()),
+        Step::Send(crlf[m - 1..].to_vec()),
+        Step::Send(b"data: [DONE]\n\n".to_vec()),
+    ])])
+    .await;
+    let events = run(endpoint(&server.base_url())).await;
+    assert_eq!(content(&events), "split!");
+    assert_eq!(
+        events.last(),
+        Some(&StreamEvent::Done { tool_calls: vec![] })
+    );
 }

@@ -40,7 +40,7 @@ pub struct GuardedBytes {
     deadline: Pin<Box<Sleep>>,
     frame_max: usize,
     frame_len: usize,
-    after_newline: bool,
+    carry: Carry,
     /// What is left of the last read, not yet handed on.
     pending: Bytes,
     failed: bool,
@@ -55,39 +55,57 @@ impl GuardedBytes {
             deadline: Box::pin(tokio::time::sleep(idle)),
             frame_max,
             frame_len: 0,
-            after_newline: false,
+            carry: Carry::None,
             pending: Bytes::new(),
             failed: false,
         }
     }
 
     /// Splits off the front of `pending` up to and including the first
-    /// frame end (a blank line; `\r` is ignored so CRLF framing counts like
-    /// LF), or all of it when no frame ends in it. Counts the frame's bytes
-    /// on the way; `Err` once a frame passes the cap.
+    /// frame end (a blank line: `\n\n`, or `\n\r\n` with CRLF line ends),
+    /// or all of it when no frame ends in it. A frame's length counts every
+    /// byte up to and including its blank line; `Err` once it passes the cap.
     fn next_piece(&mut self) -> Result<Bytes, GuardError> {
-        let mut end = self.pending.len();
-        for (i, &b) in self.pending.iter().enumerate() {
-            match b {
-                b'\n' if self.after_newline => {
-                    self.frame_len = 0;
-                    self.after_newline = false;
-                    end = i + 1;
-                    break;
-                }
-                b'\n' => self.after_newline = true,
-                b'\r' => {}
-                _ => {
-                    self.after_newline = false;
-                    self.frame_len += 1;
-                    if self.frame_len > self.frame_max {
-                        return Err(GuardError::FrameTooLarge(self.frame_max));
-                    }
-                }
-            }
+        let data = &self.pending[..];
+        // A frame end may straddle two reads.
+        let mut end = match (self.carry, data) {
+            (Carry::Lf, [b'\n', ..]) | (Carry::LfCr, [b'\n', ..]) => Some(1),
+            (Carry::Lf, [b'\r', b'\n', ..]) => Some(2),
+            _ => None,
+        };
+        if end.is_none() {
+            end = memchr::memchr_iter(b'\n', data).find_map(|nl| match &data[nl + 1..] {
+                [b'\n', ..] => Some(nl + 2),
+                [b'\r', b'\n', ..] => Some(nl + 3),
+                _ => None,
+            });
         }
-        Ok(self.pending.split_to(end))
+        let take = end.unwrap_or(data.len());
+        self.frame_len += take;
+        if self.frame_len > self.frame_max {
+            return Err(GuardError::FrameTooLarge(self.frame_max));
+        }
+        if end.is_some() {
+            self.frame_len = 0;
+            self.carry = Carry::None;
+        } else if data.ends_with(b"\n") {
+            self.carry = Carry::Lf;
+        } else if data.ends_with(b"\n\r") {
+            self.carry = Carry::LfCr;
+        } else if !data.is_empty() {
+            self.carry = Carry::None;
+        }
+        Ok(self.pending.split_to(take))
     }
+}
+
+/// How the bytes before the current read ended, for a frame end split
+/// across two reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Carry {
+    None,
+    Lf,
+    LfCr,
 }
 
 impl Stream for GuardedBytes {
