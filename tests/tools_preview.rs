@@ -1,0 +1,222 @@
+//! Previews of mutating calls: what the person approves, bounded, and the
+//! guard that makes the approved bytes the written bytes.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use dashfloat::protocol::{FileGuard, PreviewKind};
+use dashfloat::tools::{
+    PREVIEW_MAX_LINES, ToolCall, ToolContext, execute_guarded, preview, validate,
+};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+fn ctx() -> (tempfile::TempDir, ToolContext) {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ToolContext::new(dir.path()).unwrap();
+    (dir, ctx)
+}
+
+fn call(name: &str, args: serde_json::Value) -> ToolCall {
+    validate(name, &args.to_string()).unwrap()
+}
+
+fn kinds(lines: &[dashfloat::protocol::PreviewLine], kind: PreviewKind) -> Vec<String> {
+    lines
+        .iter()
+        .filter(|l| l.kind == kind)
+        .map(|l| l.text.clone())
+        .collect()
+}
+
+#[test]
+fn an_edit_preview_is_the_located_block_with_context() {
+    let (dir, ctx) = ctx();
+    let text: String = (1..=20).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(dir.path().join("f.txt"), &text).unwrap();
+    let p = preview(
+        &call(
+            "edit_file",
+            json!({"path": "f.txt", "search_block": "line 10\n", "replace_block": "ten\n"}),
+        ),
+        &ctx,
+    )
+    .unwrap();
+    assert_eq!(p.lines[0].text, "edit f.txt at line 10");
+    assert_eq!(kinds(&p.lines, PreviewKind::Removed), vec!["line 10"]);
+    assert_eq!(kinds(&p.lines, PreviewKind::Added), vec!["ten"]);
+    assert_eq!(
+        kinds(&p.lines, PreviewKind::Context),
+        vec![
+            "line 7", "line 8", "line 9", "line 11", "line 12", "line 13"
+        ]
+    );
+    assert!(matches!(p.guard, FileGuard::Content(_)));
+}
+
+#[test]
+fn a_new_file_preview_shows_its_lines_and_guards_absence() {
+    let (_dir, ctx) = ctx();
+    let p = preview(
+        &call(
+            "write_file",
+            json!({"path": "new.txt", "content": "a\nb\n"}),
+        ),
+        &ctx,
+    )
+    .unwrap();
+    assert_eq!(p.lines[0].text, "create new.txt (2 lines)");
+    assert_eq!(kinds(&p.lines, PreviewKind::Added), vec!["a", "b"]);
+    assert_eq!(p.guard, FileGuard::Absent);
+}
+
+#[test]
+fn a_replacement_preview_is_a_diff_against_the_file() {
+    let (dir, ctx) = ctx();
+    std::fs::write(dir.path().join("f.txt"), "keep\nold\n").unwrap();
+    let p = preview(
+        &call(
+            "write_file",
+            json!({"path": "f.txt", "content": "keep\nnew\n"}),
+        ),
+        &ctx,
+    )
+    .unwrap();
+    assert_eq!(kinds(&p.lines, PreviewKind::Removed), vec!["old"]);
+    assert_eq!(kinds(&p.lines, PreviewKind::Added), vec!["new"]);
+}
+
+#[test]
+fn a_command_preview_shows_the_command_and_its_directory() {
+    let (dir, ctx) = ctx();
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    let p = preview(
+        &call(
+            "execute_command",
+            json!({"command": "make\nmake test", "cwd": "sub"}),
+        ),
+        &ctx,
+    )
+    .unwrap();
+    assert_eq!(p.lines[0].text, "run in sub:");
+    assert_eq!(
+        kinds(&p.lines, PreviewKind::Added),
+        vec!["$ make", "$ make test"]
+    );
+    assert_eq!(p.guard, FileGuard::Unguarded);
+}
+
+#[test]
+fn previews_stop_at_the_cap_and_say_what_was_cut() {
+    let (_dir, ctx) = ctx();
+    let content: String = (0..200).map(|i| format!("{i}\n")).collect();
+    let at_cap: String = (0..PREVIEW_MAX_LINES - 1)
+        .map(|i| format!("{i}\n"))
+        .collect();
+    let big = preview(
+        &call("write_file", json!({"path": "big.txt", "content": content})),
+        &ctx,
+    )
+    .unwrap();
+    assert_eq!(big.lines.len(), PREVIEW_MAX_LINES);
+    let marker = big.lines.last().unwrap();
+    assert_eq!(marker.kind, PreviewKind::Marker);
+    assert_eq!(marker.text, "… 152 more preview lines not shown (+152 −0)");
+    // A header and 49 lines: exactly the cap, nothing cut.
+    let exact = preview(
+        &call(
+            "write_file",
+            json!({"path": "exact.txt", "content": at_cap}),
+        ),
+        &ctx,
+    )
+    .unwrap();
+    assert_eq!(exact.lines.len(), PREVIEW_MAX_LINES);
+    assert!(exact.lines.iter().all(|l| l.kind != PreviewKind::Marker));
+}
+
+#[test]
+fn an_edit_that_cannot_apply_fails_in_its_preview() {
+    let (dir, ctx) = ctx();
+    std::fs::write(dir.path().join("f.txt"), "x\nx\n").unwrap();
+    let err = preview(
+        &call(
+            "edit_file",
+            json!({"path": "f.txt", "search_block": "x", "replace_block": "y"}),
+        ),
+        &ctx,
+    )
+    .unwrap_err();
+    assert!(err["error"].as_str().unwrap().contains("matched 2 times"));
+    let err = preview(
+        &call("write_file", json!({"path": "../out.txt", "content": "x"})),
+        &ctx,
+    )
+    .unwrap_err();
+    assert_eq!(err["code"], json!("path_denied"));
+}
+
+#[tokio::test]
+async fn the_guarded_write_lands_only_on_the_previewed_file() {
+    let (dir, ctx) = ctx();
+    let file = dir.path().join("f.txt");
+    std::fs::write(&file, "v1\n").unwrap();
+    let edit = call(
+        "edit_file",
+        json!({"path": "f.txt", "search_block": "v1", "replace_block": "v2"}),
+    );
+    let p = preview(&edit, &ctx).unwrap();
+    let result = execute_guarded(&edit, &ctx, CancellationToken::new(), p.guard).await;
+    assert_eq!(result["ok"], json!(true));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "v2\n");
+    // The same guard no longer matches: the file changed since.
+    let again = call(
+        "edit_file",
+        json!({"path": "f.txt", "search_block": "v2", "replace_block": "v3"}),
+    );
+    let stale = execute_guarded(&again, &ctx, CancellationToken::new(), p.guard).await;
+    assert_eq!(stale["ok"], json!(false));
+    assert!(stale["error"].as_str().unwrap().contains("changed after"));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "v2\n");
+}
+
+#[tokio::test]
+async fn a_file_created_after_a_create_preview_is_not_overwritten() {
+    let (dir, ctx) = ctx();
+    let write = call("write_file", json!({"path": "n.txt", "content": "model"}));
+    let p = preview(&write, &ctx).unwrap();
+    std::fs::write(dir.path().join("n.txt"), "person").unwrap();
+    let result = execute_guarded(&write, &ctx, CancellationToken::new(), p.guard).await;
+    assert_eq!(result["ok"], json!(false));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("n.txt")).unwrap(),
+        "person"
+    );
+}
+
+#[test]
+fn summaries_say_what_a_call_does_in_brief() {
+    let cases = [
+        (
+            call(
+                "read_file",
+                json!({"path": "src/main.rs", "offset": 120, "limit": 61}),
+            ),
+            "src/main.rs:120-180",
+        ),
+        (
+            call("execute_command", json!({"command": "cargo test"})),
+            "cargo test",
+        ),
+        (
+            call("execute_command", json!({"command": "make", "cwd": "sub"})),
+            "make (in sub)",
+        ),
+        (
+            call("write_file", json!({"path": "a.md", "content": "x\ny\n"})),
+            "a.md (2 lines)",
+        ),
+        (call("list_directory", json!({})), "."),
+    ];
+    for (call, expected) in cases {
+        assert_eq!(call.summary(), expected);
+    }
+}
