@@ -90,7 +90,7 @@ async fn run(config: Config, notes: Vec<(Severity, String)>) -> std::io::Result<
     tools.secret_vars = vec![config.api_key_env.clone()];
     let (command_tx, command_rx) = mpsc::channel(COMMAND_QUEUE);
     let (event_tx, event_rx) = mpsc::channel(EVENT_QUEUE);
-    let system_prompt = agent::system_prompt(&cwd);
+    let system_prompt = agent::system_prompt();
     // The client (TLS roots and all) is built on the agent's task so the
     // first frame does not wait for it.
     let agent_task = tokio::spawn(async move {

@@ -35,7 +35,7 @@ fn start_real(max_steps: u32) -> (AgentHarness, tempfile::TempDir) {
     s.max_steps = max_steps;
     // Deterministic replies keep these tests from depending on luck.
     s.temperature = Some(0.0);
-    s.system_prompt = dashfloat::agent::system_prompt(&dir.path().display().to_string());
+    s.system_prompt = dashfloat::agent::system_prompt();
     (start_with(s), dir)
 }
 

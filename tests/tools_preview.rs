@@ -220,3 +220,20 @@ fn summaries_say_what_a_call_does_in_brief() {
         assert_eq!(call.summary(), expected);
     }
 }
+
+#[test]
+fn a_write_that_changes_nothing_says_so() {
+    let (dir, ctx) = ctx();
+    std::fs::write(dir.path().join("same.txt"), "same\n").unwrap();
+    let p = preview(
+        &call(
+            "write_file",
+            json!({"path": "same.txt", "content": "same\n"}),
+        ),
+        &ctx,
+    )
+    .unwrap();
+    assert_eq!(p.lines.len(), 2);
+    assert_eq!(p.lines[1].kind, PreviewKind::Marker);
+    assert!(p.lines[1].text.contains("no change"));
+}

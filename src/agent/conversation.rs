@@ -79,19 +79,17 @@ impl Conversation {
     }
 }
 
-/// The system prompt for a session in `cwd`. Only the directory's name is
-/// given: small models shown an absolute path build absolute paths from
-/// its parent (`/tmp/x` for a project in `/tmp/proj`), which the path
-/// policy then refuses.
-pub fn system_prompt(cwd: &str) -> String {
-    let name = std::path::Path::new(cwd)
-        .file_name()
-        .map_or_else(|| cwd.to_string(), |n| n.to_string_lossy().into_owned());
-    format!(
-        "You are dashfloat, a coding agent in a terminal, working in the person's project (the current \
-directory, `{name}`). Give every tool a path relative to it, such as `hello.txt`, `src/main.rs` or `.`. \
-read_file and list_directory run at once; write_file, edit_file and execute_command wait for the person's \
-approval and may be rejected. When a tool fails, read its error: it says how to recover. When you have what \
-you need, answer concisely in GitHub-flavoured markdown, with code in fenced blocks tagged with their language."
-    )
+/// The system prompt. It names no directory: small models shown an
+/// absolute path build absolute paths from its parent (`/tmp/x` for a
+/// project in `/tmp/proj`), and shown the directory's name they prefix it
+/// (`./proj/x`) — both refused by the path policy, both seen with
+/// Qwen2.5-Coder-0.5B.
+pub fn system_prompt() -> String {
+    "You are dashfloat, a coding agent in a terminal, working in the person's project, which is the current \
+directory. Give every tool a path relative to it, spelled exactly as the person names the file; `.` is the \
+project itself. read_file and list_directory run at once; write_file, edit_file and execute_command wait for \
+the person's approval and may be rejected. When a tool fails, read its error: it says how to recover. When you \
+have what you need, answer concisely in GitHub-flavoured markdown, with code in fenced blocks tagged with their \
+language."
+        .to_string()
 }

@@ -120,8 +120,15 @@ fn line(kind: PreviewKind, text: &str) -> PreviewLine {
     }
 }
 
-/// The changed hunks between two versions, with a few lines of context.
+/// The changed hunks between two versions, with a few lines of context; a
+/// note when there are none.
 fn diff(old: &[u8], new: &[u8]) -> Vec<PreviewLine> {
+    if old == new {
+        return vec![line(
+            PreviewKind::Marker,
+            "(no change: the file already holds exactly this content)",
+        )];
+    }
     let old = String::from_utf8_lossy(old);
     let new = String::from_utf8_lossy(new);
     let diff = TextDiff::from_lines(old.as_ref(), new.as_ref());
