@@ -117,20 +117,27 @@ fn a_refused_connection_is_explained_and_ctrl_c_quits() {
     assert_terminal_restored(&session);
 }
 
-#[test]
-fn sigterm_restores_the_terminal() {
+fn signal_restores_the_terminal(signal: nix::sys::signal::Signal) {
     let server = ScriptedServer::start_blocking(vec![]);
     let dir = tempfile::tempdir().unwrap();
     let mut session = spawn(dir.path(), &server.base_url());
     session.wait_for("idle", WAIT).unwrap();
     let pid = session.pid().unwrap();
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(pid as i32),
-        nix::sys::signal::Signal::SIGTERM,
-    )
-    .unwrap();
-    session.wait_exit(WAIT).expect("no exit after SIGTERM");
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), signal).unwrap();
+    session
+        .wait_exit(WAIT)
+        .unwrap_or_else(|| panic!("no exit after {signal}"));
     assert_terminal_restored(&session);
+}
+
+#[test]
+fn sigterm_restores_the_terminal() {
+    signal_restores_the_terminal(nix::sys::signal::Signal::SIGTERM);
+}
+
+#[test]
+fn sighup_restores_the_terminal() {
+    signal_restores_the_terminal(nix::sys::signal::Signal::SIGHUP);
 }
 
 #[test]
