@@ -75,6 +75,9 @@ pub struct Cli {
     /// Seconds a command may run before its process group is killed [default: 30]
     #[arg(long, env = "DASHFLOAT_EXEC_TIMEOUT", value_name = "SECS")]
     pub exec_timeout: Option<u64>,
+    /// Write a log of what the agent does to this file (off by default).
+    #[arg(long, env = "DASHFLOAT_LOG", value_name = "PATH")]
+    pub log: Option<PathBuf>,
     /// Extra request header, "Name: value" (repeatable).
     #[arg(long = "header", value_name = "NAME: VALUE")]
     pub headers: Vec<String>,

@@ -7,6 +7,7 @@
 pub mod agent;
 pub mod config;
 pub mod llm;
+pub mod log;
 pub mod protocol;
 pub mod tools;
 pub mod ui;

@@ -1,7 +1,7 @@
 //! The `dashfloat` binary: reads the configuration, starts the agent actor
 //! and the UI task, and wires them together with bounded channels.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -12,6 +12,7 @@ use dashfloat::agent::{self, AgentSetup};
 use dashfloat::config::{Cli, Config};
 use dashfloat::llm::classify::RequestContext;
 use dashfloat::llm::stream::Endpoint;
+use dashfloat::log::Log;
 use dashfloat::protocol::Severity;
 use dashfloat::tools::ToolContext;
 use dashfloat::ui::app::{self, UiSetup};
@@ -46,7 +47,7 @@ fn main() -> ExitCode {
         .into_iter()
         .map(|p| (Severity::Error, p.to_string()))
         .collect();
-    let outcome = runtime.block_on(run(config, notes));
+    let outcome = runtime.block_on(run(config, cli.log.clone(), notes));
     // Tasks still running are dropped, which kills their process groups;
     // a blocking file operation is not waited for beyond the grace.
     runtime.shutdown_timeout(RUNTIME_SHUTDOWN_GRACE);
@@ -64,7 +65,11 @@ fn main() -> ExitCode {
     }
 }
 
-async fn run(config: Config, notes: Vec<(Severity, String)>) -> std::io::Result<String> {
+async fn run(
+    config: Config,
+    log_path: Option<PathBuf>,
+    notes: Vec<(Severity, String)>,
+) -> std::io::Result<String> {
     let cwd = std::env::current_dir()
         .map(|p| p.display().to_string())
         .unwrap_or_else(|_| ".".to_string());
@@ -86,6 +91,20 @@ async fn run(config: Config, notes: Vec<(Severity, String)>) -> std::io::Result<
             ));
         }
     };
+    let mut notes = notes;
+    let log = match &log_path {
+        None => Log::off(),
+        Some(path) => Log::to_file(path).unwrap_or_else(|e| {
+            notes.push((
+                Severity::Error,
+                format!(
+                    "cannot open the log file {}: {e}; logging is off",
+                    path.display()
+                ),
+            ));
+            Log::off()
+        }),
+    };
     tools.exec_timeout = config.exec_timeout;
     tools.secret_vars = vec![config.api_key_env.clone()];
     let (command_tx, command_rx) = mpsc::channel(COMMAND_QUEUE);
@@ -102,6 +121,7 @@ async fn run(config: Config, notes: Vec<(Severity, String)>) -> std::io::Result<
             approval: config.approval,
             max_steps: config.max_steps,
             temperature: config.temperature,
+            log,
         };
         agent::run(setup, command_rx, event_tx).await;
     });

@@ -324,3 +324,40 @@ async fn a_missing_client_is_reported_on_each_prompt() {
     assert_eq!(events.recv().await.unwrap(), AgentEvent::Phase(Phase::Idle));
     assert_eq!(events.recv().await.unwrap(), AgentEvent::TurnDone);
 }
+
+#[tokio::test]
+async fn the_log_notes_requests_replies_and_errors_but_never_the_key() {
+    let server = ScriptedServer::start(vec![
+        Reply::text(&["fine"]),
+        Reply::status(500, "text/plain", "boom"),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let log_path = dir.path().join("session.log");
+    let mut s = setup(&server.base_url(), dir.path(), ApprovalPolicy::Ask);
+    s.log = dashfloat::log::Log::to_file(&log_path).unwrap();
+    if let Ok(endpoint) = &mut s.endpoint {
+        endpoint.api_key = Some("sk-secret-value".into());
+    }
+    let mut h = support::agent::start_with(s);
+    h.prompt("one").await;
+    h.turn().await;
+    h.prompt("two").await;
+    h.turn().await;
+    drop(h);
+    // The writer task flushes as lines arrive; give it a moment.
+    let mut log = String::new();
+    for _ in 0..100 {
+        log = std::fs::read_to_string(&log_path).unwrap();
+        if log.contains("HTTP 500") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(log.contains("prompt: 3 bytes"), "{log}");
+    assert!(log.contains("request: step 1"), "{log}");
+    assert!(log.contains("reply: Complete"), "{log}");
+    assert!(log.contains("HTTP 500"), "{log}");
+    assert!(!log.contains("sk-secret-value"));
+    assert_all_paired(&server);
+}

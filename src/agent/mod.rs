@@ -18,6 +18,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use crate::llm::stream::{self, Endpoint};
+use crate::log::Log;
 use crate::protocol::{
     AgentEvent, CallId, Phase, ReplyEnd, Severity, StreamEvent, ToolCallRequest, ToolEvent,
     UiCommand, Usage,
@@ -55,6 +56,8 @@ pub struct AgentSetup {
     pub max_steps: u32,
     /// Sampling temperature, if set.
     pub temperature: Option<f32>,
+    /// Where the agent notes what it does (off by default).
+    pub log: Log,
 }
 
 /// One model episode in flight.
@@ -147,11 +150,9 @@ impl Agent {
     }
 
     async fn system(&self, severity: Severity, text: impl Into<String>) {
-        self.emit(AgentEvent::System {
-            severity,
-            text: text.into(),
-        })
-        .await;
+        let text = text.into();
+        self.setup.log.line(|| format!("{severity:?}: {text}"));
+        self.emit(AgentEvent::System { severity, text }).await;
     }
 
     fn busy(&self) -> bool {
@@ -167,6 +168,9 @@ impl Agent {
             .await;
             return;
         }
+        self.setup
+            .log
+            .line(|| format!("prompt: {} bytes", text.len()));
         self.repeats.reset();
         self.steps = 0;
         self.turn_usage = None;
@@ -206,6 +210,13 @@ impl Agent {
         };
         self.steps += 1;
         self.episodes_started += 1;
+        self.setup.log.line(|| {
+            format!(
+                "request: step {} of the turn, {} bytes",
+                self.steps,
+                body.len()
+            )
+        });
         // Ids the agent makes up for calls that came without one are unique
         // per episode, so a result can never be matched to another round's
         // call.
@@ -288,6 +299,14 @@ impl Agent {
             EpisodeEnd::Interrupted => ReplyEnd::Interrupted,
             EpisodeEnd::Failed(_) => ReplyEnd::Failed,
         };
+        self.setup.log.line(|| {
+            format!(
+                "reply: {reply_end:?}, {} bytes, finish {:?}, usage {:?}",
+                episode.content.len(),
+                episode.finish,
+                episode.usage
+            )
+        });
         self.emit(AgentEvent::AssistantEnd(reply_end)).await;
         if let EpisodeEnd::Failed(why) = &end {
             self.system(Severity::Error, why.clone()).await;

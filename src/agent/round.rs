@@ -369,9 +369,13 @@ impl Agent {
             map.insert("notice".to_string(), Value::String(notice.clone()));
         }
         let notice = call.notice.take();
+        let status = outcome::status(&result);
+        self.setup
+            .log
+            .line(|| format!("tool {} {}: {status:?}", call.name, call.id));
         let event = AgentEvent::ToolResult {
             id: call.id.clone(),
-            status: outcome::status(&result),
+            status,
             excerpt: outcome::excerpt(&result),
         };
         call.state = CallState::Done(result);

@@ -57,6 +57,7 @@ pub fn setup(base_url: &str, root: &Path, approval: ApprovalPolicy) -> AgentSetu
         approval,
         max_steps: agent::DEFAULT_MAX_STEPS,
         temperature: None,
+        log: dashfloat::log::Log::off(),
     }
 }
 

@@ -1,0 +1,65 @@
+//! The session log: timestamped lines in a file, off by default
+//! (`--log PATH`). Nothing is ever logged to the screen. A task of its own
+//! does the writing, so no other task waits on the disk; when it falls
+//! behind, lines are dropped rather than queued without bound. The API key
+//! and request bodies are never logged. ADR 0016.
+
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use tokio::io::AsyncWriteExt;
+use tokio::sync::mpsc;
+
+/// Lines waiting for the writer at most.
+pub const LOG_QUEUE: usize = 1024;
+
+/// A handle for writing log lines; cheap to clone, does nothing when the
+/// log is off.
+#[derive(Debug, Clone, Default)]
+pub struct Log {
+    tx: Option<mpsc::Sender<String>>,
+}
+
+impl Log {
+    /// A log that writes nothing.
+    pub fn off() -> Self {
+        Self::default()
+    }
+
+    /// Opens (appending, creating) `path` and starts the writer task. Must
+    /// be called inside a tokio runtime.
+    pub fn to_file(path: &Path) -> std::io::Result<Self> {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)?;
+        let (tx, mut rx) = mpsc::channel::<String>(LOG_QUEUE);
+        tokio::spawn(async move {
+            let mut file = tokio::fs::File::from_std(file);
+            while let Some(line) = rx.recv().await {
+                if file.write_all(line.as_bytes()).await.is_err() {
+                    // A full disk or a revoked file ends logging, nothing else.
+                    break;
+                }
+            }
+            let _ = file.flush().await;
+        });
+        Ok(Self { tx: Some(tx) })
+    }
+
+    /// Logs one line; `text` is only built when the log is on.
+    pub fn line(&self, text: impl FnOnce() -> String) {
+        if let Some(tx) = &self.tx {
+            let now = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .unwrap_or_default();
+            let line = format!(
+                "{}.{:03} {}\n",
+                now.as_secs(),
+                now.subsec_millis(),
+                text().replace('\n', " ")
+            );
+            let _ = tx.try_send(line);
+        }
+    }
+}
