@@ -636,3 +636,64 @@ async fn only_the_last_episodes_usage_reaches_the_ui() {
     assert!(matches!(usages[0], AgentEvent::Usage(u) if u.completion_tokens == 1));
     assert_all_paired(&server);
 }
+
+#[tokio::test]
+async fn two_calls_with_one_id_are_both_answered_under_distinct_ids() {
+    // Index 0 has no id (made up as call_1_0); index 1 brings that same id.
+    let frames = vec![
+        role_chunk(),
+        tool_call_chunk(0, None, Some("list_directory"), "{}"),
+        tool_call_chunk(1, Some("call_1_0"), Some("list_directory"), "{}"),
+        finish_chunk("tool_calls"),
+    ];
+    let server = ScriptedServer::start(vec![Reply::sse(frames), Reply::text(&["ok"])]).await;
+    let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::Ask);
+    h.prompt("list twice").await;
+    let events = h.turn().await;
+    assert_eq!(statuses(&events), vec![ToolStatus::Ok, ToolStatus::Ok]);
+    let body = &server.requests()[1].body;
+    let ids: Vec<&str> = body["messages"][2]["tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, vec!["call_1_0", "call_1_0_dup"]);
+    assert_all_paired(&server);
+}
+
+#[tokio::test]
+async fn a_write_to_a_fifo_is_refused_in_its_preview_without_blocking() {
+    let server = ScriptedServer::start(vec![
+        call("w", "write_file", json!({"path": "pipe", "content": "x"})),
+        Reply::text(&["ok"]),
+    ])
+    .await;
+    let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::Ask);
+    nix::unistd::mkfifo(
+        &dir_of(&h).join("pipe"),
+        nix::sys::stat::Mode::from_bits_truncate(0o644),
+    )
+    .unwrap();
+    h.prompt("write to the pipe").await;
+    let events = h.turn().await;
+    let st = statuses(&events);
+    assert!(
+        matches!(st.as_slice(), [ToolStatus::Error(e)] if e.contains("not a regular file")),
+        "{st:?}"
+    );
+    assert_all_paired(&server);
+}
+
+#[tokio::test]
+async fn cancel_when_nothing_runs_confirms_the_agent_is_idle() {
+    let server = ScriptedServer::start(vec![]).await;
+    let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::Ask);
+    h.send(dashfloat::protocol::UiCommand::Cancel).await;
+    let events = h.turn().await;
+    assert_eq!(
+        events,
+        vec![AgentEvent::Phase(Phase::Idle), AgentEvent::TurnDone]
+    );
+    assert!(server.requests().is_empty());
+}

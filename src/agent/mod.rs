@@ -183,6 +183,11 @@ impl Agent {
             self.end_episode(EpisodeEnd::Interrupted).await;
         } else if self.round.is_some() {
             self.cancel_round().await;
+        } else {
+            // Nothing runs: confirm it, so a UI that believes otherwise
+            // (a prompt it could not deliver) returns to idle.
+            self.emit(AgentEvent::Phase(Phase::Idle)).await;
+            self.emit(AgentEvent::TurnDone).await;
         }
     }
 

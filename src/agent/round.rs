@@ -58,9 +58,17 @@ impl Round {
     /// Validates the episode's calls. Invalid ones get their failure as
     /// their result at once and never reach a confirmation.
     pub(super) fn new(requests: Vec<ToolCallRequest>, policy: ApprovalPolicy) -> Self {
+        let mut seen = std::collections::HashSet::new();
         let calls = requests
             .into_iter()
-            .map(|req| {
+            .map(|mut req| {
+                // Results are matched to calls by id, so ids must be unique
+                // in a round. A stream can repeat one (a provider id equal
+                // to a made-up one); the repeat is renamed, in the
+                // assistant message too, so pairing stays exact.
+                while !seen.insert(req.id.clone()) {
+                    req.id.push_str("_dup");
+                }
                 let arguments = canonical_arguments(&req.arguments);
                 let state = match req.error {
                     Some(why) => CallState::Done(
@@ -258,7 +266,8 @@ impl Agent {
 
     /// Ctrl+C / Esc during the round: running calls are stopped (their
     /// results, with partial output, still arrive), nothing new starts,
-    /// and every call not yet answered is answered `cancelled`.
+    /// and every call not yet running — a preview being built included,
+    /// whose late result is then ignored — is answered `cancelled`.
     pub(super) async fn cancel_round(&mut self) {
         let Some(round) = self.round.as_mut() else {
             return;
@@ -268,7 +277,12 @@ impl Agent {
         let waiting: Vec<(CallId, Value)> = round
             .calls
             .iter()
-            .filter(|c| matches!(c.state, CallState::Ready(_) | CallState::Confirming(..)))
+            .filter(|c| {
+                matches!(
+                    c.state,
+                    CallState::Ready(_) | CallState::Previewing(_) | CallState::Confirming(..)
+                )
+            })
             .map(|c| (c.id.clone(), cancelled(&c.name)))
             .collect();
         for (id, result) in waiting {
@@ -328,11 +342,6 @@ impl Agent {
                 match preview {
                     Err(failure) => {
                         self.finish_call(&id, failure).await;
-                        self.advance().await;
-                    }
-                    Ok(_) if round.cancelling => {
-                        let result = cancelled(tool.name());
-                        self.finish_call(&id, result).await;
                         self.advance().await;
                     }
                     Ok(preview) => {

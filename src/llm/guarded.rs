@@ -40,7 +40,10 @@ pub struct GuardedBytes {
     deadline: Pin<Box<Sleep>>,
     frame_max: usize,
     frame_len: usize,
-    carry: Carry,
+    /// No text since the last line end (or the stream's start).
+    at_line_start: bool,
+    /// The last line end was a CR: a LF right after it is its tail.
+    skip_lf: bool,
     /// What is left of the last read, not yet handed on.
     pending: Bytes,
     failed: bool,
@@ -55,30 +58,51 @@ impl GuardedBytes {
             deadline: Box::pin(tokio::time::sleep(idle)),
             frame_max,
             frame_len: 0,
-            carry: Carry::None,
+            at_line_start: true,
+            skip_lf: false,
             pending: Bytes::new(),
             failed: false,
         }
     }
 
     /// Splits off the front of `pending` up to and including the first
-    /// frame end (a blank line: `\n\n`, or `\n\r\n` with CRLF line ends),
-    /// or all of it when no frame ends in it. A frame's length counts every
-    /// byte up to and including its blank line; `Err` once it passes the cap.
+    /// frame end (a blank line, with any of the SSE line ends: LF, CRLF or a
+    /// lone CR), or all of it when no frame ends in it. A frame's length
+    /// counts every byte up to and including its blank line; `Err` once it
+    /// passes the cap.
     fn next_piece(&mut self) -> Result<Bytes, GuardError> {
         let data = &self.pending[..];
-        // A frame end may straddle two reads.
-        let mut end = match (self.carry, data) {
-            (Carry::Lf, [b'\n', ..]) | (Carry::LfCr, [b'\n', ..]) => Some(1),
-            (Carry::Lf, [b'\r', b'\n', ..]) => Some(2),
-            _ => None,
-        };
-        if end.is_none() {
-            end = memchr::memchr_iter(b'\n', data).find_map(|nl| match &data[nl + 1..] {
-                [b'\n', ..] => Some(nl + 2),
-                [b'\r', b'\n', ..] => Some(nl + 3),
-                _ => None,
-            });
+        let mut next = 0;
+        let mut end = None;
+        for at in memchr::memchr2_iter(b'\n', b'\r', data) {
+            if at > next {
+                // Text since the last line end.
+                self.at_line_start = false;
+                self.skip_lf = false;
+            }
+            next = at + 1;
+            if data[at] == b'\n' && self.skip_lf {
+                // The LF of a CRLF whose CR already ended the line.
+                self.skip_lf = false;
+                continue;
+            }
+            self.skip_lf = data[at] == b'\r';
+            if !self.at_line_start {
+                self.at_line_start = true;
+                continue;
+            }
+            // A line end at a line start: the blank line that ends a frame.
+            let mut cut = at + 1;
+            if self.skip_lf && data.get(cut) == Some(&b'\n') {
+                cut += 1;
+                self.skip_lf = false;
+            }
+            end = Some(cut);
+            break;
+        }
+        if end.is_none() && data.len() > next {
+            self.at_line_start = false;
+            self.skip_lf = false;
         }
         let take = end.unwrap_or(data.len());
         self.frame_len += take;
@@ -86,26 +110,13 @@ impl GuardedBytes {
             return Err(GuardError::FrameTooLarge(self.frame_max));
         }
         if end.is_some() {
+            // A new frame starts at a line start; `skip_lf` may stay set when
+            // a CR ended this read, so the next read's LF completes it.
             self.frame_len = 0;
-            self.carry = Carry::None;
-        } else if data.ends_with(b"\n") {
-            self.carry = Carry::Lf;
-        } else if data.ends_with(b"\n\r") {
-            self.carry = Carry::LfCr;
-        } else if !data.is_empty() {
-            self.carry = Carry::None;
+            self.at_line_start = true;
         }
         Ok(self.pending.split_to(take))
     }
-}
-
-/// How the bytes before the current read ended, for a frame end split
-/// across two reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Carry {
-    None,
-    Lf,
-    LfCr,
 }
 
 impl Stream for GuardedBytes {

@@ -12,17 +12,22 @@ use crate::protocol::FileGuard;
 
 use super::failure::ToolFailure;
 
+/// The piece size both hashing paths feed the hasher, so hashing bytes in
+/// memory and hashing a file as it is read give the same value.
+const HASH_CHUNK_BYTES: usize = 64 * 1024;
+
 /// A stable hash of file content (SipHash with fixed keys: stable within
 /// and across runs of the same build, which is all a guard needs).
 pub(crate) fn content_hash(data: &[u8]) -> u64 {
     let mut hasher = std::hash::DefaultHasher::new();
-    hasher.write(data);
+    for chunk in data.chunks(HASH_CHUNK_BYTES) {
+        hasher.write(chunk);
+    }
     hasher.finish()
 }
 
 /// The guard for a whole file as it is now, hashed in bounded pieces so a
-/// large file costs no memory. (Edits hash the content they already hold
-/// with [`content_hash`]; each tool compares like with like.)
+/// large file costs no memory.
 pub(crate) fn guard_of(real: &Path) -> std::io::Result<FileGuard> {
     let mut file = match std::fs::File::open(real) {
         Ok(f) => f,
@@ -30,13 +35,24 @@ pub(crate) fn guard_of(real: &Path) -> std::io::Result<FileGuard> {
         Err(e) => return Err(e),
     };
     let mut hasher = std::hash::DefaultHasher::new();
-    let mut buf = vec![0u8; 64 * 1024];
+    let mut buf = vec![0u8; HASH_CHUNK_BYTES];
     loop {
-        let n = file.read(&mut buf)?;
-        if n == 0 {
+        // Fill whole pieces (a read may return fewer bytes) so the pieces
+        // match `content_hash`'s.
+        let mut filled = 0;
+        while filled < buf.len() {
+            match file.read(&mut buf[filled..])? {
+                0 => break,
+                n => filled += n,
+            }
+        }
+        if filled == 0 {
             break;
         }
-        hasher.write(&buf[..n]);
+        hasher.write(&buf[..filled]);
+        if filled < buf.len() {
+            break;
+        }
     }
     Ok(FileGuard::Content(hasher.finish()))
 }

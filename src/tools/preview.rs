@@ -19,6 +19,8 @@ use super::{ToolCall, ToolContext, io_failure, resolve_for};
 pub const PREVIEW_MAX_LINES: usize = 50;
 /// Unchanged lines shown around each change.
 pub const PREVIEW_CONTEXT_LINES: usize = 3;
+/// The longest a preview's diff may search for the smallest change set.
+const DIFF_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Builds the preview of a validated call and the guard its execution will
 /// check. Reads files: run it off the agent's task. A call that cannot
@@ -51,40 +53,54 @@ fn build(call: &ToolCall, root: &Path) -> Result<Preview, ToolFailure> {
         }
         ToolCall::WriteFile { path, content } => {
             let real = resolve_for("write_file", root, path)?;
-            let guard = guard_of(&real).map_err(|e| io_failure("write_file", path, "read", &e))?;
-            let lines = match guard {
-                FileGuard::Absent => {
+            let meta = match std::fs::symlink_metadata(&real) {
+                Ok(meta) => Some(meta),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(e) => return Err(io_failure("write_file", path, "read", &e)),
+            };
+            // Only a regular file is opened: opening a FIFO would block the
+            // preview until something wrote to it.
+            if let Some(meta) = &meta
+                && !meta.is_file()
+            {
+                return Err(ToolFailure::ExecutionFailed {
+                    tool: "write_file".to_string(),
+                    message: format!("{path} is not a regular file; it is left as it is"),
+                });
+            }
+            let (guard, mut lines) = match meta {
+                None => {
                     let mut lines = vec![header(format!(
                         "create {path} ({} lines)",
                         content.lines().count()
                     ))];
                     lines.extend(content.lines().map(|l| line(PreviewKind::Added, l)));
-                    lines
+                    (FileGuard::Absent, lines)
                 }
-                _ => {
+                Some(meta) if meta.len() <= EDIT_MAX_FILE_BYTES => {
+                    // One read: the diff shows exactly the bytes the guard
+                    // describes.
                     let old = std::fs::read(&real)
-                        .ok()
-                        .filter(|d| d.len() as u64 <= EDIT_MAX_FILE_BYTES);
-                    match old {
-                        Some(old) => {
-                            let mut lines = vec![header(format!("replace {path}"))];
-                            lines.extend(diff(&old, content.as_bytes()));
-                            lines
-                        }
-                        None => vec![
-                            header(format!("replace {path}")),
-                            line(
-                                PreviewKind::Marker,
-                                "(the current file is too large to diff; it is replaced whole)",
-                            ),
-                        ],
-                    }
+                        .map_err(|e| io_failure("write_file", path, "read", &e))?;
+                    let mut lines = vec![header(format!("replace {path}"))];
+                    lines.extend(diff(&old, content.as_bytes()));
+                    (FileGuard::Content(content_hash(&old)), lines)
+                }
+                Some(_) => {
+                    let guard =
+                        guard_of(&real).map_err(|e| io_failure("write_file", path, "read", &e))?;
+                    let lines = vec![
+                        header(format!("replace {path}")),
+                        line(
+                            PreviewKind::Marker,
+                            "(the current file is too large to diff; it is replaced whole)",
+                        ),
+                    ];
+                    (guard, lines)
                 }
             };
-            Ok(Preview {
-                lines: cap(lines),
-                guard,
-            })
+            lines = cap(lines);
+            Ok(Preview { lines, guard })
         }
         ToolCall::ExecuteCommand { command, cwd } => {
             resolve_for("execute_command", root, cwd)?;
@@ -131,7 +147,11 @@ fn diff(old: &[u8], new: &[u8]) -> Vec<PreviewLine> {
     }
     let old = String::from_utf8_lossy(old);
     let new = String::from_utf8_lossy(new);
-    let diff = TextDiff::from_lines(old.as_ref(), new.as_ref());
+    // A deadline keeps a diff of two large unrelated texts from running
+    // for minutes; past it the diff is coarser, never wrong.
+    let diff = TextDiff::configure()
+        .timeout(DIFF_TIMEOUT)
+        .diff_lines(old.as_ref(), new.as_ref());
     let mut out = Vec::new();
     for (i, group) in diff
         .grouped_ops(PREVIEW_CONTEXT_LINES)

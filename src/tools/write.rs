@@ -23,10 +23,6 @@ pub(crate) fn write_file(
     guard: FileGuard,
 ) -> Result<Value, ToolFailure> {
     let real = resolve_for(TOOL, root, path)?;
-    if guard != FileGuard::Unguarded {
-        let now = guard_of(&real).map_err(|e| io_failure(TOOL, path, "read", &e))?;
-        check(TOOL, path, guard, now)?;
-    }
     let existing = match std::fs::symlink_metadata(&real) {
         Ok(meta) => Some(meta),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -45,6 +41,10 @@ pub(crate) fn write_file(
                 "{path} is not a regular file; it is left as it is"
             )));
         }
+    }
+    if guard != FileGuard::Unguarded {
+        let now = guard_of(&real).map_err(|e| io_failure(TOOL, path, "read", &e))?;
+        check(TOOL, path, guard, now)?;
     }
     if let Some(parent) = real.parent() {
         std::fs::create_dir_all(parent)

@@ -171,12 +171,20 @@ fn terminal_msg(event: Event) -> Option<Msg> {
 /// told about.
 fn send(commands: &mpsc::Sender<UiCommand>, state: &mut State, cmd: UiCommand) {
     if let Err(err) = commands.try_send(cmd) {
-        let text = match err {
-            mpsc::error::TrySendError::Full(_) => {
-                "the agent is not keeping up; that key was dropped — try again"
+        let (cmd, text) = match err {
+            mpsc::error::TrySendError::Full(cmd) => (
+                cmd,
+                "the agent is not keeping up; that key was dropped — try again",
+            ),
+            mpsc::error::TrySendError::Closed(cmd) => {
+                (cmd, "the agent has stopped; restart dashfloat")
             }
-            mpsc::error::TrySendError::Closed(_) => "the agent has stopped; restart dashfloat",
         };
+        // An undelivered prompt goes back into the input, and no turn runs.
+        if let UiCommand::Prompt { text } = cmd {
+            state.editor.set(&text);
+            state.phase = crate::protocol::Phase::Idle;
+        }
         state
             .transcript
             .push(EntryKind::System(Severity::Error), text.to_string());
