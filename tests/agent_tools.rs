@@ -697,3 +697,35 @@ async fn cancel_when_nothing_runs_confirms_the_agent_is_idle() {
     );
     assert!(server.requests().is_empty());
 }
+
+#[tokio::test]
+async fn a_tool_rows_excerpt_is_at_most_thirty_lines_and_says_what_was_left_out() {
+    let server = ScriptedServer::start(vec![
+        call("r", "read_file", json!({"path": "long.txt"})),
+        Reply::text(&["ok"]),
+    ])
+    .await;
+    let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::Ask);
+    let mut text: String = (1..=100).map(|i| format!("line {i}\n")).collect();
+    text.insert_str(0, &format!("{}\n", "w".repeat(500)));
+    std::fs::write(dir_of(&h).join("long.txt"), &text).unwrap();
+    h.prompt("read it").await;
+    let events = h.turn().await;
+    let excerpt = events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::ToolResult { excerpt, .. } => Some(excerpt.clone()),
+            _ => None,
+        })
+        .unwrap();
+    let lines: Vec<&str> = excerpt.lines().collect();
+    assert_eq!(lines.len(), 31);
+    assert_eq!(lines[0].chars().count(), 241, "long lines are cut with …");
+    assert!(lines[0].ends_with('…'));
+    assert_eq!(lines[29], "line 29");
+    assert_eq!(lines[30], "… 71 more lines");
+    // The model still gets the whole file.
+    let result = &tool_results(&server.requests()[1].body)[0];
+    assert_eq!(result["content"].as_str().unwrap(), text);
+    assert_all_paired(&server);
+}

@@ -542,3 +542,53 @@ async fn frame_ends_split_across_reads_are_found() {
         Some(&StreamEvent::Done { tool_calls: vec![] })
     );
 }
+
+#[tokio::test]
+async fn the_65th_tool_call_stops_the_stream_after_announcing_64() {
+    let mut frames = vec![role_chunk()];
+    for i in 0..65u32 {
+        frames.push(support::server::tool_call_chunk(
+            i,
+            Some(&format!("id{i}")),
+            Some("list_directory"),
+            "{}",
+        ));
+    }
+    let server = ScriptedServer::start(vec![Reply::sse(frames)]).await;
+    let events = run(endpoint(&server.base_url())).await;
+    let announced = events
+        .iter()
+        .filter(|e| matches!(e, StreamEvent::ToolCallStarted { .. }))
+        .count();
+    assert_eq!(announced, 64);
+    assert_eq!(
+        failure(&events),
+        TransportError::TooManyToolCalls { limit: 64 }
+    );
+}
+
+#[tokio::test]
+async fn tool_call_arguments_count_against_the_reply_cap() {
+    let piece = "x".repeat(64 * 1024);
+    let mut frames = vec![support::server::tool_call_chunk(
+        0,
+        Some("big"),
+        Some("write_file"),
+        "{\"path\":\"a\",\"content\":\"",
+    )];
+    for _ in 0..(REPLY_MAX_BYTES / piece.len() + 1) {
+        frames.push(support::server::tool_call_chunk(0, None, None, &piece));
+    }
+    let server = ScriptedServer::start(vec![Reply::sse(frames)]).await;
+    let events = run(endpoint(&server.base_url())).await;
+    assert!(events.contains(&StreamEvent::ToolCallStarted {
+        id: "big".into(),
+        name: "write_file".into()
+    }));
+    assert_eq!(
+        failure(&events),
+        TransportError::ReplyTooLarge {
+            limit: REPLY_MAX_BYTES
+        }
+    );
+}

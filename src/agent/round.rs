@@ -140,6 +140,17 @@ impl Round {
         })
     }
 
+    /// The calls that already have their result, with it.
+    fn answered(&self) -> Vec<(CallId, Value)> {
+        self.calls
+            .iter()
+            .filter_map(|c| match &c.state {
+                CallState::Done(result) => Some((c.id.clone(), result.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
     fn position(&self, id: &str) -> Option<usize> {
         self.calls.iter().position(|c| c.id == id)
     }
@@ -212,14 +223,7 @@ impl Agent {
             .await;
         }
         // Calls that failed validation are answered now.
-        let invalid: Vec<(CallId, Value)> = round
-            .calls
-            .iter()
-            .filter_map(|c| match &c.state {
-                CallState::Done(result) => Some((c.id.clone(), result.clone())),
-                _ => None,
-            })
-            .collect();
+        let invalid = round.answered();
         self.round = Some(round);
         for (id, result) in invalid {
             self.finish_call(&id, result).await;
@@ -248,17 +252,10 @@ impl Agent {
             };
             call.state = CallState::Done(result);
         }
-        let ids: Vec<(CallId, Value)> = round
-            .calls
-            .iter()
-            .filter_map(|c| match &c.state {
-                CallState::Done(r) => Some((c.id.clone(), r.clone())),
-                _ => None,
-            })
-            .collect();
+        let answered = round.answered();
         round.cancelling = true;
         self.round = Some(round);
-        for (id, result) in ids {
+        for (id, result) in answered {
             self.finish_call(&id, result).await;
         }
         self.advance().await;
