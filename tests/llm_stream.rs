@@ -592,3 +592,21 @@ async fn tool_call_arguments_count_against_the_reply_cap() {
         }
     );
 }
+
+#[tokio::test]
+async fn a_huge_error_body_is_read_only_up_to_its_cap() {
+    use dashfloat::llm::classify::ERROR_BODY_MAX_BYTES;
+    let body = format!(
+        "{{\"error\":{{\"message\":\"{}\"}}}}",
+        "e".repeat(4 * ERROR_BODY_MAX_BYTES)
+    );
+    let server = ScriptedServer::start(vec![Reply::status(400, "application/json", &body)]).await;
+    let err = failure(&run(endpoint(&server.base_url())).await);
+    // The body was cut, so it no longer parses as JSON: the message is the
+    // start of the raw text, shortened for the chat.
+    let TransportError::BadRequest { message } = err else {
+        panic!("{err:?}")
+    };
+    assert!(message.starts_with("{\"error\""), "{message}");
+    assert!(message.chars().count() <= 401, "{}", message.len());
+}

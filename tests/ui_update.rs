@@ -297,3 +297,41 @@ fn agent_gone_leaves_an_error_and_idles() {
     assert_eq!(s.phase, Phase::Idle);
     assert!(s.transcript.plain_text().contains("agent stopped"));
 }
+
+#[test]
+fn a_reply_over_the_clipboard_cap_is_not_copied_and_the_hint_says_why() {
+    use dashfloat::ui::update::COPY_MAX_BYTES;
+    let mut s = state();
+    agent(
+        &mut s,
+        AgentEvent::AssistantDelta("x".repeat(COPY_MAX_BYTES)),
+    );
+    agent(&mut s, AgentEvent::AssistantEnd(ReplyEnd::Complete));
+    assert_eq!(
+        ctrl(&mut s, 'y'),
+        vec![Effect::Copy("x".repeat(COPY_MAX_BYTES))]
+    );
+    let mut s2 = state();
+    agent(
+        &mut s2,
+        AgentEvent::AssistantDelta("x".repeat(COPY_MAX_BYTES + 1)),
+    );
+    agent(&mut s2, AgentEvent::AssistantEnd(ReplyEnd::Complete));
+    assert!(ctrl(&mut s2, 'y').is_empty());
+    assert!(s2.hint.as_ref().unwrap().0.contains("not copied"));
+}
+
+#[test]
+fn the_input_box_grows_to_its_limit_and_no_further() {
+    use dashfloat::ui::state::INPUT_MAX_ROWS;
+    let mut s = state();
+    let rows = |s: &State| s.input_rows();
+    assert_eq!(rows(&s), 1);
+    update(
+        &mut s,
+        Msg::Paste("a\n".repeat(usize::from(INPUT_MAX_ROWS) - 1)),
+    );
+    assert_eq!(rows(&s), INPUT_MAX_ROWS);
+    update(&mut s, Msg::Paste("b\nc\nd\n".into()));
+    assert_eq!(rows(&s), INPUT_MAX_ROWS);
+}

@@ -30,10 +30,6 @@ pub const TICK_INTERVAL: Duration = Duration::from_millis(80);
 /// Agent events applied before a frame may be drawn; bounds the time one
 /// burst can hold the loop away from the keyboard.
 pub const EVENTS_PER_BATCH: usize = 4096;
-/// The largest text put on the clipboard; terminals drop larger OSC 52
-/// payloads silently, so the person is told instead.
-pub const COPY_MAX_BYTES: usize = 1024 * 1024;
-
 /// What the UI task is given at start.
 #[derive(Debug)]
 pub struct UiSetup {
@@ -122,15 +118,6 @@ pub async fn run(
             for effect in outcome.effects {
                 match effect {
                     Effect::Send(cmd) => send(&commands, &mut state, cmd),
-                    Effect::Copy(text) if text.len() > COPY_MAX_BYTES => {
-                        state.transcript.push(
-                            EntryKind::System(Severity::Notice),
-                            format!(
-                                "not copied: {} bytes is more than terminals accept over OSC 52",
-                                text.len()
-                            ),
-                        );
-                    }
                     Effect::Copy(text) => copy_to_clipboard(terminal.backend_mut(), &text)?,
                     Effect::Redraw => terminal.clear()?,
                     Effect::Quit => quit = true,

@@ -151,19 +151,28 @@ fn prefixed(
         .collect()
 }
 
+/// How a call ended, in the words of its outcome row.
+pub(super) fn status_label(status: &ToolStatus) -> String {
+    match status {
+        ToolStatus::Ok => "ok".to_string(),
+        ToolStatus::Error(e) => format!("error: {e}"),
+        ToolStatus::Rejected => "rejected".to_string(),
+        ToolStatus::Cancelled => "cancelled".to_string(),
+        ToolStatus::TimedOut(e) => e.clone(),
+    }
+}
+
 fn outcome_lines(
     status: &ToolStatus,
     excerpt: &str,
     width: u16,
     theme: &Theme,
 ) -> Vec<Line<'static>> {
-    let (label, style) = match status {
-        ToolStatus::Ok => ("→ ok".to_string(), theme.dim),
-        ToolStatus::Error(e) => (format!("→ error: {e}"), theme.error),
-        ToolStatus::Rejected => ("→ rejected".to_string(), theme.dim),
-        ToolStatus::Cancelled => ("→ cancelled".to_string(), theme.dim),
-        ToolStatus::TimedOut(e) => (format!("→ {e}"), theme.error),
+    let style = match status {
+        ToolStatus::Error(_) | ToolStatus::TimedOut(_) => theme.error,
+        ToolStatus::Ok | ToolStatus::Rejected | ToolStatus::Cancelled => theme.dim,
     };
+    let label = format!("→ {}", status_label(status));
     let mut lines = prefixed(&label, width, "  ", style, style);
     if !excerpt.is_empty() {
         // Tool output is verbatim file or process content: plain and dim,

@@ -6,6 +6,7 @@ use ratatui::text::Line;
 
 use crate::protocol::{CallId, ReplyEnd, Severity, ToolStatus};
 
+use super::entry::status_label;
 pub use super::entry::{Entry, EntryKind};
 use super::theme::Theme;
 
@@ -213,7 +214,7 @@ impl Transcript {
                 ..
             } = &entry.kind
             {
-                out.push_str(&format!("\n  → {}", status_word(status)));
+                out.push_str(&format!("\n  → {}", status_label(status)));
             }
             if let EntryKind::Assistant {
                 end: Some(ReplyEnd::Interrupted),
@@ -225,16 +226,5 @@ impl Transcript {
             out.push_str("\n\n");
         }
         out
-    }
-}
-
-/// The outcome word of a tool call in the plain transcript.
-fn status_word(status: &ToolStatus) -> String {
-    match status {
-        ToolStatus::Ok => "ok".to_string(),
-        ToolStatus::Error(e) => format!("error: {e}"),
-        ToolStatus::Rejected => "rejected".to_string(),
-        ToolStatus::Cancelled => "cancelled".to_string(),
-        ToolStatus::TimedOut(e) => e.clone(),
     }
 }

@@ -9,6 +9,9 @@ use super::markdown;
 use super::state::{Hint, PendingConfirm, SPINNER, State};
 use super::transcript::EntryKind;
 
+/// The largest text put on the clipboard; terminals drop larger OSC 52
+/// payloads silently, so the person is told instead.
+pub const COPY_MAX_BYTES: usize = 1024 * 1024;
 /// Lines one wheel notch scrolls.
 pub const WHEEL_LINES: usize = 3;
 
@@ -323,6 +326,13 @@ fn copy_reply(state: &mut State, block: Option<usize>) -> Outcome {
             }
         },
     };
+    if text.len() > COPY_MAX_BYTES {
+        state.hint = Some(Hint(format!(
+            "not copied: {what} is {} bytes, more than terminals accept over OSC 52 — select it with Shift-drag",
+            text.len()
+        )));
+        return Outcome::changed();
+    }
     state.hint = Some(Hint(format!("copied {what} to the clipboard")));
     Outcome::with(vec![Effect::Copy(text)])
 }
