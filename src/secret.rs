@@ -2,7 +2,7 @@
 //! logs: a wrapper whose `Debug` prints `[redacted]`, and the one helper
 //! that takes the userinfo (`user:password@`) out of URLs before a URL is
 //! shown or logged. Imports nothing from the crate, so every module may use
-//! it. ADR 0017.
+//! it. ADRs 0005 (the key) and 0016 (the log).
 
 use std::borrow::Cow;
 use std::fmt;
