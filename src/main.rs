@@ -70,10 +70,11 @@ async fn run(
     log_path: Option<PathBuf>,
     notes: Vec<(Severity, String)>,
 ) -> std::io::Result<String> {
-    let cwd = std::env::current_dir()
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|_| ".".to_string());
-    let shown_cwd = abbreviate_home(&cwd, std::env::var("HOME").ok().as_deref());
+    // A path, not a string: a name that is not UTF-8 must reach the tools
+    // as it is, not as a lossy copy naming another directory.
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let shown_cwd = abbreviate_home(&cwd, home.as_deref());
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let session = SessionInfo {
         model: config.model.clone(),
@@ -87,7 +88,7 @@ async fn run(
         Err(e) => {
             return Err(std::io::Error::new(
                 e.kind(),
-                format!("cannot use the working directory {cwd}: {e}"),
+                format!("cannot use the working directory {}: {e}", cwd.display()),
             ));
         }
     };
@@ -160,13 +161,17 @@ fn endpoint(config: &Config) -> Result<Endpoint, String> {
     })
 }
 
-fn abbreviate_home(path: &str, home: Option<&str>) -> String {
+/// The working directory for the status bar (lossy where it is not UTF-8:
+/// it is only shown), with the home directory as `~`.
+fn abbreviate_home(path: &Path, home: Option<&Path>) -> String {
     match home {
-        Some(home) if !home.is_empty() && home != "/" => match Path::new(path).strip_prefix(home) {
-            Ok(rest) if rest.as_os_str().is_empty() => "~".to_string(),
-            Ok(rest) => format!("~/{}", rest.display()),
-            Err(_) => path.to_string(),
-        },
-        _ => path.to_string(),
+        Some(home) if !home.as_os_str().is_empty() && home != Path::new("/") => {
+            match path.strip_prefix(home) {
+                Ok(rest) if rest.as_os_str().is_empty() => "~".to_string(),
+                Ok(rest) => format!("~/{}", rest.display()),
+                Err(_) => path.display().to_string(),
+            }
+        }
+        _ => path.display().to_string(),
     }
 }
