@@ -6,6 +6,7 @@
 
 pub mod agent;
 pub mod config;
+pub mod launch;
 pub mod llm;
 pub mod log;
 pub mod protocol;

@@ -1,19 +1,21 @@
 //! The `dashfloat` binary: reads the configuration, starts the agent actor
 //! and the UI task, and wires them together with bounded channels.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::Parser;
 use tokio::sync::mpsc;
 
 use dashfloat::agent::{self, AgentSetup};
 use dashfloat::config::{Cli, Config};
+use dashfloat::launch::{HANDOVER_FD_VAR, Launch};
 use dashfloat::llm::classify::RequestContext;
 use dashfloat::llm::stream::Endpoint;
 use dashfloat::log::Log;
 use dashfloat::protocol::Severity;
+use dashfloat::secret::Secret;
 use dashfloat::tools::ToolContext;
 use dashfloat::ui::app::{self, UiSetup};
 use dashfloat::ui::state::SessionInfo;
@@ -30,8 +32,15 @@ const AGENT_SHUTDOWN_GRACE: Duration = Duration::from_millis(500);
 const RUNTIME_SHUTDOWN_GRACE: Duration = Duration::from_millis(500);
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let (config, problems) = Config::load(&cli, |k| std::env::var(k).ok());
+    // First, while there is one thread: the key must not stay in this
+    // process image, where commands could read it (this may re-execute).
+    let launch = Launch::conceal(|| {
+        let cli = <Cli as clap::Parser>::parse();
+        Config::load(&cli, |k| std::env::var(k).ok()).0.api_key_env
+    });
+    let cli = launch.cli();
+    let (config, problems) = Config::load(&cli, |k| launch.var(k));
+    let pass_env = launch.pass_env(&config.pass_env);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -44,10 +53,14 @@ fn main() -> ExitCode {
         }
     };
     let notes = problems
-        .into_iter()
-        .map(|p| (Severity::Error, p.to_string()))
+        .iter()
+        .map(ToString::to_string)
+        .chain(launch.problems.iter().map(|e| {
+            format!("{e}; commands you approve may be able to read the API key and headers")
+        }))
+        .map(|text| (Severity::Error, text))
         .collect();
-    let outcome = runtime.block_on(run(config, cli.log.clone(), notes));
+    let outcome = runtime.block_on(run(config, pass_env, cli.log.clone(), notes));
     // Tasks still running are dropped, which kills their process groups;
     // a blocking file operation is not waited for beyond the grace.
     runtime.shutdown_timeout(RUNTIME_SHUTDOWN_GRACE);
@@ -67,6 +80,7 @@ fn main() -> ExitCode {
 
 async fn run(
     config: Config,
+    pass_env: Vec<(OsString, Secret<OsString>)>,
     log_path: Option<PathBuf>,
     notes: Vec<(Severity, String)>,
 ) -> std::io::Result<String> {
@@ -107,7 +121,8 @@ async fn run(
         }),
     };
     tools.exec_timeout = config.exec_timeout;
-    tools.secret_vars = vec![config.api_key_env.clone()];
+    tools.secret_vars = vec![config.api_key_env.clone(), HANDOVER_FD_VAR.to_owned()];
+    tools.pass_env = pass_env;
     let (command_tx, command_rx) = mpsc::channel(COMMAND_QUEUE);
     let (event_tx, event_rx) = mpsc::channel(EVENT_QUEUE);
     let system_prompt = agent::system_prompt();

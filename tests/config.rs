@@ -183,7 +183,10 @@ fn no_key_goes_to_the_built_in_local_default() {
     let (c, problems) = resolve(&Cli::default(), &vars, None);
     assert!(problems.is_empty(), "{problems:?}");
     assert!(!c.provider_configured);
-    assert!(c.api_key.is_none(), "a key would go to whatever listens on 8088");
+    assert!(
+        c.api_key.is_none(),
+        "a key would go to whatever listens on 8088"
+    );
     // Naming the same local URL is configuring it: the key goes there.
     let cli = Cli::parse_from(["dashfloat", "--base-url", LOCAL_BASE_URL]);
     let (c, _) = resolve(&cli, &vars, None);
@@ -209,7 +212,11 @@ fn debug_output_never_shows_the_key_or_header_values() {
 
 #[test]
 fn credentials_in_the_base_url_stay_out_of_the_status_bar_and_the_messages() {
-    let cli = Cli::parse_from(["dashfloat", "--base-url", "http://alice:pw-marker@host:8080/v1"]);
+    let cli = Cli::parse_from([
+        "dashfloat",
+        "--base-url",
+        "http://alice:pw-marker@host:8080/v1",
+    ]);
     let (c, _) = resolve(&cli, &[], None);
     assert_eq!(c.host(), "host:8080");
     // The URL itself keeps them: the request needs them.

@@ -108,7 +108,10 @@ async fn a_redirect_to_another_scheme_or_port_of_the_same_host_is_refused_too() 
     let server = ScriptedServer::start(vec![Reply::raw(
         308,
         &[
-            ("Location", &format!("http://127.0.0.1:{port}/v1/chat/completions")),
+            (
+                "Location",
+                &format!("http://127.0.0.1:{port}/v1/chat/completions"),
+            ),
             ("Content-Length", "0"),
         ],
         vec![],
@@ -139,9 +142,15 @@ async fn a_redirect_within_the_origin_is_followed_with_the_headers() {
 async fn credentials_in_the_base_url_do_not_show_in_error_messages() {
     let refused = with_credentials(&format!("http://127.0.0.1:{}/v1", free_port()));
     let err = failure(&run(endpoint(&refused)).await);
-    assert!(matches!(err, TransportError::ConnectionRefused { .. }), "{err:?}");
+    assert!(
+        matches!(err, TransportError::ConnectionRefused { .. }),
+        "{err:?}"
+    );
     let text = err.to_string();
-    assert!(!text.contains("pw-marker") && !text.contains("alice"), "{text}");
+    assert!(
+        !text.contains("pw-marker") && !text.contains("alice"),
+        "{text}"
+    );
     assert!(text.contains("http://[redacted]@127.0.0.1"), "{text}");
 
     let server = ScriptedServer::start(vec![Reply::status(
@@ -200,6 +209,9 @@ async fn the_log_redacts_a_url_with_credentials_whoever_wrote_the_line() {
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    assert!(text.contains("http://[redacted]@proxy:3128 said no"), "{text}");
+    assert!(
+        text.contains("http://[redacted]@proxy:3128 said no"),
+        "{text}"
+    );
     assert!(!text.contains("pw-marker"), "{text}");
 }

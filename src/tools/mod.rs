@@ -57,9 +57,9 @@ pub struct ToolContext {
     /// How long `execute_command` may run before its process group is
     /// killed.
     pub exec_timeout: Duration,
-    /// Variables removed from a command's environment on top of
-    /// [`SECRET_VARS`] — e.g. the provider key variable the person
-    /// configured.
+    /// Variables removed from a command's environment besides the
+    /// credentials [`is_secret_var`] finds: the provider key variable the
+    /// person configured (any name), dashfloat's own start-up variables.
     pub secret_vars: Vec<String>,
     /// Variables handed to every command on purpose (`[exec] pass_env`),
     /// whatever [`is_secret`] says about them.
