@@ -81,7 +81,8 @@ pub struct Cli {
     /// Write a log of what the agent does to this file (off by default).
     #[arg(long, env = "DASHFLOAT_LOG", value_name = "PATH")]
     pub log: Option<PathBuf>,
-    /// Extra request header, "Name: value" (repeatable).
+    /// Extra request header, "Name: value" (repeatable). Taken out of the
+    /// command line at start, so other processes cannot read it there.
     #[arg(long = "header", value_name = "NAME: VALUE")]
     pub headers: Vec<String>,
     /// Config file to read instead of the default location.
