@@ -90,19 +90,14 @@ impl Launch {
     /// and says so in `problems`). `key_var` names the configured key
     /// variable; it is only called in that first process.
     pub fn conceal(key_var: impl FnOnce() -> String) -> Launch {
-        let mut launch = match std::env::var_os(HANDOVER_FD_VAR) {
-            Some(fd) => receive(&fd).unwrap_or_else(|e| Launch {
-                problems: vec![e],
-                ..Launch::default()
-            }),
-            None => match reexec_without_credentials(&key_var()) {
-                Ok(()) => Launch::default(),
-                Err(e) => Launch {
-                    problems: vec![e],
-                    ..Launch::default()
-                },
-            },
+        let taken = match std::env::var_os(HANDOVER_FD_VAR) {
+            Some(fd) => receive(&fd),
+            None => reexec_without_credentials(&key_var()).map(|()| Launch::default()),
         };
+        let mut launch = taken.unwrap_or_else(|e| Launch {
+            problems: vec![e],
+            ..Launch::default()
+        });
         if let Err(e) = nix::sys::prctl::set_dumpable(false) {
             launch.problems.push(LaunchError::Undumpable(e));
         }
@@ -128,7 +123,7 @@ impl Launch {
     }
 
     /// [`Launch::var`] for values that need not be UTF-8.
-    pub fn var_os(&self, name: &str) -> Option<OsString> {
+    fn var_os(&self, name: &str) -> Option<OsString> {
         self.vars
             .iter()
             .find(|(n, _)| n == name)

@@ -16,7 +16,7 @@ const REDACTED_USERINFO: &str = "[redacted]@";
 /// A credential: an API key, a header value, a variable handed to commands.
 /// `Debug` never prints it and it has no `Display`; [`Secret::expose`] is
 /// the one way to read it, at the place it is sent.
-#[derive(Clone, Default, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct Secret<T = String>(T);
 
 impl<T> Secret<T> {

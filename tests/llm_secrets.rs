@@ -215,3 +215,26 @@ async fn the_log_redacts_a_url_with_credentials_whoever_wrote_the_line() {
     );
     assert!(!text.contains("pw-marker"), "{text}");
 }
+
+#[test]
+fn the_one_redaction_helper_finds_every_url_with_credentials() {
+    use dashfloat::secret::{redact_userinfo, strip_userinfo};
+    assert_eq!(
+        redact_userinfo("a http://u:p@h/x and https://tok@g.io, 'ftp://x:y@z'"),
+        "a http://[redacted]@h/x and https://[redacted]@g.io, 'ftp://[redacted]@z'"
+    );
+    // A password with an unescaped '@': the host follows the last one.
+    assert_eq!(
+        redact_userinfo("http://u:p@ss@h:1/v1"),
+        "http://[redacted]@h:1/v1"
+    );
+    assert_eq!(strip_userinfo("http://u:p@h:1/v1"), "http://h:1/v1");
+    for plain in [
+        "http://h/a@b",
+        "me@example.com",
+        "http://h/?q=a@b",
+        "no url",
+    ] {
+        assert_eq!(redact_userinfo(plain), plain);
+    }
+}
