@@ -9,6 +9,7 @@ use clap::Parser;
 use serde::Deserialize;
 
 use crate::agent::{ApprovalPolicy, DEFAULT_MAX_STEPS};
+use crate::secret::{Secret, redact_userinfo, strip_userinfo};
 use crate::tools::EXEC_DEFAULT_TIMEOUT;
 
 /// The base URL used when no provider is configured: the local llama-server
@@ -40,9 +41,11 @@ pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
 http://127.0.0.1:8088/v1 (start it with scripts/local-model).\n\
 Config file: $XDG_CONFIG_HOME/dashfloat/config.toml (default ~/.config/dashfloat/config.toml) \
 with keys base_url, model, api_key_env, context_window, request_timeout_secs, \
-idle_timeout_secs, max_steps, exec_timeout_secs, temperature and a [headers] table.\n\
+idle_timeout_secs, max_steps, exec_timeout_secs, temperature, a [headers] table and an \
+[exec] table with pass_env (variables handed to commands on purpose).\n\
 Precedence: flags > environment > config file > defaults. The API key is only ever read \
-from the environment variable named by --api-key-env."
+from the environment variable named by --api-key-env, and only sent to a base URL you \
+configured, never to the local default."
 )]
 pub struct Cli {
     /// Chat-completions base URL, e.g. https://api.openai.com/v1
@@ -78,7 +81,8 @@ pub struct Cli {
     /// Write a log of what the agent does to this file (off by default).
     #[arg(long, env = "DASHFLOAT_LOG", value_name = "PATH")]
     pub log: Option<PathBuf>,
-    /// Extra request header, "Name: value" (repeatable).
+    /// Extra request header, "Name: value" (repeatable). Taken out of the
+    /// command line at start, so other processes cannot read it there.
     #[arg(long = "header", value_name = "NAME: VALUE")]
     pub headers: Vec<String>,
     /// Config file to read instead of the default location.
@@ -101,6 +105,16 @@ struct FileConfig {
     temperature: Option<f32>,
     #[serde(default)]
     headers: BTreeMap<String, String>,
+    #[serde(default)]
+    exec: ExecFileConfig,
+}
+
+/// The config file's `[exec]` table.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExecFileConfig {
+    #[serde(default)]
+    pass_env: Vec<String>,
 }
 
 /// A config problem. None stops dashfloat: each becomes a chat entry and the
@@ -126,7 +140,7 @@ pub enum ConfigError {
     /// A `--header` value without a colon.
     #[error("ignoring header {0:?}: write it as \"Name: value\"")]
     Header(String),
-    /// A base URL that is not http(s).
+    /// A base URL that is not http(s) (its credentials redacted).
     #[error("the base URL {0:?} is not an http:// or https:// URL; using {LOCAL_BASE_URL}")]
     BaseUrl(String),
     /// The key variable is set for a remote provider but empty.
@@ -143,16 +157,18 @@ pub struct Config {
     pub model: String,
     /// The variable the key came from (named in 401 messages).
     pub api_key_env: String,
-    /// The key itself, if the variable is set. Never written anywhere.
-    pub api_key: Option<String>,
+    /// The key itself, if the variable is set and a provider is configured
+    /// (the built-in local default gets no key: anyone may listen there).
+    /// Never written anywhere.
+    pub api_key: Option<Secret>,
     /// Context window in tokens.
     pub context_window: u64,
     /// Connect + response-header timeout.
     pub request_timeout: Duration,
     /// Silence allowed mid-stream.
     pub idle_timeout: Duration,
-    /// Extra request headers.
-    pub headers: Vec<(String, String)>,
+    /// Extra request headers; their values may be credentials.
+    pub headers: Vec<(String, Secret)>,
     /// Whether a provider was configured (false: the local default).
     pub provider_configured: bool,
     /// Which calls wait for the person (flag or env only: a config file
@@ -164,6 +180,8 @@ pub struct Config {
     pub exec_timeout: Duration,
     /// Sampling temperature, if set.
     pub temperature: Option<f32>,
+    /// Variables handed to commands on purpose, though they are credentials.
+    pub pass_env: Vec<String>,
 }
 
 /// The default config file location: `$XDG_CONFIG_HOME/dashfloat/config.toml`,
@@ -227,7 +245,7 @@ impl Config {
                 url.trim_end_matches('/').to_string()
             }
             Some(url) => {
-                problems.push(ConfigError::BaseUrl(url));
+                problems.push(ConfigError::BaseUrl(redact_userinfo(&url).into_owned()));
                 LOCAL_BASE_URL.to_string()
             }
             None => LOCAL_BASE_URL.to_string(),
@@ -250,27 +268,31 @@ impl Config {
             .clone()
             .or(file.api_key_env)
             .unwrap_or_else(|| DEFAULT_API_KEY_ENV.to_string());
-        let api_key = match env(&api_key_env) {
+        // Whatever listens on the local default's port gets no key: any
+        // local user could have bound it first.
+        let api_key = match env(&api_key_env).filter(|_| provider_configured) {
             Some(k) if k.trim().is_empty() => {
-                if provider_configured {
-                    problems.push(ConfigError::EmptyKey(api_key_env.clone()));
-                }
+                problems.push(ConfigError::EmptyKey(api_key_env.clone()));
                 None
             }
-            other => other.map(|k| k.trim().to_string()),
+            other => other.map(|k| Secret::new(k.trim().to_string())),
         };
         let secs = |flag: Option<u64>, file: Option<u64>, default: Duration| {
             flag.or(file)
                 .map(|s| Duration::from_secs(s.max(1)))
                 .unwrap_or(default)
         };
-        let mut headers: Vec<(String, String)> = file.headers.into_iter().collect();
+        let mut headers: Vec<(String, Secret)> = file
+            .headers
+            .into_iter()
+            .map(|(name, value)| (name, Secret::new(value)))
+            .collect();
         for raw in &cli.headers {
             match raw.split_once(':') {
                 Some((name, value)) if !name.trim().is_empty() => {
                     let name = name.trim().to_string();
                     headers.retain(|(n, _)| !n.eq_ignore_ascii_case(&name));
-                    headers.push((name, value.trim().to_string()));
+                    headers.push((name, Secret::new(value.trim().to_string())));
                 }
                 _ => problems.push(ConfigError::Header(raw.clone())),
             }
@@ -305,17 +327,17 @@ impl Config {
                 EXEC_DEFAULT_TIMEOUT,
             ),
             temperature: cli.temperature.or(file.temperature),
+            pass_env: file.exec.pass_env,
         };
         (config, problems)
     }
 
-    /// The provider's host (and port), for the status bar.
-    pub fn host(&self) -> &str {
-        let rest = self
-            .base_url
-            .split_once("://")
-            .map_or(self.base_url.as_str(), |(_, r)| r);
-        rest.split('/').next().unwrap_or(rest)
+    /// The provider's host (and port), for the status bar: never the
+    /// credentials a base URL may carry.
+    pub fn host(&self) -> String {
+        let url = strip_userinfo(&self.base_url);
+        let rest = url.split_once("://").map_or(url.as_ref(), |(_, r)| r);
+        rest.split('/').next().unwrap_or(rest).to_string()
     }
 }
 

@@ -6,8 +6,10 @@
 
 pub mod agent;
 pub mod config;
+pub mod launch;
 pub mod llm;
 pub mod log;
 pub mod protocol;
+pub mod secret;
 pub mod tools;
 pub mod ui;

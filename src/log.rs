@@ -2,13 +2,16 @@
 //! (`--log PATH`). Nothing is ever logged to the screen. A task of its own
 //! does the writing, so no other task waits on the disk; when it falls
 //! behind, lines are dropped rather than queued without bound. The API key
-//! and request bodies are never logged. ADR 0016.
+//! and request bodies are never logged, and every line has the credentials
+//! of any URL in it redacted, whoever wrote it. ADR 0016.
 
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
+
+use crate::secret::redact_userinfo;
 
 /// Lines waiting for the writer at most.
 pub const LOG_QUEUE: usize = 1024;
@@ -47,7 +50,8 @@ impl Log {
         Ok(Self { tx: Some(tx) })
     }
 
-    /// Logs one line; `text` is only built when the log is on.
+    /// Logs one line, URL credentials redacted; `text` is only built when
+    /// the log is on.
     pub fn line(&self, text: impl FnOnce() -> String) {
         if let Some(tx) = &self.tx {
             let now = SystemTime::now()
@@ -57,7 +61,7 @@ impl Log {
                 "{}.{:03} {}\n",
                 now.as_secs(),
                 now.subsec_millis(),
-                text().replace('\n', " ")
+                redact_userinfo(&text()).replace('\n', " ")
             );
             let _ = tx.try_send(line);
         }

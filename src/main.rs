@@ -1,19 +1,21 @@
 //! The `dashfloat` binary: reads the configuration, starts the agent actor
 //! and the UI task, and wires them together with bounded channels.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::Parser;
 use tokio::sync::mpsc;
 
 use dashfloat::agent::{self, AgentSetup};
 use dashfloat::config::{Cli, Config};
+use dashfloat::launch::{HANDOVER_FD_VAR, Launch};
 use dashfloat::llm::classify::RequestContext;
 use dashfloat::llm::stream::Endpoint;
 use dashfloat::log::Log;
 use dashfloat::protocol::Severity;
+use dashfloat::secret::Secret;
 use dashfloat::tools::ToolContext;
 use dashfloat::ui::app::{self, UiSetup};
 use dashfloat::ui::state::SessionInfo;
@@ -30,8 +32,15 @@ const AGENT_SHUTDOWN_GRACE: Duration = Duration::from_millis(500);
 const RUNTIME_SHUTDOWN_GRACE: Duration = Duration::from_millis(500);
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let (config, problems) = Config::load(&cli, |k| std::env::var(k).ok());
+    // First, while there is one thread: the key must not stay in this
+    // process image, where commands could read it (this may re-execute).
+    let launch = Launch::conceal(|| {
+        let cli = <Cli as clap::Parser>::parse();
+        Config::load(&cli, |k| std::env::var(k).ok()).0.api_key_env
+    });
+    let cli = launch.cli();
+    let (config, problems) = Config::load(&cli, |k| launch.var(k));
+    let pass_env = launch.pass_env(&config.pass_env);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -44,10 +53,14 @@ fn main() -> ExitCode {
         }
     };
     let notes = problems
-        .into_iter()
-        .map(|p| (Severity::Error, p.to_string()))
+        .iter()
+        .map(ToString::to_string)
+        .chain(launch.problems.iter().map(|e| {
+            format!("{e}; commands you approve may be able to read the API key and headers")
+        }))
+        .map(|text| (Severity::Error, text))
         .collect();
-    let outcome = runtime.block_on(run(config, cli.log.clone(), notes));
+    let outcome = runtime.block_on(run(config, pass_env, cli.log.clone(), notes));
     // Tasks still running are dropped, which kills their process groups;
     // a blocking file operation is not waited for beyond the grace.
     runtime.shutdown_timeout(RUNTIME_SHUTDOWN_GRACE);
@@ -67,13 +80,15 @@ fn main() -> ExitCode {
 
 async fn run(
     config: Config,
+    pass_env: Vec<(OsString, Secret<OsString>)>,
     log_path: Option<PathBuf>,
     notes: Vec<(Severity, String)>,
 ) -> std::io::Result<String> {
-    let cwd = std::env::current_dir()
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|_| ".".to_string());
-    let shown_cwd = abbreviate_home(&cwd, std::env::var("HOME").ok().as_deref());
+    // A path, not a string: a name that is not UTF-8 must reach the tools
+    // as it is, not as a lossy copy naming another directory.
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let shown_cwd = abbreviate_home(&cwd, home.as_deref());
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let session = SessionInfo {
         model: config.model.clone(),
@@ -87,7 +102,7 @@ async fn run(
         Err(e) => {
             return Err(std::io::Error::new(
                 e.kind(),
-                format!("cannot use the working directory {cwd}: {e}"),
+                format!("cannot use the working directory {}: {e}", cwd.display()),
             ));
         }
     };
@@ -106,7 +121,8 @@ async fn run(
         }),
     };
     tools.exec_timeout = config.exec_timeout;
-    tools.secret_vars = vec![config.api_key_env.clone()];
+    tools.secret_vars = vec![config.api_key_env.clone(), HANDOVER_FD_VAR.to_owned()];
+    tools.pass_env = pass_env;
     let (command_tx, command_rx) = mpsc::channel(COMMAND_QUEUE);
     let (event_tx, event_rx) = mpsc::channel(EVENT_QUEUE);
     let system_prompt = agent::system_prompt();
@@ -160,13 +176,17 @@ fn endpoint(config: &Config) -> Result<Endpoint, String> {
     })
 }
 
-fn abbreviate_home(path: &str, home: Option<&str>) -> String {
+/// The working directory for the status bar (lossy where it is not UTF-8:
+/// it is only shown), with the home directory as `~`.
+fn abbreviate_home(path: &Path, home: Option<&Path>) -> String {
     match home {
-        Some(home) if !home.is_empty() && home != "/" => match Path::new(path).strip_prefix(home) {
-            Ok(rest) if rest.as_os_str().is_empty() => "~".to_string(),
-            Ok(rest) => format!("~/{}", rest.display()),
-            Err(_) => path.to_string(),
-        },
-        _ => path.to_string(),
+        Some(home) if !home.as_os_str().is_empty() && home != Path::new("/") => {
+            match path.strip_prefix(home) {
+                Ok(rest) if rest.as_os_str().is_empty() => "~".to_string(),
+                Ok(rest) => format!("~/{}", rest.display()),
+                Err(_) => path.display().to_string(),
+            }
+        }
+        _ => path.display().to_string(),
     }
 }

@@ -320,6 +320,18 @@ pub enum TransportError {
         /// The provider's message.
         message: String,
     },
+    /// A redirect to another origin (scheme, host or port), which is not
+    /// followed: the custom headers, which may carry credentials, would
+    /// follow it.
+    #[error(
+        "{url} redirects to {location}, another scheme, host or port; dashfloat does not follow that, so your key and headers go nowhere else. If you trust it, set --base-url to where it points"
+    )]
+    Redirect {
+        /// The URL that answered with the redirect (credentials redacted).
+        url: String,
+        /// Where it pointed (credentials redacted).
+        location: String,
+    },
     /// A 2xx answer that is not an event stream (an HTML page, a JSON error).
     #[error(
         "the server answered with {content_type}, not an event stream: {excerpt}. Is the base URL an OpenAI-compatible API?"

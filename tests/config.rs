@@ -50,7 +50,7 @@ idle_timeout_secs = 5
     assert_eq!(c.model, "big-model");
     assert_eq!(c.context_window, 200_000);
     assert_eq!(c.idle_timeout, Duration::from_secs(5));
-    assert_eq!(c.headers, vec![("X-Team".to_string(), "core".to_string())]);
+    assert_eq!(c.headers, vec![("X-Team".to_string(), "core".into())]);
     assert!(c.provider_configured);
 }
 
@@ -70,21 +70,24 @@ fn flags_win_over_the_file() {
     let (c, _) = resolve(&cli, &[], Some(file));
     assert_eq!(c.model, "flag-model");
     assert_eq!(c.base_url, "http://localhost:1234/v1");
-    assert_eq!(c.headers, vec![("X-Team".to_string(), "flags".to_string())]);
+    assert_eq!(c.headers, vec![("X-Team".to_string(), "flags".into())]);
 }
 
 #[test]
 fn the_key_comes_from_the_named_variable_only() {
-    let cli = Cli::parse_from(["dashfloat", "--api-key-env", "MY_KEY"]);
+    let key = |c: &Config| c.api_key.as_ref().map(|k| k.expose().clone());
+    let url = ["--base-url", "https://api.example.com/v1"];
+    let cli = Cli::parse_from(["dashfloat", "--api-key-env", "MY_KEY"].iter().chain(&url));
     let (c, _) = resolve(
         &cli,
         &[("MY_KEY", "sk-1"), ("OPENAI_API_KEY", "sk-2")],
         None,
     );
-    assert_eq!(c.api_key.as_deref(), Some("sk-1"));
+    assert_eq!(key(&c).as_deref(), Some("sk-1"));
     assert_eq!(c.api_key_env, "MY_KEY");
-    let (c, _) = resolve(&Cli::default(), &[("OPENAI_API_KEY", "sk-2")], None);
-    assert_eq!(c.api_key.as_deref(), Some("sk-2"));
+    let cli = Cli::parse_from(["dashfloat"].iter().chain(&url));
+    let (c, _) = resolve(&cli, &[("OPENAI_API_KEY", "sk-2")], None);
+    assert_eq!(key(&c).as_deref(), Some("sk-2"));
 }
 
 #[test]
@@ -172,4 +175,65 @@ fn the_approval_policy_is_a_flag_and_defaults_to_asking() {
     let (c, _) = resolve(&cli, &[], None);
     assert_eq!(c.approval, ApprovalPolicy::DangerouslyApproveAll);
     assert!(Cli::try_parse_from(["dashfloat", "--approval", "yes"]).is_err());
+}
+
+#[test]
+fn no_key_goes_to_the_built_in_local_default() {
+    let vars = [("OPENAI_API_KEY", "sk-for-the-provider")];
+    let (c, problems) = resolve(&Cli::default(), &vars, None);
+    assert!(problems.is_empty(), "{problems:?}");
+    assert!(!c.provider_configured);
+    assert!(
+        c.api_key.is_none(),
+        "a key would go to whatever listens on 8088"
+    );
+    // Naming the same local URL is configuring it: the key goes there.
+    let cli = Cli::parse_from(["dashfloat", "--base-url", LOCAL_BASE_URL]);
+    let (c, _) = resolve(&cli, &vars, None);
+    assert!(c.api_key.is_some());
+}
+
+#[test]
+fn debug_output_never_shows_the_key_or_header_values() {
+    let cli = Cli::parse_from([
+        "dashfloat",
+        "--base-url",
+        "https://api.example.com/v1",
+        "--header",
+        "X-Api-Key: header-credential",
+    ]);
+    let (c, _) = resolve(&cli, &[("OPENAI_API_KEY", "sk-debug-marker")], None);
+    let shown = format!("{c:?}");
+    assert!(!shown.contains("sk-debug-marker"), "{shown}");
+    assert!(!shown.contains("header-credential"), "{shown}");
+    assert!(shown.contains("[redacted]"), "{shown}");
+    assert!(shown.contains("X-Api-Key"), "{shown}");
+}
+
+#[test]
+fn credentials_in_the_base_url_stay_out_of_the_status_bar_and_the_messages() {
+    let cli = Cli::parse_from([
+        "dashfloat",
+        "--base-url",
+        "http://alice:pw-marker@host:8080/v1",
+    ]);
+    let (c, _) = resolve(&cli, &[], None);
+    assert_eq!(c.host(), "host:8080");
+    // The URL itself keeps them: the request needs them.
+    assert_eq!(c.base_url, "http://alice:pw-marker@host:8080/v1");
+    let cli = Cli::parse_from(["dashfloat", "--base-url", "ftp://alice:pw-marker@host/"]);
+    let (_, problems) = resolve(&cli, &[], None);
+    let text = problems[0].to_string();
+    assert!(!text.contains("pw-marker"), "{text}");
+    assert!(text.contains("ftp://[redacted]@host/"), "{text}");
+}
+
+#[test]
+fn pass_env_comes_from_the_exec_table() {
+    let file = "[exec]\npass_env = [\"GH_TOKEN\", \"PGPASSWORD\"]\n";
+    let (c, problems) = resolve(&Cli::default(), &[], Some(file));
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!(c.pass_env, vec!["GH_TOKEN", "PGPASSWORD"]);
+    let (_, problems) = resolve(&Cli::default(), &[], Some("[exec]\npas_env = []\n"));
+    assert!(problems[0].to_string().contains("pas_env"), "{problems:?}");
 }

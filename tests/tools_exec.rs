@@ -198,7 +198,7 @@ fn secret_variables_are_filtered_from_an_environment() {
         ("SOME_SERVICE_TOKEN".into(), "t".into()),
         ("PATH".into(), "/usr/bin:/bin".into()),
     ];
-    let kept = child_env(base, &["MY_PROVIDER_KEY".to_owned()]);
+    let kept = child_env(base, &["MY_PROVIDER_KEY".to_owned()], &[]);
     assert_eq!(kept, vec![("PATH".into(), "/usr/bin:/bin".into())]);
 }
 

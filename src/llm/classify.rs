@@ -6,6 +6,7 @@ use std::error::Error as _;
 use std::time::Duration;
 
 use crate::protocol::TransportError;
+use crate::secret::redact_userinfo;
 
 use super::wire::{ErrorBody, ErrorField};
 
@@ -17,7 +18,8 @@ const MESSAGE_MAX_CHARS: usize = 400;
 /// What a request was for, to name in the messages.
 #[derive(Debug, Clone)]
 pub struct RequestContext {
-    /// The base URL.
+    /// The base URL, with any credentials it carries (the request needs
+    /// them; messages show [`RequestContext::shown_url`]).
     pub base_url: String,
     /// The model asked for.
     pub model: String,
@@ -27,16 +29,23 @@ pub struct RequestContext {
     pub request_timeout: Duration,
 }
 
+impl RequestContext {
+    /// The base URL as messages show it: credentials redacted.
+    pub fn shown_url(&self) -> String {
+        redact_userinfo(&self.base_url).into_owned()
+    }
+}
+
 /// Classifies a failure to connect or to receive the response headers.
 pub fn connect_error(err: &reqwest::Error, ctx: &RequestContext) -> TransportError {
-    let url = ctx.base_url.clone();
+    let url = ctx.shown_url();
     if err.is_timeout() {
         return TransportError::ConnectTimeout {
             url,
             after: ctx.request_timeout,
         };
     }
-    let detail = error_chain(err);
+    let detail = redact_userinfo(&error_chain(err)).into_owned();
     let mut source: Option<&(dyn std::error::Error + 'static)> = err.source();
     while let Some(cause) = source {
         if cause.downcast_ref::<rustls::Error>().is_some() {
@@ -76,7 +85,7 @@ pub fn status_error(
             message,
         },
         404 => TransportError::NotFound {
-            url: format!("{}/chat/completions", ctx.base_url),
+            url: format!("{}/chat/completions", ctx.shown_url()),
             model: ctx.model.clone(),
             message,
         },

@@ -9,6 +9,12 @@ pub mod wire;
 
 use std::sync::Once;
 
+use reqwest::redirect::{Attempt, Policy};
+
+/// Redirects followed for one request, at most, all within the origin of
+/// the base URL. reqwest's own default; ADR 0004.
+pub const REDIRECT_MAX: usize = 10;
+
 /// Installs the ring crypto provider for rustls, once per process. reqwest
 /// is built without a default provider (aws-lc would add a C build), and
 /// panics if a client is built before one is installed.
@@ -21,6 +27,9 @@ pub fn install_crypto_provider() {
 
 /// Builds the HTTP client. No total timeout: replies stream for as long as
 /// they stream; the connect and idle timeouts bound the silent parts.
+/// Redirects are followed only within the base URL's origin: reqwest drops
+/// `Authorization` and cookies on a cross-origin hop but would send every
+/// custom header on (ADR 0004).
 pub fn build_client(
     connect_timeout: std::time::Duration,
 ) -> Result<reqwest::Client, reqwest::Error> {
@@ -28,5 +37,23 @@ pub fn build_client(
     reqwest::Client::builder()
         .connect_timeout(connect_timeout)
         .user_agent(concat!("dashfloat/", env!("CARGO_PKG_VERSION")))
+        .redirect(Policy::custom(same_origin_only))
         .build()
+}
+
+/// Follows a redirect that stays on the first request's scheme, host and
+/// port, up to [`REDIRECT_MAX`]; stops at any other, so the redirect
+/// itself comes back and is reported (`TransportError::Redirect`).
+fn same_origin_only(attempt: Attempt<'_>) -> reqwest::redirect::Action {
+    let same_origin = attempt
+        .previous()
+        .first()
+        .is_some_and(|first| first.origin() == attempt.url().origin());
+    if !same_origin {
+        attempt.stop()
+    } else if attempt.previous().len() > REDIRECT_MAX {
+        attempt.error(format!("more than {REDIRECT_MAX} redirects"))
+    } else {
+        attempt.follow()
+    }
 }

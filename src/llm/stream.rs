@@ -7,10 +7,11 @@ use std::time::Duration;
 
 use eventsource_stream::{EventStreamError, Eventsource};
 use futures_util::{FutureExt, StreamExt};
-use reqwest::header::{ACCEPT, CONTENT_TYPE, RETRY_AFTER};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, LOCATION, RETRY_AFTER};
 use tokio::sync::mpsc;
 
 use crate::protocol::{StreamEvent, ToolCallRequest, TransportError, Usage};
+use crate::secret::{Secret, redact_userinfo};
 
 use super::classify::{self, RequestContext};
 use super::guarded::{GuardError, GuardedBytes};
@@ -38,9 +39,9 @@ pub struct Endpoint {
     /// Names for error messages, and the request timeout.
     pub context: RequestContext,
     /// The bearer token, if any.
-    pub api_key: Option<String>,
-    /// Extra headers.
-    pub headers: Vec<(String, String)>,
+    pub api_key: Option<Secret>,
+    /// Extra headers; their values may be credentials.
+    pub headers: Vec<(String, Secret)>,
     /// Silence allowed mid-stream.
     pub idle_timeout: Duration,
 }
@@ -103,15 +104,15 @@ async fn open(endpoint: &Endpoint, body: &[u8]) -> Result<reqwest::Response, Tra
         .header(ACCEPT, "text/event-stream")
         .body(body.to_vec());
     if let Some(key) = &endpoint.api_key {
-        request = request.bearer_auth(key);
+        request = request.bearer_auth(key.expose());
     }
     for (name, value) in &endpoint.headers {
-        request = request.header(name, value);
+        request = request.header(name, value.expose());
     }
     let response = match tokio::time::timeout(ctx.request_timeout, request.send()).await {
         Err(_) => {
             return Err(TransportError::ConnectTimeout {
-                url: ctx.base_url.clone(),
+                url: ctx.shown_url(),
                 after: ctx.request_timeout,
             });
         }
@@ -119,6 +120,15 @@ async fn open(endpoint: &Endpoint, body: &[u8]) -> Result<reqwest::Response, Tra
         Ok(Ok(r)) => r,
     };
     let status = response.status();
+    if status.is_redirection()
+        && let Some(location) = response.headers().get(LOCATION)
+    {
+        // Only a redirect to another origin reaches here (see build_client).
+        return Err(TransportError::Redirect {
+            url: redact_userinfo(response.url().as_str()).into_owned(),
+            location: redact_userinfo(&String::from_utf8_lossy(location.as_bytes())).into_owned(),
+        });
+    }
     if !status.is_success() {
         let retry_after = classify::parse_retry_after(
             response

@@ -1,69 +1,79 @@
-//! The environment a command runs with: the agent's own, minus credentials.
-//! A build script, a test or a model-written `env | curl ...` must not be
-//! able to read the provider's key. `docs/decisions/0013-command-runner.md`.
+//! The environment a command runs with: the agent's own, minus credentials,
+//! plus the variables the person hands to commands on purpose. A build
+//! script, a test or a model-written `env | curl ...` must not be able to
+//! read the provider's key or any other credential it did not need.
+//! `docs/decisions/0013-command-runner.md`.
 
-use std::ffi::OsString;
-use std::os::unix::ffi::OsStrExt;
+use std::ffi::{OsStr, OsString};
 
-/// Variables that are always removed from a command's environment: the
-/// providers' keys and other well-known credentials. ADR 0013.
-pub const SECRET_VARS: &[&str] = &[
-    "OPENAI_API_KEY",
-    "DASHFLOAT_API_KEY",
-    "ANTHROPIC_API_KEY",
-    "OPENROUTER_API_KEY",
-    "GEMINI_API_KEY",
-    "GOOGLE_API_KEY",
-    "MISTRAL_API_KEY",
-    "GROQ_API_KEY",
-    "DEEPSEEK_API_KEY",
-    "XAI_API_KEY",
-    "TOGETHER_API_KEY",
-    "AZURE_OPENAI_API_KEY",
-    "HF_TOKEN",
-    "HUGGING_FACE_HUB_TOKEN",
-    "GITHUB_TOKEN",
-    "GH_TOKEN",
-    "GITLAB_TOKEN",
-    "NPM_TOKEN",
-    "CARGO_REGISTRY_TOKEN",
-    "AWS_ACCESS_KEY_ID",
-    "AWS_SECRET_ACCESS_KEY",
-    "AWS_SESSION_TOKEN",
-    "GOOGLE_APPLICATION_CREDENTIALS",
+use crate::secret::{Secret, has_userinfo};
+
+/// Credentials whose names the word rule of [`is_secret`] does not catch.
+/// ADR 0013.
+pub const SECRET_VARS: &[&str] = &["AWS_ACCESS_KEY_ID", "SECRET_KEY_BASE"];
+
+/// Last words of a name that mark a credential, bare (`TOKEN`) or after a
+/// prefix (`GITHUB_TOKEN`, `MYSQL_PWD`). Whole words only, so
+/// `SSH_AUTH_SOCK`, `XAUTHORITY` and `KEYMAP` are not credentials. ADR 0013.
+const SECRET_WORDS: &[&str] = &[
+    "KEY",
+    "APIKEY",
+    "TOKEN",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "PASSPHRASE",
+    "PWD",
+    "CREDENTIAL",
+    "CREDENTIALS",
+    "AUTH",
 ];
 
-/// Name endings that mark a credential whatever its prefix
-/// (`FOO_API_KEY`, `BAR_TOKEN`...). Erring towards removal: a command that
-/// needs one can be given it explicitly by the person. ADR 0013.
-const SECRET_SUFFIXES: &[&str] = &[
-    "_API_KEY",
-    "_APIKEY",
-    "_SECRET",
-    "_SECRET_KEY",
-    "_ACCESS_KEY",
-    "_TOKEN",
-    "_PASSWORD",
-];
+/// Endings that mark a credential even inside a word (`PGPASSWORD`).
+/// ADR 0013.
+const SECRET_ENDINGS: &[&str] = &["PASSWORD", "PASSWD"];
 
-/// Whether a variable name is a credential by [`SECRET_VARS`] or by its
-/// ending.
+/// Names that end in a secret word but are not credentials: the shell's
+/// working directory. ADR 0013.
+const NOT_SECRET: &[&str] = &["PWD"];
+
+/// Whether a variable name marks a credential: its last `_`-separated word
+/// is one of the secret words (`API_KEY`, `TOKEN`, `MYSQL_PWD`), it ends
+/// in `PASSWORD`/`PASSWD` (`PGPASSWORD`), or it is one of
+/// [`SECRET_VARS`]; never `PWD` itself. Case does not matter.
 pub fn is_secret(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
-    SECRET_VARS.contains(&upper.as_str()) || SECRET_SUFFIXES.iter().any(|s| upper.ends_with(s))
+    if NOT_SECRET.contains(&upper.as_str()) {
+        return false;
+    }
+    let last = upper.rsplit('_').next().unwrap_or(&upper);
+    SECRET_VARS.contains(&upper.as_str())
+        || SECRET_WORDS.contains(&last)
+        || SECRET_ENDINGS.iter().any(|e| last.ends_with(e))
 }
 
-/// `base` without its credentials: every [`is_secret`] variable and every
-/// one named in `extra` (the key variable the person configured, which may
-/// have any name).
+/// Whether a variable holds a credential: by its name ([`is_secret`]) or
+/// by its value, a URL with userinfo (`DATABASE_URL=postgres://u:pw@db`,
+/// `HTTPS_PROXY=http://u:pw@proxy`).
+pub fn is_secret_var(name: &OsStr, value: &OsStr) -> bool {
+    is_secret(&name.to_string_lossy()) || has_userinfo(&value.to_string_lossy())
+}
+
+/// `base` without its credentials — every [`is_secret_var`] variable and
+/// every one named in `extra` (the key variable the person configured,
+/// which may have any name) — plus `pass`, the variables the person hands
+/// to commands on purpose (`[exec] pass_env`), which win over `base`.
 pub fn child_env(
     base: impl IntoIterator<Item = (OsString, OsString)>,
     extra: &[String],
+    pass: &[(OsString, Secret<OsString>)],
 ) -> Vec<(OsString, OsString)> {
     base.into_iter()
-        .filter(|(name, _)| {
-            let text = String::from_utf8_lossy(name.as_bytes());
-            !is_secret(&text) && !extra.iter().any(|e| e.as_str() == text)
+        .filter(|(name, value)| {
+            !is_secret_var(name, value)
+                && !extra.iter().any(|e| OsStr::new(e) == name)
+                && !pass.iter().any(|(p, _)| p == name)
         })
+        .chain(pass.iter().map(|(n, v)| (n.clone(), v.expose().clone())))
         .collect()
 }

@@ -137,7 +137,11 @@ pub(crate) async fn execute_command(
         .stdout(writer)
         .stderr(writer_for_stderr)
         .env_clear()
-        .envs(child_env(std::env::vars_os(), &ctx.secret_vars))
+        .envs(child_env(
+            std::env::vars_os(),
+            &ctx.secret_vars,
+            &ctx.pass_env,
+        ))
         .kill_on_drop(true);
     own_session_with_parent_death(&mut cmd);
     let spawned = cmd.spawn();

@@ -1,6 +1,7 @@
 //! The tool catalogue: everything a tool call does between "the model asked
 //! for X" and "here is the structured result". No UI, no agent loop; of
-//! the rest of the crate it knows only `protocol`.
+//! the rest of the crate it knows only `protocol` and `secret` (which
+//! import nothing).
 //!
 //! The agent calls [`definitions`] for the request body, [`validate`] on
 //! each call the model streamed (before confirmation), [`preview`] for a
@@ -22,6 +23,7 @@ mod read;
 mod validate;
 mod write;
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -29,10 +31,11 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::protocol::FileGuard;
+use crate::secret::Secret;
 
 pub use catalogue::definitions;
 pub use edit::{EDIT_MAX_FILE_BYTES, LocateError, NearMatch, locate, splice};
-pub use env::{SECRET_VARS, child_env, is_secret};
+pub use env::{SECRET_VARS, child_env, is_secret, is_secret_var};
 pub use exec::{EXEC_DEFAULT_TIMEOUT, EXEC_DRAIN_GRACE, EXEC_OUTPUT_MAX_BYTES};
 pub use failure::ToolFailure;
 pub use list::LIST_MAX_ENTRIES;
@@ -54,20 +57,25 @@ pub struct ToolContext {
     /// How long `execute_command` may run before its process group is
     /// killed.
     pub exec_timeout: Duration,
-    /// Variables removed from a command's environment on top of
-    /// [`SECRET_VARS`] — e.g. the provider key variable the person
-    /// configured.
+    /// Variables removed from a command's environment besides the
+    /// credentials [`is_secret_var`] finds: the provider key variable the
+    /// person configured (any name), dashfloat's own start-up variables.
     pub secret_vars: Vec<String>,
+    /// Variables handed to every command on purpose (`[exec] pass_env`),
+    /// whatever [`is_secret`] says about them.
+    pub pass_env: Vec<(OsString, Secret<OsString>)>,
 }
 
 impl ToolContext {
     /// A context rooted at the real path of `root`, with the default time
-    /// limit ([`EXEC_DEFAULT_TIMEOUT`]) and no extra secret variables.
+    /// limit ([`EXEC_DEFAULT_TIMEOUT`]), no extra secret variables and none
+    /// passed.
     pub fn new(root: impl Into<PathBuf>) -> std::io::Result<Self> {
         Ok(ToolContext {
             root: root.into().canonicalize()?,
             exec_timeout: EXEC_DEFAULT_TIMEOUT,
             secret_vars: Vec::new(),
+            pass_env: Vec::new(),
         })
     }
 }
