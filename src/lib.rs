@@ -9,5 +9,6 @@ pub mod config;
 pub mod llm;
 pub mod log;
 pub mod protocol;
+pub mod safe_text;
 pub mod tools;
 pub mod ui;

@@ -2,13 +2,16 @@
 //! (`--log PATH`). Nothing is ever logged to the screen. A task of its own
 //! does the writing, so no other task waits on the disk; when it falls
 //! behind, lines are dropped rather than queued without bound. The API key
-//! and request bodies are never logged. ADR 0016.
+//! and request bodies are never logged, and no control character is (a
+//! log followed with `tail -f` is a terminal too). ADR 0016.
 
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
+
+use crate::safe_text::strip_controls;
 
 /// Lines waiting for the writer at most.
 pub const LOG_QUEUE: usize = 1024;
@@ -57,7 +60,7 @@ impl Log {
                 "{}.{:03} {}\n",
                 now.as_secs(),
                 now.subsec_millis(),
-                text().replace('\n', " ")
+                strip_controls(&text()).replace('\n', " ")
             );
             let _ = tx.try_send(line);
         }

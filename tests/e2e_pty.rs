@@ -264,3 +264,35 @@ fn ctrl_c_twice_quits_while_a_command_runs_and_kills_it() {
         "the command outlived dashfloat"
     );
 }
+
+#[test]
+fn escape_sequences_in_a_reply_never_reach_the_terminal() {
+    // A title change, a clipboard write, a cursor-position query (whose
+    // answer the terminal would type into dashfloat) and a screen clear.
+    let server = ScriptedServer::start_blocking(vec![Reply::text(&[
+        "safe \x1b]2;PWNED\x07",
+        "\x1b]52;c;ZXZpbA==\x07\x1b[6n\x1b[2J text",
+    ])]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut session = spawn(dir.path(), &server.base_url());
+    session.wait_for("idle", WAIT).unwrap();
+    session.send(b"hi\r");
+    session.wait_for("safe ]2;PWNED", WAIT).unwrap();
+    session.wait_for("idle", WAIT).unwrap();
+    let answered = session.queries_answered();
+    session.send(b"\x04");
+    assert!(session.wait_exit(WAIT).expect("no exit").success());
+    assert_terminal_restored(&session);
+    for seq in [&b"\x1b]2;"[..], b"\x1b]52;", b"\x1b[2J"] {
+        assert!(
+            !session.raw_contains(seq),
+            "{:?} reached the terminal",
+            String::from_utf8_lossy(seq)
+        );
+    }
+    assert_eq!(session.queries_answered(), answered, "a query was sent");
+    // The printed transcript still shows the text around the sequences.
+    let screen = session.screen_text();
+    assert!(screen.contains("safe ]2;PWNED"), "{screen}");
+    assert!(screen.contains("[2J text"), "{screen}");
+}

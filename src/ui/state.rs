@@ -3,6 +3,7 @@
 use crate::protocol::{CallId, Phase, Usage};
 
 use super::editor::{Editor, History};
+use super::entry::clean;
 use super::theme::Theme;
 use super::transcript::Transcript;
 
@@ -75,8 +76,15 @@ pub struct State {
 }
 
 impl State {
-    /// A fresh state for a terminal of `size`.
+    /// A fresh state for a terminal of `size`. The header's facts are kept
+    /// without control characters, like the log's text.
     pub fn new(session: SessionInfo, theme: Theme, size: (u16, u16)) -> Self {
+        let session = SessionInfo {
+            model: clean(session.model),
+            host: clean(session.host),
+            cwd: clean(session.cwd),
+            ..session
+        };
         Self {
             session,
             theme,

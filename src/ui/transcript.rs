@@ -5,9 +5,10 @@
 use ratatui::text::Line;
 
 use crate::protocol::{CallId, ReplyEnd, Severity, ToolStatus};
+use crate::safe_text::strip_controls;
 
-use super::entry::status_label;
 pub use super::entry::{Entry, EntryKind};
+use super::entry::{clean, clean_status, status_label};
 use super::theme::Theme;
 
 /// The transcript and its viewport.
@@ -31,7 +32,8 @@ impl Transcript {
         &self.entries
     }
 
-    /// Adds an entry at the bottom.
+    /// Adds an entry at the bottom. Like every text the log receives, it
+    /// is stored without control characters.
     pub fn push(&mut self, kind: EntryKind, text: String) {
         self.dirty_from = self.dirty_from.min(self.entries.len());
         self.entries.push(Entry::new(kind, text));
@@ -54,7 +56,7 @@ impl Transcript {
         if let Some(index) = found
             && let EntryKind::Tool { outcome, .. } = &mut self.touch(index).kind
         {
-            *outcome = Some((status, excerpt));
+            *outcome = Some((clean_status(status), clean(excerpt)));
         }
     }
 
@@ -75,13 +77,13 @@ impl Transcript {
 
     /// Appends reply text to the open reply.
     pub fn append_reply(&mut self, text: &str) {
-        self.open_reply().text.push_str(text);
+        self.open_reply().text.push_str(&strip_controls(text));
     }
 
     /// Appends reasoning text to the open reply.
     pub fn append_reasoning(&mut self, text: &str) {
         if let EntryKind::Assistant { reasoning, .. } = &mut self.open_reply().kind {
-            reasoning.push_str(text);
+            reasoning.push_str(&strip_controls(text));
         }
     }
 
