@@ -10,6 +10,7 @@ pub mod launch;
 pub mod llm;
 pub mod log;
 pub mod protocol;
+pub mod safe_text;
 pub mod secret;
 pub mod tools;
 pub mod ui;

@@ -2,8 +2,9 @@
 //! (`--log PATH`). Nothing is ever logged to the screen. A task of its own
 //! does the writing, so no other task waits on the disk; when it falls
 //! behind, lines are dropped rather than queued without bound. The API key
-//! and request bodies are never logged, and every line has the credentials
-//! of any URL in it redacted, whoever wrote it. ADR 0016.
+//! and request bodies are never logged, every line has the credentials of
+//! any URL in it redacted, whoever wrote it, and no control character is
+//! logged (a log followed with `tail -f` is a terminal too). ADR 0016.
 
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -11,6 +12,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
 
+use crate::safe_text::strip_controls;
 use crate::secret::redact_userinfo;
 
 /// Lines waiting for the writer at most.
@@ -61,7 +63,7 @@ impl Log {
                 "{}.{:03} {}\n",
                 now.as_secs(),
                 now.subsec_millis(),
-                redact_userinfo(&text()).replace('\n', " ")
+                strip_controls(&redact_userinfo(&text())).replace('\n', " ")
             );
             let _ = tx.try_send(line);
         }

@@ -15,6 +15,7 @@ use dashfloat::llm::classify::RequestContext;
 use dashfloat::llm::stream::Endpoint;
 use dashfloat::log::Log;
 use dashfloat::protocol::Severity;
+use dashfloat::safe_text::strip_controls;
 use dashfloat::secret::Secret;
 use dashfloat::tools::ToolContext;
 use dashfloat::ui::app::{self, UiSetup};
@@ -67,12 +68,13 @@ fn main() -> ExitCode {
     match outcome {
         Ok(transcript) => {
             // Printed on the normal screen after the alternate one is left,
-            // so the conversation stays in the terminal's scrollback.
-            print!("{transcript}");
+            // so the conversation stays in the terminal's scrollback; like
+            // everything printed outside ratatui, without control bytes.
+            print!("{}", strip_controls(&transcript));
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("dashfloat: {e}");
+            eprintln!("dashfloat: {}", strip_controls(&e.to_string()));
             ExitCode::FAILURE
         }
     }

@@ -264,3 +264,77 @@ fn ctrl_c_twice_quits_while_a_command_runs_and_kills_it() {
         "the command outlived dashfloat"
     );
 }
+
+#[test]
+fn escape_sequences_in_a_reply_never_reach_the_terminal() {
+    // A title change, a clipboard write, a cursor-position query (whose
+    // answer the terminal would type into dashfloat) and a screen clear.
+    let server = ScriptedServer::start_blocking(vec![Reply::text(&[
+        "safe \x1b]2;PWNED\x07",
+        "\x1b]52;c;ZXZpbA==\x07\x1b[6n\x1b[2J text",
+    ])]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut session = spawn(dir.path(), &server.base_url());
+    session.wait_for("idle", WAIT).unwrap();
+    session.send(b"hi\r");
+    session.wait_for("safe ]2;PWNED", WAIT).unwrap();
+    session.wait_for("idle", WAIT).unwrap();
+    let answered = session.queries_answered();
+    session.send(b"\x04");
+    assert!(session.wait_exit(WAIT).expect("no exit").success());
+    assert_terminal_restored(&session);
+    for seq in [&b"\x1b]2;"[..], b"\x1b]52;", b"\x1b[2J"] {
+        assert!(
+            !session.raw_contains(seq),
+            "{:?} reached the terminal",
+            String::from_utf8_lossy(seq)
+        );
+    }
+    assert_eq!(session.queries_answered(), answered, "a query was sent");
+    // The printed transcript still shows the text around the sequences.
+    let screen = session.screen_text();
+    assert!(screen.contains("safe ]2;PWNED"), "{screen}");
+    assert!(screen.contains("[2J text"), "{screen}");
+}
+
+#[test]
+fn y_runs_a_long_command_only_after_its_end_has_been_on_screen() {
+    let mut command: String = (1..=60).map(|i| format!("echo harmless {i}\\n")).collect();
+    command.push_str("echo EVIL > marker");
+    let server = ScriptedServer::start_blocking(vec![
+        Reply::tool_call(
+            "x1",
+            "execute_command",
+            &[&format!(r#"{{"command": "{command}"}}"#)],
+        ),
+        Reply::text(&["Ran it."]),
+    ]);
+    let (mut session, dir) = spawn_in_project(&server);
+    let marker = dir.path().join("marker");
+    session.send(b"run the script\r");
+    session.wait_for("Confirm (1 of 1)", WAIT).unwrap();
+    let screen = session.wait_for("echo harmless", WAIT).unwrap();
+    assert!(!screen.contains("EVIL"), "{screen}");
+    session.send(b"y");
+    // Either the hint or the command's outcome: the latter is the defect.
+    session
+        .wait_until(WAIT, |s| {
+            s.contains("not approved yet") || s.contains("Ran it.")
+        })
+        .unwrap();
+    assert!(
+        !marker.exists(),
+        "y ran a command whose end was never shown"
+    );
+    session.wait_for("preview lines 1–26 of 62", WAIT).unwrap();
+    // PgDn until the last line has been drawn.
+    session.send(b"\x1b[6~");
+    session.wait_for("preview lines 25–50 of 62", WAIT).unwrap();
+    session.send(b"\x1b[6~");
+    session.wait_for("echo EVIL > marker", WAIT).unwrap();
+    session.send(b"y");
+    session.wait_for("Ran it.", WAIT).unwrap();
+    assert!(marker.exists(), "the approved command did not run");
+    session.send(b"\x04");
+    assert!(session.wait_exit(WAIT).expect("no exit").success());
+}

@@ -1,4 +1,5 @@
-//! Previews of mutating calls: what the person approves, bounded, and the
+//! Previews of mutating calls: what the person approves — every line that
+//! would run or land, with only unchanged diff context capped — and the
 //! guard that makes the approved bytes the written bytes.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -105,32 +106,82 @@ fn a_command_preview_shows_the_command_and_its_directory() {
 }
 
 #[test]
-fn previews_stop_at_the_cap_and_say_what_was_cut() {
+fn a_long_command_is_previewed_whole() {
+    let (_dir, ctx) = ctx();
+    let mut command: String = (0..60).map(|i| format!("echo harmless {i}\n")).collect();
+    command.push_str("echo EVIL > marker");
+    let p = preview(&call("execute_command", json!({"command": command})), &ctx).unwrap();
+    assert_eq!(p.lines.len(), 62);
+    assert_eq!(p.lines.last().unwrap().text, "$ echo EVIL > marker");
+    assert!(p.lines.iter().all(|l| l.kind != PreviewKind::Marker));
+}
+
+#[test]
+fn new_content_is_previewed_whole() {
     let (_dir, ctx) = ctx();
     let content: String = (0..200).map(|i| format!("{i}\n")).collect();
-    let at_cap: String = (0..PREVIEW_MAX_LINES - 1)
-        .map(|i| format!("{i}\n"))
-        .collect();
-    let big = preview(
+    let p = preview(
         &call("write_file", json!({"path": "big.txt", "content": content})),
         &ctx,
     )
     .unwrap();
-    assert_eq!(big.lines.len(), PREVIEW_MAX_LINES);
-    let marker = big.lines.last().unwrap();
-    assert_eq!(marker.kind, PreviewKind::Marker);
-    assert_eq!(marker.text, "… 152 more preview lines not shown (+152 −0)");
-    // A header and 49 lines: exactly the cap, nothing cut.
-    let exact = preview(
-        &call(
-            "write_file",
-            json!({"path": "exact.txt", "content": at_cap}),
-        ),
+    assert_eq!(p.lines.len(), 201);
+    assert_eq!(p.lines.last().unwrap().text, "199");
+    assert!(p.lines.iter().all(|l| l.kind != PreviewKind::Marker));
+}
+
+/// A diff shows every line it adds or removes; only unchanged context is
+/// capped, and what was left out is named.
+#[test]
+fn a_diff_shows_every_change_and_caps_only_its_context() {
+    let (dir, ctx) = ctx();
+    // Every fourth line changes: 50 hunks' worth of context in one group.
+    let old: String = (0..200).map(|i| format!("line {i}\n")).collect();
+    let new: String = (0..200)
+        .map(|i| {
+            if i % 4 == 0 {
+                format!("changed {i}\n")
+            } else {
+                format!("line {i}\n")
+            }
+        })
+        .collect();
+    std::fs::write(dir.path().join("f.txt"), &old).unwrap();
+    let p = preview(
+        &call("write_file", json!({"path": "f.txt", "content": new})),
         &ctx,
     )
     .unwrap();
-    assert_eq!(exact.lines.len(), PREVIEW_MAX_LINES);
-    assert!(exact.lines.iter().all(|l| l.kind != PreviewKind::Marker));
+    assert_eq!(kinds(&p.lines, PreviewKind::Added).len(), 50);
+    assert_eq!(kinds(&p.lines, PreviewKind::Removed).len(), 50);
+    assert_eq!(
+        kinds(&p.lines, PreviewKind::Added).last().unwrap(),
+        "changed 196"
+    );
+    assert_eq!(
+        kinds(&p.lines, PreviewKind::Context).len(),
+        PREVIEW_MAX_LINES
+    );
+    let cut: usize = kinds(&p.lines, PreviewKind::Marker)
+        .iter()
+        .map(|m| {
+            m.strip_prefix("… ")
+                .and_then(|m| m.strip_suffix(" unchanged lines not shown"))
+                .unwrap_or_else(|| panic!("unexpected marker {m:?}"))
+                .parse::<usize>()
+                .unwrap()
+        })
+        .sum();
+    assert_eq!(cut, 150 - PREVIEW_MAX_LINES);
+    // A diff within the cap keeps all its context and no marker.
+    let few: String = old.replacen("line 100\n", "changed\n", 1);
+    let p = preview(
+        &call("write_file", json!({"path": "f.txt", "content": few})),
+        &ctx,
+    )
+    .unwrap();
+    assert_eq!(kinds(&p.lines, PreviewKind::Context).len(), 6);
+    assert!(p.lines.iter().all(|l| l.kind != PreviewKind::Marker));
 }
 
 #[test]

@@ -296,3 +296,60 @@ fn a_command_preview_and_the_approve_all_warning() {
     );
     insta::assert_snapshot!(draw(&mut s));
 }
+
+/// 60 harmless commands and a last one past the first screen.
+fn long_command_confirmation(s: &mut State) {
+    let mut preview = vec![preview_line(PreviewKind::Header, "run in .:")];
+    preview.extend(
+        (1..=60).map(|i| preview_line(PreviewKind::Added, &format!("$ echo harmless {i}"))),
+    );
+    preview.push(preview_line(PreviewKind::Added, "$ echo EVIL > marker"));
+    tool_call(s, "x", "execute_command", "echo harmless 1 …");
+    agent(
+        s,
+        AgentEvent::Confirm(ConfirmRequest {
+            id: "x".into(),
+            name: "execute_command".into(),
+            preview,
+            position: 1,
+            of: 1,
+        }),
+    );
+    agent(s, AgentEvent::Phase(Phase::Confirming));
+}
+
+#[test]
+fn a_long_command_preview_opens_at_its_top_with_its_position() {
+    let mut s = state(80, 24);
+    long_command_confirmation(&mut s);
+    insta::assert_snapshot!(draw(&mut s));
+}
+
+#[test]
+fn a_long_command_preview_scrolled_to_its_end() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let mut s = state(80, 24);
+    long_command_confirmation(&mut s);
+    draw(&mut s);
+    for _ in 0..3 {
+        update(
+            &mut s,
+            Msg::Key(KeyEvent::new(KeyCode::PageDown, KeyModifiers::NONE)),
+        );
+        draw(&mut s);
+    }
+    insta::assert_snapshot!(draw(&mut s));
+}
+
+#[test]
+fn a_refused_y_says_why() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let mut s = state(80, 24);
+    long_command_confirmation(&mut s);
+    draw(&mut s);
+    update(
+        &mut s,
+        Msg::Key(KeyEvent::new(KeyCode::Char('y'), KeyModifiers::NONE)),
+    );
+    insta::assert_snapshot!(draw(&mut s));
+}

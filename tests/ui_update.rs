@@ -3,7 +3,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
-use dashfloat::protocol::{AgentEvent, Phase, ReplyEnd, Severity, UiCommand};
+use dashfloat::protocol::{
+    AgentEvent, ConfirmRequest, Decision, Phase, PreviewKind, PreviewLine, ReplyEnd, Severity,
+    UiCommand,
+};
 use dashfloat::ui::state::{SessionInfo, State};
 use dashfloat::ui::theme::Theme;
 use dashfloat::ui::update::{Effect, Msg, update};
@@ -334,4 +337,162 @@ fn the_input_box_grows_to_its_limit_and_no_further() {
     assert_eq!(rows(&s), INPUT_MAX_ROWS);
     update(&mut s, Msg::Paste("b\nc\nd\n".into()));
     assert_eq!(rows(&s), INPUT_MAX_ROWS);
+}
+
+/// Asks to confirm a command of `commands` lines: 60 harmless ones and the
+/// last, `echo EVIL > marker`, past the first screen.
+fn confirm_command(s: &mut State, commands: usize) {
+    let mut preview = vec![PreviewLine {
+        kind: PreviewKind::Header,
+        text: "run in .:".into(),
+    }];
+    preview.extend((1..commands).map(|i| PreviewLine {
+        kind: PreviewKind::Added,
+        text: format!("$ echo harmless {i}"),
+    }));
+    preview.push(PreviewLine {
+        kind: PreviewKind::Added,
+        text: "$ echo EVIL > marker".into(),
+    });
+    agent(
+        s,
+        AgentEvent::ToolCall {
+            id: "x".into(),
+            name: "execute_command".into(),
+            summary: "echo harmless 1 …".into(),
+        },
+    );
+    agent(
+        s,
+        AgentEvent::Confirm(ConfirmRequest {
+            id: "x".into(),
+            name: "execute_command".into(),
+            preview,
+            position: 1,
+            of: 1,
+        }),
+    );
+    agent(s, AgentEvent::Phase(Phase::Confirming));
+}
+
+fn approves(effects: &[Effect]) -> bool {
+    effects
+        == [Effect::Send(UiCommand::Decide {
+            id: "x".into(),
+            decision: Decision::Approve,
+        })]
+}
+
+fn screen_lines(s: &State) -> Vec<String> {
+    let height = usize::from(s.log_height());
+    s.transcript
+        .visible(height)
+        .iter()
+        .map(|l| l.to_string())
+        .collect()
+}
+
+#[test]
+fn y_on_a_long_preview_approves_only_once_its_end_has_been_on_screen() {
+    let mut s = state();
+    confirm_command(&mut s, 61);
+    s.prepare();
+    // The preview opens at its first line, not at its end.
+    assert_eq!(screen_lines(&s)[0].trim(), "run in .:");
+    assert!(press(&mut s, KeyCode::Char('y')).is_empty());
+    assert!(s.confirm.is_some());
+    assert!(s.editor.is_empty(), "the refused y was typed");
+    let hint = &s.hint.as_ref().unwrap().0;
+    assert!(hint.contains("not been on screen"), "{hint}");
+    // Two pages on, the end is still below.
+    for _ in 0..2 {
+        press(&mut s, KeyCode::PageDown);
+        s.prepare();
+    }
+    assert!(!screen_lines(&s).iter().any(|l| l.contains("EVIL")));
+    assert!(press(&mut s, KeyCode::Char('y')).is_empty());
+    // The third page shows it, but only once it has been drawn.
+    press(&mut s, KeyCode::PageDown);
+    assert!(press(&mut s, KeyCode::Char('y')).is_empty());
+    s.prepare();
+    assert!(screen_lines(&s).iter().any(|l| l.contains("EVIL")));
+    assert!(approves(&press(&mut s, KeyCode::Char('y'))));
+    assert!(s.confirm.is_none());
+}
+
+#[test]
+fn jumping_to_the_end_of_a_preview_does_not_count_the_lines_skipped() {
+    let mut s = state();
+    confirm_command(&mut s, 61);
+    s.prepare();
+    press(&mut s, KeyCode::End);
+    s.prepare();
+    assert!(screen_lines(&s).iter().any(|l| l.contains("EVIL")));
+    assert!(press(&mut s, KeyCode::Char('y')).is_empty());
+    let hint = &s.hint.as_ref().unwrap().0;
+    assert!(hint.contains("lines 21–62"), "{hint}");
+}
+
+#[test]
+fn down_scrolls_a_preview_line_by_line_on_empty_input() {
+    let mut s = state();
+    confirm_command(&mut s, 25);
+    s.prepare();
+    // 26 rows in a 20-row log: six more lines bring the end on screen.
+    for _ in 0..5 {
+        press(&mut s, KeyCode::Down);
+        s.prepare();
+    }
+    assert!(press(&mut s, KeyCode::Char('y')).is_empty());
+    press(&mut s, KeyCode::Down);
+    s.prepare();
+    assert!(approves(&press(&mut s, KeyCode::Char('y'))));
+}
+
+#[test]
+fn a_short_preview_is_approved_once_it_has_been_drawn() {
+    let mut s = state();
+    confirm_command(&mut s, 3);
+    // Typed ahead, before the preview was ever on screen: held.
+    assert!(press(&mut s, KeyCode::Char('y')).is_empty());
+    s.prepare();
+    assert!(approves(&press(&mut s, KeyCode::Char('y'))));
+}
+
+#[test]
+fn a_preview_can_be_rejected_without_reading_it() {
+    for key in [KeyCode::Esc, KeyCode::Char('n')] {
+        let mut s = state();
+        confirm_command(&mut s, 61);
+        assert_eq!(
+            press(&mut s, key),
+            vec![Effect::Send(UiCommand::Decide {
+                id: "x".into(),
+                decision: Decision::Reject,
+            })]
+        );
+    }
+}
+
+#[test]
+fn a_resize_shows_a_partly_read_preview_from_its_top_but_keeps_a_read_one_approvable() {
+    let mut s = state();
+    confirm_command(&mut s, 30);
+    s.prepare();
+    press(&mut s, KeyCode::PageDown);
+    // Rows 1–20 of 31 seen; the rows move when the width changes.
+    update(&mut s, Msg::Resize(12, 24));
+    s.prepare();
+    assert_eq!(screen_lines(&s)[0].trim(), "run in .:");
+    assert!(press(&mut s, KeyCode::Char('y')).is_empty());
+
+    let mut s = state();
+    confirm_command(&mut s, 30);
+    s.prepare();
+    press(&mut s, KeyCode::PageDown);
+    s.prepare();
+    // Every row was on screen: the content has been seen whatever the width.
+    update(&mut s, Msg::Resize(12, 24));
+    s.prepare();
+    assert!(approves(&press(&mut s, KeyCode::Char('y'))));
 }

@@ -1,7 +1,11 @@
 //! What a mutating call will do, shown before the person approves it: a
 //! unified diff for `edit_file` and `write_file` (built with the same
 //! `plan` the edit runs, so the diff is exactly what lands), the command
-//! line and directory for `execute_command`. Previews are bounded.
+//! line and directory for `execute_command`. Every line that would run or
+//! land is shown — a person must never approve what they could not see —
+//! and only a diff's unchanged context is capped. A preview is as large as
+//! the call's own arguments allow: those come from one model reply, capped
+//! at 4 MiB (ADR 0007).
 
 use std::path::Path;
 
@@ -15,7 +19,9 @@ use super::failure::ToolFailure;
 use super::guard::{content_hash, guard_of};
 use super::{ToolCall, ToolContext, io_failure, resolve_for};
 
-/// Lines of a preview shown at most (ADR 0007 §2); a marker names the rest.
+/// Lines of unchanged context a diff preview shows at most (ADR 0014); a
+/// marker names each run left out. Added and removed lines, new content
+/// and commands are never cut.
 pub const PREVIEW_MAX_LINES: usize = 50;
 /// Unchanged lines shown around each change.
 pub const PREVIEW_CONTEXT_LINES: usize = 3;
@@ -47,7 +53,7 @@ fn build(call: &ToolCall, root: &Path) -> Result<Preview, ToolFailure> {
             let mut lines = vec![header(format!("edit {path} at line {line}"))];
             lines.extend(diff(&target.data, &new));
             Ok(Preview {
-                lines: cap(lines),
+                lines,
                 guard: FileGuard::Content(content_hash(&target.data)),
             })
         }
@@ -68,7 +74,7 @@ fn build(call: &ToolCall, root: &Path) -> Result<Preview, ToolFailure> {
                     message: format!("{path} is not a regular file; it is left as it is"),
                 });
             }
-            let (guard, mut lines) = match meta {
+            let (guard, lines) = match meta {
                 None => {
                     let mut lines = vec![header(format!(
                         "create {path} ({} lines)",
@@ -99,7 +105,6 @@ fn build(call: &ToolCall, root: &Path) -> Result<Preview, ToolFailure> {
                     (guard, lines)
                 }
             };
-            lines = cap(lines);
             Ok(Preview { lines, guard })
         }
         ToolCall::ExecuteCommand { command, cwd } => {
@@ -111,7 +116,7 @@ fn build(call: &ToolCall, root: &Path) -> Result<Preview, ToolFailure> {
                     .map(|l| line(PreviewKind::Added, &format!("$ {l}"))),
             );
             Ok(Preview {
-                lines: cap(lines),
+                lines,
                 guard: FileGuard::Unguarded,
             })
         }
@@ -136,8 +141,9 @@ fn line(kind: PreviewKind, text: &str) -> PreviewLine {
     }
 }
 
-/// The changed hunks between two versions, with a few lines of context; a
-/// note when there are none.
+/// The changed hunks between two versions: every changed line, with a few
+/// lines of context around each and at most [`PREVIEW_MAX_LINES`] of
+/// context in all; a note when there are none.
 fn diff(old: &[u8], new: &[u8]) -> Vec<PreviewLine> {
     if old == new {
         return vec![line(
@@ -173,27 +179,42 @@ fn diff(old: &[u8], new: &[u8]) -> Vec<PreviewLine> {
             }
         }
     }
+    cap_context(out)
+}
+
+/// Keeps every line but the unchanged context past the first
+/// [`PREVIEW_MAX_LINES`]; each run of context left out becomes one marker
+/// saying how many lines it held.
+fn cap_context(lines: Vec<PreviewLine>) -> Vec<PreviewLine> {
+    let mut out = Vec::with_capacity(lines.len());
+    let mut kept = 0;
+    let mut left_out = 0;
+    for l in lines {
+        if l.kind == PreviewKind::Context {
+            if kept < PREVIEW_MAX_LINES {
+                kept += 1;
+                out.push(l);
+            } else {
+                left_out += 1;
+            }
+            continue;
+        }
+        name_left_out(&mut out, &mut left_out);
+        out.push(l);
+    }
+    name_left_out(&mut out, &mut left_out);
     out
 }
 
-/// Keeps the first [`PREVIEW_MAX_LINES`] lines and says what was cut.
-fn cap(mut lines: Vec<PreviewLine>) -> Vec<PreviewLine> {
-    if lines.len() > PREVIEW_MAX_LINES {
-        let cut = lines.len() - (PREVIEW_MAX_LINES - 1);
-        let (added, removed) = lines[PREVIEW_MAX_LINES - 1..]
-            .iter()
-            .fold((0, 0), |(a, r), l| match l.kind {
-                PreviewKind::Added => (a + 1, r),
-                PreviewKind::Removed => (a, r + 1),
-                _ => (a, r),
-            });
-        lines.truncate(PREVIEW_MAX_LINES - 1);
-        lines.push(line(
+/// Ends a run of context left out with its marker, if there was one.
+fn name_left_out(out: &mut Vec<PreviewLine>, left_out: &mut usize) {
+    if *left_out > 0 {
+        out.push(line(
             PreviewKind::Marker,
-            &format!("… {cut} more preview lines not shown (+{added} −{removed})"),
+            &format!("… {left_out} unchanged lines not shown"),
         ));
+        *left_out = 0;
     }
-    lines
 }
 
 impl ToolCall {

@@ -1,10 +1,13 @@
 //! One entry of the log and how it is drawn: prompts, replies (markdown),
 //! notices, tool rows with their outcome, and confirmation previews.
 
+use std::borrow::Cow;
+
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
 use crate::protocol::{CallId, PreviewKind, PreviewLine, ReplyEnd, Severity, ToolStatus};
+use crate::safe_text::strip_controls;
 
 use super::markdown;
 use super::theme::Theme;
@@ -38,6 +41,55 @@ pub enum EntryKind {
     Preview(Vec<PreviewLine>),
 }
 
+impl EntryKind {
+    /// The kind with every string it carries [`clean`]ed.
+    fn cleaned(self) -> Self {
+        match self {
+            EntryKind::Assistant { reasoning, end } => EntryKind::Assistant {
+                reasoning: clean(reasoning),
+                end,
+            },
+            EntryKind::Tool { id, name, outcome } => EntryKind::Tool {
+                id,
+                name: clean(name),
+                outcome: outcome.map(|(status, excerpt)| (clean_status(status), clean(excerpt))),
+            },
+            EntryKind::Preview(lines) => EntryKind::Preview(
+                lines
+                    .into_iter()
+                    .map(|line| PreviewLine {
+                        kind: line.kind,
+                        text: clean(line.text),
+                    })
+                    .collect(),
+            ),
+            EntryKind::User | EntryKind::System(_) => self,
+        }
+    }
+}
+
+/// `text` as the log keeps it: without control characters, which would
+/// reach the terminal through the transcript printed on exit and the
+/// clipboard, and which the wrapper measures differently from how they are
+/// drawn (an escape sequence it counts as zero columns is drawn as text,
+/// pushing the end of the line off the screen). Reuses `text` when it is
+/// already clean.
+pub(super) fn clean(text: String) -> String {
+    match strip_controls(&text) {
+        Cow::Borrowed(_) => text,
+        Cow::Owned(stripped) => stripped,
+    }
+}
+
+/// A call's status with its words [`clean`]ed.
+pub(super) fn clean_status(status: ToolStatus) -> ToolStatus {
+    match status {
+        ToolStatus::Error(e) => ToolStatus::Error(clean(e)),
+        ToolStatus::TimedOut(e) => ToolStatus::TimedOut(clean(e)),
+        ToolStatus::Ok | ToolStatus::Rejected | ToolStatus::Cancelled => status,
+    }
+}
+
 /// One entry of the log with its lines wrapped for the current width.
 #[derive(Debug, Clone)]
 pub struct Entry {
@@ -50,11 +102,12 @@ pub struct Entry {
 }
 
 impl Entry {
-    /// A new entry, not yet wrapped.
+    /// A new entry, not yet wrapped. Every string it holds is stored
+    /// without control characters ([`clean`]).
     pub fn new(kind: EntryKind, text: String) -> Self {
         Self {
-            kind,
-            text,
+            kind: kind.cleaned(),
+            text: clean(text),
             lines: Vec::new(),
             dirty: true,
         }

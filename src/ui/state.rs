@@ -3,6 +3,7 @@
 use crate::protocol::{CallId, Phase, Usage};
 
 use super::editor::{Editor, History};
+use super::entry::clean;
 use super::theme::Theme;
 use super::transcript::Transcript;
 
@@ -27,7 +28,9 @@ pub struct SessionInfo {
     pub approval_warning: Option<String>,
 }
 
-/// The confirmation the person is being asked for.
+/// The confirmation the person is being asked for, and how much of its
+/// preview has been on screen: `y` approves only once every row of it has
+/// been drawn, so no one approves what they could not see (ADR 0014).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PendingConfirm {
     /// The call; the answer echoes it.
@@ -36,6 +39,77 @@ pub struct PendingConfirm {
     pub position: usize,
     /// How many there are.
     pub of: usize,
+    /// The log entry that holds its preview.
+    pub entry: usize,
+    /// What of the preview has been drawn; `None` until its first frame.
+    seen: Option<Seen>,
+}
+
+/// How much of a preview has been drawn, in rows at one width.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Seen {
+    /// The width the rows were wrapped for.
+    width: u16,
+    /// The preview's rows at that width.
+    rows: usize,
+    /// How many rows, from the first, have all been on screen.
+    through: usize,
+}
+
+impl PendingConfirm {
+    /// A confirmation whose preview is log entry `entry`, not yet drawn.
+    pub fn new(id: CallId, position: usize, of: usize, entry: usize) -> Self {
+        Self {
+            id,
+            position,
+            of,
+            entry,
+            seen: None,
+        }
+    }
+
+    /// Whether every row of the preview has been on screen.
+    pub fn fully_seen(&self) -> bool {
+        self.seen.is_some_and(|s| s.through >= s.rows)
+    }
+
+    /// The first row not yet on screen (1-based) and the preview's row
+    /// count: rows 21 to 62 of 62 are `(21, 62)`; `None` before the first
+    /// frame.
+    pub fn unseen(&self) -> Option<(usize, usize)> {
+        self.seen.map(|s| (s.through + 1, s.rows))
+    }
+
+    /// Records what of the preview the frame about to be drawn shows. The
+    /// first frame opens the preview at its first row; a width change
+    /// moves the rows, so a preview only partly read is shown from its top
+    /// and counted again, while one read to its end stays read.
+    fn track(&mut self, transcript: &mut Transcript, width: u16) {
+        let rows = transcript.entry_rows(self.entry);
+        let seen = match self.seen {
+            Some(seen) if seen.width == width => seen,
+            Some(seen) if seen.through >= seen.rows => Seen {
+                width,
+                rows: rows.len(),
+                through: rows.len(),
+            },
+            _ => {
+                transcript.show_from(rows.start);
+                Seen {
+                    width,
+                    rows: rows.len(),
+                    through: 0,
+                }
+            }
+        };
+        let shown = transcript.entry_on_screen(self.entry);
+        let through = if !shown.is_empty() && shown.start <= seen.through {
+            seen.through.max(shown.end)
+        } else {
+            seen.through
+        };
+        self.seen = Some(Seen { through, ..seen });
+    }
 }
 
 /// A one-line message in the help line that replaces the key hints until
@@ -75,8 +149,15 @@ pub struct State {
 }
 
 impl State {
-    /// A fresh state for a terminal of `size`.
+    /// A fresh state for a terminal of `size`. The header's facts are kept
+    /// without control characters, like the log's text.
     pub fn new(session: SessionInfo, theme: Theme, size: (u16, u16)) -> Self {
+        let session = SessionInfo {
+            model: clean(session.model),
+            host: clean(session.host),
+            cwd: clean(session.cwd),
+            ..session
+        };
         Self {
             session,
             theme,
@@ -107,9 +188,13 @@ impl State {
         self.size.1.saturating_sub(3 + self.input_rows())
     }
 
-    /// Re-wraps the transcript for the current size; call before drawing.
+    /// Re-wraps the transcript for the current size and records what of a
+    /// pending preview the next frame shows; call right before drawing.
     pub fn prepare(&mut self) {
         let height = self.log_height();
         self.transcript.prepare(self.size.0, height, &self.theme);
+        if let Some(confirm) = &mut self.confirm {
+            confirm.track(&mut self.transcript, self.size.0);
+        }
     }
 }

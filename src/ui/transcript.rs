@@ -2,12 +2,15 @@
 //! the current width, and the scroll position. A frame costs the visible
 //! lines plus the entry that changed, never the whole transcript.
 
+use std::ops::Range;
+
 use ratatui::text::Line;
 
 use crate::protocol::{CallId, ReplyEnd, Severity, ToolStatus};
+use crate::safe_text::strip_controls;
 
-use super::entry::status_label;
 pub use super::entry::{Entry, EntryKind};
+use super::entry::{clean, clean_status, status_label};
 use super::theme::Theme;
 
 /// The transcript and its viewport.
@@ -31,7 +34,8 @@ impl Transcript {
         &self.entries
     }
 
-    /// Adds an entry at the bottom.
+    /// Adds an entry at the bottom. Like every text the log receives, it
+    /// is stored without control characters.
     pub fn push(&mut self, kind: EntryKind, text: String) {
         self.dirty_from = self.dirty_from.min(self.entries.len());
         self.entries.push(Entry::new(kind, text));
@@ -54,7 +58,7 @@ impl Transcript {
         if let Some(index) = found
             && let EntryKind::Tool { outcome, .. } = &mut self.touch(index).kind
         {
-            *outcome = Some((status, excerpt));
+            *outcome = Some((clean_status(status), clean(excerpt)));
         }
     }
 
@@ -75,13 +79,13 @@ impl Transcript {
 
     /// Appends reply text to the open reply.
     pub fn append_reply(&mut self, text: &str) {
-        self.open_reply().text.push_str(text);
+        self.open_reply().text.push_str(&strip_controls(text));
     }
 
     /// Appends reasoning text to the open reply.
     pub fn append_reasoning(&mut self, text: &str) {
         if let EntryKind::Assistant { reasoning, .. } = &mut self.open_reply().kind {
-            reasoning.push_str(text);
+            reasoning.push_str(&strip_controls(text));
         }
     }
 
@@ -146,6 +150,44 @@ impl Transcript {
     /// Scrolls down by `n` lines; reaching the bottom resumes following.
     pub fn scroll_down(&mut self, n: usize) {
         self.scroll = self.scroll.saturating_sub(n);
+    }
+
+    /// Scrolls so that `line` is the viewport's first, as far as the end
+    /// of the transcript allows (a short tail just follows the bottom).
+    pub fn show_from(&mut self, line: usize) {
+        self.scroll = self
+            .total_lines
+            .saturating_sub(line + self.height)
+            .min(self.max_scroll());
+    }
+
+    /// The lines in the viewport, as positions in the whole transcript at
+    /// the current width (as of the last `prepare`).
+    fn viewport(&self) -> Range<usize> {
+        let end = self.total_lines.saturating_sub(self.scroll);
+        end.saturating_sub(self.height)..end
+    }
+
+    /// Which of entry `index`'s rows ([`Transcript::entry_rows`]) are in
+    /// the viewport, counted from its first row; empty when none is.
+    pub fn entry_on_screen(&self, index: usize) -> Range<usize> {
+        let rows = self.entry_rows(index);
+        let view = self.viewport();
+        let first = view.start.max(rows.start) - rows.start;
+        let last = view.end.min(rows.end).saturating_sub(rows.start);
+        first..last.max(first)
+    }
+
+    /// Where entry `index` lies in the whole transcript at the current
+    /// width, without its blank separator line.
+    pub fn entry_rows(&self, index: usize) -> Range<usize> {
+        let before = &self.entries[..index.min(self.entries.len())];
+        let start = before.iter().map(|e| e.lines.len()).sum();
+        let len = self
+            .entries
+            .get(index)
+            .map_or(0, |e| e.lines.len().saturating_sub(1));
+        start..start + len
     }
 
     /// Jumps to the first line.

@@ -146,11 +146,13 @@ fn on_agent(state: &mut State, event: AgentEvent) {
             state
                 .transcript
                 .push(EntryKind::Preview(request.preview), String::new());
-            state.confirm = Some(PendingConfirm {
-                id: request.id,
-                position: request.position,
-                of: request.of,
-            });
+            let entry = state.transcript.entries().len() - 1;
+            state.confirm = Some(PendingConfirm::new(
+                request.id,
+                request.position,
+                request.of,
+                entry,
+            ));
             state.phase = Phase::Confirming;
         }
         AgentEvent::ToolResult {
@@ -196,8 +198,21 @@ fn on_key(state: &mut State, key: KeyEvent) -> Outcome {
         && !alt
     {
         let decision = match key.code {
+            KeyCode::Char('y' | 'Y') if !pending.fully_seen() => {
+                state.hint = Some(Hint(unseen_hint(pending)));
+                return Outcome::changed();
+            }
             KeyCode::Char('y' | 'Y') => Some(Decision::Approve),
             KeyCode::Char('n' | 'N') | KeyCode::Esc => Some(Decision::Reject),
+            // With nothing typed, the arrows read the preview line by line.
+            KeyCode::Up if state.editor.is_empty() => {
+                state.transcript.scroll_up(1);
+                return Outcome::changed();
+            }
+            KeyCode::Down if state.editor.is_empty() => {
+                state.transcript.scroll_down(1);
+                return Outcome::changed();
+            }
             _ => None,
         };
         if let Some(decision) = decision {
@@ -264,6 +279,16 @@ fn on_key(state: &mut State, key: KeyEvent) -> Outcome {
         _ => return Outcome::default(),
     }
     Outcome::changed()
+}
+
+/// Why `y` did not approve: the rows of the preview not yet on screen.
+fn unseen_hint(pending: &PendingConfirm) -> String {
+    match pending.unseen() {
+        Some((from, rows)) => format!(
+            "not approved yet: lines {from}–{rows} of {rows} have not been on screen — ↓/PgDn"
+        ),
+        None => "not approved yet: the preview has not been on screen".to_string(),
+    }
 }
 
 fn ctrl_c(state: &mut State) -> Outcome {

@@ -134,12 +134,37 @@ fn draw_log(state: &State, frame: &mut Frame, area: Rect) {
     frame.render_widget(Paragraph::new(lines), area);
 }
 
+/// Where the log stands in a pending preview that does not fit on screen:
+/// "preview lines 1–20 of 62 — ↓/PgDn for more".
+fn preview_position(state: &State) -> Option<String> {
+    let confirm = state.confirm.as_ref()?;
+    let total = state.transcript.entry_rows(confirm.entry).len();
+    let shown = state.transcript.entry_on_screen(confirm.entry);
+    let (first, last) = (shown.start, shown.end);
+    if first == 0 && last == total {
+        return None;
+    }
+    Some(if shown.is_empty() {
+        format!(" the {total}-line preview is out of view — PgUp/PgDn to find it ")
+    } else if last < total {
+        format!(
+            " preview lines {}–{last} of {total} — ↓/PgDn for more ",
+            first + 1
+        )
+    } else {
+        format!(" preview lines {}–{last} of {total} ", first + 1)
+    })
+}
+
 fn draw_rule(state: &State, frame: &mut Frame, area: Rect) {
     let theme = &state.theme;
-    let mut label = String::new();
-    if !state.transcript.is_following() {
-        label = " ↓ more below — End or Ctrl+End to follow ".to_string();
-    }
+    let label = match preview_position(state) {
+        Some(position) => position,
+        None if !state.transcript.is_following() => {
+            " ↓ more below — End or Ctrl+End to follow ".to_string()
+        }
+        None => String::new(),
+    };
     let fill = usize::from(area.width).saturating_sub(label.width());
     let line = Line::from(vec![
         Span::styled("─".repeat(fill), theme.border),
