@@ -27,6 +27,13 @@ pub enum PathError {
     /// than [`PATH_MAX_LINKS`]).
     #[error("too many levels of symbolic links: {0}")]
     LinkLoop(String),
+    /// A `..` follows a name that does not exist or is not a directory, so
+    /// the path names nothing (the kernel fails it with `ENOENT` /
+    /// `ENOTDIR`); it is never climbed lexically.
+    #[error(
+        "path does not resolve: a \"..\" follows a name that does not exist or is not a directory: {0}"
+    )]
+    Unresolvable(String),
     /// The root itself cannot be resolved (it was removed or is unreadable).
     #[error("the working directory cannot be resolved: {0}")]
     Root(String),
@@ -34,10 +41,13 @@ pub enum PathError {
 
 /// Resolves `path` (relative to `root`, or absolute inside it) to the real
 /// path it names, every symbolic link followed, and refuses it unless that
-/// stays inside the real path of `root`. A not-yet-existing remainder is
-/// joined lexically (it cannot be a link). Tools then act on the returned
-/// path, so the kernel never walks a link the policy did not see (except for
-/// the TOCTOU window recorded in ADR 0010).
+/// stays inside the real path of `root`. The model's own `..` is read
+/// lexically; the rest is walked as the kernel walks it, `lstat` at every
+/// step: a name that does not exist yet is kept (a write creates it), but a
+/// `..` after such a name, or after a file, names nothing and is refused.
+/// Tools then act on the returned path, so the kernel never walks a link
+/// the policy did not see (except for the TOCTOU window recorded in ADR
+/// 0010).
 pub fn resolve(root: &Path, path: &str) -> Result<PathBuf, PathError> {
     if path.is_empty() {
         return Err(PathError::Empty);
@@ -45,12 +55,9 @@ pub fn resolve(root: &Path, path: &str) -> Result<PathBuf, PathError> {
     if path.contains('\0') {
         return Err(PathError::Nul(path.to_owned()));
     }
-    // A model writing `~/x` means its home directory; taking it literally
-    // would quietly create a directory named `~` in the project instead.
-    if path == "~" || path.starts_with('~') {
+    if names_a_home(path) {
         return Err(PathError::Escapes(path.to_owned()));
     }
-    let escapes = || PathError::Escapes(path.to_owned());
     let root_error = |e: io::Error| PathError::Root(format!("{}: {e}", root.display()));
     let root_real = root.canonicalize().map_err(root_error)?;
     let root_lexical = normalize(&std::path::absolute(root).map_err(root_error)?);
@@ -61,61 +68,92 @@ pub fn resolve(root: &Path, path: &str) -> Result<PathBuf, PathError> {
     let relative = lexical
         .strip_prefix(&root_lexical)
         .or_else(|_| lexical.strip_prefix(&root_real))
-        .map_err(|_| escapes())?;
+        .map_err(|_| PathError::Escapes(path.to_owned()))?;
+    let resolved = walk(&root_real, relative, path)?;
+    if resolved.starts_with(&root_real) {
+        Ok(resolved)
+    } else {
+        Err(PathError::Escapes(path.to_owned()))
+    }
+}
 
-    // Step 3: walk the remainder as the kernel would, following each link,
-    // so the deepest existing ancestor's real path is what gets checked.
-    let mut resolved = root_real.clone();
+/// Whether `path` may mean a home directory (`~`, `~/x`, `~user/x`): a
+/// model writing `~/x` means its home; taking it literally would quietly
+/// create a directory named `~` in the project instead.
+fn names_a_home(path: &str) -> bool {
+    path.starts_with('~')
+}
+
+/// What the walk stands on: the kernel goes on from a directory only.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Standing {
+    /// An existing directory: names and `..` go on from here.
+    Directory,
+    /// A file or other non-directory, or a name that does not exist:
+    /// further names are kept (the operation fails or creates them), but a
+    /// `..` does not resolve.
+    Dead,
+}
+
+/// Walks `relative` from `root_real` as the kernel would, following each
+/// link (its target's parts walked in its place), and returns the real
+/// path reached.
+fn walk(root_real: &Path, relative: &Path, path: &str) -> Result<PathBuf, PathError> {
+    let mut resolved = root_real.to_path_buf();
+    let mut standing = Standing::Directory;
     let mut pending: VecDeque<OsString> = relative
         .components()
         .map(|c| c.as_os_str().to_owned())
         .collect();
     let mut links = 0;
-    let mut exists = true;
     while let Some(part) = pending.pop_front() {
         match Path::new(&part).components().next() {
             None | Some(Component::CurDir) => continue,
+            Some(Component::ParentDir) if standing == Standing::Dead => {
+                return Err(PathError::Unresolvable(path.to_owned()));
+            }
             Some(Component::ParentDir) => {
                 resolved.pop();
                 continue;
             }
             Some(Component::RootDir) => {
                 resolved = PathBuf::from("/");
+                standing = Standing::Directory;
                 continue;
             }
             Some(Component::Prefix(_)) | Some(Component::Normal(_)) => {}
         }
         let next = resolved.join(&part);
-        if !exists {
-            resolved = next;
-            continue;
-        }
         match std::fs::symlink_metadata(&next) {
             Ok(meta) if meta.file_type().is_symlink() => {
                 links += 1;
                 if links > PATH_MAX_LINKS {
                     return Err(PathError::LinkLoop(path.to_owned()));
                 }
-                let target = std::fs::read_link(&next).map_err(|_| escapes())?;
+                let target =
+                    std::fs::read_link(&next).map_err(|_| PathError::Escapes(path.to_owned()))?;
                 // The target's parts go first; `resolved` stays the link's
                 // directory, which is what a relative target is relative to.
                 for comp in target.components().rev() {
                     pending.push_front(comp.as_os_str().to_owned());
                 }
             }
-            Ok(_) => resolved = next,
-            Err(e) if is_absent(&e) => {
-                exists = false;
+            Ok(meta) => {
                 resolved = next;
+                standing = if meta.is_dir() {
+                    Standing::Directory
+                } else {
+                    Standing::Dead
+                };
             }
-            Err(_) => return Err(escapes()),
+            Err(e) if is_absent(&e) => {
+                resolved = next;
+                standing = Standing::Dead;
+            }
+            Err(_) => return Err(PathError::Escapes(path.to_owned())),
         }
     }
-    if resolved.starts_with(&root_real) {
-        Ok(resolved)
-    } else {
-        Err(escapes())
-    }
+    Ok(resolved)
 }
 
 /// Whether an lstat error means "nothing here" (the rest is created later)
