@@ -218,6 +218,24 @@ fn a_tilde_path_is_refused_rather_than_taken_literally() {
 }
 
 #[test]
+fn a_name_that_merely_starts_with_a_tilde_is_an_ordinary_file() {
+    let t = tree();
+    assert_eq!(
+        resolve(&t.root, "~backup.txt").unwrap(),
+        t.root.join("~backup.txt")
+    );
+    assert_eq!(resolve(&t.root, "~root").unwrap(), t.root.join("~root"));
+    // A home directory is still a home directory with a trailing slash.
+    escapes(&t.root, "~/");
+    escapes(&t.root, "~root/");
+    // A project directory named `~dir` is reached as `./~dir/...`.
+    assert_eq!(
+        resolve(&t.root, "./~dir/x").unwrap(),
+        t.root.join("~dir/x")
+    );
+}
+
+#[test]
 fn a_tilde_inside_a_name_is_an_ordinary_character() {
     let t = tree();
     assert_eq!(

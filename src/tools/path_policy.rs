@@ -77,11 +77,12 @@ pub fn resolve(root: &Path, path: &str) -> Result<PathBuf, PathError> {
     }
 }
 
-/// Whether `path` may mean a home directory (`~`, `~/x`, `~user/x`): a
-/// model writing `~/x` means its home; taking it literally would quietly
-/// create a directory named `~` in the project instead.
+/// Whether `path` means a home directory: `~` alone, or a first component
+/// starting with `~` followed by more (`~/x`, `~user/x`). Taken literally it
+/// would quietly create a directory named `~` in the project. A plain name
+/// such as `~backup.txt` is an ordinary file.
 fn names_a_home(path: &str) -> bool {
-    path.starts_with('~')
+    path == "~" || (path.starts_with('~') && path.contains('/'))
 }
 
 /// What the walk stands on: the kernel goes on from a directory only.
