@@ -179,9 +179,13 @@ fn render(
 /// [`READ_MAX_BYTES`] of them, holding nothing but the kept bytes.
 fn take_window(reader: &mut impl BufRead, offset: u64, want: u64) -> std::io::Result<Window> {
     let mut skipped = 0;
+    // Bytes of a line were skipped but not its newline (yet).
+    let mut mid_line = false;
     while skipped + 1 < offset {
         let buf = reader.fill_buf()?;
         if buf.is_empty() {
+            // A last line without a newline is a line too.
+            skipped += u64::from(mid_line);
             break;
         }
         let needed = offset - 1 - skipped;
@@ -206,6 +210,7 @@ fn take_window(reader: &mut impl BufRead, offset: u64, want: u64) -> std::io::Re
             skipped += needed;
             end
         };
+        mid_line = buf[..used].last().is_some_and(|b| *b != b'\n');
         reader.consume(used);
     }
     let mut content = Vec::new();
