@@ -153,18 +153,12 @@ impl World {
                 "../".repeat(depth),
                 rng.pick(&outside_parts)
             ),
-            5 => format!(
-                "{}/{}",
-                self.outside.display(),
-                rng.pick(&outside_parts)
-            ),
+            5 => format!("{}/{}", self.outside.display(), rng.pick(&outside_parts)),
             6 => format!("{}/{}", self.root.display(), relative(rng, 3)),
-            7 => rng.pick(&["/", "/etc", "/proc/self/root", "/proc/self/cwd"]).to_owned(),
-            8 => rel
-                .file_name()
-                .unwrap()
-                .to_string_lossy()
-                .into_owned(),
+            7 => rng
+                .pick(&["/", "/etc", "/proc/self/root", "/proc/self/cwd"])
+                .to_owned(),
+            8 => rel.file_name().unwrap().to_string_lossy().into_owned(),
             9 => format!("missing/{}", relative(rng, 4)),
             10 => format!("{}/x/{}", rng.pick(&NAMES), relative(rng, 4)),
             _ => format!(
@@ -238,9 +232,7 @@ impl World {
                 existing.pop();
             }
             let full = self.root.join(&existing);
-            let canonical = full
-                .canonicalize()
-                .map_err(|e| {
+            let canonical = full.canonicalize().map_err(|e| {
                 format!(
                     "accepted {}, but realpath({}) fails: {e}",
                     real.display(),
@@ -266,7 +258,10 @@ impl World {
         // Where the path fully resolves, the kernel's answer decides.
         let Some(lexical) = self.lexical(path) else {
             return match verdict {
-                Ok(real) => Err(format!("accepted {} though it leaves the root", real.display())),
+                Ok(real) => Err(format!(
+                    "accepted {} though it leaves the root",
+                    real.display()
+                )),
                 Err(_) => Ok(false),
             };
         };

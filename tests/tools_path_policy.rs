@@ -229,10 +229,7 @@ fn a_name_that_merely_starts_with_a_tilde_is_an_ordinary_file() {
     escapes(&t.root, "~/");
     escapes(&t.root, "~root/");
     // A project directory named `~dir` is reached as `./~dir/...`.
-    assert_eq!(
-        resolve(&t.root, "./~dir/x").unwrap(),
-        t.root.join("~dir/x")
-    );
+    assert_eq!(resolve(&t.root, "./~dir/x").unwrap(), t.root.join("~dir/x"));
 }
 
 #[test]
@@ -308,11 +305,7 @@ fn unresolvable(root: &Path, path: &str) {
 #[test]
 fn a_link_climbing_back_out_of_a_missing_directory_is_refused() {
     let t = escape_tree();
-    symlink(
-        "nonexistent/../../esc/secret.txt",
-        t.root.join("docs/l"),
-    )
-    .unwrap();
+    symlink("nonexistent/../../esc/secret.txt", t.root.join("docs/l")).unwrap();
     // The kernel never resolves `nonexistent/..`; the policy used to pop
     // it lexically and walk `esc` unchecked, straight to outside/.
     unresolvable(&t.root, "docs/l");

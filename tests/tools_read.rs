@@ -236,7 +236,11 @@ async fn a_last_line_without_a_newline_counts_past_the_stream_threshold() {
     tail.push_str("tail");
     let n = count(&tail);
     let dir = with_file("tail.txt", tail.as_bytes());
-    let v = read(&dir, &format!(r#"{{"path":"tail.txt","offset":{}}}"#, n + 5)).await;
+    let v = read(
+        &dir,
+        &format!(r#"{{"path":"tail.txt","offset":{}}}"#, n + 5),
+    )
+    .await;
     assert_eq!(
         v["note"],
         format!("offset {} is past the end of the file ({n} lines)", n + 5)
