@@ -9,6 +9,7 @@
 //! result ([`ToolFailure::to_json`]), never a panic. ADRs 0010–0013.
 
 mod atomic;
+mod beneath;
 mod catalogue;
 mod edit;
 mod env;
@@ -178,7 +179,11 @@ pub async fn execute_guarded(
                 })
         }
     };
-    outcome.unwrap_or_else(|failure| failure.to_json())
+    let mut result = outcome.unwrap_or_else(|failure| failure.to_json());
+    if let (Some(notice), Value::Object(map)) = (beneath::take_notice(), &mut result) {
+        map.insert("confinement_notice".to_owned(), Value::from(notice));
+    }
+    result
 }
 
 fn run_file_tool(

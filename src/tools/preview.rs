@@ -3,6 +3,7 @@
 //! `plan` the edit runs, so the diff is exactly what lands), the command
 //! line and directory for `execute_command`. Previews are bounded.
 
+use std::io::Read;
 use std::path::Path;
 
 use serde_json::Value;
@@ -10,6 +11,7 @@ use similar::{ChangeTag, TextDiff};
 
 use crate::protocol::{FileGuard, Preview, PreviewKind, PreviewLine};
 
+use super::beneath;
 use super::edit::{self, EDIT_MAX_FILE_BYTES};
 use super::failure::ToolFailure;
 use super::guard::{content_hash, guard_of};
@@ -80,15 +82,17 @@ fn build(call: &ToolCall, root: &Path) -> Result<Preview, ToolFailure> {
                 Some(meta) if meta.len() <= EDIT_MAX_FILE_BYTES => {
                     // One read: the diff shows exactly the bytes the guard
                     // describes.
-                    let old = std::fs::read(&real)
+                    let mut old = Vec::new();
+                    beneath::open_regular(root, &real)
+                        .and_then(|mut file| file.read_to_end(&mut old))
                         .map_err(|e| io_failure("write_file", path, "read", &e))?;
                     let mut lines = vec![header(format!("replace {path}"))];
                     lines.extend(diff(&old, content.as_bytes()));
                     (FileGuard::Content(content_hash(&old)), lines)
                 }
                 Some(_) => {
-                    let guard =
-                        guard_of(&real).map_err(|e| io_failure("write_file", path, "read", &e))?;
+                    let guard = guard_of(root, &real)
+                        .map_err(|e| io_failure("write_file", path, "read", &e))?;
                     let lines = vec![
                         header(format!("replace {path}")),
                         line(
