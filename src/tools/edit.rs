@@ -156,7 +156,8 @@ fn line_of(haystack: &[u8], pos: usize) -> usize {
 
 /// The file an edit works on: its resolved path, content and mode.
 pub(crate) struct EditTarget {
-    real: PathBuf,
+    /// Where the file really is (what the policy resolved).
+    pub(crate) real: PathBuf,
     /// The whole content (at most [`EDIT_MAX_FILE_BYTES`]).
     pub(crate) data: Vec<u8>,
     mode: u32,

@@ -128,6 +128,21 @@ impl ToolCall {
         }
     }
 
+    /// Whether the call writes into a `.git` of the project once every link
+    /// is followed: the approval policy asks about those even under
+    /// auto-edit. Looks at the filesystem (a few `lstat`s, as the path
+    /// policy does).
+    pub fn writes_into_git(&self, ctx: &ToolContext) -> bool {
+        match self {
+            ToolCall::WriteFile { path, .. } | ToolCall::EditFile { path, .. } => {
+                resolve(&ctx.root, path).is_ok_and(|real| path_policy::in_git(&ctx.root, &real))
+            }
+            ToolCall::ReadFile { .. }
+            | ToolCall::ExecuteCommand { .. }
+            | ToolCall::ListDirectory { .. } => false,
+        }
+    }
+
     /// The tool's name as the model knows it.
     pub fn name(&self) -> &'static str {
         match self {

@@ -58,23 +58,50 @@ pub fn resolve(root: &Path, path: &str) -> Result<PathBuf, PathError> {
     if names_a_home(path) {
         return Err(PathError::Escapes(path.to_owned()));
     }
-    let root_error = |e: io::Error| PathError::Root(format!("{}: {e}", root.display()));
-    let root_real = root.canonicalize().map_err(root_error)?;
-    let root_lexical = normalize(&std::path::absolute(root).map_err(root_error)?);
-
-    // Step 1 and 2 (ADR 0007 §3): lexical normalisation, then a
-    // component-wise prefix check, so `/x/root-evil` is not inside `/x/root`.
-    let lexical = normalize(&root_lexical.join(path));
-    let relative = lexical
-        .strip_prefix(&root_lexical)
-        .or_else(|_| lexical.strip_prefix(&root_real))
-        .map_err(|_| PathError::Escapes(path.to_owned()))?;
-    let resolved = walk(&root_real, relative, path)?;
+    let (root_real, relative) = lexical(root, path)?;
+    let resolved = walk(&root_real, &relative, path)?;
     if resolved.starts_with(&root_real) {
         Ok(resolved)
     } else {
         Err(PathError::Escapes(path.to_owned()))
     }
+}
+
+/// Where `real`, what [`resolve`] returned for `path`, lies relative to the
+/// root, when that is not where `path` says on its face (a link led
+/// elsewhere): what a preview shows as "given → resolved".
+pub(crate) fn redirected(root: &Path, path: &str, real: &Path) -> Option<PathBuf> {
+    let (root_real, face) = lexical(root, path).ok()?;
+    let landed = real.strip_prefix(&root_real).ok()?;
+    (landed != face).then(|| landed.to_path_buf())
+}
+
+/// Whether `real`, a path [`resolve`] returned, lies in (or is) a `.git`
+/// of the project: the repository's own files, which the approval policy
+/// always asks about. ASCII case is ignored, erring strict.
+pub(crate) fn in_git(root: &Path, real: &Path) -> bool {
+    root.canonicalize().is_ok_and(|root_real| {
+        real.strip_prefix(root_real).is_ok_and(|rel| {
+            rel.components()
+                .any(|c| c.as_os_str().eq_ignore_ascii_case(".git"))
+        })
+    })
+}
+
+/// Step 1 and 2 (ADR 0007 §3): the real root, and `path` relative to it by
+/// lexical normalisation, then a component-wise prefix check, so
+/// `/x/root-evil` is not inside `/x/root`.
+fn lexical(root: &Path, path: &str) -> Result<(PathBuf, PathBuf), PathError> {
+    let root_error = |e: io::Error| PathError::Root(format!("{}: {e}", root.display()));
+    let root_real = root.canonicalize().map_err(root_error)?;
+    let root_lexical = normalize(&std::path::absolute(root).map_err(root_error)?);
+    let lexical = normalize(&root_lexical.join(path));
+    let relative = lexical
+        .strip_prefix(&root_lexical)
+        .or_else(|_| lexical.strip_prefix(&root_real))
+        .map_err(|_| PathError::Escapes(path.to_owned()))?
+        .to_path_buf();
+    Ok((root_real, relative))
 }
 
 /// Whether `path` means a home directory: `~` alone, or a first component

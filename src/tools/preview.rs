@@ -15,6 +15,7 @@ use super::beneath;
 use super::edit::{self, EDIT_MAX_FILE_BYTES};
 use super::failure::ToolFailure;
 use super::guard::{content_hash, guard_of};
+use super::path_policy;
 use super::{ToolCall, ToolContext, io_failure, resolve_for};
 
 /// Lines of a preview shown at most (ADR 0007 §2); a marker names the rest.
@@ -46,7 +47,11 @@ fn build(call: &ToolCall, root: &Path) -> Result<Preview, ToolFailure> {
                 search_block.as_bytes(),
                 replace_block.as_bytes(),
             )?;
-            let mut lines = vec![header(format!("edit {path} at line {line}"))];
+            let mut lines = heading(
+                format!("edit {} at line {line}", shown(root, path, &target.real)),
+                root,
+                &target.real,
+            );
             lines.extend(diff(&target.data, &new));
             Ok(Preview {
                 lines: cap(lines),
@@ -70,12 +75,14 @@ fn build(call: &ToolCall, root: &Path) -> Result<Preview, ToolFailure> {
                     message: format!("{path} is not a regular file; it is left as it is"),
                 });
             }
+            let target = shown(root, path, &real);
             let (guard, mut lines) = match meta {
                 None => {
-                    let mut lines = vec![header(format!(
-                        "create {path} ({} lines)",
-                        content.lines().count()
-                    ))];
+                    let mut lines = heading(
+                        format!("create {target} ({} lines)", content.lines().count()),
+                        root,
+                        &real,
+                    );
                     lines.extend(content.lines().map(|l| line(PreviewKind::Added, l)));
                     (FileGuard::Absent, lines)
                 }
@@ -86,20 +93,18 @@ fn build(call: &ToolCall, root: &Path) -> Result<Preview, ToolFailure> {
                     beneath::open_regular(root, &real)
                         .and_then(|mut file| file.read_to_end(&mut old))
                         .map_err(|e| io_failure("write_file", path, "read", &e))?;
-                    let mut lines = vec![header(format!("replace {path}"))];
+                    let mut lines = heading(format!("replace {target}"), root, &real);
                     lines.extend(diff(&old, content.as_bytes()));
                     (FileGuard::Content(content_hash(&old)), lines)
                 }
                 Some(_) => {
                     let guard = guard_of(root, &real)
                         .map_err(|e| io_failure("write_file", path, "read", &e))?;
-                    let lines = vec![
-                        header(format!("replace {path}")),
-                        line(
-                            PreviewKind::Marker,
-                            "(the current file is too large to diff; it is replaced whole)",
-                        ),
-                    ];
+                    let mut lines = heading(format!("replace {target}"), root, &real);
+                    lines.push(line(
+                        PreviewKind::Marker,
+                        "(the current file is too large to diff; it is replaced whole)",
+                    ));
                     (guard, lines)
                 }
             };
@@ -124,6 +129,28 @@ fn build(call: &ToolCall, root: &Path) -> Result<Preview, ToolFailure> {
             guard: FileGuard::Unguarded,
         }),
     }
+}
+
+/// The path for a header: as the model gave it, and where the bytes land
+/// when a link leads elsewhere (`docs/notes.md → .git/config`).
+fn shown(root: &Path, path: &str, real: &Path) -> String {
+    match path_policy::redirected(root, path, real) {
+        Some(landed) => format!("{path} → {}", landed.display()),
+        None => path.to_owned(),
+    }
+}
+
+/// The header of a file change, and a note under it when the change lands
+/// in the repository's own files.
+fn heading(text: String, root: &Path, real: &Path) -> Vec<PreviewLine> {
+    let mut lines = vec![header(text)];
+    if path_policy::in_git(root, real) {
+        lines.push(line(
+            PreviewKind::Marker,
+            "(this changes the repository's own files in .git/)",
+        ));
+    }
+    lines
 }
 
 fn header(text: String) -> PreviewLine {
