@@ -45,9 +45,8 @@ pub enum PathError {
 /// lexically; the rest is walked as the kernel walks it, `lstat` at every
 /// step: a name that does not exist yet is kept (a write creates it), but a
 /// `..` after such a name, or after a file, names nothing and is refused.
-/// Tools then act on the returned path, so the kernel never walks a link
-/// the policy did not see (except for the TOCTOU window recorded in ADR
-/// 0010).
+/// Tools then open the returned path beneath the root (`tools::beneath`),
+/// so a link that appears after this check is not followed out either.
 pub fn resolve(root: &Path, path: &str) -> Result<PathBuf, PathError> {
     if path.is_empty() {
         return Err(PathError::Empty);
