@@ -729,3 +729,135 @@ async fn a_tool_rows_excerpt_is_at_most_thirty_lines_and_says_what_was_left_out(
     assert_eq!(result["content"].as_str().unwrap(), text);
     assert_all_paired(&server);
 }
+
+/// The preview lines of the confirmation at the end of `events`.
+fn confirm_preview(events: &[AgentEvent]) -> Vec<String> {
+    match events.last() {
+        Some(AgentEvent::Confirm(req)) => req.preview.iter().map(|l| l.text.clone()).collect(),
+        other => panic!("expected a confirmation, got {other:?}"),
+    }
+}
+
+/// A project with `.git/config` and `docs/notes.md -> ../.git/config`.
+fn with_git_link(h: &AgentHarness) {
+    let dir = dir_of(h);
+    std::fs::create_dir_all(dir.join(".git")).unwrap();
+    std::fs::create_dir_all(dir.join("docs")).unwrap();
+    std::fs::write(dir.join(".git/config"), "[core]\n").unwrap();
+    std::os::unix::fs::symlink("../.git/config", dir.join("docs/notes.md")).unwrap();
+}
+
+#[tokio::test]
+async fn auto_edit_still_asks_before_a_write_lands_in_git_and_shows_where() {
+    let server = ScriptedServer::start(vec![
+        call(
+            "w",
+            "write_file",
+            json!({"path": "docs/notes.md", "content": "[core]\nhooksPath = /tmp/evil\n"}),
+        ),
+        Reply::text(&["ok"]),
+    ])
+    .await;
+    let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::AutoEdit);
+    with_git_link(&h);
+    h.prompt("take notes").await;
+    let (id, events) = h.next_confirm().await;
+    assert_eq!(id, "w");
+    let preview = confirm_preview(&events);
+    assert_eq!(preview[0], "replace docs/notes.md → .git/config");
+    h.decide(&id, Decision::Reject).await;
+    h.turn().await;
+    assert_eq!(
+        std::fs::read_to_string(dir_of(&h).join(".git/config")).unwrap(),
+        "[core]\n"
+    );
+    assert_all_paired(&server);
+}
+
+#[tokio::test]
+async fn auto_edit_asks_for_a_git_write_that_an_earlier_call_made_possible() {
+    // When the round starts, docs/notes.md is no link; the command the
+    // person approves makes it one. The write must be judged when it runs.
+    let frames = vec![
+        role_chunk(),
+        tool_call_chunk(
+            0,
+            Some("x"),
+            Some("execute_command"),
+            &json!({"command": "mkdir -p .git docs && ln -s ../.git/config docs/notes.md"})
+                .to_string(),
+        ),
+        tool_call_chunk(
+            1,
+            Some("w"),
+            Some("write_file"),
+            r#"{"path":"docs/notes.md","content":"x"}"#,
+        ),
+        finish_chunk("tool_calls"),
+    ];
+    let server = ScriptedServer::start(vec![Reply::sse(frames), Reply::text(&["ok"])]).await;
+    let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::AutoEdit);
+    h.prompt("go").await;
+    let (id, _) = h.next_confirm().await;
+    assert_eq!(id, "x");
+    h.decide(&id, Decision::Approve).await;
+    let (id, events) = h.next_confirm().await;
+    assert_eq!(id, "w");
+    assert_eq!(
+        confirm_preview(&events)[0],
+        "create docs/notes.md → .git/config (1 lines)"
+    );
+    h.decide(&id, Decision::Reject).await;
+    h.turn().await;
+    assert!(!dir_of(&h).join(".git/config").exists());
+    assert_all_paired(&server);
+}
+
+#[tokio::test]
+async fn auto_edit_asks_before_an_edit_inside_git_even_without_a_link() {
+    let server = ScriptedServer::start(vec![
+        call(
+            "e",
+            "edit_file",
+            json!({"path": ".git/config", "search_block": "[core]", "replace_block": "[user]"}),
+        ),
+        Reply::text(&["ok"]),
+    ])
+    .await;
+    let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::AutoEdit);
+    with_git_link(&h);
+    h.prompt("edit").await;
+    let (id, events) = h.next_confirm().await;
+    assert_eq!(id, "e");
+    assert_eq!(confirm_preview(&events)[0], "edit .git/config at line 1");
+    h.decide(&id, Decision::Approve).await;
+    h.turn().await;
+    assert_eq!(
+        std::fs::read_to_string(dir_of(&h).join(".git/config")).unwrap(),
+        "[user]\n"
+    );
+    assert_all_paired(&server);
+}
+
+#[tokio::test]
+async fn approve_all_writes_into_git_without_asking() {
+    let server = ScriptedServer::start(vec![
+        call(
+            "w",
+            "write_file",
+            json!({"path": "docs/notes.md", "content": "[user]\n"}),
+        ),
+        Reply::text(&["ok"]),
+    ])
+    .await;
+    let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::DangerouslyApproveAll);
+    with_git_link(&h);
+    h.prompt("go").await;
+    let events = h.turn().await;
+    assert!(!events.iter().any(|e| matches!(e, AgentEvent::Confirm(_))));
+    assert_eq!(
+        std::fs::read_to_string(dir_of(&h).join(".git/config")).unwrap(),
+        "[user]\n"
+    );
+    assert_all_paired(&server);
+}

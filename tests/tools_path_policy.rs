@@ -218,6 +218,21 @@ fn a_tilde_path_is_refused_rather_than_taken_literally() {
 }
 
 #[test]
+fn a_name_that_merely_starts_with_a_tilde_is_an_ordinary_file() {
+    let t = tree();
+    assert_eq!(
+        resolve(&t.root, "~backup.txt").unwrap(),
+        t.root.join("~backup.txt")
+    );
+    assert_eq!(resolve(&t.root, "~root").unwrap(), t.root.join("~root"));
+    // A home directory is still a home directory with a trailing slash.
+    escapes(&t.root, "~/");
+    escapes(&t.root, "~root/");
+    // A project directory named `~dir` is reached as `./~dir/...`.
+    assert_eq!(resolve(&t.root, "./~dir/x").unwrap(), t.root.join("~dir/x"));
+}
+
+#[test]
 fn a_tilde_inside_a_name_is_an_ordinary_character() {
     let t = tree();
     assert_eq!(
@@ -266,5 +281,58 @@ fn a_path_through_a_file_as_directory_is_accepted_lexically_and_fails_later() {
     assert_eq!(
         resolve(&t.root, "src/main.rs/x").unwrap(),
         t.root.join("src/main.rs/x")
+    );
+}
+
+/// The issue 7 tree: `esc -> outside` at the root, `docs/` and a file
+/// `f.txt` to be (mis)used as a directory.
+fn escape_tree() -> Tree {
+    let t = tree();
+    symlink(&t.outside, t.root.join("esc")).unwrap();
+    std::fs::create_dir(t.root.join("docs")).unwrap();
+    std::fs::write(t.root.join("f.txt"), "f\n").unwrap();
+    t
+}
+
+fn unresolvable(root: &Path, path: &str) {
+    assert_eq!(
+        resolve(root, path),
+        Err(PathError::Unresolvable(path.to_owned())),
+        "{path}"
+    );
+}
+
+#[test]
+fn a_link_climbing_back_out_of_a_missing_directory_is_refused() {
+    let t = escape_tree();
+    symlink("nonexistent/../../esc/secret.txt", t.root.join("docs/l")).unwrap();
+    // The kernel never resolves `nonexistent/..`; the policy used to pop
+    // it lexically and walk `esc` unchecked, straight to outside/.
+    unresolvable(&t.root, "docs/l");
+    symlink(
+        "nonexistent/../../esc/planted.txt",
+        t.root.join("docs/lnew"),
+    )
+    .unwrap();
+    unresolvable(&t.root, "docs/lnew");
+}
+
+#[test]
+fn a_link_climbing_back_out_of_a_file_used_as_a_directory_is_refused() {
+    let t = escape_tree();
+    symlink("../f.txt/x/../../esc/secret.txt", t.root.join("docs/f")).unwrap();
+    unresolvable(&t.root, "docs/f");
+    // `..` straight after a file fails in the kernel too (ENOTDIR).
+    symlink("../f.txt/../src/main.rs", t.root.join("docs/g")).unwrap();
+    unresolvable(&t.root, "docs/g");
+}
+
+#[test]
+fn a_missing_directory_under_a_link_is_still_created_inside() {
+    let t = escape_tree();
+    symlink("../src", t.root.join("docs/s")).unwrap();
+    assert_eq!(
+        resolve(&t.root, "docs/s/new/deeper/x.rs").unwrap(),
+        t.root.join("src/new/deeper/x.rs")
     );
 }

@@ -288,3 +288,62 @@ fn a_write_that_changes_nothing_says_so() {
     assert_eq!(p.lines[1].kind, PreviewKind::Marker);
     assert!(p.lines[1].text.contains("no change"));
 }
+
+#[test]
+fn a_preview_names_where_the_bytes_land_when_a_link_leads_elsewhere() {
+    let (dir, ctx) = ctx();
+    std::fs::create_dir_all(dir.path().join(".git")).unwrap();
+    std::fs::create_dir_all(dir.path().join("docs")).unwrap();
+    std::fs::write(dir.path().join(".git/config"), "[core]\n").unwrap();
+    std::os::unix::fs::symlink("../.git/config", dir.path().join("docs/notes.md")).unwrap();
+    let write = preview(
+        &call(
+            "write_file",
+            json!({"path": "docs/notes.md", "content": "[user]\n"}),
+        ),
+        &ctx,
+    )
+    .unwrap();
+    assert_eq!(write.lines[0].text, "replace docs/notes.md → .git/config");
+    assert_eq!(
+        kinds(&write.lines, PreviewKind::Marker),
+        vec!["(this changes the repository's own files in .git/)"]
+    );
+    let edit = preview(
+        &call(
+            "edit_file",
+            json!({"path": "docs/notes.md", "search_block": "[core]", "replace_block": "[user]"}),
+        ),
+        &ctx,
+    )
+    .unwrap();
+    assert_eq!(
+        edit.lines[0].text,
+        "edit docs/notes.md → .git/config at line 1"
+    );
+    let new = preview(
+        &call(
+            "write_file",
+            json!({"path": "docs/../docs/new.md", "content": "x"}),
+        ),
+        &ctx,
+    )
+    .unwrap();
+    assert_eq!(new.lines[0].text, "create docs/../docs/new.md (1 lines)");
+    assert!(kinds(&new.lines, PreviewKind::Marker).is_empty());
+}
+
+#[test]
+fn a_preview_names_the_path_as_given_when_it_lands_there() {
+    let (dir, ctx) = ctx();
+    std::fs::write(dir.path().join("a.txt"), "old\n").unwrap();
+    let absolute = dir.path().canonicalize().unwrap().join("a.txt");
+    for path in ["a.txt", "./a.txt", absolute.to_str().unwrap()] {
+        let p = preview(
+            &call("write_file", json!({"path": path, "content": "new\n"})),
+            &ctx,
+        )
+        .unwrap();
+        assert_eq!(p.lines[0].text, format!("replace {path}"));
+    }
+}

@@ -219,3 +219,43 @@ async fn a_read_through_a_link_out_is_denied() {
     std::os::unix::fs::symlink("/etc/passwd", dir.path().join("p")).unwrap();
     assert_eq!(read(&dir, r#"{"path":"p"}"#).await["code"], "path_denied");
 }
+
+#[tokio::test]
+async fn a_last_line_without_a_newline_counts_past_the_stream_threshold() {
+    // One line, four times the threshold, no newline at all.
+    let one_line = vec![b'a'; 4 * READ_STREAM_THRESHOLD_BYTES as usize];
+    let dir = with_file("one.txt", &one_line);
+    let v = read(&dir, r#"{"path":"one.txt","offset":2}"#).await;
+    assert_eq!(v["content"], "");
+    assert_eq!(v["total_lines"], 1);
+    assert_eq!(v.get("note"), None, "offset 2 is just after the one line");
+    let v = read(&dir, r#"{"path":"one.txt","offset":3}"#).await;
+    assert_eq!(v["note"], "offset 3 is past the end of the file (1 lines)");
+
+    let mut tail = lines(1).repeat(READ_STREAM_THRESHOLD_BYTES as usize / 7 + 1);
+    tail.push_str("tail");
+    let n = count(&tail);
+    let dir = with_file("tail.txt", tail.as_bytes());
+    let v = read(
+        &dir,
+        &format!(r#"{{"path":"tail.txt","offset":{}}}"#, n + 5),
+    )
+    .await;
+    assert_eq!(
+        v["note"],
+        format!("offset {} is past the end of the file ({n} lines)", n + 5)
+    );
+}
+
+#[tokio::test]
+async fn a_last_line_without_a_newline_counts_in_the_past_the_end_note() {
+    let dir = with_file("a.txt", b"a\nb");
+    let v = read(&dir, r#"{"path":"a.txt","offset":5}"#).await;
+    assert_eq!(v["total_lines"], 2);
+    assert_eq!(v["note"], "offset 5 is past the end of the file (2 lines)");
+}
+
+/// Lines as a person counts them.
+fn count(text: &str) -> u64 {
+    text.lines().count() as u64
+}

@@ -341,7 +341,7 @@ impl Agent {
             )
             .await;
         }
-        let round = Round::new(calls, self.setup.approval);
+        let round = Round::new(calls, self.setup.approval, &self.setup.tools);
         // An empty reply is not sent back: it would teach the model nothing
         // and some providers refuse an assistant message with no content.
         if had_text || !round.is_empty() {

@@ -1,7 +1,7 @@
 //! The approval policy: which calls wait for the person's y / Esc.
 //! `docs/decisions/0014-approval-policy.md`.
 
-use crate::tools::ToolCall;
+use crate::tools::{ToolCall, ToolContext};
 
 /// Which mutating calls run without asking. Read-only calls never ask.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -10,7 +10,8 @@ pub enum ApprovalPolicy {
     #[default]
     Ask,
     /// Apply file edits and writes inside the project without asking; still
-    /// ask before every command.
+    /// ask before every command, and before a write or edit that lands in
+    /// the repository's own files (`.git`).
     AutoEdit,
     /// Run everything without asking. Named so nobody picks it by accident;
     /// the status bar warns while it is active.
@@ -19,11 +20,15 @@ pub enum ApprovalPolicy {
 }
 
 impl ApprovalPolicy {
-    /// Whether `call` must wait for the person.
-    pub fn needs_confirmation(self, call: &ToolCall) -> bool {
+    /// Whether `call` must wait for the person. Under auto-edit this looks
+    /// at where a write lands (`tools` is where paths resolve), so it is
+    /// asked again just before the call runs.
+    pub fn needs_confirmation(self, call: &ToolCall, tools: &ToolContext) -> bool {
         match self {
             ApprovalPolicy::Ask => call.mutates(),
-            ApprovalPolicy::AutoEdit => matches!(call, ToolCall::ExecuteCommand { .. }),
+            ApprovalPolicy::AutoEdit => {
+                matches!(call, ToolCall::ExecuteCommand { .. }) || call.writes_into_git(tools)
+            }
             ApprovalPolicy::DangerouslyApproveAll => false,
         }
     }

@@ -57,7 +57,11 @@ pub(super) struct Round {
 impl Round {
     /// Validates the episode's calls. Invalid ones get their failure as
     /// their result at once and never reach a confirmation.
-    pub(super) fn new(requests: Vec<ToolCallRequest>, policy: ApprovalPolicy) -> Self {
+    pub(super) fn new(
+        requests: Vec<ToolCallRequest>,
+        policy: ApprovalPolicy,
+        tools: &tools::ToolContext,
+    ) -> Self {
         let mut seen = std::collections::HashSet::new();
         let calls = requests
             .into_iter()
@@ -85,8 +89,10 @@ impl Round {
                         Err(failure) => CallState::Done(failure.to_json()),
                     },
                 };
-                let needs_confirmation =
-                    matches!(&state, CallState::Ready(call) if policy.needs_confirmation(call));
+                let needs_confirmation = matches!(
+                    &state,
+                    CallState::Ready(call) if policy.needs_confirmation(call, tools)
+                );
                 RoundCall {
                     id: req.id,
                     name: req.name,
@@ -412,6 +418,12 @@ impl Agent {
                     if !read_only && blocked {
                         break;
                     }
+                    // Judged again now that the earlier calls have run: one
+                    // of them may have put a link where this write lands.
+                    call.needs_confirmation |= self
+                        .setup
+                        .approval
+                        .needs_confirmation(&tool, &self.setup.tools);
                     if call.needs_confirmation {
                         call.state = CallState::Previewing(tool.clone());
                         spawn_preview(&self.tool_tx, &self.setup.tools, call.id.clone(), tool);

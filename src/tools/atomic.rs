@@ -3,10 +3,16 @@
 //! old or the new content, never half; a crash leaves at worst a stray temp.
 //! ADR 0007 §2, recorded in `docs/decisions/0012-file-tools.md`.
 
-use std::fs::{File, OpenOptions, Permissions};
+use std::ffi::{OsStr, OsString};
+use std::fs::{File, Permissions};
 use std::io::{self, Read, Write};
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-use std::path::{Path, PathBuf};
+use std::os::fd::{AsFd, BorrowedFd};
+use std::os::unix::fs::PermissionsExt;
+
+use nix::errno::Errno;
+use nix::fcntl::OFlag;
+use nix::sys::stat::Mode;
+use nix::unistd::UnlinkatFlags;
 
 /// Attempts at a fresh random temp name before giving up; a collision of
 /// 64 random bits means something is creating names on purpose.
@@ -24,25 +30,35 @@ const PRIVATE_TEMP_MODE: u32 = 0o600;
 
 /// Removes the temp file unless the rename consumed it, so no failure path
 /// leaves one behind.
-struct TempGuard(Option<PathBuf>);
+struct TempGuard<'a> {
+    dir: BorrowedFd<'a>,
+    name: Option<OsString>,
+}
 
-impl Drop for TempGuard {
+impl Drop for TempGuard<'_> {
     fn drop(&mut self) {
-        if let Some(path) = self.0.take() {
-            let _ = std::fs::remove_file(path);
+        if let Some(name) = self.name.take() {
+            let _ = nix::unistd::unlinkat(self.dir, name.as_os_str(), UnlinkatFlags::NoRemoveDir);
         }
     }
 }
 
-/// Writes `data` to `target` atomically. `mode` is the existing file's mode
-/// to keep (`None` for a new file). `target` must be a resolved path whose
-/// parent exists.
-pub(crate) fn write_atomic(target: &Path, data: &[u8], mode: Option<u32>) -> io::Result<()> {
-    let dir = target.parent().ok_or_else(|| {
-        io::Error::new(io::ErrorKind::InvalidInput, "the target has no directory")
-    })?;
+/// Writes `data` to the file `name` in the directory `dir` atomically.
+/// `mode` is the existing file's mode to keep (`None` for a new file).
+/// Everything happens relative to `dir`, a handle the caller opened
+/// beneath the root, so no path is walked again.
+pub(crate) fn write_atomic(
+    dir: impl AsFd,
+    name: &OsStr,
+    data: &[u8],
+    mode: Option<u32>,
+) -> io::Result<()> {
+    let dir = dir.as_fd();
     let (mut file, temp) = create_temp(dir, mode.map_or(NEW_FILE_MODE, |_| PRIVATE_TEMP_MODE))?;
-    let guard = TempGuard(Some(temp.clone()));
+    let mut guard = TempGuard {
+        dir,
+        name: Some(temp.clone()),
+    };
     file.write_all(data)?;
     if let Some(mode) = mode {
         file.set_permissions(Permissions::from_mode(mode & PRESERVED_MODE_BITS))?;
@@ -51,27 +67,26 @@ pub(crate) fn write_atomic(target: &Path, data: &[u8], mode: Option<u32>) -> io:
     // empty file where the old content was.
     file.sync_all()?;
     drop(file);
-    std::fs::rename(&temp, target)?;
-    std::mem::forget(guard);
+    nix::fcntl::renameat(dir, temp.as_os_str(), dir, name)?;
+    guard.name = None;
     Ok(())
 }
 
 /// O_CREAT|O_EXCL with a random name: a link pre-placed at the name makes
 /// the open fail instead of being followed, and the name cannot be guessed
 /// to be pre-placed in the first place.
-fn create_temp(dir: &Path, mode: u32) -> io::Result<(File, PathBuf)> {
+fn create_temp(dir: BorrowedFd<'_>, mode: u32) -> io::Result<(File, OsString)> {
     for _ in 0..TEMP_NAME_ATTEMPTS {
-        let temp = dir.join(format!(".dashfloat-{:016x}.tmp", random_u64()?));
-        match OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(mode)
-            .custom_flags(nix::libc::O_NOFOLLOW)
-            .open(&temp)
-        {
-            Ok(file) => return Ok((file, temp)),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e),
+        let temp = OsString::from(format!(".dashfloat-{:016x}.tmp", random_u64()?));
+        match nix::fcntl::openat(
+            dir,
+            temp.as_os_str(),
+            OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+            Mode::from_bits_truncate(mode),
+        ) {
+            Ok(fd) => return Ok((File::from(fd), temp)),
+            Err(Errno::EEXIST) => continue,
+            Err(e) => return Err(e.into()),
         }
     }
     Err(io::Error::new(
@@ -93,6 +108,10 @@ mod tests {
 
     use super::*;
 
+    fn open_dir(dir: &std::path::Path) -> std::os::fd::OwnedFd {
+        nix::fcntl::open(dir, OFlag::O_PATH | OFlag::O_DIRECTORY, Mode::empty()).unwrap()
+    }
+
     #[test]
     fn a_rename_that_fails_leaves_no_temp_file() {
         let dir = tempfile::tempdir().unwrap();
@@ -101,7 +120,7 @@ mod tests {
         std::fs::write(target.join("keep"), "k").unwrap();
         // rename(2) of a file over a non-empty directory fails after the
         // temp was created and written.
-        assert!(write_atomic(&target, b"data", None).is_err());
+        assert!(write_atomic(open_dir(dir.path()), OsStr::new("occupied"), b"data", None).is_err());
         let left: Vec<_> = std::fs::read_dir(dir.path())
             .unwrap()
             .map(|e| e.unwrap().file_name())
@@ -113,7 +132,7 @@ mod tests {
     fn a_new_file_gets_the_umask_mode_and_no_temp_remains() {
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("new");
-        write_atomic(&target, b"data", None).unwrap();
+        write_atomic(open_dir(dir.path()), OsStr::new("new"), b"data", None).unwrap();
         assert_eq!(std::fs::read(&target).unwrap(), b"data");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }

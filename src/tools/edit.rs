@@ -4,7 +4,7 @@
 
 use std::io::Read;
 use std::ops::Range;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use crate::protocol::FileGuard;
 
 use super::atomic::write_atomic;
+use super::beneath;
 use super::failure::ToolFailure;
 use super::guard::{check, content_hash};
 use super::read::count_lines;
@@ -155,7 +156,8 @@ fn line_of(haystack: &[u8], pos: usize) -> usize {
 
 /// The file an edit works on: its resolved path, content and mode.
 pub(crate) struct EditTarget {
-    real: PathBuf,
+    /// Where the file really is (what the policy resolved).
+    pub(crate) real: PathBuf,
     /// The whole content (at most [`EDIT_MAX_FILE_BYTES`]).
     pub(crate) data: Vec<u8>,
     mode: u32,
@@ -172,11 +174,8 @@ pub(crate) fn read_target(root: &Path, path: &str) -> Result<EditTarget, ToolFai
     if meta.len() > EDIT_MAX_FILE_BYTES {
         return Err(too_big(path, meta.len()));
     }
-    let file = std::fs::File::options()
-        .read(true)
-        .custom_flags(nix::libc::O_NOFOLLOW)
-        .open(&real)
-        .map_err(|e| io_failure(TOOL, path, "edit", &e))?;
+    let file =
+        beneath::open_regular(root, &real).map_err(|e| io_failure(TOOL, path, "edit", &e))?;
     // The file may have grown since the stat; the read stays bounded.
     let mut data = Vec::with_capacity(meta.len() as usize);
     file.take(EDIT_MAX_FILE_BYTES + 1)
@@ -219,7 +218,9 @@ pub(crate) fn edit_file(
         FileGuard::Content(content_hash(&target.data)),
     )?;
     let (line, new) = plan(path, &target.data, search, replace)?;
-    write_atomic(&target.real, &new, Some(target.mode))
+    let (dir, name) =
+        beneath::parent(root, &target.real).map_err(|e| io_failure(TOOL, path, "write", &e))?;
+    write_atomic(&dir, name, &new, Some(target.mode))
         .map_err(|e| io_failure(TOOL, path, "write", &e))?;
     Ok(json!({
         "ok": true,

@@ -7,6 +7,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
+use nix::fcntl::OFlag;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use serde_json::{Value, json};
@@ -15,6 +16,7 @@ use tokio::net::unix::pipe::Receiver;
 use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
+use super::beneath;
 use super::env::child_env;
 use super::failure::{ToolFailure, format_duration};
 use super::read::trim_partial_char;
@@ -122,6 +124,8 @@ pub(crate) async fn execute_command(
     if !meta.is_dir() {
         return Err(failed(format!("cwd {cwd} is not a directory")));
     }
+    let dir = beneath::open(&ctx.root, &dir, OFlag::O_PATH | OFlag::O_DIRECTORY)
+        .map_err(|e| io_failure(TOOL, cwd, "run in", &e))?;
     let spawn_failed = |e: std::io::Error| failed(format!("cannot start {SHELL}: {e}"));
     // One pipe for both streams: the kernel keeps the order in which the
     // command wrote, which two pipes read concurrently cannot.
@@ -130,7 +134,6 @@ pub(crate) async fn execute_command(
     let mut cmd = Command::new(SHELL);
     cmd.arg("-c")
         .arg(command)
-        .current_dir(&dir)
         // A command waiting for input (a pager, `rg` with no path, a
         // password prompt) would otherwise wait until the timeout.
         .stdin(Stdio::null())
@@ -144,6 +147,7 @@ pub(crate) async fn execute_command(
         ))
         .kill_on_drop(true);
     own_session_with_parent_death(&mut cmd);
+    enter(&mut cmd, dir);
     let spawned = cmd.spawn();
     // The command holds our copies of the pipe's write end; until they are
     // closed, the read side never sees end-of-file.
@@ -270,6 +274,24 @@ fn own_session_with_parent_death(cmd: &mut Command) {
             if nix::unistd::getppid() != parent {
                 return Err(std::io::Error::from(nix::errno::Errno::ESRCH));
             }
+            Ok(())
+        });
+    }
+}
+
+/// Makes the child start in `dir`, the directory the policy approved and
+/// opened beneath the root: by its handle, so no path is walked again
+/// between the check and the shell.
+#[allow(unsafe_code)]
+fn enter(cmd: &mut Command, dir: OwnedFd) {
+    // SAFETY: the closure runs in the forked child before exec, where only
+    // async-signal-safe work is allowed; fchdir is a single system call on
+    // a descriptor the closure owns, and nothing allocates or takes a lock
+    // (an Errno becomes an io::Error by value). The descriptor is
+    // close-on-exec, so the command does not inherit it.
+    unsafe {
+        cmd.pre_exec(move || {
+            nix::unistd::fchdir(&dir)?;
             Ok(())
         });
     }

@@ -10,6 +10,7 @@ use std::path::Path;
 
 use crate::protocol::FileGuard;
 
+use super::beneath;
 use super::failure::ToolFailure;
 
 /// The piece size both hashing paths feed the hasher, so hashing bytes in
@@ -26,10 +27,10 @@ pub(crate) fn content_hash(data: &[u8]) -> u64 {
     hasher.finish()
 }
 
-/// The guard for a whole file as it is now, hashed in bounded pieces so a
-/// large file costs no memory.
-pub(crate) fn guard_of(real: &Path) -> std::io::Result<FileGuard> {
-    let mut file = match std::fs::File::open(real) {
+/// The guard for a whole file as it is now (`real`, beneath `root`),
+/// hashed in bounded pieces so a large file costs no memory.
+pub(crate) fn guard_of(root: &Path, real: &Path) -> std::io::Result<FileGuard> {
+    let mut file = match beneath::open_regular(root, real) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(FileGuard::Absent),
         Err(e) => return Err(e),

@@ -3,12 +3,17 @@
 //! costs a bounded heap, not a million stats. `docs/decisions/0012-file-tools.md`.
 
 use std::collections::BinaryHeap;
-use std::ffi::OsString;
+use std::ffi::OsStr;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
+use nix::dir::Dir;
+use nix::fcntl::{AtFlags, OFlag};
+use nix::sys::stat::SFlag;
 use serde_json::{Map, Value, json};
 
+use super::beneath;
 use super::failure::ToolFailure;
 use super::{io_failure, resolve_for};
 
@@ -27,15 +32,21 @@ pub(crate) fn list_directory(root: &Path, path: &str) -> Result<Value, ToolFailu
             message: format!("{path} is not a directory; use read_file for a file"),
         });
     }
-    let entries = std::fs::read_dir(&real).map_err(|e| io_failure(TOOL, path, "list", &e))?;
+    let listed = |e: std::io::Error| io_failure(TOOL, path, "list", &e);
+    let fd = beneath::open(root, &real, OFlag::O_RDONLY | OFlag::O_DIRECTORY).map_err(listed)?;
+    let mut dir = Dir::from_fd(fd).map_err(|e| listed(e.into()))?;
     // A max-heap of the smallest names seen: memory stays at the cap
     // whatever the directory holds.
     let mut head: BinaryHeap<Vec<u8>> = BinaryHeap::with_capacity(LIST_MAX_ENTRIES + 1);
     let mut total = 0usize;
-    for entry in entries {
-        let entry = entry.map_err(|e| io_failure(TOOL, path, "list", &e))?;
+    for entry in dir.iter() {
+        let entry = entry.map_err(|e| listed(e.into()))?;
+        let name = entry.file_name().to_bytes();
+        if name == b"." || name == b".." {
+            continue;
+        }
         total += 1;
-        head.push(entry.file_name().as_bytes().to_vec());
+        head.push(name.to_vec());
         if head.len() > LIST_MAX_ENTRIES {
             head.pop();
         }
@@ -43,7 +54,7 @@ pub(crate) fn list_directory(root: &Path, path: &str) -> Result<Value, ToolFailu
     let names = head.into_sorted_vec();
     let listed: Vec<Value> = names
         .into_iter()
-        .map(|name| describe(&real, name))
+        .map(|name| describe(dir.as_fd(), name))
         .collect();
     Ok(json!({
         "ok": true,
@@ -57,32 +68,38 @@ pub(crate) fn list_directory(root: &Path, path: &str) -> Result<Value, ToolFailu
 /// One entry: `name` (with `/` for a directory), `kind`, `size` for a file,
 /// `target` for a link, `lossy` when the name is not UTF-8. Links are not
 /// followed: the listing shows where one points, the path policy decides
-/// whether it may be used.
-fn describe(dir: &Path, name: Vec<u8>) -> Value {
-    let os_name = <OsString as std::os::unix::ffi::OsStringExt>::from_vec(name);
-    let shown = String::from_utf8_lossy(os_name.as_bytes()).into_owned();
-    let lossy = std::str::from_utf8(os_name.as_bytes()).is_err();
-    let full = dir.join(&os_name);
+/// whether it may be used. Entries are looked at through the directory's
+/// handle, never by path.
+fn describe(dir: BorrowedFd<'_>, name: Vec<u8>) -> Value {
+    let os_name = OsStr::from_bytes(&name);
+    let shown = String::from_utf8_lossy(&name).into_owned();
+    let lossy = std::str::from_utf8(&name).is_err();
     let mut out = Map::new();
-    match std::fs::symlink_metadata(&full) {
-        Ok(meta) if meta.is_dir() => {
+    let kind = nix::sys::stat::fstatat(dir, os_name, AtFlags::AT_SYMLINK_NOFOLLOW).map(|st| {
+        (
+            SFlag::from_bits_truncate(st.st_mode & SFlag::S_IFMT.bits()),
+            st.st_size,
+        )
+    });
+    match kind {
+        Ok((SFlag::S_IFDIR, _)) => {
             out.insert("name".into(), json!(format!("{shown}/")));
             out.insert("kind".into(), json!("dir"));
         }
-        Ok(meta) if meta.file_type().is_symlink() => {
+        Ok((SFlag::S_IFLNK, _)) => {
             out.insert("name".into(), json!(shown));
             out.insert("kind".into(), json!("symlink"));
-            if let Ok(target) = std::fs::read_link(&full) {
+            if let Ok(target) = nix::fcntl::readlinkat(dir, os_name) {
                 out.insert(
                     "target".into(),
-                    json!(String::from_utf8_lossy(target.as_os_str().as_bytes())),
+                    json!(String::from_utf8_lossy(target.as_bytes())),
                 );
             }
         }
-        Ok(meta) if meta.is_file() => {
+        Ok((SFlag::S_IFREG, size)) => {
             out.insert("name".into(), json!(shown));
             out.insert("kind".into(), json!("file"));
-            out.insert("size".into(), json!(meta.len()));
+            out.insert("size".into(), json!(size));
         }
         Ok(_) => {
             out.insert("name".into(), json!(shown));

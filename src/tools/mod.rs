@@ -10,6 +10,7 @@
 //! result ([`ToolFailure::to_json`]), never a panic. ADRs 0010–0013.
 
 mod atomic;
+mod beneath;
 mod catalogue;
 mod edit;
 mod env;
@@ -135,6 +136,21 @@ impl ToolCall {
         }
     }
 
+    /// Whether the call writes into a `.git` of the project once every link
+    /// is followed: the approval policy asks about those even under
+    /// auto-edit. Looks at the filesystem (a few `lstat`s, as the path
+    /// policy does).
+    pub fn writes_into_git(&self, ctx: &ToolContext) -> bool {
+        match self {
+            ToolCall::WriteFile { path, .. } | ToolCall::EditFile { path, .. } => {
+                resolve(&ctx.root, path).is_ok_and(|real| path_policy::in_git(&ctx.root, &real))
+            }
+            ToolCall::ReadFile { .. }
+            | ToolCall::ExecuteCommand { .. }
+            | ToolCall::ListDirectory { .. } => false,
+        }
+    }
+
     /// The tool's name as the model knows it.
     pub fn name(&self) -> &'static str {
         match self {
@@ -186,7 +202,11 @@ pub async fn execute_guarded(
                 })
         }
     };
-    outcome.unwrap_or_else(|failure| failure.to_json())
+    let mut result = outcome.unwrap_or_else(|failure| failure.to_json());
+    if let (Some(notice), Value::Object(map)) = (beneath::take_notice(), &mut result) {
+        map.insert("confinement_notice".to_owned(), Value::from(notice));
+    }
+    result
 }
 
 fn run_file_tool(

@@ -7,6 +7,7 @@
 //! the call's own arguments allow: those come from one model reply, capped
 //! at 4 MiB (ADR 0007).
 
+use std::io::Read;
 use std::path::Path;
 
 use serde_json::Value;
@@ -14,9 +15,11 @@ use similar::{ChangeTag, TextDiff};
 
 use crate::protocol::{FileGuard, Preview, PreviewKind, PreviewLine};
 
+use super::beneath;
 use super::edit::{self, EDIT_MAX_FILE_BYTES};
 use super::failure::ToolFailure;
 use super::guard::{content_hash, guard_of};
+use super::path_policy;
 use super::{ToolCall, ToolContext, io_failure, resolve_for};
 
 /// Lines of unchanged context a diff preview shows at most (ADR 0014); a
@@ -50,7 +53,11 @@ fn build(call: &ToolCall, root: &Path) -> Result<Preview, ToolFailure> {
                 search_block.as_bytes(),
                 replace_block.as_bytes(),
             )?;
-            let mut lines = vec![header(format!("edit {path} at line {line}"))];
+            let mut lines = heading(
+                format!("edit {} at line {line}", shown(root, path, &target.real)),
+                root,
+                &target.real,
+            );
             lines.extend(diff(&target.data, &new));
             Ok(Preview {
                 lines,
@@ -74,34 +81,36 @@ fn build(call: &ToolCall, root: &Path) -> Result<Preview, ToolFailure> {
                     message: format!("{path} is not a regular file; it is left as it is"),
                 });
             }
+            let target = shown(root, path, &real);
             let (guard, lines) = match meta {
                 None => {
-                    let mut lines = vec![header(format!(
-                        "create {path} ({} lines)",
-                        content.lines().count()
-                    ))];
+                    let mut lines = heading(
+                        format!("create {target} ({} lines)", content.lines().count()),
+                        root,
+                        &real,
+                    );
                     lines.extend(content.lines().map(|l| line(PreviewKind::Added, l)));
                     (FileGuard::Absent, lines)
                 }
                 Some(meta) if meta.len() <= EDIT_MAX_FILE_BYTES => {
                     // One read: the diff shows exactly the bytes the guard
                     // describes.
-                    let old = std::fs::read(&real)
+                    let mut old = Vec::new();
+                    beneath::open_regular(root, &real)
+                        .and_then(|mut file| file.read_to_end(&mut old))
                         .map_err(|e| io_failure("write_file", path, "read", &e))?;
-                    let mut lines = vec![header(format!("replace {path}"))];
+                    let mut lines = heading(format!("replace {target}"), root, &real);
                     lines.extend(diff(&old, content.as_bytes()));
                     (FileGuard::Content(content_hash(&old)), lines)
                 }
                 Some(_) => {
-                    let guard =
-                        guard_of(&real).map_err(|e| io_failure("write_file", path, "read", &e))?;
-                    let lines = vec![
-                        header(format!("replace {path}")),
-                        line(
-                            PreviewKind::Marker,
-                            "(the current file is too large to diff; it is replaced whole)",
-                        ),
-                    ];
+                    let guard = guard_of(root, &real)
+                        .map_err(|e| io_failure("write_file", path, "read", &e))?;
+                    let mut lines = heading(format!("replace {target}"), root, &real);
+                    lines.push(line(
+                        PreviewKind::Marker,
+                        "(the current file is too large to diff; it is replaced whole)",
+                    ));
                     (guard, lines)
                 }
             };
@@ -125,6 +134,28 @@ fn build(call: &ToolCall, root: &Path) -> Result<Preview, ToolFailure> {
             guard: FileGuard::Unguarded,
         }),
     }
+}
+
+/// The path for a header: as the model gave it, and where the bytes land
+/// when a link leads elsewhere (`docs/notes.md → .git/config`).
+fn shown(root: &Path, path: &str, real: &Path) -> String {
+    match path_policy::redirected(root, path, real) {
+        Some(landed) => format!("{path} → {}", landed.display()),
+        None => path.to_owned(),
+    }
+}
+
+/// The header of a file change, and a note under it when the change lands
+/// in the repository's own files.
+fn heading(text: String, root: &Path, real: &Path) -> Vec<PreviewLine> {
+    let mut lines = vec![header(text)];
+    if path_policy::in_git(root, real) {
+        lines.push(line(
+            PreviewKind::Marker,
+            "(this changes the repository's own files in .git/)",
+        ));
+    }
+    lines
 }
 
 fn header(text: String) -> PreviewLine {

@@ -2,13 +2,12 @@
 //! never by the file: large files are streamed and only the window is kept.
 //! Bounds from ADR 0007 §2, recorded in `docs/decisions/0012-file-tools.md`.
 
-use std::fs::File;
 use std::io::{BufRead, BufReader, Cursor, Read};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use serde_json::{Value, json};
 
+use super::beneath;
 use super::failure::ToolFailure;
 use super::{io_failure, resolve_for};
 
@@ -67,13 +66,10 @@ pub(crate) fn read_file(
     if !meta.is_file() {
         return Err(failed(format!("{path} is not a regular file")));
     }
-    // O_NOFOLLOW: the resolved path has no links left, so one appearing
-    // now is a swap after the policy check.
-    let mut file = File::options()
-        .read(true)
-        .custom_flags(nix::libc::O_NOFOLLOW)
-        .open(&real)
-        .map_err(|e| io_failure(TOOL, path, "read", &e))?;
+    // Beneath the root and O_NOFOLLOW: the resolved path has no links
+    // left, so one appearing now is a swap after the policy check.
+    let mut file =
+        beneath::open_regular(root, &real).map_err(|e| io_failure(TOOL, path, "read", &e))?;
     let size = meta.len();
     let mut probe = Vec::with_capacity(READ_BINARY_PROBE_BYTES);
     (&mut file)
@@ -179,9 +175,13 @@ fn render(
 /// [`READ_MAX_BYTES`] of them, holding nothing but the kept bytes.
 fn take_window(reader: &mut impl BufRead, offset: u64, want: u64) -> std::io::Result<Window> {
     let mut skipped = 0;
+    // Bytes of a line were skipped but not its newline (yet).
+    let mut mid_line = false;
     while skipped + 1 < offset {
         let buf = reader.fill_buf()?;
         if buf.is_empty() {
+            // A last line without a newline is a line too.
+            skipped += u64::from(mid_line);
             break;
         }
         let needed = offset - 1 - skipped;
@@ -206,6 +206,7 @@ fn take_window(reader: &mut impl BufRead, offset: u64, want: u64) -> std::io::Re
             skipped += needed;
             end
         };
+        mid_line = buf[..used].last().is_some_and(|b| *b != b'\n');
         reader.consume(used);
     }
     let mut content = Vec::new();

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use crate::protocol::FileGuard;
 
 use super::atomic::write_atomic;
+use super::beneath;
 use super::failure::ToolFailure;
 use super::guard::{check, guard_of};
 use super::read::count_lines;
@@ -43,15 +44,13 @@ pub(crate) fn write_file(
         }
     }
     if guard != FileGuard::Unguarded {
-        let now = guard_of(&real).map_err(|e| io_failure(TOOL, path, "read", &e))?;
+        let now = guard_of(root, &real).map_err(|e| io_failure(TOOL, path, "read", &e))?;
         check(TOOL, path, guard, now)?;
     }
-    if let Some(parent) = real.parent() {
-        std::fs::create_dir_all(parent)
-            .map_err(|e| io_failure(TOOL, path, "create the directories of", &e))?;
-    }
+    let (dir, name) = beneath::create_parent(root, &real)
+        .map_err(|e| io_failure(TOOL, path, "create the directories of", &e))?;
     let mode = existing.as_ref().map(|m| m.permissions().mode());
-    write_atomic(&real, content.as_bytes(), mode)
+    write_atomic(&dir, name, content.as_bytes(), mode)
         .map_err(|e| io_failure(TOOL, path, "write", &e))?;
     Ok(json!({
         "ok": true,
