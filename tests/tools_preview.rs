@@ -5,7 +5,8 @@
 
 use dashfloat::protocol::{FileGuard, PreviewKind};
 use dashfloat::tools::{
-    PREVIEW_MAX_LINES, ToolCall, ToolContext, execute_guarded, preview, validate,
+    PREVIEW_MAX_LINES, PREVIEW_REVIEW_MAX_LINES, ToolCall, ToolContext, execute_guarded, preview,
+    validate,
 };
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -128,6 +129,42 @@ fn new_content_is_previewed_whole() {
     assert_eq!(p.lines.len(), 201);
     assert_eq!(p.lines.last().unwrap().text, "199");
     assert!(p.lines.iter().all(|l| l.kind != PreviewKind::Marker));
+}
+
+/// Shown whole, but not without end: a change longer than a person can
+/// review fails in its preview (the model is told to split it), and one at
+/// the bound is still put to the person.
+#[test]
+fn a_change_longer_than_anyone_can_review_fails_in_its_preview() {
+    let (_dir, ctx) = ctx();
+    let newlines = "\n".repeat(2 * PREVIEW_REVIEW_MAX_LINES);
+    let err = preview(
+        &call(
+            "execute_command",
+            json!({"command": format!("true{newlines}")}),
+        ),
+        &ctx,
+    )
+    .unwrap_err();
+    assert_eq!(err["code"], "execution_failed", "{err}");
+    assert!(
+        err["error"].as_str().unwrap().contains("script file"),
+        "{err}"
+    );
+    let err = preview(
+        &call("write_file", json!({"path": "n.txt", "content": newlines})),
+        &ctx,
+    )
+    .unwrap_err();
+    assert!(err["error"].as_str().unwrap().contains("in parts"), "{err}");
+
+    let at_bound: String = "x\n".repeat(PREVIEW_REVIEW_MAX_LINES - 1);
+    let p = preview(
+        &call("write_file", json!({"path": "n.txt", "content": at_bound})),
+        &ctx,
+    )
+    .unwrap();
+    assert_eq!(p.lines.len(), PREVIEW_REVIEW_MAX_LINES);
 }
 
 /// A diff shows every line it adds or removes; only unchanged context is

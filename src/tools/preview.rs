@@ -28,6 +28,12 @@ use super::{ToolCall, ToolContext, io_failure, resolve_for};
 pub const PREVIEW_MAX_LINES: usize = 50;
 /// Unchanged lines shown around each change.
 pub const PREVIEW_CONTEXT_LINES: usize = 3;
+/// The longest preview a person is asked to review (10,000 lines): a call
+/// whose change or command is longer fails in its preview and the model is
+/// told to split it. Nobody reads more in one confirmation, and it bounds
+/// what the screen lays out for a pathological reply (4 MiB of newlines
+/// would otherwise be two million rows). ADR 0014.
+pub const PREVIEW_REVIEW_MAX_LINES: usize = 10_000;
 /// The longest a preview's diff may search for the smallest change set.
 const DIFF_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
 
@@ -36,7 +42,30 @@ const DIFF_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
 /// succeed (the block is not found, the path is denied) fails here with the
 /// same failure the tool would give, and is never put to the person.
 pub fn preview(call: &ToolCall, ctx: &ToolContext) -> Result<Preview, Value> {
-    build(call, &ctx.root).map_err(|f| f.to_json())
+    build(call, &ctx.root)
+        .and_then(|p| reviewable(call, p))
+        .map_err(|f| f.to_json())
+}
+
+/// `preview` unless it is longer than a person can review
+/// ([`PREVIEW_REVIEW_MAX_LINES`]).
+fn reviewable(call: &ToolCall, preview: Preview) -> Result<Preview, ToolFailure> {
+    let shown = preview.lines.len();
+    if shown <= PREVIEW_REVIEW_MAX_LINES {
+        return Ok(preview);
+    }
+    let how = match call {
+        ToolCall::ExecuteCommand { .. } => {
+            "put the work in a script file (write_file, in parts) and run that, or run shorter commands"
+        }
+        _ => "write the file in parts (a first write_file, then edit_file calls that add to it)",
+    };
+    Err(ToolFailure::ExecutionFailed {
+        tool: call.name().to_owned(),
+        message: format!(
+            "this change is {shown} lines long to review, more than the {PREVIEW_REVIEW_MAX_LINES} a person is asked to read in one confirmation; {how}"
+        ),
+    })
 }
 
 fn build(call: &ToolCall, root: &Path) -> Result<Preview, ToolFailure> {
