@@ -3,10 +3,13 @@
 //! dashfloat runs as four kinds of tokio task — the UI, the agent actor, one
 //! stream task per model episode and one tool task per call — that share no
 //! mutable state. Everything they say to each other is one of the plain enums
-//! below, sent over bounded `tokio::sync::mpsc` channels. This module is the
-//! contract; it imports nothing else of the crate, so a reader can learn the
-//! whole system from this file and a test can drive either side by sending
-//! these values. See `docs/decisions/0001-architecture.md`.
+//! below, sent over bounded `tokio::sync::mpsc` channels — except what a
+//! tool task reports, which carries the typed results of `tools` and so is
+//! declared beside the agent code that spawns the task (`agent::round`).
+//! This module is the contract; it imports nothing else of the crate, so a
+//! reader can learn the whole system from this file and a test can drive
+//! either side by sending these values. See
+//! `docs/decisions/0001-architecture.md`.
 
 use std::time::Duration;
 
@@ -426,26 +429,6 @@ pub struct Preview {
     pub lines: Vec<PreviewLine>,
     /// The state of the target when the preview was built.
     pub guard: FileGuard,
-}
-
-/// What a tool task (or a preview task) tells the agent.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ToolEvent {
-    /// The preview of a call that needs confirming is ready.
-    Preview {
-        /// The call.
-        id: CallId,
-        /// The preview, or why none could be built: the call is then
-        /// answered with that failure and never confirmed.
-        preview: Result<Preview, serde_json::Value>,
-    },
-    /// A call finished; `result` is the JSON object sent back to the model.
-    Finished {
-        /// The call.
-        id: CallId,
-        /// The structured result (`{"ok":true,...}` or a failure).
-        result: serde_json::Value,
-    },
 }
 
 /// What a stream task tells the agent about one model episode. The last

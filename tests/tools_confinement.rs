@@ -43,12 +43,13 @@ impl Tree {
 
     async fn run(&self, tool: &str, args: Value) -> Value {
         let ctx = ToolContext::new(&self.root).unwrap();
-        execute(
+        let result = execute(
             &validate(tool, &args.to_string()).unwrap(),
             &ctx,
             CancellationToken::new(),
         )
-        .await
+        .await;
+        serde_json::to_value(result).unwrap()
     }
 
     fn outside_names(&self) -> Vec<String> {

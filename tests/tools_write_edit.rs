@@ -13,12 +13,13 @@ use tokio_util::sync::CancellationToken;
 
 async fn run(dir: &Path, tool: &str, args: Value) -> Value {
     let ctx = ToolContext::new(dir).unwrap();
-    execute(
+    let result = execute(
         &validate(tool, &args.to_string()).unwrap(),
         &ctx,
         CancellationToken::new(),
     )
-    .await
+    .await;
+    serde_json::to_value(result).unwrap()
 }
 
 fn names(dir: &Path) -> Vec<String> {

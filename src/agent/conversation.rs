@@ -4,6 +4,8 @@
 //! in call order, before anything else follows.
 
 use crate::llm::wire::{ChatRequest, FunctionCall, Message, Role, StreamOptions, ToolCallMessage};
+use crate::protocol::CallId;
+use crate::tools::ToolResult;
 
 /// The messages sent with every request.
 #[derive(Debug, Clone)]
@@ -49,11 +51,12 @@ impl Conversation {
         });
     }
 
-    /// Appends the answer to one call.
-    pub fn push_tool_result(&mut self, call_id: String, result: String) {
+    /// Appends the answer to one call: the result as the JSON the model
+    /// reads.
+    pub fn push_tool_result(&mut self, call_id: CallId, result: &ToolResult) {
         self.messages.push(Message {
             role: Role::Tool,
-            content: Some(result),
+            content: Some(result.to_json()),
             tool_calls: Vec::new(),
             tool_call_id: Some(call_id),
         });

@@ -20,12 +20,11 @@ use tokio::task::JoinHandle;
 use crate::llm::stream::{self, Endpoint};
 use crate::log::Log;
 use crate::protocol::{
-    AgentEvent, CallId, Phase, ReplyEnd, Severity, StreamEvent, ToolCallRequest, ToolEvent,
-    UiCommand, Usage,
+    AgentEvent, CallId, Phase, ReplyEnd, Severity, StreamEvent, ToolCallRequest, UiCommand, Usage,
 };
 use crate::tools::ToolContext;
 
-use round::{Abandon, Round};
+use round::{Abandon, Round, ToolEvent};
 
 /// Stream events buffered between a stream task and the agent; the stream
 /// task waits (and so reads no further from the socket) when it is full.

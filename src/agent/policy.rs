@@ -1,7 +1,7 @@
 //! The approval policy: which calls wait for the person's y / Esc.
 //! `docs/decisions/0014-approval-policy.md`.
 
-use crate::tools::{ToolCall, ToolContext};
+use crate::tools::{Effect, ToolCall, ToolContext};
 
 /// Which mutating calls run without asking. Read-only calls never ask.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -27,7 +27,7 @@ impl ApprovalPolicy {
         match self {
             ApprovalPolicy::Ask => call.mutates(),
             ApprovalPolicy::AutoEdit => {
-                matches!(call, ToolCall::ExecuteCommand { .. }) || call.writes_into_git(tools)
+                call.effect() == Effect::RunsCommands || call.writes_into_git(tools)
             }
             ApprovalPolicy::DangerouslyApproveAll => false,
         }
