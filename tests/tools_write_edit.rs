@@ -232,6 +232,15 @@ fn locate_counts_overlapping_matches() {
         locate(b"aaa", b"aa"),
         Err(LocateError::Ambiguous { count: 2 })
     );
+    // The count is of occurrences that do not overlap one another.
+    assert_eq!(
+        locate(b"aaaa", b"aa"),
+        Err(LocateError::Ambiguous { count: 2 })
+    );
+    assert_eq!(
+        locate(b"ab ab ab", b"ab"),
+        Err(LocateError::Ambiguous { count: 3 })
+    );
     assert_eq!(locate(b"abcabd", b"abd"), Ok(3..6));
     assert_eq!(locate(b"abc", b""), Err(LocateError::Empty));
     assert_eq!(

@@ -7,6 +7,7 @@ use std::ops::Range;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
+use memchr::memmem::{self, Finder};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -40,10 +41,11 @@ pub enum LocateError {
         /// Where the longest prefix of the block that does occur starts.
         nearest: Option<NearMatch>,
     },
-    /// More than one occurrence (overlapping ones count).
+    /// More than one occurrence, overlapping ones included.
     #[error("search block matched {count} times; add surrounding lines until it is unique")]
     Ambiguous {
-        /// How many times it occurs.
+        /// How many times it occurs without overlapping another counted
+        /// occurrence; at least 2 (`aa` in `aaa` is ambiguous all the same).
         count: usize,
     },
 }
@@ -73,20 +75,25 @@ fn near_text(nearest: &Option<NearMatch>) -> String {
 }
 
 /// Finds the one exact occurrence of `search` in `haystack` and returns its
-/// byte range. Linear time (Knuth–Morris–Pratt), so a hostile block cannot
+/// byte range. Linear time (memchr's `memmem`), so a hostile block cannot
 /// make an 8 MiB file cost quadratic time.
 pub fn locate(haystack: &[u8], search: &[u8]) -> Result<Range<usize>, LocateError> {
     if search.is_empty() {
         return Err(LocateError::Empty);
     }
-    let (first, count) = find_all(haystack, search);
-    match (first, count) {
-        (Some(start), 1) => Ok(start..start + search.len()),
-        (Some(_), count) => Err(LocateError::Ambiguous { count }),
-        (None, _) => Err(LocateError::NotFound {
+    let finder = Finder::new(search);
+    let Some(start) = finder.find(haystack) else {
+        return Err(LocateError::NotFound {
             nearest: nearest(haystack, search),
-        }),
+        });
+    };
+    // Any other occurrence, overlapping this one or not, starts after it.
+    if finder.find(&haystack[start + 1..]).is_none() {
+        return Ok(start..start + search.len());
     }
+    Err(LocateError::Ambiguous {
+        count: finder.find_iter(haystack).count().max(2),
+    })
 }
 
 /// The new content: `haystack` with `range` replaced.
@@ -98,48 +105,13 @@ pub fn splice(haystack: &[u8], range: Range<usize>, replace: &[u8]) -> Vec<u8> {
     out
 }
 
-/// First occurrence and the number of (possibly overlapping) occurrences.
-fn find_all(haystack: &[u8], needle: &[u8]) -> (Option<usize>, usize) {
-    let fail = failure_table(needle);
-    let (mut first, mut count, mut k) = (None, 0, 0);
-    for (i, &b) in haystack.iter().enumerate() {
-        while k > 0 && needle[k] != b {
-            k = fail[k - 1];
-        }
-        if needle[k] == b {
-            k += 1;
-        }
-        if k == needle.len() {
-            count += 1;
-            first.get_or_insert(i + 1 - k);
-            k = fail[k - 1];
-        }
-    }
-    (first, count)
-}
-
-fn failure_table(needle: &[u8]) -> Vec<usize> {
-    let mut fail = vec![0; needle.len()];
-    let mut k = 0;
-    for i in 1..needle.len() {
-        while k > 0 && needle[i] != needle[k] {
-            k = fail[k - 1];
-        }
-        if needle[i] == needle[k] {
-            k += 1;
-        }
-        fail[i] = k;
-    }
-    fail
-}
-
 /// The longest prefix of `search` that occurs, by binary search on its
 /// length (a prefix occurs only if every shorter one does).
 fn nearest(haystack: &[u8], search: &[u8]) -> Option<NearMatch> {
     let (mut lo, mut hi, mut at) = (0, search.len(), None);
     while lo < hi {
         let mid = (lo + hi).div_ceil(2);
-        match find_all(haystack, &search[..mid]).0 {
+        match memmem::find(haystack, &search[..mid]) {
             Some(pos) => {
                 lo = mid;
                 at = Some(pos);
