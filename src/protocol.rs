@@ -99,8 +99,6 @@ pub struct PreviewLine {
 pub struct ConfirmRequest {
     /// The call; the answer echoes it.
     pub id: CallId,
-    /// The tool's name.
-    pub name: String,
     /// What will happen, exactly: the diff to be applied or the command.
     pub preview: Vec<PreviewLine>,
     /// This confirmation's place among the episode's (1-based).
@@ -431,6 +429,31 @@ pub struct Preview {
     pub guard: FileGuard,
 }
 
+/// Why the model stopped generating, as the choice's `finish_reason`
+/// says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FinishReason {
+    /// `stop`: the reply is complete.
+    Stop,
+    /// `length`: the reply reached the model's output limit and was cut.
+    Length,
+    /// `tool_calls`: the reply ends with calls to run.
+    ToolCalls,
+    /// Anything else a provider sends (`content_filter`, ...), as sent.
+    Other(String),
+}
+
+impl From<String> for FinishReason {
+    fn from(reason: String) -> Self {
+        match reason.as_str() {
+            "stop" => FinishReason::Stop,
+            "length" => FinishReason::Length,
+            "tool_calls" => FinishReason::ToolCalls,
+            _ => FinishReason::Other(reason),
+        }
+    }
+}
+
 /// What a stream task tells the agent about one model episode. The last
 /// event of every stream is `Done` or `Failed`; a stream whose task ended
 /// without either is treated as `Failed(CutShort)`.
@@ -442,8 +465,8 @@ pub enum StreamEvent {
     Reasoning(String),
     /// The usage frame.
     Usage(Usage),
-    /// `finish_reason` of the choice (`stop`, `length`, `tool_calls`, ...).
-    Finish(String),
+    /// `finish_reason` of the choice.
+    Finish(FinishReason),
     /// A retryable failure before any token: the request is sent again
     /// after `wait`.
     Retrying {

@@ -13,6 +13,7 @@ use crate::protocol::{
 };
 use crate::tools::{self, ToolCall, ToolFailure, ToolResult};
 
+use super::conversation::AssistantCall;
 use super::policy::ApprovalPolicy;
 use super::{Agent, outcome};
 
@@ -95,7 +96,7 @@ impl Round {
                 while !seen.insert(req.id.clone()) {
                     req.id.push_str("_dup");
                 }
-                let arguments = canonical_arguments(&req.arguments);
+                let arguments = object_text(&req.arguments);
                 let state = match req.error {
                     Some(why) => CallState::Done(
                         ToolFailure::ExecutionFailed {
@@ -139,10 +140,14 @@ impl Round {
     }
 
     /// The calls as the assistant message carries them.
-    pub(super) fn assistant_calls(&self) -> Vec<(String, String, String)> {
+    pub(super) fn assistant_calls(&self) -> Vec<AssistantCall> {
         self.calls
             .iter()
-            .map(|c| (c.id.clone(), c.name.clone(), c.arguments.clone()))
+            .map(|c| AssistantCall {
+                id: c.id.clone(),
+                name: c.name.clone(),
+                arguments: c.arguments.clone(),
+            })
             .collect()
     }
 
@@ -199,10 +204,11 @@ impl RoundCall {
     }
 }
 
-/// Arguments as a JSON object text: re-encoded when they parse as an object
-/// (so key order and spacing are canonical), `{}` otherwise — the call's
+/// Arguments as the assistant message carries them: a JSON object's text,
+/// re-encoded without spacing when they parse as an object (keys stay in
+/// the model's order: serde_json preserves it), `{}` otherwise — the call's
 /// result then carries the parse error.
-fn canonical_arguments(raw: &str) -> String {
+fn object_text(raw: &str) -> String {
     match serde_json::from_str::<Value>(raw) {
         Ok(value @ Value::Object(_)) => value.to_string(),
         _ => "{}".to_string(),
@@ -373,7 +379,6 @@ impl Agent {
                         round.confirms_shown += 1;
                         let request = ConfirmRequest {
                             id: id.clone(),
-                            name: tool.name().to_string(),
                             preview: preview.lines,
                             position: round.confirms_shown,
                             of: round.confirms_total(),
