@@ -4,7 +4,7 @@
 use crate::tools::{Effect, ToolCall, ToolContext};
 
 /// Which mutating calls run without asking. Read-only calls never ask.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ApprovalPolicy {
     /// Ask before every write, edit and command (the default).
     #[default]
@@ -15,7 +15,6 @@ pub enum ApprovalPolicy {
     AutoEdit,
     /// Run everything without asking. Named so nobody picks it by accident;
     /// the status bar warns while it is active.
-    #[value(name = "dangerously-approve-all")]
     DangerouslyApproveAll,
 }
 
