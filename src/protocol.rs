@@ -88,7 +88,7 @@ pub enum PreviewKind {
 /// One line of a confirmation preview.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PreviewLine {
-    /// Its kind.
+    /// How the line is styled and prefixed.
     pub kind: PreviewKind,
     /// Its text, without the `+`/`-` prefix.
     pub text: String,
@@ -396,7 +396,8 @@ fn retry_hint(retry_after: &Option<Duration>) -> String {
 /// A tool call as the model made it, assembled from the stream.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolCallRequest {
-    /// Its id.
+    /// The provider's id, or the one the stream task made up; the result
+    /// echoes it.
     pub id: CallId,
     /// The tool's name, as the model wrote it (it may not exist).
     pub name: String,
@@ -474,7 +475,7 @@ pub enum StreamEvent {
         attempt: u32,
         /// How long the task waits first.
         wait: Duration,
-        /// Why.
+        /// The failure being retried.
         reason: TransportError,
     },
     /// A tool call's id and name are known (its arguments may still be

@@ -24,7 +24,7 @@ use super::{Agent, outcome};
 pub(super) enum ToolEvent {
     /// The preview of a call that needs confirming is ready.
     Preview {
-        /// The call.
+        /// The call the preview is for.
         id: CallId,
         /// The preview, or why none could be built: the call is then
         /// answered with that failure and never confirmed.
@@ -32,7 +32,7 @@ pub(super) enum ToolEvent {
     },
     /// A call finished.
     Finished {
-        /// The call.
+        /// The call that finished.
         id: CallId,
         /// What it came to.
         result: ToolResult,
