@@ -26,8 +26,8 @@
 //!    the model reads, its summary, its preview if it changes anything, and
 //!    its `run` (file work goes through `on_blocking_pool`; paths through
 //!    `resolve_for` and the `beneath` openers, never `std::fs` by path).
-//! 3. `mod glob;` here, and `Glob(Glob),` in `registry.rs`, where it takes
-//!    its place in the order the model sees the tools.
+//! 3. `mod glob;` here, and `Glob(glob::Glob),` in `registry.rs`, where its
+//!    line takes its place in the order the model sees the tools.
 //!
 //! Validation, the `tools` array, dispatch, the agent's status and excerpt
 //! and the JSON the model reads all follow from those; the snapshot tests in

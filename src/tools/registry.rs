@@ -10,15 +10,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::protocol::{FileGuard, Preview, ToolStatus};
 
-use super::command::ExecuteCommand;
-use super::edit::EditFile;
 use super::failure::ToolFailure;
-use super::list::ListDirectory;
 use super::preview::reviewable;
-use super::read::ReadFile;
 use super::tool::{Effect, Shown, Tool};
 use super::validate::typed;
-use super::write::WriteFile;
 use super::{ToolContext, path_policy, resolve};
 
 /// One tool as validation sees it: what the model is shown, and the typed
@@ -30,10 +25,12 @@ pub(crate) struct ToolSpec {
     pub(crate) parse: fn(Value) -> Result<ToolCall, ToolFailure>,
 }
 
-/// Declares the tools: each line is `Variant(Type)`, `Type` implementing
-/// [`Tool`] in its own file.
+/// Declares the tools: each line is `Variant(module::Type)`, `Type`
+/// implementing [`Tool`] in its own file, `module`.
 macro_rules! registry {
-    ($($(#[$doc:meta])* $variant:ident($tool:ty),)+) => {
+    ($($(#[$doc:meta])* $variant:ident($module:ident::$tool:ident),)+) => {
+        $(use super::$module::$tool;)+
+
         /// A validated call, ready to run: the tool and its typed arguments
         /// with defaults filled in. Only [`validate`](super::validate) makes
         /// one from model output.
@@ -135,15 +132,15 @@ macro_rules! registry {
 
 registry! {
     /// `read_file`: a window of lines of a text file.
-    ReadFile(ReadFile),
+    ReadFile(read::ReadFile),
     /// `write_file`: create or replace a whole file.
-    WriteFile(WriteFile),
+    WriteFile(write::WriteFile),
     /// `edit_file`: replace one unique exact block.
-    EditFile(EditFile),
+    EditFile(edit::EditFile),
     /// `execute_command`: a `/bin/sh -c` command line.
-    ExecuteCommand(ExecuteCommand),
+    ExecuteCommand(command::ExecuteCommand),
     /// `list_directory`: one directory's entries.
-    ListDirectory(ListDirectory),
+    ListDirectory(list::ListDirectory),
 }
 
 impl ToolCall {
