@@ -215,7 +215,7 @@ impl Tool for EditFile {
         Some(&self.path)
     }
 
-    /// The diff of the located block, built with the [`plan`] the edit
+    /// The diff of the located block, built with the `plan` the edit
     /// runs, so the diff is exactly what lands.
     fn preview(&self, root: &Path) -> Result<Preview, ToolFailure> {
         let target = read_target(root, &self.path)?;

@@ -83,7 +83,7 @@ pub trait Tool:
     }
 
     /// Runs the call. A file tool lands only if the file still matches
-    /// `guard`; `cancel` stops the call (see [`on_blocking_pool`]).
+    /// `guard`; `cancel` stops a command, or a file tool not yet started.
     fn run(
         &self,
         ctx: &ToolContext,
