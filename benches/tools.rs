@@ -59,7 +59,9 @@ fn main() {
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let ctx = ToolContext::new(dir.path()).unwrap();
-    let run = |c: &ToolCall| -> Value { rt.block_on(execute(c, &ctx, CancellationToken::new())) };
+    let run = |c: &ToolCall| -> Value {
+        serde_json::to_value(rt.block_on(execute(c, &ctx, CancellationToken::new()))).unwrap()
+    };
 
     println!(
         "| benchmark                                    |  runs |  mean (ms) |   min (ms) | note"

@@ -67,8 +67,8 @@ pub struct Cli {
     #[arg(long, env = "DASHFLOAT_IDLE_TIMEOUT", value_name = "SECS")]
     pub idle_timeout: Option<u64>,
     /// Which tool calls wait for your y / Esc.
-    #[arg(long, env = "DASHFLOAT_APPROVAL", value_enum, default_value_t = ApprovalPolicy::Ask)]
-    pub approval: ApprovalPolicy,
+    #[arg(long, env = "DASHFLOAT_APPROVAL", value_enum, default_value_t = ApprovalFlag::Ask)]
+    pub approval: ApprovalFlag,
     /// Model steps (requests) in one turn before dashfloat stops and asks [default: 16]
     #[arg(long, env = "DASHFLOAT_MAX_STEPS", value_name = "N")]
     pub max_steps: Option<u32>,
@@ -88,6 +88,33 @@ pub struct Cli {
     /// Config file to read instead of the default location.
     #[arg(long, env = "DASHFLOAT_CONFIG", value_name = "PATH")]
     pub config: Option<PathBuf>,
+}
+
+/// `--approval` as it is spelled; [`Config::load`] turns it into the
+/// agent's [`ApprovalPolicy`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ApprovalFlag {
+    /// Ask before every write, edit and command (the default).
+    #[default]
+    Ask,
+    /// Apply file edits and writes inside the project without asking; still
+    /// ask before every command, and before a write or edit that lands in
+    /// the repository's own files (`.git`).
+    AutoEdit,
+    /// Run everything without asking. Named so nobody picks it by accident;
+    /// the status bar warns while it is active.
+    #[value(name = "dangerously-approve-all")]
+    DangerouslyApproveAll,
+}
+
+impl From<ApprovalFlag> for ApprovalPolicy {
+    fn from(flag: ApprovalFlag) -> Self {
+        match flag {
+            ApprovalFlag::Ask => ApprovalPolicy::Ask,
+            ApprovalFlag::AutoEdit => ApprovalPolicy::AutoEdit,
+            ApprovalFlag::DangerouslyApproveAll => ApprovalPolicy::DangerouslyApproveAll,
+        }
+    }
 }
 
 /// The config file's contents; every key optional.
@@ -315,7 +342,7 @@ impl Config {
             ),
             headers,
             provider_configured,
-            approval: cli.approval,
+            approval: cli.approval.into(),
             max_steps: cli
                 .max_steps
                 .or(file.max_steps)

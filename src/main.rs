@@ -12,7 +12,7 @@ use dashfloat::agent::{self, AgentSetup};
 use dashfloat::config::{Cli, Config};
 use dashfloat::launch::{HANDOVER_FD_VAR, Launch};
 use dashfloat::llm::classify::RequestContext;
-use dashfloat::llm::stream::Endpoint;
+use dashfloat::llm::stream::{Endpoint, EndpointError};
 use dashfloat::log::Log;
 use dashfloat::protocol::Severity;
 use dashfloat::safe_text::strip_controls;
@@ -161,9 +161,9 @@ async fn run(
     transcript
 }
 
-fn endpoint(config: &Config) -> Result<Endpoint, String> {
-    let client = dashfloat::llm::build_client(config.request_timeout)
-        .map_err(|e| format!("cannot set up the HTTP client: {e}"))?;
+fn endpoint(config: &Config) -> Result<Endpoint, EndpointError> {
+    let client =
+        dashfloat::llm::build_client(config.request_timeout).map_err(EndpointError::Client)?;
     Ok(Endpoint {
         client,
         context: RequestContext {

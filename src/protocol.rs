@@ -3,10 +3,13 @@
 //! dashfloat runs as four kinds of tokio task — the UI, the agent actor, one
 //! stream task per model episode and one tool task per call — that share no
 //! mutable state. Everything they say to each other is one of the plain enums
-//! below, sent over bounded `tokio::sync::mpsc` channels. This module is the
-//! contract; it imports nothing else of the crate, so a reader can learn the
-//! whole system from this file and a test can drive either side by sending
-//! these values. See `docs/decisions/0001-architecture.md`.
+//! below, sent over bounded `tokio::sync::mpsc` channels — except what a
+//! tool task reports, which carries the typed results of `tools` and so is
+//! declared beside the agent code that spawns the task (`agent::round`).
+//! This module is the contract; it imports nothing else of the crate, so a
+//! reader can learn the whole system from this file and a test can drive
+//! either side by sending these values. See
+//! `docs/decisions/0001-architecture.md`.
 
 use std::time::Duration;
 
@@ -85,7 +88,7 @@ pub enum PreviewKind {
 /// One line of a confirmation preview.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PreviewLine {
-    /// Its kind.
+    /// How the line is styled and prefixed.
     pub kind: PreviewKind,
     /// Its text, without the `+`/`-` prefix.
     pub text: String,
@@ -96,8 +99,6 @@ pub struct PreviewLine {
 pub struct ConfirmRequest {
     /// The call; the answer echoes it.
     pub id: CallId,
-    /// The tool's name.
-    pub name: String,
     /// What will happen, exactly: the diff to be applied or the command.
     pub preview: Vec<PreviewLine>,
     /// This confirmation's place among the episode's (1-based).
@@ -395,7 +396,8 @@ fn retry_hint(retry_after: &Option<Duration>) -> String {
 /// A tool call as the model made it, assembled from the stream.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolCallRequest {
-    /// Its id.
+    /// The provider's id, or the one the stream task made up; the result
+    /// echoes it.
     pub id: CallId,
     /// The tool's name, as the model wrote it (it may not exist).
     pub name: String,
@@ -428,24 +430,29 @@ pub struct Preview {
     pub guard: FileGuard,
 }
 
-/// What a tool task (or a preview task) tells the agent.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ToolEvent {
-    /// The preview of a call that needs confirming is ready.
-    Preview {
-        /// The call.
-        id: CallId,
-        /// The preview, or why none could be built: the call is then
-        /// answered with that failure and never confirmed.
-        preview: Result<Preview, serde_json::Value>,
-    },
-    /// A call finished; `result` is the JSON object sent back to the model.
-    Finished {
-        /// The call.
-        id: CallId,
-        /// The structured result (`{"ok":true,...}` or a failure).
-        result: serde_json::Value,
-    },
+/// Why the model stopped generating, as the choice's `finish_reason`
+/// says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FinishReason {
+    /// `stop`: the reply is complete.
+    Stop,
+    /// `length`: the reply reached the model's output limit and was cut.
+    Length,
+    /// `tool_calls`: the reply ends with calls to run.
+    ToolCalls,
+    /// Anything else a provider sends (`content_filter`, ...), as sent.
+    Other(String),
+}
+
+impl From<String> for FinishReason {
+    fn from(reason: String) -> Self {
+        match reason.as_str() {
+            "stop" => FinishReason::Stop,
+            "length" => FinishReason::Length,
+            "tool_calls" => FinishReason::ToolCalls,
+            _ => FinishReason::Other(reason),
+        }
+    }
 }
 
 /// What a stream task tells the agent about one model episode. The last
@@ -459,8 +466,8 @@ pub enum StreamEvent {
     Reasoning(String),
     /// The usage frame.
     Usage(Usage),
-    /// `finish_reason` of the choice (`stop`, `length`, `tool_calls`, ...).
-    Finish(String),
+    /// `finish_reason` of the choice.
+    Finish(FinishReason),
     /// A retryable failure before any token: the request is sent again
     /// after `wait`.
     Retrying {
@@ -468,7 +475,7 @@ pub enum StreamEvent {
         attempt: u32,
         /// How long the task waits first.
         wait: Duration,
-        /// Why.
+        /// The failure being retried.
         reason: TransportError,
     },
     /// A tool call's id and name are known (its arguments may still be

@@ -6,6 +6,7 @@
 mod support;
 
 use dashfloat::agent::{self, ApprovalPolicy};
+use dashfloat::llm::stream::EndpointError;
 use dashfloat::protocol::{AgentEvent, Phase, ReplyEnd, Severity, UiCommand, Usage};
 use serde_json::{Value, json};
 use support::agent::{
@@ -307,20 +308,29 @@ async fn a_missing_client_is_reported_on_each_prompt() {
     let (event_tx, mut events) = mpsc::channel(64);
     let dir = tempfile::tempdir().unwrap();
     let mut setup = setup("http://127.0.0.1:9/v1", dir.path(), ApprovalPolicy::Ask);
-    setup.endpoint = Err("cannot set up the HTTP client: no TLS".into());
+    // Any reqwest error stands in for a client that could not be built.
+    let error = dashfloat::llm::build_client(std::time::Duration::from_secs(1))
+        .unwrap()
+        .get("no scheme")
+        .build()
+        .unwrap_err();
+    setup.endpoint = Err(EndpointError::Client(error));
     tokio::spawn(agent::run(setup, command_rx, event_tx));
     commands
         .send(UiCommand::Prompt { text: "x".into() })
         .await
         .unwrap();
     let first = events.recv().await.unwrap();
-    assert!(matches!(
-        first,
-        AgentEvent::System {
-            severity: Severity::Error,
-            ..
-        }
-    ));
+    assert!(
+        matches!(
+            &first,
+            AgentEvent::System {
+                severity: Severity::Error,
+                text,
+            } if text.starts_with("cannot set up the HTTP client: ")
+        ),
+        "{first:?}"
+    );
     assert_eq!(events.recv().await.unwrap(), AgentEvent::Phase(Phase::Idle));
     assert_eq!(events.recv().await.unwrap(), AgentEvent::TurnDone);
 }

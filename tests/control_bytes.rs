@@ -101,7 +101,6 @@ fn hostile_state() -> State {
         &mut s,
         AgentEvent::Confirm(ConfirmRequest {
             id: "3".into(),
-            name: "execute_command".into(),
             preview: vec![PreviewLine {
                 kind: PreviewKind::Added,
                 text: format!("$ echo {OSC_TITLE}hi"),
@@ -238,7 +237,6 @@ fn an_escape_sequence_cannot_push_the_end_of_a_line_off_the_screen() {
         &mut s,
         AgentEvent::Confirm(ConfirmRequest {
             id: "c".into(),
-            name: "execute_command".into(),
             preview: vec![
                 PreviewLine {
                     kind: PreviewKind::Header,

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use dashfloat::llm::classify::RequestContext;
 use dashfloat::llm::stream::{self, Endpoint, FRAME_MAX_BYTES, REPLY_MAX_BYTES};
-use dashfloat::protocol::{StreamEvent, TransportError, Usage};
+use dashfloat::protocol::{FinishReason, StreamEvent, TransportError, Usage};
 use serde_json::json;
 use support::server::{
     Reply, ScriptedServer, Step, content_chunk, finish_chunk, reasoning_chunk, role_chunk,
@@ -76,7 +76,7 @@ async fn a_reply_streams_as_content_finish_usage_done() {
     let server = ScriptedServer::start(vec![Reply::text(&["Hel", "lo", " world"])]).await;
     let events = run(endpoint(&server.base_url())).await;
     assert_eq!(content(&events), "Hello world");
-    assert!(events.contains(&StreamEvent::Finish("stop".into())));
+    assert!(events.contains(&StreamEvent::Finish(FinishReason::Stop)));
     assert!(events.iter().any(|e| matches!(e, StreamEvent::Usage(_))));
     assert_eq!(
         events.last(),
@@ -129,6 +129,19 @@ async fn reasoning_is_separate_from_content() {
 }
 
 #[tokio::test]
+async fn a_finish_reason_dashfloat_does_not_know_is_passed_on_as_sent() {
+    let server = ScriptedServer::start(vec![Reply::sse([
+        content_chunk("hidden"),
+        finish_chunk("content_filter"),
+    ])])
+    .await;
+    let events = run(endpoint(&server.base_url())).await;
+    assert!(events.contains(&StreamEvent::Finish(FinishReason::Other(
+        "content_filter".into()
+    ))));
+}
+
+#[tokio::test]
 async fn finish_reason_length_is_passed_on() {
     let server = ScriptedServer::start(vec![Reply::sse([
         content_chunk("cut"),
@@ -136,7 +149,7 @@ async fn finish_reason_length_is_passed_on() {
     ])])
     .await;
     let events = run(endpoint(&server.base_url())).await;
-    assert!(events.contains(&StreamEvent::Finish("length".into())));
+    assert!(events.contains(&StreamEvent::Finish(FinishReason::Length)));
     assert_eq!(
         events.last(),
         Some(&StreamEvent::Done { tool_calls: vec![] })

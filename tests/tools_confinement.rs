@@ -1,6 +1,7 @@
-//! The issue 7 escape through every tool: a link whose target walks into a
-//! missing directory (or a file used as one) and climbs back out with `..`
-//! onto a link to outside. Each tool must refuse it and leave outside alone.
+//! The escape ADR 0010 closes, through every tool: a link whose target
+//! walks into a missing directory (or a file used as one) and climbs back
+//! out with `..` onto a link to outside. Each tool must refuse it and leave
+//! outside alone.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::os::unix::fs::symlink;
@@ -43,12 +44,13 @@ impl Tree {
 
     async fn run(&self, tool: &str, args: Value) -> Value {
         let ctx = ToolContext::new(&self.root).unwrap();
-        execute(
+        let result = execute(
             &validate(tool, &args.to_string()).unwrap(),
             &ctx,
             CancellationToken::new(),
         )
-        .await
+        .await;
+        serde_json::to_value(result).unwrap()
     }
 
     fn outside_names(&self) -> Vec<String> {

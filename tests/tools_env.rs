@@ -6,7 +6,9 @@ use std::ffi::OsString;
 use std::time::Duration;
 
 use dashfloat::secret::Secret;
-use dashfloat::tools::{ToolContext, child_env, execute, is_secret, is_secret_var, validate};
+use dashfloat::tools::{
+    ToolContext, ToolResult, child_env, execute, is_secret, is_secret_var, validate,
+};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -120,10 +122,15 @@ fn a_command_sees_no_credential_but_the_ones_passed_to_it() {
         &json!({"command": "env; echo GH=$GH_TOKEN"}).to_string(),
     )
     .unwrap();
-    let v = rt.block_on(execute(&call, &ctx, CancellationToken::new()));
+    let v = json_of(rt.block_on(execute(&call, &ctx, CancellationToken::new())));
     let out = v["output"].as_str().unwrap();
     assert!(!out.contains("must-not-leak"), "{out}");
     assert!(out.contains("GH=gh-passed"), "{out}");
     assert!(!out.contains("gh-from-the-environment"), "{out}");
     assert!(out.contains("PATH="), "{out}");
+}
+
+/// A result as the model reads it.
+fn json_of(result: ToolResult) -> serde_json::Value {
+    serde_json::to_value(result).unwrap()
 }

@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use dashfloat::tools::{
-    EXEC_DRAIN_GRACE, EXEC_OUTPUT_MAX_BYTES, ToolContext, child_env, execute, validate,
+    EXEC_DRAIN_GRACE, EXEC_OUTPUT_MAX_BYTES, ToolContext, ToolResult, child_env, execute, validate,
 };
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -23,7 +23,12 @@ async fn sh(dir: &tempfile::TempDir, command: &str, timeout: Duration) -> Value 
         &json!({ "command": command }).to_string(),
     )
     .unwrap();
-    execute(&call, &ctx(dir, timeout), CancellationToken::new()).await
+    json_of(execute(&call, &ctx(dir, timeout), CancellationToken::new()).await)
+}
+
+/// A result as the model reads it.
+fn json_of(result: ToolResult) -> Value {
+    serde_json::to_value(result).unwrap()
 }
 
 /// Whether a pid is still a live process (a zombie waiting for a reaper
@@ -121,24 +126,28 @@ async fn the_cwd_argument_is_used_and_confined() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("sub")).unwrap();
     let call = validate("execute_command", r#"{"command":"pwd","cwd":"sub"}"#).unwrap();
-    let v = execute(
-        &call,
-        &ctx(&dir, Duration::from_secs(10)),
-        CancellationToken::new(),
-    )
-    .await;
+    let v = json_of(
+        execute(
+            &call,
+            &ctx(&dir, Duration::from_secs(10)),
+            CancellationToken::new(),
+        )
+        .await,
+    );
     assert!(v["output"].as_str().unwrap().ends_with("/sub\n"));
     let call = validate(
         "execute_command",
         r#"{"command":"touch escaped","cwd":".."}"#,
     )
     .unwrap();
-    let v = execute(
-        &call,
-        &ctx(&dir, Duration::from_secs(10)),
-        CancellationToken::new(),
-    )
-    .await;
+    let v = json_of(
+        execute(
+            &call,
+            &ctx(&dir, Duration::from_secs(10)),
+            CancellationToken::new(),
+        )
+        .await,
+    );
     assert_eq!(v["code"], "path_denied");
 }
 
@@ -223,7 +232,7 @@ fn the_provider_key_and_the_configured_key_variable_never_reach_the_child() {
         r#"{"command":"env; echo HOME=${HOME-unset}"}"#,
     )
     .unwrap();
-    let v = rt.block_on(execute(&call, &ctx, CancellationToken::new()));
+    let v = json_of(rt.block_on(execute(&call, &ctx, CancellationToken::new())));
     let out = v["output"].as_str().unwrap();
     assert!(!out.contains("must-not-leak"), "{out}");
     assert!(!out.contains("OPENAI_API_KEY"));
@@ -285,7 +294,7 @@ async fn everything_is_gone_after_cancellation() {
         trigger.cancel();
     });
     let start = Instant::now();
-    let v = execute(&call, &ctx, cancel).await;
+    let v = json_of(execute(&call, &ctx, cancel).await);
     assert!(start.elapsed() < Duration::from_secs(5));
     assert_eq!(v["cancelled"], true);
     assert_eq!(v["code"], "cancelled");
@@ -356,7 +365,7 @@ async fn a_call_cancelled_before_it_starts_runs_nothing() {
     let cancel = CancellationToken::new();
     cancel.cancel();
     let call = validate("execute_command", r#"{"command":"touch ran"}"#).unwrap();
-    let v = execute(&call, &ctx(&dir, Duration::from_secs(10)), cancel).await;
+    let v = json_of(execute(&call, &ctx(&dir, Duration::from_secs(10)), cancel).await);
     assert_eq!(v["cancelled"], true);
     assert!(!dir.path().join("ran").exists());
 }

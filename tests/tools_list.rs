@@ -11,12 +11,13 @@ use tokio_util::sync::CancellationToken;
 
 async fn list(dir: &Path, args: &str) -> Value {
     let ctx = ToolContext::new(dir).unwrap();
-    execute(
+    let result = execute(
         &validate("list_directory", args).unwrap(),
         &ctx,
         CancellationToken::new(),
     )
-    .await
+    .await;
+    serde_json::to_value(result).unwrap()
 }
 
 #[tokio::test]

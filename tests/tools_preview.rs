@@ -146,17 +146,14 @@ fn a_change_longer_than_anyone_can_review_fails_in_its_preview() {
         &ctx,
     )
     .unwrap_err();
-    assert_eq!(err["code"], "execution_failed", "{err}");
-    assert!(
-        err["error"].as_str().unwrap().contains("script file"),
-        "{err}"
-    );
+    assert_eq!(err.code(), "execution_failed", "{err}");
+    assert!(err.to_string().contains("script file"), "{err}");
     let err = preview(
         &call("write_file", json!({"path": "n.txt", "content": newlines})),
         &ctx,
     )
     .unwrap_err();
-    assert!(err["error"].as_str().unwrap().contains("in parts"), "{err}");
+    assert!(err.to_string().contains("in parts"), "{err}");
 
     let at_bound: String = "x\n".repeat(PREVIEW_REVIEW_MAX_LINES - 1);
     let p = preview(
@@ -233,13 +230,13 @@ fn an_edit_that_cannot_apply_fails_in_its_preview() {
         &ctx,
     )
     .unwrap_err();
-    assert!(err["error"].as_str().unwrap().contains("matched 2 times"));
+    assert!(err.to_string().contains("matched 2 times"), "{err}");
     let err = preview(
         &call("write_file", json!({"path": "../out.txt", "content": "x"})),
         &ctx,
     )
     .unwrap_err();
-    assert_eq!(err["code"], json!("path_denied"));
+    assert_eq!(err.code(), "path_denied");
 }
 
 #[tokio::test]
@@ -253,7 +250,7 @@ async fn the_guarded_write_lands_only_on_the_previewed_file() {
     );
     let p = preview(&edit, &ctx).unwrap();
     let result = execute_guarded(&edit, &ctx, CancellationToken::new(), p.guard).await;
-    assert_eq!(result["ok"], json!(true));
+    assert!(result.outcome.is_ok(), "{result:?}");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "v2\n");
     // The same guard no longer matches: the file changed since.
     let again = call(
@@ -261,8 +258,8 @@ async fn the_guarded_write_lands_only_on_the_previewed_file() {
         json!({"path": "f.txt", "search_block": "v2", "replace_block": "v3"}),
     );
     let stale = execute_guarded(&again, &ctx, CancellationToken::new(), p.guard).await;
-    assert_eq!(stale["ok"], json!(false));
-    assert!(stale["error"].as_str().unwrap().contains("changed after"));
+    let failure = stale.outcome.unwrap_err();
+    assert!(failure.to_string().contains("changed after"), "{failure}");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "v2\n");
 }
 
@@ -273,7 +270,7 @@ async fn a_file_created_after_a_create_preview_is_not_overwritten() {
     let p = preview(&write, &ctx).unwrap();
     std::fs::write(dir.path().join("n.txt"), "person").unwrap();
     let result = execute_guarded(&write, &ctx, CancellationToken::new(), p.guard).await;
-    assert_eq!(result["ok"], json!(false));
+    assert!(result.outcome.is_err(), "{result:?}");
     assert_eq!(
         std::fs::read_to_string(dir.path().join("n.txt")).unwrap(),
         "person"

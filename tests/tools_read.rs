@@ -17,12 +17,13 @@ fn lines(n: u64) -> String {
 
 async fn read(dir: &tempfile::TempDir, args: &str) -> Value {
     let ctx = ToolContext::new(dir.path()).unwrap();
-    execute(
+    let result = execute(
         &validate("read_file", args).unwrap(),
         &ctx,
         CancellationToken::new(),
     )
-    .await
+    .await;
+    serde_json::to_value(result).unwrap()
 }
 
 fn with_file(name: &str, content: &[u8]) -> tempfile::TempDir {

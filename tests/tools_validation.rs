@@ -6,12 +6,20 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use dashfloat::tools::{ToolCall, ToolContext, ToolFailure, definitions, execute, validate};
+use dashfloat::tools::{
+    ExecuteCommand, ListDirectory, ReadFile, ToolCall, ToolContext, ToolFailure, definitions,
+    execute, validate,
+};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+/// A failure as the model reads it.
+fn json_of(failure: ToolFailure) -> Value {
+    serde_json::to_value(failure).unwrap()
+}
+
 fn invalid(tool: &str, args: &str) -> Value {
-    validate(tool, args).unwrap_err().to_json()
+    json_of(validate(tool, args).unwrap_err())
 }
 
 fn expect_invalid(tool: &str, args: &str, field: &str, expected: &str, received: &str) {
@@ -104,11 +112,11 @@ fn a_limit_at_the_bounds_is_accepted() {
         let call = validate("read_file", &format!(r#"{{"path":"a","limit":{limit}}}"#)).unwrap();
         assert_eq!(
             call,
-            ToolCall::ReadFile {
+            ToolCall::ReadFile(ReadFile {
                 path: "a".into(),
                 offset: 1,
                 limit
-            }
+            })
         );
     }
 }
@@ -117,22 +125,22 @@ fn a_limit_at_the_bounds_is_accepted() {
 fn defaults_are_filled_in() {
     assert_eq!(
         validate("read_file", r#"{"path":"a"}"#).unwrap(),
-        ToolCall::ReadFile {
+        ToolCall::ReadFile(ReadFile {
             path: "a".into(),
             offset: 1,
             limit: 2000
-        }
+        })
     );
     assert_eq!(
         validate("list_directory", "{}").unwrap(),
-        ToolCall::ListDirectory { path: ".".into() }
+        ToolCall::ListDirectory(ListDirectory { path: ".".into() })
     );
     assert_eq!(
         validate("execute_command", r#"{"command":"ls"}"#).unwrap(),
-        ToolCall::ExecuteCommand {
+        ToolCall::ExecuteCommand(ExecuteCommand {
             command: "ls".into(),
             cwd: ".".into()
-        }
+        })
     );
 }
 
@@ -302,18 +310,16 @@ fn an_unknown_tool_is_reported_before_the_arguments_are_parsed() {
 #[test]
 fn rejected_and_cancelled_have_their_own_shapes() {
     assert_eq!(
-        ToolFailure::Rejected {
+        json_of(ToolFailure::Rejected {
             tool: "write_file".into()
-        }
-        .to_json(),
+        }),
         json!({"ok": false, "rejected": true, "error": "the user rejected this call", "code": "rejected", "tool": "write_file"})
     );
     assert_eq!(
-        ToolFailure::Cancelled {
+        json_of(ToolFailure::Cancelled {
             tool: "execute_command".into(),
             output: Some("partial".into())
-        }
-        .to_json(),
+        }),
         json!({"ok": false, "cancelled": true, "error": "cancelled by the user", "output": "partial", "code": "cancelled", "tool": "execute_command"})
     );
 }
@@ -356,7 +362,7 @@ fn every_failure_class_has_a_distinct_code() {
     ];
     let codes: std::collections::BTreeSet<_> = failures.iter().map(ToolFailure::code).collect();
     assert_eq!(codes.len(), failures.len());
-    assert_eq!(failures[5].to_json()["error"], "timed out after 30s");
+    assert_eq!(json_of(failures[5].clone())["error"], "timed out after 30s");
 }
 
 #[test]
@@ -435,7 +441,7 @@ fn the_schema_the_model_sees_is_the_one_validation_enforces() {
             without.remove(field);
             let outcome = validate(name, &Value::Object(without).to_string());
             if required.contains(&field.as_str()) {
-                let v = outcome.unwrap_err().to_json();
+                let v = json_of(outcome.unwrap_err());
                 assert_eq!(
                     (v["field"].as_str(), v["received"].as_str()),
                     (Some(field.as_str()), Some("missing"))
@@ -451,18 +457,14 @@ fn the_schema_the_model_sees_is_the_one_validation_enforces() {
             }
             let mut wrong = full.clone();
             wrong.insert(field.clone(), json!({"wrong": "type"}));
-            let v = validate(name, &Value::Object(wrong).to_string())
-                .unwrap_err()
-                .to_json();
+            let v = json_of(validate(name, &Value::Object(wrong).to_string()).unwrap_err());
             assert_eq!(v["code"], "invalid_argument");
             assert_eq!(v["field"], json!(field), "{name}.{field}");
             assert_eq!(v["received"], "object");
         }
         let mut extra = full.clone();
         extra.insert("undeclared".into(), json!(1));
-        let v = validate(name, &Value::Object(extra).to_string())
-            .unwrap_err()
-            .to_json();
+        let v = json_of(validate(name, &Value::Object(extra).to_string()).unwrap_err());
         assert_eq!(v["field"], "undeclared", "{name}");
     }
 }
@@ -471,7 +473,7 @@ fn the_schema_the_model_sees_is_the_one_validation_enforces() {
 fn the_schema_defaults_are_the_runtime_defaults() {
     let defs = definitions();
     let read = &defs[0]["function"]["parameters"]["properties"];
-    let ToolCall::ReadFile { offset, limit, .. } =
+    let ToolCall::ReadFile(ReadFile { offset, limit, .. }) =
         validate("read_file", r#"{"path":"a"}"#).unwrap()
     else {
         panic!("not a read");
@@ -537,7 +539,7 @@ async fn invalid_mutations_never_touch_the_disk_and_a_corrected_call_does() {
     // The model corrects itself on the next step and the call goes through.
     let call = validate("write_file", r#"{"path":"new/b.txt","content":"x"}"#).unwrap();
     let result = execute(&call, &ctx, CancellationToken::new()).await;
-    assert_eq!(result["ok"], true);
+    assert!(result.outcome.is_ok(), "{result:?}");
     assert_eq!(
         std::fs::read_to_string(dir.path().join("new/b.txt")).unwrap(),
         "x"
@@ -550,7 +552,7 @@ async fn a_path_denial_is_a_result_with_its_own_code() {
     let ctx = ToolContext::new(dir.path()).unwrap();
     let call = validate("read_file", r#"{"path":"../../etc/passwd"}"#).unwrap();
     assert_eq!(
-        execute(&call, &ctx, CancellationToken::new()).await,
+        serde_json::to_value(execute(&call, &ctx, CancellationToken::new()).await).unwrap(),
         json!({"ok": false, "error": "path escapes the working directory: ../../etc/passwd", "code": "path_denied", "tool": "read_file"})
     );
 }

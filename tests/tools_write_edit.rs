@@ -13,12 +13,13 @@ use tokio_util::sync::CancellationToken;
 
 async fn run(dir: &Path, tool: &str, args: Value) -> Value {
     let ctx = ToolContext::new(dir).unwrap();
-    execute(
+    let result = execute(
         &validate(tool, &args.to_string()).unwrap(),
         &ctx,
         CancellationToken::new(),
     )
-    .await
+    .await;
+    serde_json::to_value(result).unwrap()
 }
 
 fn names(dir: &Path) -> Vec<String> {
@@ -230,6 +231,15 @@ fn locate_counts_overlapping_matches() {
     assert_eq!(
         locate(b"aaa", b"aa"),
         Err(LocateError::Ambiguous { count: 2 })
+    );
+    // The count is of occurrences that do not overlap one another.
+    assert_eq!(
+        locate(b"aaaa", b"aa"),
+        Err(LocateError::Ambiguous { count: 2 })
+    );
+    assert_eq!(
+        locate(b"ab ab ab", b"ab"),
+        Err(LocateError::Ambiguous { count: 3 })
     );
     assert_eq!(locate(b"abcabd", b"abd"), Ok(3..6));
     assert_eq!(locate(b"abc", b""), Err(LocateError::Empty));

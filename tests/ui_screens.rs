@@ -260,7 +260,6 @@ fn a_diff_preview_waiting_for_confirmation() {
         &mut s,
         AgentEvent::Confirm(ConfirmRequest {
             id: "e1".into(),
-            name: "edit_file".into(),
             preview: vec![
                 preview_line(PreviewKind::Header, "edit src/lib.rs at line 2"),
                 preview_line(PreviewKind::Context, "// top"),
@@ -285,7 +284,6 @@ fn a_command_preview_and_the_approve_all_warning() {
         &mut s,
         AgentEvent::Confirm(ConfirmRequest {
             id: "x".into(),
-            name: "execute_command".into(),
             preview: vec![
                 preview_line(PreviewKind::Header, "run in .:"),
                 preview_line(PreviewKind::Added, "$ cargo build"),
@@ -309,7 +307,6 @@ fn long_command_confirmation(s: &mut State) {
         s,
         AgentEvent::Confirm(ConfirmRequest {
             id: "x".into(),
-            name: "execute_command".into(),
             preview,
             position: 1,
             of: 1,

@@ -366,7 +366,6 @@ fn confirm_command(s: &mut State, commands: usize) {
         s,
         AgentEvent::Confirm(ConfirmRequest {
             id: "x".into(),
-            name: "execute_command".into(),
             preview,
             position: 1,
             of: 1,

@@ -4,6 +4,19 @@
 //! in call order, before anything else follows.
 
 use crate::llm::wire::{ChatRequest, FunctionCall, Message, Role, StreamOptions, ToolCallMessage};
+use crate::protocol::CallId;
+use crate::tools::ToolResult;
+
+/// One call of a reply, as the assistant message carries it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AssistantCall {
+    /// The id its tool message answers to.
+    pub id: CallId,
+    /// The tool's name, as the model wrote it.
+    pub name: String,
+    /// The arguments as a JSON object's text.
+    pub arguments: String,
+}
 
 /// The messages sent with every request.
 #[derive(Debug, Clone)]
@@ -26,14 +39,17 @@ impl Conversation {
 
     /// Appends a reply (whole, or partial after an interrupt or failure:
     /// what the person saw is what the model is told it said) with the
-    /// calls it made, as `(id, name, canonical arguments JSON)`.
-    pub fn push_assistant(&mut self, text: String, calls: Vec<(String, String, String)>) {
+    /// calls it made.
+    pub fn push_assistant(&mut self, text: String, calls: Vec<AssistantCall>) {
         let tool_calls: Vec<ToolCallMessage> = calls
             .into_iter()
-            .map(|(id, name, arguments)| ToolCallMessage {
-                id,
+            .map(|call| ToolCallMessage {
+                id: call.id,
                 kind: "function".to_string(),
-                function: FunctionCall { name, arguments },
+                function: FunctionCall {
+                    name: call.name,
+                    arguments: call.arguments,
+                },
             })
             .collect();
         let content = if text.is_empty() && !tool_calls.is_empty() {
@@ -49,11 +65,12 @@ impl Conversation {
         });
     }
 
-    /// Appends the answer to one call.
-    pub fn push_tool_result(&mut self, call_id: String, result: String) {
+    /// Appends the answer to one call: the result as the JSON the model
+    /// reads.
+    pub fn push_tool_result(&mut self, call_id: CallId, result: &ToolResult) {
         self.messages.push(Message {
             role: Role::Tool,
-            content: Some(result),
+            content: Some(result.to_json()),
             tool_calls: Vec::new(),
             tool_call_id: Some(call_id),
         });

@@ -10,22 +10,22 @@ mod policy;
 mod repeat;
 mod round;
 
-pub use conversation::{Conversation, system_prompt};
+pub use conversation::{AssistantCall, Conversation, system_prompt};
 pub use policy::ApprovalPolicy;
 pub use repeat::{REPEAT_MAX_KEYS, REPEAT_THRESHOLDS, RepeatDetector};
 
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use crate::llm::stream::{self, Endpoint};
+use crate::llm::stream::{self, Endpoint, EndpointError};
 use crate::log::Log;
 use crate::protocol::{
-    AgentEvent, CallId, Phase, ReplyEnd, Severity, StreamEvent, ToolCallRequest, ToolEvent,
-    UiCommand, Usage,
+    AgentEvent, CallId, FinishReason, Phase, ReplyEnd, Severity, StreamEvent, ToolCallRequest,
+    TransportError, UiCommand, Usage,
 };
 use crate::tools::ToolContext;
 
-use round::{Abandon, Round};
+use round::{Abandon, Round, ToolEvent};
 
 /// Stream events buffered between a stream task and the agent; the stream
 /// task waits (and so reads no further from the socket) when it is full.
@@ -43,7 +43,7 @@ pub const DEFAULT_MAX_STEPS: u32 = 16;
 pub struct AgentSetup {
     /// Where requests go; `Err` holds why no client could be built, shown
     /// on each prompt.
-    pub endpoint: Result<Endpoint, String>,
+    pub endpoint: Result<Endpoint, EndpointError>,
     /// The model name.
     pub model: String,
     /// The system prompt opening the conversation.
@@ -67,16 +67,21 @@ struct Episode {
     content: String,
     reasoning: bool,
     usage: Option<Usage>,
-    finish: Option<String>,
+    finish: Option<FinishReason>,
     /// Calls whose id and name arrived; each is answered whatever happens.
     announced: Vec<(CallId, String)>,
 }
 
 /// How an episode ended, as the agent handles it.
 enum EpisodeEnd {
+    /// The reply is whole, with the calls it made.
     Complete(Vec<ToolCallRequest>),
+    /// The person interrupted it.
     Interrupted,
-    Failed(String),
+    /// The stream task said why it failed.
+    Failed(TransportError),
+    /// The stream task ended without saying how (it panicked).
+    Lost,
 }
 
 /// The actor's state.
@@ -195,7 +200,7 @@ impl Agent {
         let endpoint = match &self.setup.endpoint {
             Ok(endpoint) => endpoint.clone(),
             Err(why) => {
-                self.system(Severity::Error, why.clone()).await;
+                self.system(Severity::Error, why.to_string()).await;
                 self.end_turn().await;
                 return;
             }
@@ -274,14 +279,9 @@ impl Agent {
                 self.end_episode(EpisodeEnd::Complete(tool_calls)).await;
             }
             Some(StreamEvent::Failed(err)) => {
-                self.end_episode(EpisodeEnd::Failed(err.to_string())).await;
+                self.end_episode(EpisodeEnd::Failed(err)).await;
             }
-            None => {
-                self.end_episode(EpisodeEnd::Failed(
-                    "the stream task ended unexpectedly; the partial reply is kept".into(),
-                ))
-                .await;
-            }
+            None => self.end_episode(EpisodeEnd::Lost).await,
         }
     }
 
@@ -302,7 +302,7 @@ impl Agent {
         let reply_end = match &end {
             EpisodeEnd::Complete(_) => ReplyEnd::Complete,
             EpisodeEnd::Interrupted => ReplyEnd::Interrupted,
-            EpisodeEnd::Failed(_) => ReplyEnd::Failed,
+            EpisodeEnd::Failed(_) | EpisodeEnd::Lost => ReplyEnd::Failed,
         };
         self.setup.log.line(|| {
             format!(
@@ -313,12 +313,20 @@ impl Agent {
             )
         });
         self.emit(AgentEvent::AssistantEnd(reply_end)).await;
-        if let EpisodeEnd::Failed(why) = &end {
-            self.system(Severity::Error, why.clone()).await;
+        match &end {
+            EpisodeEnd::Failed(why) => self.system(Severity::Error, why.to_string()).await,
+            EpisodeEnd::Lost => {
+                self.system(
+                    Severity::Error,
+                    "the stream task ended unexpectedly; the partial reply is kept",
+                )
+                .await;
+            }
+            EpisodeEnd::Complete(_) | EpisodeEnd::Interrupted => {}
         }
         let calls = match end {
             EpisodeEnd::Complete(calls) => calls,
-            EpisodeEnd::Interrupted | EpisodeEnd::Failed(_) => episode
+            EpisodeEnd::Interrupted | EpisodeEnd::Failed(_) | EpisodeEnd::Lost => episode
                 .announced
                 .iter()
                 .map(|(id, name)| ToolCallRequest {
@@ -334,7 +342,7 @@ impl Agent {
             self.system(Severity::Notice, "[model returned nothing]")
                 .await;
         }
-        if reply_end == ReplyEnd::Complete && episode.finish.as_deref() == Some("length") {
+        if reply_end == ReplyEnd::Complete && episode.finish == Some(FinishReason::Length) {
             self.system(
                 Severity::Notice,
                 "the reply reached the model's output limit (finish_reason: length) and was cut off",

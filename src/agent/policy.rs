@@ -1,10 +1,10 @@
 //! The approval policy: which calls wait for the person's y / Esc.
 //! `docs/decisions/0014-approval-policy.md`.
 
-use crate::tools::{ToolCall, ToolContext};
+use crate::tools::{Effect, ToolCall, ToolContext};
 
 /// Which mutating calls run without asking. Read-only calls never ask.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ApprovalPolicy {
     /// Ask before every write, edit and command (the default).
     #[default]
@@ -15,7 +15,6 @@ pub enum ApprovalPolicy {
     AutoEdit,
     /// Run everything without asking. Named so nobody picks it by accident;
     /// the status bar warns while it is active.
-    #[value(name = "dangerously-approve-all")]
     DangerouslyApproveAll,
 }
 
@@ -27,7 +26,7 @@ impl ApprovalPolicy {
         match self {
             ApprovalPolicy::Ask => call.mutates(),
             ApprovalPolicy::AutoEdit => {
-                matches!(call, ToolCall::ExecuteCommand { .. }) || call.writes_into_git(tools)
+                call.effect() == Effect::RunsCommands || call.writes_into_git(tools)
             }
             ApprovalPolicy::DangerouslyApproveAll => false,
         }

@@ -1,4 +1,4 @@
-//! The exact-repeat detector (DS4Server #72): small models often make the
+//! The exact-repeat detector (ADR 0015): small models often make the
 //! same call again and again. When one canonical (name, arguments) pair is
 //! seen for the 3rd, 5th and 8th time in a session, an advisory notice goes
 //! into that call's result. Calls are never blocked or rewritten; failed and

@@ -8,13 +8,36 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::protocol::{
-    AgentEvent, CallId, ConfirmRequest, Decision, FileGuard, Phase, Severity, ToolCallRequest,
-    ToolEvent,
+    AgentEvent, CallId, ConfirmRequest, Decision, FileGuard, Phase, Preview, Severity,
+    ToolCallRequest,
 };
-use crate::tools::{self, ToolCall, ToolFailure};
+use crate::tools::{self, ToolCall, ToolFailure, ToolResult};
 
+use super::conversation::AssistantCall;
 use super::policy::ApprovalPolicy;
 use super::{Agent, outcome};
+
+/// What a tool task (or a preview task) tells the agent. It crosses a task
+/// boundary typed: the JSON the model reads is made only when the result
+/// joins the conversation.
+#[derive(Debug)]
+pub(super) enum ToolEvent {
+    /// The preview of a call that needs confirming is ready.
+    Preview {
+        /// The call the preview is for.
+        id: CallId,
+        /// The preview, or why none could be built: the call is then
+        /// answered with that failure and never confirmed.
+        preview: Result<Preview, ToolFailure>,
+    },
+    /// A call finished.
+    Finished {
+        /// The call that finished.
+        id: CallId,
+        /// What it came to.
+        result: ToolResult,
+    },
+}
 
 /// Where one call stands.
 enum CallState {
@@ -27,7 +50,7 @@ enum CallState {
     /// Its tool task runs.
     Running(CancellationToken),
     /// Its result is in.
-    Done(Value),
+    Done(ToolResult),
 }
 
 struct RoundCall {
@@ -73,7 +96,7 @@ impl Round {
                 while !seen.insert(req.id.clone()) {
                     req.id.push_str("_dup");
                 }
-                let arguments = canonical_arguments(&req.arguments);
+                let arguments = object_text(&req.arguments);
                 let state = match req.error {
                     Some(why) => CallState::Done(
                         ToolFailure::ExecutionFailed {
@@ -82,11 +105,11 @@ impl Round {
                                 "the call could not be assembled from the stream ({why}); make the call again"
                             ),
                         }
-                        .to_json(),
+                        .into(),
                     ),
                     None => match tools::validate(&req.name, &req.arguments) {
                         Ok(call) => CallState::Ready(call),
-                        Err(failure) => CallState::Done(failure.to_json()),
+                        Err(failure) => CallState::Done(failure.into()),
                     },
                 };
                 let needs_confirmation = matches!(
@@ -117,10 +140,14 @@ impl Round {
     }
 
     /// The calls as the assistant message carries them.
-    pub(super) fn assistant_calls(&self) -> Vec<(String, String, String)> {
+    pub(super) fn assistant_calls(&self) -> Vec<AssistantCall> {
         self.calls
             .iter()
-            .map(|c| (c.id.clone(), c.name.clone(), c.arguments.clone()))
+            .map(|c| AssistantCall {
+                id: c.id.clone(),
+                name: c.name.clone(),
+                arguments: c.arguments.clone(),
+            })
             .collect()
     }
 
@@ -147,7 +174,7 @@ impl Round {
     }
 
     /// The calls that already have their result, with it.
-    fn answered(&self) -> Vec<(CallId, Value)> {
+    fn answered(&self) -> Vec<(CallId, ToolResult)> {
         self.calls
             .iter()
             .filter_map(|c| match &c.state {
@@ -177,10 +204,11 @@ impl RoundCall {
     }
 }
 
-/// Arguments as a JSON object text: re-encoded when they parse as an object
-/// (so key order and spacing are canonical), `{}` otherwise — the call's
+/// Arguments as the assistant message carries them: a JSON object's text,
+/// re-encoded without spacing when they parse as an object (keys stay in
+/// the model's order: serde_json preserves it), `{}` otherwise — the call's
 /// result then carries the parse error.
-fn canonical_arguments(raw: &str) -> String {
+fn object_text(raw: &str) -> String {
     match serde_json::from_str::<Value>(raw) {
         Ok(value @ Value::Object(_)) => value.to_string(),
         _ => "{}".to_string(),
@@ -195,12 +223,12 @@ pub(super) enum Abandon {
     Failed,
 }
 
-fn cancelled(tool: &str) -> Value {
+fn cancelled(tool: &str) -> ToolResult {
     ToolFailure::Cancelled {
         tool: tool.to_string(),
         output: None,
     }
-    .to_json()
+    .into()
 }
 
 /// A call's summary for its row: the validated call's, or the raw
@@ -254,7 +282,7 @@ impl Agent {
                     message: "the reply broke off before this call was complete; it was not run"
                         .to_string(),
                 }
-                .to_json(),
+                .into(),
             };
             call.state = CallState::Done(result);
         }
@@ -277,7 +305,7 @@ impl Agent {
         };
         round.cancelling = true;
         round.cancel_all();
-        let waiting: Vec<(CallId, Value)> = round
+        let waiting: Vec<(CallId, ToolResult)> = round
             .calls
             .iter()
             .filter(|c| {
@@ -317,7 +345,7 @@ impl Agent {
                 let result = ToolFailure::Rejected {
                     tool: call.name.clone(),
                 }
-                .to_json();
+                .into();
                 self.finish_call(&id, result).await;
                 self.advance().await;
             }
@@ -344,14 +372,13 @@ impl Agent {
                 let tool = tool.clone();
                 match preview {
                     Err(failure) => {
-                        self.finish_call(&id, failure).await;
+                        self.finish_call(&id, failure.into()).await;
                         self.advance().await;
                     }
                     Ok(preview) => {
                         round.confirms_shown += 1;
                         let request = ConfirmRequest {
                             id: id.clone(),
-                            name: tool.name().to_string(),
                             preview: preview.lines,
                             position: round.confirms_shown,
                             of: round.confirms_total(),
@@ -367,7 +394,7 @@ impl Agent {
 
     /// Records a call's result (with the repeat notice, if any) and shows
     /// its outcome.
-    async fn finish_call(&mut self, id: &str, mut result: Value) {
+    async fn finish_call(&mut self, id: &str, mut result: ToolResult) {
         let Some(round) = self.round.as_mut() else {
             return;
         };
@@ -375,20 +402,16 @@ impl Agent {
             return;
         };
         let call = &mut round.calls[index];
-        if let Some(notice) = &call.notice
-            && let Value::Object(map) = &mut result
-        {
-            map.insert("notice".to_string(), Value::String(notice.clone()));
-        }
         let notice = call.notice.take();
-        let status = outcome::status(&result);
+        result.notice.clone_from(&notice);
+        let status = outcome::status(&result.outcome);
         self.setup
             .log
             .line(|| format!("tool {} {}: {status:?}", call.name, call.id));
         let event = AgentEvent::ToolResult {
             id: call.id.clone(),
             status,
-            excerpt: outcome::excerpt(&result),
+            excerpt: outcome::excerpt(&result.outcome),
         };
         call.state = CallState::Done(result);
         self.emit(event).await;
@@ -465,8 +488,7 @@ impl Agent {
                 // call is outstanding); answered rather than left dangling.
                 _ => cancelled(&call.name),
             };
-            self.conversation
-                .push_tool_result(call.id, result.to_string());
+            self.conversation.push_tool_result(call.id, &result);
         }
         if was_cancelled {
             self.end_turn().await;
@@ -507,7 +529,7 @@ fn spawn_run(
                 tool: name.to_string(),
                 message: format!("internal error: the tool task failed: {e}"),
             }
-            .to_json()
+            .into()
         });
         let _ = tx.send(ToolEvent::Finished { id, result }).await;
     });
@@ -530,8 +552,7 @@ fn spawn_preview(
                 Err(ToolFailure::ExecutionFailed {
                     tool: name.to_string(),
                     message: format!("internal error: the preview task failed: {e}"),
-                }
-                .to_json())
+                })
             });
         let _ = tx.send(ToolEvent::Preview { id, preview }).await;
     });

@@ -46,6 +46,14 @@ pub struct Endpoint {
     pub idle_timeout: Duration,
 }
 
+/// Why no [`Endpoint`] could be set up; the agent shows it on each prompt.
+#[derive(Debug, thiserror::Error)]
+pub enum EndpointError {
+    /// The HTTP client could not be built (TLS roots, resolver...).
+    #[error("cannot set up the HTTP client: {0}")]
+    Client(#[source] reqwest::Error),
+}
+
 impl Endpoint {
     fn url(&self) -> String {
         format!("{}/chat/completions", self.context.base_url)
@@ -322,7 +330,7 @@ impl EpisodeReader {
             }
             if let Some(reason) = choice.finish_reason {
                 self.finished = true;
-                out.push(StreamEvent::Finish(reason));
+                out.push(StreamEvent::Finish(reason.into()));
             }
         }
         if let Some(u) = chunk.usage {

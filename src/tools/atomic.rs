@@ -1,6 +1,8 @@
 //! Atomic replacement of a file: write an exclusive temp file in the
 //! target's own directory, then rename it over the target. A reader sees the
 //! old or the new content, never half; a crash leaves at worst a stray temp.
+//! Hand-made rather than `tempfile`'s, because every step is relative to a
+//! directory handle opened beneath the root, which `tempfile` cannot do.
 //! ADR 0007 §2, recorded in `docs/decisions/0012-file-tools.md`.
 
 use std::ffi::{OsStr, OsString};

@@ -7,18 +7,23 @@ use std::ops::Range;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
+use memchr::memmem::{self, Finder};
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
-use crate::protocol::FileGuard;
+use crate::protocol::{FileGuard, Preview};
 
 use super::atomic::write_atomic;
 use super::beneath;
 use super::failure::ToolFailure;
 use super::guard::{check, content_hash};
+use super::preview::{diff, heading, shown};
 use super::read::count_lines;
-use super::{io_failure, resolve_for};
+use super::tool::{Effect, Shown, Tool, on_blocking_pool, path_parameter};
+use super::{ToolContext, io_failure, resolve_for};
 
-const TOOL: &str = "edit_file";
+const TOOL: &str = EditFile::NAME;
 
 /// Largest file `edit_file` rewrites (8 MiB), refused by `stat` before any
 /// byte is read. ADR 0007 §2.
@@ -36,10 +41,11 @@ pub enum LocateError {
         /// Where the longest prefix of the block that does occur starts.
         nearest: Option<NearMatch>,
     },
-    /// More than one occurrence (overlapping ones count).
+    /// More than one occurrence, overlapping ones included.
     #[error("search block matched {count} times; add surrounding lines until it is unique")]
     Ambiguous {
-        /// How many times it occurs.
+        /// How many times it occurs without overlapping another counted
+        /// occurrence; at least 2 (`aa` in `aaa` is ambiguous all the same).
         count: usize,
     },
 }
@@ -69,20 +75,25 @@ fn near_text(nearest: &Option<NearMatch>) -> String {
 }
 
 /// Finds the one exact occurrence of `search` in `haystack` and returns its
-/// byte range. Linear time (Knuth–Morris–Pratt), so a hostile block cannot
+/// byte range. Linear time (memchr's `memmem`), so a hostile block cannot
 /// make an 8 MiB file cost quadratic time.
 pub fn locate(haystack: &[u8], search: &[u8]) -> Result<Range<usize>, LocateError> {
     if search.is_empty() {
         return Err(LocateError::Empty);
     }
-    let (first, count) = find_all(haystack, search);
-    match (first, count) {
-        (Some(start), 1) => Ok(start..start + search.len()),
-        (Some(_), count) => Err(LocateError::Ambiguous { count }),
-        (None, _) => Err(LocateError::NotFound {
+    let finder = Finder::new(search);
+    let Some(start) = finder.find(haystack) else {
+        return Err(LocateError::NotFound {
             nearest: nearest(haystack, search),
-        }),
+        });
+    };
+    // Any other occurrence, overlapping this one or not, starts after it.
+    if finder.find(&haystack[start + 1..]).is_none() {
+        return Ok(start..start + search.len());
     }
+    Err(LocateError::Ambiguous {
+        count: finder.find_iter(haystack).count().max(2),
+    })
 }
 
 /// The new content: `haystack` with `range` replaced.
@@ -94,48 +105,13 @@ pub fn splice(haystack: &[u8], range: Range<usize>, replace: &[u8]) -> Vec<u8> {
     out
 }
 
-/// First occurrence and the number of (possibly overlapping) occurrences.
-fn find_all(haystack: &[u8], needle: &[u8]) -> (Option<usize>, usize) {
-    let fail = failure_table(needle);
-    let (mut first, mut count, mut k) = (None, 0, 0);
-    for (i, &b) in haystack.iter().enumerate() {
-        while k > 0 && needle[k] != b {
-            k = fail[k - 1];
-        }
-        if needle[k] == b {
-            k += 1;
-        }
-        if k == needle.len() {
-            count += 1;
-            first.get_or_insert(i + 1 - k);
-            k = fail[k - 1];
-        }
-    }
-    (first, count)
-}
-
-fn failure_table(needle: &[u8]) -> Vec<usize> {
-    let mut fail = vec![0; needle.len()];
-    let mut k = 0;
-    for i in 1..needle.len() {
-        while k > 0 && needle[i] != needle[k] {
-            k = fail[k - 1];
-        }
-        if needle[i] == needle[k] {
-            k += 1;
-        }
-        fail[i] = k;
-    }
-    fail
-}
-
 /// The longest prefix of `search` that occurs, by binary search on its
 /// length (a prefix occurs only if every shorter one does).
 fn nearest(haystack: &[u8], search: &[u8]) -> Option<NearMatch> {
     let (mut lo, mut hi, mut at) = (0, search.len(), None);
     while lo < hi {
         let mid = (lo + hi).div_ceil(2);
-        match find_all(haystack, &search[..mid]).0 {
+        match memmem::find(haystack, &search[..mid]) {
             Some(pos) => {
                 lo = mid;
                 at = Some(pos);
@@ -154,18 +130,148 @@ fn line_of(haystack: &[u8], pos: usize) -> usize {
     haystack[..pos].iter().filter(|b| **b == b'\n').count() + 1
 }
 
+/// An `edit_file` call: replace one unique exact block.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EditFile {
+    /// The file, as the model gave it.
+    pub path: String,
+    /// The exact text to find (non-empty).
+    pub search_block: String,
+    /// Its replacement (differs from `search_block`).
+    pub replace_block: String,
+}
+
+/// What `edit_file` changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EditFileOutput {
+    /// The file, as the model gave it.
+    pub path: String,
+    /// The 1-based line where the block started.
+    pub line: usize,
+    /// Lines of the block taken out.
+    pub lines_removed: u64,
+    /// Lines of the replacement put in.
+    pub lines_added: u64,
+    /// The file's size afterwards.
+    pub bytes: usize,
+}
+
+impl Shown for EditFileOutput {}
+
+impl Tool for EditFile {
+    const NAME: &'static str = "edit_file";
+    const EFFECT: Effect = Effect::WritesFiles;
+    type Output = EditFileOutput;
+
+    fn description() -> String {
+        "Replace one exact occurrence of search_block with replace_block. The match is \
+             byte-exact (whitespace and indentation included) and must be unique. If the result says \
+             \"search block not found\", read_file around the line it names and copy the text exactly; \
+             if it says the block matched several times, add surrounding lines until it is unique. \
+             Files over 8 MiB are refused: use write_file or execute_command. Needs the user's approval."
+            .to_owned()
+    }
+
+    fn parameters() -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": path_parameter("The file to edit"),
+                "search_block": {
+                    "type": "string",
+                    "minLength": 1,
+                    "description": "The exact text to find; it must occur exactly once."
+                },
+                "replace_block": {
+                    "type": "string",
+                    "description": "The text that replaces it; must differ from search_block (may be empty to delete)."
+                }
+            },
+            "required": ["path", "search_block", "replace_block"],
+            "additionalProperties": false
+        })
+    }
+
+    /// A schema cannot compare two fields; a no-op edit is a model bug
+    /// worth reporting back rather than a write that changes nothing.
+    fn check(&self) -> Result<(), ToolFailure> {
+        if self.search_block == self.replace_block {
+            return Err(ToolFailure::InvalidArgument {
+                tool: TOOL.to_owned(),
+                field: "replace_block".to_owned(),
+                expected: "text different from search_block".to_owned(),
+                received: "the same text as search_block".to_owned(),
+            });
+        }
+        Ok(())
+    }
+
+    fn summary(&self) -> String {
+        self.path.clone()
+    }
+
+    fn written_path(&self) -> Option<&str> {
+        Some(&self.path)
+    }
+
+    /// The diff of the located block, built with the `plan` the edit
+    /// runs, so the diff is exactly what lands.
+    fn preview(&self, root: &Path) -> Result<Preview, ToolFailure> {
+        let target = read_target(root, &self.path)?;
+        let (line, new) = plan(
+            &self.path,
+            &target.data,
+            self.search_block.as_bytes(),
+            self.replace_block.as_bytes(),
+        )?;
+        let mut lines = heading(
+            format!(
+                "edit {} at line {line}",
+                shown(root, &self.path, &target.real)
+            ),
+            root,
+            &target.real,
+        );
+        lines.extend(diff(&target.data, &new));
+        Ok(Preview {
+            lines,
+            guard: FileGuard::Content(content_hash(&target.data)),
+        })
+    }
+
+    async fn run(
+        &self,
+        ctx: &ToolContext,
+        cancel: &CancellationToken,
+        guard: FileGuard,
+    ) -> Result<EditFileOutput, ToolFailure> {
+        let (call, root) = (self.clone(), ctx.root.clone());
+        on_blocking_pool(TOOL, cancel, move || {
+            edit_file(
+                &root,
+                &call.path,
+                call.search_block.as_bytes(),
+                call.replace_block.as_bytes(),
+                guard,
+            )
+        })
+        .await
+    }
+}
+
 /// The file an edit works on: its resolved path, content and mode.
-pub(crate) struct EditTarget {
+struct EditTarget {
     /// Where the file really is (what the policy resolved).
-    pub(crate) real: PathBuf,
+    real: PathBuf,
     /// The whole content (at most [`EDIT_MAX_FILE_BYTES`]).
-    pub(crate) data: Vec<u8>,
+    data: Vec<u8>,
     mode: u32,
 }
 
 /// Resolves and reads the file to edit, refusing one over the size cap by
 /// `stat` before reading a byte.
-pub(crate) fn read_target(root: &Path, path: &str) -> Result<EditTarget, ToolFailure> {
+fn read_target(root: &Path, path: &str) -> Result<EditTarget, ToolFailure> {
     let real = resolve_for(TOOL, root, path)?;
     let meta = std::fs::metadata(&real).map_err(|e| io_failure(TOOL, path, "edit", &e))?;
     if !meta.is_file() {
@@ -193,7 +299,7 @@ pub(crate) fn read_target(root: &Path, path: &str) -> Result<EditTarget, ToolFai
 
 /// Locates the block in `data` and builds the new content: the one
 /// computation both the preview and the write use.
-pub(crate) fn plan(
+fn plan(
     path: &str,
     data: &[u8],
     search: &[u8],
@@ -203,13 +309,13 @@ pub(crate) fn plan(
     Ok((line_of(data, range.start), splice(data, range, replace)))
 }
 
-pub(crate) fn edit_file(
+fn edit_file(
     root: &Path,
     path: &str,
     search: &[u8],
     replace: &[u8],
     guard: FileGuard,
-) -> Result<Value, ToolFailure> {
+) -> Result<EditFileOutput, ToolFailure> {
     let target = read_target(root, path)?;
     check(
         TOOL,
@@ -222,14 +328,13 @@ pub(crate) fn edit_file(
         beneath::parent(root, &target.real).map_err(|e| io_failure(TOOL, path, "write", &e))?;
     write_atomic(&dir, name, &new, Some(target.mode))
         .map_err(|e| io_failure(TOOL, path, "write", &e))?;
-    Ok(json!({
-        "ok": true,
-        "path": path,
-        "line": line,
-        "lines_removed": count_lines(search),
-        "lines_added": count_lines(replace),
-        "bytes": new.len(),
-    }))
+    Ok(EditFileOutput {
+        path: path.to_owned(),
+        line,
+        lines_removed: count_lines(search),
+        lines_added: count_lines(replace),
+        bytes: new.len(),
+    })
 }
 
 fn too_big(path: &str, size: u64) -> ToolFailure {

@@ -10,19 +10,20 @@ use std::time::Duration;
 use nix::fcntl::OFlag;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
-use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
 use tokio::net::unix::pipe::Receiver;
 use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
 use super::beneath;
+use super::command::{ExecuteCommand, ExecuteCommandOutput};
 use super::env::child_env;
 use super::failure::{ToolFailure, format_duration};
 use super::read::trim_partial_char;
+use super::tool::Tool;
 use super::{ToolContext, io_failure, resolve_for};
 
-const TOOL: &str = "execute_command";
+const TOOL: &str = ExecuteCommand::NAME;
 
 /// How long a command may run before its process group is killed (30 s),
 /// unless the context says otherwise. ADR 0007 §2.
@@ -112,7 +113,7 @@ pub(crate) async fn execute_command(
     cwd: &str,
     ctx: &ToolContext,
     cancel: &CancellationToken,
-) -> Result<Value, ToolFailure> {
+) -> Result<ExecuteCommandOutput, ToolFailure> {
     if cancel.is_cancelled() {
         return Err(ToolFailure::Cancelled {
             tool: TOOL.to_owned(),
@@ -201,28 +202,22 @@ pub(crate) async fn execute_command(
             output: Some(output),
         }),
         End::Exited(Err(e)) => Err(failed(format!("cannot wait for the command: {e}"))),
-        End::Exited(Ok(status)) => {
-            let mut result = json!({
-                "ok": true,
-                "exit_code": status.code(),
-                "output": output,
-                "output_bytes": output_bytes,
-                "truncated": truncated,
-            });
-            if let Some(signal) = status.signal() {
-                result["signal"] = json!(
-                    Signal::try_from(signal)
-                        .map_or_else(|_| signal.to_string(), |s| s.as_str().to_owned())
-                );
-            }
-            if !complete {
-                result["output_incomplete"] = json!(format!(
+        End::Exited(Ok(status)) => Ok(ExecuteCommandOutput {
+            exit_code: status.code(),
+            output,
+            output_bytes,
+            truncated,
+            signal: status.signal().map(|signal| {
+                Signal::try_from(signal)
+                    .map_or_else(|_| signal.to_string(), |s| s.as_str().to_owned())
+            }),
+            output_incomplete: (!complete).then(|| {
+                format!(
                     "a process that left the command's group kept its output open; stopped reading {} after the command ended",
                     format_duration(EXEC_DRAIN_GRACE)
-                ));
-            }
-            Ok(result)
-        }
+                )
+            }),
+        }),
     }
 }
 

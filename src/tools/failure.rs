@@ -5,11 +5,11 @@
 
 use std::time::Duration;
 
-use serde_json::{Map, Value, json};
+use serde::ser::{Serialize, SerializeMap, Serializer};
 
 /// Why a tool call did not produce a normal result. Each variant has a
-/// stable [`code`](ToolFailure::code) and turns into the JSON result object
-/// the model reads with [`to_json`](ToolFailure::to_json).
+/// stable [`code`](ToolFailure::code), serialised into the result object
+/// the model reads.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ToolFailure {
     /// The arguments string the model streamed is not a JSON document.
@@ -116,15 +116,18 @@ impl ToolFailure {
             | ToolFailure::Rejected { tool } => tool,
         }
     }
+}
 
-    /// The result object the model reads: always `"ok": false`, the stable
-    /// `code`, the `tool`, and `error` — the code itself for an invalid
-    /// argument (whose detail is in `field`/`expected`/`received`), the
-    /// sentence otherwise. Rejections and cancellations also carry
-    /// `"rejected": true` / `"cancelled": true` as ADR 0007 §1 shows them.
-    pub fn to_json(&self) -> Value {
-        let mut out = Map::new();
-        out.insert("ok".into(), Value::Bool(false));
+/// The failure as the model reads it: always `"ok": false`, then `error` —
+/// the code itself for an invalid argument (whose detail is in
+/// `field`/`expected`/`received`), the sentence otherwise — then the stable
+/// `code` and the `tool`. Rejections and cancellations also carry
+/// `"rejected": true` / `"cancelled": true` as ADR 0007 §1 shows them, and
+/// a timeout or cancellation the output gathered before it.
+impl Serialize for ToolFailure {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut out = serializer.serialize_map(None)?;
+        out.serialize_entry("ok", &false)?;
         match self {
             ToolFailure::InvalidArgument {
                 field,
@@ -132,33 +135,31 @@ impl ToolFailure {
                 received,
                 ..
             } => {
-                out.insert("error".into(), json!(self.code()));
-                out.insert("field".into(), json!(field));
-                out.insert("expected".into(), json!(expected));
-                out.insert("received".into(), json!(received));
+                out.serialize_entry("error", self.code())?;
+                out.serialize_entry("field", field)?;
+                out.serialize_entry("expected", expected)?;
+                out.serialize_entry("received", received)?;
             }
             ToolFailure::Timeout { output, .. } => {
-                out.insert("error".into(), json!(self.to_string()));
-                out.insert("output".into(), json!(output));
+                out.serialize_entry("error", &self.to_string())?;
+                out.serialize_entry("output", output)?;
             }
             ToolFailure::Cancelled { output, .. } => {
-                out.insert("cancelled".into(), Value::Bool(true));
-                out.insert("error".into(), json!(self.to_string()));
+                out.serialize_entry("cancelled", &true)?;
+                out.serialize_entry("error", &self.to_string())?;
                 if let Some(output) = output {
-                    out.insert("output".into(), json!(output));
+                    out.serialize_entry("output", output)?;
                 }
             }
             ToolFailure::Rejected { .. } => {
-                out.insert("rejected".into(), Value::Bool(true));
-                out.insert("error".into(), json!(self.to_string()));
+                out.serialize_entry("rejected", &true)?;
+                out.serialize_entry("error", &self.to_string())?;
             }
-            _ => {
-                out.insert("error".into(), json!(self.to_string()));
-            }
+            _ => out.serialize_entry("error", &self.to_string())?,
         }
-        out.insert("code".into(), json!(self.code()));
-        out.insert("tool".into(), json!(self.tool()));
-        Value::Object(out)
+        out.serialize_entry("code", self.code())?;
+        out.serialize_entry("tool", self.tool())?;
+        out.end()
     }
 }
 

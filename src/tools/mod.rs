@@ -6,12 +6,36 @@
 //! The agent calls [`definitions`] for the request body, [`validate`] on
 //! each call the model streamed (before confirmation), [`preview`] for a
 //! call that needs confirming, and [`execute`] / [`execute_guarded`] on a
-//! validated (and, where asked, approved) call. Every path ends in a JSON result object; a failure is a
-//! result ([`ToolFailure::to_json`]), never a panic. ADRs 0010–0013.
+//! validated (and, where asked, approved) call. Every path ends in a typed
+//! [`ToolResult`] — a failure is a result ([`ToolFailure`]), never a panic —
+//! which becomes the JSON the model reads in one place,
+//! [`ToolResult::to_json`]. ADRs 0010–0013.
+//!
+//! # Adding a tool
+//!
+//! A tool is one file and one line of the registry:
+//!
+//! 1. In a new file (`glob.rs`), a struct of the call's arguments deriving
+//!    `Deserialize` (with `#[serde(deny_unknown_fields)]`, and a serde
+//!    default wherever the schema states one), and a struct of what a call
+//!    that worked returns deriving `Serialize`, its fields in the order the
+//!    model should read them, and implementing [`Shown`] (what the person
+//!    sees under the call's row).
+//! 2. `impl Tool` for the arguments: its name, its [`Effect`], the
+//!    description (with recovery guidance for its failures) and JSON Schema
+//!    the model reads, its summary, its preview if it changes anything, and
+//!    its `run` (file work goes through `on_blocking_pool`; paths through
+//!    `resolve_for` and the `beneath` openers, never `std::fs` by path).
+//! 3. `mod glob;` here, and `Glob(glob::Glob),` in `registry.rs`, where its
+//!    line takes its place in the order the model sees the tools.
+//!
+//! Validation, the `tools` array, dispatch, the agent's status and excerpt
+//! and the JSON the model reads all follow from those; the snapshot tests in
+//! `tests/tool_results.rs` show the new result as the model will read it.
 
 mod atomic;
 mod beneath;
-mod catalogue;
+mod command;
 mod edit;
 mod env;
 mod exec;
@@ -21,6 +45,9 @@ mod list;
 mod path_policy;
 mod preview;
 mod read;
+mod registry;
+mod result;
+mod tool;
 mod validate;
 mod write;
 
@@ -28,25 +55,30 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::protocol::FileGuard;
 use crate::secret::Secret;
 
-pub use catalogue::definitions;
-pub use edit::{EDIT_MAX_FILE_BYTES, LocateError, NearMatch, locate, splice};
+pub use command::{ExecuteCommand, ExecuteCommandOutput};
+pub use edit::{
+    EDIT_MAX_FILE_BYTES, EditFile, EditFileOutput, LocateError, NearMatch, locate, splice,
+};
 pub use env::{SECRET_VARS, child_env, is_secret, is_secret_var};
 pub use exec::{EXEC_DEFAULT_TIMEOUT, EXEC_DRAIN_GRACE, EXEC_OUTPUT_MAX_BYTES};
 pub use failure::ToolFailure;
-pub use list::LIST_MAX_ENTRIES;
+pub use list::{Entry, EntryKind, LIST_MAX_ENTRIES, ListDirectory, ListDirectoryOutput};
 pub use path_policy::{PATH_MAX_LINKS, PathError, resolve};
 pub use preview::{PREVIEW_CONTEXT_LINES, PREVIEW_MAX_LINES, PREVIEW_REVIEW_MAX_LINES, preview};
 pub use read::{
     READ_BINARY_PROBE_BYTES, READ_DEFAULT_LIMIT, READ_DEFAULT_OFFSET, READ_MAX_BYTES,
-    READ_MAX_LIMIT, READ_MAX_LINES, READ_STREAM_THRESHOLD_BYTES,
+    READ_MAX_LIMIT, READ_MAX_LINES, READ_STREAM_THRESHOLD_BYTES, ReadFile, ReadFileOutput,
 };
+pub use registry::{ToolCall, ToolOutput, definitions};
+pub use result::ToolResult;
+pub use tool::{Effect, Shown, Tool};
 pub use validate::validate;
+pub use write::{WriteAction, WriteFile, WriteFileOutput};
 
 /// Where and how tools run: the working directory every path is confined
 /// to, the command time limit, and the extra environment variables to keep
@@ -81,93 +113,11 @@ impl ToolContext {
     }
 }
 
-/// A validated call, ready to run: the tool and its typed arguments with
-/// defaults filled in. Only [`validate`] makes one from model output.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ToolCall {
-    /// `read_file`: a window of lines of a text file.
-    ReadFile {
-        /// The file, as the model gave it.
-        path: String,
-        /// First line, 1-based.
-        offset: u64,
-        /// How many lines were asked for.
-        limit: u64,
-    },
-    /// `write_file`: create or replace a whole file.
-    WriteFile {
-        /// The file, as the model gave it.
-        path: String,
-        /// The complete new content.
-        content: String,
-    },
-    /// `edit_file`: replace one unique exact block.
-    EditFile {
-        /// The file, as the model gave it.
-        path: String,
-        /// The exact text to find (non-empty).
-        search_block: String,
-        /// Its replacement (differs from `search_block`).
-        replace_block: String,
-    },
-    /// `execute_command`: a `/bin/sh -c` command line.
-    ExecuteCommand {
-        /// The command line.
-        command: String,
-        /// The directory to run in, as the model gave it.
-        cwd: String,
-    },
-    /// `list_directory`: one directory's entries.
-    ListDirectory {
-        /// The directory, as the model gave it.
-        path: String,
-    },
-}
-
-impl ToolCall {
-    /// Whether the call changes the machine (files or processes), i.e.
-    /// whether the agent must ask before running it.
-    pub fn mutates(&self) -> bool {
-        match self {
-            ToolCall::WriteFile { .. }
-            | ToolCall::EditFile { .. }
-            | ToolCall::ExecuteCommand { .. } => true,
-            ToolCall::ReadFile { .. } | ToolCall::ListDirectory { .. } => false,
-        }
-    }
-
-    /// Whether the call writes into a `.git` of the project once every link
-    /// is followed: the approval policy asks about those even under
-    /// auto-edit. Looks at the filesystem (a few `lstat`s, as the path
-    /// policy does).
-    pub fn writes_into_git(&self, ctx: &ToolContext) -> bool {
-        match self {
-            ToolCall::WriteFile { path, .. } | ToolCall::EditFile { path, .. } => {
-                resolve(&ctx.root, path).is_ok_and(|real| path_policy::in_git(&ctx.root, &real))
-            }
-            ToolCall::ReadFile { .. }
-            | ToolCall::ExecuteCommand { .. }
-            | ToolCall::ListDirectory { .. } => false,
-        }
-    }
-
-    /// The tool's name as the model knows it.
-    pub fn name(&self) -> &'static str {
-        match self {
-            ToolCall::ReadFile { .. } => "read_file",
-            ToolCall::WriteFile { .. } => "write_file",
-            ToolCall::EditFile { .. } => "edit_file",
-            ToolCall::ExecuteCommand { .. } => "execute_command",
-            ToolCall::ListDirectory { .. } => "list_directory",
-        }
-    }
-}
-
-/// Runs a validated call and returns its result object. File tools run on
-/// the blocking pool; `cancel` interrupts a command (its process group is
+/// Runs a validated call and returns its result. File tools run on the
+/// blocking pool; `cancel` interrupts a command (its process group is
 /// killed) and stops a file tool that has not started yet — a write that
 /// has begun is never reported as cancelled, because it may have landed.
-pub async fn execute(call: &ToolCall, ctx: &ToolContext, cancel: CancellationToken) -> Value {
+pub async fn execute(call: &ToolCall, ctx: &ToolContext, cancel: CancellationToken) -> ToolResult {
     execute_guarded(call, ctx, cancel, FileGuard::Unguarded).await
 }
 
@@ -179,64 +129,12 @@ pub async fn execute_guarded(
     ctx: &ToolContext,
     cancel: CancellationToken,
     guard: FileGuard,
-) -> Value {
-    let outcome = match call {
-        ToolCall::ExecuteCommand { command, cwd } => {
-            exec::execute_command(command, cwd, ctx, &cancel).await
-        }
-        _ if cancel.is_cancelled() => Err(ToolFailure::Cancelled {
-            tool: call.name().to_owned(),
-            output: None,
-        }),
-        _ => {
-            let call = call.clone();
-            let root = ctx.root.clone();
-            let name = call.name();
-            tokio::task::spawn_blocking(move || run_file_tool(&call, &root, guard))
-                .await
-                .unwrap_or_else(|e| {
-                    Err(ToolFailure::ExecutionFailed {
-                        tool: name.to_owned(),
-                        message: format!("internal error: the tool task failed: {e}"),
-                    })
-                })
-        }
-    };
-    let mut result = outcome.unwrap_or_else(|failure| failure.to_json());
-    if let (Some(notice), Value::Object(map)) = (beneath::take_notice(), &mut result) {
-        map.insert("confinement_notice".to_owned(), Value::from(notice));
-    }
-    result
-}
-
-fn run_file_tool(
-    call: &ToolCall,
-    root: &std::path::Path,
-    guard: FileGuard,
-) -> Result<Value, ToolFailure> {
-    match call {
-        ToolCall::ReadFile {
-            path,
-            offset,
-            limit,
-        } => read::read_file(root, path, *offset, *limit),
-        ToolCall::WriteFile { path, content } => write::write_file(root, path, content, guard),
-        ToolCall::EditFile {
-            path,
-            search_block,
-            replace_block,
-        } => edit::edit_file(
-            root,
-            path,
-            search_block.as_bytes(),
-            replace_block.as_bytes(),
-            guard,
-        ),
-        ToolCall::ListDirectory { path } => list::list_directory(root, path),
-        ToolCall::ExecuteCommand { .. } => Err(ToolFailure::ExecutionFailed {
-            tool: call.name().to_owned(),
-            message: "internal error: a command reached the file tool runner".to_owned(),
-        }),
+) -> ToolResult {
+    let outcome = call.run(ctx, &cancel, guard).await;
+    ToolResult {
+        outcome,
+        confinement_notice: beneath::take_notice(),
+        notice: None,
     }
 }
 

@@ -1,26 +1,22 @@
-//! What a mutating call will do, shown before the person approves it: a
-//! unified diff for `edit_file` and `write_file` (built with the same
-//! `plan` the edit runs, so the diff is exactly what lands), the command
-//! line and directory for `execute_command`. Every line that would run or
-//! land is shown — a person must never approve what they could not see —
-//! and only a diff's unchanged context is capped. A preview is as large as
-//! the call's own arguments allow: those come from one model reply, capped
-//! at 4 MiB (ADR 0007).
+//! What a mutating call will do, shown before the person approves it. Each
+//! tool builds its own preview (a unified diff for the file tools, built
+//! with the same plan the edit runs, so the diff is exactly what lands; the
+//! command line and directory for `execute_command`) from the pieces here.
+//! Every line that would run or land is shown — a person must never approve
+//! what they could not see — and only a diff's unchanged context is capped.
+//! A preview is as large as the call's own arguments allow: those come from
+//! one model reply, capped at 4 MiB (ADR 0007).
 
-use std::io::Read;
 use std::path::Path;
 
-use serde_json::Value;
 use similar::{ChangeTag, TextDiff};
 
-use crate::protocol::{FileGuard, Preview, PreviewKind, PreviewLine};
+use crate::protocol::{Preview, PreviewKind, PreviewLine};
 
-use super::beneath;
-use super::edit::{self, EDIT_MAX_FILE_BYTES};
 use super::failure::ToolFailure;
-use super::guard::{content_hash, guard_of};
 use super::path_policy;
-use super::{ToolCall, ToolContext, io_failure, resolve_for};
+use super::tool::Effect;
+use super::{ToolCall, ToolContext};
 
 /// Lines of unchanged context a diff preview shows at most (ADR 0014); a
 /// marker names each run left out. Added and removed lines, new content
@@ -41,133 +37,40 @@ const DIFF_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
 /// check. Reads files: run it off the agent's task. A call that cannot
 /// succeed (the block is not found, the path is denied) fails here with the
 /// same failure the tool would give, and is never put to the person.
-pub fn preview(call: &ToolCall, ctx: &ToolContext) -> Result<Preview, Value> {
-    build(call, &ctx.root)
-        .and_then(|p| reviewable(call, p))
-        .map_err(|f| f.to_json())
+pub fn preview(call: &ToolCall, ctx: &ToolContext) -> Result<Preview, ToolFailure> {
+    call.preview(&ctx.root)
 }
 
 /// `preview` unless it is longer than a person can review
-/// ([`PREVIEW_REVIEW_MAX_LINES`]).
-fn reviewable(call: &ToolCall, preview: Preview) -> Result<Preview, ToolFailure> {
+/// ([`PREVIEW_REVIEW_MAX_LINES`]); the failure says how to split the work.
+pub(crate) fn reviewable(
+    tool: &str,
+    effect: Effect,
+    preview: Preview,
+) -> Result<Preview, ToolFailure> {
     let shown = preview.lines.len();
     if shown <= PREVIEW_REVIEW_MAX_LINES {
         return Ok(preview);
     }
-    let how = match call {
-        ToolCall::ExecuteCommand { .. } => {
+    let how = match effect {
+        Effect::RunsCommands => {
             "put the work in a script file (write_file, in parts) and run that, or run shorter commands"
         }
-        _ => "write the file in parts (a first write_file, then edit_file calls that add to it)",
+        Effect::WritesFiles | Effect::Reads => {
+            "write the file in parts (a first write_file, then edit_file calls that add to it)"
+        }
     };
     Err(ToolFailure::ExecutionFailed {
-        tool: call.name().to_owned(),
+        tool: tool.to_owned(),
         message: format!(
             "this change is {shown} lines long to review, more than the {PREVIEW_REVIEW_MAX_LINES} a person is asked to read in one confirmation; {how}"
         ),
     })
 }
 
-fn build(call: &ToolCall, root: &Path) -> Result<Preview, ToolFailure> {
-    match call {
-        ToolCall::EditFile {
-            path,
-            search_block,
-            replace_block,
-        } => {
-            let target = edit::read_target(root, path)?;
-            let (line, new) = edit::plan(
-                path,
-                &target.data,
-                search_block.as_bytes(),
-                replace_block.as_bytes(),
-            )?;
-            let mut lines = heading(
-                format!("edit {} at line {line}", shown(root, path, &target.real)),
-                root,
-                &target.real,
-            );
-            lines.extend(diff(&target.data, &new));
-            Ok(Preview {
-                lines,
-                guard: FileGuard::Content(content_hash(&target.data)),
-            })
-        }
-        ToolCall::WriteFile { path, content } => {
-            let real = resolve_for("write_file", root, path)?;
-            let meta = match std::fs::symlink_metadata(&real) {
-                Ok(meta) => Some(meta),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-                Err(e) => return Err(io_failure("write_file", path, "read", &e)),
-            };
-            // Only a regular file is opened: opening a FIFO would block the
-            // preview until something wrote to it.
-            if let Some(meta) = &meta
-                && !meta.is_file()
-            {
-                return Err(ToolFailure::ExecutionFailed {
-                    tool: "write_file".to_string(),
-                    message: format!("{path} is not a regular file; it is left as it is"),
-                });
-            }
-            let target = shown(root, path, &real);
-            let (guard, lines) = match meta {
-                None => {
-                    let mut lines = heading(
-                        format!("create {target} ({} lines)", content.lines().count()),
-                        root,
-                        &real,
-                    );
-                    lines.extend(content.lines().map(|l| line(PreviewKind::Added, l)));
-                    (FileGuard::Absent, lines)
-                }
-                Some(meta) if meta.len() <= EDIT_MAX_FILE_BYTES => {
-                    // One read: the diff shows exactly the bytes the guard
-                    // describes.
-                    let mut old = Vec::new();
-                    beneath::open_regular(root, &real)
-                        .and_then(|mut file| file.read_to_end(&mut old))
-                        .map_err(|e| io_failure("write_file", path, "read", &e))?;
-                    let mut lines = heading(format!("replace {target}"), root, &real);
-                    lines.extend(diff(&old, content.as_bytes()));
-                    (FileGuard::Content(content_hash(&old)), lines)
-                }
-                Some(_) => {
-                    let guard = guard_of(root, &real)
-                        .map_err(|e| io_failure("write_file", path, "read", &e))?;
-                    let mut lines = heading(format!("replace {target}"), root, &real);
-                    lines.push(line(
-                        PreviewKind::Marker,
-                        "(the current file is too large to diff; it is replaced whole)",
-                    ));
-                    (guard, lines)
-                }
-            };
-            Ok(Preview { lines, guard })
-        }
-        ToolCall::ExecuteCommand { command, cwd } => {
-            resolve_for("execute_command", root, cwd)?;
-            let mut lines = vec![header(format!("run in {cwd}:"))];
-            lines.extend(
-                command
-                    .lines()
-                    .map(|l| line(PreviewKind::Added, &format!("$ {l}"))),
-            );
-            Ok(Preview {
-                lines,
-                guard: FileGuard::Unguarded,
-            })
-        }
-        ToolCall::ReadFile { .. } | ToolCall::ListDirectory { .. } => Ok(Preview {
-            lines: vec![header(call.summary())],
-            guard: FileGuard::Unguarded,
-        }),
-    }
-}
-
 /// The path for a header: as the model gave it, and where the bytes land
 /// when a link leads elsewhere (`docs/notes.md → .git/config`).
-fn shown(root: &Path, path: &str, real: &Path) -> String {
+pub(crate) fn shown(root: &Path, path: &str, real: &Path) -> String {
     match path_policy::redirected(root, path, real) {
         Some(landed) => format!("{path} → {}", landed.display()),
         None => path.to_owned(),
@@ -176,7 +79,7 @@ fn shown(root: &Path, path: &str, real: &Path) -> String {
 
 /// The header of a file change, and a note under it when the change lands
 /// in the repository's own files.
-fn heading(text: String, root: &Path, real: &Path) -> Vec<PreviewLine> {
+pub(crate) fn heading(text: String, root: &Path, real: &Path) -> Vec<PreviewLine> {
     let mut lines = vec![header(text)];
     if path_policy::in_git(root, real) {
         lines.push(line(
@@ -187,14 +90,16 @@ fn heading(text: String, root: &Path, real: &Path) -> Vec<PreviewLine> {
     lines
 }
 
-fn header(text: String) -> PreviewLine {
+/// A title line: the file and what will happen to it, or the command.
+pub(crate) fn header(text: String) -> PreviewLine {
     PreviewLine {
         kind: PreviewKind::Header,
         text,
     }
 }
 
-fn line(kind: PreviewKind, text: &str) -> PreviewLine {
+/// One line of the given kind.
+pub(crate) fn line(kind: PreviewKind, text: &str) -> PreviewLine {
     PreviewLine {
         kind,
         text: text.to_string(),
@@ -204,7 +109,7 @@ fn line(kind: PreviewKind, text: &str) -> PreviewLine {
 /// The changed hunks between two versions: every changed line, with a few
 /// lines of context around each and at most [`PREVIEW_MAX_LINES`] of
 /// context in all; a note when there are none.
-fn diff(old: &[u8], new: &[u8]) -> Vec<PreviewLine> {
+pub(crate) fn diff(old: &[u8], new: &[u8]) -> Vec<PreviewLine> {
     if old == new {
         return vec![line(
             PreviewKind::Marker,
@@ -274,42 +179,5 @@ fn name_left_out(out: &mut Vec<PreviewLine>, left_out: &mut usize) {
             &format!("… {left_out} unchanged lines not shown"),
         ));
         *left_out = 0;
-    }
-}
-
-impl ToolCall {
-    /// The call in brief for its row in the log:
-    /// `src/main.rs:120-180`, `cargo test`, `notes.md (12 lines)`.
-    pub fn summary(&self) -> String {
-        match self {
-            ToolCall::ReadFile {
-                path,
-                offset,
-                limit,
-            } => format!(
-                "{path}:{offset}-{}",
-                offset.saturating_add(*limit).saturating_sub(1)
-            ),
-            ToolCall::WriteFile { path, content } => {
-                format!("{path} ({} lines)", content.lines().count())
-            }
-            ToolCall::EditFile { path, .. } => path.clone(),
-            ToolCall::ExecuteCommand { command, cwd } if cwd == "." => one_line(command),
-            ToolCall::ExecuteCommand { command, cwd } => {
-                format!("{} (in {cwd})", one_line(command))
-            }
-            ToolCall::ListDirectory { path } => path.clone(),
-        }
-    }
-}
-
-/// The first line of a command, marked when there is more.
-fn one_line(command: &str) -> String {
-    let mut lines = command.lines();
-    let first = lines.next().unwrap_or("");
-    if lines.next().is_some() {
-        format!("{first} …")
-    } else {
-        first.to_string()
     }
 }

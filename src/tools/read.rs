@@ -2,16 +2,22 @@
 //! never by the file: large files are streamed and only the window is kept.
 //! Bounds from ADR 0007 §2, recorded in `docs/decisions/0012-file-tools.md`.
 
+use std::borrow::Cow;
 use std::io::{BufRead, BufReader, Cursor, Read};
 use std::path::Path;
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::protocol::FileGuard;
 
 use super::beneath;
 use super::failure::ToolFailure;
-use super::{io_failure, resolve_for};
+use super::tool::{Effect, Shown, Tool, on_blocking_pool, path_parameter};
+use super::{ToolContext, io_failure, resolve_for};
 
-const TOOL: &str = "read_file";
+const TOOL: &str = ReadFile::NAME;
 
 /// The line `read_file` starts at when `offset` is not given (1-based).
 /// ADR 0007 §1.
@@ -34,6 +40,121 @@ pub const READ_BINARY_PROBE_BYTES: usize = 8 * 1024;
 /// Read buffer size: large enough that skipping lines is a memory scan.
 const READ_BUFFER_BYTES: usize = 64 * 1024;
 
+/// A `read_file` call: a window of lines of a text file.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReadFile {
+    /// The file, as the model gave it.
+    pub path: String,
+    /// First line, 1-based.
+    #[serde(default = "default_offset")]
+    pub offset: u64,
+    /// How many lines were asked for.
+    #[serde(default = "default_limit")]
+    pub limit: u64,
+}
+
+fn default_offset() -> u64 {
+    READ_DEFAULT_OFFSET
+}
+
+fn default_limit() -> u64 {
+    READ_DEFAULT_LIMIT
+}
+
+/// The window `read_file` returns and where it sits in the file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReadFileOutput {
+    /// The file, as the model gave it.
+    pub path: String,
+    /// The lines, with a closing marker when more follows.
+    pub content: String,
+    /// The first line shown, 1-based.
+    pub offset: u64,
+    /// Lines shown (a line cut by the byte cap counts).
+    pub lines: u64,
+    /// Lines in the file, when the read learned it.
+    pub total_lines: Option<u64>,
+    /// The file's size.
+    pub total_bytes: u64,
+    /// Something follows the window.
+    pub truncated: bool,
+    /// Bytes that are not UTF-8 were replaced by U+FFFD.
+    pub lossy: bool,
+    /// Why the window is empty, when the offset is past the end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl Shown for ReadFileOutput {
+    fn text(&self) -> Cow<'_, str> {
+        Cow::Borrowed(&self.content)
+    }
+}
+
+impl Tool for ReadFile {
+    const NAME: &'static str = "read_file";
+    const EFFECT: Effect = Effect::Reads;
+    type Output = ReadFileOutput;
+
+    fn description() -> String {
+        format!(
+            "Read a text file as a window of lines (1-based). At most {READ_MAX_LINES} lines and \
+             {} KiB are returned; when more follows, `truncated` is true and a closing marker gives \
+             the totals and the offset to continue from. Binary files are refused; non-UTF-8 bytes \
+             are shown as U+FFFD and `lossy` is true (copy such lines into edit_file only from a \
+             UTF-8 view). If the path is not found, list_directory its parent to find the right name.",
+            READ_MAX_BYTES / 1024
+        )
+    }
+
+    fn parameters() -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": path_parameter("The file to read"),
+                "offset": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "default": 1,
+                    "description": "First line to return, 1-based."
+                },
+                "limit": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": READ_MAX_LIMIT,
+                    "default": READ_DEFAULT_LIMIT,
+                    "description": format!("How many lines to return (at most {READ_MAX_LINES} are returned per call).")
+                }
+            },
+            "required": ["path"],
+            "additionalProperties": false
+        })
+    }
+
+    fn summary(&self) -> String {
+        format!(
+            "{}:{}-{}",
+            self.path,
+            self.offset,
+            self.offset.saturating_add(self.limit).saturating_sub(1)
+        )
+    }
+
+    async fn run(
+        &self,
+        ctx: &ToolContext,
+        cancel: &CancellationToken,
+        _guard: FileGuard,
+    ) -> Result<ReadFileOutput, ToolFailure> {
+        let (call, root) = (self.clone(), ctx.root.clone());
+        on_blocking_pool(TOOL, cancel, move || {
+            read_file(&root, &call.path, call.offset, call.limit)
+        })
+        .await
+    }
+}
+
 /// The lines taken from a reader.
 struct Window {
     content: Vec<u8>,
@@ -48,12 +169,12 @@ struct Window {
     more_after: bool,
 }
 
-pub(crate) fn read_file(
+fn read_file(
     root: &Path,
     path: &str,
     offset: u64,
     limit: u64,
-) -> Result<Value, ToolFailure> {
+) -> Result<ReadFileOutput, ToolFailure> {
     let real = resolve_for(TOOL, root, path)?;
     let meta = std::fs::metadata(&real).map_err(|e| io_failure(TOOL, path, "read", &e))?;
     if meta.is_dir() {
@@ -118,7 +239,7 @@ fn render(
     size: u64,
     mut window: Window,
     total_lines: Option<u64>,
-) -> Value {
+) -> ReadFileOutput {
     if window.cut_by_bytes {
         trim_partial_char(&mut window.content);
     }
@@ -151,24 +272,23 @@ fn render(
             "[truncated: showed lines {first}-{last} of {total_text}, {size} bytes in all; {how}]"
         ));
     }
-    let mut result = json!({
-        "ok": true,
-        "path": path,
-        "content": content,
-        "offset": offset,
-        "lines": window.lines,
-        "total_lines": total_lines,
-        "total_bytes": size,
-        "truncated": truncated,
-        "lossy": lossy,
-    });
-    if window.lines == 0 && window.skipped + 1 < offset {
-        result["note"] = json!(format!(
+    let note = (window.lines == 0 && window.skipped + 1 < offset).then(|| {
+        format!(
             "offset {offset} is past the end of the file ({} lines)",
             window.skipped
-        ));
+        )
+    });
+    ReadFileOutput {
+        path: path.to_owned(),
+        content,
+        offset,
+        lines: window.lines,
+        total_lines,
+        total_bytes: size,
+        truncated,
+        lossy,
+        note,
     }
-    result
 }
 
 /// Skips `offset - 1` lines and keeps the next `want` lines, at most

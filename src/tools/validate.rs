@@ -5,14 +5,11 @@
 use std::sync::LazyLock;
 
 use jsonschema::error::ValidationErrorKind;
-use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::ToolCall;
-use super::catalogue::{ToolKind, ToolSpec, specs};
 use super::failure::ToolFailure;
-use super::read::{READ_DEFAULT_LIMIT, READ_DEFAULT_OFFSET};
+use super::registry::{ToolCall, ToolSpec, specs};
 
 /// Most characters of a received string quoted back in a failure: enough to
 /// recognise it, never the whole file content the model sent.
@@ -35,58 +32,6 @@ static CATALOGUE: LazyLock<Vec<Compiled>> = LazyLock::new(|| {
         })
         .collect()
 });
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ReadFileArgs {
-    path: String,
-    #[serde(default = "default_offset")]
-    offset: u64,
-    #[serde(default = "default_limit")]
-    limit: u64,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct WriteFileArgs {
-    path: String,
-    content: String,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct EditFileArgs {
-    path: String,
-    search_block: String,
-    replace_block: String,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ExecuteCommandArgs {
-    command: String,
-    #[serde(default = "default_dir")]
-    cwd: String,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ListDirectoryArgs {
-    #[serde(default = "default_dir")]
-    path: String,
-}
-
-fn default_offset() -> u64 {
-    READ_DEFAULT_OFFSET
-}
-
-fn default_limit() -> u64 {
-    READ_DEFAULT_LIMIT
-}
-
-fn default_dir() -> String {
-    ".".to_owned()
-}
 
 /// Validates a call by tool name and the raw arguments string the model
 /// streamed. The error is the failure result to send back; nothing has
@@ -128,60 +73,15 @@ pub fn validate(name: &str, arguments: &str) -> Result<ToolCall, ToolFailure> {
         ));
     }
     reject_float_integers(spec, &value)?;
-    let call = match spec.kind {
-        ToolKind::ReadFile => {
-            let a: ReadFileArgs = typed(spec, value)?;
-            ToolCall::ReadFile {
-                path: a.path,
-                offset: a.offset,
-                limit: a.limit,
-            }
-        }
-        ToolKind::WriteFile => {
-            let a: WriteFileArgs = typed(spec, value)?;
-            ToolCall::WriteFile {
-                path: a.path,
-                content: a.content,
-            }
-        }
-        ToolKind::EditFile => {
-            let a: EditFileArgs = typed(spec, value)?;
-            // A schema cannot compare two fields; a no-op edit is a model bug
-            // worth reporting back rather than a write that changes nothing.
-            if a.search_block == a.replace_block {
-                return Err(ToolFailure::InvalidArgument {
-                    tool: spec.name.to_owned(),
-                    field: "replace_block".to_owned(),
-                    expected: "text different from search_block".to_owned(),
-                    received: "the same text as search_block".to_owned(),
-                });
-            }
-            ToolCall::EditFile {
-                path: a.path,
-                search_block: a.search_block,
-                replace_block: a.replace_block,
-            }
-        }
-        ToolKind::ExecuteCommand => {
-            let a: ExecuteCommandArgs = typed(spec, value)?;
-            ToolCall::ExecuteCommand {
-                command: a.command,
-                cwd: a.cwd,
-            }
-        }
-        ToolKind::ListDirectory => {
-            let a: ListDirectoryArgs = typed(spec, value)?;
-            ToolCall::ListDirectory { path: a.path }
-        }
-    };
-    Ok(call)
+    (spec.parse)(value)
 }
 
-/// The typed arguments. The schema has already accepted the value, so a
-/// failure here means schema and struct disagree; it is still a result.
-fn typed<T: DeserializeOwned>(spec: &ToolSpec, value: Value) -> Result<T, ToolFailure> {
+/// The typed arguments of `tool`. The schema has already accepted the
+/// value, so a failure here means schema and type disagree; it is still a
+/// result.
+pub(crate) fn typed<T: DeserializeOwned>(tool: &str, value: Value) -> Result<T, ToolFailure> {
     serde_json::from_value(value).map_err(|e| ToolFailure::InvalidArgument {
-        tool: spec.name.to_owned(),
+        tool: tool.to_owned(),
         field: String::new(),
         expected: "arguments matching the schema".to_owned(),
         received: e.to_string(),

@@ -1,28 +1,173 @@
 //! `write_file`: create or replace a whole file, atomically, keeping an
 //! existing file's mode. `docs/decisions/0012-file-tools.md`.
 
+use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
-use crate::protocol::FileGuard;
+use crate::protocol::{FileGuard, Preview, PreviewKind};
 
 use super::atomic::write_atomic;
 use super::beneath;
+use super::edit::EDIT_MAX_FILE_BYTES;
 use super::failure::ToolFailure;
-use super::guard::{check, guard_of};
+use super::guard::{check, content_hash, guard_of};
+use super::preview::{diff, heading, line, shown};
 use super::read::count_lines;
-use super::{io_failure, resolve_for};
+use super::tool::{Effect, Shown, Tool, on_blocking_pool, path_parameter};
+use super::{ToolContext, io_failure, resolve_for};
 
-const TOOL: &str = "write_file";
+const TOOL: &str = WriteFile::NAME;
 
-pub(crate) fn write_file(
+/// A `write_file` call: create or replace a whole file.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WriteFile {
+    /// The file, as the model gave it.
+    pub path: String,
+    /// The complete new content.
+    pub content: String,
+}
+
+/// What `write_file` did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WriteFileOutput {
+    /// The file, as the model gave it.
+    pub path: String,
+    /// Whether the file was new.
+    pub action: WriteAction,
+    /// Bytes written.
+    pub bytes: usize,
+    /// Lines written.
+    pub lines: u64,
+}
+
+/// Whether a write made a new file or replaced one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WriteAction {
+    /// There was no file.
+    Created,
+    /// A file was there; its mode was kept.
+    Replaced,
+}
+
+impl Shown for WriteFileOutput {}
+
+impl Tool for WriteFile {
+    const NAME: &'static str = "write_file";
+    const EFFECT: Effect = Effect::WritesFiles;
+    type Output = WriteFileOutput;
+
+    fn description() -> String {
+        "Create a file or replace its whole content; parent directories are created. \
+             The write is atomic (a temp file renamed into place) and keeps an existing file's \
+             permissions. For a small change to an existing file prefer edit_file, which does not \
+             resend the whole file. Needs the user's approval; if rejected, ask what they want instead."
+            .to_owned()
+    }
+
+    fn parameters() -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": path_parameter("The file to write"),
+                "content": {
+                    "type": "string",
+                    "description": "The complete new content of the file."
+                }
+            },
+            "required": ["path", "content"],
+            "additionalProperties": false
+        })
+    }
+
+    fn summary(&self) -> String {
+        format!("{} ({} lines)", self.path, self.content.lines().count())
+    }
+
+    fn written_path(&self) -> Option<&str> {
+        Some(&self.path)
+    }
+
+    /// The new file whole, or the diff against the current one.
+    fn preview(&self, root: &Path) -> Result<Preview, ToolFailure> {
+        let (path, content) = (&self.path, &self.content);
+        let real = resolve_for(TOOL, root, path)?;
+        let meta = match std::fs::symlink_metadata(&real) {
+            Ok(meta) => Some(meta),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(io_failure(TOOL, path, "read", &e)),
+        };
+        // Only a regular file is opened: opening a FIFO would block the
+        // preview until something wrote to it.
+        if let Some(meta) = &meta
+            && !meta.is_file()
+        {
+            return Err(failed(format!(
+                "{path} is not a regular file; it is left as it is"
+            )));
+        }
+        let target = shown(root, path, &real);
+        let (guard, lines) = match meta {
+            None => {
+                let mut lines = heading(
+                    format!("create {target} ({} lines)", content.lines().count()),
+                    root,
+                    &real,
+                );
+                lines.extend(content.lines().map(|l| line(PreviewKind::Added, l)));
+                (FileGuard::Absent, lines)
+            }
+            Some(meta) if meta.len() <= EDIT_MAX_FILE_BYTES => {
+                // One read: the diff shows exactly the bytes the guard
+                // describes.
+                let mut old = Vec::new();
+                beneath::open_regular(root, &real)
+                    .and_then(|mut file| file.read_to_end(&mut old))
+                    .map_err(|e| io_failure(TOOL, path, "read", &e))?;
+                let mut lines = heading(format!("replace {target}"), root, &real);
+                lines.extend(diff(&old, content.as_bytes()));
+                (FileGuard::Content(content_hash(&old)), lines)
+            }
+            Some(_) => {
+                let guard =
+                    guard_of(root, &real).map_err(|e| io_failure(TOOL, path, "read", &e))?;
+                let mut lines = heading(format!("replace {target}"), root, &real);
+                lines.push(line(
+                    PreviewKind::Marker,
+                    "(the current file is too large to diff; it is replaced whole)",
+                ));
+                (guard, lines)
+            }
+        };
+        Ok(Preview { lines, guard })
+    }
+
+    async fn run(
+        &self,
+        ctx: &ToolContext,
+        cancel: &CancellationToken,
+        guard: FileGuard,
+    ) -> Result<WriteFileOutput, ToolFailure> {
+        let (call, root) = (self.clone(), ctx.root.clone());
+        on_blocking_pool(TOOL, cancel, move || {
+            write_file(&root, &call.path, &call.content, guard)
+        })
+        .await
+    }
+}
+
+fn write_file(
     root: &Path,
     path: &str,
     content: &str,
     guard: FileGuard,
-) -> Result<Value, ToolFailure> {
+) -> Result<WriteFileOutput, ToolFailure> {
     let real = resolve_for(TOOL, root, path)?;
     let existing = match std::fs::symlink_metadata(&real) {
         Ok(meta) => Some(meta),
@@ -52,13 +197,16 @@ pub(crate) fn write_file(
     let mode = existing.as_ref().map(|m| m.permissions().mode());
     write_atomic(&dir, name, content.as_bytes(), mode)
         .map_err(|e| io_failure(TOOL, path, "write", &e))?;
-    Ok(json!({
-        "ok": true,
-        "path": path,
-        "action": if existing.is_some() { "replaced" } else { "created" },
-        "bytes": content.len(),
-        "lines": count_lines(content.as_bytes()),
-    }))
+    Ok(WriteFileOutput {
+        path: path.to_owned(),
+        action: if existing.is_some() {
+            WriteAction::Replaced
+        } else {
+            WriteAction::Created
+        },
+        bytes: content.len(),
+        lines: count_lines(content.as_bytes()),
+    })
 }
 
 fn failed(message: String) -> ToolFailure {

@@ -1,0 +1,154 @@
+//! `execute_command` as the model sees it: its spec, typed arguments,
+//! summary, preview and output. Running the command line — its own
+//! session, the output cap, the group kill — is `exec`'s.
+//! `docs/decisions/0013-command-runner.md`.
+
+use std::borrow::Cow;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::protocol::{FileGuard, Preview, PreviewKind, ToolStatus};
+
+use super::exec::{EXEC_OUTPUT_MAX_BYTES, execute_command};
+use super::failure::ToolFailure;
+use super::preview::{header, line};
+use super::tool::{Effect, Shown, Tool};
+use super::{ToolContext, resolve_for};
+
+/// An `execute_command` call: a `/bin/sh -c` command line.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExecuteCommand {
+    /// The command line.
+    pub command: String,
+    /// The directory to run in, as the model gave it.
+    #[serde(default = "default_cwd")]
+    pub cwd: String,
+}
+
+fn default_cwd() -> String {
+    ".".to_owned()
+}
+
+/// How a command that ran to its end ended, and what it printed. A
+/// non-zero exit is the command's answer, not a tool failure (ADR 0011).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ExecuteCommandOutput {
+    /// The exit code; none when a signal ended it.
+    pub exit_code: Option<i32>,
+    /// stdout and stderr interleaved, the head kept, with a marker naming
+    /// the total when more was printed.
+    pub output: String,
+    /// Everything printed, counted.
+    pub output_bytes: u64,
+    /// More was printed than kept.
+    pub truncated: bool,
+    /// The signal that ended it (`SIGTERM`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signal: Option<String>,
+    /// Why reading stopped before the output's end: a process that left
+    /// the command's group held it open.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_incomplete: Option<String>,
+}
+
+impl Shown for ExecuteCommandOutput {
+    fn status(&self) -> ToolStatus {
+        match (self.exit_code, &self.signal) {
+            (Some(code), _) if code != 0 => ToolStatus::Error(format!("exit code {code}")),
+            (_, Some(signal)) => ToolStatus::Error(format!("killed by {signal}")),
+            _ => ToolStatus::Ok,
+        }
+    }
+
+    fn text(&self) -> Cow<'_, str> {
+        Cow::Borrowed(&self.output)
+    }
+}
+
+impl Tool for ExecuteCommand {
+    const NAME: &'static str = "execute_command";
+    const EFFECT: Effect = Effect::RunsCommands;
+    type Output = ExecuteCommandOutput;
+
+    fn description() -> String {
+        format!(
+            "Run a shell command line with /bin/sh -c (pipes, `;`, `&&`, `cd` work) in its own \
+             process group, stdin empty, provider credentials removed from the environment. stdout \
+             and stderr come back interleaved in `output`, the first {} KiB of it, with a marker \
+             giving the total. A command that finishes has ok:true and `exit_code` (or `signal`): a \
+             non-zero exit is the command's answer, read the output before retrying. A time limit \
+             applies: on timeout the partial output comes back; run long jobs with a bounded scope. \
+             When the command ends, everything it started is killed, so background servers do not \
+             survive (`cmd &` is pointless). Needs the user's approval.",
+            EXEC_OUTPUT_MAX_BYTES / 1024
+        )
+    }
+
+    fn parameters() -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "command": {
+                    "type": "string",
+                    "minLength": 1,
+                    "description": "The command line."
+                },
+                "cwd": {
+                    "type": "string",
+                    "minLength": 1,
+                    "default": ".",
+                    "description": "Directory to run in, relative to the working directory; must stay inside it."
+                }
+            },
+            "required": ["command"],
+            "additionalProperties": false
+        })
+    }
+
+    fn summary(&self) -> String {
+        if self.cwd == "." {
+            one_line(&self.command)
+        } else {
+            format!("{} (in {})", one_line(&self.command), self.cwd)
+        }
+    }
+
+    /// The directory and every line of the command.
+    fn preview(&self, root: &Path) -> Result<Preview, ToolFailure> {
+        resolve_for(Self::NAME, root, &self.cwd)?;
+        let mut lines = vec![header(format!("run in {}:", self.cwd))];
+        lines.extend(
+            self.command
+                .lines()
+                .map(|l| line(PreviewKind::Added, &format!("$ {l}"))),
+        );
+        Ok(Preview {
+            lines,
+            guard: FileGuard::Unguarded,
+        })
+    }
+
+    async fn run(
+        &self,
+        ctx: &ToolContext,
+        cancel: &CancellationToken,
+        _guard: FileGuard,
+    ) -> Result<ExecuteCommandOutput, ToolFailure> {
+        execute_command(&self.command, &self.cwd, ctx, cancel).await
+    }
+}
+
+/// The first line of a command, marked when there is more.
+fn one_line(command: &str) -> String {
+    let mut lines = command.lines();
+    let first = lines.next().unwrap_or("");
+    if lines.next().is_some() {
+        format!("{first} …")
+    } else {
+        first.to_string()
+    }
+}

@@ -1,0 +1,182 @@
+//! The registry: one line per tool, in the order the model sees them. From
+//! it come the validated call ([`ToolCall`]), the typed output
+//! ([`ToolOutput`]), the specs that [`definitions`] and validation are made
+//! from, and every dispatch to a tool's own file. Nothing else in the crate
+//! lists the tools. ADR 0011.
+
+use serde::Serialize;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::protocol::{FileGuard, Preview, ToolStatus};
+
+use super::failure::ToolFailure;
+use super::preview::reviewable;
+use super::tool::{Effect, Shown, Tool};
+use super::validate::typed;
+use super::{ToolContext, path_policy, resolve};
+
+/// One tool as validation sees it: what the model is shown, and the typed
+/// parse of arguments the schema accepted.
+pub(crate) struct ToolSpec {
+    pub(crate) name: &'static str,
+    pub(crate) description: String,
+    pub(crate) parameters: Value,
+    pub(crate) parse: fn(Value) -> Result<ToolCall, ToolFailure>,
+}
+
+/// Declares the tools: each line is `Variant(module::Type)`, `Type`
+/// implementing [`Tool`] in its own file, `module`.
+macro_rules! registry {
+    ($($(#[$doc:meta])* $variant:ident($module:ident::$tool:ident),)+) => {
+        $(use super::$module::$tool;)+
+
+        /// A validated call, ready to run: the tool and its typed arguments
+        /// with defaults filled in. Only [`validate`](super::validate) makes
+        /// one from model output.
+        #[derive(Debug, Clone, PartialEq, Eq)]
+        pub enum ToolCall {
+            $($(#[$doc])* $variant($tool),)+
+        }
+
+        /// What a call that worked returns, per tool; serialised as that
+        /// tool's own fields.
+        #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+        #[serde(untagged)]
+        pub enum ToolOutput {
+            $($(#[$doc])* $variant(<$tool as Tool>::Output),)+
+        }
+
+        /// The specs, in the order the model sees them.
+        pub(crate) fn specs() -> Vec<ToolSpec> {
+            vec![$(ToolSpec {
+                name: <$tool>::NAME,
+                description: <$tool>::description(),
+                parameters: <$tool>::parameters(),
+                parse: |value| {
+                    let call: $tool = typed(<$tool>::NAME, value)?;
+                    call.check()?;
+                    Ok(ToolCall::$variant(call))
+                },
+            },)+]
+        }
+
+        impl ToolCall {
+            /// The tool's name as the model knows it.
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $(ToolCall::$variant(_) => <$tool>::NAME,)+
+                }
+            }
+
+            /// What the call can change.
+            pub fn effect(&self) -> Effect {
+                match self {
+                    $(ToolCall::$variant(_) => <$tool>::EFFECT,)+
+                }
+            }
+
+            /// The call in brief for its row in the log:
+            /// `src/main.rs:120-180`, `cargo test`, `notes.md (12 lines)`.
+            pub fn summary(&self) -> String {
+                match self {
+                    $(ToolCall::$variant(call) => call.summary(),)+
+                }
+            }
+
+            fn written_path(&self) -> Option<&str> {
+                match self {
+                    $(ToolCall::$variant(call) => call.written_path(),)+
+                }
+            }
+
+            /// The tool's preview, refused when it is longer than a person
+            /// can review.
+            pub(crate) fn preview(&self, root: &std::path::Path) -> Result<Preview, ToolFailure> {
+                let preview = match self {
+                    $(ToolCall::$variant(call) => call.preview(root),)+
+                }?;
+                reviewable(self.name(), self.effect(), preview)
+            }
+
+            /// Runs the call with its tool.
+            pub(crate) async fn run(
+                &self,
+                ctx: &ToolContext,
+                cancel: &CancellationToken,
+                guard: FileGuard,
+            ) -> Result<ToolOutput, ToolFailure> {
+                match self {
+                    $(ToolCall::$variant(call) => {
+                        call.run(ctx, cancel, guard).await.map(ToolOutput::$variant)
+                    })+
+                }
+            }
+        }
+
+        impl Shown for ToolOutput {
+            fn status(&self) -> ToolStatus {
+                match self {
+                    $(ToolOutput::$variant(output) => output.status(),)+
+                }
+            }
+
+            fn text(&self) -> std::borrow::Cow<'_, str> {
+                match self {
+                    $(ToolOutput::$variant(output) => output.text(),)+
+                }
+            }
+        }
+    };
+}
+
+registry! {
+    /// `read_file`: a window of lines of a text file.
+    ReadFile(read::ReadFile),
+    /// `write_file`: create or replace a whole file.
+    WriteFile(write::WriteFile),
+    /// `edit_file`: replace one unique exact block.
+    EditFile(edit::EditFile),
+    /// `execute_command`: a `/bin/sh -c` command line.
+    ExecuteCommand(command::ExecuteCommand),
+    /// `list_directory`: one directory's entries.
+    ListDirectory(list::ListDirectory),
+}
+
+impl ToolCall {
+    /// Whether the call changes the machine (files or processes), i.e.
+    /// whether the agent must ask before running it and run it only after
+    /// every earlier call.
+    pub fn mutates(&self) -> bool {
+        self.effect() != Effect::Reads
+    }
+
+    /// Whether the call writes into a `.git` of the project once every link
+    /// is followed: the approval policy asks about those even under
+    /// auto-edit. Looks at the filesystem (a few `lstat`s, as the path
+    /// policy does).
+    pub fn writes_into_git(&self, ctx: &ToolContext) -> bool {
+        self.written_path().is_some_and(|path| {
+            resolve(&ctx.root, path).is_ok_and(|real| path_policy::in_git(&ctx.root, &real))
+        })
+    }
+}
+
+/// The OpenAI `tools` array for a chat-completions request.
+pub fn definitions() -> Value {
+    Value::Array(
+        specs()
+            .into_iter()
+            .map(|spec| {
+                json!({
+                    "type": "function",
+                    "function": {
+                        "name": spec.name,
+                        "description": spec.description,
+                        "parameters": spec.parameters,
+                    }
+                })
+            })
+            .collect(),
+    )
+}

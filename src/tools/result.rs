@@ -1,0 +1,122 @@
+//! A finished call as it travels from its tool task to the conversation:
+//! typed all the way, and turned into the JSON the model reads in one place,
+//! [`ToolResult::to_json`]. ADR 0011.
+
+use serde::Serialize;
+
+use super::failure::ToolFailure;
+use super::registry::ToolOutput;
+
+/// A finished call: what its tool returned or why it returned nothing, and
+/// the notices the model is told with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolResult {
+    /// The tool's output, or the failure.
+    pub outcome: Result<ToolOutput, ToolFailure>,
+    /// The kernel lacks the second wall of the path policy; said once per
+    /// process, with whichever result comes next (ADR 0010).
+    pub confinement_notice: Option<&'static str>,
+    /// Advice the agent adds for the model: the repeat detector's
+    /// (ADR 0015).
+    pub notice: Option<String>,
+}
+
+impl From<ToolFailure> for ToolResult {
+    fn from(failure: ToolFailure) -> Self {
+        ToolResult {
+            outcome: Err(failure),
+            confinement_notice: None,
+            notice: None,
+        }
+    }
+}
+
+/// The JSON object the model reads: `"ok": true` and the output's fields,
+/// or the failure's; then the notices, when there are any.
+#[derive(Serialize)]
+struct Answer<'a> {
+    #[serde(flatten)]
+    outcome: Outcome<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    confinement_notice: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    notice: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Outcome<'a> {
+    Worked {
+        ok: bool,
+        #[serde(flatten)]
+        output: &'a ToolOutput,
+    },
+    Failed(&'a ToolFailure),
+}
+
+impl Serialize for ToolResult {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let outcome = match &self.outcome {
+            Ok(output) => Outcome::Worked { ok: true, output },
+            Err(failure) => Outcome::Failed(failure),
+        };
+        Answer {
+            outcome,
+            confinement_notice: self.confinement_notice,
+            notice: self.notice.as_deref(),
+        }
+        .serialize(serializer)
+    }
+}
+
+impl ToolResult {
+    /// The JSON text the model reads as the call's answer: the only place a
+    /// result becomes JSON. Keys keep their order (`ok` first, `code` and
+    /// `tool` closing a failure, the notices last).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|e| {
+            // Nothing in a result can fail to encode (every key is a
+            // string); should it ever, the model still gets an object.
+            serde_json::json!({
+                "ok": false,
+                "error": format!("internal error: the result could not be encoded: {e}"),
+                "code": "execution_failed",
+            })
+            .to_string()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::list::ListDirectoryOutput;
+
+    #[test]
+    fn the_notices_close_the_object_in_the_order_they_were_added() {
+        let result = ToolResult {
+            outcome: Ok(ToolOutput::ListDirectory(ListDirectoryOutput {
+                path: ".".to_owned(),
+                entries: Vec::new(),
+                total: 0,
+                truncated: false,
+            })),
+            confinement_notice: Some("no openat2"),
+            notice: Some("again".to_owned()),
+        };
+        assert_eq!(
+            result.to_json(),
+            r#"{"ok":true,"path":".","entries":[],"total":0,"truncated":false,"confinement_notice":"no openat2","notice":"again"}"#
+        );
+        let failed = ToolResult {
+            confinement_notice: Some("no openat2"),
+            ..ToolResult::from(ToolFailure::Rejected {
+                tool: "write_file".to_owned(),
+            })
+        };
+        assert_eq!(
+            failed.to_json(),
+            r#"{"ok":false,"rejected":true,"error":"the user rejected this call","code":"rejected","tool":"write_file","confinement_notice":"no openat2"}"#
+        );
+    }
+}

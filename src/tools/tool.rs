@@ -1,0 +1,143 @@
+//! What a tool is: the one trait every tool file implements, so that a tool
+//! is one file (its spec, typed arguments, summary, preview and run) plus
+//! its line in the registry. The recipe is in the `tools` module
+//! documentation; ADR 0011.
+
+use std::borrow::Cow;
+use std::future::Future;
+use std::path::Path;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::protocol::{FileGuard, Preview, ToolStatus};
+
+use super::ToolContext;
+use super::failure::ToolFailure;
+use super::preview::header;
+
+/// What running a call can change. It decides who is asked first (ADR
+/// 0014), whether the call waits for the calls before it (ADR 0015), and
+/// how a preview too long to review tells the model to split the work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    /// It only reads: it runs at once, beside other reads, never asked.
+    Reads,
+    /// It writes files inside the project: asked under `ask`, applied
+    /// under `auto-edit` unless it lands in `.git`.
+    WritesFiles,
+    /// It runs a program, which may do anything: asked unless every call
+    /// is approved.
+    RunsCommands,
+}
+
+/// One tool. The implementing type is the call's typed arguments, parsed by
+/// serde only after the JSON Schema of [`parameters`](Tool::parameters)
+/// accepted them, so a serde default must be the schema's `default`.
+pub trait Tool:
+    DeserializeOwned + Clone + std::fmt::Debug + PartialEq + Eq + Send + Sync + 'static
+{
+    /// The name the model calls the tool by.
+    const NAME: &'static str;
+    /// What a call can change.
+    const EFFECT: Effect;
+    /// What a call that worked returns. Its fields, in order, are what the
+    /// model reads after `"ok": true`.
+    type Output: Serialize + Shown + std::fmt::Debug + Clone + PartialEq + Eq + Send + 'static;
+
+    /// What the model reads about the tool: what it does, its bounds, and
+    /// how to recover from its failures.
+    fn description() -> String;
+
+    /// The JSON Schema of the arguments: shown to the model and enforced by
+    /// validation before anything else.
+    fn parameters() -> Value;
+
+    /// Rules the schema cannot state (two fields compared), checked after
+    /// the typed parse and before any side effect.
+    fn check(&self) -> Result<(), ToolFailure> {
+        Ok(())
+    }
+
+    /// The call in brief, for its row in the log: `src/main.rs:120-180`.
+    fn summary(&self) -> String;
+
+    /// The file the call writes, as the model gave it, so the approval
+    /// policy can see whether it lands in `.git`.
+    fn written_path(&self) -> Option<&str> {
+        None
+    }
+
+    /// What the person approves, and the guard its run will check. Reads
+    /// files: it runs on the blocking pool. A call that cannot succeed
+    /// fails here with the failure its run would give. A tool that only
+    /// reads is never previewed; the default is its summary.
+    fn preview(&self, root: &Path) -> Result<Preview, ToolFailure> {
+        let _ = root;
+        Ok(Preview {
+            lines: vec![header(self.summary())],
+            guard: FileGuard::Unguarded,
+        })
+    }
+
+    /// Runs the call. A file tool lands only if the file still matches
+    /// `guard`; `cancel` stops a command, or a file tool not yet started.
+    fn run(
+        &self,
+        ctx: &ToolContext,
+        cancel: &CancellationToken,
+        guard: FileGuard,
+    ) -> impl Future<Output = Result<Self::Output, ToolFailure>> + Send;
+}
+
+/// What a result that worked shows the person under the call's row (the
+/// model reads all of it).
+pub trait Shown {
+    /// How the row reads: ok, unless the output itself is worth seeing as
+    /// a failure at a glance (a command's non-zero exit).
+    fn status(&self) -> ToolStatus {
+        ToolStatus::Ok
+    }
+
+    /// The text an excerpt is cut from: file content, command output,
+    /// names. Nothing by default.
+    fn text(&self) -> Cow<'_, str> {
+        Cow::Borrowed("")
+    }
+}
+
+/// Runs a file tool's work on the blocking pool, unless the call was
+/// cancelled before it started. Work that has begun runs to its end: a
+/// write that may have landed is never reported as cancelled (ADR 0012).
+pub(crate) async fn on_blocking_pool<T: Send + 'static>(
+    tool: &'static str,
+    cancel: &CancellationToken,
+    work: impl FnOnce() -> Result<T, ToolFailure> + Send + 'static,
+) -> Result<T, ToolFailure> {
+    if cancel.is_cancelled() {
+        return Err(ToolFailure::Cancelled {
+            tool: tool.to_owned(),
+            output: None,
+        });
+    }
+    tokio::task::spawn_blocking(work).await.unwrap_or_else(|e| {
+        Err(ToolFailure::ExecutionFailed {
+            tool: tool.to_owned(),
+            message: format!("internal error: the tool task failed: {e}"),
+        })
+    })
+}
+
+/// A path parameter's schema: the same words for every tool.
+pub(crate) fn path_parameter(what: &str) -> Value {
+    json!({
+        "type": "string",
+        "minLength": 1,
+        "description": format!(
+            "{what}, relative to the working directory (or absolute inside it). \
+             Paths that leave the working directory, directly or through a symbolic link, are refused."
+        ),
+    })
+}
