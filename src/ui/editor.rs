@@ -6,7 +6,6 @@
 //! (combining marks, variation selectors, emoji joiners and skin tones), so
 //! an accented letter or a family emoji goes in one keystroke.
 
-use std::cell::Cell;
 use std::collections::VecDeque;
 
 use super::wrap::WidthCounter;
@@ -24,9 +23,6 @@ pub struct Editor {
     cursor: usize,
     /// The display column Up/Down aim for, kept across consecutive moves.
     goal_col: Option<usize>,
-    /// First visible row of the last layout, so the view only scrolls when
-    /// the cursor would leave it.
-    scroll: Cell<usize>,
 }
 
 /// What the input box shows: the visible rows and where the cursor is.
@@ -286,7 +282,6 @@ impl Editor {
     pub fn take(&mut self) -> String {
         self.cursor = 0;
         self.goal_col = None;
-        self.scroll.set(0);
         std::mem::take(&mut self.text)
     }
 
@@ -301,10 +296,12 @@ impl Editor {
     /// `max_rows` rows: the visible rows (soft-wrapped by display width),
     /// the cursor's (col,row) inside them, and the total row count (so the
     /// box can grow up to a limit, then scroll keeping the cursor visible).
+    /// `scroll` is the first visible row of the box as last drawn: the view
+    /// only scrolls when the cursor would leave it.
     ///
     /// A row that fills the width exactly at the end of a line is followed
     /// by an empty row, where the cursor goes when it's at that line end.
-    pub fn layout(&self, width: u16, max_rows: u16) -> EditorLayout {
+    pub fn layout(&self, width: u16, max_rows: u16, scroll: usize) -> EditorLayout {
         let width = usize::from(width.max(1));
         let max_rows = usize::from(max_rows.max(1));
         let mut rows: Vec<String> = Vec::new();
@@ -349,14 +346,13 @@ impl Editor {
         }
         rows.push(row);
         let total_rows = rows.len();
-        let mut scroll = self.scroll.get();
+        let mut scroll = scroll;
         if cursor.1 < scroll {
             scroll = cursor.1;
         } else if cursor.1 >= scroll + max_rows {
             scroll = cursor.1 + 1 - max_rows;
         }
         scroll = scroll.min(total_rows.saturating_sub(max_rows));
-        self.scroll.set(scroll);
         let visible: Vec<String> = rows.into_iter().skip(scroll).take(max_rows).collect();
         EditorLayout {
             rows: visible,

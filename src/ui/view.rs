@@ -9,30 +9,23 @@ use unicode_width::UnicodeWidthStr;
 
 use crate::protocol::Phase;
 
-use super::editor::EditorLayout;
-use super::state::{INPUT_MAX_ROWS, SPINNER, State};
+use super::state::{SPINNER, State};
 
-/// Draws the whole screen. The transcript must have been prepared for the
-/// current size (`State::prepare`).
+/// Draws the whole screen from what `State::prepare` laid out for the
+/// current size; it changes nothing.
 pub fn view(state: &State, frame: &mut Frame) {
-    let area = frame.area();
-    // One layout of the input serves both its height and its drawing.
-    let editor = state
-        .editor
-        .layout(area.width.saturating_sub(2).max(1), INPUT_MAX_ROWS);
-    let input_rows = (editor.total_rows.max(1) as u16).min(INPUT_MAX_ROWS);
     let [header, log, rule, input, help] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Fill(1),
         Constraint::Length(1),
-        Constraint::Length(input_rows),
+        Constraint::Length(state.input_rows()),
         Constraint::Length(1),
     ])
-    .areas(area);
+    .areas(frame.area());
     draw_header(state, frame, header);
     draw_log(state, frame, log);
     draw_rule(state, frame, rule);
-    draw_input(state, &editor, frame, input);
+    draw_input(state, frame, input);
     draw_help(state, frame, help);
 }
 
@@ -173,8 +166,9 @@ fn draw_rule(state: &State, frame: &mut Frame, area: Rect) {
     frame.render_widget(Paragraph::new(line), area);
 }
 
-fn draw_input(state: &State, layout: &EditorLayout, frame: &mut Frame, area: Rect) {
+fn draw_input(state: &State, frame: &mut Frame, area: Rect) {
     let theme = &state.theme;
+    let layout = state.input();
     let prompt_style = if state.phase.is_active() {
         theme.dim
     } else {
