@@ -107,6 +107,26 @@ fn backspace_and_delete_remove_whole_characters_with_their_marks() {
 }
 
 #[test]
+fn backspace_and_delete_remove_a_flag_whole() {
+    let mut e = Editor::new();
+    e.insert_str("x🇺🇸🇫🇷");
+    e.backspace();
+    assert_eq!(e.text(), "x🇺🇸");
+    e.move_left();
+    assert_eq!(e.cursor(), 1);
+    e.delete();
+    assert_eq!(e.text(), "x");
+}
+
+#[test]
+fn word_jumps_treat_an_accented_letter_as_a_letter() {
+    let mut e = Editor::new();
+    e.insert_str("un cafe\u{301}");
+    e.word_left();
+    assert_eq!(e.cursor(), 3);
+}
+
+#[test]
 fn delete_removes_after_the_cursor_and_joins_at_line_end() {
     let mut e = editor("ab|\ncd");
     e.delete();

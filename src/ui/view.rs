@@ -5,11 +5,11 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Position, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
-use unicode_width::UnicodeWidthStr;
 
 use crate::protocol::Phase;
 
 use super::state::{SPINNER, State};
+use super::width::{clusters, str_width};
 
 /// Draws the whole screen from what `State::prepare` laid out for the
 /// current size; it changes nothing.
@@ -86,7 +86,7 @@ fn draw_header(state: &State, frame: &mut Frame, area: Rect) {
         format!("│ {} @ {} │ {ctx} ", s.model, s.host),
         theme.header,
     ));
-    let used_width: usize = left.iter().map(|s| s.content.width()).sum();
+    let used_width: usize = left.iter().map(|s| str_width(&s.content)).sum();
     let room = usize::from(area.width).saturating_sub(used_width + 2);
     let cwd = shorten_left(&s.cwd, room);
     let mut spans = left;
@@ -98,23 +98,21 @@ fn draw_header(state: &State, frame: &mut Frame, area: Rect) {
 
 /// Keeps the end of `text` within `width` columns, marking a cut with `…`.
 fn shorten_left(text: &str, width: usize) -> String {
-    if text.width() <= width {
+    let total = str_width(text);
+    if total <= width {
         return text.to_string();
     }
     if width < 2 {
         return String::new();
     }
-    let mut out = String::new();
-    let mut used = 1;
-    for c in text.chars().rev() {
-        let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
-        if used + w > width {
-            break;
+    let mut dropped = 0;
+    for cluster in clusters(text) {
+        if total - dropped < width {
+            return format!("…{}", &text[cluster.start..]);
         }
-        used += w;
-        out.insert(0, c);
+        dropped += cluster.width;
     }
-    format!("…{out}")
+    "…".to_string()
 }
 
 fn draw_log(state: &State, frame: &mut Frame, area: Rect) {
@@ -158,7 +156,7 @@ fn draw_rule(state: &State, frame: &mut Frame, area: Rect) {
         }
         None => String::new(),
     };
-    let fill = usize::from(area.width).saturating_sub(label.width());
+    let fill = usize::from(area.width).saturating_sub(str_width(&label));
     let line = Line::from(vec![
         Span::styled("─".repeat(fill), theme.border),
         Span::styled(label, theme.accent),
@@ -222,7 +220,7 @@ fn fit_items(items: &[&str], width: usize) -> String {
     let mut out = String::new();
     for item in items {
         let sep = if out.is_empty() { "" } else { " · " };
-        if out.width() + sep.width() + item.width() > width {
+        if str_width(&out) + str_width(sep) + str_width(item) > width {
             break;
         }
         out.push_str(sep);
