@@ -107,6 +107,26 @@ fn backspace_and_delete_remove_whole_characters_with_their_marks() {
 }
 
 #[test]
+fn backspace_and_delete_remove_a_flag_whole() {
+    let mut e = Editor::new();
+    e.insert_str("x🇺🇸🇫🇷");
+    e.backspace();
+    assert_eq!(e.text(), "x🇺🇸");
+    e.move_left();
+    assert_eq!(e.cursor(), 1);
+    e.delete();
+    assert_eq!(e.text(), "x");
+}
+
+#[test]
+fn word_jumps_treat_an_accented_letter_as_a_letter() {
+    let mut e = Editor::new();
+    e.insert_str("un cafe\u{301}");
+    e.word_left();
+    assert_eq!(e.cursor(), 3);
+}
+
+#[test]
 fn delete_removes_after_the_cursor_and_joins_at_line_end() {
     let mut e = editor("ab|\ncd");
     e.delete();
@@ -240,7 +260,7 @@ fn up_and_down_measure_display_columns_of_wide_characters() {
 #[test]
 fn layout_wraps_wide_characters_without_splitting_them() {
     let e = editor("ab中文|");
-    let l = e.layout(5, 10);
+    let l = e.layout(5, 10, 0);
     assert_eq!(l.rows, ["ab中", "文"]);
     assert_eq!(l.cursor, (2, 1));
     assert_eq!(l.total_rows, 2);
@@ -249,7 +269,7 @@ fn layout_wraps_wide_characters_without_splitting_them() {
 #[test]
 fn layout_soft_wraps_long_lines_by_width() {
     let e = editor("abcdefghij\nxy|");
-    let l = e.layout(4, 10);
+    let l = e.layout(4, 10, 0);
     assert_eq!(l.rows, ["abcd", "efgh", "ij", "xy"]);
     assert_eq!(l.cursor, (2, 3));
     assert_eq!(l.total_rows, 4);
@@ -258,11 +278,11 @@ fn layout_soft_wraps_long_lines_by_width() {
 #[test]
 fn layout_puts_a_cursor_at_a_full_row_end_on_the_next_row() {
     let e = editor("abcd|");
-    let l = e.layout(4, 10);
+    let l = e.layout(4, 10, 0);
     assert_eq!(l.rows, ["abcd", ""]);
     assert_eq!(l.cursor, (0, 1));
     let e = editor("abcd|efgh");
-    let l = e.layout(4, 10);
+    let l = e.layout(4, 10, 0);
     assert_eq!(l.rows, ["abcd", "efgh", ""]);
     assert_eq!(l.cursor, (0, 1));
 }
@@ -270,14 +290,14 @@ fn layout_puts_a_cursor_at_a_full_row_end_on_the_next_row() {
 #[test]
 fn layout_shows_tabs_as_spaces() {
     let e = editor("a\tb|");
-    let l = e.layout(20, 3);
+    let l = e.layout(20, 3, 0);
     assert_eq!(l.rows, ["a    b"]);
     assert_eq!(l.cursor, (6, 0));
 }
 
 #[test]
 fn layout_of_empty_text_is_one_empty_row() {
-    let l = Editor::new().layout(10, 3);
+    let l = Editor::new().layout(10, 3, 0);
     assert_eq!(l.rows, [""]);
     assert_eq!(l.cursor, (0, 0));
     assert_eq!(l.total_rows, 1);
@@ -287,19 +307,19 @@ fn layout_of_empty_text_is_one_empty_row() {
 fn layout_scrolls_to_keep_the_cursor_visible() {
     let mut e = Editor::new();
     e.insert_str("1\n2\n3\n4\n5\n6");
-    let l = e.layout(10, 3);
+    let l = e.layout(10, 3, 0);
     assert_eq!(l.total_rows, 6);
     assert_eq!(l.rows, ["4", "5", "6"]);
     assert_eq!(l.cursor, (1, 2));
     // Moving up inside the view doesn't scroll it.
     assert!(e.move_up());
     assert!(e.move_up());
-    let l = e.layout(10, 3);
+    let l = e.layout(10, 3, l.scroll);
     assert_eq!(l.rows, ["4", "5", "6"]);
     assert_eq!(l.cursor, (1, 0));
     // Moving above it scrolls by just enough.
     assert!(e.move_up());
-    let l = e.layout(10, 3);
+    let l = e.layout(10, 3, l.scroll);
     assert_eq!(l.rows, ["3", "4", "5"]);
     assert_eq!(l.cursor, (1, 0));
     assert_eq!(l.scroll, 2);

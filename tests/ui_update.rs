@@ -9,7 +9,8 @@ use dashfloat::protocol::{
 };
 use dashfloat::ui::state::{SessionInfo, State};
 use dashfloat::ui::theme::Theme;
-use dashfloat::ui::update::{Effect, Msg, update};
+use dashfloat::ui::transcript::EntryKind;
+use dashfloat::ui::update::{Effect, Msg, SendFailure, update};
 
 fn state() -> State {
     let mut s = State::new(
@@ -63,6 +64,44 @@ fn enter_submits_the_prompt_and_clears_the_input() {
     assert!(s.editor.is_empty());
     assert_eq!(s.phase, Phase::Streaming);
     assert_eq!(s.transcript.entries().len(), 1);
+}
+
+#[test]
+fn an_undelivered_prompt_goes_back_into_the_input_and_no_turn_runs() {
+    let mut s = state();
+    typed(&mut s, "hi there");
+    let effects = press(&mut s, KeyCode::Enter);
+    let [Effect::Send(prompt)] = effects.as_slice() else {
+        panic!("expected one send: {effects:?}");
+    };
+    let out = update(&mut s, Msg::Undelivered(prompt.clone(), SendFailure::Full));
+    assert!(out.changed);
+    assert!(out.effects.is_empty());
+    assert_eq!(s.editor.text(), "hi there");
+    assert_eq!(s.phase, Phase::Idle);
+    let last = s.transcript.entries().last().unwrap();
+    assert_eq!(last.kind, EntryKind::System(Severity::Error));
+    assert_eq!(
+        last.text,
+        "the agent is not keeping up; that key was dropped — try again"
+    );
+}
+
+#[test]
+fn an_undelivered_cancel_is_reported_and_leaves_the_rest_alone() {
+    let mut s = state();
+    agent(&mut s, AgentEvent::Phase(Phase::Streaming));
+    typed(&mut s, "draft");
+    let out = update(
+        &mut s,
+        Msg::Undelivered(UiCommand::Cancel, SendFailure::Closed),
+    );
+    assert!(out.effects.is_empty());
+    assert_eq!(s.editor.text(), "draft");
+    assert_eq!(s.phase, Phase::Streaming);
+    let last = s.transcript.entries().last().unwrap();
+    assert_eq!(last.kind, EntryKind::System(Severity::Error));
+    assert_eq!(last.text, "the agent has stopped; restart dashfloat");
 }
 
 #[test]
@@ -328,15 +367,19 @@ fn a_reply_over_the_clipboard_cap_is_not_copied_and_the_hint_says_why() {
 fn the_input_box_grows_to_its_limit_and_no_further() {
     use dashfloat::ui::state::INPUT_MAX_ROWS;
     let mut s = state();
-    let rows = |s: &State| s.input_rows();
-    assert_eq!(rows(&s), 1);
+    // The box is laid out once per frame, by `prepare`.
+    let rows = |s: &mut State| {
+        s.prepare();
+        s.input_rows()
+    };
+    assert_eq!(rows(&mut s), 1);
     update(
         &mut s,
         Msg::Paste("a\n".repeat(usize::from(INPUT_MAX_ROWS) - 1)),
     );
-    assert_eq!(rows(&s), INPUT_MAX_ROWS);
+    assert_eq!(rows(&mut s), INPUT_MAX_ROWS);
     update(&mut s, Msg::Paste("b\nc\nd\n".into()));
-    assert_eq!(rows(&s), INPUT_MAX_ROWS);
+    assert_eq!(rows(&mut s), INPUT_MAX_ROWS);
 }
 
 /// Asks to confirm a command of `commands` lines: 60 harmless ones and the

@@ -3,6 +3,7 @@
 //! next frame's deadline. It draws only when something changed, at most
 //! once per [`FRAME_INTERVAL`], so a burst of tokens costs one frame.
 
+use std::collections::VecDeque;
 use std::io;
 use std::time::Duration;
 
@@ -20,7 +21,7 @@ use super::state::{SessionInfo, State};
 use super::terminal::{TerminalGuard, copy_to_clipboard};
 use super::theme::Theme;
 use super::transcript::EntryKind;
-use super::update::{Effect, Msg, update};
+use super::update::{Effect, Msg, SendFailure, update};
 use super::view::view;
 
 /// The shortest time between two frames (~60 per second).
@@ -112,12 +113,13 @@ pub async fn run(
             Some(()) = next_signal(&mut hup) => break,
         };
         let mut quit = false;
-        for msg in msgs {
+        let mut msgs = VecDeque::from(msgs);
+        while let Some(msg) = msgs.pop_front() {
             let outcome = update(&mut state, msg);
             dirty |= outcome.changed;
             for effect in outcome.effects {
                 match effect {
-                    Effect::Send(cmd) => send(&commands, &mut state, cmd),
+                    Effect::Send(cmd) => msgs.extend(send(&commands, cmd)),
                     Effect::Copy(text) => copy_to_clipboard(terminal.backend_mut(), &text)?,
                     Effect::Redraw => terminal.clear()?,
                     Effect::Quit => quit = true,
@@ -154,27 +156,15 @@ fn terminal_msg(event: Event) -> Option<Msg> {
 }
 
 /// Sends a command without waiting: the UI must never block on the agent.
-/// The queue only fills if the agent stopped reading, which the person is
-/// told about.
-fn send(commands: &mpsc::Sender<UiCommand>, state: &mut State, cmd: UiCommand) {
-    if let Err(err) = commands.try_send(cmd) {
-        let (cmd, text) = match err {
-            mpsc::error::TrySendError::Full(cmd) => (
-                cmd,
-                "the agent is not keeping up; that key was dropped — try again",
-            ),
-            mpsc::error::TrySendError::Closed(cmd) => {
-                (cmd, "the agent has stopped; restart dashfloat")
-            }
-        };
-        // An undelivered prompt goes back into the input, and no turn runs.
-        if let UiCommand::Prompt { text } = cmd {
-            state.editor.set(&text);
-            state.phase = crate::protocol::Phase::Idle;
+/// The queue only fills if the agent stopped reading; a command that could
+/// not be sent comes back as the message that tells the person.
+fn send(commands: &mpsc::Sender<UiCommand>, cmd: UiCommand) -> Option<Msg> {
+    match commands.try_send(cmd) {
+        Ok(()) => None,
+        Err(mpsc::error::TrySendError::Full(cmd)) => Some(Msg::Undelivered(cmd, SendFailure::Full)),
+        Err(mpsc::error::TrySendError::Closed(cmd)) => {
+            Some(Msg::Undelivered(cmd, SendFailure::Closed))
         }
-        state
-            .transcript
-            .push(EntryKind::System(Severity::Error), text.to_string());
     }
 }
 

@@ -2,20 +2,21 @@
 //! layout in a box of a given width, and the history of earlier prompts.
 //!
 //! The cursor is a byte index on a character boundary. Deletion and cursor
-//! motion step over whole characters plus what visibly belongs to them
-//! (combining marks, variation selectors, emoji joiners and skin tones), so
-//! an accented letter or a family emoji goes in one keystroke.
+//! motion step over whole grapheme clusters (from `unicode-segmentation`),
+//! so an accented letter, a flag or a family emoji goes in one keystroke;
+//! the layout cuts rows between the same clusters, measured by the UI's one
+//! width rule (ADR 0018).
 
-use std::cell::Cell;
+use std::borrow::Cow;
 use std::collections::VecDeque;
 
-use super::wrap::WidthCounter;
+use unicode_segmentation::UnicodeSegmentation;
+
+use super::width::str_width;
+use super::wrap::{Fill, fill_columns};
 
 /// Columns a tab occupies in the input box.
 const TAB_WIDTH: usize = 4;
-
-/// The zero width joiner that glues emoji sequences together.
-const ZWJ: char = '\u{200D}';
 
 /// The prompt being typed: text plus a cursor (byte index on a char boundary).
 #[derive(Debug, Clone, Default)]
@@ -24,9 +25,6 @@ pub struct Editor {
     cursor: usize,
     /// The display column Up/Down aim for, kept across consecutive moves.
     goal_col: Option<usize>,
-    /// First visible row of the last layout, so the view only scrolls when
-    /// the cursor would leave it.
-    scroll: Cell<usize>,
 }
 
 /// What the input box shows: the visible rows and where the cursor is.
@@ -40,16 +38,6 @@ pub struct EditorLayout {
     pub total_rows: usize,
     /// Index of the first visible row among all `total_rows`.
     pub scroll: usize,
-}
-
-/// Whether `c` belongs to the character before it rather than starting a
-/// new one: combining marks and other zero-width characters, and emoji
-/// skin-tone modifiers.
-fn is_extender(c: char) -> bool {
-    if c == '\n' || c == '\t' {
-        return false;
-    }
-    super::wrap::char_width(c) == 0 || ('\u{1F3FB}'..='\u{1F3FF}').contains(&c)
 }
 
 /// Word-motion classes: whitespace, word characters, punctuation.
@@ -93,16 +81,32 @@ fn clean(s: &str) -> String {
 
 /// Display width of a stretch of one line, tabs counting [`TAB_WIDTH`].
 fn cols(s: &str) -> usize {
-    let mut counter = WidthCounter::new();
-    s.chars()
-        .map(|c| {
-            if c == '\t' {
-                TAB_WIDTH
-            } else {
-                counter.next(c)
-            }
-        })
-        .sum()
+    let tabs = s.bytes().filter(|&b| b == b'\t').count();
+    str_width(s) + tabs * TAB_WIDTH
+}
+
+/// One line of the text as the box shows it: tabs as `tab` spaces, and
+/// where byte `cursor` of the line (if given) lands in it.
+fn shown_line(line: &str, tab: usize, cursor: Option<usize>) -> (Cow<'_, str>, Option<usize>) {
+    if !line.contains('\t') {
+        return (Cow::Borrowed(line), cursor);
+    }
+    let mut shown = String::with_capacity(line.len() + 8);
+    let mut at = None;
+    for (i, c) in line.char_indices() {
+        if cursor == Some(i) {
+            at = Some(shown.len());
+        }
+        if c == '\t' {
+            shown.extend(std::iter::repeat_n(' ', tab));
+        } else {
+            shown.push(c);
+        }
+    }
+    if cursor == Some(line.len()) {
+        at = Some(shown.len());
+    }
+    (Cow::Owned(shown), at)
 }
 
 impl Editor {
@@ -230,8 +234,7 @@ impl Editor {
     /// whitespace, then a run of word characters or of punctuation.
     pub fn word_left(&mut self) {
         let mut pos = self.skip_back(self.cursor, |c| c == Class::Space);
-        if let Some(c) = self.text[..pos].chars().next_back() {
-            let cls = class(c);
+        if let Some(cls) = self.class_before(pos) {
             pos = self.skip_back(pos, |c| c == cls);
         }
         self.cursor = pos;
@@ -242,8 +245,7 @@ impl Editor {
     /// whitespace, then a run of word characters or of punctuation.
     pub fn word_right(&mut self) {
         let mut pos = self.skip_forward(self.cursor, |c| c == Class::Space);
-        if let Some(c) = self.text[pos..].chars().next() {
-            let cls = class(c);
+        if let Some(cls) = self.class_after(pos) {
             pos = self.skip_forward(pos, |c| c == cls);
         }
         self.cursor = pos;
@@ -286,7 +288,6 @@ impl Editor {
     pub fn take(&mut self) -> String {
         self.cursor = 0;
         self.goal_col = None;
-        self.scroll.set(0);
         std::mem::take(&mut self.text)
     }
 
@@ -301,62 +302,59 @@ impl Editor {
     /// `max_rows` rows: the visible rows (soft-wrapped by display width),
     /// the cursor's (col,row) inside them, and the total row count (so the
     /// box can grow up to a limit, then scroll keeping the cursor visible).
+    /// `scroll` is the first visible row of the box as last drawn: the view
+    /// only scrolls when the cursor would leave it.
     ///
     /// A row that fills the width exactly at the end of a line is followed
     /// by an empty row, where the cursor goes when it's at that line end.
-    pub fn layout(&self, width: u16, max_rows: u16) -> EditorLayout {
+    pub fn layout(&self, width: u16, max_rows: u16, scroll: usize) -> EditorLayout {
         let width = usize::from(width.max(1));
         let max_rows = usize::from(max_rows.max(1));
         let mut rows: Vec<String> = Vec::new();
-        let mut row = String::new();
-        let mut col = 0;
         let mut cursor = (0, 0);
         let mut offset = 0;
-        for (n, line) in self.text.split('\n').enumerate() {
-            if n > 0 {
-                rows.push(std::mem::take(&mut row));
-                col = 0;
-            }
-            let mut counter = WidthCounter::new();
-            for (i, c) in line.char_indices() {
-                let cw = if c == '\t' {
-                    TAB_WIDTH.min(width)
-                } else {
-                    counter.next(c)
-                };
-                if col + cw > width && col > 0 {
+        for line in self.text.split('\n') {
+            let in_line = (offset..=offset + line.len()).contains(&self.cursor);
+            let (shown, mut at) = shown_line(
+                line,
+                TAB_WIDTH.min(width),
+                in_line.then(|| self.cursor - offset),
+            );
+            let mut row = String::new();
+            let mut col = 0;
+            let used = fill_columns(&shown, width, |fill| match fill {
+                Fill::Text(range, w) => {
+                    if let Some(c) = at.filter(|&c| c < range.end) {
+                        let before = shown.get(range.start..c).map_or(0, str_width);
+                        cursor = (col + before, rows.len());
+                        at = None;
+                    }
+                    row.push_str(&shown[range]);
+                    col += w;
+                }
+                Fill::RowEnd => {
                     rows.push(std::mem::take(&mut row));
                     col = 0;
                 }
-                if offset + i == self.cursor {
-                    cursor = (col, rows.len());
-                }
-                if c == '\t' {
-                    row.extend(std::iter::repeat_n(' ', cw));
-                } else {
-                    row.push(c);
-                }
-                col += cw;
-            }
-            if col >= width {
+            });
+            if used >= width {
                 rows.push(std::mem::take(&mut row));
                 col = 0;
             }
-            if offset + line.len() == self.cursor {
+            if at.is_some() {
                 cursor = (col, rows.len());
             }
+            rows.push(row);
             offset += line.len() + 1;
         }
-        rows.push(row);
         let total_rows = rows.len();
-        let mut scroll = self.scroll.get();
+        let mut scroll = scroll;
         if cursor.1 < scroll {
             scroll = cursor.1;
         } else if cursor.1 >= scroll + max_rows {
             scroll = cursor.1 + 1 - max_rows;
         }
         scroll = scroll.min(total_rows.saturating_sub(max_rows));
-        self.scroll.set(scroll);
         let visible: Vec<String> = rows.into_iter().skip(scroll).take(max_rows).collect();
         EditorLayout {
             rows: visible,
@@ -401,74 +399,43 @@ impl Editor {
             .map_or(self.text.len(), |i| pos + i)
     }
 
-    /// The start of the visible character ending at `pos`.
+    /// The start of the grapheme cluster ending at `pos`.
     fn prev_boundary(&self, pos: usize) -> usize {
-        let before = &self.text[..pos];
-        let mut chars = before.char_indices().rev().peekable();
-        let mut start = pos;
-        while let Some((i, c)) = chars.next() {
-            start = i;
-            let Some(&(_, prev)) = chars.peek() else {
-                break;
-            };
-            if prev == '\n' {
-                break;
-            }
-            if is_extender(c) {
-                continue;
-            }
-            // `c` is a base character; a joiner before it joins it to the
-            // previous one.
-            if prev == ZWJ {
-                continue;
-            }
-            break;
-        }
-        start
+        self.text[..pos]
+            .graphemes(true)
+            .next_back()
+            .map_or(pos, |g| pos - g.len())
     }
 
-    /// The end of the visible character starting at `pos`.
+    /// The end of the grapheme cluster starting at `pos`.
     fn next_boundary(&self, pos: usize) -> usize {
-        let mut chars = self.text[pos..].char_indices().peekable();
-        let Some((_, first)) = chars.next() else {
-            return pos;
-        };
-        let mut end = pos + first.len_utf8();
-        if first == '\n' {
-            return end;
-        }
-        while let Some(&(i, c)) = chars.peek() {
-            if !is_extender(c) {
-                break;
-            }
-            chars.next();
-            end = pos + i + c.len_utf8();
-            if c == ZWJ
-                && let Some(&(j, joined)) = chars.peek()
-                && joined != '\n'
-            {
-                chars.next();
-                end = pos + j + joined.len_utf8();
-            }
-        }
-        end
+        self.text[pos..]
+            .graphemes(true)
+            .next()
+            .map_or(pos, |g| pos + g.len())
+    }
+
+    /// The word-motion class of the cluster ending at `pos`, by its base
+    /// character.
+    fn class_before(&self, pos: usize) -> Option<Class> {
+        let start = self.prev_boundary(pos);
+        self.text[start..pos].chars().next().map(class)
+    }
+
+    /// The word-motion class of the cluster starting at `pos`.
+    fn class_after(&self, pos: usize) -> Option<Class> {
+        self.text[pos..].chars().next().map(class)
     }
 
     fn skip_back(&self, mut pos: usize, keep: impl Fn(Class) -> bool) -> usize {
-        while let Some(c) = self.text[..pos].chars().next_back() {
-            if !keep(class(c)) {
-                break;
-            }
+        while self.class_before(pos).is_some_and(&keep) {
             pos = self.prev_boundary(pos);
         }
         pos
     }
 
     fn skip_forward(&self, mut pos: usize, keep: impl Fn(Class) -> bool) -> usize {
-        while let Some(c) = self.text[pos..].chars().next() {
-            if !keep(class(c)) {
-                break;
-            }
+        while self.class_after(pos).is_some_and(&keep) {
             pos = self.next_boundary(pos);
         }
         pos

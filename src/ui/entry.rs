@@ -11,7 +11,8 @@ use crate::safe_text::strip_controls;
 
 use super::markdown;
 use super::theme::Theme;
-use super::wrap::{str_width, wrap_plain};
+use super::width::str_width;
+use super::wrap::wrap_plain;
 
 /// What kind of entry it is, with what only that kind has.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,10 +71,8 @@ impl EntryKind {
 
 /// `text` as the log keeps it: without control characters, which would
 /// reach the terminal through the transcript printed on exit and the
-/// clipboard, and which the wrapper measures differently from how they are
-/// drawn (an escape sequence it counts as zero columns is drawn as text,
-/// pushing the end of the line off the screen). Reuses `text` when it is
-/// already clean.
+/// clipboard (ratatui drops them from frames, ADR 0002). Reuses `text` when
+/// it is already clean.
 pub(super) fn clean(text: String) -> String {
     match strip_controls(&text) {
         Cow::Borrowed(_) => text,

@@ -12,4 +12,5 @@ pub mod theme;
 pub mod transcript;
 pub mod update;
 pub mod view;
+pub mod width;
 pub mod wrap;

@@ -2,7 +2,7 @@
 
 use crate::protocol::{CallId, Phase, Usage};
 
-use super::editor::{Editor, History};
+use super::editor::{Editor, EditorLayout, History};
 use super::entry::clean;
 use super::theme::Theme;
 use super::transcript::Transcript;
@@ -11,6 +11,12 @@ use super::transcript::Transcript;
 pub const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 /// The input box grows with its content up to this many rows, then scrolls.
 pub const INPUT_MAX_ROWS: u16 = 8;
+
+/// The input box's text columns in a terminal `columns` wide: all but the
+/// prompt mark.
+fn input_width(columns: u16) -> u16 {
+    columns.saturating_sub(2).max(1)
+}
 
 /// Facts about the session shown in the header; fixed at start-up.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -146,6 +152,8 @@ pub struct State {
     pub agent_gone: bool,
     /// The confirmation waiting for y / Esc, if any.
     pub confirm: Option<PendingConfirm>,
+    /// The input box as laid out for the next frame by [`State::prepare`].
+    input: EditorLayout,
 }
 
 impl State {
@@ -172,14 +180,20 @@ impl State {
             quit_armed: false,
             agent_gone: false,
             confirm: None,
+            input: Editor::new().layout(input_width(size.0), INPUT_MAX_ROWS, 0),
         }
     }
 
-    /// Rows the input box needs for its content (at least one).
+    /// The input box as the last [`State::prepare`] laid it out: what the
+    /// frame draws.
+    pub fn input(&self) -> &EditorLayout {
+        &self.input
+    }
+
+    /// Rows the input box takes (at least one), as last laid out.
     pub fn input_rows(&self) -> u16 {
-        let width = self.size.0.saturating_sub(2).max(1);
-        let rows = self.editor.layout(width, INPUT_MAX_ROWS).total_rows;
-        (rows.max(1) as u16).min(INPUT_MAX_ROWS)
+        let rows = self.input.total_rows.clamp(1, usize::from(INPUT_MAX_ROWS));
+        u16::try_from(rows).unwrap_or(INPUT_MAX_ROWS)
     }
 
     /// Rows left for the log: everything but the header, the input box with
@@ -188,9 +202,13 @@ impl State {
         self.size.1.saturating_sub(3 + self.input_rows())
     }
 
-    /// Re-wraps the transcript for the current size and records what of a
-    /// pending preview the next frame shows; call right before drawing.
+    /// Lays out the input box and re-wraps the transcript for the current
+    /// size, and records what of a pending preview the next frame shows;
+    /// call right before drawing, which then only reads the state.
     pub fn prepare(&mut self) {
+        self.input =
+            self.editor
+                .layout(input_width(self.size.0), INPUT_MAX_ROWS, self.input.scroll);
         let height = self.log_height();
         self.transcript.prepare(self.size.0, height, &self.theme);
         if let Some(confirm) = &mut self.confirm {

@@ -32,6 +32,17 @@ pub enum Msg {
     AgentGone,
     /// The spinner tick.
     Tick,
+    /// A command the UI could not hand to the agent, and why.
+    Undelivered(UiCommand, SendFailure),
+}
+
+/// Why a command did not reach the agent (the UI never waits for it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SendFailure {
+    /// Its queue is full: it has not been reading for a while.
+    Full,
+    /// Its channel is closed: it has stopped.
+    Closed,
 }
 
 /// What the loop must do after an update.
@@ -117,7 +128,27 @@ pub fn update(state: &mut State, msg: Msg) -> Outcome {
                 Outcome::default()
             }
         }
+        Msg::Undelivered(command, why) => {
+            undelivered(state, command, why);
+            Outcome::changed()
+        }
     }
+}
+
+/// Tells the person a command went nowhere. An undelivered prompt goes
+/// back into the input, and no turn runs.
+fn undelivered(state: &mut State, command: UiCommand, why: SendFailure) {
+    if let UiCommand::Prompt { text } = command {
+        state.editor.set(&text);
+        state.phase = Phase::Idle;
+    }
+    let text = match why {
+        SendFailure::Full => "the agent is not keeping up; that key was dropped — try again",
+        SendFailure::Closed => "the agent has stopped; restart dashfloat",
+    };
+    state
+        .transcript
+        .push(EntryKind::System(Severity::Error), text.to_string());
 }
 
 fn on_agent(state: &mut State, event: AgentEvent) {

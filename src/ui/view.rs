@@ -5,34 +5,27 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Position, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
-use unicode_width::UnicodeWidthStr;
 
 use crate::protocol::Phase;
 
-use super::editor::EditorLayout;
-use super::state::{INPUT_MAX_ROWS, SPINNER, State};
+use super::state::{SPINNER, State};
+use super::width::{clusters, str_width};
 
-/// Draws the whole screen. The transcript must have been prepared for the
-/// current size (`State::prepare`).
+/// Draws the whole screen from what `State::prepare` laid out for the
+/// current size; it changes nothing.
 pub fn view(state: &State, frame: &mut Frame) {
-    let area = frame.area();
-    // One layout of the input serves both its height and its drawing.
-    let editor = state
-        .editor
-        .layout(area.width.saturating_sub(2).max(1), INPUT_MAX_ROWS);
-    let input_rows = (editor.total_rows.max(1) as u16).min(INPUT_MAX_ROWS);
     let [header, log, rule, input, help] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Fill(1),
         Constraint::Length(1),
-        Constraint::Length(input_rows),
+        Constraint::Length(state.input_rows()),
         Constraint::Length(1),
     ])
-    .areas(area);
+    .areas(frame.area());
     draw_header(state, frame, header);
     draw_log(state, frame, log);
     draw_rule(state, frame, rule);
-    draw_input(state, &editor, frame, input);
+    draw_input(state, frame, input);
     draw_help(state, frame, help);
 }
 
@@ -93,7 +86,7 @@ fn draw_header(state: &State, frame: &mut Frame, area: Rect) {
         format!("│ {} @ {} │ {ctx} ", s.model, s.host),
         theme.header,
     ));
-    let used_width: usize = left.iter().map(|s| s.content.width()).sum();
+    let used_width: usize = left.iter().map(|s| str_width(&s.content)).sum();
     let room = usize::from(area.width).saturating_sub(used_width + 2);
     let cwd = shorten_left(&s.cwd, room);
     let mut spans = left;
@@ -105,23 +98,21 @@ fn draw_header(state: &State, frame: &mut Frame, area: Rect) {
 
 /// Keeps the end of `text` within `width` columns, marking a cut with `…`.
 fn shorten_left(text: &str, width: usize) -> String {
-    if text.width() <= width {
+    let total = str_width(text);
+    if total <= width {
         return text.to_string();
     }
     if width < 2 {
         return String::new();
     }
-    let mut out = String::new();
-    let mut used = 1;
-    for c in text.chars().rev() {
-        let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
-        if used + w > width {
-            break;
+    let mut dropped = 0;
+    for cluster in clusters(text) {
+        if total - dropped < width {
+            return format!("…{}", &text[cluster.start..]);
         }
-        used += w;
-        out.insert(0, c);
+        dropped += cluster.width;
     }
-    format!("…{out}")
+    "…".to_string()
 }
 
 fn draw_log(state: &State, frame: &mut Frame, area: Rect) {
@@ -165,7 +156,7 @@ fn draw_rule(state: &State, frame: &mut Frame, area: Rect) {
         }
         None => String::new(),
     };
-    let fill = usize::from(area.width).saturating_sub(label.width());
+    let fill = usize::from(area.width).saturating_sub(str_width(&label));
     let line = Line::from(vec![
         Span::styled("─".repeat(fill), theme.border),
         Span::styled(label, theme.accent),
@@ -173,8 +164,9 @@ fn draw_rule(state: &State, frame: &mut Frame, area: Rect) {
     frame.render_widget(Paragraph::new(line), area);
 }
 
-fn draw_input(state: &State, layout: &EditorLayout, frame: &mut Frame, area: Rect) {
+fn draw_input(state: &State, frame: &mut Frame, area: Rect) {
     let theme = &state.theme;
+    let layout = state.input();
     let prompt_style = if state.phase.is_active() {
         theme.dim
     } else {
@@ -228,7 +220,7 @@ fn fit_items(items: &[&str], width: usize) -> String {
     let mut out = String::new();
     for item in items {
         let sep = if out.is_empty() { "" } else { " · " };
-        if out.width() + sep.width() + item.width() > width {
+        if str_width(&out) + str_width(sep) + str_width(item) > width {
             break;
         }
         out.push_str(sep);

@@ -1,12 +1,13 @@
 //! Code blocks: collecting them, listing them for copying, and laying them
-//! out verbatim (tabs expanded, hard-broken by columns).
+//! out verbatim (tabs expanded, cut by columns).
 
 use pulldown_cmark::{Event, Parser, Tag, TagEnd};
 use ratatui::text::Span;
 
 use super::options;
 use super::renderer::Renderer;
-use crate::ui::wrap::WidthCounter;
+use crate::ui::width::clusters;
+use crate::ui::wrap::{Fill, fill_columns};
 
 /// Columns a tab advances to (the next multiple of this) in code blocks.
 const TAB_STOP: usize = 4;
@@ -76,44 +77,30 @@ fn expand_tabs(line: &str) -> String {
     }
     let mut out = String::with_capacity(line.len() + 8);
     let mut col = 0;
-    let mut counter = WidthCounter::new();
-    for c in line.chars() {
-        if c == '\t' {
+    for cluster in clusters(line) {
+        if cluster.text == "\t" {
             let n = TAB_STOP - col % TAB_STOP;
             out.extend(std::iter::repeat_n(' ', n));
             col += n;
-        } else if !c.is_control() {
-            col += counter.next(c);
-            out.push(c);
+        } else if !cluster.text.contains(char::is_control) {
+            col += cluster.width;
+            out.push_str(cluster.text);
         }
     }
     out
 }
 
-/// Splits `s` into pieces of at most `w` columns (a character wider than
-/// `w` is dropped rather than overflow).
+/// Splits `s` into rows of at most `w` columns (a cluster wider than `w`
+/// is left out rather than overflow).
 fn hard_break(s: &str, w: usize) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut used = 0;
-    let mut counter = WidthCounter::new();
-    for c in s.chars() {
-        if c.is_control() {
-            continue;
+    let mut rows = vec![String::new()];
+    fill_columns(s, w, |fill| match fill {
+        Fill::Text(range, _) => {
+            if let Some(row) = rows.last_mut() {
+                row.push_str(&s[range]);
+            }
         }
-        let cw = counter.next(c);
-        if cw > w {
-            continue;
-        }
-        if used + cw > w {
-            out.push(std::mem::take(&mut cur));
-            used = 0;
-        }
-        used += cw;
-        cur.push(c);
-    }
-    if !cur.is_empty() || out.is_empty() {
-        out.push(cur);
-    }
-    out
+        Fill::RowEnd => rows.push(String::new()),
+    });
+    rows
 }

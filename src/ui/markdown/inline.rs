@@ -74,8 +74,14 @@ impl Inline {
         self.push(t, style, RunKind::Text);
     }
 
+    /// Adds text kept whole (inline code). A tab in it shows as a space:
+    /// as a control character it would be measured but not drawn.
     pub(super) fn atomic(&mut self, t: &str, style: Style) {
-        self.push(t, style, RunKind::Atomic);
+        if t.contains('\t') {
+            self.push(&t.replace('\t', " "), style, RunKind::Atomic);
+        } else {
+            self.push(t, style, RunKind::Atomic);
+        }
     }
 
     pub(super) fn hard_break(&mut self) {

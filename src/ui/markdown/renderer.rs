@@ -12,7 +12,7 @@ use super::spans::{push_span, truncate_to};
 use super::table::{Table, inline_pieces};
 use super::wrapping::wrap_inline;
 use crate::ui::theme::Theme;
-use crate::ui::wrap::str_width;
+use crate::ui::width::str_width;
 
 /// Something that prefixes each line of the blocks inside it.
 struct Container {

@@ -4,7 +4,7 @@
 use ratatui::style::Style;
 use ratatui::text::Span;
 
-use crate::ui::wrap::WidthCounter;
+use crate::ui::width::prefix_fitting;
 
 /// Appends `text` to `spans`, merging with the last span when styles match.
 pub(super) fn push_span(spans: &mut Vec<Span<'static>>, text: String, style: Style) {
@@ -34,22 +34,8 @@ pub(super) fn push_str_span(spans: &mut Vec<Span<'static>>, text: &str, style: S
     spans.push(Span::styled(text.to_owned(), style));
 }
 
-/// The longest prefix of `s` (control characters dropped) that fits in `w`
-/// columns.
+/// The longest start of `s` that fits in `w` columns, cut between
+/// clusters.
 pub(super) fn truncate_to(s: &str, w: usize) -> String {
-    let mut out = String::new();
-    let mut counter = WidthCounter::new();
-    let mut used = 0;
-    for c in s.chars() {
-        if c.is_control() {
-            continue;
-        }
-        let cw = counter.next(c);
-        if used + cw > w {
-            break;
-        }
-        used += cw;
-        out.push(c);
-    }
-    out
+    prefix_fitting(s, w).to_owned()
 }

@@ -8,7 +8,7 @@ use ratatui::text::Span;
 use super::inline::{Inline, RunKind};
 use super::renderer::Renderer;
 use super::spans::{push_span, truncate_to};
-use crate::ui::wrap::str_width;
+use crate::ui::width::str_width;
 
 /// A table being collected.
 pub(super) struct Table {
