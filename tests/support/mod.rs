@@ -2,8 +2,10 @@
 //! OpenAI-compatible server ([`server`]), a pseudo-terminal driver
 //! ([`pty`]) and the recorded SSE fixtures ([`fixtures`]).
 //!
-//! Include it with `mod support;` from a test crate. Each crate uses only
-//! part of it, hence the `dead_code` allowance here (the one place for it).
+//! Each test crate (`tests/<area>/main.rs`) includes it with
+//! `#[path = "../support/mod.rs"] mod support;`, as `benches/main.rs` does.
+//! Each uses only part of it, hence the `dead_code` allowance here (the one
+//! place for it).
 #![allow(dead_code)]
 
 pub mod agent;

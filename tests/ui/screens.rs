@@ -1,0 +1,351 @@
+//! Snapshots of the screen drawn on ratatui's `TestBackend`: every state a
+//! person sees in the foundation (empty, streaming, scrolled, each phase,
+//! narrow, an error entry).
+
+use dashfloat::protocol::{
+    AgentEvent, ConfirmRequest, Phase, PreviewKind, PreviewLine, ReplyEnd, Severity, ToolStatus,
+    Usage,
+};
+use dashfloat::ui::state::{SessionInfo, State};
+use dashfloat::ui::theme::Theme;
+use dashfloat::ui::update::{Msg, update};
+use dashfloat::ui::view::view;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+fn state(width: u16, height: u16) -> State {
+    State::new(
+        SessionInfo {
+            model: "qwen2.5-coder-0.5b".into(),
+            host: "127.0.0.1:8088".into(),
+            cwd: "~/src/project".into(),
+            context_window: 8192,
+            approval_warning: None,
+        },
+        Theme::new(true),
+        (width, height),
+    )
+}
+
+fn agent(state: &mut State, event: AgentEvent) {
+    update(state, Msg::Agent(event));
+}
+
+fn draw(state: &mut State) -> String {
+    let (w, h) = state.size;
+    let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
+    state.prepare();
+    terminal.draw(|f| view(state, f)).unwrap();
+    terminal.backend().to_string()
+}
+
+fn type_text(state: &mut State, text: &str) {
+    update(state, Msg::Paste(text.to_string()));
+}
+
+fn submit(state: &mut State) {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    update(
+        state,
+        Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
+    );
+}
+
+const REPLY: &str = "# Plan\n\nHere is **the** change, with `inline` code:\n\n1. read the file\n2. edit it\n\n```rust\nfn main() {\n    println!(\"hi\");\n}\n```\n\nSee [the docs](https://example.com).\n";
+
+#[test]
+fn empty_screen() {
+    let mut s = state(80, 24);
+    insta::assert_snapshot!(draw(&mut s));
+}
+
+#[test]
+fn streaming_reply_with_markdown() {
+    let mut s = state(80, 24);
+    type_text(&mut s, "Explain the plan");
+    submit(&mut s);
+    agent(&mut s, AgentEvent::Phase(Phase::Streaming));
+    // The reply stops in the middle of a line: that line stays plain.
+    agent(&mut s, AgentEvent::AssistantDelta(REPLY.to_string()));
+    agent(
+        &mut s,
+        AgentEvent::AssistantDelta("and then **mid".to_string()),
+    );
+    insta::assert_snapshot!(draw(&mut s));
+}
+
+#[test]
+fn finished_reply_with_usage() {
+    let mut s = state(80, 24);
+    type_text(&mut s, "Explain the plan");
+    submit(&mut s);
+    agent(&mut s, AgentEvent::AssistantDelta(REPLY.to_string()));
+    agent(&mut s, AgentEvent::AssistantEnd(ReplyEnd::Complete));
+    agent(
+        &mut s,
+        AgentEvent::Usage(Usage {
+            prompt_tokens: 1200,
+            completion_tokens: 300,
+            total_tokens: 1500,
+        }),
+    );
+    agent(&mut s, AgentEvent::Phase(Phase::Idle));
+    agent(&mut s, AgentEvent::TurnDone);
+    insta::assert_snapshot!(draw(&mut s));
+}
+
+#[test]
+fn long_transcript_scrolled_up() {
+    let mut s = state(80, 24);
+    for i in 0..40 {
+        agent(&mut s, AgentEvent::AssistantDelta(format!("line {i}\n\n")));
+    }
+    agent(&mut s, AgentEvent::AssistantEnd(ReplyEnd::Complete));
+    draw(&mut s);
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    update(
+        &mut s,
+        Msg::Key(KeyEvent::new(KeyCode::PageUp, KeyModifiers::NONE)),
+    );
+    insta::assert_snapshot!(draw(&mut s));
+}
+
+#[test]
+fn interrupted_reply() {
+    let mut s = state(80, 16);
+    type_text(&mut s, "Write a poem");
+    submit(&mut s);
+    agent(
+        &mut s,
+        AgentEvent::AssistantDelta("Roses are red,\nviolets".into()),
+    );
+    agent(&mut s, AgentEvent::AssistantEnd(ReplyEnd::Interrupted));
+    agent(&mut s, AgentEvent::Phase(Phase::Idle));
+    agent(&mut s, AgentEvent::TurnDone);
+    insta::assert_snapshot!(draw(&mut s));
+}
+
+#[test]
+fn error_entry() {
+    let mut s = state(80, 16);
+    type_text(&mut s, "hello");
+    submit(&mut s);
+    agent(&mut s, AgentEvent::AssistantEnd(ReplyEnd::Failed));
+    agent(
+        &mut s,
+        AgentEvent::System {
+            severity: Severity::Error,
+            text: "no model server answers at http://127.0.0.1:8088/v1 (connection refused). Start one — `scripts/local-model` starts the local default — or set OPENAI_BASE_URL / --base-url".into(),
+        },
+    );
+    agent(&mut s, AgentEvent::Phase(Phase::Idle));
+    agent(&mut s, AgentEvent::TurnDone);
+    insta::assert_snapshot!(draw(&mut s));
+}
+
+#[test]
+fn each_phase_in_the_status_bar() {
+    let mut screens = String::new();
+    for phase in [
+        Phase::Idle,
+        Phase::Streaming,
+        Phase::Executing,
+        Phase::Confirming,
+    ] {
+        let mut s = state(100, 4);
+        agent(&mut s, AgentEvent::Phase(phase));
+        screens.push_str(&format!("{phase:?}\n{}\n", draw(&mut s)));
+    }
+    insta::assert_snapshot!(screens);
+}
+
+#[test]
+fn narrow_terminal() {
+    let mut s = state(40, 16);
+    type_text(
+        &mut s,
+        "a prompt long enough to wrap in a narrow terminal window",
+    );
+    submit(&mut s);
+    agent(&mut s, AgentEvent::AssistantDelta(REPLY.to_string()));
+    insta::assert_snapshot!(draw(&mut s));
+}
+
+#[test]
+fn multi_line_input_grows() {
+    let mut s = state(60, 16);
+    type_text(&mut s, "first line\nsecond line\nthird line");
+    insta::assert_snapshot!(draw(&mut s));
+}
+
+#[test]
+fn reasoning_is_shown_above_the_reply() {
+    let mut s = state(60, 12);
+    agent(
+        &mut s,
+        AgentEvent::ReasoningDelta("The person wants a greeting.".into()),
+    );
+    agent(&mut s, AgentEvent::AssistantDelta("Hello!".into()));
+    agent(&mut s, AgentEvent::AssistantEnd(ReplyEnd::Complete));
+    insta::assert_snapshot!(draw(&mut s));
+}
+
+fn tool_call(s: &mut State, id: &str, name: &str, summary: &str) {
+    agent(
+        s,
+        AgentEvent::ToolCall {
+            id: id.into(),
+            name: name.into(),
+            summary: summary.into(),
+        },
+    );
+}
+
+fn tool_result(s: &mut State, id: &str, status: ToolStatus, excerpt: &str) {
+    agent(
+        s,
+        AgentEvent::ToolResult {
+            id: id.into(),
+            status,
+            excerpt: excerpt.into(),
+        },
+    );
+}
+
+fn preview_line(kind: PreviewKind, text: &str) -> PreviewLine {
+    PreviewLine {
+        kind,
+        text: text.into(),
+    }
+}
+
+#[test]
+fn tool_rows_with_every_outcome() {
+    let mut s = state(80, 30);
+    type_text(&mut s, "look around and build");
+    submit(&mut s);
+    tool_call(&mut s, "1", "read_file", "src/main.rs:120-180");
+    tool_result(&mut s, "1", ToolStatus::Ok, "fn main() {\n    run();\n}");
+    tool_call(&mut s, "2", "execute_command", "cargo test");
+    tool_result(
+        &mut s,
+        "2",
+        ToolStatus::Error("exit code 101".into()),
+        "test failed: 1 of 12",
+    );
+    tool_call(&mut s, "3", "write_file", "notes.md (3 lines)");
+    tool_result(&mut s, "3", ToolStatus::Rejected, "");
+    tool_call(&mut s, "4", "execute_command", "sleep 30");
+    tool_result(&mut s, "4", ToolStatus::Cancelled, "");
+    tool_call(&mut s, "5", "execute_command", "make slow");
+    tool_result(
+        &mut s,
+        "5",
+        ToolStatus::TimedOut("timed out after 30s".into()),
+        "partial",
+    );
+    tool_call(&mut s, "6", "list_directory", "src");
+    agent(&mut s, AgentEvent::Phase(Phase::Executing));
+    insta::assert_snapshot!(draw(&mut s));
+}
+
+#[test]
+fn a_diff_preview_waiting_for_confirmation() {
+    let mut s = state(80, 24);
+    type_text(&mut s, "rename old to new");
+    submit(&mut s);
+    tool_call(&mut s, "e1", "edit_file", "src/lib.rs");
+    agent(
+        &mut s,
+        AgentEvent::Confirm(ConfirmRequest {
+            id: "e1".into(),
+            preview: vec![
+                preview_line(PreviewKind::Header, "edit src/lib.rs at line 2"),
+                preview_line(PreviewKind::Context, "// top"),
+                preview_line(PreviewKind::Removed, "fn old() {}"),
+                preview_line(PreviewKind::Added, "fn new() {}"),
+                preview_line(PreviewKind::Context, "// bottom"),
+            ],
+            position: 2,
+            of: 3,
+        }),
+    );
+    agent(&mut s, AgentEvent::Phase(Phase::Confirming));
+    insta::assert_snapshot!(draw(&mut s));
+}
+
+#[test]
+fn a_command_preview_and_the_approve_all_warning() {
+    let mut s = state(80, 16);
+    s.session.approval_warning = Some("APPROVE-ALL".into());
+    tool_call(&mut s, "x", "execute_command", "cargo build");
+    agent(
+        &mut s,
+        AgentEvent::Confirm(ConfirmRequest {
+            id: "x".into(),
+            preview: vec![
+                preview_line(PreviewKind::Header, "run in .:"),
+                preview_line(PreviewKind::Added, "$ cargo build"),
+            ],
+            position: 1,
+            of: 1,
+        }),
+    );
+    insta::assert_snapshot!(draw(&mut s));
+}
+
+/// 60 harmless commands and a last one past the first screen.
+fn long_command_confirmation(s: &mut State) {
+    let mut preview = vec![preview_line(PreviewKind::Header, "run in .:")];
+    preview.extend(
+        (1..=60).map(|i| preview_line(PreviewKind::Added, &format!("$ echo harmless {i}"))),
+    );
+    preview.push(preview_line(PreviewKind::Added, "$ echo EVIL > marker"));
+    tool_call(s, "x", "execute_command", "echo harmless 1 …");
+    agent(
+        s,
+        AgentEvent::Confirm(ConfirmRequest {
+            id: "x".into(),
+            preview,
+            position: 1,
+            of: 1,
+        }),
+    );
+    agent(s, AgentEvent::Phase(Phase::Confirming));
+}
+
+#[test]
+fn a_long_command_preview_opens_at_its_top_with_its_position() {
+    let mut s = state(80, 24);
+    long_command_confirmation(&mut s);
+    insta::assert_snapshot!(draw(&mut s));
+}
+
+#[test]
+fn a_long_command_preview_scrolled_to_its_end() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let mut s = state(80, 24);
+    long_command_confirmation(&mut s);
+    draw(&mut s);
+    for _ in 0..3 {
+        update(
+            &mut s,
+            Msg::Key(KeyEvent::new(KeyCode::PageDown, KeyModifiers::NONE)),
+        );
+        draw(&mut s);
+    }
+    insta::assert_snapshot!(draw(&mut s));
+}
+
+#[test]
+fn a_refused_y_says_why() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let mut s = state(80, 24);
+    long_command_confirmation(&mut s);
+    draw(&mut s);
+    update(
+        &mut s,
+        Msg::Key(KeyEvent::new(KeyCode::Char('y'), KeyModifiers::NONE)),
+    );
+    insta::assert_snapshot!(draw(&mut s));
+}
