@@ -182,6 +182,20 @@ impl Reply {
         Reply::sse(frames)
     }
 
+    /// Several whole calls in one reply, each `(id, name, arguments)` in
+    /// one fragment at its own index: a role chunk, the calls,
+    /// `finish_reason: "tool_calls"`, `[DONE]` (no usage chunk).
+    pub fn tool_calls(calls: &[(&str, &str, &str)]) -> Reply {
+        let mut frames = vec![role_chunk()];
+        frames.extend(
+            calls.iter().zip(0..).map(|((id, name, args), index)| {
+                tool_call_chunk(index, Some(id), Some(name), args)
+            }),
+        );
+        frames.push(finish_chunk("tool_calls"));
+        Reply::sse(frames)
+    }
+
     /// A plain reply with a `Content-Length` body, e.g.
     /// `Reply::status(400, "application/json", r#"{"error":..}"#)`.
     pub fn status(code: u16, content_type: &str, body: &str) -> Reply {

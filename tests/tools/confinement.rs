@@ -4,35 +4,20 @@
 //! outside alone.
 
 use std::os::unix::fs::symlink;
-use std::path::PathBuf;
 
-use dashfloat::tools::{ToolContext, execute, validate};
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
-/// `root/` with `esc -> ../outside`, `docs/`, a file `f.txt`; `outside/`
-/// next to it holding `secret.txt` and a directory `sub/`.
-struct Tree {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-    outside: PathBuf,
-}
+use crate::{Tree, names};
 
+/// The [`Tree`] with `root/esc -> ../outside`, `root/docs/`, a file
+/// `root/f.txt`, and a directory `outside/sub/`.
 fn tree() -> Tree {
-    let dir = tempfile::tempdir().unwrap();
-    let base = dir.path().canonicalize().unwrap();
-    let root = base.join("root");
-    let outside = base.join("outside");
-    std::fs::create_dir_all(root.join("docs")).unwrap();
-    std::fs::create_dir_all(outside.join("sub")).unwrap();
-    std::fs::write(outside.join("secret.txt"), "secret\n").unwrap();
-    std::fs::write(root.join("f.txt"), "f\n").unwrap();
-    symlink(&outside, root.join("esc")).unwrap();
-    Tree {
-        _dir: dir,
-        root,
-        outside,
-    }
+    let t = Tree::new();
+    std::fs::create_dir_all(t.root.join("docs")).unwrap();
+    std::fs::create_dir_all(t.outside.join("sub")).unwrap();
+    std::fs::write(t.root.join("f.txt"), "f\n").unwrap();
+    symlink(&t.outside, t.root.join("esc")).unwrap();
+    t
 }
 
 impl Tree {
@@ -42,23 +27,11 @@ impl Tree {
     }
 
     async fn run(&self, tool: &str, args: Value) -> Value {
-        let ctx = ToolContext::new(&self.root).unwrap();
-        let result = execute(
-            &validate(tool, &args.to_string()).unwrap(),
-            &ctx,
-            CancellationToken::new(),
-        )
-        .await;
-        serde_json::to_value(result).unwrap()
+        crate::run(&self.root, tool, args).await
     }
 
     fn outside_names(&self) -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(&self.outside)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        names
+        names(&self.outside)
     }
 }
 

@@ -5,11 +5,11 @@ use std::ffi::OsString;
 use std::time::Duration;
 
 use dashfloat::secret::Secret;
-use dashfloat::tools::{
-    ToolContext, ToolResult, child_env, execute, is_secret, is_secret_var, validate,
-};
+use dashfloat::tools::{ToolContext, child_env, execute, is_secret, is_secret_var, validate};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
+
+use crate::json_of;
 
 #[test]
 fn common_credential_names_are_secret() {
@@ -127,9 +127,4 @@ fn a_command_sees_no_credential_but_the_ones_passed_to_it() {
     assert!(out.contains("GH=gh-passed"), "{out}");
     assert!(!out.contains("gh-from-the-environment"), "{out}");
     assert!(out.contains("PATH="), "{out}");
-}
-
-/// A result as the model reads it.
-fn json_of(result: ToolResult) -> serde_json::Value {
-    serde_json::to_value(result).unwrap()
 }

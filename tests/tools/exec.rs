@@ -5,10 +5,12 @@
 use std::time::{Duration, Instant};
 
 use dashfloat::tools::{
-    EXEC_DRAIN_GRACE, EXEC_OUTPUT_MAX_BYTES, ToolContext, ToolResult, child_env, execute, validate,
+    EXEC_DRAIN_GRACE, EXEC_OUTPUT_MAX_BYTES, ToolContext, child_env, execute, validate,
 };
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
+
+use crate::json_of;
 
 fn ctx(dir: &tempfile::TempDir, timeout: Duration) -> ToolContext {
     let mut ctx = ToolContext::new(dir.path()).unwrap();
@@ -23,11 +25,6 @@ async fn sh(dir: &tempfile::TempDir, command: &str, timeout: Duration) -> Value 
     )
     .unwrap();
     json_of(execute(&call, &ctx(dir, timeout), CancellationToken::new()).await)
-}
-
-/// A result as the model reads it.
-fn json_of(result: ToolResult) -> Value {
-    serde_json::to_value(result).unwrap()
 }
 
 /// Whether a pid is still a live process (a zombie waiting for a reaper

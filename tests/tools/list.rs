@@ -4,19 +4,11 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use dashfloat::tools::{LIST_MAX_ENTRIES, ToolContext, execute, validate};
+use dashfloat::tools::LIST_MAX_ENTRIES;
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
 async fn list(dir: &Path, args: &str) -> Value {
-    let ctx = ToolContext::new(dir).unwrap();
-    let result = execute(
-        &validate("list_directory", args).unwrap(),
-        &ctx,
-        CancellationToken::new(),
-    )
-    .await;
-    serde_json::to_value(result).unwrap()
+    crate::run(dir, "list_directory", args).await
 }
 
 #[tokio::test]

@@ -5,28 +5,14 @@ use std::path::{Path, PathBuf};
 
 use dashfloat::tools::{PathError, resolve};
 
-/// A tempdir holding `root/` (the working directory) and `outside/` next
-/// to it, with `outside/secret.txt`.
-struct Tree {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-    outside: PathBuf,
-}
+use crate::Tree;
 
+/// The [`Tree`] with `root/src/main.rs`.
 fn tree() -> Tree {
-    let dir = tempfile::tempdir().unwrap();
-    let base = dir.path().canonicalize().unwrap();
-    let root = base.join("root");
-    let outside = base.join("outside");
-    std::fs::create_dir_all(root.join("src")).unwrap();
-    std::fs::create_dir_all(&outside).unwrap();
-    std::fs::write(root.join("src/main.rs"), "fn main() {}\n").unwrap();
-    std::fs::write(outside.join("secret.txt"), "secret\n").unwrap();
-    Tree {
-        _dir: dir,
-        root,
-        outside,
-    }
+    let t = Tree::new();
+    std::fs::create_dir_all(t.root.join("src")).unwrap();
+    std::fs::write(t.root.join("src/main.rs"), "fn main() {}\n").unwrap();
+    t
 }
 
 fn escapes(root: &Path, path: &str) {

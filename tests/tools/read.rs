@@ -5,24 +5,15 @@ use std::io::Write;
 
 use dashfloat::tools::{
     READ_BINARY_PROBE_BYTES, READ_MAX_BYTES, READ_MAX_LINES, READ_STREAM_THRESHOLD_BYTES,
-    ToolContext, execute, validate,
 };
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 
 fn lines(n: u64) -> String {
     (1..=n).map(|i| format!("line {i}\n")).collect()
 }
 
 async fn read(dir: &tempfile::TempDir, args: &str) -> Value {
-    let ctx = ToolContext::new(dir.path()).unwrap();
-    let result = execute(
-        &validate("read_file", args).unwrap(),
-        &ctx,
-        CancellationToken::new(),
-    )
-    .await;
-    serde_json::to_value(result).unwrap()
+    crate::run(dir.path(), "read_file", args).await
 }
 
 fn with_file(name: &str, content: &[u8]) -> tempfile::TempDir {

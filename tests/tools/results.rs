@@ -5,8 +5,6 @@
 //! These snapshots pin the model-visible JSON, key order included; a
 //! refactor of how results travel must leave them untouched.
 
-use crate::support;
-
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::symlink;
@@ -16,20 +14,10 @@ use std::time::Duration;
 use dashfloat::agent::ApprovalPolicy;
 use dashfloat::protocol::{AgentEvent, Decision, Phase, UiCommand};
 use serde_json::{Value, json};
-use support::agent::{AgentHarness, EVENT_WAIT, assert_tool_pairing, setup, start_with};
-use support::server::{
-    Reply, ScriptedServer, Step, finish_chunk, role_chunk, sse_frame, tool_call_chunk,
-};
 
-/// One reply making several calls, each `(id, name, arguments text)`.
-fn calls(list: &[(&str, &str, &str)]) -> Reply {
-    let mut frames = vec![role_chunk()];
-    for (i, (id, name, args)) in list.iter().enumerate() {
-        frames.push(tool_call_chunk(i as u32, Some(id), Some(name), args));
-    }
-    frames.push(finish_chunk("tool_calls"));
-    Reply::sse(frames)
-}
+use crate::support::agent::{AgentHarness, EVENT_WAIT, assert_tool_pairing, setup, start_with};
+use crate::support::server::{Reply, ScriptedServer, finish_chunk, role_chunk, tool_call_chunk};
+use crate::support::{self, kill, pid_written};
 
 /// An agent with tools rooted at `root` under `approval`, commands timing
 /// out after `exec_timeout`.
@@ -99,7 +87,7 @@ async fn every_tool_result_as_the_model_reads_it() {
     std::fs::write(tree.join(OsStr::from_bytes(b"bad\xffname")), "").unwrap();
     let list = r#"{"path":"tree"}"#;
     let server = ScriptedServer::start(vec![
-        calls(&[
+        Reply::tool_calls(&[
             ("r1", "read_file", r#"{"path":"notes.txt"}"#),
             ("r2", "read_file", r#"{"path":"five.txt","offset":2,"limit":2}"#),
             ("r3", "read_file", r#"{"path":"notes.txt","offset":9}"#),
@@ -131,11 +119,7 @@ async fn every_tool_result_as_the_model_reads_it() {
     let events = h.turn().await;
     // The grandchild left the command's group on purpose (ADR 0013); it is
     // not the tool's to kill, so the test cleans it up.
-    let pid = support::wait_for_pid(&root.join("held.pid"), EVENT_WAIT);
-    let _ = nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(pid),
-        nix::sys::signal::Signal::SIGKILL,
-    );
+    kill(support::wait_for_pid(&root.join("held.pid"), EVENT_WAIT));
     insta::assert_snapshot!("every_tool_result", transcript(&server, 1, &events));
 }
 
@@ -205,7 +189,7 @@ async fn a_timeout_and_an_interrupted_command_as_the_model_reads_them() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     let server = ScriptedServer::start(vec![
-        calls(&[
+        Reply::tool_calls(&[
             (
                 "t1",
                 "execute_command",
@@ -228,10 +212,7 @@ async fn a_timeout_and_an_interrupted_command_as_the_model_reads_them() {
     );
     h.prompt("wait").await;
     let mut events = h.until(|e| *e == AgentEvent::Phase(Phase::Executing)).await;
-    let pid_file = root.join("pid");
-    tokio::task::spawn_blocking(move || support::wait_for_pid(&pid_file, EVENT_WAIT))
-        .await
-        .unwrap();
+    pid_written(&root.join("pid"), EVENT_WAIT).await;
     h.send(UiCommand::Cancel).await;
     events.extend(h.turn().await);
     h.prompt("go on").await;
@@ -244,16 +225,8 @@ async fn a_timeout_and_an_interrupted_command_as_the_model_reads_them() {
 
 #[tokio::test]
 async fn calls_of_a_reply_that_broke_off_as_the_model_reads_them() {
-    let cut = Reply::sse_steps(vec![
-        Step::Send(sse_frame(&role_chunk())),
-        Step::Send(sse_frame(&tool_call_chunk(
-            0,
-            Some("b1"),
-            Some("write_file"),
-            "{\"path\": \"a.txt\", \"cont",
-        ))),
-        Step::Disconnect,
-    ]);
+    // The role chunk and the first piece of the call's arguments.
+    let cut = Reply::tool_call("b1", "write_file", &[r#"{"path": "a.txt", "cont"#]).cut_after(2);
     let server = ScriptedServer::start(vec![cut, Reply::text(&["recovered"])]).await;
     let dir = tempfile::tempdir().unwrap();
     let mut h = agent(

@@ -2,33 +2,11 @@
 //! refused, no temp files left, the edit protocol and its size bound.
 
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
 
-use dashfloat::tools::{
-    EDIT_MAX_FILE_BYTES, LocateError, NearMatch, ToolContext, execute, locate, splice, validate,
-};
-use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
+use dashfloat::tools::{EDIT_MAX_FILE_BYTES, LocateError, NearMatch, locate, splice};
+use serde_json::json;
 
-async fn run(dir: &Path, tool: &str, args: Value) -> Value {
-    let ctx = ToolContext::new(dir).unwrap();
-    let result = execute(
-        &validate(tool, &args.to_string()).unwrap(),
-        &ctx,
-        CancellationToken::new(),
-    )
-    .await;
-    serde_json::to_value(result).unwrap()
-}
-
-fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
+use crate::{names, run};
 
 #[tokio::test]
 async fn write_creates_parents_and_reports_what_it_did() {
