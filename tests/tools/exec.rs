@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::json_of;
+use crate::support::{self, kill};
 
 fn ctx(dir: &tempfile::TempDir, timeout: Duration) -> ToolContext {
     let mut ctx = ToolContext::new(dir.path()).unwrap();
@@ -281,12 +282,14 @@ async fn everything_is_gone_after_cancellation() {
     let cancel = CancellationToken::new();
     let call = validate(
         "execute_command",
-        r#"{"command":"sleep 1000 & echo PID $!; (while :; do :; done) & echo PID $!; echo PID $$; wait"}"#,
+        r#"{"command":"sleep 1000 & echo PID $!; (while :; do :; done) & echo PID $!; echo PID $$; echo $$ > pid; wait"}"#,
     )
     .unwrap();
     let trigger = cancel.clone();
+    // Cancels once the shell has printed every pid and started waiting.
+    let pid_file = dir.path().join("pid");
     tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(400)).await;
+        support::pid_written(&pid_file, support::WAIT).await;
         trigger.cancel();
     });
     let start = Instant::now();
@@ -312,13 +315,12 @@ async fn dropping_the_call_kills_the_group() {
     )
     .unwrap();
     let run = execute(&call, &ctx, CancellationToken::new());
-    // The agent aborting a tool task drops its future mid-run.
-    let _ = tokio::time::timeout(Duration::from_millis(400), run).await;
-    let pid: i32 = std::fs::read_to_string(&marker)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    // The agent aborting a tool task drops its future mid-run: here, once
+    // the command has started its child.
+    let pid = tokio::select! {
+        result = run => panic!("the command ended by itself: {result:?}"),
+        pid = support::pid_written(&marker, support::WAIT) => pid,
+    };
     assert!(gone(pid));
 }
 
@@ -330,7 +332,7 @@ async fn a_grandchild_holding_the_pipe_open_cannot_hang_the_call() {
     let start = Instant::now();
     let v = sh(
         &dir,
-        "setsid sh -c 'echo PID $$; exec sleep 30' & sleep 0.2; echo parent done",
+        "setsid sh -c 'echo PID $$; echo $$ > held; exec sleep 30' & while [ ! -s held ]; do sleep 0.01; done; echo parent done",
         Duration::from_secs(10),
     )
     .await;
@@ -348,10 +350,7 @@ async fn a_grandchild_holding_the_pipe_open_cannot_hang_the_call() {
     );
     // Out of scope for the group kill (ADR 0013); clean up after the test.
     for pid in pids_in(out) {
-        let _ = nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(pid),
-            nix::sys::signal::Signal::SIGKILL,
-        );
+        kill(pid);
     }
 }
 
