@@ -2,68 +2,19 @@
 //! print, credentials in the base URL never show in an error entry or the
 //! log, and custom headers never follow a redirect to another origin.
 
-use crate::support;
-
-use std::time::Duration;
-
 use dashfloat::agent::ApprovalPolicy;
-use dashfloat::llm::classify::RequestContext;
-use dashfloat::llm::stream::{self, Endpoint};
-use dashfloat::protocol::{StreamEvent, TransportError};
-use serde_json::json;
-use support::server::{Reply, ScriptedServer};
-use tokio::sync::mpsc;
+use dashfloat::llm::stream::Endpoint;
+use dashfloat::protocol::TransportError;
+
+use crate::support::server::{Reply, ScriptedServer};
+use crate::support::{self, WAIT, free_port, log_text};
+use crate::{content, failure, run};
 
 const KEY: &str = "sk-key-marker";
 const HEADER_VALUE: &str = "header-credential-marker";
 
 fn endpoint(base_url: &str) -> Endpoint {
-    Endpoint {
-        client: dashfloat::llm::build_client(Duration::from_secs(5)).unwrap(),
-        context: RequestContext {
-            base_url: base_url.to_string(),
-            model: "test-model".into(),
-            key_var: "TEST_KEY".into(),
-            request_timeout: Duration::from_secs(5),
-        },
-        api_key: Some(KEY.into()),
-        headers: vec![("X-Api-Key".into(), HEADER_VALUE.into())],
-        idle_timeout: Duration::from_secs(5),
-    }
-}
-
-async fn run(endpoint: Endpoint) -> Vec<StreamEvent> {
-    let body = serde_json::to_vec(&json!({"model": "m", "messages": [], "stream": true})).unwrap();
-    let (tx, mut rx) = mpsc::channel(1024);
-    let task = tokio::spawn(stream::run(endpoint, body, "call_".into(), tx));
-    let mut events = Vec::new();
-    while let Some(ev) = rx.recv().await {
-        events.push(ev);
-    }
-    task.await.unwrap();
-    events
-}
-
-fn failure(events: &[StreamEvent]) -> TransportError {
-    match events.last() {
-        Some(StreamEvent::Failed(e)) => e.clone(),
-        other => panic!("expected a failure, got {other:?} in {events:?}"),
-    }
-}
-
-fn content(events: &[StreamEvent]) -> String {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            StreamEvent::Content(t) => Some(t.as_str()),
-            _ => None,
-        })
-        .collect()
-}
-
-fn free_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap().port()
+    crate::endpoint(base_url, KEY, ("X-Api-Key", HEADER_VALUE))
 }
 
 /// `http://user:pw-marker@127.0.0.1:PORT/v1` for a base URL like
@@ -182,14 +133,7 @@ async fn credentials_in_the_base_url_do_not_reach_the_chat_or_the_log() {
         assert!(!entry.contains("pw-marker"), "{entry}");
     }
     drop(h);
-    let mut log = String::new();
-    for _ in 0..200 {
-        log = std::fs::read_to_string(&log_path).unwrap();
-        if log.contains("connection refused") {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let log = log_text(&log_path, WAIT, |t| t.contains("connection refused")).await;
     assert!(log.contains("connection refused"), "{log}");
     assert!(!log.contains("pw-marker"), "{log}");
 }
@@ -200,14 +144,7 @@ async fn the_log_redacts_a_url_with_credentials_whoever_wrote_the_line() {
     let path = dir.path().join("session.log");
     let log = dashfloat::log::Log::to_file(&path).unwrap();
     log.line(|| "proxy at http://bob:pw-marker@proxy:3128 said no; done".into());
-    let mut text = String::new();
-    for _ in 0..200 {
-        text = std::fs::read_to_string(&path).unwrap();
-        if text.contains("done") {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let text = log_text(&path, WAIT, |t| t.contains("done")).await;
     assert!(
         text.contains("http://[redacted]@proxy:3128 said no"),
         "{text}"

@@ -2,72 +2,21 @@
 //! the request it sends, every bound, and one test per row of the transport
 //! error taxonomy (ADR 0004).
 
-use crate::support;
-
 use std::time::Duration;
 
-use dashfloat::llm::classify::RequestContext;
-use dashfloat::llm::stream::{self, Endpoint, FRAME_MAX_BYTES, REPLY_MAX_BYTES};
+use dashfloat::llm::stream::{Endpoint, FRAME_MAX_BYTES, REPLY_MAX_BYTES};
 use dashfloat::protocol::{FinishReason, StreamEvent, TransportError, Usage};
 use serde_json::json;
-use support::server::{
+
+use crate::support;
+use crate::support::server::{
     Reply, ScriptedServer, Step, content_chunk, finish_chunk, reasoning_chunk, role_chunk,
     usage_chunk,
 };
-use tokio::sync::mpsc;
+use crate::{content, failure, run};
 
 fn endpoint(base_url: &str) -> Endpoint {
-    Endpoint {
-        client: dashfloat::llm::build_client(Duration::from_secs(5)).unwrap(),
-        context: RequestContext {
-            base_url: base_url.to_string(),
-            model: "test-model".into(),
-            key_var: "TEST_KEY".into(),
-            request_timeout: Duration::from_secs(5),
-        },
-        api_key: Some("sk-test".into()),
-        headers: vec![("X-Extra".into(), "yes".into())],
-        idle_timeout: Duration::from_secs(5),
-    }
-}
-
-fn body() -> Vec<u8> {
-    serde_json::to_vec(&json!({
-        "model": "test-model",
-        "messages": [{"role": "user", "content": "hi"}],
-        "stream": true,
-        "stream_options": {"include_usage": true}
-    }))
-    .unwrap()
-}
-
-/// Runs one episode to its end and returns every event.
-async fn run(endpoint: Endpoint) -> Vec<StreamEvent> {
-    let (tx, mut rx) = mpsc::channel(1024);
-    let task = tokio::spawn(stream::run(endpoint, body(), "call_".into(), tx));
-    let mut events = Vec::new();
-    while let Some(ev) = rx.recv().await {
-        events.push(ev);
-    }
-    task.await.unwrap();
-    events
-}
-
-fn failure(events: &[StreamEvent]) -> TransportError {
-    match events.last() {
-        Some(StreamEvent::Failed(e)) => e.clone(),
-        other => panic!("expected a failure, got {other:?} in {events:?}"),
-    }
-}
-
-fn content(events: &[StreamEvent]) -> String {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            StreamEvent::Content(t) => Some(t.as_str()),
-            _ => None,
-        })
-        .collect()
+    crate::endpoint(base_url, "sk-test", ("X-Extra", "yes"))
 }
 
 #[tokio::test]

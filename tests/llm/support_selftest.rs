@@ -2,14 +2,13 @@
 //! reqwest client over real TCP, the recorded fixtures replayed through it,
 //! and the pty driver running real programs on a real pseudo-terminal.
 
-use crate::support;
-
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
+use crate::support;
 use support::fixtures::{self, fixture_frames, fixture_json, split_sse_events, sse_data};
 use support::pty::PtySession;
 use support::server::{self, Reply, ScriptedServer, Step};
