@@ -3,20 +3,18 @@
 //! repeat detector and the step limit. Every test checks the pairing of
 //! calls and results on every request body the server received.
 
-use crate::support;
-
 use std::path::Path;
 
 use dashfloat::agent::ApprovalPolicy;
 use dashfloat::protocol::{AgentEvent, Decision, Phase, PreviewKind, ToolStatus};
 use serde_json::{Value, json};
+
+use crate::support;
 use support::agent::{
     AgentHarness, EVENT_WAIT, assert_tool_pairing, reply_text, setup, start_in_temp, start_with,
     system_texts,
 };
-use support::server::{
-    Reply, ScriptedServer, Step, finish_chunk, role_chunk, sse_frame, tool_call_chunk,
-};
+use support::server::{Reply, ScriptedServer, finish_chunk, role_chunk, tool_call_chunk};
 
 fn call(id: &str, name: &str, args: Value) -> Reply {
     Reply::tool_call(id, name, &[&args.to_string()])
@@ -247,10 +245,7 @@ async fn interrupting_a_command_kills_it_answers_cancelled_and_the_next_prompt_w
     let (id, _) = h.next_confirm().await;
     h.decide(&id, Decision::Approve).await;
     h.until(|e| *e == AgentEvent::Phase(Phase::Executing)).await;
-    let pid_file = dir_of(&h).join("pid");
-    let pid = tokio::task::spawn_blocking(move || support::wait_for_pid(&pid_file, EVENT_WAIT))
-        .await
-        .unwrap();
+    let pid = support::pid_written(&dir_of(&h).join("pid"), EVENT_WAIT).await;
     assert!(support::process_alive(pid));
     h.send(dashfloat::protocol::UiCommand::Cancel).await;
     let events = h.turn().await;
@@ -271,16 +266,8 @@ async fn interrupting_a_command_kills_it_answers_cancelled_and_the_next_prompt_w
 
 #[tokio::test]
 async fn a_stream_cut_inside_a_calls_arguments_answers_the_call_and_stays_usable() {
-    let cut = Reply::sse_steps(vec![
-        Step::Send(sse_frame(&role_chunk())),
-        Step::Send(sse_frame(&tool_call_chunk(
-            0,
-            Some("c1"),
-            Some("write_file"),
-            "{\"path\": \"a.txt\", \"cont",
-        ))),
-        Step::Disconnect,
-    ]);
+    // The role chunk and the first piece of the call's arguments.
+    let cut = Reply::tool_call("c1", "write_file", &[r#"{"path": "a.txt", "cont"#]).cut_after(2);
     let server = ScriptedServer::start(vec![cut, Reply::text(&["recovered"])]).await;
     let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::Ask);
     h.prompt("write").await;
@@ -425,24 +412,11 @@ async fn the_step_limit_ends_a_looping_turn_with_every_call_answered() {
 
 /// Three calls in one episode: a read, then two edits.
 fn three_calls() -> Reply {
-    let frames = vec![
-        role_chunk(),
-        tool_call_chunk(0, Some("r"), Some("read_file"), r#"{"path":"a.txt"}"#),
-        tool_call_chunk(
-            1,
-            Some("e1"),
-            Some("write_file"),
-            r#"{"path":"b.txt","content":"B\n"}"#,
-        ),
-        tool_call_chunk(
-            2,
-            Some("e2"),
-            Some("write_file"),
-            r#"{"path":"c.txt","content":"C\n"}"#,
-        ),
-        finish_chunk("tool_calls"),
-    ];
-    Reply::sse(frames)
+    Reply::tool_calls(&[
+        ("r", "read_file", r#"{"path":"a.txt"}"#),
+        ("e1", "write_file", r#"{"path":"b.txt","content":"B\n"}"#),
+        ("e2", "write_file", r#"{"path":"c.txt","content":"C\n"}"#),
+    ])
 }
 
 #[tokio::test]
@@ -510,23 +484,11 @@ async fn cancelling_while_confirming_answers_every_unresolved_call() {
 
 #[tokio::test]
 async fn auto_edit_applies_edits_without_asking_but_asks_for_commands() {
-    let frames = vec![
-        role_chunk(),
-        tool_call_chunk(
-            0,
-            Some("w"),
-            Some("write_file"),
-            r#"{"path":"b.txt","content":"B"}"#,
-        ),
-        tool_call_chunk(
-            1,
-            Some("x"),
-            Some("execute_command"),
-            r#"{"command":"true"}"#,
-        ),
-        finish_chunk("tool_calls"),
-    ];
-    let server = ScriptedServer::start(vec![Reply::sse(frames), Reply::text(&["ok"])]).await;
+    let calls = Reply::tool_calls(&[
+        ("w", "write_file", r#"{"path":"b.txt","content":"B"}"#),
+        ("x", "execute_command", r#"{"command":"true"}"#),
+    ]);
+    let server = ScriptedServer::start(vec![calls, Reply::text(&["ok"])]).await;
     let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::AutoEdit);
     h.prompt("go").await;
     let (id, events) = h.next_confirm().await;
@@ -777,24 +739,19 @@ async fn auto_edit_still_asks_before_a_write_lands_in_git_and_shows_where() {
 async fn auto_edit_asks_for_a_git_write_that_an_earlier_call_made_possible() {
     // When the round starts, docs/notes.md is no link; the command the
     // person approves makes it one. The write must be judged when it runs.
-    let frames = vec![
-        role_chunk(),
-        tool_call_chunk(
-            0,
-            Some("x"),
-            Some("execute_command"),
-            &json!({"command": "mkdir -p .git docs && ln -s ../.git/config docs/notes.md"})
-                .to_string(),
+    let calls = Reply::tool_calls(&[
+        (
+            "x",
+            "execute_command",
+            r#"{"command":"mkdir -p .git docs && ln -s ../.git/config docs/notes.md"}"#,
         ),
-        tool_call_chunk(
-            1,
-            Some("w"),
-            Some("write_file"),
+        (
+            "w",
+            "write_file",
             r#"{"path":"docs/notes.md","content":"x"}"#,
         ),
-        finish_chunk("tool_calls"),
-    ];
-    let server = ScriptedServer::start(vec![Reply::sse(frames), Reply::text(&["ok"])]).await;
+    ]);
+    let server = ScriptedServer::start(vec![calls, Reply::text(&["ok"])]).await;
     let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::AutoEdit);
     h.prompt("go").await;
     let (id, _) = h.next_confirm().await;

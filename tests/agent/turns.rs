@@ -2,19 +2,19 @@
 //! sends, what it tells the UI, and how every ending of a turn leaves the
 //! conversation valid and the session usable.
 
-use crate::support;
-
 use dashfloat::agent::{self, ApprovalPolicy};
 use dashfloat::llm::stream::EndpointError;
 use dashfloat::protocol::{AgentEvent, Phase, ReplyEnd, Severity, UiCommand, Usage};
 use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use crate::support;
 use support::agent::{
     AgentHarness, EVENT_WAIT, assert_tool_pairing, reply_text as text, setup, system_texts,
 };
 use support::server::{
     Reply, ScriptedServer, content_chunk, finish_chunk, role_chunk, usage_chunk,
 };
-use tokio::sync::mpsc;
 
 /// An agent against `base_url`, its tools rooted in a fresh temp dir.
 fn start(base_url: &str) -> AgentHarness {
@@ -354,15 +354,8 @@ async fn the_log_notes_requests_replies_and_errors_but_never_the_key() {
     h.prompt("two").await;
     h.turn().await;
     drop(h);
-    // The writer task flushes as lines arrive; give it a moment.
-    let mut log = String::new();
-    for _ in 0..100 {
-        log = std::fs::read_to_string(&log_path).unwrap();
-        if log.contains("HTTP 500") {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    // The writer task flushes as lines arrive.
+    let log = support::log_text(&log_path, support::WAIT, |t| t.contains("HTTP 500")).await;
     assert!(log.contains("prompt: 3 bytes"), "{log}");
     assert!(log.contains("request: step 1"), "{log}");
     assert!(log.contains("reply: Complete"), "{log}");
