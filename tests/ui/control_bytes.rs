@@ -5,16 +5,18 @@
 //! off the screen).
 
 use dashfloat::protocol::{
-    AgentEvent, ConfirmRequest, Phase, PreviewKind, PreviewLine, ReplyEnd, Severity, ToolStatus,
+    AgentEvent, ConfirmRequest, Phase, PreviewKind, ReplyEnd, Severity, ToolStatus,
 };
-use dashfloat::ui::state::{SessionInfo, State};
-use dashfloat::ui::theme::Theme;
+use dashfloat::ui::state::State;
 use dashfloat::ui::transcript::EntryKind;
 use dashfloat::ui::update::{Msg, update};
 use dashfloat::ui::view::view;
-use ratatui::backend::{CrosstermBackend, TestBackend};
+use ratatui::backend::CrosstermBackend;
 use ratatui::layout::Rect;
 use ratatui::{Terminal, TerminalOptions, Viewport};
+
+use crate::support::{WAIT, log_text};
+use crate::{agent, draw, preview_line, render, state, tool_call, tool_result};
 
 /// Retitles the terminal.
 const OSC_TITLE: &str = "\x1b]2;owned\x07";
@@ -24,24 +26,6 @@ const OSC_CLIPBOARD: &str = "\x1b]52;c;ZXZpbA==\x07";
 const CSI_REPORT: &str = "\x1b[6n";
 /// Clears the screen.
 const CSI_CLEAR: &str = "\x1b[2J";
-
-fn state(width: u16, height: u16) -> State {
-    State::new(
-        SessionInfo {
-            model: "m".into(),
-            host: "h".into(),
-            cwd: "/w".into(),
-            context_window: 1000,
-            approval_warning: None,
-        },
-        Theme::new(true),
-        (width, height),
-    )
-}
-
-fn agent(s: &mut State, ev: AgentEvent) {
-    update(s, Msg::Agent(ev));
-}
 
 /// A transcript where every kind of entry carries control bytes.
 fn hostile_state() -> State {
@@ -57,37 +41,24 @@ fn hostile_state() -> State {
         )),
     );
     agent(&mut s, AgentEvent::AssistantEnd(ReplyEnd::Complete));
-    agent(
+    tool_call(
         &mut s,
-        AgentEvent::ToolCall {
-            id: "1".into(),
-            name: format!("write{OSC_TITLE}_file"),
-            summary: "docs/\x1b]2;x\x07evil.md (1 lines)".to_string(),
-        },
+        "1",
+        &format!("write{OSC_TITLE}_file"),
+        "docs/\x1b]2;x\x07evil.md (1 lines)",
     );
-    agent(
+    tool_result(
         &mut s,
-        AgentEvent::ToolResult {
-            id: "1".into(),
-            status: ToolStatus::Error(format!("cannot write{OSC_CLIPBOARD}")),
-            excerpt: format!("out{CSI_CLEAR}put\rover"),
-        },
+        "1",
+        ToolStatus::Error(format!("cannot write{OSC_CLIPBOARD}")),
+        &format!("out{CSI_CLEAR}put\rover"),
     );
-    agent(
+    tool_call(&mut s, "2", "list_directory", ".");
+    tool_result(
         &mut s,
-        AgentEvent::ToolCall {
-            id: "2".into(),
-            name: "list_directory".into(),
-            summary: ".".into(),
-        },
-    );
-    agent(
-        &mut s,
-        AgentEvent::ToolResult {
-            id: "2".into(),
-            status: ToolStatus::TimedOut(format!("timed{OSC_TITLE} out")),
-            excerpt: format!("name{OSC_TITLE}.txt"),
-        },
+        "2",
+        ToolStatus::TimedOut(format!("timed{OSC_TITLE} out")),
+        &format!("name{OSC_TITLE}.txt"),
     );
     agent(
         &mut s,
@@ -100,10 +71,10 @@ fn hostile_state() -> State {
         &mut s,
         AgentEvent::Confirm(ConfirmRequest {
             id: "3".into(),
-            preview: vec![PreviewLine {
-                kind: PreviewKind::Added,
-                text: format!("$ echo {OSC_TITLE}hi"),
-            }],
+            preview: vec![preview_line(
+                PreviewKind::Added,
+                &format!("$ echo {OSC_TITLE}hi"),
+            )],
             position: 1,
             of: 1,
         }),
@@ -197,9 +168,7 @@ fn a_frame_written_to_a_real_backend_carries_none_of_the_model_s_sequences() {
         );
     }
 
-    let mut test = Terminal::new(TestBackend::new(80, 40)).unwrap();
-    test.draw(|f| view(&s, f)).unwrap();
-    let cells: String = test
+    let cells: String = render(&mut s)
         .backend()
         .buffer()
         .content()
@@ -209,14 +178,6 @@ fn a_frame_written_to_a_real_backend_carries_none_of_the_model_s_sequences() {
     assert_eq!(controls(&cells), Vec::<char>::new());
 }
 
-fn screen(s: &mut State) -> String {
-    let (w, h) = s.size;
-    let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
-    s.prepare();
-    terminal.draw(|f| view(s, f)).unwrap();
-    terminal.backend().to_string()
-}
-
 /// The wrapper must measure a line as wide as it is drawn: a sequence the
 /// wrapper thought zero columns wide but the screen shows as text would
 /// push the end of the line past the edge, where no one sees it.
@@ -224,34 +185,29 @@ fn screen(s: &mut State) -> String {
 fn an_escape_sequence_cannot_push_the_end_of_a_line_off_the_screen() {
     let padding = "x".repeat(150);
     let mut s = state(80, 24);
-    agent(
+    tool_call(
         &mut s,
-        AgentEvent::ToolCall {
-            id: "c".into(),
-            name: "execute_command".into(),
-            summary: format!("true \x1b]0;{padding}\x07; touch ROWEND"),
-        },
+        "c",
+        "execute_command",
+        &format!("true \x1b]0;{padding}\x07; touch ROWEND"),
     );
     agent(
         &mut s,
         AgentEvent::Confirm(ConfirmRequest {
             id: "c".into(),
             preview: vec![
-                PreviewLine {
-                    kind: PreviewKind::Header,
-                    text: "run in .:".into(),
-                },
-                PreviewLine {
-                    kind: PreviewKind::Added,
-                    text: format!("$ true \x1b]0;{padding}\x07; touch PREVIEWEND"),
-                },
+                preview_line(PreviewKind::Header, "run in .:"),
+                preview_line(
+                    PreviewKind::Added,
+                    &format!("$ true \x1b]0;{padding}\x07; touch PREVIEWEND"),
+                ),
             ],
             position: 1,
             of: 1,
         }),
     );
     agent(&mut s, AgentEvent::Phase(Phase::Confirming));
-    let shown = screen(&mut s);
+    let shown = draw(&mut s);
     assert!(shown.contains("touch ROWEND"), "{shown}");
     assert!(shown.contains("touch PREVIEWEND"), "{shown}");
 }
@@ -283,14 +239,7 @@ async fn the_session_log_holds_no_control_character() {
     let log = dashfloat::log::Log::to_file(&path).unwrap();
     log.line(|| format!("Error: HTTP 500: {OSC_TITLE}{OSC_CLIPBOARD}body\r\nend"));
     drop(log);
-    let mut text = String::new();
-    for _ in 0..200 {
-        text = std::fs::read_to_string(&path).unwrap();
-        if text.ends_with('\n') {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
+    let text = log_text(&path, WAIT, |t| t.ends_with('\n')).await;
     assert!(
         text.contains("HTTP 500: ]2;owned]52;c;ZXZpbA==body end"),
         "{text:?}"

@@ -2,53 +2,21 @@
 //! person sees in the foundation (empty, streaming, scrolled, each phase,
 //! narrow, an error entry).
 
+use crossterm::event::KeyCode;
 use dashfloat::protocol::{
-    AgentEvent, ConfirmRequest, Phase, PreviewKind, PreviewLine, ReplyEnd, Severity, ToolStatus,
-    Usage,
+    AgentEvent, ConfirmRequest, Phase, PreviewKind, ReplyEnd, Severity, ToolStatus, Usage,
 };
-use dashfloat::ui::state::{SessionInfo, State};
-use dashfloat::ui::theme::Theme;
+use dashfloat::ui::state::State;
 use dashfloat::ui::update::{Msg, update};
-use dashfloat::ui::view::view;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 
-fn state(width: u16, height: u16) -> State {
-    State::new(
-        SessionInfo {
-            model: "qwen2.5-coder-0.5b".into(),
-            host: "127.0.0.1:8088".into(),
-            cwd: "~/src/project".into(),
-            context_window: 8192,
-            approval_warning: None,
-        },
-        Theme::new(true),
-        (width, height),
-    )
-}
-
-fn agent(state: &mut State, event: AgentEvent) {
-    update(state, Msg::Agent(event));
-}
-
-fn draw(state: &mut State) -> String {
-    let (w, h) = state.size;
-    let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
-    state.prepare();
-    terminal.draw(|f| view(state, f)).unwrap();
-    terminal.backend().to_string()
-}
+use crate::{agent, confirm_command, draw, press, preview_line, state, tool_call, tool_result};
 
 fn type_text(state: &mut State, text: &str) {
     update(state, Msg::Paste(text.to_string()));
 }
 
 fn submit(state: &mut State) {
-    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-    update(
-        state,
-        Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
-    );
+    press(state, KeyCode::Enter);
 }
 
 const REPLY: &str = "# Plan\n\nHere is **the** change, with `inline` code:\n\n1. read the file\n2. edit it\n\n```rust\nfn main() {\n    println!(\"hi\");\n}\n```\n\nSee [the docs](https://example.com).\n";
@@ -102,11 +70,7 @@ fn long_transcript_scrolled_up() {
     }
     agent(&mut s, AgentEvent::AssistantEnd(ReplyEnd::Complete));
     draw(&mut s);
-    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-    update(
-        &mut s,
-        Msg::Key(KeyEvent::new(KeyCode::PageUp, KeyModifiers::NONE)),
-    );
+    press(&mut s, KeyCode::PageUp);
     insta::assert_snapshot!(draw(&mut s));
 }
 
@@ -190,35 +154,6 @@ fn reasoning_is_shown_above_the_reply() {
     insta::assert_snapshot!(draw(&mut s));
 }
 
-fn tool_call(s: &mut State, id: &str, name: &str, summary: &str) {
-    agent(
-        s,
-        AgentEvent::ToolCall {
-            id: id.into(),
-            name: name.into(),
-            summary: summary.into(),
-        },
-    );
-}
-
-fn tool_result(s: &mut State, id: &str, status: ToolStatus, excerpt: &str) {
-    agent(
-        s,
-        AgentEvent::ToolResult {
-            id: id.into(),
-            status,
-            excerpt: excerpt.into(),
-        },
-    );
-}
-
-fn preview_line(kind: PreviewKind, text: &str) -> PreviewLine {
-    PreviewLine {
-        kind,
-        text: text.into(),
-    }
-}
-
 #[test]
 fn tool_rows_with_every_outcome() {
     let mut s = state(80, 30);
@@ -294,44 +229,20 @@ fn a_command_preview_and_the_approve_all_warning() {
     insta::assert_snapshot!(draw(&mut s));
 }
 
-/// 60 harmless commands and a last one past the first screen.
-fn long_command_confirmation(s: &mut State) {
-    let mut preview = vec![preview_line(PreviewKind::Header, "run in .:")];
-    preview.extend(
-        (1..=60).map(|i| preview_line(PreviewKind::Added, &format!("$ echo harmless {i}"))),
-    );
-    preview.push(preview_line(PreviewKind::Added, "$ echo EVIL > marker"));
-    tool_call(s, "x", "execute_command", "echo harmless 1 …");
-    agent(
-        s,
-        AgentEvent::Confirm(ConfirmRequest {
-            id: "x".into(),
-            preview,
-            position: 1,
-            of: 1,
-        }),
-    );
-    agent(s, AgentEvent::Phase(Phase::Confirming));
-}
-
 #[test]
 fn a_long_command_preview_opens_at_its_top_with_its_position() {
     let mut s = state(80, 24);
-    long_command_confirmation(&mut s);
+    confirm_command(&mut s, 61);
     insta::assert_snapshot!(draw(&mut s));
 }
 
 #[test]
 fn a_long_command_preview_scrolled_to_its_end() {
-    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
     let mut s = state(80, 24);
-    long_command_confirmation(&mut s);
+    confirm_command(&mut s, 61);
     draw(&mut s);
     for _ in 0..3 {
-        update(
-            &mut s,
-            Msg::Key(KeyEvent::new(KeyCode::PageDown, KeyModifiers::NONE)),
-        );
+        press(&mut s, KeyCode::PageDown);
         draw(&mut s);
     }
     insta::assert_snapshot!(draw(&mut s));
@@ -339,13 +250,9 @@ fn a_long_command_preview_scrolled_to_its_end() {
 
 #[test]
 fn a_refused_y_says_why() {
-    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
     let mut s = state(80, 24);
-    long_command_confirmation(&mut s);
+    confirm_command(&mut s, 61);
     draw(&mut s);
-    update(
-        &mut s,
-        Msg::Key(KeyEvent::new(KeyCode::Char('y'), KeyModifiers::NONE)),
-    );
+    press(&mut s, KeyCode::Char('y'));
     insta::assert_snapshot!(draw(&mut s));
 }

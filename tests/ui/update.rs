@@ -2,37 +2,22 @@
 //! effects out.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
-use dashfloat::protocol::{
-    AgentEvent, ConfirmRequest, Decision, Phase, PreviewKind, PreviewLine, ReplyEnd, Severity,
-    UiCommand,
-};
-use dashfloat::ui::state::{SessionInfo, State};
-use dashfloat::ui::theme::Theme;
+use dashfloat::protocol::{AgentEvent, Decision, Phase, ReplyEnd, Severity, UiCommand};
+use dashfloat::ui::state::State;
 use dashfloat::ui::transcript::EntryKind;
 use dashfloat::ui::update::{Effect, Msg, SendFailure, update};
 
+use crate::{agent, confirm_command, press};
+
+/// An 80×24 state, prepared as for its first frame.
 fn state() -> State {
-    let mut s = State::new(
-        SessionInfo {
-            model: "m".into(),
-            host: "h".into(),
-            cwd: "/w".into(),
-            context_window: 1000,
-            approval_warning: None,
-        },
-        Theme::new(true),
-        (80, 24),
-    );
+    let mut s = crate::state(80, 24);
     s.prepare();
     s
 }
 
 fn key(code: KeyCode, modifiers: KeyModifiers) -> Msg {
     Msg::Key(KeyEvent::new(code, modifiers))
-}
-
-fn press(s: &mut State, code: KeyCode) -> Vec<Effect> {
-    update(s, key(code, KeyModifiers::NONE)).effects
 }
 
 fn ctrl(s: &mut State, c: char) -> Vec<Effect> {
@@ -43,10 +28,6 @@ fn typed(s: &mut State, text: &str) {
     for c in text.chars() {
         press(s, KeyCode::Char(c));
     }
-}
-
-fn agent(s: &mut State, ev: AgentEvent) {
-    update(s, Msg::Agent(ev));
 }
 
 #[test]
@@ -379,41 +360,6 @@ fn the_input_box_grows_to_its_limit_and_no_further() {
     assert_eq!(rows(&mut s), INPUT_MAX_ROWS);
     update(&mut s, Msg::Paste("b\nc\nd\n".into()));
     assert_eq!(rows(&mut s), INPUT_MAX_ROWS);
-}
-
-/// Asks to confirm a command of `commands` lines: 60 harmless ones and the
-/// last, `echo EVIL > marker`, past the first screen.
-fn confirm_command(s: &mut State, commands: usize) {
-    let mut preview = vec![PreviewLine {
-        kind: PreviewKind::Header,
-        text: "run in .:".into(),
-    }];
-    preview.extend((1..commands).map(|i| PreviewLine {
-        kind: PreviewKind::Added,
-        text: format!("$ echo harmless {i}"),
-    }));
-    preview.push(PreviewLine {
-        kind: PreviewKind::Added,
-        text: "$ echo EVIL > marker".into(),
-    });
-    agent(
-        s,
-        AgentEvent::ToolCall {
-            id: "x".into(),
-            name: "execute_command".into(),
-            summary: "echo harmless 1 …".into(),
-        },
-    );
-    agent(
-        s,
-        AgentEvent::Confirm(ConfirmRequest {
-            id: "x".into(),
-            preview,
-            position: 1,
-            of: 1,
-        }),
-    );
-    agent(s, AgentEvent::Phase(Phase::Confirming));
 }
 
 fn approves(effects: &[Effect]) -> bool {
