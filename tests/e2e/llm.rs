@@ -2,12 +2,12 @@
 //! Ignored by default: `scripts/test` starts the server with
 //! `scripts/local-model` and runs these serially with DASHFLOAT_LLM_URL set.
 
-use crate::support;
-
 use std::time::Duration;
 
 use dashfloat::agent::ApprovalPolicy;
 use dashfloat::protocol::{AgentEvent, Decision, Phase, ReplyEnd, ToolStatus};
+
+use crate::support;
 use support::agent::{AgentHarness, setup, start_with, system_texts};
 use support::dashfloat_bin;
 use support::pty::PtySession;

@@ -2,11 +2,11 @@
 //! the scripted server. A person's view: type, see the reply, quit, and get
 //! the terminal back as it was.
 
-use crate::support;
-
 use std::path::Path;
 use std::time::Duration;
 
+use crate::spawn_private;
+use crate::support;
 use support::dashfloat_bin;
 use support::pty::PtySession;
 use support::server::{Reply, ScriptedServer};
@@ -16,19 +16,12 @@ const WAIT: Duration = Duration::from_secs(20);
 /// Starts dashfloat in `dir` against `base_url`, with a private HOME so no
 /// personal config leaks in.
 fn spawn(dir: &Path, base_url: &str) -> PtySession {
-    let home = dir.to_str().unwrap();
-    PtySession::spawn(
+    spawn_private(
         &dashfloat_bin(),
         &["--base-url", base_url, "--model", "scripted"],
-        &[
-            ("HOME", home),
-            ("XDG_CONFIG_HOME", home),
-            ("NO_COLOR", ""),
-            ("OPENAI_API_KEY", "sk-e2e"),
-        ],
         dir,
-        100,
-        30,
+        dir,
+        &[("OPENAI_API_KEY", "sk-e2e")],
     )
 }
 

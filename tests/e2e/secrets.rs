@@ -4,8 +4,6 @@
 //! as an unprivileged user, while the key still reaches the provider; and
 //! the tools work in a directory whose name is not UTF-8.
 
-use crate::support;
-
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
@@ -13,9 +11,11 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde_json::json;
-use support::dashfloat_bin;
-use support::pty::PtySession;
-use support::server::{Reply, ScriptedServer};
+
+use crate::spawn_private;
+use crate::support::dashfloat_bin;
+use crate::support::pty::PtySession;
+use crate::support::server::{Recorded, Reply, ScriptedServer};
 
 const WAIT: Duration = Duration::from_secs(30);
 const KEY: &str = "sk-environ-marker";
@@ -62,28 +62,15 @@ fn snoop(program: &Path, prefix: &[&str], home: &Path, project: &Path) -> String
         "--header",
         &header,
     ]);
-    let home_text = home.to_str().unwrap();
-    let mut session = PtySession::spawn(
+    let mut session = spawn_private(
         program,
         &args,
-        &[
-            ("HOME", home_text),
-            ("XDG_CONFIG_HOME", home_text),
-            ("NO_COLOR", ""),
-            ("OPENAI_API_KEY", KEY),
-            ("GH_TOKEN", PASSED),
-        ],
+        home,
         project,
-        100,
-        30,
+        &[("OPENAI_API_KEY", KEY), ("GH_TOKEN", PASSED)],
     );
     session.wait_for("idle", WAIT).unwrap();
-    session.send(b"show me\r");
-    session.wait_for("Confirm (1 of 1)", WAIT).unwrap();
-    session.send(b"y");
-    session.wait_for("done snooping", WAIT).unwrap();
-    session.send(b"\x04");
-    assert!(session.wait_exit(WAIT).expect("no exit").success());
+    approve_the_snooping_and_quit(&mut session);
 
     let requests = server.requests();
     // The key and the header still reach the provider.
@@ -94,6 +81,22 @@ fn snoop(program: &Path, prefix: &[&str], home: &Path, project: &Path) -> String
     assert_eq!(requests[0].header("x-secret"), Some(HEADER_SECRET));
     assert_eq!(requests[1].header("x-secret"), Some(HEADER_SECRET));
     String::from_utf8_lossy(&requests[1].raw_body).into_owned()
+}
+
+/// Asks for the snooping command, approves it, waits for the model's last
+/// word and quits.
+fn approve_the_snooping_and_quit(session: &mut PtySession) {
+    session.send(b"show me\r");
+    session.wait_for("Confirm (1 of 1)", WAIT).unwrap();
+    session.send(b"y");
+    session.wait_for("done snooping", WAIT).unwrap();
+    quit(session);
+}
+
+/// Ctrl+D, and dashfloat exits cleanly.
+fn quit(session: &mut PtySession) {
+    session.send(b"\x04");
+    assert!(session.wait_exit(WAIT).expect("no exit").success());
 }
 
 fn assert_nothing_leaked(body: &str) {
@@ -187,20 +190,17 @@ fn the_tools_work_in_a_directory_whose_name_is_not_utf8() {
         Reply::tool_call("l1", "list_directory", &[r#"{"path": "."}"#]),
         Reply::text(&["listed it"]),
     ]);
-    let home = parent.path().to_str().unwrap();
-    let mut session = PtySession::spawn(
+    let mut session = spawn_private(
         &dashfloat_bin(),
         &["--base-url", &server.base_url(), "--model", "scripted"],
-        &[("HOME", home), ("XDG_CONFIG_HOME", home), ("NO_COLOR", "")],
+        parent.path(),
         &project,
-        100,
-        30,
+        &[],
     );
     session.wait_for("idle", WAIT).unwrap();
     session.send(b"what is here?\r");
     session.wait_for("listed it", WAIT).unwrap();
-    session.send(b"\x04");
-    assert!(session.wait_exit(WAIT).expect("no exit").success());
+    quit(&mut session);
     let listing = String::from_utf8_lossy(&server.requests()[1].raw_body).into_owned();
     assert!(listing.contains("inside.txt"), "{listing}");
     assert!(!listing.contains("decoy.txt"), "{listing}");
@@ -209,7 +209,7 @@ fn the_tools_work_in_a_directory_whose_name_is_not_utf8() {
 /// Runs `cat` of dashfloat's environ and cmdline with the base URL given
 /// as a flag or as `OPENAI_BASE_URL`, and returns the screen while the
 /// session ran and the requests the server saw.
-fn snoop_with_credentials_in_the_url(as_flag: bool) -> (String, Vec<support::server::Recorded>) {
+fn snoop_with_credentials_in_the_url(as_flag: bool) -> (String, Vec<Recorded>) {
     let server = ScriptedServer::start_blocking(vec![
         Reply::tool_call(
             "x1",
@@ -223,26 +223,16 @@ fn snoop_with_credentials_in_the_url(as_flag: bool) -> (String, Vec<support::ser
         .replacen("http://", "http://alice:pw-marker@", 1);
     let home = tempfile::tempdir().unwrap();
     let project = tempfile::tempdir().unwrap();
-    let home_text = home.path().to_str().unwrap();
-    let mut env = vec![
-        ("HOME", home_text),
-        ("XDG_CONFIG_HOME", home_text),
-        ("NO_COLOR", ""),
-    ];
+    let mut env = Vec::new();
     let mut args = vec!["--model", "scripted"];
     if as_flag {
         args.extend(["--base-url", &url]);
     } else {
-        env.push(("OPENAI_BASE_URL", &url));
+        env.push(("OPENAI_BASE_URL", url.as_str()));
     }
-    let mut session = PtySession::spawn(&dashfloat_bin(), &args, &env, project.path(), 100, 30);
+    let mut session = spawn_private(&dashfloat_bin(), &args, home.path(), project.path(), &env);
     let screen = session.wait_for("idle", WAIT).unwrap();
-    session.send(b"show me\r");
-    session.wait_for("Confirm (1 of 1)", WAIT).unwrap();
-    session.send(b"y");
-    session.wait_for("done snooping", WAIT).unwrap();
-    session.send(b"\x04");
-    assert!(session.wait_exit(WAIT).expect("no exit").success());
+    approve_the_snooping_and_quit(&mut session);
     (screen, server.requests())
 }
 
@@ -271,23 +261,15 @@ fn base64_of(text: &str) -> String {
 fn a_stray_hand_over_variable_is_reported_and_the_session_works() {
     let server = ScriptedServer::start_blocking(vec![Reply::text(&["still here"])]);
     let home = tempfile::tempdir().unwrap();
-    let home_text = home.path().to_str().unwrap();
-    let mut session = PtySession::spawn(
+    let mut session = spawn_private(
         &dashfloat_bin(),
         &["--base-url", &server.base_url(), "--model", "scripted"],
-        &[
-            ("HOME", home_text),
-            ("XDG_CONFIG_HOME", home_text),
-            ("NO_COLOR", ""),
-            ("DASHFLOAT_HANDOVER_FD", "0"),
-        ],
         home.path(),
-        100,
-        30,
+        home.path(),
+        &[("DASHFLOAT_HANDOVER_FD", "0")],
     );
     session.wait_for("hand-over file", WAIT).unwrap();
     session.send(b"hello\r");
     session.wait_for("still here", WAIT).unwrap();
-    session.send(b"\x04");
-    assert!(session.wait_exit(WAIT).expect("no exit").success());
+    quit(&mut session);
 }
