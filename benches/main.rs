@@ -347,7 +347,7 @@ fn throughput_once(rt: &tokio::runtime::Runtime, url: &str, tokens: usize) -> [D
         let t = Instant::now();
         tokio::spawn(stream::run(
             support::agent::endpoint(url),
-            b"{}".to_vec(),
+            br#"{"messages":[]}"#.to_vec(),
             "call_".into(),
             tx,
         ));

@@ -1,7 +1,7 @@
 //! The agent loop against the scripted server: multi-episode conversations
 //! with tool calls, confirmations, rejections, interrupts, failures, the
-//! repeat detector and the step limit. Every test checks the pairing of
-//! calls and results on every request body the server received.
+//! repeat detector and the step limit. The scripted server checks the
+//! pairing of calls and results on every request body it receives.
 
 use std::path::Path;
 
@@ -11,8 +11,7 @@ use serde_json::{Value, json};
 
 use crate::support;
 use support::agent::{
-    AgentHarness, EVENT_WAIT, assert_tool_pairing, reply_text, setup, start_in_temp, start_with,
-    system_texts,
+    AgentHarness, EVENT_WAIT, reply_text, setup, start_in_temp, start_with, system_texts,
 };
 use support::server::{Reply, ScriptedServer, finish_chunk, role_chunk, tool_call_chunk};
 
@@ -22,14 +21,6 @@ fn call(id: &str, name: &str, args: Value) -> Reply {
 
 fn dir_of(h: &AgentHarness) -> &Path {
     h.dir.as_ref().unwrap().path()
-}
-
-fn assert_all_paired(server: &ScriptedServer) {
-    let requests = server.requests();
-    assert!(!requests.is_empty());
-    for req in requests {
-        assert_tool_pairing(&req.body);
-    }
 }
 
 /// The tool messages of a request body, in order, parsed.
@@ -82,7 +73,6 @@ async fn read_then_answer() {
         assistant["tool_calls"][0]["function"]["arguments"],
         json!(r#"{"path":"notes.txt"}"#)
     );
-    assert_all_paired(&server);
 }
 
 #[tokio::test]
@@ -130,7 +120,6 @@ async fn an_approved_edit_lands_exactly_as_previewed() {
         std::fs::read_to_string(&file).unwrap(),
         "// top\nfn new() {}\n// bottom\n"
     );
-    assert_all_paired(&server);
 }
 
 #[tokio::test]
@@ -156,7 +145,6 @@ async fn a_rejected_edit_leaves_the_file_and_says_rejected() {
     let result = &tool_results(&server.requests()[1].body)[0];
     assert_eq!(result["ok"], json!(false));
     assert_eq!(result["rejected"], json!(true));
-    assert_all_paired(&server);
 }
 
 #[tokio::test]
@@ -187,7 +175,6 @@ async fn a_file_changed_after_the_preview_is_not_overwritten() {
         std::fs::read_to_string(&file).unwrap(),
         "edited by the person meanwhile\n"
     );
-    assert_all_paired(&server);
 }
 
 #[tokio::test]
@@ -226,7 +213,6 @@ async fn an_approved_command_runs_and_its_output_goes_back() {
             .unwrap()
             .contains("from-the-shell")
     );
-    assert_all_paired(&server);
 }
 
 #[tokio::test]
@@ -261,7 +247,6 @@ async fn interrupting_a_command_kills_it_answers_cancelled_and_the_next_prompt_w
     assert_eq!(reply_text(&events), "next answer");
     let results = tool_results(&server.requests()[1].body);
     assert_eq!(results[0]["cancelled"], json!(true));
-    assert_all_paired(&server);
 }
 
 #[tokio::test]
@@ -281,7 +266,6 @@ async fn a_stream_cut_inside_a_calls_arguments_answers_the_call_and_stays_usable
     assert_eq!(reply_text(&h.turn().await), "recovered");
     let second = &server.requests()[1].body;
     assert_eq!(second["messages"][2]["tool_calls"][0]["id"], "c1");
-    assert_all_paired(&server);
 }
 
 #[tokio::test]
@@ -298,7 +282,6 @@ async fn an_unknown_tool_is_answered_with_the_catalogue() {
     let result = &tool_results(&server.requests()[1].body)[0];
     assert_eq!(result["code"], json!("unknown_tool"));
     assert!(result["error"].as_str().unwrap().contains("read_file"));
-    assert_all_paired(&server);
 }
 
 #[tokio::test]
@@ -328,7 +311,6 @@ async fn invalid_arguments_then_the_corrected_call_succeeds() {
     assert_eq!(results[0]["field"], json!("limit"));
     assert_eq!(results[0]["received"], json!("string \"20\""));
     assert_eq!(results[1]["ok"], json!(true));
-    assert_all_paired(&server);
 }
 
 #[tokio::test]
@@ -343,7 +325,6 @@ async fn invalid_arguments_never_reach_a_confirmation_or_the_disk() {
     let events = h.turn().await;
     assert!(!events.iter().any(|e| matches!(e, AgentEvent::Confirm(_))));
     assert!(!dir_of(&h).join("a.txt").exists());
-    assert_all_paired(&server);
 }
 
 #[tokio::test]
@@ -380,7 +361,6 @@ async fn a_call_repeated_eight_times_gets_notices_at_three_five_and_eight() {
     assert_eq!(with_notice, vec![3, 5, 8]);
     // Calls are never blocked: every one ran.
     assert!(results.iter().all(|r| r["ok"] == json!(true)));
-    assert_all_paired(&server);
 }
 
 #[tokio::test]
@@ -407,7 +387,6 @@ async fn the_step_limit_ends_a_looping_turn_with_every_call_answered() {
     h.prompt("continue").await;
     h.turn().await;
     assert_eq!(tool_results(&server.requests()[3].body).len(), 3);
-    assert_all_paired(&server);
 }
 
 /// Three calls in one episode: a read, then two edits.
@@ -456,7 +435,6 @@ async fn several_mutations_are_confirmed_one_at_a_time_in_order() {
         .filter_map(|m| m["tool_call_id"].as_str().map(str::to_string))
         .collect();
     assert_eq!(ids, vec!["r", "e1", "e2"]);
-    assert_all_paired(&server);
 }
 
 #[tokio::test]
@@ -479,7 +457,6 @@ async fn cancelling_while_confirming_answers_every_unresolved_call() {
     assert_eq!(results[0]["ok"], json!(true));
     assert_eq!(results[1]["cancelled"], json!(true));
     assert_eq!(results[2]["cancelled"], json!(true));
-    assert_all_paired(&server);
 }
 
 #[tokio::test]
@@ -500,7 +477,6 @@ async fn auto_edit_applies_edits_without_asking_but_asks_for_commands() {
     }));
     h.decide(&id, Decision::Approve).await;
     h.turn().await;
-    assert_all_paired(&server);
 }
 
 #[tokio::test]
@@ -519,7 +495,6 @@ async fn approve_all_runs_everything_without_asking() {
     let events = h.turn().await;
     assert!(!events.iter().any(|e| matches!(e, AgentEvent::Confirm(_))));
     assert!(dir_of(&h).join("ran.txt").exists());
-    assert_all_paired(&server);
 }
 
 #[tokio::test]
@@ -540,7 +515,6 @@ async fn an_edit_whose_block_is_missing_is_answered_without_asking() {
     assert!(!events.iter().any(|e| matches!(e, AgentEvent::Confirm(_))));
     let result = &tool_results(&server.requests()[1].body)[0];
     assert!(result["error"].as_str().unwrap().contains("not found"));
-    assert_all_paired(&server);
 }
 
 #[tokio::test]
@@ -558,7 +532,6 @@ async fn calls_without_ids_get_stable_made_up_ids_that_results_echo() {
     let id = body["messages"][2]["tool_calls"][0]["id"].as_str().unwrap();
     assert!(id.starts_with("call_"), "{id}");
     assert_eq!(body["messages"][3]["tool_call_id"], id);
-    assert_all_paired(&server);
 }
 
 #[tokio::test]
@@ -575,7 +548,6 @@ async fn the_recorded_llama_server_tool_call_replays_into_a_valid_round_trip() {
     assert_eq!(statuses(&events), vec![ToolStatus::Ok]);
     let results = tool_results(&server.requests()[1].body);
     assert_eq!(results[0]["content"], json!("# Demo\n"));
-    assert_all_paired(&server);
 }
 
 #[tokio::test]
@@ -595,7 +567,6 @@ async fn only_the_last_episodes_usage_reaches_the_ui() {
     assert_eq!(usages.len(), 1);
     // Reply::text reports one completion token per delta.
     assert!(matches!(usages[0], AgentEvent::Usage(u) if u.completion_tokens == 1));
-    assert_all_paired(&server);
 }
 
 #[tokio::test]
@@ -620,7 +591,6 @@ async fn two_calls_with_one_id_are_both_answered_under_distinct_ids() {
         .map(|c| c["id"].as_str().unwrap())
         .collect();
     assert_eq!(ids, vec!["call_1_0", "call_1_0_dup"]);
-    assert_all_paired(&server);
 }
 
 #[tokio::test]
@@ -643,7 +613,6 @@ async fn a_write_to_a_fifo_is_refused_in_its_preview_without_blocking() {
         matches!(st.as_slice(), [ToolStatus::Error(e)] if e.contains("not a regular file")),
         "{st:?}"
     );
-    assert_all_paired(&server);
 }
 
 #[tokio::test]
@@ -688,7 +657,6 @@ async fn a_tool_rows_excerpt_is_at_most_thirty_lines_and_says_what_was_left_out(
     // The model still gets the whole file.
     let result = &tool_results(&server.requests()[1].body)[0];
     assert_eq!(result["content"].as_str().unwrap(), text);
-    assert_all_paired(&server);
 }
 
 /// The preview lines of the confirmation at the end of `events`.
@@ -732,7 +700,6 @@ async fn auto_edit_still_asks_before_a_write_lands_in_git_and_shows_where() {
         std::fs::read_to_string(dir_of(&h).join(".git/config")).unwrap(),
         "[core]\n"
     );
-    assert_all_paired(&server);
 }
 
 #[tokio::test]
@@ -766,7 +733,6 @@ async fn auto_edit_asks_for_a_git_write_that_an_earlier_call_made_possible() {
     h.decide(&id, Decision::Reject).await;
     h.turn().await;
     assert!(!dir_of(&h).join(".git/config").exists());
-    assert_all_paired(&server);
 }
 
 #[tokio::test]
@@ -792,7 +758,6 @@ async fn auto_edit_asks_before_an_edit_inside_git_even_without_a_link() {
         std::fs::read_to_string(dir_of(&h).join(".git/config")).unwrap(),
         "[user]\n"
     );
-    assert_all_paired(&server);
 }
 
 #[tokio::test]
@@ -815,5 +780,4 @@ async fn approve_all_writes_into_git_without_asking() {
         std::fs::read_to_string(dir_of(&h).join(".git/config")).unwrap(),
         "[user]\n"
     );
-    assert_all_paired(&server);
 }

@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use crate::support;
 use support::fixtures::{self, fixture_frames, fixture_json, split_sse_events, sse_data};
+use support::pairing;
 use support::pty::PtySession;
 use support::server::{self, Reply, ScriptedServer, Step};
 
@@ -175,7 +176,7 @@ async fn requests_are_recorded_in_order() {
 async fn chunked_request_bodies_are_decoded() {
     let server = ScriptedServer::start(vec![Reply::text(&["ok"])]).await;
     let parts: Vec<Result<Vec<u8>, std::io::Error>> = vec![
-        Ok(br#"{"model":"m","#.to_vec()),
+        Ok(br#"{"model":"m","messages":[],"#.to_vec()),
         Ok(br#""stream":true}"#.to_vec()),
     ];
     let body = reqwest::Body::wrap_stream(futures_util::stream::iter(parts));
@@ -189,7 +190,10 @@ async fn chunked_request_bodies_are_decoded() {
     resp.bytes().await.unwrap();
     let got = server.wait_requests(1, SLOW).await;
     assert_eq!(got[0].header("transfer-encoding"), Some("chunked"));
-    assert_eq!(got[0].body, json!({"model": "m", "stream": true}));
+    assert_eq!(
+        got[0].body,
+        json!({"model": "m", "messages": [], "stream": true})
+    );
 }
 
 #[tokio::test]
@@ -349,6 +353,78 @@ async fn client_cancelling_mid_stream_does_not_upset_the_server() {
     let (got, err) = chunks(resp).await;
     assert!(err.is_none());
     assert!(String::from_utf8(got.concat()).unwrap().contains("after"));
+}
+
+/// A conversation in which the assistant calls `calls` and `answers` are
+/// the tool messages that follow, each `(tool_call_id, content)`.
+fn conversation(calls: &[(&str, &str)], answers: &[(&str, &str)]) -> Value {
+    let calls: Vec<Value> = calls
+        .iter()
+        .map(|(id, args)| {
+            json!({"id": id, "type": "function", "function": {"name": "read_file", "arguments": args}})
+        })
+        .collect();
+    let mut messages = vec![
+        json!({"role": "user", "content": "hi"}),
+        json!({"role": "assistant", "content": null, "tool_calls": calls}),
+    ];
+    messages.extend(
+        answers
+            .iter()
+            .map(|(id, content)| json!({"role": "tool", "tool_call_id": id, "content": content})),
+    );
+    json!({"model": "m", "stream": true, "messages": messages})
+}
+
+#[test]
+fn the_pairing_check_names_each_way_a_conversation_breaks() {
+    let args = r#"{"path":"a"}"#;
+    let ok = r#"{"ok":true}"#;
+    assert_eq!(
+        pairing::check(&conversation(
+            &[("a", args), ("b", args)],
+            &[("a", ok), ("b", ok)]
+        )),
+        Ok(())
+    );
+    for (body, said) in [
+        (json!({"model": "m"}), "no messages array"),
+        (conversation(&[("a", args)], &[]), "call a is not answered"),
+        (
+            conversation(&[("a", args), ("b", args)], &[("b", ok), ("a", ok)]),
+            "answers out of order",
+        ),
+        (
+            conversation(&[("a", args)], &[("a", ok), ("a", ok)]),
+            "answers no call",
+        ),
+        (
+            conversation(&[("a", "[1]")], &[("a", ok)]),
+            "arguments are not a JSON object",
+        ),
+        (
+            conversation(&[("a", args)], &[("a", "done")]),
+            "is not one JSON object",
+        ),
+    ] {
+        let broken = pairing::check(&body).unwrap_err();
+        assert!(broken.contains(said), "{broken} (expected {said:?})");
+    }
+}
+
+#[tokio::test]
+#[should_panic(expected = "request #2: call a is not answered")]
+async fn a_request_that_breaks_the_pairing_fails_the_test_when_the_server_drops() {
+    let server =
+        ScriptedServer::start(vec![Reply::text(&["fine"]), Reply::text(&["too late"])]).await;
+    let unanswered = conversation(&[("a", r#"{"path":"a"}"#)], &[]);
+    for body in [request_body(), unanswered] {
+        let (_, err) = chunks(post(&server, &body).await).await;
+        assert!(err.is_none());
+    }
+    // The broken request was answered as scripted; the test fails when
+    // the server drops, here.
+    assert_eq!(server.remaining_replies(), 0);
 }
 
 #[tokio::test]

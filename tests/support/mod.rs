@@ -1,6 +1,8 @@
 //! Test support shared by the integration tests: a scripted
-//! OpenAI-compatible server ([`server`]), a pseudo-terminal driver
-//! ([`pty`]) and the recorded SSE fixtures ([`fixtures`]).
+//! OpenAI-compatible server ([`server`]) that checks the conversation
+//! invariant ([`pairing`]) on every request, an agent harness ([`agent`]),
+//! a pseudo-terminal driver ([`pty`]) and the recorded SSE fixtures
+//! ([`fixtures`]).
 //!
 //! Each test crate (`tests/<area>/main.rs`) includes it with
 //! `#[path = "../support/mod.rs"] mod support;`, as `benches/main.rs` does.
@@ -10,6 +12,7 @@
 
 pub mod agent;
 pub mod fixtures;
+pub mod pairing;
 pub mod pty;
 pub mod server;
 
