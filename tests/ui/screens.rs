@@ -1,15 +1,111 @@
 //! Snapshots of the screen drawn on ratatui's `TestBackend`: every state a
 //! person sees in the foundation (empty, streaming, scrolled, each phase,
-//! narrow, an error entry).
+//! narrow, an error entry), and, in colour with every cell's style, the
+//! diff preview, an error entry and the status bar under each phase.
 
 use crossterm::event::KeyCode;
 use dashfloat::protocol::{
     AgentEvent, ConfirmRequest, Phase, PreviewKind, ReplyEnd, Severity, ToolStatus, Usage,
 };
 use dashfloat::ui::state::State;
+use dashfloat::ui::theme::Theme;
 use dashfloat::ui::update::{Msg, update};
+use ratatui::buffer::Cell;
+use ratatui::style::{Color, Modifier};
 
-use crate::{agent, confirm_command, draw, press, preview_line, state, tool_call, tool_result};
+use crate::{
+    agent, confirm_command, draw, press, preview_line, render, session, state, tool_call,
+    tool_result,
+};
+
+/// A fresh state of `width`×`height` in the colour palette.
+fn coloured(width: u16, height: u16) -> State {
+    State::new(session(), Theme::new(false), (width, height))
+}
+
+/// The screen with its styles: each row as drawn, under it one letter per
+/// cell naming that cell's style (`.` the terminal's own; a row with no
+/// mark line, and the cells past a mark line's end, are all the terminal's
+/// own), then what each letter stands for: colours and modifiers.
+fn draw_styled(s: &mut State) -> String {
+    let terminal = render(s);
+    let buffer = terminal.backend().buffer();
+    let mut styles: Vec<CellStyle> = Vec::new();
+    let mut out = String::new();
+    let rows = terminal.backend().to_string();
+    for (row, cells) in rows
+        .lines()
+        .zip(buffer.content.chunks(usize::from(buffer.area.width)))
+    {
+        let marks: String = cells
+            .iter()
+            .map(|cell| {
+                let style = CellStyle::of(cell);
+                if style == CellStyle::default() {
+                    return '.';
+                }
+                let index = styles.iter().position(|s| *s == style).unwrap_or_else(|| {
+                    styles.push(style);
+                    styles.len() - 1
+                });
+                STYLE_MARKS
+                    .chars()
+                    .nth(index)
+                    .expect("more styles than marks")
+            })
+            .collect();
+        out.push_str(&format!("{row}\n"));
+        let marks = marks.trim_end_matches('.');
+        if !marks.is_empty() {
+            out.push_str(&format!(" {marks}\n"));
+        }
+    }
+    for (mark, style) in STYLE_MARKS.chars().zip(&styles) {
+        out.push_str(&format!("{mark}:{style}\n"));
+    }
+    out
+}
+
+/// The letters that name the styles of a screen, in order of appearance.
+const STYLE_MARKS: &str = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+
+/// What a cell looks like apart from its symbol.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct CellStyle {
+    fg: Color,
+    bg: Color,
+    underline: Color,
+    modifier: Modifier,
+}
+
+impl CellStyle {
+    fn of(cell: &Cell) -> CellStyle {
+        CellStyle {
+            fg: cell.fg,
+            bg: cell.bg,
+            underline: cell.underline_color,
+            modifier: cell.modifier,
+        }
+    }
+}
+
+impl std::fmt::Display for CellStyle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (what, colour) in [
+            ("fg", self.fg),
+            ("bg", self.bg),
+            ("underline", self.underline),
+        ] {
+            if colour != Color::Reset {
+                write!(f, " {what} {colour}")?;
+            }
+        }
+        for (name, _) in self.modifier.iter_names() {
+            write!(f, " {name}")?;
+        }
+        Ok(())
+    }
+}
 
 fn type_text(state: &mut State, text: &str) {
     update(state, Msg::Paste(text.to_string()));
@@ -89,36 +185,61 @@ fn interrupted_reply() {
     insta::assert_snapshot!(draw(&mut s));
 }
 
-#[test]
-fn error_entry() {
-    let mut s = state(80, 16);
-    type_text(&mut s, "hello");
-    submit(&mut s);
-    agent(&mut s, AgentEvent::AssistantEnd(ReplyEnd::Failed));
+/// A prompt whose turn failed: the error entry says why and what to do.
+fn failed_turn(s: &mut State) {
+    type_text(s, "hello");
+    submit(s);
+    agent(s, AgentEvent::AssistantEnd(ReplyEnd::Failed));
     agent(
-        &mut s,
+        s,
         AgentEvent::System {
             severity: Severity::Error,
             text: "no model server answers at http://127.0.0.1:8088/v1 (connection refused). Start one — `scripts/local-model` starts the local default — or set OPENAI_BASE_URL / --base-url".into(),
         },
     );
-    agent(&mut s, AgentEvent::Phase(Phase::Idle));
-    agent(&mut s, AgentEvent::TurnDone);
+    agent(s, AgentEvent::Phase(Phase::Idle));
+    agent(s, AgentEvent::TurnDone);
+}
+
+#[test]
+fn error_entry() {
+    let mut s = state(80, 16);
+    failed_turn(&mut s);
     insta::assert_snapshot!(draw(&mut s));
 }
 
 #[test]
+fn error_entry_in_colour() {
+    let mut s = coloured(80, 16);
+    failed_turn(&mut s);
+    insta::assert_snapshot!(draw_styled(&mut s));
+}
+
+const PHASES: [Phase; 4] = [
+    Phase::Idle,
+    Phase::Streaming,
+    Phase::Executing,
+    Phase::Confirming,
+];
+
+#[test]
 fn each_phase_in_the_status_bar() {
     let mut screens = String::new();
-    for phase in [
-        Phase::Idle,
-        Phase::Streaming,
-        Phase::Executing,
-        Phase::Confirming,
-    ] {
+    for phase in PHASES {
         let mut s = state(100, 4);
         agent(&mut s, AgentEvent::Phase(phase));
         screens.push_str(&format!("{phase:?}\n{}\n", draw(&mut s)));
+    }
+    insta::assert_snapshot!(screens);
+}
+
+#[test]
+fn each_phase_in_the_status_bar_in_colour() {
+    let mut screens = String::new();
+    for phase in PHASES {
+        let mut s = coloured(100, 4);
+        agent(&mut s, AgentEvent::Phase(phase));
+        screens.push_str(&format!("{phase:?}\n{}\n", draw_styled(&mut s)));
     }
     insta::assert_snapshot!(screens);
 }
@@ -184,14 +305,14 @@ fn tool_rows_with_every_outcome() {
     insta::assert_snapshot!(draw(&mut s));
 }
 
-#[test]
-fn a_diff_preview_waiting_for_confirmation() {
-    let mut s = state(80, 24);
-    type_text(&mut s, "rename old to new");
-    submit(&mut s);
-    tool_call(&mut s, "e1", "edit_file", "src/lib.rs");
+/// An edit of `src/lib.rs`, the second of three calls, waiting for
+/// confirmation.
+fn diff_preview(s: &mut State) {
+    type_text(s, "rename old to new");
+    submit(s);
+    tool_call(s, "e1", "edit_file", "src/lib.rs");
     agent(
-        &mut s,
+        s,
         AgentEvent::Confirm(ConfirmRequest {
             id: "e1".into(),
             preview: vec![
@@ -205,8 +326,21 @@ fn a_diff_preview_waiting_for_confirmation() {
             of: 3,
         }),
     );
-    agent(&mut s, AgentEvent::Phase(Phase::Confirming));
+    agent(s, AgentEvent::Phase(Phase::Confirming));
+}
+
+#[test]
+fn a_diff_preview_waiting_for_confirmation() {
+    let mut s = state(80, 24);
+    diff_preview(&mut s);
     insta::assert_snapshot!(draw(&mut s));
+}
+
+#[test]
+fn a_diff_preview_in_colour() {
+    let mut s = coloured(80, 24);
+    diff_preview(&mut s);
+    insta::assert_snapshot!(draw_styled(&mut s));
 }
 
 #[test]
