@@ -1,7 +1,8 @@
 //! dashfloat's performance figures (issue 2): exec → first frame, frame
-//! time over a 100,000-line transcript while tokens stream, throughput of
-//! the SSE → agent → UI-state path, resident memory idle and after a
-//! 100,000-line transcript, and CPU while idle. Each figure is printed with
+//! time over a 100,000-line transcript while tokens stream, markdown render
+//! time of a 10 KB reply, throughput of the SSE → agent → UI-state path,
+//! resident memory idle and after a 100,000-line transcript, and CPU while
+//! idle. Each figure is printed with
 //! a baseline measured in the same run, as a ratio where one makes sense.
 //!
 //! Run with `cargo bench --bench dashfloat-bench` (release build).
@@ -17,6 +18,7 @@ use std::time::{Duration, Instant};
 use dashfloat::agent::{self, ApprovalPolicy};
 use dashfloat::llm::stream;
 use dashfloat::protocol::{AgentEvent, UiCommand};
+use dashfloat::ui::markdown::{code_blocks, render_streaming};
 use dashfloat::ui::state::{SessionInfo, State};
 use dashfloat::ui::theme::Theme;
 use dashfloat::ui::update::{Msg, update};
@@ -30,6 +32,10 @@ use tokio::sync::mpsc;
 
 const TRANSCRIPT_LINES: usize = 100_000;
 
+/// The reply `tests/ui/markdown.rs` snapshots: every construct the renderer
+/// knows.
+const MARKDOWN_DOCUMENT: &str = include_str!("../tests/fixtures/markdown-document.md");
+
 fn main() {
     // `cargo bench` passes `--bench`; a filter argument selects one figure.
     let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with('-'));
@@ -40,6 +46,9 @@ fn main() {
     }
     if want("frame_time") {
         frame_time();
+    }
+    if want("markdown") {
+        markdown();
     }
     if want("throughput") {
         throughput();
@@ -218,6 +227,51 @@ fn frame_time() {
     );
 }
 
+/// Render time of a 10 KB reply (the markdown test document repeated),
+/// as a streaming reply is rendered each frame, against the parse alone
+/// (`code_blocks` runs the same pulldown-cmark parse and keeps only the
+/// code).
+fn markdown() {
+    let mut text = String::new();
+    while text.len() < 10_000 {
+        text.push_str(MARKDOWN_DOCUMENT);
+    }
+    let theme = Theme::new(false);
+    let runs = 200;
+    let mut render: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let t = Instant::now();
+            let out = render_streaming(std::hint::black_box(&text), 100, &theme);
+            let took = t.elapsed();
+            assert!(!out.lines.is_empty());
+            took
+        })
+        .collect();
+    let mut parse: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let t = Instant::now();
+            let blocks = code_blocks(std::hint::black_box(&text));
+            let took = t.elapsed();
+            assert!(!blocks.is_empty());
+            took
+        })
+        .collect();
+    render.sort();
+    parse.sort();
+    let (r, p) = (percentile(&render, 0.5), percentile(&parse, 0.5));
+    println!(
+        "\nmarkdown render of a {} KB reply at 100 columns ({runs} runs)",
+        text.len() / 1000
+    );
+    println!(
+        "  render_streaming median {}  p90 {}   | the markdown parse alone: median {}   ratio {:.1}x",
+        ms(r),
+        ms(percentile(&render, 0.9)),
+        ms(p),
+        r.as_secs_f64() / p.as_secs_f64()
+    );
+}
+
 /// A reply of `tokens` one-token content chunks, sent in 64 KiB writes.
 fn token_reply(tokens: usize) -> Reply {
     let mut body = Vec::new();
@@ -293,7 +347,7 @@ fn throughput_once(rt: &tokio::runtime::Runtime, url: &str, tokens: usize) -> [D
         let t = Instant::now();
         tokio::spawn(stream::run(
             support::agent::endpoint(url),
-            b"{}".to_vec(),
+            br#"{"messages":[]}"#.to_vec(),
             "call_".into(),
             tx,
         ));

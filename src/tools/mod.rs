@@ -31,7 +31,7 @@
 //!
 //! Validation, the `tools` array, dispatch, the agent's status and excerpt
 //! and the JSON the model reads all follow from those; the snapshot tests in
-//! `tests/tool_results.rs` show the new result as the model will read it.
+//! `tests/tools/results.rs` show the new result as the model will read it.
 
 mod atomic;
 mod beneath;

@@ -1,6 +1,6 @@
 //! Drives the agent actor from a test: an endpoint for the scripted (or
-//! real) server, a harness that sends `UiCommand`s and collects
-//! `AgentEvent`s, and the conversation invariant every request must hold.
+//! real) server, and a harness that sends `UiCommand`s and collects
+//! `AgentEvent`s.
 
 use std::path::Path;
 use std::time::Duration;
@@ -10,7 +10,6 @@ use dashfloat::llm::classify::RequestContext;
 use dashfloat::llm::stream::Endpoint;
 use dashfloat::protocol::{AgentEvent, CallId, Decision, UiCommand};
 use dashfloat::tools::ToolContext;
-use serde_json::Value;
 use tokio::sync::mpsc;
 
 /// How long a test waits for one event before failing.
@@ -159,51 +158,4 @@ pub fn system_texts(events: &[AgentEvent]) -> Vec<String> {
             _ => None,
         })
         .collect()
-}
-
-/// The conversation invariant providers enforce, checked on a request
-/// body: every assistant message's tool calls are answered, in order, by
-/// the tool messages right after it, each echoing its call's id, each
-/// content one JSON object; no tool message answers nothing; arguments are
-/// JSON object text.
-pub fn assert_tool_pairing(body: &Value) {
-    let messages = body["messages"].as_array().expect("messages array");
-    let mut i = 0;
-    while i < messages.len() {
-        let m = &messages[i];
-        assert_ne!(m["role"], "tool", "tool message #{i} answers no call: {m}");
-        i += 1;
-        let Some(calls) = m.get("tool_calls").and_then(Value::as_array) else {
-            continue;
-        };
-        assert_eq!(
-            m["role"], "assistant",
-            "tool_calls outside an assistant message"
-        );
-        for call in calls {
-            let id = call["id"].as_str().expect("call id");
-            assert_eq!(call["type"], "function");
-            let args = call["function"]["arguments"]
-                .as_str()
-                .expect("arguments string");
-            assert!(
-                serde_json::from_str::<Value>(args).is_ok_and(|v| v.is_object()),
-                "arguments are not a JSON object: {args}"
-            );
-            let answer = messages
-                .get(i)
-                .unwrap_or_else(|| panic!("call {id} is not answered"));
-            assert_eq!(
-                answer["role"], "tool",
-                "call {id} is not answered next: {answer}"
-            );
-            assert_eq!(answer["tool_call_id"], id, "answers out of order");
-            let content = answer["content"].as_str().expect("tool content string");
-            assert!(
-                serde_json::from_str::<Value>(content).is_ok_and(|v| v.is_object()),
-                "tool content is not one JSON object: {content}"
-            );
-            i += 1;
-        }
-    }
 }

@@ -1,17 +1,28 @@
 //! Test support shared by the integration tests: a scripted
-//! OpenAI-compatible server ([`server`]), a pseudo-terminal driver
-//! ([`pty`]) and the recorded SSE fixtures ([`fixtures`]).
+//! OpenAI-compatible server ([`server`]) that checks the conversation
+//! invariant ([`pairing`]) on every request, an agent harness ([`agent`]),
+//! a pseudo-terminal driver ([`pty`]) and the recorded SSE fixtures
+//! ([`fixtures`]).
 //!
-//! Include it with `mod support;` from a test crate. Each crate uses only
-//! part of it, hence the `dead_code` allowance here (the one place for it).
+//! Each test crate (`tests/<area>/main.rs`) includes it with
+//! `#[path = "../support/mod.rs"] mod support;`, as `benches/main.rs` does.
+//! Each uses only part of it, hence the `dead_code` allowance here (the one
+//! place for it).
 #![allow(dead_code)]
 
 pub mod agent;
 pub mod fixtures;
+pub mod pairing;
 pub mod pty;
 pub mod server;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// How long a test waits for a condition (a pid written, a log line)
+/// before it fails: an upper bound for a busy two-core machine, never a
+/// pause.
+pub const WAIT: Duration = Duration::from_secs(20);
 
 /// Installs rustls' ring provider as the process default (reqwest is built
 /// with `rustls-no-provider`). Idempotent; call before building a client.
@@ -34,8 +45,8 @@ pub fn dashfloat_bin() -> PathBuf {
 
 /// Waits until a test command has written its shell's pid to `file`
 /// (`echo $$ > pid`) and returns it. Panics after `timeout`.
-pub fn wait_for_pid(file: &std::path::Path, timeout: std::time::Duration) -> i32 {
-    let deadline = std::time::Instant::now() + timeout;
+pub fn wait_for_pid(file: &Path, timeout: Duration) -> i32 {
+    let deadline = Instant::now() + timeout;
     loop {
         if let Some(pid) = std::fs::read_to_string(file)
             .ok()
@@ -43,12 +54,46 @@ pub fn wait_for_pid(file: &std::path::Path, timeout: std::time::Duration) -> i32
         {
             return pid;
         }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no pid in {}",
-            file.display()
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert!(Instant::now() < deadline, "no pid in {}", file.display());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// [`wait_for_pid`] from async code: the wait runs on a blocking thread,
+/// so the runtime keeps driving whatever the test awaits meanwhile.
+pub async fn pid_written(file: &Path, timeout: Duration) -> i32 {
+    let file = file.to_path_buf();
+    tokio::task::spawn_blocking(move || wait_for_pid(&file, timeout))
+        .await
+        .expect("waiting for a pid panicked")
+}
+
+/// Kills a process a test left behind on purpose: one that left its
+/// command's group, beyond the tool's reach (ADR 0013).
+pub fn kill(pid: i32) {
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    );
+}
+
+/// A port on 127.0.0.1 that nothing listens on (it was free a moment ago).
+pub fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a free port");
+    listener.local_addr().expect("local addr").port()
+}
+
+/// Waits until the session log at `path` reads as `done` says (its writer
+/// is a task of its own) and returns its text; after `timeout`, returns
+/// what it holds then, for the test's own assertions to report.
+pub async fn log_text(path: &Path, timeout: Duration, done: impl Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        if done(&text) || Instant::now() >= deadline {
+            return text;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
 

@@ -6,6 +6,11 @@
 //! flush and (by default) one HTTP chunk, so a client sees exactly the
 //! chunk boundaries and delays the test asked for.
 //!
+//! Every chat request's body is checked against the conversation invariant
+//! providers enforce ([`super::pairing`]); dropping the server fails the
+//! test with every request that broke it, so no test can pass while the
+//! agent sends a call without its answer.
+//!
 //! The server runs on its own thread with its own single-threaded tokio
 //! runtime. That keeps it serving while a test blocks (e.g. a pty test polling
 //! the screen from a `#[tokio::test]` body) and keeps its clock real even when
@@ -179,6 +184,20 @@ impl Reply {
         frames.extend(rest.iter().map(|f| tool_call_chunk(0, None, None, f)));
         frames.push(finish_chunk("tool_calls"));
         frames.push(usage_chunk(12, args_fragments.len().max(1) as u64));
+        Reply::sse(frames)
+    }
+
+    /// Several whole calls in one reply, each `(id, name, arguments)` in
+    /// one fragment at its own index: a role chunk, the calls,
+    /// `finish_reason: "tool_calls"`, `[DONE]` (no usage chunk).
+    pub fn tool_calls(calls: &[(&str, &str, &str)]) -> Reply {
+        let mut frames = vec![role_chunk()];
+        frames.extend(
+            calls.iter().zip(0..).map(|((id, name, args), index)| {
+                tool_call_chunk(index, Some(id), Some(name), args)
+            }),
+        );
+        frames.push(finish_chunk("tool_calls"));
         Reply::sse(frames)
     }
 
@@ -371,6 +390,8 @@ pub fn tool_call_chunk(
 struct State {
     replies: VecDeque<Reply>,
     requests: Vec<Recorded>,
+    /// The chat requests that broke the tool-call pairing, said.
+    unpaired: Vec<String>,
 }
 
 struct Shared {
@@ -412,6 +433,7 @@ impl ScriptedServer {
             state: Mutex::new(State {
                 replies: replies.into(),
                 requests: Vec::new(),
+                unpaired: Vec::new(),
             }),
             count,
         });
@@ -517,6 +539,14 @@ impl Drop for ScriptedServer {
         self.cancel.cancel();
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
+        }
+        let unpaired = std::mem::take(&mut self.shared.lock().unpaired);
+        // A test already failing keeps its own message.
+        if !unpaired.is_empty() && !std::thread::panicking() {
+            panic!(
+                "scripted server: requests that break the tool-call pairing:\n{}",
+                unpaired.join("\n")
+            );
         }
     }
 }
@@ -731,6 +761,13 @@ async fn handle_connection(stream: TcpStream, shared: Arc<Shared>, cancel: Cance
     let reply = {
         let mut state = shared.lock();
         let body = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+        let number = state.requests.len() + 1;
+        if request.method == "POST"
+            && request.path.ends_with("/chat/completions")
+            && let Err(broken) = super::pairing::check(&body)
+        {
+            state.unpaired.push(format!("request #{number}: {broken}"));
+        }
         state.requests.push(Recorded {
             method: request.method.clone(),
             path: request.path.clone(),
@@ -738,7 +775,6 @@ async fn handle_connection(stream: TcpStream, shared: Arc<Shared>, cancel: Cance
             body,
             raw_body: request.body,
         });
-        let number = state.requests.len();
         let reply = state.replies.pop_front().unwrap_or_else(|| {
             Reply::status(
                 500,

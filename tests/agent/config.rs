@@ -1,0 +1,238 @@
+//! Configuration precedence: flags > environment > config file > defaults.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use clap::Parser;
+use dashfloat::config::{Cli, Config, ConfigError, LOCAL_BASE_URL, LOCAL_CONTEXT_WINDOW};
+
+fn env(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+    let map: HashMap<String, String> = vars
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    move |k| map.get(k).cloned()
+}
+
+fn resolve(cli: &Cli, vars: &[(&str, &str)], file: Option<&str>) -> (Config, Vec<ConfigError>) {
+    Config::resolve(
+        cli,
+        env(vars),
+        file.map(|t| Ok(t.to_string())),
+        "config.toml",
+    )
+}
+
+#[test]
+fn no_configuration_means_the_local_model() {
+    let (c, problems) = resolve(&Cli::default(), &[], None);
+    assert!(problems.is_empty());
+    assert_eq!(c.base_url, LOCAL_BASE_URL);
+    assert_eq!(c.context_window, LOCAL_CONTEXT_WINDOW);
+    assert!(!c.provider_configured);
+    assert_eq!(c.host(), "127.0.0.1:8088");
+}
+
+#[test]
+fn the_file_fills_what_flags_leave_open() {
+    let file = r#"
+base_url = "https://api.example.com/v1/"
+model = "big-model"
+context_window = 200000
+idle_timeout_secs = 5
+[headers]
+"X-Team" = "core"
+"#;
+    let (c, problems) = resolve(&Cli::default(), &[], Some(file));
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!(c.base_url, "https://api.example.com/v1");
+    assert_eq!(c.model, "big-model");
+    assert_eq!(c.context_window, 200_000);
+    assert_eq!(c.idle_timeout, Duration::from_secs(5));
+    assert_eq!(c.headers, vec![("X-Team".to_string(), "core".into())]);
+    assert!(c.provider_configured);
+}
+
+#[test]
+fn flags_win_over_the_file() {
+    let cli = Cli::parse_from([
+        "dashfloat",
+        "--model",
+        "flag-model",
+        "--base-url",
+        "http://localhost:1234/v1",
+        "--header",
+        "X-Team: flags",
+    ]);
+    let file =
+        "model = \"file-model\"\nbase_url = \"https://file/v1\"\n[headers]\nX-Team = \"file\"\n";
+    let (c, _) = resolve(&cli, &[], Some(file));
+    assert_eq!(c.model, "flag-model");
+    assert_eq!(c.base_url, "http://localhost:1234/v1");
+    assert_eq!(c.headers, vec![("X-Team".to_string(), "flags".into())]);
+}
+
+#[test]
+fn the_key_comes_from_the_named_variable_only() {
+    let key = |c: &Config| c.api_key.as_ref().map(|k| k.expose().clone());
+    let url = ["--base-url", "https://api.example.com/v1"];
+    let cli = Cli::parse_from(["dashfloat", "--api-key-env", "MY_KEY"].iter().chain(&url));
+    let (c, _) = resolve(
+        &cli,
+        &[("MY_KEY", "sk-1"), ("OPENAI_API_KEY", "sk-2")],
+        None,
+    );
+    assert_eq!(key(&c).as_deref(), Some("sk-1"));
+    assert_eq!(c.api_key_env, "MY_KEY");
+    let cli = Cli::parse_from(["dashfloat"].iter().chain(&url));
+    let (c, _) = resolve(&cli, &[("OPENAI_API_KEY", "sk-2")], None);
+    assert_eq!(key(&c).as_deref(), Some("sk-2"));
+}
+
+#[test]
+fn a_broken_file_is_reported_and_defaults_stand() {
+    let (c, problems) = resolve(&Cli::default(), &[], Some("model = [unclosed"));
+    assert_eq!(c.base_url, LOCAL_BASE_URL);
+    assert!(matches!(problems.as_slice(), [ConfigError::Parse { .. }]));
+    assert!(problems[0].to_string().contains("config.toml"));
+}
+
+#[test]
+fn an_unknown_key_in_the_file_is_reported() {
+    let (_, problems) = resolve(&Cli::default(), &[], Some("modle = \"typo\""));
+    assert!(problems[0].to_string().contains("modle"), "{}", problems[0]);
+}
+
+#[test]
+fn a_header_without_a_colon_is_reported() {
+    let cli = Cli::parse_from(["dashfloat", "--header", "NoColon"]);
+    let (_, problems) = resolve(&cli, &[], None);
+    assert_eq!(problems, vec![ConfigError::Header("NoColon".into())]);
+}
+
+#[test]
+fn a_non_http_base_url_falls_back_to_local() {
+    let cli = Cli::parse_from(["dashfloat", "--base-url", "ftp://x"]);
+    let (c, problems) = resolve(&cli, &[], None);
+    assert_eq!(c.base_url, LOCAL_BASE_URL);
+    assert_eq!(problems, vec![ConfigError::BaseUrl("ftp://x".into())]);
+}
+
+#[test]
+fn an_unreadable_named_config_file_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nope.toml");
+    let cli = Cli::parse_from(["dashfloat", "--config", missing.to_str().unwrap()]);
+    let (c, problems) = Config::load(&cli, env(&[]));
+    assert_eq!(c.base_url, LOCAL_BASE_URL);
+    assert!(matches!(problems.as_slice(), [ConfigError::Read { .. }]));
+}
+
+#[test]
+fn the_default_file_location_follows_xdg() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("dashfloat");
+    std::fs::create_dir_all(&conf).unwrap();
+    std::fs::write(conf.join("config.toml"), "model = \"xdg-model\"\n").unwrap();
+    let (c, problems) = Config::load(
+        &Cli::default(),
+        env(&[("XDG_CONFIG_HOME", dir.path().to_str().unwrap())]),
+    );
+    assert!(problems.is_empty());
+    assert_eq!(c.model, "xdg-model");
+}
+
+#[test]
+fn a_missing_default_file_is_fine() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, problems) = Config::load(
+        &Cli::default(),
+        env(&[("XDG_CONFIG_HOME", dir.path().to_str().unwrap())]),
+    );
+    assert!(problems.is_empty());
+}
+
+#[test]
+fn agent_limits_come_from_flags_then_the_file() {
+    let file = "max_steps = 4\nexec_timeout_secs = 7\ntemperature = 0.2\n";
+    let (c, problems) = resolve(&Cli::default(), &[], Some(file));
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!(c.max_steps, 4);
+    assert_eq!(c.exec_timeout, Duration::from_secs(7));
+    assert_eq!(c.temperature, Some(0.2));
+    let cli = Cli::parse_from(["dashfloat", "--max-steps", "9", "--temperature", "0"]);
+    let (c, _) = resolve(&cli, &[], Some(file));
+    assert_eq!((c.max_steps, c.temperature), (9, Some(0.0)));
+}
+
+#[test]
+fn the_approval_policy_is_a_flag_and_defaults_to_asking() {
+    use dashfloat::agent::ApprovalPolicy;
+    let (c, _) = resolve(&Cli::default(), &[], None);
+    assert_eq!(c.approval, ApprovalPolicy::Ask);
+    let cli = Cli::parse_from(["dashfloat", "--approval", "dangerously-approve-all"]);
+    let (c, _) = resolve(&cli, &[], None);
+    assert_eq!(c.approval, ApprovalPolicy::DangerouslyApproveAll);
+    assert!(Cli::try_parse_from(["dashfloat", "--approval", "yes"]).is_err());
+}
+
+#[test]
+fn no_key_goes_to_the_built_in_local_default() {
+    let vars = [("OPENAI_API_KEY", "sk-for-the-provider")];
+    let (c, problems) = resolve(&Cli::default(), &vars, None);
+    assert!(problems.is_empty(), "{problems:?}");
+    assert!(!c.provider_configured);
+    assert!(
+        c.api_key.is_none(),
+        "a key would go to whatever listens on 8088"
+    );
+    // Naming the same local URL is configuring it: the key goes there.
+    let cli = Cli::parse_from(["dashfloat", "--base-url", LOCAL_BASE_URL]);
+    let (c, _) = resolve(&cli, &vars, None);
+    assert!(c.api_key.is_some());
+}
+
+#[test]
+fn debug_output_never_shows_the_key_or_header_values() {
+    let cli = Cli::parse_from([
+        "dashfloat",
+        "--base-url",
+        "https://api.example.com/v1",
+        "--header",
+        "X-Api-Key: header-credential",
+    ]);
+    let (c, _) = resolve(&cli, &[("OPENAI_API_KEY", "sk-debug-marker")], None);
+    let shown = format!("{c:?}");
+    assert!(!shown.contains("sk-debug-marker"), "{shown}");
+    assert!(!shown.contains("header-credential"), "{shown}");
+    assert!(shown.contains("[redacted]"), "{shown}");
+    assert!(shown.contains("X-Api-Key"), "{shown}");
+}
+
+#[test]
+fn credentials_in_the_base_url_stay_out_of_the_status_bar_and_the_messages() {
+    let cli = Cli::parse_from([
+        "dashfloat",
+        "--base-url",
+        "http://alice:pw-marker@host:8080/v1",
+    ]);
+    let (c, _) = resolve(&cli, &[], None);
+    assert_eq!(c.host(), "host:8080");
+    // The URL itself keeps them: the request needs them.
+    assert_eq!(c.base_url, "http://alice:pw-marker@host:8080/v1");
+    let cli = Cli::parse_from(["dashfloat", "--base-url", "ftp://alice:pw-marker@host/"]);
+    let (_, problems) = resolve(&cli, &[], None);
+    let text = problems[0].to_string();
+    assert!(!text.contains("pw-marker"), "{text}");
+    assert!(text.contains("ftp://[redacted]@host/"), "{text}");
+}
+
+#[test]
+fn pass_env_comes_from_the_exec_table() {
+    let file = "[exec]\npass_env = [\"GH_TOKEN\", \"PGPASSWORD\"]\n";
+    let (c, problems) = resolve(&Cli::default(), &[], Some(file));
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!(c.pass_env, vec!["GH_TOKEN", "PGPASSWORD"]);
+    let (_, problems) = resolve(&Cli::default(), &[], Some("[exec]\npas_env = []\n"));
+    assert!(problems[0].to_string().contains("pas_env"), "{problems:?}");
+}

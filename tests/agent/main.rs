@@ -1,0 +1,12 @@
+//! The agent actor against the scripted server (turns, tool calls,
+//! confirmations), the repeat detector, and the configuration it starts
+//! from.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod config;
+mod repeat;
+mod tools;
+mod turns;

@@ -1,0 +1,59 @@
+//! The exact-repeat detector: canonical calls counted per session, notices
+//! at 3, 5 and 8, reset by the person's message, bounded.
+
+use dashfloat::agent::{REPEAT_MAX_KEYS, RepeatDetector};
+
+fn notices(d: &mut RepeatDetector, name: &str, args: &str, times: usize) -> Vec<usize> {
+    (1..=times)
+        .filter_map(|n| d.record(name, args).map(|_| n))
+        .collect()
+}
+
+#[test]
+fn notices_come_at_three_five_and_eight() {
+    let mut d = RepeatDetector::default();
+    assert_eq!(
+        notices(&mut d, "read_file", r#"{"path":"a"}"#, 10),
+        vec![3, 5, 8]
+    );
+}
+
+#[test]
+fn key_order_and_spacing_do_not_make_a_different_call() {
+    let mut d = RepeatDetector::default();
+    d.record("read_file", r#"{"path":"a","limit":5}"#);
+    d.record("read_file", r#"{ "limit": 5, "path": "a" }"#);
+    let third = d.record("read_file", r#"{"limit":5,"path":"a"}"#).unwrap();
+    assert!(third.contains("3 times"), "{third}");
+}
+
+#[test]
+fn different_arguments_or_tools_count_apart() {
+    let mut d = RepeatDetector::default();
+    for _ in 0..2 {
+        assert!(d.record("read_file", r#"{"path":"a"}"#).is_none());
+        assert!(d.record("read_file", r#"{"path":"b"}"#).is_none());
+        assert!(d.record("list_directory", r#"{"path":"a"}"#).is_none());
+    }
+}
+
+#[test]
+fn the_persons_message_resets_the_counts() {
+    let mut d = RepeatDetector::default();
+    d.record("x", "{}");
+    d.record("x", "{}");
+    d.reset();
+    assert_eq!(notices(&mut d, "x", "{}", 3), vec![3]);
+}
+
+#[test]
+fn the_table_is_bounded() {
+    let mut d = RepeatDetector::default();
+    for i in 0..REPEAT_MAX_KEYS {
+        d.record("x", &format!("{{\"i\":{i}}}"));
+    }
+    d.record("x", r#"{"i":0}"#);
+    // The table was full, so counting restarted: this is the first again.
+    assert!(d.record("x", r#"{"i":0}"#).is_none());
+    assert!(d.record("x", r#"{"i":0}"#).is_some());
+}

@@ -1,0 +1,783 @@
+//! The agent loop against the scripted server: multi-episode conversations
+//! with tool calls, confirmations, rejections, interrupts, failures, the
+//! repeat detector and the step limit. The scripted server checks the
+//! pairing of calls and results on every request body it receives.
+
+use std::path::Path;
+
+use dashfloat::agent::ApprovalPolicy;
+use dashfloat::protocol::{AgentEvent, Decision, Phase, PreviewKind, ToolStatus};
+use serde_json::{Value, json};
+
+use crate::support;
+use support::agent::{
+    AgentHarness, EVENT_WAIT, reply_text, setup, start_in_temp, start_with, system_texts,
+};
+use support::server::{Reply, ScriptedServer, finish_chunk, role_chunk, tool_call_chunk};
+
+fn call(id: &str, name: &str, args: Value) -> Reply {
+    Reply::tool_call(id, name, &[&args.to_string()])
+}
+
+fn dir_of(h: &AgentHarness) -> &Path {
+    h.dir.as_ref().unwrap().path()
+}
+
+/// The tool messages of a request body, in order, parsed.
+fn tool_results(body: &Value) -> Vec<Value> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| serde_json::from_str(m["content"].as_str().unwrap()).unwrap())
+        .collect()
+}
+
+fn statuses(events: &[AgentEvent]) -> Vec<ToolStatus> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolResult { status, .. } => Some(status.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn read_then_answer() {
+    let server = ScriptedServer::start(vec![
+        call("c1", "read_file", json!({"path": "notes.txt"})),
+        Reply::text(&["The file says hi."]),
+    ])
+    .await;
+    let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::Ask);
+    std::fs::write(dir_of(&h).join("notes.txt"), "hi\n").unwrap();
+    h.prompt("what is in notes.txt?").await;
+    let events = h.turn().await;
+    assert!(events.contains(&AgentEvent::ToolCall {
+        id: "c1".into(),
+        name: "read_file".into(),
+        summary: "notes.txt:1-2000".into(),
+    }));
+    assert_eq!(statuses(&events), vec![ToolStatus::Ok]);
+    assert!(!events.iter().any(|e| matches!(e, AgentEvent::Confirm(_))));
+    assert_eq!(reply_text(&events), "The file says hi.");
+    let second = &server.requests()[1].body;
+    let results = tool_results(second);
+    assert_eq!(results[0]["ok"], json!(true));
+    assert_eq!(results[0]["content"], json!("hi\n"));
+    let assistant = &second["messages"][2];
+    assert_eq!(assistant["tool_calls"][0]["id"], "c1");
+    assert_eq!(
+        assistant["tool_calls"][0]["function"]["arguments"],
+        json!(r#"{"path":"notes.txt"}"#)
+    );
+}
+
+#[tokio::test]
+async fn an_approved_edit_lands_exactly_as_previewed() {
+    let server = ScriptedServer::start(vec![
+        call(
+            "e1",
+            "edit_file",
+            json!({"path": "lib.rs", "search_block": "fn old() {}", "replace_block": "fn new() {}"}),
+        ),
+        Reply::text(&["Renamed."]),
+    ])
+    .await;
+    let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::Ask);
+    let file = dir_of(&h).join("lib.rs");
+    std::fs::write(&file, "// top\nfn old() {}\n// bottom\n").unwrap();
+    h.prompt("rename old to new").await;
+    let (id, events) = h.next_confirm().await;
+    let Some(AgentEvent::Confirm(req)) = events.last() else {
+        unreachable!()
+    };
+    assert_eq!((req.position, req.of), (1, 1));
+    let removed: Vec<&str> = req
+        .preview
+        .iter()
+        .filter(|l| l.kind == PreviewKind::Removed)
+        .map(|l| l.text.as_str())
+        .collect();
+    let added: Vec<&str> = req
+        .preview
+        .iter()
+        .filter(|l| l.kind == PreviewKind::Added)
+        .map(|l| l.text.as_str())
+        .collect();
+    assert_eq!((removed, added), (vec!["fn old() {}"], vec!["fn new() {}"]));
+    // Nothing is written before the answer.
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "// top\nfn old() {}\n// bottom\n"
+    );
+    h.decide(&id, Decision::Approve).await;
+    let events = h.turn().await;
+    assert_eq!(statuses(&events), vec![ToolStatus::Ok]);
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "// top\nfn new() {}\n// bottom\n"
+    );
+}
+
+#[tokio::test]
+async fn a_rejected_edit_leaves_the_file_and_says_rejected() {
+    let server = ScriptedServer::start(vec![
+        call(
+            "e1",
+            "edit_file",
+            json!({"path": "a.txt", "search_block": "x", "replace_block": "y"}),
+        ),
+        Reply::text(&["OK, I will not."]),
+    ])
+    .await;
+    let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::Ask);
+    let file = dir_of(&h).join("a.txt");
+    std::fs::write(&file, "x\n").unwrap();
+    h.prompt("change x").await;
+    let (id, _) = h.next_confirm().await;
+    h.decide(&id, Decision::Reject).await;
+    let events = h.turn().await;
+    assert_eq!(statuses(&events), vec![ToolStatus::Rejected]);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "x\n");
+    let result = &tool_results(&server.requests()[1].body)[0];
+    assert_eq!(result["ok"], json!(false));
+    assert_eq!(result["rejected"], json!(true));
+}
+
+#[tokio::test]
+async fn a_file_changed_after_the_preview_is_not_overwritten() {
+    let server = ScriptedServer::start(vec![
+        call(
+            "w1",
+            "write_file",
+            json!({"path": "a.txt", "content": "from the model\n"}),
+        ),
+        Reply::text(&["done"]),
+    ])
+    .await;
+    let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::Ask);
+    let file = dir_of(&h).join("a.txt");
+    std::fs::write(&file, "original\n").unwrap();
+    h.prompt("overwrite a.txt").await;
+    let (id, _) = h.next_confirm().await;
+    std::fs::write(&file, "edited by the person meanwhile\n").unwrap();
+    h.decide(&id, Decision::Approve).await;
+    let events = h.turn().await;
+    let st = statuses(&events);
+    let [ToolStatus::Error(e)] = st.as_slice() else {
+        panic!("{events:#?}")
+    };
+    assert!(e.contains("changed after"), "{e}");
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "edited by the person meanwhile\n"
+    );
+}
+
+#[tokio::test]
+async fn an_approved_command_runs_and_its_output_goes_back() {
+    let server = ScriptedServer::start(vec![
+        call(
+            "x1",
+            "execute_command",
+            json!({"command": "echo from-the-shell; exit 3"}),
+        ),
+        Reply::text(&["It exited 3."]),
+    ])
+    .await;
+    let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::Ask);
+    h.prompt("run it").await;
+    let (id, events) = h.next_confirm().await;
+    let Some(AgentEvent::Confirm(req)) = events.last() else {
+        unreachable!()
+    };
+    assert!(
+        req.preview
+            .iter()
+            .any(|l| l.text.contains("echo from-the-shell"))
+    );
+    h.decide(&id, Decision::Approve).await;
+    let events = h.turn().await;
+    assert_eq!(
+        statuses(&events),
+        vec![ToolStatus::Error("exit code 3".into())]
+    );
+    let result = &tool_results(&server.requests()[1].body)[0];
+    assert_eq!(result["exit_code"], json!(3));
+    assert!(
+        result["output"]
+            .as_str()
+            .unwrap()
+            .contains("from-the-shell")
+    );
+}
+
+#[tokio::test]
+async fn interrupting_a_command_kills_it_answers_cancelled_and_the_next_prompt_works() {
+    let server = ScriptedServer::start(vec![
+        call(
+            "x1",
+            "execute_command",
+            json!({"command": "echo $$ > pid; echo started; sleep 30"}),
+        ),
+        Reply::text(&["next answer"]),
+    ])
+    .await;
+    let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::Ask);
+    h.prompt("sleep").await;
+    let (id, _) = h.next_confirm().await;
+    h.decide(&id, Decision::Approve).await;
+    h.until(|e| *e == AgentEvent::Phase(Phase::Executing)).await;
+    let pid = support::pid_written(&dir_of(&h).join("pid"), EVENT_WAIT).await;
+    assert!(support::process_alive(pid));
+    h.send(dashfloat::protocol::UiCommand::Cancel).await;
+    let events = h.turn().await;
+    assert_eq!(statuses(&events), vec![ToolStatus::Cancelled]);
+    assert!(
+        !support::process_alive(pid),
+        "the command's shell survived the cancel"
+    );
+    // No follow-up episode after an interrupt: the person speaks next.
+    assert_eq!(server.requests().len(), 1);
+    h.prompt("and now?").await;
+    let events = h.turn().await;
+    assert_eq!(reply_text(&events), "next answer");
+    let results = tool_results(&server.requests()[1].body);
+    assert_eq!(results[0]["cancelled"], json!(true));
+}
+
+#[tokio::test]
+async fn a_stream_cut_inside_a_calls_arguments_answers_the_call_and_stays_usable() {
+    // The role chunk and the first piece of the call's arguments.
+    let cut = Reply::tool_call("c1", "write_file", &[r#"{"path": "a.txt", "cont"#]).cut_after(2);
+    let server = ScriptedServer::start(vec![cut, Reply::text(&["recovered"])]).await;
+    let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::Ask);
+    h.prompt("write").await;
+    let events = h.turn().await;
+    assert!(matches!(
+        statuses(&events).as_slice(),
+        [ToolStatus::Error(_)]
+    ));
+    assert!(!dir_of(&h).join("a.txt").exists());
+    h.prompt("again").await;
+    assert_eq!(reply_text(&h.turn().await), "recovered");
+    let second = &server.requests()[1].body;
+    assert_eq!(second["messages"][2]["tool_calls"][0]["id"], "c1");
+}
+
+#[tokio::test]
+async fn an_unknown_tool_is_answered_with_the_catalogue() {
+    let server = ScriptedServer::start(vec![
+        call("u1", "delete_everything", json!({})),
+        Reply::text(&["Sorry."]),
+    ])
+    .await;
+    let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::Ask);
+    h.prompt("go").await;
+    let events = h.turn().await;
+    assert!(!events.iter().any(|e| matches!(e, AgentEvent::Confirm(_))));
+    let result = &tool_results(&server.requests()[1].body)[0];
+    assert_eq!(result["code"], json!("unknown_tool"));
+    assert!(result["error"].as_str().unwrap().contains("read_file"));
+}
+
+#[tokio::test]
+async fn invalid_arguments_then_the_corrected_call_succeeds() {
+    let server = ScriptedServer::start(vec![
+        call(
+            "r1",
+            "read_file",
+            json!({"path": "notes.txt", "limit": "20"}),
+        ),
+        call("r2", "read_file", json!({"path": "notes.txt", "limit": 20})),
+        Reply::text(&["done"]),
+    ])
+    .await;
+    let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::Ask);
+    std::fs::write(dir_of(&h).join("notes.txt"), "a\nb\n").unwrap();
+    h.prompt("read").await;
+    let events = h.turn().await;
+    let st = statuses(&events);
+    assert!(
+        matches!(&st[0], ToolStatus::Error(e) if e.contains("limit")),
+        "{st:?}"
+    );
+    assert_eq!(st[1], ToolStatus::Ok);
+    let results = tool_results(&server.requests()[2].body);
+    assert_eq!(results[0]["error"], json!("invalid_argument"));
+    assert_eq!(results[0]["field"], json!("limit"));
+    assert_eq!(results[0]["received"], json!("string \"20\""));
+    assert_eq!(results[1]["ok"], json!(true));
+}
+
+#[tokio::test]
+async fn invalid_arguments_never_reach_a_confirmation_or_the_disk() {
+    let server = ScriptedServer::start(vec![
+        call("w1", "write_file", json!({"path": "a.txt"})),
+        Reply::text(&["ok"]),
+    ])
+    .await;
+    let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::Ask);
+    h.prompt("write").await;
+    let events = h.turn().await;
+    assert!(!events.iter().any(|e| matches!(e, AgentEvent::Confirm(_))));
+    assert!(!dir_of(&h).join("a.txt").exists());
+}
+
+#[tokio::test]
+async fn a_call_repeated_eight_times_gets_notices_at_three_five_and_eight() {
+    let mut replies: Vec<Reply> = (0..8)
+        .map(|i| call(&format!("c{i}"), "list_directory", json!({"path": "."})))
+        .collect();
+    replies.push(Reply::text(&["enough"]));
+    let server = ScriptedServer::start(replies).await;
+    let mut s = setup(
+        &server.base_url(),
+        tempfile::tempdir().unwrap().path(),
+        ApprovalPolicy::Ask,
+    );
+    let dir = tempfile::tempdir().unwrap();
+    s.tools = dashfloat::tools::ToolContext::new(dir.path()).unwrap();
+    s.max_steps = 20;
+    let mut h = start_with(s);
+    h.prompt("look around").await;
+    let events = h.turn().await;
+    let notices: Vec<String> = system_texts(&events)
+        .into_iter()
+        .filter(|t| t.contains("exact call"))
+        .collect();
+    assert_eq!(notices.len(), 3, "{notices:#?}");
+    let last = &server.requests()[8].body;
+    let results = tool_results(last);
+    let with_notice: Vec<usize> = results
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.get("notice").is_some())
+        .map(|(i, _)| i + 1)
+        .collect();
+    assert_eq!(with_notice, vec![3, 5, 8]);
+    // Calls are never blocked: every one ran.
+    assert!(results.iter().all(|r| r["ok"] == json!(true)));
+}
+
+#[tokio::test]
+async fn the_step_limit_ends_a_looping_turn_with_every_call_answered() {
+    let replies: Vec<Reply> = (0..5)
+        .map(|i| call(&format!("c{i}"), "list_directory", json!({})))
+        .collect();
+    let server = ScriptedServer::start(replies).await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = setup(&server.base_url(), dir.path(), ApprovalPolicy::Ask);
+    s.max_steps = 3;
+    let mut h = start_with(s);
+    h.prompt("loop").await;
+    let events = h.turn().await;
+    assert_eq!(server.requests().len(), 3);
+    assert!(
+        system_texts(&events)
+            .iter()
+            .any(|t| t.contains("stopped after 3 model steps"))
+    );
+    assert_eq!(statuses(&events).len(), 3);
+    // The next prompt carries all three answers.
+    server.push_reply(Reply::text(&["fine"]));
+    h.prompt("continue").await;
+    h.turn().await;
+    assert_eq!(tool_results(&server.requests()[3].body).len(), 3);
+}
+
+/// Three calls in one episode: a read, then two edits.
+fn three_calls() -> Reply {
+    Reply::tool_calls(&[
+        ("r", "read_file", r#"{"path":"a.txt"}"#),
+        ("e1", "write_file", r#"{"path":"b.txt","content":"B\n"}"#),
+        ("e2", "write_file", r#"{"path":"c.txt","content":"C\n"}"#),
+    ])
+}
+
+#[tokio::test]
+async fn several_mutations_are_confirmed_one_at_a_time_in_order() {
+    let server = ScriptedServer::start(vec![three_calls(), Reply::text(&["both written"])]).await;
+    let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::Ask);
+    std::fs::write(dir_of(&h).join("a.txt"), "A\n").unwrap();
+    h.prompt("copy").await;
+    let (first, events) = h.next_confirm().await;
+    let Some(AgentEvent::Confirm(req)) = events.last() else {
+        unreachable!()
+    };
+    assert_eq!((first.as_str(), req.position, req.of), ("e1", 1, 2));
+    // The read ran before the first confirmation, without asking.
+    assert_eq!(statuses(&events), vec![ToolStatus::Ok]);
+    // The second write waits until the first is answered.
+    assert!(!dir_of(&h).join("c.txt").exists());
+    h.decide(&first, Decision::Approve).await;
+    let (second, events) = h.next_confirm().await;
+    let Some(AgentEvent::Confirm(req)) = events.last() else {
+        unreachable!()
+    };
+    assert_eq!((second.as_str(), req.position, req.of), ("e2", 2, 2));
+    assert!(dir_of(&h).join("b.txt").exists());
+    h.decide(&second, Decision::Reject).await;
+    let events = h.turn().await;
+    assert!(events.contains(&AgentEvent::ToolResult {
+        id: "e2".into(),
+        status: ToolStatus::Rejected,
+        excerpt: String::new()
+    }));
+    assert!(!dir_of(&h).join("c.txt").exists());
+    let ids: Vec<String> = server.requests()[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["tool_call_id"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(ids, vec!["r", "e1", "e2"]);
+}
+
+#[tokio::test]
+async fn cancelling_while_confirming_answers_every_unresolved_call() {
+    let server = ScriptedServer::start(vec![three_calls(), Reply::text(&["after"])]).await;
+    let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::Ask);
+    std::fs::write(dir_of(&h).join("a.txt"), "A\n").unwrap();
+    h.prompt("copy").await;
+    h.next_confirm().await;
+    h.send(dashfloat::protocol::UiCommand::Cancel).await;
+    let events = h.turn().await;
+    assert_eq!(
+        statuses(&events),
+        vec![ToolStatus::Cancelled, ToolStatus::Cancelled]
+    );
+    h.prompt("next").await;
+    h.turn().await;
+    let results = tool_results(&server.requests()[1].body);
+    assert_eq!(results.len(), 3);
+    assert_eq!(results[0]["ok"], json!(true));
+    assert_eq!(results[1]["cancelled"], json!(true));
+    assert_eq!(results[2]["cancelled"], json!(true));
+}
+
+#[tokio::test]
+async fn auto_edit_applies_edits_without_asking_but_asks_for_commands() {
+    let calls = Reply::tool_calls(&[
+        ("w", "write_file", r#"{"path":"b.txt","content":"B"}"#),
+        ("x", "execute_command", r#"{"command":"true"}"#),
+    ]);
+    let server = ScriptedServer::start(vec![calls, Reply::text(&["ok"])]).await;
+    let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::AutoEdit);
+    h.prompt("go").await;
+    let (id, events) = h.next_confirm().await;
+    assert_eq!(id, "x");
+    assert!(events.contains(&AgentEvent::ToolResult {
+        id: "w".into(),
+        status: ToolStatus::Ok,
+        excerpt: String::new()
+    }));
+    h.decide(&id, Decision::Approve).await;
+    h.turn().await;
+}
+
+#[tokio::test]
+async fn approve_all_runs_everything_without_asking() {
+    let server = ScriptedServer::start(vec![
+        call(
+            "x",
+            "execute_command",
+            json!({"command": "echo ran > ran.txt"}),
+        ),
+        Reply::text(&["ok"]),
+    ])
+    .await;
+    let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::DangerouslyApproveAll);
+    h.prompt("go").await;
+    let events = h.turn().await;
+    assert!(!events.iter().any(|e| matches!(e, AgentEvent::Confirm(_))));
+    assert!(dir_of(&h).join("ran.txt").exists());
+}
+
+#[tokio::test]
+async fn an_edit_whose_block_is_missing_is_answered_without_asking() {
+    let server = ScriptedServer::start(vec![
+        call(
+            "e",
+            "edit_file",
+            json!({"path": "a.txt", "search_block": "absent", "replace_block": "x"}),
+        ),
+        Reply::text(&["ok"]),
+    ])
+    .await;
+    let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::Ask);
+    std::fs::write(dir_of(&h).join("a.txt"), "present\n").unwrap();
+    h.prompt("edit").await;
+    let events = h.turn().await;
+    assert!(!events.iter().any(|e| matches!(e, AgentEvent::Confirm(_))));
+    let result = &tool_results(&server.requests()[1].body)[0];
+    assert!(result["error"].as_str().unwrap().contains("not found"));
+}
+
+#[tokio::test]
+async fn calls_without_ids_get_stable_made_up_ids_that_results_echo() {
+    let frames = vec![
+        role_chunk(),
+        tool_call_chunk(0, None, Some("list_directory"), "{}"),
+        finish_chunk("tool_calls"),
+    ];
+    let server = ScriptedServer::start(vec![Reply::sse(frames), Reply::text(&["ok"])]).await;
+    let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::Ask);
+    h.prompt("list").await;
+    h.turn().await;
+    let body = &server.requests()[1].body;
+    let id = body["messages"][2]["tool_calls"][0]["id"].as_str().unwrap();
+    assert!(id.starts_with("call_"), "{id}");
+    assert_eq!(body["messages"][3]["tool_call_id"], id);
+}
+
+#[tokio::test]
+async fn the_recorded_llama_server_tool_call_replays_into_a_valid_round_trip() {
+    let server = ScriptedServer::start(vec![
+        Reply::fixture("tool-call-read-file.sse"),
+        Reply::text(&["It is a demo."]),
+    ])
+    .await;
+    let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::Ask);
+    std::fs::write(dir_of(&h).join("README.md"), "# Demo\n").unwrap();
+    h.prompt("Read the file README.md").await;
+    let events = h.turn().await;
+    assert_eq!(statuses(&events), vec![ToolStatus::Ok]);
+    let results = tool_results(&server.requests()[1].body);
+    assert_eq!(results[0]["content"], json!("# Demo\n"));
+}
+
+#[tokio::test]
+async fn only_the_last_episodes_usage_reaches_the_ui() {
+    let server = ScriptedServer::start(vec![
+        call("c", "list_directory", json!({})),
+        Reply::text(&["done"]),
+    ])
+    .await;
+    let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::Ask);
+    h.prompt("go").await;
+    let events = h.turn().await;
+    let usages: Vec<_> = events
+        .iter()
+        .filter(|e| matches!(e, AgentEvent::Usage(_)))
+        .collect();
+    assert_eq!(usages.len(), 1);
+    // Reply::text reports one completion token per delta.
+    assert!(matches!(usages[0], AgentEvent::Usage(u) if u.completion_tokens == 1));
+}
+
+#[tokio::test]
+async fn two_calls_with_one_id_are_both_answered_under_distinct_ids() {
+    // Index 0 has no id (made up as call_1_0); index 1 brings that same id.
+    let frames = vec![
+        role_chunk(),
+        tool_call_chunk(0, None, Some("list_directory"), "{}"),
+        tool_call_chunk(1, Some("call_1_0"), Some("list_directory"), "{}"),
+        finish_chunk("tool_calls"),
+    ];
+    let server = ScriptedServer::start(vec![Reply::sse(frames), Reply::text(&["ok"])]).await;
+    let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::Ask);
+    h.prompt("list twice").await;
+    let events = h.turn().await;
+    assert_eq!(statuses(&events), vec![ToolStatus::Ok, ToolStatus::Ok]);
+    let body = &server.requests()[1].body;
+    let ids: Vec<&str> = body["messages"][2]["tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, vec!["call_1_0", "call_1_0_dup"]);
+}
+
+#[tokio::test]
+async fn a_write_to_a_fifo_is_refused_in_its_preview_without_blocking() {
+    let server = ScriptedServer::start(vec![
+        call("w", "write_file", json!({"path": "pipe", "content": "x"})),
+        Reply::text(&["ok"]),
+    ])
+    .await;
+    let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::Ask);
+    nix::unistd::mkfifo(
+        &dir_of(&h).join("pipe"),
+        nix::sys::stat::Mode::from_bits_truncate(0o644),
+    )
+    .unwrap();
+    h.prompt("write to the pipe").await;
+    let events = h.turn().await;
+    let st = statuses(&events);
+    assert!(
+        matches!(st.as_slice(), [ToolStatus::Error(e)] if e.contains("not a regular file")),
+        "{st:?}"
+    );
+}
+
+#[tokio::test]
+async fn cancel_when_nothing_runs_confirms_the_agent_is_idle() {
+    let server = ScriptedServer::start(vec![]).await;
+    let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::Ask);
+    h.send(dashfloat::protocol::UiCommand::Cancel).await;
+    let events = h.turn().await;
+    assert_eq!(
+        events,
+        vec![AgentEvent::Phase(Phase::Idle), AgentEvent::TurnDone]
+    );
+    assert!(server.requests().is_empty());
+}
+
+#[tokio::test]
+async fn a_tool_rows_excerpt_is_at_most_thirty_lines_and_says_what_was_left_out() {
+    let server = ScriptedServer::start(vec![
+        call("r", "read_file", json!({"path": "long.txt"})),
+        Reply::text(&["ok"]),
+    ])
+    .await;
+    let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::Ask);
+    let mut text: String = (1..=100).map(|i| format!("line {i}\n")).collect();
+    text.insert_str(0, &format!("{}\n", "w".repeat(500)));
+    std::fs::write(dir_of(&h).join("long.txt"), &text).unwrap();
+    h.prompt("read it").await;
+    let events = h.turn().await;
+    let excerpt = events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::ToolResult { excerpt, .. } => Some(excerpt.clone()),
+            _ => None,
+        })
+        .unwrap();
+    let lines: Vec<&str> = excerpt.lines().collect();
+    assert_eq!(lines.len(), 31);
+    assert_eq!(lines[0].chars().count(), 241, "long lines are cut with …");
+    assert!(lines[0].ends_with('…'));
+    assert_eq!(lines[29], "line 29");
+    assert_eq!(lines[30], "… 71 more lines");
+    // The model still gets the whole file.
+    let result = &tool_results(&server.requests()[1].body)[0];
+    assert_eq!(result["content"].as_str().unwrap(), text);
+}
+
+/// The preview lines of the confirmation at the end of `events`.
+fn confirm_preview(events: &[AgentEvent]) -> Vec<String> {
+    match events.last() {
+        Some(AgentEvent::Confirm(req)) => req.preview.iter().map(|l| l.text.clone()).collect(),
+        other => panic!("expected a confirmation, got {other:?}"),
+    }
+}
+
+/// A project with `.git/config` and `docs/notes.md -> ../.git/config`.
+fn with_git_link(h: &AgentHarness) {
+    let dir = dir_of(h);
+    std::fs::create_dir_all(dir.join(".git")).unwrap();
+    std::fs::create_dir_all(dir.join("docs")).unwrap();
+    std::fs::write(dir.join(".git/config"), "[core]\n").unwrap();
+    std::os::unix::fs::symlink("../.git/config", dir.join("docs/notes.md")).unwrap();
+}
+
+#[tokio::test]
+async fn auto_edit_still_asks_before_a_write_lands_in_git_and_shows_where() {
+    let server = ScriptedServer::start(vec![
+        call(
+            "w",
+            "write_file",
+            json!({"path": "docs/notes.md", "content": "[core]\nhooksPath = /tmp/evil\n"}),
+        ),
+        Reply::text(&["ok"]),
+    ])
+    .await;
+    let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::AutoEdit);
+    with_git_link(&h);
+    h.prompt("take notes").await;
+    let (id, events) = h.next_confirm().await;
+    assert_eq!(id, "w");
+    let preview = confirm_preview(&events);
+    assert_eq!(preview[0], "replace docs/notes.md → .git/config");
+    h.decide(&id, Decision::Reject).await;
+    h.turn().await;
+    assert_eq!(
+        std::fs::read_to_string(dir_of(&h).join(".git/config")).unwrap(),
+        "[core]\n"
+    );
+}
+
+#[tokio::test]
+async fn auto_edit_asks_for_a_git_write_that_an_earlier_call_made_possible() {
+    // When the round starts, docs/notes.md is no link; the command the
+    // person approves makes it one. The write must be judged when it runs.
+    let calls = Reply::tool_calls(&[
+        (
+            "x",
+            "execute_command",
+            r#"{"command":"mkdir -p .git docs && ln -s ../.git/config docs/notes.md"}"#,
+        ),
+        (
+            "w",
+            "write_file",
+            r#"{"path":"docs/notes.md","content":"x"}"#,
+        ),
+    ]);
+    let server = ScriptedServer::start(vec![calls, Reply::text(&["ok"])]).await;
+    let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::AutoEdit);
+    h.prompt("go").await;
+    let (id, _) = h.next_confirm().await;
+    assert_eq!(id, "x");
+    h.decide(&id, Decision::Approve).await;
+    let (id, events) = h.next_confirm().await;
+    assert_eq!(id, "w");
+    assert_eq!(
+        confirm_preview(&events)[0],
+        "create docs/notes.md → .git/config (1 lines)"
+    );
+    h.decide(&id, Decision::Reject).await;
+    h.turn().await;
+    assert!(!dir_of(&h).join(".git/config").exists());
+}
+
+#[tokio::test]
+async fn auto_edit_asks_before_an_edit_inside_git_even_without_a_link() {
+    let server = ScriptedServer::start(vec![
+        call(
+            "e",
+            "edit_file",
+            json!({"path": ".git/config", "search_block": "[core]", "replace_block": "[user]"}),
+        ),
+        Reply::text(&["ok"]),
+    ])
+    .await;
+    let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::AutoEdit);
+    with_git_link(&h);
+    h.prompt("edit").await;
+    let (id, events) = h.next_confirm().await;
+    assert_eq!(id, "e");
+    assert_eq!(confirm_preview(&events)[0], "edit .git/config at line 1");
+    h.decide(&id, Decision::Approve).await;
+    h.turn().await;
+    assert_eq!(
+        std::fs::read_to_string(dir_of(&h).join(".git/config")).unwrap(),
+        "[user]\n"
+    );
+}
+
+#[tokio::test]
+async fn approve_all_writes_into_git_without_asking() {
+    let server = ScriptedServer::start(vec![
+        call(
+            "w",
+            "write_file",
+            json!({"path": "docs/notes.md", "content": "[user]\n"}),
+        ),
+        Reply::text(&["ok"]),
+    ])
+    .await;
+    let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::DangerouslyApproveAll);
+    with_git_link(&h);
+    h.prompt("go").await;
+    let events = h.turn().await;
+    assert!(!events.iter().any(|e| matches!(e, AgentEvent::Confirm(_))));
+    assert_eq!(
+        std::fs::read_to_string(dir_of(&h).join(".git/config")).unwrap(),
+        "[user]\n"
+    );
+}

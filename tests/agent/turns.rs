@@ -1,0 +1,345 @@
+//! The agent actor against a real scripted server: the conversation it
+//! sends, what it tells the UI, and how every ending of a turn leaves the
+//! conversation valid and the session usable.
+
+use dashfloat::agent::{self, ApprovalPolicy};
+use dashfloat::llm::stream::EndpointError;
+use dashfloat::protocol::{AgentEvent, Phase, ReplyEnd, Severity, UiCommand, Usage};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use crate::support;
+use support::agent::{AgentHarness, EVENT_WAIT, reply_text as text, setup, system_texts};
+use support::server::{
+    Reply, ScriptedServer, content_chunk, finish_chunk, role_chunk, usage_chunk,
+};
+
+/// An agent against `base_url`, its tools rooted in a fresh temp dir.
+fn start(base_url: &str) -> AgentHarness {
+    support::agent::start_in_temp(base_url, ApprovalPolicy::Ask)
+}
+
+fn roles(body: &Value) -> Vec<(String, String)> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["role"].as_str().unwrap().to_string(),
+                m["content"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    list.iter()
+        .map(|(r, c)| (r.to_string(), c.to_string()))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_turn_streams_the_reply_and_ends_idle() {
+    let server = ScriptedServer::start(vec![Reply::text(&["Hi", " there"])]).await;
+    let mut h = start(&server.base_url());
+    h.prompt("hello").await;
+    let events = h.turn().await;
+    assert_eq!(events[0], AgentEvent::Phase(Phase::Streaming));
+    assert_eq!(text(&events), "Hi there");
+    let n = events.len();
+    assert!(events.contains(&AgentEvent::AssistantEnd(ReplyEnd::Complete)));
+    assert_eq!(events[n - 2], AgentEvent::Phase(Phase::Idle));
+    assert_eq!(events[n - 1], AgentEvent::TurnDone);
+}
+
+#[tokio::test]
+async fn the_conversation_grows_turn_by_turn() {
+    let server = ScriptedServer::start(vec![
+        Reply::text(&["first answer"]),
+        Reply::text(&["second answer"]),
+    ])
+    .await;
+    let mut h = start(&server.base_url());
+    h.prompt("one").await;
+    h.turn().await;
+    h.prompt("two").await;
+    h.turn().await;
+    let reqs = server.requests();
+    assert_eq!(
+        roles(&reqs[0].body),
+        pairs(&[("system", "system prompt"), ("user", "one")])
+    );
+    assert_eq!(
+        roles(&reqs[1].body),
+        pairs(&[
+            ("system", "system prompt"),
+            ("user", "one"),
+            ("assistant", "first answer"),
+            ("user", "two"),
+        ])
+    );
+    assert_eq!(reqs[1].body["model"], json!("test-model"));
+    assert!(reqs[1].body.get("temperature").is_none());
+    let tools: Vec<&str> = reqs[1].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        tools,
+        [
+            "read_file",
+            "write_file",
+            "edit_file",
+            "execute_command",
+            "list_directory"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn usage_arrives_before_the_phase_goes_idle() {
+    let server = ScriptedServer::start(vec![Reply::sse([
+        role_chunk(),
+        content_chunk("x"),
+        finish_chunk("stop"),
+        usage_chunk(50, 5),
+    ])])
+    .await;
+    let mut h = start(&server.base_url());
+    h.prompt("q").await;
+    let events = h.turn().await;
+    let usage = events
+        .iter()
+        .position(|e| {
+            *e == AgentEvent::Usage(Usage {
+                prompt_tokens: 50,
+                completion_tokens: 5,
+                total_tokens: 55,
+            })
+        })
+        .expect("usage forwarded");
+    let idle = events
+        .iter()
+        .position(|e| *e == AgentEvent::Phase(Phase::Idle))
+        .unwrap();
+    assert!(usage < idle);
+}
+
+#[tokio::test]
+async fn cancel_keeps_the_partial_reply_and_the_next_prompt_works() {
+    let server = ScriptedServer::start(vec![
+        Reply::sse([role_chunk(), content_chunk("partial ")]).hang_after(2),
+        Reply::text(&["fresh"]),
+    ])
+    .await;
+    let mut h = start(&server.base_url());
+    h.prompt("long one").await;
+    h.until(|e| *e == AgentEvent::AssistantDelta("partial ".into()))
+        .await;
+    h.send(UiCommand::Cancel).await;
+    let rest = h.turn().await;
+    assert!(rest.contains(&AgentEvent::AssistantEnd(ReplyEnd::Interrupted)));
+
+    h.prompt("next").await;
+    let events = h.turn().await;
+    assert_eq!(text(&events), "fresh");
+    let second = &server.requests()[1].body;
+    assert_eq!(
+        roles(second)[1..],
+        pairs(&[
+            ("user", "long one"),
+            ("assistant", "partial "),
+            ("user", "next")
+        ])[..]
+    );
+}
+
+#[tokio::test]
+async fn a_failed_stream_keeps_the_partial_reply_and_reports_once() {
+    let server = ScriptedServer::start(vec![
+        Reply::sse([role_chunk(), content_chunk("half")])
+            .unframed()
+            .cut_after(2),
+        Reply::text(&["ok"]),
+    ])
+    .await;
+    let mut h = start(&server.base_url());
+    h.prompt("go").await;
+    let events = h.turn().await;
+    assert!(events.contains(&AgentEvent::AssistantEnd(ReplyEnd::Failed)));
+    let errors = system_texts(&events);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].contains("cut before it finished"));
+    // The reply's end comes before the error entry, so the UI closes the
+    // reply before adding the error under it.
+    let end = events
+        .iter()
+        .position(|e| matches!(e, AgentEvent::AssistantEnd(_)))
+        .unwrap();
+    let err = events
+        .iter()
+        .position(|e| matches!(e, AgentEvent::System { .. }))
+        .unwrap();
+    assert!(end < err);
+
+    h.prompt("again").await;
+    h.turn().await;
+    let second = &server.requests()[1].body;
+    assert_eq!(roles(second)[2], ("assistant".into(), "half".into()));
+}
+
+#[tokio::test]
+async fn an_http_error_is_a_chat_entry_and_the_session_stays_usable() {
+    let server = ScriptedServer::start(vec![
+        Reply::status(
+            401,
+            "application/json",
+            r#"{"error":{"message":"bad key"}}"#,
+        ),
+        Reply::text(&["works now"]),
+    ])
+    .await;
+    let mut h = start(&server.base_url());
+    h.prompt("first").await;
+    let events = h.turn().await;
+    let errors = system_texts(&events);
+    assert!(errors[0].contains("OPENAI_API_KEY"), "{errors:?}");
+    h.prompt("second").await;
+    assert_eq!(text(&h.turn().await), "works now");
+    // Two user messages in a row are valid; nothing was invented between them.
+    let second = &server.requests()[1].body;
+    assert_eq!(
+        roles(second)[1..],
+        pairs(&[("user", "first"), ("user", "second")])[..]
+    );
+}
+
+#[tokio::test]
+async fn an_empty_episode_says_the_model_returned_nothing() {
+    let server =
+        ScriptedServer::start(vec![Reply::sse([role_chunk(), finish_chunk("stop")])]).await;
+    let mut h = start(&server.base_url());
+    h.prompt("?").await;
+    let events = h.turn().await;
+    assert!(system_texts(&events).contains(&"[model returned nothing]".to_string()));
+    assert!(
+        !roles(&server.requests()[0].body)
+            .iter()
+            .any(|(r, _)| r == "assistant")
+    );
+}
+
+#[tokio::test]
+async fn a_cut_reply_at_the_length_limit_is_kept_with_a_notice() {
+    let server = ScriptedServer::start(vec![Reply::sse([
+        content_chunk("truncated tex"),
+        finish_chunk("length"),
+    ])])
+    .await;
+    let mut h = start(&server.base_url());
+    h.prompt("write a lot").await;
+    let events = h.turn().await;
+    assert!(
+        system_texts(&events)
+            .iter()
+            .any(|t| t.contains("finish_reason: length"))
+    );
+    assert!(events.contains(&AgentEvent::AssistantEnd(ReplyEnd::Complete)));
+}
+
+#[tokio::test]
+async fn a_retry_is_a_visible_notice() {
+    let server = ScriptedServer::start(vec![
+        Reply::status(503, "text/plain", "warming up").with_header("Retry-After", "0"),
+        Reply::text(&["ready"]),
+    ])
+    .await;
+    let mut h = start(&server.base_url());
+    h.prompt("hi").await;
+    let events = h.turn().await;
+    assert!(events.iter().any(|e| matches!(
+        e,
+        AgentEvent::System { severity: Severity::Notice, text } if text.contains("retrying")
+    )));
+    assert_eq!(text(&events), "ready");
+}
+
+#[tokio::test]
+async fn quit_ends_the_agent_and_aborts_the_stream() {
+    let server =
+        ScriptedServer::start(vec![Reply::sse([content_chunk("forever")]).hang_after(1)]).await;
+    let mut h = start(&server.base_url());
+    h.prompt("hang").await;
+    h.until(|e| matches!(e, AgentEvent::AssistantDelta(_)))
+        .await;
+    h.send(UiCommand::Quit).await;
+    tokio::time::timeout(EVENT_WAIT, h.task)
+        .await
+        .unwrap()
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_missing_client_is_reported_on_each_prompt() {
+    let (commands, command_rx) = mpsc::channel(8);
+    let (event_tx, mut events) = mpsc::channel(64);
+    let dir = tempfile::tempdir().unwrap();
+    let mut setup = setup("http://127.0.0.1:9/v1", dir.path(), ApprovalPolicy::Ask);
+    // Any reqwest error stands in for a client that could not be built.
+    let error = dashfloat::llm::build_client(std::time::Duration::from_secs(1))
+        .unwrap()
+        .get("no scheme")
+        .build()
+        .unwrap_err();
+    setup.endpoint = Err(EndpointError::Client(error));
+    tokio::spawn(agent::run(setup, command_rx, event_tx));
+    commands
+        .send(UiCommand::Prompt { text: "x".into() })
+        .await
+        .unwrap();
+    let first = events.recv().await.unwrap();
+    assert!(
+        matches!(
+            &first,
+            AgentEvent::System {
+                severity: Severity::Error,
+                text,
+            } if text.starts_with("cannot set up the HTTP client: ")
+        ),
+        "{first:?}"
+    );
+    assert_eq!(events.recv().await.unwrap(), AgentEvent::Phase(Phase::Idle));
+    assert_eq!(events.recv().await.unwrap(), AgentEvent::TurnDone);
+}
+
+#[tokio::test]
+async fn the_log_notes_requests_replies_and_errors_but_never_the_key() {
+    let server = ScriptedServer::start(vec![
+        Reply::text(&["fine"]),
+        Reply::status(500, "text/plain", "boom"),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let log_path = dir.path().join("session.log");
+    let mut s = setup(&server.base_url(), dir.path(), ApprovalPolicy::Ask);
+    s.log = dashfloat::log::Log::to_file(&log_path).unwrap();
+    if let Ok(endpoint) = &mut s.endpoint {
+        endpoint.api_key = Some("sk-secret-value".into());
+    }
+    let mut h = support::agent::start_with(s);
+    h.prompt("one").await;
+    h.turn().await;
+    h.prompt("two").await;
+    h.turn().await;
+    drop(h);
+    // The writer task flushes as lines arrive.
+    let log = support::log_text(&log_path, support::WAIT, |t| t.contains("HTTP 500")).await;
+    assert!(log.contains("prompt: 3 bytes"), "{log}");
+    assert!(log.contains("request: step 1"), "{log}");
+    assert!(log.contains("reply: Complete"), "{log}");
+    assert!(log.contains("HTTP 500"), "{log}");
+    assert!(!log.contains("sk-secret-value"));
+}

@@ -1,0 +1,332 @@
+//! End to end: the real `dashfloat` binary in a pseudo-terminal, talking to
+//! the scripted server. A person's view: type, see the reply, quit, and get
+//! the terminal back as it was.
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::spawn_private;
+use crate::support;
+use support::dashfloat_bin;
+use support::pty::PtySession;
+use support::server::{Reply, ScriptedServer};
+
+const WAIT: Duration = Duration::from_secs(20);
+
+/// Starts dashfloat in `dir` against `base_url`, with a private HOME so no
+/// personal config leaks in.
+fn spawn(dir: &Path, base_url: &str) -> PtySession {
+    spawn_private(
+        &dashfloat_bin(),
+        &["--base-url", base_url, "--model", "scripted"],
+        dir,
+        dir,
+        &[("OPENAI_API_KEY", "sk-e2e")],
+    )
+}
+
+fn assert_terminal_restored(session: &PtySession) {
+    assert!(!session.alternate_screen(), "still on the alternate screen");
+    for (seq, what) in [
+        (&b"\x1b[?1049l"[..], "leave alternate screen"),
+        (b"\x1b[?2004l", "bracketed paste off"),
+        (b"\x1b[?1000l", "mouse capture off"),
+    ] {
+        assert!(session.raw_contains(seq), "never sent: {what}");
+    }
+    assert_eq!(session.termios_is_cooked(), Some(true), "raw mode left on");
+}
+
+#[test]
+fn type_a_prompt_see_the_reply_quit_and_get_the_terminal_back() {
+    let server = ScriptedServer::start_blocking(vec![Reply::text(&[
+        "Hello ",
+        "from the **scripted** model.",
+    ])]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut session = spawn(dir.path(), &server.base_url());
+    session.wait_for("idle", WAIT).unwrap();
+    assert!(session.alternate_screen());
+
+    session.send(b"say hello");
+    session.wait_for("say hello", WAIT).unwrap();
+    session.send(b"\r");
+    session.wait_for("from the scripted model.", WAIT).unwrap();
+    session.wait_for("idle", WAIT).unwrap();
+
+    let req = &server.requests()[0];
+    assert_eq!(req.header("authorization"), Some("Bearer sk-e2e"));
+    assert_eq!(req.body["messages"][1]["content"], "say hello");
+
+    session.send(b"\x04");
+    let status = session.wait_exit(WAIT).expect("dashfloat did not exit");
+    assert!(status.success());
+    assert_terminal_restored(&session);
+    // The transcript was printed to the normal screen for the scrollback.
+    let screen = session.screen_text();
+    assert!(screen.contains("› say hello"), "{screen}");
+    assert!(
+        screen.contains("Hello from the **scripted** model."),
+        "{screen}"
+    );
+}
+
+#[test]
+fn esc_interrupts_a_streaming_reply_and_the_next_prompt_works() {
+    let server = ScriptedServer::start_blocking(vec![
+        Reply::text(&["partial answer"]).hang_after(2),
+        Reply::text(&["second reply"]),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut session = spawn(dir.path(), &server.base_url());
+    session.wait_for("idle", WAIT).unwrap();
+    session.send(b"first\r");
+    session.wait_for("partial answer", WAIT).unwrap();
+    session.wait_for("streaming", WAIT).unwrap();
+    session.send(b"\x1b");
+    session.wait_for("[interrupted]", WAIT).unwrap();
+    session.wait_for("idle", WAIT).unwrap();
+    session.send(b"again\r");
+    session.wait_for("second reply", WAIT).unwrap();
+    session.send(b"\x03");
+    assert!(session.wait_exit(WAIT).expect("no exit").success());
+    assert_terminal_restored(&session);
+}
+
+#[test]
+fn a_refused_connection_is_explained_and_ctrl_c_quits() {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut session = spawn(dir.path(), &format!("http://127.0.0.1:{port}/v1"));
+    session.wait_for("idle", WAIT).unwrap();
+    session.send(b"anyone there?\r");
+    session.wait_for("connection refused", WAIT).unwrap();
+    session.send(b"\x03");
+    assert!(session.wait_exit(WAIT).expect("no exit").success());
+    assert_terminal_restored(&session);
+}
+
+fn signal_restores_the_terminal(signal: nix::sys::signal::Signal) {
+    let server = ScriptedServer::start_blocking(vec![]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut session = spawn(dir.path(), &server.base_url());
+    session.wait_for("idle", WAIT).unwrap();
+    let pid = session.pid().unwrap();
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), signal).unwrap();
+    session
+        .wait_exit(WAIT)
+        .unwrap_or_else(|| panic!("no exit after {signal}"));
+    assert_terminal_restored(&session);
+}
+
+#[test]
+fn sigterm_restores_the_terminal() {
+    signal_restores_the_terminal(nix::sys::signal::Signal::SIGTERM);
+}
+
+#[test]
+fn sighup_restores_the_terminal() {
+    signal_restores_the_terminal(nix::sys::signal::Signal::SIGHUP);
+}
+
+#[test]
+fn a_resize_redraws_for_the_new_size() {
+    let server = ScriptedServer::start_blocking(vec![]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut session = spawn(dir.path(), &server.base_url());
+    session.wait_for("idle", WAIT).unwrap();
+    session.resize(60, 20);
+    session
+        .wait_until(WAIT, |screen| {
+            screen.lines().any(|l| l.trim_end() == "─".repeat(60))
+        })
+        .unwrap();
+    session.send(b"\x04");
+    assert!(session.wait_exit(WAIT).expect("no exit").success());
+}
+
+fn edit_reply() -> Reply {
+    Reply::tool_call(
+        "e1",
+        "edit_file",
+        &[r#"{"path": "greet.txt", "search_block": "hello", "replace_block": "goodbye"}"#],
+    )
+}
+
+fn spawn_in_project(server: &ScriptedServer) -> (PtySession, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("greet.txt"), "hello world\n").unwrap();
+    let session = spawn(dir.path(), &server.base_url());
+    session.wait_for("idle", WAIT).unwrap();
+    (session, dir)
+}
+
+#[test]
+fn y_approves_an_edit_and_it_lands() {
+    let server = ScriptedServer::start_blocking(vec![edit_reply(), Reply::text(&["Edited."])]);
+    let (mut session, dir) = spawn_in_project(&server);
+    session.send(b"change the greeting\r");
+    session.wait_for("Confirm (1 of 1)", WAIT).unwrap();
+    let screen = session.wait_for("+ goodbye world", WAIT).unwrap();
+    assert!(screen.contains("- hello world"), "{screen}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("greet.txt")).unwrap(),
+        "hello world\n"
+    );
+    session.send(b"y");
+    session.wait_for("Edited.", WAIT).unwrap();
+    assert!(session.screen_text().contains("→ ok"));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("greet.txt")).unwrap(),
+        "goodbye world\n"
+    );
+    session.send(b"\x04");
+    assert!(session.wait_exit(WAIT).expect("no exit").success());
+    assert_terminal_restored(&session);
+}
+
+#[test]
+fn esc_rejects_an_edit_and_the_file_is_unchanged() {
+    let server =
+        ScriptedServer::start_blocking(vec![edit_reply(), Reply::text(&["Left it alone."])]);
+    let (mut session, dir) = spawn_in_project(&server);
+    session.send(b"change the greeting\r");
+    session.wait_for("Confirm (1 of 1)", WAIT).unwrap();
+    session.send(b"\x1b");
+    session.wait_for("→ rejected", WAIT).unwrap();
+    session.wait_for("Left it alone.", WAIT).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("greet.txt")).unwrap(),
+        "hello world\n"
+    );
+    let result = &server.requests()[1].body["messages"][3]["content"];
+    assert!(
+        result.as_str().unwrap().contains("\"rejected\":true"),
+        "{result}"
+    );
+    session.send(b"\x04");
+    assert!(session.wait_exit(WAIT).expect("no exit").success());
+}
+
+#[test]
+fn esc_interrupts_a_running_command() {
+    let server = ScriptedServer::start_blocking(vec![Reply::tool_call(
+        "x1",
+        "execute_command",
+        &[r#"{"command": "echo $$ > pid; sleep 30"}"#],
+    )]);
+    let (mut session, dir) = spawn_in_project(&server);
+    session.send(b"wait a while\r");
+    session.wait_for("Confirm (1 of 1)", WAIT).unwrap();
+    session.send(b"y");
+    session.wait_for("executing", WAIT).unwrap();
+    let pid = support::wait_for_pid(&dir.path().join("pid"), WAIT);
+    session.send(b"\x1b");
+    session.wait_for("→ cancelled", WAIT).unwrap();
+    session.wait_for("idle", WAIT).unwrap();
+    assert!(!support::process_alive(pid), "the command survived Esc");
+    session.send(b"\x04");
+    assert!(session.wait_exit(WAIT).expect("no exit").success());
+}
+
+#[test]
+fn ctrl_c_twice_quits_while_a_command_runs_and_kills_it() {
+    let server = ScriptedServer::start_blocking(vec![Reply::tool_call(
+        "x1",
+        "execute_command",
+        &[r#"{"command": "echo $$ > pid; sleep 30"}"#],
+    )]);
+    let (mut session, dir) = spawn_in_project(&server);
+    session.send(b"wait\r");
+    session.wait_for("Confirm (1 of 1)", WAIT).unwrap();
+    session.send(b"y");
+    let pid = support::wait_for_pid(&dir.path().join("pid"), WAIT);
+    // The screen keeps answering while the command runs.
+    session.send(b"typing meanwhile");
+    session.wait_for("typing meanwhile", WAIT).unwrap();
+    session.send(b"\x03");
+    session.send(b"\x03");
+    assert!(session.wait_exit(WAIT).expect("no exit").success());
+    assert_terminal_restored(&session);
+    assert!(
+        !support::process_alive(pid),
+        "the command outlived dashfloat"
+    );
+}
+
+#[test]
+fn escape_sequences_in_a_reply_never_reach_the_terminal() {
+    // A title change, a clipboard write, a cursor-position query (whose
+    // answer the terminal would type into dashfloat) and a screen clear.
+    let server = ScriptedServer::start_blocking(vec![Reply::text(&[
+        "safe \x1b]2;PWNED\x07",
+        "\x1b]52;c;ZXZpbA==\x07\x1b[6n\x1b[2J text",
+    ])]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut session = spawn(dir.path(), &server.base_url());
+    session.wait_for("idle", WAIT).unwrap();
+    session.send(b"hi\r");
+    session.wait_for("safe ]2;PWNED", WAIT).unwrap();
+    session.wait_for("idle", WAIT).unwrap();
+    let answered = session.queries_answered();
+    session.send(b"\x04");
+    assert!(session.wait_exit(WAIT).expect("no exit").success());
+    assert_terminal_restored(&session);
+    for seq in [&b"\x1b]2;"[..], b"\x1b]52;", b"\x1b[2J"] {
+        assert!(
+            !session.raw_contains(seq),
+            "{:?} reached the terminal",
+            String::from_utf8_lossy(seq)
+        );
+    }
+    assert_eq!(session.queries_answered(), answered, "a query was sent");
+    // The printed transcript still shows the text around the sequences.
+    let screen = session.screen_text();
+    assert!(screen.contains("safe ]2;PWNED"), "{screen}");
+    assert!(screen.contains("[2J text"), "{screen}");
+}
+
+#[test]
+fn y_runs_a_long_command_only_after_its_end_has_been_on_screen() {
+    let mut command: String = (1..=60).map(|i| format!("echo harmless {i}\\n")).collect();
+    command.push_str("echo EVIL > marker");
+    let server = ScriptedServer::start_blocking(vec![
+        Reply::tool_call(
+            "x1",
+            "execute_command",
+            &[&format!(r#"{{"command": "{command}"}}"#)],
+        ),
+        Reply::text(&["Ran it."]),
+    ]);
+    let (mut session, dir) = spawn_in_project(&server);
+    let marker = dir.path().join("marker");
+    session.send(b"run the script\r");
+    session.wait_for("Confirm (1 of 1)", WAIT).unwrap();
+    let screen = session.wait_for("echo harmless", WAIT).unwrap();
+    assert!(!screen.contains("EVIL"), "{screen}");
+    session.send(b"y");
+    // Either the hint or the command's outcome: the latter is the defect.
+    session
+        .wait_until(WAIT, |s| {
+            s.contains("not approved yet") || s.contains("Ran it.")
+        })
+        .unwrap();
+    assert!(
+        !marker.exists(),
+        "y ran a command whose end was never shown"
+    );
+    session.wait_for("preview lines 1–26 of 62", WAIT).unwrap();
+    // PgDn until the last line has been drawn.
+    session.send(b"\x1b[6~");
+    session.wait_for("preview lines 25–50 of 62", WAIT).unwrap();
+    session.send(b"\x1b[6~");
+    session.wait_for("echo EVIL > marker", WAIT).unwrap();
+    session.send(b"y");
+    session.wait_for("Ran it.", WAIT).unwrap();
+    assert!(marker.exists(), "the approved command did not run");
+    session.send(b"\x04");
+    assert!(session.wait_exit(WAIT).expect("no exit").success());
+}

@@ -1,0 +1,573 @@
+//! The stream task against a real scripted HTTP server: streaming, usage,
+//! the request it sends, every bound, and one test per row of the transport
+//! error taxonomy (ADR 0004).
+
+use std::time::Duration;
+
+use dashfloat::llm::stream::{Endpoint, FRAME_MAX_BYTES, REPLY_MAX_BYTES};
+use dashfloat::protocol::{FinishReason, StreamEvent, TransportError, Usage};
+use serde_json::json;
+
+use crate::support;
+use crate::support::server::{
+    Reply, ScriptedServer, Step, content_chunk, finish_chunk, reasoning_chunk, role_chunk,
+    usage_chunk,
+};
+use crate::{content, failure, run};
+
+fn endpoint(base_url: &str) -> Endpoint {
+    crate::endpoint(base_url, "sk-test", ("X-Extra", "yes"))
+}
+
+#[tokio::test]
+async fn a_reply_streams_as_content_finish_usage_done() {
+    let server = ScriptedServer::start(vec![Reply::text(&["Hel", "lo", " world"])]).await;
+    let events = run(endpoint(&server.base_url())).await;
+    assert_eq!(content(&events), "Hello world");
+    assert!(events.contains(&StreamEvent::Finish(FinishReason::Stop)));
+    assert!(events.iter().any(|e| matches!(e, StreamEvent::Usage(_))));
+    assert_eq!(
+        events.last(),
+        Some(&StreamEvent::Done { tool_calls: vec![] })
+    );
+}
+
+#[tokio::test]
+async fn the_request_is_a_streaming_chat_completion_with_key_and_headers() {
+    let server = ScriptedServer::start(vec![Reply::text(&["ok"])]).await;
+    run(endpoint(&server.base_url())).await;
+    let req = &server.requests()[0];
+    assert_eq!(req.method, "POST");
+    assert_eq!(req.path, "/v1/chat/completions");
+    assert_eq!(req.header("authorization"), Some("Bearer sk-test"));
+    assert_eq!(req.header("x-extra"), Some("yes"));
+    assert_eq!(req.header("accept"), Some("text/event-stream"));
+    assert_eq!(req.body["stream"], json!(true));
+    assert_eq!(req.body["stream_options"]["include_usage"], json!(true));
+}
+
+#[tokio::test]
+async fn usage_frame_is_reported() {
+    let server = ScriptedServer::start(vec![Reply::sse([
+        role_chunk(),
+        content_chunk("x"),
+        finish_chunk("stop"),
+        usage_chunk(120, 7),
+    ])])
+    .await;
+    let events = run(endpoint(&server.base_url())).await;
+    assert!(events.contains(&StreamEvent::Usage(Usage {
+        prompt_tokens: 120,
+        completion_tokens: 7,
+        total_tokens: 127
+    })));
+}
+
+#[tokio::test]
+async fn reasoning_is_separate_from_content() {
+    let server = ScriptedServer::start(vec![Reply::sse([
+        reasoning_chunk("think"),
+        content_chunk("say"),
+        finish_chunk("stop"),
+    ])])
+    .await;
+    let events = run(endpoint(&server.base_url())).await;
+    assert!(events.contains(&StreamEvent::Reasoning("think".into())));
+    assert_eq!(content(&events), "say");
+}
+
+#[tokio::test]
+async fn a_finish_reason_dashfloat_does_not_know_is_passed_on_as_sent() {
+    let server = ScriptedServer::start(vec![Reply::sse([
+        content_chunk("hidden"),
+        finish_chunk("content_filter"),
+    ])])
+    .await;
+    let events = run(endpoint(&server.base_url())).await;
+    assert!(events.contains(&StreamEvent::Finish(FinishReason::Other(
+        "content_filter".into()
+    ))));
+}
+
+#[tokio::test]
+async fn finish_reason_length_is_passed_on() {
+    let server = ScriptedServer::start(vec![Reply::sse([
+        content_chunk("cut"),
+        finish_chunk("length"),
+    ])])
+    .await;
+    let events = run(endpoint(&server.base_url())).await;
+    assert!(events.contains(&StreamEvent::Finish(FinishReason::Length)));
+    assert_eq!(
+        events.last(),
+        Some(&StreamEvent::Done { tool_calls: vec![] })
+    );
+}
+
+#[tokio::test]
+async fn crlf_framed_events_parse() {
+    let server = ScriptedServer::start(vec![Reply::sse_steps(vec![
+        Step::Send(b"data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\r\n\r\n".to_vec()),
+        Step::Send(b"data: [DONE]\r\n\r\n".to_vec()),
+    ])])
+    .await;
+    let events = run(endpoint(&server.base_url())).await;
+    assert_eq!(content(&events), "a");
+    assert_eq!(
+        events.last(),
+        Some(&StreamEvent::Done { tool_calls: vec![] })
+    );
+}
+
+#[tokio::test]
+async fn connection_refused_says_how_to_start_the_local_server() {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let events = run(endpoint(&format!("http://127.0.0.1:{port}/v1"))).await;
+    let err = failure(&events);
+    assert!(
+        matches!(err, TransportError::ConnectionRefused { .. }),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("scripts/local-model"));
+}
+
+#[tokio::test]
+async fn an_unresolvable_host_is_a_dns_error() {
+    let events = run(endpoint("http://no-such-host.invalid/v1")).await;
+    let err = failure(&events);
+    assert!(matches!(err, TransportError::Dns { .. }), "{err:?}");
+}
+
+#[tokio::test]
+async fn https_to_a_plain_http_server_is_a_tls_error() {
+    // A plain HTTP server answers a TLS hello with an HTTP error page.
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        let (mut sock, _) = listener.accept().await.unwrap();
+        let mut buf = [0u8; 1024];
+        let _ = sock.read(&mut buf).await;
+        let _ = sock
+            .write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+            .await;
+    });
+    let url = format!("https://127.0.0.1:{port}/v1");
+    let err = failure(&run(endpoint(&url)).await);
+    assert!(matches!(err, TransportError::Tls { .. }), "{err:?}");
+}
+
+#[tokio::test]
+async fn no_response_headers_within_the_request_timeout() {
+    let server = ScriptedServer::start(vec![
+        Reply::text(&["late"]).head_delay(Duration::from_secs(3)),
+    ])
+    .await;
+    let mut ep = endpoint(&server.base_url());
+    ep.context.request_timeout = Duration::from_millis(300);
+    let err = failure(&run(ep).await);
+    assert!(
+        matches!(err, TransportError::ConnectTimeout { .. }),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_silent_stream_hits_the_idle_timeout_and_keeps_what_arrived() {
+    let server = ScriptedServer::start(vec![
+        Reply::sse([role_chunk(), content_chunk("partial")]).hang_after(2),
+    ])
+    .await;
+    let mut ep = endpoint(&server.base_url());
+    ep.idle_timeout = Duration::from_millis(300);
+    let events = run(ep).await;
+    assert_eq!(content(&events), "partial");
+    assert!(matches!(
+        failure(&events),
+        TransportError::IdleTimeout { .. }
+    ));
+}
+
+#[tokio::test]
+async fn unauthorized_names_the_key_variable() {
+    for status in [401, 403] {
+        let server = ScriptedServer::start(vec![Reply::status(
+            status,
+            "application/json",
+            r#"{"error":{"message":"Incorrect API key provided"}}"#,
+        )])
+        .await;
+        let err = failure(&run(endpoint(&server.base_url())).await);
+        assert!(
+            matches!(err, TransportError::Unauthorized { .. }),
+            "{err:?}"
+        );
+        let text = err.to_string();
+        assert!(text.contains("TEST_KEY"), "{text}");
+        assert!(text.contains("Incorrect API key"), "{text}");
+    }
+}
+
+#[tokio::test]
+async fn not_found_points_at_the_base_url_and_model() {
+    let server = ScriptedServer::start(vec![Reply::status(404, "text/plain", "Not Found")]).await;
+    let err = failure(&run(endpoint(&server.base_url())).await);
+    assert!(matches!(err, TransportError::NotFound { .. }), "{err:?}");
+    assert!(err.to_string().contains("test-model"));
+}
+
+#[tokio::test]
+async fn bad_request_shows_the_providers_message() {
+    let server = ScriptedServer::start(vec![Reply::status(
+        400,
+        "application/json",
+        r#"{"error":{"code":400,"message":"the request exceeds the available context size","type":"exceed_context_size_error"}}"#,
+    )])
+    .await;
+    let err = failure(&run(endpoint(&server.base_url())).await);
+    assert_eq!(
+        err,
+        TransportError::BadRequest {
+            message: "the request exceeds the available context size".into()
+        }
+    );
+}
+
+#[tokio::test]
+async fn rate_limit_is_retried_twice_then_shown_with_retry_after() {
+    let limited = || {
+        Reply::status(
+            429,
+            "application/json",
+            r#"{"error":{"message":"slow down"}}"#,
+        )
+        .with_header("Retry-After", "0")
+    };
+    let server = ScriptedServer::start(vec![limited(), limited(), limited()]).await;
+    let events = run(endpoint(&server.base_url())).await;
+    let retries = events
+        .iter()
+        .filter(|e| matches!(e, StreamEvent::Retrying { .. }))
+        .count();
+    assert_eq!(retries, 2);
+    assert_eq!(server.requests().len(), 3);
+    let err = failure(&events);
+    assert!(matches!(err, TransportError::RateLimited { .. }), "{err:?}");
+    assert!(err.to_string().contains("retry after 0s"), "{err}");
+}
+
+#[tokio::test]
+async fn a_503_before_any_token_is_retried_and_can_succeed() {
+    let server = ScriptedServer::start(vec![
+        Reply::status(503, "text/plain", "loading model").with_header("Retry-After", "0"),
+        Reply::text(&["back"]),
+    ])
+    .await;
+    let events = run(endpoint(&server.base_url())).await;
+    assert!(matches!(
+        events[0],
+        StreamEvent::Retrying { attempt: 1, .. }
+    ));
+    assert_eq!(content(&events), "back");
+    assert_eq!(
+        events.last(),
+        Some(&StreamEvent::Done { tool_calls: vec![] })
+    );
+}
+
+#[tokio::test]
+async fn a_long_retry_after_is_shown_not_waited_for() {
+    let server = ScriptedServer::start(vec![
+        Reply::status(429, "text/plain", "later").with_header("Retry-After", "3600"),
+    ])
+    .await;
+    let events = run(endpoint(&server.base_url())).await;
+    assert_eq!(events.len(), 1);
+    assert!(failure(&events).to_string().contains("retry after 3600s"));
+}
+
+#[tokio::test]
+async fn server_errors_are_not_retried() {
+    let server = ScriptedServer::start(vec![Reply::status(500, "text/plain", "boom")]).await;
+    let err = failure(&run(endpoint(&server.base_url())).await);
+    assert!(
+        matches!(err, TransportError::Server { status: 500, .. }),
+        "{err:?}"
+    );
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn an_html_page_is_not_an_event_stream() {
+    let server = ScriptedServer::start(vec![Reply::status(
+        200,
+        "text/html",
+        "<html><body>Welcome to nginx</body></html>",
+    )])
+    .await;
+    let err = failure(&run(endpoint(&server.base_url())).await);
+    assert!(
+        matches!(err, TransportError::NotEventStream { .. }),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("text/html"));
+}
+
+#[tokio::test]
+async fn a_json_error_with_status_200_is_not_an_event_stream() {
+    let server = ScriptedServer::start(vec![Reply::status(
+        200,
+        "application/json",
+        r#"{"error":{"message":"model not loaded"}}"#,
+    )])
+    .await;
+    let err = failure(&run(endpoint(&server.base_url())).await);
+    assert!(err.to_string().contains("model not loaded"), "{err}");
+}
+
+#[tokio::test]
+async fn a_malformed_chunk_keeps_what_arrived_before_it() {
+    let server = ScriptedServer::start(vec![Reply::sse_steps(vec![
+        Step::Send(support::server::sse_frame(&content_chunk("good"))),
+        Step::Send(b"data: {not json\n\n".to_vec()),
+    ])])
+    .await;
+    let events = run(endpoint(&server.base_url())).await;
+    assert_eq!(content(&events), "good");
+    assert!(matches!(
+        failure(&events),
+        TransportError::MalformedChunk { .. }
+    ));
+}
+
+#[tokio::test]
+async fn an_error_object_inside_the_stream_is_reported() {
+    let server = ScriptedServer::start(vec![Reply::sse([
+        json!({"error": {"message": "backend crashed"}}),
+    ])])
+    .await;
+    let err = failure(&run(endpoint(&server.base_url())).await);
+    assert_eq!(
+        err,
+        TransportError::InStream {
+            message: "backend crashed".into()
+        }
+    );
+}
+
+#[tokio::test]
+async fn a_stream_closed_before_done_and_finish_is_cut_short() {
+    let server = ScriptedServer::start(vec![
+        Reply::sse([role_chunk(), content_chunk("half")])
+            .unframed()
+            .cut_after(2),
+    ])
+    .await;
+    let events = run(endpoint(&server.base_url())).await;
+    assert_eq!(content(&events), "half");
+    assert_eq!(failure(&events), TransportError::CutShort);
+}
+
+#[tokio::test]
+async fn a_connection_broken_mid_chunked_body_is_a_read_failure() {
+    let server = ScriptedServer::start(vec![
+        Reply::sse([role_chunk(), content_chunk("half")]).cut_after(2),
+    ])
+    .await;
+    let events = run(endpoint(&server.base_url())).await;
+    assert_eq!(content(&events), "half");
+    assert!(
+        matches!(failure(&events), TransportError::ReadFailed { .. }),
+        "{events:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_finish_without_done_is_accepted_as_complete() {
+    let server = ScriptedServer::start(vec![Reply::sse_steps(vec![
+        Step::Send(support::server::sse_frame(&content_chunk("whole"))),
+        Step::Send(support::server::sse_frame(&finish_chunk("stop"))),
+    ])])
+    .await;
+    let events = run(endpoint(&server.base_url())).await;
+    assert_eq!(
+        events.last(),
+        Some(&StreamEvent::Done { tool_calls: vec![] })
+    );
+}
+
+#[tokio::test]
+async fn a_frame_at_the_cap_passes_and_one_byte_more_is_refused() {
+    // A frame of exactly FRAME_MAX_BYTES bytes, its blank line included: a
+    // comment line (": ...") that the SSE parser ignores.
+    let frame = |len: usize| {
+        let mut f = b": ".to_vec();
+        f.resize(len - 2, b'x');
+        f.extend_from_slice(b"\n\n");
+        f
+    };
+    let at_cap = frame(FRAME_MAX_BYTES);
+    let over = frame(FRAME_MAX_BYTES + 1);
+    let done = b"data: [DONE]\n\n".to_vec();
+    let server = ScriptedServer::start(vec![
+        Reply::sse_steps(vec![Step::Send(at_cap), Step::Send(done.clone())]),
+        Reply::sse_steps(vec![Step::Send(over), Step::Send(done)]),
+    ])
+    .await;
+    let ok = run(endpoint(&server.base_url())).await;
+    assert_eq!(ok.last(), Some(&StreamEvent::Done { tool_calls: vec![] }));
+    let err = failure(&run(endpoint(&server.base_url())).await);
+    assert_eq!(
+        err,
+        TransportError::FrameTooLarge {
+            limit: FRAME_MAX_BYTES
+        }
+    );
+}
+
+#[tokio::test]
+async fn a_reply_over_the_cap_is_cut_off() {
+    let piece = "x".repeat(64 * 1024);
+    let frames: Vec<_> = (0..(REPLY_MAX_BYTES / piece.len() + 1))
+        .map(|_| content_chunk(&piece))
+        .collect();
+    let server = ScriptedServer::start(vec![Reply::sse(frames)]).await;
+    let events = run(endpoint(&server.base_url())).await;
+    assert_eq!(content(&events).len(), REPLY_MAX_BYTES);
+    assert_eq!(
+        failure(&events),
+        TransportError::ReplyTooLarge {
+            limit: REPLY_MAX_BYTES
+        }
+    );
+}
+
+#[tokio::test]
+async fn a_reply_exactly_at_the_cap_is_whole() {
+    let piece = "x".repeat(64 * 1024);
+    let frames: Vec<_> = (0..(REPLY_MAX_BYTES / piece.len()))
+        .map(|_| content_chunk(&piece))
+        .chain([finish_chunk("stop")])
+        .collect();
+    let server = ScriptedServer::start(vec![Reply::sse(frames)]).await;
+    let events = run(endpoint(&server.base_url())).await;
+    assert_eq!(
+        events.last(),
+        Some(&StreamEvent::Done { tool_calls: vec![] })
+    );
+}
+
+#[tokio::test]
+async fn frames_that_arrive_together_are_passed_on_as_one_piece_of_text() {
+    let mut body = Vec::new();
+    for i in 0..100 {
+        body.extend_from_slice(&support::server::sse_frame(&content_chunk(&format!(
+            "{i} "
+        ))));
+    }
+    body.extend_from_slice(&support::server::sse_frame(&finish_chunk("stop")));
+    body.extend_from_slice(b"data: [DONE]\n\n");
+    let server = ScriptedServer::start(vec![Reply::sse_steps(vec![Step::Send(body)])]).await;
+    let events = run(endpoint(&server.base_url())).await;
+    let expected: String = (0..100).map(|i| format!("{i} ")).collect();
+    assert_eq!(content(&events), expected);
+    let pieces = events
+        .iter()
+        .filter(|e| matches!(e, StreamEvent::Content(_)))
+        .count();
+    assert!(pieces < 10, "{pieces} content events for one read");
+}
+
+#[tokio::test]
+async fn frame_ends_split_across_reads_are_found() {
+    let frame = support::server::sse_frame(&content_chunk("split"));
+    let n = frame.len();
+    // Cut inside the blank line, and between the CR and LF of CRLF framing.
+    let crlf = b"data: {\"choices\":[{\"delta\":{\"content\":\"!\"}}]}\r\n\r\n".to_vec();
+    let m = crlf.len();
+    let server = ScriptedServer::start(vec![Reply::sse_steps(vec![
+        Step::Send(frame[..n - 1].to_vec()),
+        Step::Send(frame[n - 1..].to_vec()),
+        Step::Send(crlf[..m - 1].to_vec()),
+        Step::Send(crlf[m - 1..].to_vec()),
+        Step::Send(b"data: [DONE]\n\n".to_vec()),
+    ])])
+    .await;
+    let events = run(endpoint(&server.base_url())).await;
+    assert_eq!(content(&events), "split!");
+    assert_eq!(
+        events.last(),
+        Some(&StreamEvent::Done { tool_calls: vec![] })
+    );
+}
+
+#[tokio::test]
+async fn the_65th_tool_call_stops_the_stream_after_announcing_64() {
+    let mut frames = vec![role_chunk()];
+    for i in 0..65u32 {
+        frames.push(support::server::tool_call_chunk(
+            i,
+            Some(&format!("id{i}")),
+            Some("list_directory"),
+            "{}",
+        ));
+    }
+    let server = ScriptedServer::start(vec![Reply::sse(frames)]).await;
+    let events = run(endpoint(&server.base_url())).await;
+    let announced = events
+        .iter()
+        .filter(|e| matches!(e, StreamEvent::ToolCallStarted { .. }))
+        .count();
+    assert_eq!(announced, 64);
+    assert_eq!(
+        failure(&events),
+        TransportError::TooManyToolCalls { limit: 64 }
+    );
+}
+
+#[tokio::test]
+async fn tool_call_arguments_count_against_the_reply_cap() {
+    let piece = "x".repeat(64 * 1024);
+    let mut frames = vec![support::server::tool_call_chunk(
+        0,
+        Some("big"),
+        Some("write_file"),
+        "{\"path\":\"a\",\"content\":\"",
+    )];
+    for _ in 0..(REPLY_MAX_BYTES / piece.len() + 1) {
+        frames.push(support::server::tool_call_chunk(0, None, None, &piece));
+    }
+    let server = ScriptedServer::start(vec![Reply::sse(frames)]).await;
+    let events = run(endpoint(&server.base_url())).await;
+    assert!(events.contains(&StreamEvent::ToolCallStarted {
+        id: "big".into(),
+        name: "write_file".into()
+    }));
+    assert_eq!(
+        failure(&events),
+        TransportError::ReplyTooLarge {
+            limit: REPLY_MAX_BYTES
+        }
+    );
+}
+
+#[tokio::test]
+async fn a_huge_error_body_is_read_only_up_to_its_cap() {
+    use dashfloat::llm::classify::ERROR_BODY_MAX_BYTES;
+    let body = format!(
+        "{{\"error\":{{\"message\":\"{}\"}}}}",
+        "e".repeat(4 * ERROR_BODY_MAX_BYTES)
+    );
+    let server = ScriptedServer::start(vec![Reply::status(400, "application/json", &body)]).await;
+    let err = failure(&run(endpoint(&server.base_url())).await);
+    // The body was cut, so it no longer parses as JSON: the message is the
+    // start of the raw text, shortened for the chat.
+    let TransportError::BadRequest { message } = err else {
+        panic!("{err:?}")
+    };
+    assert!(message.starts_with("{\"error\""), "{message}");
+    assert!(message.chars().count() <= 401, "{}", message.len());
+}

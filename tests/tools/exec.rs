@@ -1,0 +1,386 @@
+//! execute_command with real processes: exit codes, signals, the output
+//! cap, timeouts, cancellation, no survivors in the process table, a
+//! grandchild holding the pipe, shell semantics, secrets kept out.
+
+use std::time::{Duration, Instant};
+
+use dashfloat::tools::{
+    EXEC_DRAIN_GRACE, EXEC_OUTPUT_MAX_BYTES, ToolContext, child_env, execute, validate,
+};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::json_of;
+use crate::support::{self, kill};
+
+fn ctx(dir: &tempfile::TempDir, timeout: Duration) -> ToolContext {
+    let mut ctx = ToolContext::new(dir.path()).unwrap();
+    ctx.exec_timeout = timeout;
+    ctx
+}
+
+async fn sh(dir: &tempfile::TempDir, command: &str, timeout: Duration) -> Value {
+    let call = validate(
+        "execute_command",
+        &json!({ "command": command }).to_string(),
+    )
+    .unwrap();
+    json_of(execute(&call, &ctx(dir, timeout), CancellationToken::new()).await)
+}
+
+/// Whether a pid is still a live process (a zombie waiting for a reaper
+/// that this container's init may never be counts as gone: it runs nothing).
+fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            let state = stat
+                .rsplit(')')
+                .next()
+                .unwrap()
+                .split_whitespace()
+                .next()
+                .unwrap();
+            state != "Z" && state != "X"
+        }
+        Err(_) => false,
+    }
+}
+
+/// Waits briefly for SIGKILL to take effect (it is asynchronous).
+fn gone(pid: i32) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(2) {
+        if !alive(pid) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+fn pids_in(output: &str) -> Vec<i32> {
+    output
+        .lines()
+        .filter_map(|l| l.strip_prefix("PID "))
+        .map(|p| p.trim().parse().unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_successful_command_reports_exit_code_zero_and_its_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = sh(&dir, "echo hello", Duration::from_secs(10)).await;
+    assert_eq!(
+        v,
+        json!({"ok": true, "exit_code": 0, "output": "hello\n", "output_bytes": 6, "truncated": false})
+    );
+}
+
+#[tokio::test]
+async fn a_non_zero_exit_code_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = sh(&dir, "echo oops >&2; exit 3", Duration::from_secs(10)).await;
+    assert_eq!(v["exit_code"], 3);
+    assert_eq!(v["output"], "oops\n");
+}
+
+#[tokio::test]
+async fn a_death_by_signal_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = sh(&dir, "kill -TERM $$", Duration::from_secs(10)).await;
+    assert_eq!(v["exit_code"], Value::Null);
+    assert_eq!(v["signal"], "SIGTERM");
+}
+
+#[tokio::test]
+async fn stdout_and_stderr_are_interleaved_in_arrival_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = sh(
+        &dir,
+        "echo 1; echo 2 >&2; echo 3; echo 4 >&2",
+        Duration::from_secs(10),
+    )
+    .await;
+    assert_eq!(v["output"], "1\n2\n3\n4\n");
+}
+
+#[tokio::test]
+async fn shell_semantics_hold_for_cd_and_chains() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    let v = sh(
+        &dir,
+        "cd sub && pwd; false; echo after | tr a-z A-Z",
+        Duration::from_secs(10),
+    )
+    .await;
+    let real = dir.path().canonicalize().unwrap();
+    assert_eq!(v["output"], format!("{}/sub\nAFTER\n", real.display()));
+}
+
+#[tokio::test]
+async fn the_cwd_argument_is_used_and_confined() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    let call = validate("execute_command", r#"{"command":"pwd","cwd":"sub"}"#).unwrap();
+    let v = json_of(
+        execute(
+            &call,
+            &ctx(&dir, Duration::from_secs(10)),
+            CancellationToken::new(),
+        )
+        .await,
+    );
+    assert!(v["output"].as_str().unwrap().ends_with("/sub\n"));
+    let call = validate(
+        "execute_command",
+        r#"{"command":"touch escaped","cwd":".."}"#,
+    )
+    .unwrap();
+    let v = json_of(
+        execute(
+            &call,
+            &ctx(&dir, Duration::from_secs(10)),
+            CancellationToken::new(),
+        )
+        .await,
+    );
+    assert_eq!(v["code"], "path_denied");
+}
+
+#[tokio::test]
+async fn stdin_is_empty_so_a_reader_does_not_wait() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = sh(&dir, "cat; echo done", Duration::from_secs(10)).await;
+    assert_eq!(v["output"], "done\n");
+}
+
+#[tokio::test]
+async fn the_output_cap_at_below_and_above_with_the_marker() {
+    let dir = tempfile::tempdir().unwrap();
+    for (n, truncated) in [
+        (EXEC_OUTPUT_MAX_BYTES - 1, false),
+        (EXEC_OUTPUT_MAX_BYTES, false),
+        (EXEC_OUTPUT_MAX_BYTES + 1, true),
+    ] {
+        let v = sh(
+            &dir,
+            &format!("head -c {n} /dev/zero | tr '\\0' x"),
+            Duration::from_secs(10),
+        )
+        .await;
+        assert_eq!(v["truncated"], truncated, "{n}");
+        assert_eq!(v["output_bytes"], n, "{n}");
+        let out = v["output"].as_str().unwrap();
+        if truncated {
+            assert!(out.ends_with(&format!(
+                "[output truncated: showed the first {EXEC_OUTPUT_MAX_BYTES} of {n} bytes]"
+            )));
+        } else {
+            assert_eq!(out.len(), n);
+        }
+    }
+}
+
+#[tokio::test]
+async fn output_past_the_cap_is_drained_and_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    // 4 MiB: the command would block on a full pipe if reading stopped.
+    let v = sh(
+        &dir,
+        "head -c 4194304 /dev/zero | tr '\\0' y; echo end",
+        Duration::from_secs(20),
+    )
+    .await;
+    assert_eq!(v["exit_code"], 0);
+    assert_eq!(v["output_bytes"], 4 * 1024 * 1024 + 4);
+}
+
+#[test]
+fn secret_variables_are_filtered_from_an_environment() {
+    let base = vec![
+        ("OPENAI_API_KEY".into(), "sk-1".into()),
+        ("MY_PROVIDER_KEY".into(), "k".into()),
+        ("SOME_SERVICE_TOKEN".into(), "t".into()),
+        ("PATH".into(), "/usr/bin:/bin".into()),
+    ];
+    let kept = child_env(base, &["MY_PROVIDER_KEY".to_owned()], &[]);
+    assert_eq!(kept, vec![("PATH".into(), "/usr/bin:/bin".into())]);
+}
+
+#[test]
+#[allow(unsafe_code)]
+fn the_provider_key_and_the_configured_key_variable_never_reach_the_child() {
+    // SAFETY: nextest runs each test in its own process, and this one sets
+    // the variables before it starts the runtime or any other thread.
+    unsafe {
+        std::env::set_var("OPENAI_API_KEY", "sk-must-not-leak");
+        std::env::set_var("CUSTOM_LLM_CREDENTIAL", "must-not-leak-either");
+    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut ctx = ctx(&dir, Duration::from_secs(10));
+    ctx.secret_vars = vec!["CUSTOM_LLM_CREDENTIAL".to_owned()];
+    let call = validate(
+        "execute_command",
+        r#"{"command":"env; echo HOME=${HOME-unset}"}"#,
+    )
+    .unwrap();
+    let v = json_of(rt.block_on(execute(&call, &ctx, CancellationToken::new())));
+    let out = v["output"].as_str().unwrap();
+    assert!(!out.contains("must-not-leak"), "{out}");
+    assert!(!out.contains("OPENAI_API_KEY"));
+    // Ordinary variables still pass.
+    assert!(!out.contains("HOME=unset"));
+}
+
+#[tokio::test]
+async fn a_timeout_returns_the_partial_output_and_kills_the_loop() {
+    let dir = tempfile::tempdir().unwrap();
+    let start = Instant::now();
+    let v = sh(
+        &dir,
+        "echo started; echo PID $$; while :; do :; done",
+        Duration::from_millis(500),
+    )
+    .await;
+    assert!(start.elapsed() < Duration::from_secs(5));
+    assert_eq!(v["ok"], false);
+    assert_eq!(v["code"], "timeout");
+    assert_eq!(v["error"], "timed out after 0.5s");
+    let out = v["output"].as_str().unwrap();
+    assert!(out.starts_with("started\n"));
+    for pid in pids_in(out) {
+        assert!(gone(pid), "busy loop {pid} survived the timeout");
+    }
+}
+
+#[tokio::test]
+async fn background_children_and_busy_loops_are_gone_after_completion() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = sh(
+        &dir,
+        "sleep 1000 & echo PID $!; (while :; do :; done) & echo PID $!; echo done",
+        Duration::from_secs(10),
+    )
+    .await;
+    assert_eq!(v["exit_code"], 0);
+    let pids = pids_in(v["output"].as_str().unwrap());
+    assert_eq!(pids.len(), 2);
+    for pid in pids {
+        assert!(gone(pid), "{pid} survived the command");
+    }
+}
+
+#[tokio::test]
+async fn everything_is_gone_after_cancellation() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ctx(&dir, Duration::from_secs(60));
+    let cancel = CancellationToken::new();
+    let call = validate(
+        "execute_command",
+        r#"{"command":"sleep 1000 & echo PID $!; (while :; do :; done) & echo PID $!; echo PID $$; echo $$ > pid; wait"}"#,
+    )
+    .unwrap();
+    let trigger = cancel.clone();
+    // Cancels once the shell has printed every pid and started waiting.
+    let pid_file = dir.path().join("pid");
+    tokio::spawn(async move {
+        support::pid_written(&pid_file, support::WAIT).await;
+        trigger.cancel();
+    });
+    let start = Instant::now();
+    let v = json_of(execute(&call, &ctx, cancel).await);
+    assert!(start.elapsed() < Duration::from_secs(5));
+    assert_eq!(v["cancelled"], true);
+    assert_eq!(v["code"], "cancelled");
+    let pids = pids_in(v["output"].as_str().unwrap());
+    assert_eq!(pids.len(), 3);
+    for pid in pids {
+        assert!(gone(pid), "{pid} survived the cancellation");
+    }
+}
+
+#[tokio::test]
+async fn dropping_the_call_kills_the_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("pid");
+    let ctx = ctx(&dir, Duration::from_secs(60));
+    let call = validate(
+        "execute_command",
+        r#"{"command":"sleep 1000 & echo $! > pid; wait"}"#,
+    )
+    .unwrap();
+    let run = execute(&call, &ctx, CancellationToken::new());
+    // The agent aborting a tool task drops its future mid-run: here, once
+    // the command has started its child.
+    let pid = tokio::select! {
+        result = run => panic!("the command ended by itself: {result:?}"),
+        pid = support::pid_written(&marker, support::WAIT) => pid,
+    };
+    assert!(gone(pid));
+}
+
+#[tokio::test]
+async fn a_grandchild_holding_the_pipe_open_cannot_hang_the_call() {
+    let dir = tempfile::tempdir().unwrap();
+    // setsid takes the grandchild out of the group, so the group kill does
+    // not reach it; it keeps stdout open for 30 s.
+    let start = Instant::now();
+    let v = sh(
+        &dir,
+        "setsid sh -c 'echo PID $$; echo $$ > held; exec sleep 30' & while [ ! -s held ]; do sleep 0.01; done; echo parent done",
+        Duration::from_secs(10),
+    )
+    .await;
+    let took = start.elapsed();
+    assert!(took < Duration::from_secs(3), "took {took:?}");
+    assert!(took >= EXEC_DRAIN_GRACE);
+    assert_eq!(v["exit_code"], 0);
+    let out = v["output"].as_str().unwrap();
+    assert!(out.contains("parent done"));
+    assert!(
+        v["output_incomplete"]
+            .as_str()
+            .unwrap()
+            .contains("left the command's group")
+    );
+    // Out of scope for the group kill (ADR 0013); clean up after the test.
+    for pid in pids_in(out) {
+        kill(pid);
+    }
+}
+
+#[tokio::test]
+async fn a_call_cancelled_before_it_starts_runs_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let cancel = CancellationToken::new();
+    cancel.cancel();
+    let call = validate("execute_command", r#"{"command":"touch ran"}"#).unwrap();
+    let v = json_of(execute(&call, &ctx(&dir, Duration::from_secs(10)), cancel).await);
+    assert_eq!(v["cancelled"], true);
+    assert!(!dir.path().join("ran").exists());
+}
+
+#[tokio::test]
+async fn the_command_runs_in_its_own_session() {
+    let dir = tempfile::tempdir().unwrap();
+    // Field 6 of /proc/PID/stat is the session id; field 5 the group.
+    let v = sh(
+        &dir,
+        "echo $$; cut -d' ' -f5,6 /proc/$$/stat",
+        Duration::from_secs(10),
+    )
+    .await;
+    let out = v["output"].as_str().unwrap();
+    let mut lines = out.lines();
+    let pid = lines.next().unwrap();
+    assert_eq!(
+        lines.next().unwrap(),
+        format!("{pid} {pid}"),
+        "the shell leads its own group and session"
+    );
+}

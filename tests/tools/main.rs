@@ -1,0 +1,74 @@
+//! The tools against real files in temporary directories and real
+//! processes under `/bin/sh`: the path policy, each tool, validation,
+//! previews, and the result bytes the model reads.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod confinement;
+mod env;
+mod exec;
+mod list;
+mod path_fuzz;
+mod path_policy;
+mod preview;
+mod read;
+mod results;
+mod validation;
+mod write_edit;
+
+use std::fmt::Display;
+use std::path::{Path, PathBuf};
+
+use dashfloat::tools::{ToolContext, ToolResult, execute, validate};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+/// A result as the model reads it.
+fn json_of(result: ToolResult) -> Value {
+    serde_json::to_value(result).unwrap()
+}
+
+/// Validates `args` for `tool` and runs it with the tools rooted at `root`;
+/// the result as the model reads it.
+async fn run(root: &Path, tool: &str, args: impl Display) -> Value {
+    let ctx = ToolContext::new(root).unwrap();
+    let call = validate(tool, &args.to_string()).unwrap();
+    json_of(execute(&call, &ctx, CancellationToken::new()).await)
+}
+
+/// The names in `dir`, sorted.
+fn names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// A tempdir holding `root/` (the working directory) and `outside/` next
+/// to it, with `outside/secret.txt`; both paths canonical.
+struct Tree {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    outside: PathBuf,
+}
+
+impl Tree {
+    fn new() -> Tree {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let root = base.join("root");
+        let outside = base.join("outside");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("secret.txt"), "secret\n").unwrap();
+        Tree {
+            _dir: dir,
+            root,
+            outside,
+        }
+    }
+}

@@ -1,0 +1,261 @@
+//! The bytes the model reads: every tool's result and every failure class,
+//! exactly as the agent pushes them into the conversation (the `content`
+//! of each tool message in the next request), with the outcome row the
+//! person sees for each, and the tool catalogue as the request carries it.
+//! These snapshots pin the model-visible JSON, key order included; a
+//! refactor of how results travel must leave them untouched.
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::symlink;
+use std::path::Path;
+use std::time::Duration;
+
+use dashfloat::agent::ApprovalPolicy;
+use dashfloat::protocol::{AgentEvent, Decision, Phase, UiCommand};
+use serde_json::{Value, json};
+
+use crate::support::agent::{AgentHarness, EVENT_WAIT, setup, start_with};
+use crate::support::server::{Reply, ScriptedServer, finish_chunk, role_chunk, tool_call_chunk};
+use crate::support::{self, kill, pid_written};
+
+/// An agent with tools rooted at `root` under `approval`, commands timing
+/// out after `exec_timeout`.
+fn agent(
+    server: &ScriptedServer,
+    root: &Path,
+    approval: ApprovalPolicy,
+    exec_timeout: Duration,
+) -> AgentHarness {
+    let mut s = setup(&server.base_url(), root, approval);
+    s.tools.exec_timeout = exec_timeout;
+    start_with(s)
+}
+
+/// The tool messages of the request at `index`, verbatim (`id content`),
+/// then the outcome row the UI was sent for each (`id status excerpt`), in
+/// call order (calls that run side by side finish in any order).
+fn transcript(server: &ScriptedServer, index: usize, events: &[AgentEvent]) -> String {
+    let requests = server.requests();
+    let answers: Vec<(&str, &str)> = requests[index].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| {
+            (
+                m["tool_call_id"].as_str().unwrap(),
+                m["content"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    let mut out = String::from("== what the model reads ==\n");
+    for (id, content) in &answers {
+        out.push_str(&format!("{id} {content}\n"));
+    }
+    out.push_str("== what the person sees ==\n");
+    for (call, _) in &answers {
+        for e in events {
+            if let AgentEvent::ToolResult {
+                id,
+                status,
+                excerpt,
+            } = e
+                && id == call
+            {
+                out.push_str(&format!("{id} {status:?} {excerpt:?}\n"));
+            }
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn every_tool_result_as_the_model_reads_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("notes.txt"), "hi\nthere\n").unwrap();
+    std::fs::write(root.join("five.txt"), "1\n2\n3\n4\n5\n").unwrap();
+    let tree = root.join("tree");
+    std::fs::create_dir_all(tree.join("sub")).unwrap();
+    std::fs::write(tree.join("file.txt"), "12345").unwrap();
+    symlink("file.txt", tree.join("link")).unwrap();
+    nix::unistd::mkfifo(&tree.join("pipe"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+    std::fs::write(tree.join(OsStr::from_bytes(b"bad\xffname")), "").unwrap();
+    let list = r#"{"path":"tree"}"#;
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[
+            ("r1", "read_file", r#"{"path":"notes.txt"}"#),
+            ("r2", "read_file", r#"{"path":"five.txt","offset":2,"limit":2}"#),
+            ("r3", "read_file", r#"{"path":"notes.txt","offset":9}"#),
+            ("w1", "write_file", r#"{"path":"new/a.txt","content":"one\ntwo\n"}"#),
+            ("w2", "write_file", r#"{"path":"notes.txt","content":"bye"}"#),
+            ("e1", "edit_file", r#"{"path":"new/a.txt","search_block":"two","replace_block":"2"}"#),
+            ("x1", "execute_command", r#"{"command":"echo out; echo err >&2"}"#),
+            ("x2", "execute_command", r#"{"command":"exit 3","cwd":"tree"}"#),
+            ("x3", "execute_command", r#"{"command":"kill -TERM $$"}"#),
+            (
+                "x4",
+                "execute_command",
+                r#"{"command":"setsid sh -c 'echo $$ > held.pid; exec sleep 30' & while [ ! -s held.pid ]; do sleep 0.01; done; echo done"}"#,
+            ),
+            ("l1", "list_directory", list),
+            ("l2", "list_directory", list),
+            ("l3", "list_directory", list),
+        ]),
+        Reply::text(&["done"]),
+    ])
+    .await;
+    let mut h = agent(
+        &server,
+        root,
+        ApprovalPolicy::DangerouslyApproveAll,
+        Duration::from_secs(30),
+    );
+    h.prompt("use every tool").await;
+    let events = h.turn().await;
+    // The grandchild left the command's group on purpose (ADR 0013); it is
+    // not the tool's to kill, so the test cleans it up.
+    kill(support::wait_for_pid(&root.join("held.pid"), EVENT_WAIT));
+    insta::assert_snapshot!("every_tool_result", transcript(&server, 1, &events));
+}
+
+#[tokio::test]
+async fn every_failure_class_as_the_model_reads_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("a.txt"), "alpha\nbeta\n").unwrap();
+    let mut frames = vec![role_chunk()];
+    for (i, (id, name, args)) in [
+        ("m1", "read_file", r#"{"path": "#),
+        ("u1", "remove_file", r#"{"path":"a.txt"}"#),
+        ("i1", "read_file", r#"{"path":"a.txt","limit":"20"}"#),
+        (
+            "i2",
+            "edit_file",
+            r#"{"path":"a.txt","search_block":"x","replace_block":"x"}"#,
+        ),
+        ("p1", "read_file", r#"{"path":"../outside.txt"}"#),
+        ("f1", "read_file", r#"{"path":"missing.txt"}"#),
+        (
+            "f2",
+            "edit_file",
+            r#"{"path":"a.txt","search_block":"alpha\ngamma","replace_block":"x"}"#,
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        frames.push(tool_call_chunk(i as u32, Some(id), Some(name), args));
+    }
+    // The same id naming a second function: the call cannot be assembled.
+    frames.push(tool_call_chunk(7, Some("n1"), Some("list_directory"), "{}"));
+    frames.push(tool_call_chunk(7, Some("n1"), Some("read_file"), ""));
+    frames.push(tool_call_chunk(
+        8,
+        Some("j1"),
+        Some("write_file"),
+        r#"{"path":"b.txt","content":"b"}"#,
+    ));
+    frames.push(tool_call_chunk(
+        9,
+        Some("k1"),
+        Some("write_file"),
+        r#"{"path":"c.txt","content":"c"}"#,
+    ));
+    frames.push(finish_chunk("tool_calls"));
+    let server =
+        ScriptedServer::start(vec![Reply::sse(frames), Reply::text(&["understood"])]).await;
+    let mut h = agent(&server, root, ApprovalPolicy::Ask, Duration::from_secs(30));
+    h.prompt("fail in every way").await;
+    let (id, mut events) = h.next_confirm().await;
+    assert_eq!(id, "j1");
+    h.decide(&id, Decision::Reject).await;
+    let (id, more) = h.next_confirm().await;
+    events.extend(more);
+    assert_eq!(id, "k1");
+    h.send(UiCommand::Cancel).await;
+    events.extend(h.turn().await);
+    h.prompt("go on").await;
+    events.extend(h.turn().await);
+    insta::assert_snapshot!("every_failure_class", transcript(&server, 1, &events));
+}
+
+#[tokio::test]
+async fn a_timeout_and_an_interrupted_command_as_the_model_reads_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[
+            (
+                "t1",
+                "execute_command",
+                r#"{"command":"echo before; sleep 30"}"#,
+            ),
+            (
+                "c1",
+                "execute_command",
+                r#"{"command":"echo $$ > pid; sleep 30"}"#,
+            ),
+        ]),
+        Reply::text(&["understood"]),
+    ])
+    .await;
+    let mut h = agent(
+        &server,
+        root,
+        ApprovalPolicy::DangerouslyApproveAll,
+        Duration::from_secs(1),
+    );
+    h.prompt("wait").await;
+    let mut events = h.until(|e| *e == AgentEvent::Phase(Phase::Executing)).await;
+    pid_written(&root.join("pid"), EVENT_WAIT).await;
+    h.send(UiCommand::Cancel).await;
+    events.extend(h.turn().await);
+    h.prompt("go on").await;
+    events.extend(h.turn().await);
+    insta::assert_snapshot!(
+        "a_timeout_and_an_interrupted_command",
+        transcript(&server, 1, &events)
+    );
+}
+
+#[tokio::test]
+async fn calls_of_a_reply_that_broke_off_as_the_model_reads_them() {
+    // The role chunk and the first piece of the call's arguments.
+    let cut = Reply::tool_call("b1", "write_file", &[r#"{"path": "a.txt", "cont"#]).cut_after(2);
+    let server = ScriptedServer::start(vec![cut, Reply::text(&["recovered"])]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = agent(
+        &server,
+        dir.path(),
+        ApprovalPolicy::Ask,
+        Duration::from_secs(30),
+    );
+    h.prompt("write").await;
+    let mut events = h.turn().await;
+    h.prompt("again").await;
+    events.extend(h.turn().await);
+    insta::assert_snapshot!("a_reply_that_broke_off", transcript(&server, 1, &events));
+}
+
+#[tokio::test]
+async fn the_tool_catalogue_as_the_request_carries_it() {
+    let server = ScriptedServer::start(vec![Reply::text(&["hello"])]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = agent(
+        &server,
+        dir.path(),
+        ApprovalPolicy::Ask,
+        Duration::from_secs(30),
+    );
+    h.prompt("hi").await;
+    h.turn().await;
+    let body: Value = server.requests()[0].body.clone();
+    let tools = serde_json::to_string(&body["tools"]).unwrap();
+    // The request's own bytes, not a re-encoding of them.
+    let raw = String::from_utf8(server.requests()[0].raw_body.clone()).unwrap();
+    assert!(raw.contains(&format!("\"tools\":{tools}")));
+    assert_eq!(body["tools"], json!(dashfloat::tools::definitions()));
+    insta::assert_snapshot!("the_tool_catalogue", tools);
+}

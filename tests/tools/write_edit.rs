@@ -1,0 +1,298 @@
+//! write_file and edit_file: atomic replacement, mode kept, links out
+//! refused, no temp files left, the edit protocol and its size bound.
+
+use std::os::unix::fs::PermissionsExt;
+
+use dashfloat::tools::{EDIT_MAX_FILE_BYTES, LocateError, NearMatch, locate, splice};
+use serde_json::json;
+
+use crate::{names, run};
+
+#[tokio::test]
+async fn write_creates_parents_and_reports_what_it_did() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = run(
+        dir.path(),
+        "write_file",
+        json!({"path":"a/b/c.txt","content":"one\ntwo"}),
+    )
+    .await;
+    assert_eq!(
+        v,
+        json!({"ok":true,"path":"a/b/c.txt","action":"created","bytes":7,"lines":2})
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a/b/c.txt")).unwrap(),
+        "one\ntwo"
+    );
+    let v = run(
+        dir.path(),
+        "write_file",
+        json!({"path":"a/b/c.txt","content":""}),
+    )
+    .await;
+    assert_eq!(v["action"], "replaced");
+    assert_eq!(v["lines"], 0);
+    assert_eq!(names(&dir.path().join("a/b")), vec!["c.txt"]);
+}
+
+#[tokio::test]
+async fn write_preserves_an_existing_files_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("run.sh");
+    std::fs::write(&f, "old").unwrap();
+    std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o750)).unwrap();
+    run(
+        dir.path(),
+        "write_file",
+        json!({"path":"run.sh","content":"new"}),
+    )
+    .await;
+    assert_eq!(
+        std::fs::metadata(&f).unwrap().permissions().mode() & 0o7777,
+        0o750
+    );
+    std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).unwrap();
+    run(
+        dir.path(),
+        "edit_file",
+        json!({"path":"run.sh","search_block":"new","replace_block":"newer"}),
+    )
+    .await;
+    assert_eq!(
+        std::fs::metadata(&f).unwrap().permissions().mode() & 0o7777,
+        0o600
+    );
+}
+
+#[tokio::test]
+async fn write_refuses_a_preplaced_symlink_leading_out_and_leaves_its_target_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let victim = outside.path().join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    std::os::unix::fs::symlink(&victim, dir.path().join("out.txt")).unwrap();
+    let v = run(
+        dir.path(),
+        "write_file",
+        json!({"path":"out.txt","content":"pwned"}),
+    )
+    .await;
+    assert_eq!(v["code"], "path_denied");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    assert_eq!(names(dir.path()), vec!["out.txt"]);
+}
+
+#[tokio::test]
+async fn write_through_a_link_inside_replaces_the_target_and_keeps_the_link() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("real.txt"), "old").unwrap();
+    std::os::unix::fs::symlink("real.txt", dir.path().join("alias.txt")).unwrap();
+    run(
+        dir.path(),
+        "write_file",
+        json!({"path":"alias.txt","content":"new"}),
+    )
+    .await;
+    assert!(
+        std::fs::symlink_metadata(dir.path().join("alias.txt"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("real.txt")).unwrap(),
+        "new"
+    );
+}
+
+#[tokio::test]
+async fn a_failed_write_leaves_no_temp_file_and_the_target_unchanged() {
+    // Tests run as root, so a read-only directory does not stop the write.
+    // These failures happen before a temp file exists; the failure after it
+    // (a rename refused) is the unit test in src/tools/atomic.rs.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("d")).unwrap();
+    std::fs::write(dir.path().join("d/keep"), "k").unwrap();
+    let v = run(dir.path(), "write_file", json!({"path":"d","content":"x"})).await;
+    assert_eq!(v["code"], "execution_failed");
+    std::fs::write(dir.path().join("file"), "f").unwrap();
+    let v = run(
+        dir.path(),
+        "write_file",
+        json!({"path":"file/under","content":"x"}),
+    )
+    .await;
+    assert_eq!(v["code"], "execution_failed");
+    assert_eq!(names(dir.path()), vec!["d", "file"]);
+    assert_eq!(names(&dir.path().join("d")), vec!["keep"]);
+}
+
+#[tokio::test]
+async fn write_in_a_read_only_directory_fails_cleanly_when_not_root() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o500)).unwrap();
+    let v = run(dir.path(), "write_file", json!({"path":"x","content":"x"})).await;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    if std::fs::metadata("/proc/self")
+        .map(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0)
+        .unwrap()
+    {
+        // Root ignores the mode bits: the write lands, and still no temp.
+        assert_eq!(v["ok"], true);
+        assert_eq!(names(dir.path()), vec!["x"]);
+    } else {
+        assert_eq!(v["code"], "execution_failed");
+        assert!(names(dir.path()).is_empty());
+    }
+}
+
+#[tokio::test]
+async fn edit_replaces_the_unique_block_and_reports_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.rs"), "fn a() {}\nfn b() {}\nfn c() {}\n").unwrap();
+    let v = run(
+        dir.path(),
+        "edit_file",
+        json!({"path":"a.rs","search_block":"fn b() {}","replace_block":"fn b() {\n    1\n}"}),
+    )
+    .await;
+    assert_eq!(v["ok"], true);
+    assert_eq!(v["line"], 2);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.rs")).unwrap(),
+        "fn a() {}\nfn b() {\n    1\n}\nfn c() {}\n"
+    );
+    assert_eq!(names(dir.path()), vec!["a.rs"]);
+}
+
+#[tokio::test]
+async fn edit_rejects_a_block_that_matches_twice_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a"), "x = 1\nx = 1\n").unwrap();
+    let v = run(
+        dir.path(),
+        "edit_file",
+        json!({"path":"a","search_block":"x = 1","replace_block":"x = 2"}),
+    )
+    .await;
+    assert_eq!(
+        v["error"],
+        "a: search block matched 2 times; add surrounding lines until it is unique"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a")).unwrap(),
+        "x = 1\nx = 1\n"
+    );
+}
+
+#[tokio::test]
+async fn edit_reports_a_missing_block_with_the_nearest_partial_match() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a"), "one\ntwo\n    three = 3\n").unwrap();
+    let v = run(
+        dir.path(),
+        "edit_file",
+        json!({"path":"a","search_block":"    three = 4","replace_block":"x"}),
+    )
+    .await;
+    let error = v["error"].as_str().unwrap();
+    assert!(
+        error.starts_with("a: search block not found; its first 12 of 13 bytes match at line 3"),
+        "{error}"
+    );
+}
+
+#[test]
+fn locate_counts_overlapping_matches() {
+    assert_eq!(
+        locate(b"aaa", b"aa"),
+        Err(LocateError::Ambiguous { count: 2 })
+    );
+    // The count is of occurrences that do not overlap one another.
+    assert_eq!(
+        locate(b"aaaa", b"aa"),
+        Err(LocateError::Ambiguous { count: 2 })
+    );
+    assert_eq!(
+        locate(b"ab ab ab", b"ab"),
+        Err(LocateError::Ambiguous { count: 3 })
+    );
+    assert_eq!(locate(b"abcabd", b"abd"), Ok(3..6));
+    assert_eq!(locate(b"abc", b""), Err(LocateError::Empty));
+    assert_eq!(
+        locate(b"l1\nhello wor", b"hello world"),
+        Err(LocateError::NotFound {
+            nearest: Some(NearMatch {
+                line: 2,
+                matched_bytes: 9,
+                block_bytes: 11
+            })
+        })
+    );
+    assert_eq!(
+        locate(b"abc", b"xyz"),
+        Err(LocateError::NotFound { nearest: None })
+    );
+}
+
+#[test]
+fn locate_and_splice_give_exactly_the_previewed_bytes() {
+    let file = b"keep\nold\nkeep\n";
+    let range = locate(file, b"old").unwrap();
+    assert_eq!(splice(file, range, b"new"), b"keep\nnew\nkeep\n");
+}
+
+#[test]
+fn locate_is_linear_on_a_hostile_block() {
+    // Naive search would be 4M x 4K comparisons here.
+    let hay = vec![b'a'; 4 << 20];
+    let mut needle = vec![b'a'; 4096];
+    needle.push(b'b');
+    assert!(matches!(
+        locate(&hay, &needle),
+        Err(LocateError::NotFound { .. })
+    ));
+}
+
+#[tokio::test]
+async fn edit_size_bound_at_below_and_above() {
+    let dir = tempfile::tempdir().unwrap();
+    for (size, ok) in [
+        (EDIT_MAX_FILE_BYTES - 1, true),
+        (EDIT_MAX_FILE_BYTES, true),
+        (EDIT_MAX_FILE_BYTES + 1, false),
+    ] {
+        let mut data = vec![b'.'; size as usize];
+        data[0] = b'X';
+        std::fs::write(dir.path().join("big"), &data).unwrap();
+        let v = run(
+            dir.path(),
+            "edit_file",
+            json!({"path":"big","search_block":"X","replace_block":"Y"}),
+        )
+        .await;
+        assert_eq!(v["ok"], ok, "{size}: {v}");
+        if !ok {
+            assert!(
+                v["error"]
+                    .as_str()
+                    .unwrap()
+                    .contains("refuses files over 8 MiB")
+            );
+            assert_eq!(std::fs::read(dir.path().join("big")).unwrap()[0], b'X');
+        }
+    }
+}
+
+#[tokio::test]
+async fn edit_of_a_missing_file_is_an_execution_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = run(
+        dir.path(),
+        "edit_file",
+        json!({"path":"nope","search_block":"a","replace_block":"b"}),
+    )
+    .await;
+    assert_eq!(v["code"], "execution_failed");
+}

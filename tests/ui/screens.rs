@@ -1,0 +1,392 @@
+//! Snapshots of the screen drawn on ratatui's `TestBackend`: every state a
+//! person sees in the foundation (empty, streaming, scrolled, each phase,
+//! narrow, an error entry), and, in colour with every cell's style, the
+//! diff preview, an error entry and the status bar under each phase.
+
+use crossterm::event::KeyCode;
+use dashfloat::protocol::{
+    AgentEvent, ConfirmRequest, Phase, PreviewKind, ReplyEnd, Severity, ToolStatus, Usage,
+};
+use dashfloat::ui::state::State;
+use dashfloat::ui::theme::Theme;
+use dashfloat::ui::update::{Msg, update};
+use ratatui::buffer::Cell;
+use ratatui::style::{Color, Modifier};
+
+use crate::{
+    agent, confirm_command, draw, press, preview_line, render, session, state, tool_call,
+    tool_result,
+};
+
+/// A fresh state of `width`×`height` in the colour palette.
+fn coloured(width: u16, height: u16) -> State {
+    State::new(session(), Theme::new(false), (width, height))
+}
+
+/// The screen with its styles: each row as drawn, under it one letter per
+/// cell naming that cell's style (`.` the terminal's own; a row with no
+/// mark line, and the cells past a mark line's end, are all the terminal's
+/// own), then what each letter stands for: colours and modifiers.
+fn draw_styled(s: &mut State) -> String {
+    let terminal = render(s);
+    let buffer = terminal.backend().buffer();
+    let mut styles: Vec<CellStyle> = Vec::new();
+    let mut out = String::new();
+    let rows = terminal.backend().to_string();
+    for (row, cells) in rows
+        .lines()
+        .zip(buffer.content.chunks(usize::from(buffer.area.width)))
+    {
+        let marks: String = cells
+            .iter()
+            .map(|cell| {
+                let style = CellStyle::of(cell);
+                if style == CellStyle::default() {
+                    return '.';
+                }
+                let index = styles.iter().position(|s| *s == style).unwrap_or_else(|| {
+                    styles.push(style);
+                    styles.len() - 1
+                });
+                STYLE_MARKS
+                    .chars()
+                    .nth(index)
+                    .expect("more styles than marks")
+            })
+            .collect();
+        out.push_str(&format!("{row}\n"));
+        let marks = marks.trim_end_matches('.');
+        if !marks.is_empty() {
+            out.push_str(&format!(" {marks}\n"));
+        }
+    }
+    for (mark, style) in STYLE_MARKS.chars().zip(&styles) {
+        out.push_str(&format!("{mark}:{style}\n"));
+    }
+    out
+}
+
+/// The letters that name the styles of a screen, in order of appearance.
+const STYLE_MARKS: &str = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+
+/// What a cell looks like apart from its symbol.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct CellStyle {
+    fg: Color,
+    bg: Color,
+    underline: Color,
+    modifier: Modifier,
+}
+
+impl CellStyle {
+    fn of(cell: &Cell) -> CellStyle {
+        CellStyle {
+            fg: cell.fg,
+            bg: cell.bg,
+            underline: cell.underline_color,
+            modifier: cell.modifier,
+        }
+    }
+}
+
+impl std::fmt::Display for CellStyle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (what, colour) in [
+            ("fg", self.fg),
+            ("bg", self.bg),
+            ("underline", self.underline),
+        ] {
+            if colour != Color::Reset {
+                write!(f, " {what} {colour}")?;
+            }
+        }
+        for (name, _) in self.modifier.iter_names() {
+            write!(f, " {name}")?;
+        }
+        Ok(())
+    }
+}
+
+fn type_text(state: &mut State, text: &str) {
+    update(state, Msg::Paste(text.to_string()));
+}
+
+fn submit(state: &mut State) {
+    press(state, KeyCode::Enter);
+}
+
+const REPLY: &str = "# Plan\n\nHere is **the** change, with `inline` code:\n\n1. read the file\n2. edit it\n\n```rust\nfn main() {\n    println!(\"hi\");\n}\n```\n\nSee [the docs](https://example.com).\n";
+
+#[test]
+fn empty_screen() {
+    let mut s = state(80, 24);
+    insta::assert_snapshot!(draw(&mut s));
+}
+
+#[test]
+fn streaming_reply_with_markdown() {
+    let mut s = state(80, 24);
+    type_text(&mut s, "Explain the plan");
+    submit(&mut s);
+    agent(&mut s, AgentEvent::Phase(Phase::Streaming));
+    // The reply stops in the middle of a line: that line stays plain.
+    agent(&mut s, AgentEvent::AssistantDelta(REPLY.to_string()));
+    agent(
+        &mut s,
+        AgentEvent::AssistantDelta("and then **mid".to_string()),
+    );
+    insta::assert_snapshot!(draw(&mut s));
+}
+
+#[test]
+fn finished_reply_with_usage() {
+    let mut s = state(80, 24);
+    type_text(&mut s, "Explain the plan");
+    submit(&mut s);
+    agent(&mut s, AgentEvent::AssistantDelta(REPLY.to_string()));
+    agent(&mut s, AgentEvent::AssistantEnd(ReplyEnd::Complete));
+    agent(
+        &mut s,
+        AgentEvent::Usage(Usage {
+            prompt_tokens: 1200,
+            completion_tokens: 300,
+            total_tokens: 1500,
+        }),
+    );
+    agent(&mut s, AgentEvent::Phase(Phase::Idle));
+    agent(&mut s, AgentEvent::TurnDone);
+    insta::assert_snapshot!(draw(&mut s));
+}
+
+#[test]
+fn long_transcript_scrolled_up() {
+    let mut s = state(80, 24);
+    for i in 0..40 {
+        agent(&mut s, AgentEvent::AssistantDelta(format!("line {i}\n\n")));
+    }
+    agent(&mut s, AgentEvent::AssistantEnd(ReplyEnd::Complete));
+    draw(&mut s);
+    press(&mut s, KeyCode::PageUp);
+    insta::assert_snapshot!(draw(&mut s));
+}
+
+#[test]
+fn interrupted_reply() {
+    let mut s = state(80, 16);
+    type_text(&mut s, "Write a poem");
+    submit(&mut s);
+    agent(
+        &mut s,
+        AgentEvent::AssistantDelta("Roses are red,\nviolets".into()),
+    );
+    agent(&mut s, AgentEvent::AssistantEnd(ReplyEnd::Interrupted));
+    agent(&mut s, AgentEvent::Phase(Phase::Idle));
+    agent(&mut s, AgentEvent::TurnDone);
+    insta::assert_snapshot!(draw(&mut s));
+}
+
+/// A prompt whose turn failed: the error entry says why and what to do.
+fn failed_turn(s: &mut State) {
+    type_text(s, "hello");
+    submit(s);
+    agent(s, AgentEvent::AssistantEnd(ReplyEnd::Failed));
+    agent(
+        s,
+        AgentEvent::System {
+            severity: Severity::Error,
+            text: "no model server answers at http://127.0.0.1:8088/v1 (connection refused). Start one — `scripts/local-model` starts the local default — or set OPENAI_BASE_URL / --base-url".into(),
+        },
+    );
+    agent(s, AgentEvent::Phase(Phase::Idle));
+    agent(s, AgentEvent::TurnDone);
+}
+
+#[test]
+fn error_entry() {
+    let mut s = state(80, 16);
+    failed_turn(&mut s);
+    insta::assert_snapshot!(draw(&mut s));
+}
+
+#[test]
+fn error_entry_in_colour() {
+    let mut s = coloured(80, 16);
+    failed_turn(&mut s);
+    insta::assert_snapshot!(draw_styled(&mut s));
+}
+
+const PHASES: [Phase; 4] = [
+    Phase::Idle,
+    Phase::Streaming,
+    Phase::Executing,
+    Phase::Confirming,
+];
+
+#[test]
+fn each_phase_in_the_status_bar() {
+    let mut screens = String::new();
+    for phase in PHASES {
+        let mut s = state(100, 4);
+        agent(&mut s, AgentEvent::Phase(phase));
+        screens.push_str(&format!("{phase:?}\n{}\n", draw(&mut s)));
+    }
+    insta::assert_snapshot!(screens);
+}
+
+#[test]
+fn each_phase_in_the_status_bar_in_colour() {
+    let mut screens = String::new();
+    for phase in PHASES {
+        let mut s = coloured(100, 4);
+        agent(&mut s, AgentEvent::Phase(phase));
+        screens.push_str(&format!("{phase:?}\n{}\n", draw_styled(&mut s)));
+    }
+    insta::assert_snapshot!(screens);
+}
+
+#[test]
+fn narrow_terminal() {
+    let mut s = state(40, 16);
+    type_text(
+        &mut s,
+        "a prompt long enough to wrap in a narrow terminal window",
+    );
+    submit(&mut s);
+    agent(&mut s, AgentEvent::AssistantDelta(REPLY.to_string()));
+    insta::assert_snapshot!(draw(&mut s));
+}
+
+#[test]
+fn multi_line_input_grows() {
+    let mut s = state(60, 16);
+    type_text(&mut s, "first line\nsecond line\nthird line");
+    insta::assert_snapshot!(draw(&mut s));
+}
+
+#[test]
+fn reasoning_is_shown_above_the_reply() {
+    let mut s = state(60, 12);
+    agent(
+        &mut s,
+        AgentEvent::ReasoningDelta("The person wants a greeting.".into()),
+    );
+    agent(&mut s, AgentEvent::AssistantDelta("Hello!".into()));
+    agent(&mut s, AgentEvent::AssistantEnd(ReplyEnd::Complete));
+    insta::assert_snapshot!(draw(&mut s));
+}
+
+#[test]
+fn tool_rows_with_every_outcome() {
+    let mut s = state(80, 30);
+    type_text(&mut s, "look around and build");
+    submit(&mut s);
+    tool_call(&mut s, "1", "read_file", "src/main.rs:120-180");
+    tool_result(&mut s, "1", ToolStatus::Ok, "fn main() {\n    run();\n}");
+    tool_call(&mut s, "2", "execute_command", "cargo test");
+    tool_result(
+        &mut s,
+        "2",
+        ToolStatus::Error("exit code 101".into()),
+        "test failed: 1 of 12",
+    );
+    tool_call(&mut s, "3", "write_file", "notes.md (3 lines)");
+    tool_result(&mut s, "3", ToolStatus::Rejected, "");
+    tool_call(&mut s, "4", "execute_command", "sleep 30");
+    tool_result(&mut s, "4", ToolStatus::Cancelled, "");
+    tool_call(&mut s, "5", "execute_command", "make slow");
+    tool_result(
+        &mut s,
+        "5",
+        ToolStatus::TimedOut("timed out after 30s".into()),
+        "partial",
+    );
+    tool_call(&mut s, "6", "list_directory", "src");
+    agent(&mut s, AgentEvent::Phase(Phase::Executing));
+    insta::assert_snapshot!(draw(&mut s));
+}
+
+/// An edit of `src/lib.rs`, the second of three calls, waiting for
+/// confirmation.
+fn diff_preview(s: &mut State) {
+    type_text(s, "rename old to new");
+    submit(s);
+    tool_call(s, "e1", "edit_file", "src/lib.rs");
+    agent(
+        s,
+        AgentEvent::Confirm(ConfirmRequest {
+            id: "e1".into(),
+            preview: vec![
+                preview_line(PreviewKind::Header, "edit src/lib.rs at line 2"),
+                preview_line(PreviewKind::Context, "// top"),
+                preview_line(PreviewKind::Removed, "fn old() {}"),
+                preview_line(PreviewKind::Added, "fn new() {}"),
+                preview_line(PreviewKind::Context, "// bottom"),
+            ],
+            position: 2,
+            of: 3,
+        }),
+    );
+    agent(s, AgentEvent::Phase(Phase::Confirming));
+}
+
+#[test]
+fn a_diff_preview_waiting_for_confirmation() {
+    let mut s = state(80, 24);
+    diff_preview(&mut s);
+    insta::assert_snapshot!(draw(&mut s));
+}
+
+#[test]
+fn a_diff_preview_in_colour() {
+    let mut s = coloured(80, 24);
+    diff_preview(&mut s);
+    insta::assert_snapshot!(draw_styled(&mut s));
+}
+
+#[test]
+fn a_command_preview_and_the_approve_all_warning() {
+    let mut s = state(80, 16);
+    s.session.approval_warning = Some("APPROVE-ALL".into());
+    tool_call(&mut s, "x", "execute_command", "cargo build");
+    agent(
+        &mut s,
+        AgentEvent::Confirm(ConfirmRequest {
+            id: "x".into(),
+            preview: vec![
+                preview_line(PreviewKind::Header, "run in .:"),
+                preview_line(PreviewKind::Added, "$ cargo build"),
+            ],
+            position: 1,
+            of: 1,
+        }),
+    );
+    insta::assert_snapshot!(draw(&mut s));
+}
+
+#[test]
+fn a_long_command_preview_opens_at_its_top_with_its_position() {
+    let mut s = state(80, 24);
+    confirm_command(&mut s, 61);
+    insta::assert_snapshot!(draw(&mut s));
+}
+
+#[test]
+fn a_long_command_preview_scrolled_to_its_end() {
+    let mut s = state(80, 24);
+    confirm_command(&mut s, 61);
+    draw(&mut s);
+    for _ in 0..3 {
+        press(&mut s, KeyCode::PageDown);
+        draw(&mut s);
+    }
+    insta::assert_snapshot!(draw(&mut s));
+}
+
+#[test]
+fn a_refused_y_says_why() {
+    let mut s = state(80, 24);
+    confirm_command(&mut s, 61);
+    draw(&mut s);
+    press(&mut s, KeyCode::Char('y'));
+    insta::assert_snapshot!(draw(&mut s));
+}
