@@ -329,6 +329,20 @@ async fn a_long_retry_after_is_shown_not_waited_for() {
 }
 
 #[tokio::test]
+async fn an_absurd_retry_after_is_reported_not_a_panic() {
+    // 1e20 s does not fit a Duration; it once panicked the stream task.
+    let server = ScriptedServer::start(vec![
+        Reply::status(429, "text/plain", "later").with_header("Retry-After", "1e20"),
+    ])
+    .await;
+    let events = run(endpoint(&server.base_url())).await;
+    assert_eq!(events.len(), 1, "{events:?}");
+    let err = failure(&events);
+    assert!(matches!(err, TransportError::RateLimited { .. }), "{err:?}");
+    assert_eq!(server.requests().len(), 1, "an absurd wait is not waited for");
+}
+
+#[tokio::test]
 async fn server_errors_are_not_retried() {
     let server = ScriptedServer::start(vec![Reply::status(500, "text/plain", "boom")]).await;
     let err = failure(&run(endpoint(&server.base_url())).await);
