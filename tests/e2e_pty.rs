@@ -264,3 +264,33 @@ fn ctrl_c_twice_quits_while_a_command_runs_and_kills_it() {
         "the command outlived dashfloat"
     );
 }
+
+#[test]
+fn a_server_value_that_once_panicked_a_task_is_an_entry_under_a_running_ui() {
+    // Retry-After: 1e20 panicked the stream task, and the panic hook then
+    // left the alternate screen and raw mode while the UI kept running.
+    let server = ScriptedServer::start_blocking(vec![
+        Reply::status(429, "text/plain", "later").with_header("Retry-After", "1e20"),
+        Reply::text(&["still here"]),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut session = spawn(dir.path(), &server.base_url());
+    session.wait_for("idle", WAIT).unwrap();
+    session.send(b"first\r");
+    session.wait_for("rate limited", WAIT).unwrap();
+    session.wait_for("idle", WAIT).unwrap();
+    assert!(
+        session.alternate_screen(),
+        "the screen was restored under the UI"
+    );
+    assert_eq!(
+        session.termios_is_cooked(),
+        Some(false),
+        "raw mode was left"
+    );
+    session.send(b"again\r");
+    session.wait_for("still here", WAIT).unwrap();
+    session.send(b"\x04");
+    assert!(session.wait_exit(WAIT).expect("no exit").success());
+    assert_terminal_restored(&session);
+}

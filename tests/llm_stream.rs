@@ -339,7 +339,11 @@ async fn an_absurd_retry_after_is_reported_not_a_panic() {
     assert_eq!(events.len(), 1, "{events:?}");
     let err = failure(&events);
     assert!(matches!(err, TransportError::RateLimited { .. }), "{err:?}");
-    assert_eq!(server.requests().len(), 1, "an absurd wait is not waited for");
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "an absurd wait is not waited for"
+    );
 }
 
 #[tokio::test]

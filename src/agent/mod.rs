@@ -15,7 +15,7 @@ pub use policy::ApprovalPolicy;
 pub use repeat::{REPEAT_MAX_KEYS, REPEAT_THRESHOLDS, RepeatDetector};
 
 use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
+use tokio::task::{JoinError, JoinHandle, JoinSet};
 
 use crate::llm::stream::{self, Endpoint};
 use crate::log::Log;
@@ -94,8 +94,34 @@ struct Agent {
     episodes_started: u64,
 }
 
-/// Runs the agent until the UI says quit or hangs up.
+/// Runs the agent until the UI says quit or hangs up. The actor runs as a
+/// task of its own, so that if it panics the UI hears why in an error
+/// entry before the channel closes; dropping this future aborts it.
 pub async fn run(
+    setup: AgentSetup,
+    commands: mpsc::Receiver<UiCommand>,
+    ui: mpsc::Sender<AgentEvent>,
+) {
+    let report = ui.clone();
+    let mut actor = JoinSet::new();
+    actor.spawn(run_actor(setup, commands, ui));
+    if let Some(Err(err)) = actor.join_next().await {
+        let failure = AgentEvent::System {
+            severity: Severity::Error,
+            text: task_failure("agent", &err),
+        };
+        let _ = report.send(failure).await;
+    }
+}
+
+/// The text of the error entry for a task that ended without reporting:
+/// a panic (with its message) or an abort. A bug in one task is told in
+/// the chat; it never takes the screen down.
+pub fn task_failure(task: &str, err: &JoinError) -> String {
+    format!("internal error: the {task} task failed: {err}")
+}
+
+async fn run_actor(
     setup: AgentSetup,
     commands: mpsc::Receiver<UiCommand>,
     ui: mpsc::Sender<AgentEvent>,
@@ -277,9 +303,15 @@ impl Agent {
                 self.end_episode(EpisodeEnd::Failed(err.to_string())).await;
             }
             None => {
-                self.end_episode(EpisodeEnd::Failed(
-                    "the stream task ended unexpectedly; the partial reply is kept".into(),
-                ))
+                // The task dropped its sender without a last event, so it
+                // is ending: its JoinError says how.
+                let why = match (&mut episode.task).await {
+                    Err(err) => task_failure("stream", &err),
+                    Ok(()) => "internal error: the stream task ended without a result".into(),
+                };
+                self.end_episode(EpisodeEnd::Failed(format!(
+                    "{why}; the partial reply is kept"
+                )))
                 .await;
             }
         }

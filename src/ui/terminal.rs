@@ -1,9 +1,14 @@
 //! The terminal guard: enters the full-screen mode once and restores the
-//! terminal on every way out — drop (normal exit and errors), a panic (a
-//! hook that restores first, then prints), and the signals the UI loop
-//! turns into a normal exit (ADR 0002).
+//! terminal on every way out — drop (normal exit and errors), a panic on
+//! the UI's thread (a hook that restores first, then prints), and the
+//! signals the UI loop turns into a normal exit (ADR 0002). A panic on any
+//! other thread leaves the screen to the UI: its task's failure becomes a
+//! chat entry, and the hook keeps the report for stderr after the restore.
 
+use std::cell::Cell;
 use std::io::{self, Write};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crossterm::event::{
     DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
@@ -14,10 +19,67 @@ use crossterm::terminal::{
 };
 use crossterm::{cursor, execute};
 
+/// Panic reports kept while the UI holds the screen (later ones are
+/// counted, not kept). ADR 0002.
+pub const PANICS_KEPT: usize = 8;
+
+/// Whether a UI holds the screen (some thread's [`ScreenClaim`] lives).
+static SCREEN_HELD: AtomicBool = AtomicBool::new(false);
+/// Reports of panics on other threads while the screen was held, and how
+/// many more there were.
+static KEPT_PANICS: Mutex<(Vec<String>, usize)> = Mutex::new((Vec::new(), 0));
+
+thread_local! {
+    /// Whether this thread is the one that drives the screen.
+    static UI_THREAD: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Marks the calling thread as the one that owns the screen, for the panic
+/// hook: only a panic there (the UI loop runs inside `block_on`, so always
+/// on this thread; tasks run on the runtime's workers) may restore the
+/// terminal. Dropping it prints what panicked elsewhere meanwhile.
+#[derive(Debug)]
+pub struct ScreenClaim {
+    _private: (),
+}
+
+impl ScreenClaim {
+    /// Claims the screen for the calling thread.
+    pub fn claim() -> Self {
+        UI_THREAD.with(|ui| ui.set(true));
+        SCREEN_HELD.store(true, Ordering::SeqCst);
+        Self { _private: () }
+    }
+}
+
+impl Drop for ScreenClaim {
+    fn drop(&mut self) {
+        SCREEN_HELD.store(false, Ordering::SeqCst);
+        UI_THREAD.with(|ui| ui.set(false));
+        let (reports, more) = take_kept_panics();
+        let mut err = io::stderr();
+        for report in reports {
+            let _ = writeln!(err, "dashfloat: {report}");
+        }
+        if more > 0 {
+            let _ = writeln!(err, "dashfloat: and {more} more panics");
+        }
+    }
+}
+
+/// Takes the panic reports kept while the screen was held, and the count
+/// of those not kept.
+pub fn take_kept_panics() -> (Vec<String>, usize) {
+    let mut kept = KEPT_PANICS.lock().unwrap_or_else(|e| e.into_inner());
+    std::mem::take(&mut *kept)
+}
+
 /// Holds the terminal in full-screen mode while alive.
 #[derive(Debug)]
 pub struct TerminalGuard {
-    _private: (),
+    /// Dropped after the restore, so kept panic reports print on the
+    /// normal screen.
+    _claim: ScreenClaim,
 }
 
 impl TerminalGuard {
@@ -30,7 +92,9 @@ impl TerminalGuard {
     pub fn enter() -> io::Result<Self> {
         install_panic_hook();
         enable_raw_mode()?;
-        let guard = Self { _private: () };
+        let guard = Self {
+            _claim: ScreenClaim::claim(),
+        };
         execute!(
             io::stdout(),
             EnterAlternateScreen,
@@ -64,9 +128,25 @@ pub fn restore() {
     let _ = out.flush();
 }
 
-fn install_panic_hook() {
+/// Installs the hook that decides what a panic does to the screen: on the
+/// UI's thread, or with no UI holding the screen, the process is going
+/// down, so the terminal is restored first and the previous hook prints;
+/// on any other thread the report is kept, to be printed after the UI
+/// restores the terminal, and nothing touches the screen.
+pub fn install_panic_hook() {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
+        if SCREEN_HELD.load(Ordering::SeqCst) && !UI_THREAD.with(Cell::get) {
+            let thread = std::thread::current();
+            let report = format!("thread '{}' {info}", thread.name().unwrap_or("<unnamed>"));
+            let mut kept = KEPT_PANICS.lock().unwrap_or_else(|e| e.into_inner());
+            if kept.0.len() < PANICS_KEPT {
+                kept.0.push(report);
+            } else {
+                kept.1 += 1;
+            }
+            return;
+        }
         restore();
         previous(info);
     }));
