@@ -48,9 +48,11 @@ fn main() -> ExitCode {
         .map(|p| (Severity::Error, p.to_string()))
         .collect();
     let outcome = runtime.block_on(run(config, cli.log.clone(), notes));
-    // Tasks still running are dropped, which kills their process groups;
-    // a blocking file operation is not waited for beyond the grace.
+    // Tasks still running are dropped, which kills what their commands
+    // started; a blocking file operation is not waited for beyond the
+    // grace. Then whatever is left under us dies: no command outlives us.
     runtime.shutdown_timeout(RUNTIME_SHUTDOWN_GRACE);
+    dashfloat::tools::kill_all_commands();
     match outcome {
         Ok(transcript) => {
             // Printed on the normal screen after the alternate one is left,

@@ -17,10 +17,19 @@ const WAIT: Duration = Duration::from_secs(20);
 /// Starts dashfloat in `dir` against `base_url`, with a private HOME so no
 /// personal config leaks in.
 fn spawn(dir: &Path, base_url: &str) -> PtySession {
+    let bin = dashfloat_bin();
+    spawn_as(&bin, &[], dir, base_url)
+}
+
+/// Starts `program wrapper_args.. --base-url ..` the way [`spawn`] starts
+/// dashfloat (the program being dashfloat or a wrapper that runs it).
+fn spawn_as(program: &Path, wrapper_args: &[&str], dir: &Path, base_url: &str) -> PtySession {
     let home = dir.to_str().unwrap();
+    let mut args = wrapper_args.to_vec();
+    args.extend(["--base-url", base_url, "--model", "scripted"]);
     PtySession::spawn(
-        &dashfloat_bin(),
-        &["--base-url", base_url, "--model", "scripted"],
+        program,
+        &args,
         &[
             ("HOME", home),
             ("XDG_CONFIG_HOME", home),
@@ -128,6 +137,61 @@ fn signal_restores_the_terminal(signal: nix::sys::signal::Signal) {
         .wait_exit(WAIT)
         .unwrap_or_else(|| panic!("no exit after {signal}"));
     assert_terminal_restored(&session);
+}
+
+/// A command that starts two escapees — one in a session of its own, one
+/// in a group of its own — writes their pids to `pid2` and `pid3` and its
+/// shell's to `pid` (last), and waits.
+fn escaping_reply() -> Reply {
+    let command = format!(
+        "setsid sleep 313 & {}; echo $! > pid2; perl -e 'setpgrp; sleep 313' & {}; echo $! > pid3; echo $$ > pid; sleep 313",
+        support::until_left("sid"),
+        support::until_left("pg")
+    );
+    let args = serde_json::json!({ "command": command }).to_string();
+    Reply::tool_call("x1", "execute_command", &[&args])
+}
+
+/// Approves the escaping command and returns the pids of its shell and
+/// its two escapees once all three run.
+fn run_escapees(session: &mut PtySession, dir: &Path) -> Vec<i32> {
+    session.send(b"start the escapees\r");
+    session.wait_for("Confirm (1 of 1)", WAIT).unwrap();
+    session.send(b"y");
+    let shell = support::wait_for_pid(&dir.join("pid"), WAIT);
+    let escapees = ["pid2", "pid3"].map(|f| support::wait_for_pid(&dir.join(f), WAIT));
+    for pid in escapees {
+        assert!(support::process_alive(pid), "escapee {pid} is not running");
+    }
+    vec![shell, escapees[0], escapees[1]]
+}
+
+fn a_signal_during_a_command_with_escapees_quits_cleanly(signal: nix::sys::signal::Signal) {
+    let server = ScriptedServer::start_blocking(vec![escaping_reply()]);
+    let (mut session, dir) = spawn_in_project(&server);
+    let pids = run_escapees(&mut session, dir.path());
+    let pid = session.pid().unwrap();
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), signal).unwrap();
+    session
+        .wait_exit(WAIT)
+        .unwrap_or_else(|| panic!("no exit after {signal}"));
+    assert_terminal_restored(&session);
+    support::assert_all_gone(&pids, WAIT);
+}
+
+#[test]
+fn sigint_during_a_command_restores_the_terminal_and_leaves_no_process() {
+    a_signal_during_a_command_with_escapees_quits_cleanly(nix::sys::signal::Signal::SIGINT);
+}
+
+#[test]
+fn sigquit_during_a_command_restores_the_terminal_and_leaves_no_process() {
+    a_signal_during_a_command_with_escapees_quits_cleanly(nix::sys::signal::Signal::SIGQUIT);
+}
+
+#[test]
+fn sigterm_during_a_command_restores_the_terminal_and_leaves_no_process() {
+    a_signal_during_a_command_with_escapees_quits_cleanly(nix::sys::signal::Signal::SIGTERM);
 }
 
 #[test]

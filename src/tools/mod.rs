@@ -19,6 +19,7 @@ mod list;
 mod path_policy;
 mod preview;
 mod read;
+mod reaper;
 mod validate;
 mod write;
 
@@ -42,6 +43,7 @@ pub use read::{
     READ_BINARY_PROBE_BYTES, READ_DEFAULT_LIMIT, READ_DEFAULT_OFFSET, READ_MAX_BYTES,
     READ_MAX_LIMIT, READ_MAX_LINES, READ_STREAM_THRESHOLD_BYTES,
 };
+pub use reaper::kill_all_commands;
 pub use validate::validate;
 
 /// Where and how tools run: the working directory every path is confined

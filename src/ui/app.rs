@@ -50,9 +50,14 @@ pub async fn run(
     mut events: mpsc::Receiver<AgentEvent>,
 ) -> io::Result<String> {
     // Signals first: one arriving between the first frame and this point
-    // would otherwise kill the process with the terminal still raw.
+    // would otherwise kill the process with the terminal still raw. In raw
+    // mode Ctrl+C and Ctrl+\ are keys, so SIGINT and SIGQUIT come only from
+    // `kill`; each quits like SIGTERM, so the terminal is restored and no
+    // command is left running.
     let mut term = signal(SignalKind::terminate()).ok();
     let mut hup = signal(SignalKind::hangup()).ok();
+    let mut int = signal(SignalKind::interrupt()).ok();
+    let mut quit_signal = signal(SignalKind::quit()).ok();
     let guard = TerminalGuard::enter()?;
     // Starts crossterm's event reader now, which installs its SIGWINCH
     // handler: a resize between reading the size below and the reader's
@@ -110,6 +115,8 @@ pub async fn run(
             }
             Some(()) = next_signal(&mut term) => break,
             Some(()) = next_signal(&mut hup) => break,
+            Some(()) = next_signal(&mut int) => break,
+            Some(()) = next_signal(&mut quit_signal) => break,
         };
         let mut quit = false;
         for msg in msgs {
