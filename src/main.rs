@@ -1,6 +1,7 @@
 //! The `dashfloat` binary: reads the configuration, starts the agent actor
 //! and the UI task, and wires them together with bounded channels.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -56,12 +57,15 @@ fn main() -> ExitCode {
     match outcome {
         Ok(transcript) => {
             // Printed on the normal screen after the alternate one is left,
-            // so the conversation stays in the terminal's scrollback.
-            print!("{transcript}");
+            // so the conversation stays in the terminal's scrollback. After
+            // a hang-up there is no terminal to print to: no failure.
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(transcript.as_bytes());
+            let _ = out.flush();
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("dashfloat: {e}");
+            let _ = writeln!(std::io::stderr(), "dashfloat: {e}");
             ExitCode::FAILURE
         }
     }

@@ -194,6 +194,85 @@ fn sigterm_during_a_command_restores_the_terminal_and_leaves_no_process() {
     a_signal_during_a_command_with_escapees_quits_cleanly(nix::sys::signal::Signal::SIGTERM);
 }
 
+/// Kills a process when dropped, so a test that fails does not leave a
+/// spinning dashfloat behind.
+struct KillOnDrop(i32);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(self.0),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+}
+
+/// The one child process of `parent`.
+fn only_child(parent: i32) -> i32 {
+    let parent = parent.to_string();
+    let children: Vec<i32> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+                stat.rsplit(')').next().unwrap().split_whitespace().nth(1) == Some(parent.as_str())
+            })
+        })
+        .collect();
+    assert_eq!(children.len(), 1, "children of {parent}: {children:?}");
+    children[0]
+}
+
+/// Starts dashfloat under a shell that leads the pty's session and ignores
+/// SIGHUP, so when the terminal goes dashfloat (its child in the foreground
+/// group) gets no signal, only end of file on every read. Returns the
+/// session and dashfloat's pid, killed when the guard drops.
+fn spawn_without_sighup(dir: &Path, base_url: &str) -> (PtySession, KillOnDrop) {
+    let bin = dashfloat_bin();
+    let session = spawn_as(
+        Path::new("/bin/sh"),
+        &[
+            "-c",
+            "trap '' HUP; \"$0\" \"$@\"; exit $?",
+            bin.to_str().unwrap(),
+        ],
+        dir,
+        base_url,
+    );
+    session.wait_for("idle", WAIT).unwrap();
+    let dashfloat = only_child(session.pid().unwrap() as i32);
+    (session, KillOnDrop(dashfloat))
+}
+
+#[test]
+fn an_idle_dashfloat_whose_terminal_hangs_up_without_sighup_exits() {
+    // It used to spin on the end of file at 70% CPU, forever.
+    let server = ScriptedServer::start_blocking(vec![]);
+    let dir = tempfile::tempdir().unwrap();
+    let (mut session, dashfloat) = spawn_without_sighup(dir.path(), &server.base_url());
+    session.hang_up(WAIT).unwrap();
+    support::assert_all_gone(&[dashfloat.0], WAIT);
+    // Quitting as after SIGHUP, not failing on the tty it can no longer
+    // write the transcript to.
+    let status = session.wait_exit(WAIT).expect("the shell did not exit");
+    assert!(status.success(), "{status:?}");
+}
+
+#[test]
+fn a_terminal_that_hangs_up_without_sighup_ends_dashfloat_and_its_command() {
+    let server = ScriptedServer::start_blocking(vec![escaping_reply()]);
+    let dir = tempfile::tempdir().unwrap();
+    let (mut session, dashfloat) = spawn_without_sighup(dir.path(), &server.base_url());
+    let pids = run_escapees(&mut session, dir.path());
+    // The spinner keeps dashfloat writing, which lets the reader let go.
+    session.wait_for("executing", WAIT).unwrap();
+    session.hang_up(WAIT).unwrap();
+    support::assert_all_gone(&[dashfloat.0], WAIT);
+    support::assert_all_gone(&pids, WAIT);
+    let status = session.wait_exit(WAIT).expect("the shell did not exit");
+    assert!(status.success(), "{status:?}");
+}
+
 #[test]
 fn sigterm_restores_the_terminal() {
     signal_restores_the_terminal(nix::sys::signal::Signal::SIGTERM);

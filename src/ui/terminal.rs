@@ -6,7 +6,8 @@
 //! chat entry, and the hook keeps the report for stderr after the restore.
 
 use std::cell::Cell;
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
+use std::os::fd::AsFd;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -18,6 +19,8 @@ use crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
 };
 use crossterm::{cursor, execute};
+use tokio::io::Interest;
+use tokio::io::unix::AsyncFd;
 
 /// Panic reports kept while the UI holds the screen (later ones are
 /// counted, not kept). ADR 0002.
@@ -150,6 +153,51 @@ pub fn install_panic_hook() {
         restore();
         previous(info);
     }));
+}
+
+/// Notices the terminal going away without a signal: after a hang-up
+/// (the emulator or the ssh connection closed, no SIGHUP sent to us) every
+/// read of the tty returns end of file, and crossterm's reader retries it
+/// forever instead of reporting it. The tty then polls as hung up, which
+/// is what this waits for.
+#[derive(Debug)]
+pub struct HangupWatch(AsyncFd<std::fs::File>);
+
+impl HangupWatch {
+    /// Watches the terminal the UI reads: stdin when it is one, else
+    /// `/dev/tty` (crossterm's choice). Made before the terminal is used,
+    /// so a hang-up at any later moment is seen: once it has happened,
+    /// neither is recognisable as a terminal any more.
+    pub fn new() -> io::Result<Self> {
+        let stdin = io::stdin();
+        let tty = if stdin.is_terminal() {
+            std::fs::File::from(stdin.as_fd().try_clone_to_owned()?)
+        } else {
+            std::fs::File::open("/dev/tty")?
+        };
+        // Deprecated because an inner value could close or swap its fd
+        // while registered (tokio#8587); a `File` we own cannot, and the
+        // replacement is `unsafe` for that one promise.
+        #[allow(deprecated)]
+        let fd = AsyncFd::with_interest(tty, Interest::READABLE)?;
+        Ok(Self(fd))
+    }
+
+    /// Resolves once the terminal has hung up (or the runtime that watches
+    /// it is going away). Input waiting to be read wakes it for a moment
+    /// and is left to crossterm.
+    pub async fn hung_up(&self) {
+        loop {
+            let Ok(mut guard) = self.0.readable().await else {
+                return;
+            };
+            let ready = guard.ready();
+            if ready.is_read_closed() || ready.is_error() {
+                return;
+            }
+            guard.clear_ready();
+        }
+    }
 }
 
 /// Puts `text` on the clipboard with OSC 52, which terminals (and tmux
