@@ -346,6 +346,30 @@ async fn an_absurd_retry_after_is_reported_not_a_panic() {
     );
 }
 
+#[test]
+fn retry_after_is_read_up_to_its_cap_and_never_trusted_past_it() {
+    use dashfloat::llm::classify::{RETRY_AFTER_MAX, parse_retry_after};
+    let day = RETRY_AFTER_MAX.as_secs();
+    assert_eq!(
+        parse_retry_after(Some("1.5")),
+        Some(Duration::from_millis(1500))
+    );
+    assert_eq!(
+        parse_retry_after(Some(&day.to_string())),
+        Some(RETRY_AFTER_MAX)
+    );
+    for past in [(day + 1).to_string(), "1e20".into(), "1e308".into()] {
+        assert_eq!(
+            parse_retry_after(Some(&past)),
+            Some(RETRY_AFTER_MAX),
+            "{past}"
+        );
+    }
+    for junk in ["-1", "NaN", "inf", "soon", "Wed, 21 Oct 2015 07:28:00 GMT"] {
+        assert_eq!(parse_retry_after(Some(junk)), None, "{junk}");
+    }
+}
+
 #[tokio::test]
 async fn server_errors_are_not_retried() {
     let server = ScriptedServer::start(vec![Reply::status(500, "text/plain", "boom")]).await;

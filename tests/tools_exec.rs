@@ -450,6 +450,45 @@ async fn what_a_call_leaves_behind_is_reaped_not_left_as_zombies() {
     }
 }
 
+/// Live processes running exactly `argv` (an argument unique to one test
+/// tells its processes apart from every other test's).
+fn running(argv: &[&str]) -> Vec<i32> {
+    let wanted: Vec<u8> = argv
+        .iter()
+        .flat_map(|a| [a.as_bytes(), b"\0"].concat())
+        .collect();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == wanted) && alive(*pid)
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_fork_loop_dies_with_everything_it_forked() {
+    // Each child leaves the session at once; the loop forks until the
+    // timeout, and keeps forking while the sweep runs.
+    let dir = tempfile::tempdir().unwrap();
+    let v = sh(
+        &dir,
+        "while :; do setsid sleep 313.17 & done",
+        Duration::from_millis(500),
+    )
+    .await;
+    assert_eq!(v["code"], "timeout");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let left = running(&["sleep", "313.17"]);
+        if left.is_empty() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "survivors: {left:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 #[tokio::test]
 async fn reaping_orphans_never_takes_a_shell_from_under_its_call() {
     // Orphans are reaped by pid, never with wait(-1), so tokio still gets
