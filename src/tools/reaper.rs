@@ -28,6 +28,8 @@ struct Running {
     shells: Vec<Pid>,
 }
 
+/// Shared by every call's sweep, to tell its own orphans from another
+/// call's shell.
 static RUNNING: Mutex<Running> = Mutex::new(Running {
     calls: 0,
     shells: Vec::new(),
@@ -50,9 +52,9 @@ struct Proc {
 /// again when dropped, however the call ends (exit, timeout, cancel, or
 /// its future dropped mid-run).
 ///
-/// Which processes are the call's: its shell and everything under it, and
-/// every orphan that came back to this process — our child, yet no call's
-/// shell. While other calls run too, an orphan is this call's only if it
+/// Which processes are the call's: its shell and every orphan that came
+/// back to this process (our child, yet no call's shell), and everything
+/// under them. While other calls run too, an orphan is this call's only if it
 /// is still in the shell's session (a `setpgrp` or a double fork); one that
 /// also left the session cannot be told apart and is killed when the last
 /// of the overlapping calls ends. So this process must start no children
@@ -83,6 +85,9 @@ impl CallProcesses {
     /// Kills every process of the call and reaps those already dead. The
     /// shell is tokio's to reap; it is killed but never waited for here.
     pub(super) fn kill_all(&self) {
+        // Held for the whole sweep: a call starting meanwhile waits to be
+        // counted, so a shell forked while we sweep is never taken for an
+        // orphan of ours.
         let running = running();
         let alone = running.calls == 1;
         let me = getpid();
