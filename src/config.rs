@@ -30,6 +30,12 @@ pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 /// a local model on two busy cores can take a while for its first token.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
 
+/// The shortest request, idle or command timeout accepted (1 s). ADR 0005.
+pub const TIMEOUT_MIN: Duration = Duration::from_secs(1);
+/// The longest request, idle or command timeout accepted (24 h): every
+/// deadline must fit the clock. ADR 0005.
+pub const TIMEOUT_MAX: Duration = Duration::from_secs(24 * 60 * 60);
+
 /// Command-line flags. Every flag also reads an environment variable; a flag
 /// given on the command line wins over the variable.
 #[derive(Debug, Clone, Default, Parser)]
@@ -170,6 +176,21 @@ pub enum ConfigError {
     /// A base URL that is not http(s) (its credentials redacted).
     #[error("the base URL {0:?} is not an http:// or https:// URL; using {LOCAL_BASE_URL}")]
     BaseUrl(String),
+    /// A timeout outside [`TIMEOUT_MIN`] ..= [`TIMEOUT_MAX`].
+    #[error(
+        "the {setting} of {secs} s is outside {} s ..= {} s; using {} s",
+        TIMEOUT_MIN.as_secs(),
+        TIMEOUT_MAX.as_secs(),
+        default.as_secs()
+    )]
+    Timeout {
+        /// Which timeout, in words.
+        setting: &'static str,
+        /// The seconds given.
+        secs: u64,
+        /// What stands instead.
+        default: Duration,
+    },
     /// The key variable is set for a remote provider but empty.
     #[error("{0} is set but empty; requests go without an API key")]
     EmptyKey(String),
@@ -304,11 +325,40 @@ impl Config {
             }
             other => other.map(|k| Secret::new(k.trim().to_string())),
         };
-        let secs = |flag: Option<u64>, file: Option<u64>, default: Duration| {
-            flag.or(file)
-                .map(|s| Duration::from_secs(s.max(1)))
-                .unwrap_or(default)
+        let mut secs = |setting, flag: Option<u64>, file: Option<u64>, default| {
+            let Some(secs) = flag.or(file) else {
+                return default;
+            };
+            let given = Duration::from_secs(secs);
+            if (TIMEOUT_MIN..=TIMEOUT_MAX).contains(&given) {
+                given
+            } else {
+                problems.push(ConfigError::Timeout {
+                    setting,
+                    secs,
+                    default,
+                });
+                default
+            }
         };
+        let request_timeout = secs(
+            "request timeout",
+            cli.request_timeout,
+            file.request_timeout_secs,
+            DEFAULT_REQUEST_TIMEOUT,
+        );
+        let idle_timeout = secs(
+            "idle timeout",
+            cli.idle_timeout,
+            file.idle_timeout_secs,
+            DEFAULT_IDLE_TIMEOUT,
+        );
+        let exec_timeout = secs(
+            "exec timeout",
+            cli.exec_timeout,
+            file.exec_timeout_secs,
+            EXEC_DEFAULT_TIMEOUT,
+        );
         let mut headers: Vec<(String, Secret)> = file
             .headers
             .into_iter()
@@ -330,16 +380,8 @@ impl Config {
             api_key_env,
             api_key,
             context_window,
-            request_timeout: secs(
-                cli.request_timeout,
-                file.request_timeout_secs,
-                DEFAULT_REQUEST_TIMEOUT,
-            ),
-            idle_timeout: secs(
-                cli.idle_timeout,
-                file.idle_timeout_secs,
-                DEFAULT_IDLE_TIMEOUT,
-            ),
+            request_timeout,
+            idle_timeout,
             headers,
             provider_configured,
             approval: cli.approval.into(),
@@ -348,11 +390,7 @@ impl Config {
                 .or(file.max_steps)
                 .unwrap_or(DEFAULT_MAX_STEPS)
                 .max(1),
-            exec_timeout: secs(
-                cli.exec_timeout,
-                file.exec_timeout_secs,
-                EXEC_DEFAULT_TIMEOUT,
-            ),
+            exec_timeout,
             temperature: cli.temperature.or(file.temperature),
             pass_env: file.exec.pass_env,
         };

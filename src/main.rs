@@ -2,6 +2,7 @@
 //! and the UI task, and wires them together with bounded channels.
 
 use std::ffi::OsString;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -62,19 +63,28 @@ fn main() -> ExitCode {
         .map(|text| (Severity::Error, text))
         .collect();
     let outcome = runtime.block_on(run(config, pass_env, cli.log.clone(), notes));
-    // Tasks still running are dropped, which kills their process groups;
-    // a blocking file operation is not waited for beyond the grace.
+    // Tasks still running are dropped, which kills what their commands
+    // started; a blocking file operation is not waited for beyond the
+    // grace. Then whatever is left under us dies: no command outlives us.
     runtime.shutdown_timeout(RUNTIME_SHUTDOWN_GRACE);
+    dashfloat::tools::kill_all_commands();
     match outcome {
         Ok(transcript) => {
             // Printed on the normal screen after the alternate one is left,
             // so the conversation stays in the terminal's scrollback; like
             // everything printed outside ratatui, without control bytes.
-            print!("{}", strip_controls(&transcript));
+            // After a hang-up there is no terminal to print to: no failure.
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(strip_controls(&transcript).as_bytes());
+            let _ = out.flush();
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("dashfloat: {}", strip_controls(&e.to_string()));
+            let _ = writeln!(
+                std::io::stderr(),
+                "dashfloat: {}",
+                strip_controls(&e.to_string())
+            );
             ExitCode::FAILURE
         }
     }

@@ -15,7 +15,7 @@ pub use policy::ApprovalPolicy;
 pub use repeat::{REPEAT_MAX_KEYS, REPEAT_THRESHOLDS, RepeatDetector};
 
 use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
+use tokio::task::{JoinError, JoinHandle, JoinSet};
 
 use crate::llm::stream::{self, Endpoint, EndpointError};
 use crate::log::Log;
@@ -80,8 +80,9 @@ enum EpisodeEnd {
     Interrupted,
     /// The stream task said why it failed.
     Failed(TransportError),
-    /// The stream task ended without saying how (it panicked).
-    Lost,
+    /// The stream task ended without a last event: what its end says (a
+    /// panic's message).
+    Lost(String),
 }
 
 /// The actor's state.
@@ -99,8 +100,34 @@ struct Agent {
     episodes_started: u64,
 }
 
-/// Runs the agent until the UI says quit or hangs up.
+/// Runs the agent until the UI says quit or hangs up. The actor runs as a
+/// task of its own, so that if it panics the UI hears why in an error
+/// entry before the channel closes; dropping this future aborts it.
 pub async fn run(
+    setup: AgentSetup,
+    commands: mpsc::Receiver<UiCommand>,
+    ui: mpsc::Sender<AgentEvent>,
+) {
+    let report = ui.clone();
+    let mut actor = JoinSet::new();
+    actor.spawn(run_actor(setup, commands, ui));
+    if let Some(Err(err)) = actor.join_next().await {
+        let failure = AgentEvent::System {
+            severity: Severity::Error,
+            text: task_failure("agent", &err),
+        };
+        let _ = report.send(failure).await;
+    }
+}
+
+/// The text of the error entry for a task that ended without reporting:
+/// a panic (with its message) or an abort. A bug in one task is told in
+/// the chat; it never takes the screen down.
+pub fn task_failure(task: &str, err: &JoinError) -> String {
+    format!("internal error: the {task} task failed: {err}")
+}
+
+async fn run_actor(
     setup: AgentSetup,
     commands: mpsc::Receiver<UiCommand>,
     ui: mpsc::Sender<AgentEvent>,
@@ -281,7 +308,15 @@ impl Agent {
             Some(StreamEvent::Failed(err)) => {
                 self.end_episode(EpisodeEnd::Failed(err)).await;
             }
-            None => self.end_episode(EpisodeEnd::Lost).await,
+            None => {
+                // The task dropped its sender without a last event, so it
+                // is ending: its JoinError says how.
+                let why = match (&mut episode.task).await {
+                    Err(err) => task_failure("stream", &err),
+                    Ok(()) => "the stream task ended unexpectedly".into(),
+                };
+                self.end_episode(EpisodeEnd::Lost(why)).await;
+            }
         }
     }
 
@@ -302,7 +337,7 @@ impl Agent {
         let reply_end = match &end {
             EpisodeEnd::Complete(_) => ReplyEnd::Complete,
             EpisodeEnd::Interrupted => ReplyEnd::Interrupted,
-            EpisodeEnd::Failed(_) | EpisodeEnd::Lost => ReplyEnd::Failed,
+            EpisodeEnd::Failed(_) | EpisodeEnd::Lost(_) => ReplyEnd::Failed,
         };
         self.setup.log.line(|| {
             format!(
@@ -315,18 +350,15 @@ impl Agent {
         self.emit(AgentEvent::AssistantEnd(reply_end)).await;
         match &end {
             EpisodeEnd::Failed(why) => self.system(Severity::Error, why.to_string()).await,
-            EpisodeEnd::Lost => {
-                self.system(
-                    Severity::Error,
-                    "the stream task ended unexpectedly; the partial reply is kept",
-                )
-                .await;
+            EpisodeEnd::Lost(why) => {
+                self.system(Severity::Error, format!("{why}; the partial reply is kept"))
+                    .await;
             }
             EpisodeEnd::Complete(_) | EpisodeEnd::Interrupted => {}
         }
         let calls = match end {
             EpisodeEnd::Complete(calls) => calls,
-            EpisodeEnd::Interrupted | EpisodeEnd::Failed(_) | EpisodeEnd::Lost => episode
+            EpisodeEnd::Interrupted | EpisodeEnd::Failed(_) | EpisodeEnd::Lost(_) => episode
                 .announced
                 .iter()
                 .map(|(id, name)| ToolCallRequest {

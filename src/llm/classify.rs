@@ -12,6 +12,10 @@ use super::wire::{ErrorBody, ErrorField};
 
 /// The most of an error body kept for the message.
 pub const ERROR_BODY_MAX_BYTES: usize = 64 * 1024;
+/// The longest `Retry-After` taken at its word (a day); a longer one is
+/// read as this. Far above `RETRY_WAIT_MAX`, so it is only ever reported.
+/// ADR 0004.
+pub const RETRY_AFTER_MAX: Duration = Duration::from_secs(24 * 60 * 60);
 /// The most of an error message shown in the chat.
 const MESSAGE_MAX_CHARS: usize = 400;
 
@@ -118,12 +122,15 @@ pub fn retry_delay(err: &TransportError) -> Option<Option<Duration>> {
 }
 
 /// Parses a `Retry-After` header given in seconds (the HTTP-date form is
-/// rare for APIs and is treated as absent).
+/// rare for APIs and is treated as absent). A value past
+/// [`RETRY_AFTER_MAX`] reads as that maximum: a server's number must not
+/// overflow a `Duration`, and anything that long is reported, not waited
+/// for.
 pub fn parse_retry_after(value: Option<&str>) -> Option<Duration> {
     value
         .and_then(|v| v.trim().parse::<f64>().ok())
         .filter(|s| s.is_finite() && *s >= 0.0)
-        .map(Duration::from_secs_f64)
+        .and_then(|s| Duration::try_from_secs_f64(s.min(RETRY_AFTER_MAX.as_secs_f64())).ok())
 }
 
 /// The provider's message from an error body: the `error.message` of a JSON

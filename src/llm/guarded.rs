@@ -130,7 +130,13 @@ impl Stream for GuardedBytes {
             match self.inner.as_mut().poll_next(cx) {
                 Poll::Ready(Some(Ok(chunk))) => {
                     let idle = self.idle;
-                    self.deadline.as_mut().reset(Instant::now() + idle);
+                    let now = Instant::now();
+                    // A timeout too long for the clock (the config bounds
+                    // it; a library caller may not) keeps the first
+                    // deadline, which tokio put as far off as it goes.
+                    if let Some(deadline) = now.checked_add(idle) {
+                        self.deadline.as_mut().reset(deadline);
+                    }
                     self.pending = chunk;
                 }
                 Poll::Ready(Some(Err(e))) => {

@@ -74,8 +74,9 @@ pub async fn run(
         match open(&endpoint, &body).await {
             Ok(response) => break response,
             Err(err) => {
-                let wait = classify::retry_delay(&err)
-                    .map(|named| named.unwrap_or(RETRY_WAIT_FIRST * 2u32.saturating_pow(attempt)));
+                let wait = classify::retry_delay(&err).map(|named| {
+                    named.unwrap_or(RETRY_WAIT_FIRST.saturating_mul(2u32.saturating_pow(attempt)))
+                });
                 match wait {
                     Some(wait) if attempt < RETRY_MAX && wait <= RETRY_WAIT_MAX => {
                         attempt += 1;

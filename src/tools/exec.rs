@@ -1,6 +1,7 @@
 //! `execute_command`: a `/bin/sh -c` command line in its own session, its
-//! output captured with a head cap, and its whole process group killed on
-//! every way out. `docs/decisions/0013-command-runner.md`.
+//! output captured with a head cap, and every process it started — in its
+//! group or not — killed on every way out ([`super::reaper`]).
+//! `docs/decisions/0013-command-runner.md`.
 
 use std::os::fd::OwnedFd;
 use std::os::unix::process::ExitStatusExt;
@@ -8,7 +9,7 @@ use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
 use nix::fcntl::OFlag;
-use nix::sys::signal::{Signal, killpg};
+use nix::sys::signal::Signal;
 use nix::unistd::Pid;
 use tokio::io::AsyncReadExt;
 use tokio::net::unix::pipe::Receiver;
@@ -20,6 +21,7 @@ use super::command::{ExecuteCommand, ExecuteCommandOutput};
 use super::env::child_env;
 use super::failure::{ToolFailure, format_duration};
 use super::read::trim_partial_char;
+use super::reaper::CallProcesses;
 use super::tool::Tool;
 use super::{ToolContext, io_failure, resolve_for};
 
@@ -31,35 +33,16 @@ pub const EXEC_DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// Bytes of output kept (32 KiB): the head; the rest is read and counted
 /// but not stored. ADR 0007 §2.
 pub const EXEC_OUTPUT_MAX_BYTES: usize = 32 * 1024;
-/// How long to keep reading after the command ended and its group was
-/// killed: a process that left the group (setsid) can hold the pipe open
-/// forever, and must not hold the call with it. ADR 0013.
+/// How long to keep reading after the command ended and its processes
+/// were killed: a process outside the call (handed the pipe, or opening it
+/// through `/proc`) can hold it open forever, and must not hold the call
+/// with it. ADR 0013.
 pub const EXEC_DRAIN_GRACE: Duration = Duration::from_millis(500);
 /// Size of one read from the output pipe (one pipe buffer's worth).
 const EXEC_READ_CHUNK_BYTES: usize = 64 * 1024;
 /// The shell every command line runs under, so `;`, `&&`, `cd` and pipes
 /// mean what they say.
 const SHELL: &str = "/bin/sh";
-
-/// SIGKILLs the command's process group when dropped: the call's future
-/// may be dropped mid-run (the agent aborts the task), and a backgrounded
-/// or busy-looping grandchild must not outlive it.
-struct GroupKiller(Option<Pid>);
-
-impl GroupKiller {
-    fn kill(&mut self) {
-        if let Some(pgid) = self.0.take() {
-            // ESRCH (nobody left in the group) is the normal case.
-            let _ = killpg(pgid, Signal::SIGKILL);
-        }
-    }
-}
-
-impl Drop for GroupKiller {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
 
 /// The head of the output and the count of everything.
 #[derive(Default)]
@@ -149,17 +132,21 @@ pub(crate) async fn execute_command(
         .kill_on_drop(true);
     own_session_with_parent_death(&mut cmd);
     enter(&mut cmd, dir);
+    // Counted as running before the fork, so a sweep of another call can
+    // tell our shell from an orphan; dropped on every way out below.
+    let mut processes = CallProcesses::start();
     let spawned = cmd.spawn();
     // The command holds our copies of the pipe's write end; until they are
     // closed, the read side never sees end-of-file.
     drop(cmd);
     let mut child = spawned.map_err(spawn_failed)?;
-    let mut group = GroupKiller(
-        child
-            .id()
-            .and_then(|id| i32::try_from(id).ok())
-            .map(Pid::from_raw),
-    );
+    if let Some(shell) = child
+        .id()
+        .and_then(|id| i32::try_from(id).ok())
+        .map(Pid::from_raw)
+    {
+        processes.spawned(shell);
+    }
     let mut pipe = Receiver::from_owned_fd(OwnedFd::from(reader)).map_err(spawn_failed)?;
 
     let mut capture = Capture::default();
@@ -179,9 +166,11 @@ pub(crate) async fn execute_command(
             status = child.wait() => break End::Exited(status),
         }
     };
-    // Every way out kills the group: what the command left running in the
-    // background, or a loop still spinning at the timeout, dies here.
-    group.kill();
+    // Every way out kills what the command started: what it left running
+    // in the background, in its group or not, or a loop still spinning at
+    // the timeout, dies here. Dropping `processes` (here or when the call's
+    // future is dropped mid-run) sweeps again and reaps the dead.
+    processes.kill_all();
     if !matches!(end, End::Exited(_)) {
         // Reap the killed shell; kill_on_drop and tokio's orphan reaper
         // cover the case where even SIGKILL takes longer than the grace.
@@ -213,7 +202,7 @@ pub(crate) async fn execute_command(
             }),
             output_incomplete: (!complete).then(|| {
                 format!(
-                    "a process that left the command's group kept its output open; stopped reading {} after the command ended",
+                    "a process outside the command's tree kept its output open; stopped reading {} after the command ended",
                     format_duration(EXEC_DRAIN_GRACE)
                 )
             }),
@@ -250,9 +239,20 @@ fn failed(message: String) -> ToolFailure {
     }
 }
 
-/// Puts the shell in a new session (so its group can be killed as one
-/// without touching dashfloat's) and asks the kernel to SIGKILL it if
-/// dashfloat dies first, even by SIGKILL, so no command outlives us.
+/// Puts the shell in a new session (so nothing it does reaches
+/// dashfloat's terminal or group) and asks the kernel to SIGKILL it if
+/// dashfloat dies first, even by SIGKILL.
+///
+/// The death signal is a backstop for that one case, and reaches only the
+/// shell: it fires when the *thread* that forked exits, not the process.
+/// `spawn` forks on the thread polling the call — a runtime worker, which
+/// lives as long as the runtime (or, on a current-thread runtime, the
+/// thread in `block_on`). Were the spawn moved to `spawn_blocking`, the
+/// pool thread's exit after its idle keep-alive (10 s) would SIGKILL a
+/// command still running; the same after a `block_in_place` on the
+/// spawning worker. What keeps every process from outliving its call, and
+/// dashfloat, is the subreaper's sweep ([`CallProcesses`]), on every way
+/// out but dashfloat's own SIGKILL.
 #[allow(unsafe_code)]
 fn own_session_with_parent_death(cmd: &mut Command) {
     let parent = nix::unistd::getpid();

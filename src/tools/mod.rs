@@ -45,6 +45,7 @@ mod list;
 mod path_policy;
 mod preview;
 mod read;
+mod reaper;
 mod registry;
 mod result;
 mod tool;
@@ -74,6 +75,7 @@ pub use read::{
     READ_BINARY_PROBE_BYTES, READ_DEFAULT_LIMIT, READ_DEFAULT_OFFSET, READ_MAX_BYTES,
     READ_MAX_LIMIT, READ_MAX_LINES, READ_STREAM_THRESHOLD_BYTES, ReadFile, ReadFileOutput,
 };
+pub use reaper::kill_all_commands;
 pub use registry::{ToolCall, ToolOutput, definitions};
 pub use result::ToolResult;
 pub use tool::{Effect, Shown, Tool};

@@ -7,8 +7,7 @@ use std::collections::VecDeque;
 use std::io;
 use std::time::Duration;
 
-use crossterm::event::{Event, EventStream};
-use futures_util::StreamExt;
+use crossterm::event::Event;
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use tokio::signal::unix::{Signal, SignalKind, signal};
@@ -17,8 +16,9 @@ use tokio::time::{Instant, MissedTickBehavior};
 
 use crate::protocol::{AgentEvent, Severity, UiCommand};
 
+use super::input;
 use super::state::{SessionInfo, State};
-use super::terminal::{TerminalGuard, copy_to_clipboard};
+use super::terminal::{HangupWatch, TerminalGuard, copy_to_clipboard};
 use super::theme::Theme;
 use super::transcript::EntryKind;
 use super::update::{Effect, Msg, SendFailure, update};
@@ -51,9 +51,15 @@ pub async fn run(
     mut events: mpsc::Receiver<AgentEvent>,
 ) -> io::Result<String> {
     // Signals first: one arriving between the first frame and this point
-    // would otherwise kill the process with the terminal still raw.
+    // would otherwise kill the process with the terminal still raw. In raw
+    // mode Ctrl+C and Ctrl+\ are keys, so SIGINT and SIGQUIT come only from
+    // `kill`; each quits like SIGTERM, so the terminal is restored and no
+    // command is left running.
     let mut term = signal(SignalKind::terminate()).ok();
     let mut hup = signal(SignalKind::hangup()).ok();
+    let mut int = signal(SignalKind::interrupt()).ok();
+    let mut quit_signal = signal(SignalKind::quit()).ok();
+    let hangup = HangupWatch::new()?;
     let guard = TerminalGuard::enter()?;
     // Starts crossterm's event reader now, which installs its SIGWINCH
     // handler: a resize between reading the size below and the reader's
@@ -71,7 +77,7 @@ pub async fn run(
     }
     draw(&mut terminal, &mut state)?;
 
-    let mut input = EventStream::new();
+    let mut input = input::spawn_reader()?;
     let mut tick = tokio::time::interval(TICK_INTERVAL);
     tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
     let mut last_frame = Instant::now();
@@ -80,12 +86,15 @@ pub async fn run(
 
     loop {
         let msgs: Vec<Msg> = tokio::select! {
-            ev = input.next() => match ev {
+            ev = input.recv() => match ev {
                 Some(Ok(ev)) => terminal_msg(ev).into_iter().collect(),
-                // The terminal is gone (EIO after a hang-up): nothing more
-                // can be read or shown.
+                // The terminal is gone: nothing more can be read or shown.
                 Some(Err(_)) | None => break,
             },
+            // A hang-up crossterm keeps to itself (see HangupWatch): quit
+            // as after SIGHUP — the agent kills what runs, the transcript
+            // is kept.
+            () = hangup.hung_up() => break,
             ev = events.recv(), if agent_open => match ev {
                 Some(first) => {
                     let mut batch = vec![Msg::Agent(first)];
@@ -104,13 +113,19 @@ pub async fn run(
             },
             _ = tick.tick(), if state.phase.is_active() => vec![Msg::Tick],
             _ = tokio::time::sleep_until(last_frame + FRAME_INTERVAL), if dirty => {
-                draw(&mut terminal, &mut state)?;
+                // A terminal that cannot be written to is gone (EIO after a
+                // hang-up): quit as after one, not as a failure.
+                if draw(&mut terminal, &mut state).is_err() {
+                    break;
+                }
                 last_frame = Instant::now();
                 dirty = false;
                 continue;
             }
             Some(()) = next_signal(&mut term) => break,
             Some(()) = next_signal(&mut hup) => break,
+            Some(()) = next_signal(&mut int) => break,
+            Some(()) = next_signal(&mut quit_signal) => break,
         };
         let mut quit = false;
         let mut msgs = VecDeque::from(msgs);
@@ -118,10 +133,13 @@ pub async fn run(
             let outcome = update(&mut state, msg);
             dirty |= outcome.changed;
             for effect in outcome.effects {
+                // As for a frame: a failed write means the terminal is gone.
                 match effect {
                     Effect::Send(cmd) => msgs.extend(send(&commands, cmd)),
-                    Effect::Copy(text) => copy_to_clipboard(terminal.backend_mut(), &text)?,
-                    Effect::Redraw => terminal.clear()?,
+                    Effect::Copy(text) => {
+                        quit |= copy_to_clipboard(terminal.backend_mut(), &text).is_err();
+                    }
+                    Effect::Redraw => quit |= terminal.clear().is_err(),
                     Effect::Quit => quit = true,
                 }
             }

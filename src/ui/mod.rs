@@ -5,6 +5,7 @@
 pub mod app;
 pub mod editor;
 pub mod entry;
+pub mod input;
 pub mod markdown;
 pub mod state;
 pub mod terminal;

@@ -236,3 +236,42 @@ fn pass_env_comes_from_the_exec_table() {
     let (_, problems) = resolve(&Cli::default(), &[], Some("[exec]\npas_env = []\n"));
     assert!(problems[0].to_string().contains("pas_env"), "{problems:?}");
 }
+
+#[test]
+fn durations_outside_their_bounds_are_config_errors_and_the_default_stands() {
+    use dashfloat::config::{DEFAULT_IDLE_TIMEOUT, DEFAULT_REQUEST_TIMEOUT};
+    use dashfloat::tools::EXEC_DEFAULT_TIMEOUT;
+    // u64::MAX seconds once overflowed `Instant::now() + idle` mid-stream.
+    let cli = Cli::parse_from([
+        "dashfloat",
+        "--idle-timeout",
+        "18446744073709551615",
+        "--request-timeout",
+        "0",
+    ]);
+    let file = "exec_timeout_secs = 86401\n";
+    let (c, problems) = resolve(&cli, &[], Some(file));
+    assert_eq!(c.idle_timeout, DEFAULT_IDLE_TIMEOUT);
+    assert_eq!(c.request_timeout, DEFAULT_REQUEST_TIMEOUT);
+    assert_eq!(c.exec_timeout, EXEC_DEFAULT_TIMEOUT);
+    let texts: Vec<String> = problems.iter().map(ToString::to_string).collect();
+    assert_eq!(texts.len(), 3, "{texts:?}");
+    for (setting, given) in [
+        ("idle timeout", "18446744073709551615"),
+        ("request timeout", "0"),
+        ("exec timeout", "86401"),
+    ] {
+        assert!(
+            texts
+                .iter()
+                .any(|t| t.contains(setting) && t.contains(given)),
+            "no problem names the {setting} of {given}: {texts:?}"
+        );
+    }
+    // The bounds themselves are accepted.
+    let cli = Cli::parse_from(["dashfloat", "--idle-timeout", "1"]);
+    let (c, problems) = resolve(&cli, &[], Some("exec_timeout_secs = 86400\n"));
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!(c.idle_timeout, Duration::from_secs(1));
+    assert_eq!(c.exec_timeout, Duration::from_secs(86_400));
+}

@@ -343,3 +343,15 @@ async fn the_log_notes_requests_replies_and_errors_but_never_the_key() {
     assert!(log.contains("HTTP 500"), "{log}");
     assert!(!log.contains("sk-secret-value"));
 }
+
+#[tokio::test]
+async fn a_task_that_panics_is_told_with_its_message() {
+    // No input is known to panic a task any more; this is the path every
+    // task's JoinError takes into the chat (the agent's own and a stream's).
+    let panicked = tokio::spawn(async { panic!("the task broke on 1e20") })
+        .await
+        .unwrap_err();
+    let text = agent::task_failure("stream", &panicked);
+    assert!(text.contains("the stream task"), "{text}");
+    assert!(text.contains("the task broke on 1e20"), "{text}");
+}

@@ -16,13 +16,15 @@ const WAIT: Duration = Duration::from_secs(20);
 /// Starts dashfloat in `dir` against `base_url`, with a private HOME so no
 /// personal config leaks in.
 fn spawn(dir: &Path, base_url: &str) -> PtySession {
-    spawn_private(
-        &dashfloat_bin(),
-        &["--base-url", base_url, "--model", "scripted"],
-        dir,
-        dir,
-        &[("OPENAI_API_KEY", "sk-e2e")],
-    )
+    spawn_as(&dashfloat_bin(), &[], dir, base_url)
+}
+
+/// Starts `program wrapper_args.. --base-url ..` the way [`spawn`] starts
+/// dashfloat (the program being dashfloat or a wrapper that runs it).
+fn spawn_as(program: &Path, wrapper_args: &[&str], dir: &Path, base_url: &str) -> PtySession {
+    let mut args = wrapper_args.to_vec();
+    args.extend(["--base-url", base_url, "--model", "scripted"]);
+    spawn_private(program, &args, dir, dir, &[("OPENAI_API_KEY", "sk-e2e")])
 }
 
 fn assert_terminal_restored(session: &PtySession) {
@@ -120,6 +122,140 @@ fn signal_restores_the_terminal(signal: nix::sys::signal::Signal) {
         .wait_exit(WAIT)
         .unwrap_or_else(|| panic!("no exit after {signal}"));
     assert_terminal_restored(&session);
+}
+
+/// A command that starts two escapees — one in a session of its own, one
+/// in a group of its own — writes their pids to `pid2` and `pid3` and its
+/// shell's to `pid` (last), and waits.
+fn escaping_reply() -> Reply {
+    let command = format!(
+        "setsid sleep 313 & {}; echo $! > pid2; perl -e 'setpgrp; sleep 313' & {}; echo $! > pid3; echo $$ > pid; sleep 313",
+        support::until_left("sid"),
+        support::until_left("pg")
+    );
+    let args = serde_json::json!({ "command": command }).to_string();
+    Reply::tool_call("x1", "execute_command", &[&args])
+}
+
+/// Approves the escaping command and returns the pids of its shell and
+/// its two escapees once all three run.
+fn run_escapees(session: &mut PtySession, dir: &Path) -> Vec<i32> {
+    session.send(b"start the escapees\r");
+    session.wait_for("Confirm (1 of 1)", WAIT).unwrap();
+    session.send(b"y");
+    let shell = support::wait_for_pid(&dir.join("pid"), WAIT);
+    let escapees = ["pid2", "pid3"].map(|f| support::wait_for_pid(&dir.join(f), WAIT));
+    for pid in escapees {
+        assert!(support::process_alive(pid), "escapee {pid} is not running");
+    }
+    vec![shell, escapees[0], escapees[1]]
+}
+
+fn a_signal_during_a_command_with_escapees_quits_cleanly(signal: nix::sys::signal::Signal) {
+    let server = ScriptedServer::start_blocking(vec![escaping_reply()]);
+    let (mut session, dir) = spawn_in_project(&server);
+    let pids = run_escapees(&mut session, dir.path());
+    let pid = session.pid().unwrap();
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), signal).unwrap();
+    session
+        .wait_exit(WAIT)
+        .unwrap_or_else(|| panic!("no exit after {signal}"));
+    assert_terminal_restored(&session);
+    support::assert_all_gone(&pids, WAIT);
+}
+
+#[test]
+fn sigint_during_a_command_restores_the_terminal_and_leaves_no_process() {
+    a_signal_during_a_command_with_escapees_quits_cleanly(nix::sys::signal::Signal::SIGINT);
+}
+
+#[test]
+fn sigquit_during_a_command_restores_the_terminal_and_leaves_no_process() {
+    a_signal_during_a_command_with_escapees_quits_cleanly(nix::sys::signal::Signal::SIGQUIT);
+}
+
+#[test]
+fn sigterm_during_a_command_restores_the_terminal_and_leaves_no_process() {
+    a_signal_during_a_command_with_escapees_quits_cleanly(nix::sys::signal::Signal::SIGTERM);
+}
+
+/// Kills a process when dropped, so a test that fails does not leave a
+/// spinning dashfloat behind.
+struct KillOnDrop(i32);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(self.0),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+}
+
+/// The one child process of `parent`.
+fn only_child(parent: i32) -> i32 {
+    let parent = parent.to_string();
+    let children: Vec<i32> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+                stat.rsplit(')').next().unwrap().split_whitespace().nth(1) == Some(parent.as_str())
+            })
+        })
+        .collect();
+    assert_eq!(children.len(), 1, "children of {parent}: {children:?}");
+    children[0]
+}
+
+/// Starts dashfloat under a shell that leads the pty's session and ignores
+/// SIGHUP, so when the terminal goes dashfloat (its child in the foreground
+/// group) gets no signal, only end of file on every read. Returns the
+/// session and dashfloat's pid, killed when the guard drops.
+fn spawn_without_sighup(dir: &Path, base_url: &str) -> (PtySession, KillOnDrop) {
+    let bin = dashfloat_bin();
+    let session = spawn_as(
+        Path::new("/bin/sh"),
+        &[
+            "-c",
+            "trap '' HUP; \"$0\" \"$@\"; exit $?",
+            bin.to_str().unwrap(),
+        ],
+        dir,
+        base_url,
+    );
+    session.wait_for("idle", WAIT).unwrap();
+    let dashfloat = only_child(session.pid().unwrap() as i32);
+    (session, KillOnDrop(dashfloat))
+}
+
+#[test]
+fn an_idle_dashfloat_whose_terminal_hangs_up_without_sighup_exits() {
+    // It used to spin on the end of file at 70% CPU, forever.
+    let server = ScriptedServer::start_blocking(vec![]);
+    let dir = tempfile::tempdir().unwrap();
+    let (mut session, dashfloat) = spawn_without_sighup(dir.path(), &server.base_url());
+    session.hang_up(WAIT).unwrap();
+    support::assert_all_gone(&[dashfloat.0], WAIT);
+    // Quitting as after SIGHUP, not failing on the tty it can no longer
+    // write the transcript to.
+    let status = session.wait_exit(WAIT).expect("the shell did not exit");
+    assert!(status.success(), "{status:?}");
+}
+
+#[test]
+fn a_terminal_that_hangs_up_without_sighup_ends_dashfloat_and_its_command() {
+    let server = ScriptedServer::start_blocking(vec![escaping_reply()]);
+    let dir = tempfile::tempdir().unwrap();
+    let (mut session, dashfloat) = spawn_without_sighup(dir.path(), &server.base_url());
+    let pids = run_escapees(&mut session, dir.path());
+    // The spinner keeps dashfloat writing, which lets the reader let go.
+    session.wait_for("executing", WAIT).unwrap();
+    session.hang_up(WAIT).unwrap();
+    support::assert_all_gone(&[dashfloat.0], WAIT);
+    support::assert_all_gone(&pids, WAIT);
+    let status = session.wait_exit(WAIT).expect("the shell did not exit");
+    assert!(status.success(), "{status:?}");
 }
 
 #[test]
@@ -329,4 +465,34 @@ fn y_runs_a_long_command_only_after_its_end_has_been_on_screen() {
     assert!(marker.exists(), "the approved command did not run");
     session.send(b"\x04");
     assert!(session.wait_exit(WAIT).expect("no exit").success());
+}
+
+#[test]
+fn a_server_value_that_once_panicked_a_task_is_an_entry_under_a_running_ui() {
+    // Retry-After: 1e20 panicked the stream task, and the panic hook then
+    // left the alternate screen and raw mode while the UI kept running.
+    let server = ScriptedServer::start_blocking(vec![
+        Reply::status(429, "text/plain", "later").with_header("Retry-After", "1e20"),
+        Reply::text(&["still here"]),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut session = spawn(dir.path(), &server.base_url());
+    session.wait_for("idle", WAIT).unwrap();
+    session.send(b"first\r");
+    session.wait_for("rate limited", WAIT).unwrap();
+    session.wait_for("idle", WAIT).unwrap();
+    assert!(
+        session.alternate_screen(),
+        "the screen was restored under the UI"
+    );
+    assert_eq!(
+        session.termios_is_cooked(),
+        Some(false),
+        "raw mode was left"
+    );
+    session.send(b"again\r");
+    session.wait_for("still here", WAIT).unwrap();
+    session.send(b"\x04");
+    assert!(session.wait_exit(WAIT).expect("no exit").success());
+    assert_terminal_restored(&session);
 }

@@ -108,3 +108,15 @@ async fn a_frame_one_byte_over_the_cap_is_refused_even_when_split() {
     assert!(cut(vec![frame], 17).await.is_err());
     assert!(cut(vec![&frame[..9], &frame[9..]], 17).await.is_err());
 }
+
+#[tokio::test]
+async fn an_idle_timeout_too_long_for_the_clock_does_not_overflow() {
+    // Instant::now() + Duration::MAX once panicked on the first read.
+    let inner = futures_util::stream::iter(vec![Ok::<_, reqwest::Error>(Bytes::from_static(
+        b"data: one\n\n",
+    ))]);
+    let mut guarded = GuardedBytes::new(Box::pin(inner), Duration::MAX, 1024);
+    let piece = guarded.next().await.unwrap().unwrap();
+    assert_eq!(&piece[..], b"data: one\n\n");
+    assert!(guarded.next().await.is_none());
+}

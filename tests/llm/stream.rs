@@ -290,6 +290,48 @@ async fn a_long_retry_after_is_shown_not_waited_for() {
 }
 
 #[tokio::test]
+async fn an_absurd_retry_after_is_reported_not_a_panic() {
+    // 1e20 s does not fit a Duration; it once panicked the stream task.
+    let server = ScriptedServer::start(vec![
+        Reply::status(429, "text/plain", "later").with_header("Retry-After", "1e20"),
+    ])
+    .await;
+    let events = run(endpoint(&server.base_url())).await;
+    assert_eq!(events.len(), 1, "{events:?}");
+    let err = failure(&events);
+    assert!(matches!(err, TransportError::RateLimited { .. }), "{err:?}");
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "an absurd wait is not waited for"
+    );
+}
+
+#[test]
+fn retry_after_is_read_up_to_its_cap_and_never_trusted_past_it() {
+    use dashfloat::llm::classify::{RETRY_AFTER_MAX, parse_retry_after};
+    let day = RETRY_AFTER_MAX.as_secs();
+    assert_eq!(
+        parse_retry_after(Some("1.5")),
+        Some(Duration::from_millis(1500))
+    );
+    assert_eq!(
+        parse_retry_after(Some(&day.to_string())),
+        Some(RETRY_AFTER_MAX)
+    );
+    for past in [(day + 1).to_string(), "1e20".into(), "1e308".into()] {
+        assert_eq!(
+            parse_retry_after(Some(&past)),
+            Some(RETRY_AFTER_MAX),
+            "{past}"
+        );
+    }
+    for junk in ["-1", "NaN", "inf", "soon", "Wed, 21 Oct 2015 07:28:00 GMT"] {
+        assert_eq!(parse_retry_after(Some(junk)), None, "{junk}");
+    }
+}
+
+#[tokio::test]
 async fn server_errors_are_not_retried() {
     let server = ScriptedServer::start(vec![Reply::status(500, "text/plain", "boom")]).await;
     let err = failure(&run(endpoint(&server.base_url())).await);

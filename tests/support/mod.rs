@@ -104,3 +104,28 @@ pub fn process_alive(pid: i32) -> bool {
         .map(|s| !s.contains(") Z "))
         .unwrap_or(false)
 }
+
+/// Shell text that waits until the last background job (`$!`) has really
+/// left the shell's session (`what` = `"sid"`: its session is its own) or
+/// group (`"pg"`), so a test's escapee has escaped before the shell goes
+/// on.
+pub fn until_left(what: &str) -> String {
+    format!(
+        r#"until read -r _ _ _ _ pg sid _ < /proc/$!/stat && [ "${what}" = "$!" ]; do sleep 0.01; done"#
+    )
+}
+
+/// Waits until none of `pids` is a live process; panics naming a survivor
+/// after `timeout`.
+pub fn assert_all_gone(pids: &[i32], timeout: std::time::Duration) {
+    let deadline = std::time::Instant::now() + timeout;
+    for &pid in pids {
+        while process_alive(pid) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "process {pid} survived"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+}

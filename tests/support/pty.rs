@@ -98,7 +98,11 @@ pub struct PtySession {
     raw: Arc<Mutex<Vec<u8>>>,
     writer: Arc<Mutex<Writer>>,
     eof: Arc<AtomicBool>,
-    master: Box<dyn MasterPty + Send>,
+    /// Set by [`PtySession::hang_up`]: the reader closes its end of the
+    /// master after its next read.
+    hanging_up: Arc<AtomicBool>,
+    /// `None` after a hang-up.
+    master: Option<Box<dyn MasterPty + Send>>,
     child: Box<dyn Child + Send + Sync>,
     exit: Option<ExitStatus>,
     reader: Option<JoinHandle<()>>,
@@ -152,19 +156,21 @@ impl PtySession {
         )));
         let raw = Arc::new(Mutex::new(Vec::new()));
         let eof = Arc::new(AtomicBool::new(false));
+        let hanging_up = Arc::new(AtomicBool::new(false));
 
         let thread = {
-            let (parser, raw, writer, eof) = (
+            let (parser, raw, writer, eof, hanging_up) = (
                 Arc::clone(&parser),
                 Arc::clone(&raw),
                 Arc::clone(&writer),
                 Arc::clone(&eof),
+                Arc::clone(&hanging_up),
             );
             std::thread::Builder::new()
                 .name("pty-reader".into())
                 .spawn(move || {
                     let mut buf = [0u8; 8192];
-                    loop {
+                    while !hanging_up.load(Ordering::SeqCst) {
                         let n = match reader.read(&mut buf) {
                             Ok(0) => break,
                             Ok(n) => n,
@@ -196,7 +202,8 @@ impl PtySession {
             raw,
             writer,
             eof,
-            master: pair.master,
+            hanging_up,
+            master: Some(pair.master),
             child,
             exit: None,
             reader: Some(thread),
@@ -337,6 +344,34 @@ impl PtySession {
         }
     }
 
+    /// Closes the master side of the pty, as a terminal emulator that
+    /// goes away does: the program's tty is hung up (its reads return end
+    /// of file) and only the session leader gets SIGHUP. Every copy of the
+    /// master is closed: ours; the writer, which portable-pty closes by
+    /// typing a newline and the EOF character (Ctrl+D) into the program;
+    /// and the reader thread's, which lets go after its next read, so the
+    /// program must write once more (a spinner, or its redraw after those
+    /// two keys). `Err` if the reader still holds on after `timeout`.
+    pub fn hang_up(&mut self, timeout: Duration) -> Result<(), String> {
+        self.hanging_up.store(true, Ordering::SeqCst);
+        *lock(&self.writer) = Box::new(std::io::sink());
+        self.master = None;
+        let deadline = Instant::now() + timeout;
+        while !self.eof.load(Ordering::SeqCst) {
+            if Instant::now() >= deadline {
+                return Err(format!(
+                    "the reader still holds the master after {timeout:?}; screen:\n{}",
+                    self.screen_text()
+                ));
+            }
+            std::thread::sleep(POLL);
+        }
+        if let Some(t) = self.reader.take() {
+            let _ = t.join();
+        }
+        Ok(())
+    }
+
     /// Whether vt100 thinks the alternate screen is active.
     pub fn alternate_screen(&self) -> bool {
         lock(&self.parser).screen().alternate_screen()
@@ -368,14 +403,17 @@ impl PtySession {
 
     /// The pty's raw `c_lflag` bits.
     pub fn termios_lflag(&self) -> Option<u32> {
-        let termios = self.master.get_termios()?;
+        let termios = self.master.as_ref()?.get_termios()?;
         Some(termios.local_flags.bits())
     }
 
     /// Resizes the pty (the program gets SIGWINCH) and the emulated screen.
+    /// Panics after a hang-up.
     pub fn resize(&self, cols: u16, rows: u16) {
         lock(&self.parser).screen_mut().set_size(rows, cols);
         self.master
+            .as_ref()
+            .expect("a pty that was not hung up")
             .resize(PtySize {
                 rows,
                 cols,

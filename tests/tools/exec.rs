@@ -1,6 +1,7 @@
 //! execute_command with real processes: exit codes, signals, the output
-//! cap, timeouts, cancellation, no survivors in the process table, a
-//! grandchild holding the pipe, shell semantics, secrets kept out.
+//! cap, timeouts, cancellation, no survivors in the process table (in the
+//! command's group or escaped from it), no zombies, a process outside the
+//! call holding the pipe, shell semantics, secrets kept out.
 
 use std::time::{Duration, Instant};
 
@@ -11,7 +12,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::json_of;
-use crate::support::{self, kill};
+use crate::support::{self, until_left};
 
 fn ctx(dir: &tempfile::TempDir, timeout: Duration) -> ToolContext {
     let mut ctx = ToolContext::new(dir.path()).unwrap();
@@ -324,33 +325,238 @@ async fn dropping_the_call_kills_the_group() {
     assert!(gone(pid));
 }
 
-#[tokio::test]
-async fn a_grandchild_holding_the_pipe_open_cannot_hang_the_call() {
+/// Zombie children of this process: what a subreaper failed to reap.
+fn zombie_children() -> Vec<i32> {
+    let me = std::process::id().to_string();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+                let mut fields = stat.rsplit(')').next().unwrap().split_whitespace();
+                fields.next() == Some("Z") && fields.next() == Some(me.as_str())
+            })
+        })
+        .collect()
+}
+
+/// Runs `command`, then checks that every `PID n` it printed is gone.
+async fn leaves_nothing(command: &str) -> Value {
     let dir = tempfile::tempdir().unwrap();
-    // setsid takes the grandchild out of the group, so the group kill does
-    // not reach it; it keeps stdout open for 30 s.
-    let start = Instant::now();
+    let v = sh(&dir, command, Duration::from_secs(10)).await;
+    let pids = pids_in(v["output"].as_str().unwrap());
+    assert!(!pids.is_empty(), "{v}");
+    for pid in pids {
+        assert!(gone(pid), "{pid} from {command:?} outlived its call");
+    }
+    v
+}
+
+#[tokio::test]
+async fn a_child_that_starts_its_own_session_dies_with_the_call() {
+    let v = leaves_nothing(&format!(
+        "setsid sleep 313 & {}; echo PID $!; echo done",
+        until_left("sid")
+    ))
+    .await;
+    assert_eq!(v["exit_code"], 0);
+    assert!(v.get("output_incomplete").is_none(), "{v}");
+}
+
+#[tokio::test]
+async fn a_child_that_starts_its_own_group_dies_with_the_call() {
+    leaves_nothing(&format!(
+        "perl -e 'setpgrp; sleep 313' & {}; echo PID $!",
+        until_left("pg")
+    ))
+    .await;
+}
+
+#[tokio::test]
+async fn an_escapee_whose_parent_already_exited_dies_with_the_call() {
+    // The middle shell exits at once, so the sleeper is an orphan before
+    // the command ends; without an environment it carries no trace of us.
+    leaves_nothing(&format!(
+        "sh -c 'env -i setsid sleep 313 & {}; echo PID $!'; echo done",
+        until_left("sid")
+    ))
+    .await;
+}
+
+#[tokio::test]
+async fn escapees_die_at_the_timeout() {
+    let dir = tempfile::tempdir().unwrap();
     let v = sh(
         &dir,
-        "setsid sh -c 'echo PID $$; echo $$ > held; exec sleep 30' & while [ ! -s held ]; do sleep 0.01; done; echo parent done",
-        Duration::from_secs(10),
+        &format!(
+            "setsid sleep 313 & {}; echo PID $!; perl -e 'setpgrp; sleep 313' & {}; echo PID $!; sleep 313",
+            until_left("sid"),
+            until_left("pg")
+        ),
+        Duration::from_millis(500),
     )
     .await;
-    let took = start.elapsed();
-    assert!(took < Duration::from_secs(3), "took {took:?}");
-    assert!(took >= EXEC_DRAIN_GRACE);
+    assert_eq!(v["code"], "timeout");
+    let pids = pids_in(v["output"].as_str().unwrap());
+    assert_eq!(pids.len(), 2, "{v}");
+    for pid in pids {
+        assert!(gone(pid), "{pid} outlived the timeout");
+    }
+}
+
+#[tokio::test]
+async fn escapees_die_when_the_call_is_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ctx(&dir, Duration::from_secs(60));
+    let call = validate(
+        "execute_command",
+        &json!({ "command": format!("setsid sleep 313 & {}; echo $! > pid; wait", until_left("sid")) })
+            .to_string(),
+    )
+    .unwrap();
+    let mut run = Box::pin(execute(&call, &ctx, CancellationToken::new()));
+    let pid_file = dir.path().join("pid");
+    // Poll the call until the escapee exists, then drop it mid-run, as the
+    // agent does when it aborts a tool task.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let pid: i32 = loop {
+        if let Some(pid) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+        {
+            break pid;
+        }
+        assert!(Instant::now() < deadline, "the command never started");
+        let _ = tokio::time::timeout(Duration::from_millis(20), &mut run).await;
+    };
+    drop(run);
+    assert!(gone(pid), "{pid} outlived the dropped call");
+}
+
+#[tokio::test]
+async fn what_a_call_leaves_behind_is_reaped_not_left_as_zombies() {
+    // Orphans come to this process (a subreaper): one that exits by itself
+    // and one that is killed must both be waited for.
+    let v = leaves_nothing(&format!(
+        "setsid sh -c 'exit 0' & setsid sleep 313 & {}; echo PID $!; echo done",
+        until_left("sid")
+    ))
+    .await;
     assert_eq!(v["exit_code"], 0);
-    let out = v["output"].as_str().unwrap();
-    assert!(out.contains("parent done"));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let zombies = zombie_children();
+        if zombies.is_empty() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "zombies left: {zombies:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Live processes running exactly `argv` (an argument unique to one test
+/// tells its processes apart from every other test's).
+fn running(argv: &[&str]) -> Vec<i32> {
+    let wanted: Vec<u8> = argv
+        .iter()
+        .flat_map(|a| [a.as_bytes(), b"\0"].concat())
+        .collect();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == wanted) && alive(*pid)
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_fork_loop_dies_with_everything_it_forked() {
+    // Each child leaves the session at once; the loop forks until the
+    // timeout, and keeps forking while the sweep runs.
+    let dir = tempfile::tempdir().unwrap();
+    let v = sh(
+        &dir,
+        "while :; do setsid sleep 313.17 & done",
+        Duration::from_millis(500),
+    )
+    .await;
+    assert_eq!(v["code"], "timeout");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let left = running(&["sleep", "313.17"]);
+        if left.is_empty() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "survivors: {left:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[tokio::test]
+async fn reaping_orphans_never_takes_a_shell_from_under_its_call() {
+    // Orphans are reaped by pid, never with wait(-1), so tokio still gets
+    // every shell's own status, call after call.
+    let dir = tempfile::tempdir().unwrap();
+    for code in 1..=4 {
+        let v = sh(
+            &dir,
+            &format!(
+                "setsid sh -c 'exit 0' & setsid sleep 313 & {}; echo PID $!; exit {code}",
+                until_left("sid")
+            ),
+            Duration::from_secs(10),
+        )
+        .await;
+        assert_eq!(v["exit_code"], code, "{v}");
+        for pid in pids_in(v["output"].as_str().unwrap()) {
+            assert!(gone(pid), "{pid} outlived call {code}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_process_outside_the_call_holding_its_output_cannot_hang_it() {
+    // A second, concurrent call opens the first one's output pipe through
+    // /proc and holds it: it is not the first call's to kill, so the first
+    // stops reading after the grace. Each call keeps its own exit status.
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ctx(&dir, Duration::from_secs(60));
+    let first = validate(
+        "execute_command",
+        &json!({ "command": "echo $$ > pid; while [ ! -e held ]; do sleep 0.01; done; echo parent done; exit 3" })
+            .to_string(),
+    )
+    .unwrap();
+    let holder = validate(
+        "execute_command",
+        &json!({ "command": "while [ ! -s pid ]; do sleep 0.01; done; exec 3>/proc/$(cat pid)/fd/1; touch held; echo PID $$; exec sleep 313" })
+            .to_string(),
+    )
+    .unwrap();
+    let stop_holder = CancellationToken::new();
+    let holding = async { json_of(execute(&holder, &ctx, stop_holder.clone()).await) };
+    let first_run = async {
+        let start = Instant::now();
+        let v = json_of(execute(&first, &ctx, CancellationToken::new()).await);
+        let took = start.elapsed();
+        stop_holder.cancel();
+        (v, took)
+    };
+    let ((v, took), held) = tokio::join!(first_run, holding);
+    assert!(took >= EXEC_DRAIN_GRACE, "took {took:?}");
+    assert_eq!(v["exit_code"], 3);
+    assert!(v["output"].as_str().unwrap().contains("parent done"));
     assert!(
         v["output_incomplete"]
             .as_str()
             .unwrap()
-            .contains("left the command's group")
+            .contains("kept its output open"),
+        "{v}"
     );
-    // Out of scope for the group kill (ADR 0013); clean up after the test.
-    for pid in pids_in(out) {
-        kill(pid);
+    assert_eq!(held["code"], "cancelled");
+    for pid in pids_in(held["output"].as_str().unwrap()) {
+        assert!(gone(pid), "the holder {pid} outlived its own call");
     }
 }
 

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use crate::support::agent::{AgentHarness, EVENT_WAIT, setup, start_with};
 use crate::support::server::{Reply, ScriptedServer, finish_chunk, role_chunk, tool_call_chunk};
-use crate::support::{self, kill, pid_written};
+use crate::support::{self, pid_written};
 
 /// An agent with tools rooted at `root` under `approval`, commands timing
 /// out after `exec_timeout`.
@@ -114,9 +114,12 @@ async fn every_tool_result_as_the_model_reads_it() {
     );
     h.prompt("use every tool").await;
     let events = h.turn().await;
-    // The grandchild left the command's group on purpose (ADR 0013); it is
-    // not the tool's to kill, so the test cleans it up.
-    kill(support::wait_for_pid(&root.join("held.pid"), EVENT_WAIT));
+    // The grandchild left the command's session on purpose; it died with
+    // the call (ADR 0013), so its output was complete.
+    support::assert_all_gone(
+        &[support::wait_for_pid(&root.join("held.pid"), EVENT_WAIT)],
+        EVENT_WAIT,
+    );
     insta::assert_snapshot!("every_tool_result", transcript(&server, 1, &events));
 }
 

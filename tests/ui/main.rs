@@ -9,6 +9,7 @@ mod support;
 mod control_bytes;
 mod editor;
 mod markdown;
+mod panics;
 mod screens;
 mod update;
 mod wrap;
