@@ -295,6 +295,19 @@ pub enum TransportError {
         /// The provider's message.
         message: String,
     },
+    /// The request no longer fits the model's context window (the
+    /// provider said so in a 400). Retrying the same conversation fails the
+    /// same way, so the entry says how to start afresh. ADR 0020.
+    #[error(
+        "the conversation no longer fits the model's context window{}: {message}. Start a new conversation (restart dashfloat) to go on",
+        window_hint(.window)
+    )]
+    ContextExceeded {
+        /// The true window in tokens, where the provider's message says it.
+        window: Option<u64>,
+        /// The provider's message.
+        message: String,
+    },
     /// 429: rate limited, after any retries.
     #[error("rate limited (HTTP 429){}: {message}", retry_hint(.retry_after))]
     RateLimited {
@@ -389,6 +402,13 @@ pub enum TransportError {
 fn retry_hint(retry_after: &Option<Duration>) -> String {
     match retry_after {
         Some(d) => format!(", retry after {}s", d.as_secs()),
+        None => String::new(),
+    }
+}
+
+fn window_hint(window: &Option<u64>) -> String {
+    match window {
+        Some(tokens) => format!(" of {tokens} tokens"),
         None => String::new(),
     }
 }
