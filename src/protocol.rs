@@ -179,6 +179,15 @@ pub enum AgentEvent {
     /// Token counts of the last request; sent before the phase change that
     /// ends the episode.
     Usage(Usage),
+    /// What the agent learned about the model after start-up (from the
+    /// server, or from a context-exceeded error), for the status bar. A
+    /// `None` leaves that fact as it is. ADR 0020.
+    SessionFacts {
+        /// The model in use, if it changed.
+        model: Option<String>,
+        /// The model's context window in tokens, if it changed.
+        context_window: Option<u64>,
+    },
     /// The model called a tool: a dim row with the tool's name and a short
     /// summary of its arguments (`read_file src/main.rs:120-180`).
     ToolCall {

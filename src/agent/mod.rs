@@ -349,7 +349,20 @@ impl Agent {
         });
         self.emit(AgentEvent::AssistantEnd(reply_end)).await;
         match &end {
-            EpisodeEnd::Failed(why) => self.system(Severity::Error, why.to_string()).await,
+            EpisodeEnd::Failed(why) => {
+                if let TransportError::ContextExceeded {
+                    window: Some(window),
+                    ..
+                } = why
+                {
+                    self.emit(AgentEvent::SessionFacts {
+                        model: None,
+                        context_window: Some(*window),
+                    })
+                    .await;
+                }
+                self.system(Severity::Error, why.to_string()).await;
+            }
             EpisodeEnd::Lost(why) => {
                 self.system(Severity::Error, format!("{why}; the partial reply is kept"))
                     .await;

@@ -218,6 +218,34 @@ async fn an_http_error_is_a_chat_entry_and_the_session_stays_usable() {
 }
 
 #[tokio::test]
+async fn a_context_exceeded_error_corrects_the_window_once_and_is_not_retried() {
+    let server = ScriptedServer::start(vec![Reply::status(
+        400,
+        "application/json",
+        r#"{"error":{"code":400,"message":"request (8885 tokens) exceeds the available context size (8192 tokens), try increasing it","type":"exceed_context_size_error"}}"#,
+    )])
+    .await;
+    let mut h = start(&server.base_url());
+    h.prompt("read everything").await;
+    let events = h.turn().await;
+    let facts: Vec<_> = events
+        .iter()
+        .filter(|e| matches!(e, AgentEvent::SessionFacts { .. }))
+        .collect();
+    assert_eq!(
+        facts,
+        [&AgentEvent::SessionFacts {
+            model: None,
+            context_window: Some(8192)
+        }]
+    );
+    let errors = system_texts(&events);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].contains("restart dashfloat"), "{errors:?}");
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[tokio::test]
 async fn an_empty_episode_says_the_model_returned_nothing() {
     let server =
         ScriptedServer::start(vec![Reply::sse([role_chunk(), finish_chunk("stop")])]).await;
