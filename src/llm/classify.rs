@@ -119,12 +119,10 @@ fn context_exceeded(body: &[u8]) -> bool {
     if let Ok(ErrorBody {
         error: ErrorField::Object(e),
     }) = serde_json::from_slice::<ErrorBody>(body)
+        && (e.kind.as_str() == Some("exceed_context_size_error")
+            || e.code.as_str() == Some("context_length_exceeded"))
     {
-        if e.kind.as_str() == Some("exceed_context_size_error")
-            || e.code.as_str() == Some("context_length_exceeded")
-        {
-            return true;
-        }
+        return true;
     }
     let text = String::from_utf8_lossy(body).to_lowercase();
     CONTEXT_EXCEEDED_WORDS.iter().any(|w| text.contains(w))
