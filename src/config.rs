@@ -60,13 +60,13 @@ pub struct Cli {
     /// Chat-completions base URL, e.g. https://api.openai.com/v1
     #[arg(long, env = "OPENAI_BASE_URL", value_name = "URL")]
     pub base_url: Option<String>,
-    /// Model name sent with each request.
+    /// Model name sent with each request [default: the one the server serves, if it serves one]
     #[arg(long, env = "DASHFLOAT_MODEL", value_name = "NAME")]
     pub model: Option<String>,
     /// Name of the environment variable holding the API key [default: OPENAI_API_KEY]
     #[arg(long, env = "DASHFLOAT_API_KEY_ENV", value_name = "VAR")]
     pub api_key_env: Option<String>,
-    /// The model's context window in tokens (for the status bar).
+    /// The model's context window in tokens (for the status bar) [default: asked of the server]
     #[arg(long, env = "DASHFLOAT_CONTEXT_WINDOW", value_name = "TOKENS")]
     pub context_window: Option<u64>,
     /// Seconds to wait for a connection and response headers [default: 60]
