@@ -9,6 +9,7 @@ use clap::Parser;
 use serde::Deserialize;
 
 use crate::agent::{ApprovalPolicy, DEFAULT_MAX_STEPS};
+use crate::llm::discover::Questions;
 use crate::secret::{Secret, redact_userinfo, strip_userinfo};
 use crate::tools::EXEC_DEFAULT_TIMEOUT;
 
@@ -18,9 +19,11 @@ pub const LOCAL_BASE_URL: &str = "http://127.0.0.1:8088/v1";
 /// The model name sent to the local server (llama-server serves one model
 /// whatever the name; this is the alias `scripts/local-model` gives it).
 pub const LOCAL_MODEL: &str = "qwen2.5-coder-0.5b";
-/// The local model's context window in tokens (the server's `-c`).
+/// The local model's context window in tokens (the server's `-c`), when
+/// none is configured and the server does not say (ADR 0020).
 pub const LOCAL_CONTEXT_WINDOW: u64 = 8192;
-/// Context window assumed for a configured provider when none is given.
+/// Context window assumed for a configured provider when none is given and
+/// the server does not say (ADR 0020).
 pub const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
 /// The environment variable the API key is read from unless configured.
 pub const DEFAULT_API_KEY_ENV: &str = "OPENAI_API_KEY";
@@ -57,13 +60,13 @@ pub struct Cli {
     /// Chat-completions base URL, e.g. https://api.openai.com/v1
     #[arg(long, env = "OPENAI_BASE_URL", value_name = "URL")]
     pub base_url: Option<String>,
-    /// Model name sent with each request.
+    /// Model name sent with each request [default: the one the server serves, if it serves one]
     #[arg(long, env = "DASHFLOAT_MODEL", value_name = "NAME")]
     pub model: Option<String>,
     /// Name of the environment variable holding the API key [default: OPENAI_API_KEY]
     #[arg(long, env = "DASHFLOAT_API_KEY_ENV", value_name = "VAR")]
     pub api_key_env: Option<String>,
-    /// The model's context window in tokens (for the status bar).
+    /// The model's context window in tokens (for the status bar) [default: asked of the server]
     #[arg(long, env = "DASHFLOAT_CONTEXT_WINDOW", value_name = "TOKENS")]
     pub context_window: Option<u64>,
     /// Seconds to wait for a connection and response headers [default: 60]
@@ -209,8 +212,15 @@ pub struct Config {
     /// (the built-in local default gets no key: anyone may listen there).
     /// Never written anywhere.
     pub api_key: Option<Secret>,
-    /// Context window in tokens.
+    /// Context window in tokens: the configured one, else a default the
+    /// server's own answer may replace (ADR 0020).
     pub context_window: u64,
+    /// Whether the window was configured (flag, environment or file): then
+    /// the server is not asked.
+    pub context_window_configured: bool,
+    /// Whether the model was configured (flag, environment or file): if
+    /// not, and a provider was, the server is asked what it serves.
+    pub model_configured: bool,
     /// Connect + response-header timeout.
     pub request_timeout: Duration,
     /// Silence allowed mid-stream.
@@ -298,19 +308,16 @@ impl Config {
             }
             None => LOCAL_BASE_URL.to_string(),
         };
-        let model = cli
-            .model
-            .clone()
-            .or(file.model)
-            .unwrap_or_else(|| LOCAL_MODEL.to_string());
-        let context_window =
-            cli.context_window
-                .or(file.context_window)
-                .unwrap_or(if provider_configured {
-                    DEFAULT_CONTEXT_WINDOW
-                } else {
-                    LOCAL_CONTEXT_WINDOW
-                });
+        let configured_model = cli.model.clone().or(file.model);
+        let model_configured = configured_model.is_some();
+        let model = configured_model.unwrap_or_else(|| LOCAL_MODEL.to_string());
+        let configured_window = cli.context_window.or(file.context_window);
+        let context_window_configured = configured_window.is_some();
+        let context_window = configured_window.unwrap_or(if provider_configured {
+            DEFAULT_CONTEXT_WINDOW
+        } else {
+            LOCAL_CONTEXT_WINDOW
+        });
         let api_key_env = cli
             .api_key_env
             .clone()
@@ -380,6 +387,8 @@ impl Config {
             api_key_env,
             api_key,
             context_window,
+            context_window_configured,
+            model_configured,
             request_timeout,
             idle_timeout,
             headers,
@@ -395,6 +404,17 @@ impl Config {
             pass_env: file.exec.pass_env,
         };
         (config, problems)
+    }
+
+    /// What the server is to be asked at start-up: the window unless one
+    /// was configured; the models served unless a model was configured or
+    /// the base URL is the local default, whose model name is fixed by
+    /// `scripts/local-model` (ADR 0020).
+    pub fn questions(&self) -> Questions {
+        Questions {
+            window: !self.context_window_configured,
+            models: self.provider_configured && !self.model_configured,
+        }
     }
 
     /// The provider's host (and port), for the status bar: never the

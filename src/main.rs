@@ -150,6 +150,7 @@ async fn run(
             max_steps: config.max_steps,
             temperature: config.temperature,
             log,
+            questions: config.questions(),
         };
         agent::run(setup, command_rx, event_tx).await;
     });

@@ -179,6 +179,15 @@ pub enum AgentEvent {
     /// Token counts of the last request; sent before the phase change that
     /// ends the episode.
     Usage(Usage),
+    /// What the agent learned about the model after start-up (from the
+    /// server, or from a context-exceeded error), for the status bar. A
+    /// `None` leaves that fact as it is. ADR 0020.
+    SessionFacts {
+        /// The model in use, if it changed.
+        model: Option<String>,
+        /// The model's context window in tokens, if it changed.
+        context_window: Option<u64>,
+    },
     /// The model called a tool: a dim row with the tool's name and a short
     /// summary of its arguments (`read_file src/main.rs:120-180`).
     ToolCall {
@@ -295,6 +304,19 @@ pub enum TransportError {
         /// The provider's message.
         message: String,
     },
+    /// The request no longer fits the model's context window (the
+    /// provider said so in a 400). Retrying the same conversation fails the
+    /// same way, so the entry says how to start afresh. ADR 0020.
+    #[error(
+        "the conversation no longer fits the model's context window{}: {message}. Start a new conversation (restart dashfloat) to go on",
+        window_hint(.window)
+    )]
+    ContextExceeded {
+        /// The true window in tokens, where the provider's message says it.
+        window: Option<u64>,
+        /// The provider's message.
+        message: String,
+    },
     /// 429: rate limited, after any retries.
     #[error("rate limited (HTTP 429){}: {message}", retry_hint(.retry_after))]
     RateLimited {
@@ -389,6 +411,13 @@ pub enum TransportError {
 fn retry_hint(retry_after: &Option<Duration>) -> String {
     match retry_after {
         Some(d) => format!(", retry after {}s", d.as_secs()),
+        None => String::new(),
+    }
+}
+
+fn window_hint(window: &Option<u64>) -> String {
+    match window {
+        Some(tokens) => format!(" of {tokens} tokens"),
         None => String::new(),
     }
 }

@@ -17,6 +17,7 @@ pub use repeat::{REPEAT_MAX_KEYS, REPEAT_THRESHOLDS, RepeatDetector};
 use tokio::sync::mpsc;
 use tokio::task::{JoinError, JoinHandle, JoinSet};
 
+use crate::llm::discover::{self, Questions};
 use crate::llm::stream::{self, Endpoint, EndpointError};
 use crate::log::Log;
 use crate::protocol::{
@@ -58,6 +59,8 @@ pub struct AgentSetup {
     pub temperature: Option<f32>,
     /// Where the agent notes what it does (off by default).
     pub log: Log,
+    /// What to ask the server before the first prompt (ADR 0020).
+    pub questions: Questions,
 }
 
 /// One model episode in flight.
@@ -155,6 +158,7 @@ impl Agent {
         mut commands: mpsc::Receiver<UiCommand>,
         mut tool_rx: mpsc::Receiver<ToolEvent>,
     ) {
+        self.discover().await;
         loop {
             tokio::select! {
                 cmd = commands.recv() => match cmd {
@@ -172,6 +176,57 @@ impl Agent {
         }
         if let Some(round) = self.round.take() {
             round.cancel_all();
+        }
+    }
+
+    /// Asks the server what the configuration left open — the window, the
+    /// model — and tells the UI what it learned. Runs on this task while
+    /// the first frame shows; a prompt sent meanwhile waits at most the
+    /// discovery timeouts. Failures only reach the log.
+    async fn discover(&mut self) {
+        let questions = self.setup.questions;
+        let Ok(endpoint) = &mut self.setup.endpoint else {
+            return;
+        };
+        if questions == Questions::default() {
+            return;
+        }
+        let answers = discover::ask(endpoint, &self.setup.model, questions).await;
+        for problem in &answers.problems {
+            self.setup
+                .log
+                .line(|| format!("discovery: {problem} (the configured values stand)"));
+        }
+        let mut model = None;
+        match answers.served.as_slice() {
+            [only] => {
+                endpoint.context.model.clone_from(only);
+                self.setup.model.clone_from(only);
+                model = Some(only.clone());
+            }
+            [] => {}
+            several => {
+                let more = if answers.more_served { ", …" } else { "" };
+                let text = format!(
+                    "the server serves several models: {}{more}. dashfloat asks for `{}`; choose another with --model NAME",
+                    several.join(", "),
+                    self.setup.model
+                );
+                self.system(Severity::Notice, text).await;
+            }
+        }
+        if model.is_some() || answers.context_window.is_some() {
+            self.setup.log.line(|| {
+                format!(
+                    "discovered: model {model:?}, context window {:?}",
+                    answers.context_window
+                )
+            });
+            self.emit(AgentEvent::SessionFacts {
+                model,
+                context_window: answers.context_window,
+            })
+            .await;
         }
     }
 
@@ -349,7 +404,20 @@ impl Agent {
         });
         self.emit(AgentEvent::AssistantEnd(reply_end)).await;
         match &end {
-            EpisodeEnd::Failed(why) => self.system(Severity::Error, why.to_string()).await,
+            EpisodeEnd::Failed(why) => {
+                if let TransportError::ContextExceeded {
+                    window: Some(window),
+                    ..
+                } = why
+                {
+                    self.emit(AgentEvent::SessionFacts {
+                        model: None,
+                        context_window: Some(*window),
+                    })
+                    .await;
+                }
+                self.system(Severity::Error, why.to_string()).await;
+            }
             EpisodeEnd::Lost(why) => {
                 self.system(Severity::Error, format!("{why}; the partial reply is kept"))
                     .await;

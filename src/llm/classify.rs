@@ -93,6 +93,10 @@ pub fn status_error(
             model: ctx.model.clone(),
             message,
         },
+        400 | 413 | 422 if context_exceeded(body) => TransportError::ContextExceeded {
+            window: learned_window(&message),
+            message,
+        },
         400 | 413 | 422 => TransportError::BadRequest { message },
         429 => TransportError::RateLimited {
             retry_after,
@@ -105,6 +109,47 @@ pub fn status_error(
         },
         _ => TransportError::Status { status, message },
     }
+}
+
+/// Whether an error body says the request exceeds the model's context
+/// window, in any of the shapes the providers use: llama.cpp's
+/// `exceed_context_size_error`, OpenAI's `context_length_exceeded`, and the
+/// words of llama.cpp, vLLM and OpenRouter.
+fn context_exceeded(body: &[u8]) -> bool {
+    if let Ok(ErrorBody {
+        error: ErrorField::Object(e),
+    }) = serde_json::from_slice::<ErrorBody>(body)
+        && (e.kind.as_str() == Some("exceed_context_size_error")
+            || e.code.as_str() == Some("context_length_exceeded"))
+    {
+        return true;
+    }
+    let text = String::from_utf8_lossy(body).to_lowercase();
+    CONTEXT_EXCEEDED_WORDS.iter().any(|w| text.contains(w))
+}
+
+/// What the providers' context-exceeded messages say, lower-cased.
+const CONTEXT_EXCEEDED_WORDS: [&str; 2] = [
+    "exceeds the available context size",
+    "maximum context length is",
+];
+
+/// The true context window, where a context-exceeded message states it:
+/// llama.cpp's "exceeds the available context size (8192 tokens)", or
+/// OpenAI's and vLLM's "maximum context length is 8192 tokens".
+pub fn learned_window(message: &str) -> Option<u64> {
+    let lower = message.to_lowercase();
+    ["available context size (", "maximum context length is "]
+        .iter()
+        .find_map(|marker| {
+            let start = lower.find(marker)? + marker.len();
+            let digits: String = lower[start..]
+                .trim_start()
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            digits.parse().ok().filter(|n| *n > 0)
+        })
 }
 
 /// Whether a failure before any token may be retried: 429 and 503 only, as

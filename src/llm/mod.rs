@@ -2,6 +2,7 @@
 //! transport error taxonomy. Knows nothing of the UI or the agent.
 
 pub mod classify;
+pub mod discover;
 pub mod guarded;
 pub mod stream;
 pub mod tool_calls;

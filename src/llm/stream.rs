@@ -58,6 +58,21 @@ impl Endpoint {
     fn url(&self) -> String {
         format!("{}/chat/completions", self.context.base_url)
     }
+
+    /// Adds the key and the extra headers to a request to this provider:
+    /// every request to it carries the same credentials, and only those.
+    pub(super) fn authorised(
+        &self,
+        mut request: reqwest::RequestBuilder,
+    ) -> reqwest::RequestBuilder {
+        if let Some(key) = &self.api_key {
+            request = request.bearer_auth(key.expose());
+        }
+        for (name, value) in &self.headers {
+            request = request.header(name, value.expose());
+        }
+        request
+    }
 }
 
 /// Runs one episode: POSTs `body` (a serialised chat request) and reports on
@@ -106,18 +121,14 @@ pub async fn run(
 
 async fn open(endpoint: &Endpoint, body: &[u8]) -> Result<reqwest::Response, TransportError> {
     let ctx = &endpoint.context;
-    let mut request = endpoint
-        .client
-        .post(endpoint.url())
-        .header(CONTENT_TYPE, "application/json")
-        .header(ACCEPT, "text/event-stream")
-        .body(body.to_vec());
-    if let Some(key) = &endpoint.api_key {
-        request = request.bearer_auth(key.expose());
-    }
-    for (name, value) in &endpoint.headers {
-        request = request.header(name, value.expose());
-    }
+    let request = endpoint.authorised(
+        endpoint
+            .client
+            .post(endpoint.url())
+            .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, "text/event-stream")
+            .body(body.to_vec()),
+    );
     let response = match tokio::time::timeout(ctx.request_timeout, request.send()).await {
         Err(_) => {
             return Err(TransportError::ConnectTimeout {
@@ -145,7 +156,12 @@ async fn open(endpoint: &Endpoint, body: &[u8]) -> Result<reqwest::Response, Tra
                 .get(RETRY_AFTER)
                 .and_then(|v| v.to_str().ok()),
         );
-        let body = read_bounded(response, ctx.request_timeout).await;
+        let body = read_bounded(
+            response,
+            ctx.request_timeout,
+            classify::ERROR_BODY_MAX_BYTES,
+        )
+        .await;
         return Err(classify::status_error(
             status.as_u16(),
             retry_after,
@@ -160,7 +176,12 @@ async fn open(endpoint: &Endpoint, body: &[u8]) -> Result<reqwest::Response, Tra
         .unwrap_or("no content type")
         .to_string();
     if !content_type.contains("text/event-stream") {
-        let body = read_bounded(response, ctx.request_timeout).await;
+        let body = read_bounded(
+            response,
+            ctx.request_timeout,
+            classify::ERROR_BODY_MAX_BYTES,
+        )
+        .await;
         return Err(TransportError::NotEventStream {
             content_type,
             excerpt: classify::body_message(&body),
@@ -171,14 +192,19 @@ async fn open(endpoint: &Endpoint, body: &[u8]) -> Result<reqwest::Response, Tra
 
 /// Reads at most [`classify::ERROR_BODY_MAX_BYTES`] of an error body, giving
 /// up quietly after `limit`: the status alone already says what happened.
-async fn read_bounded(response: reqwest::Response, limit: Duration) -> Vec<u8> {
+/// Reads at most `max` bytes of a body within `limit`; what arrived by then.
+pub(super) async fn read_bounded(
+    response: reqwest::Response,
+    limit: Duration,
+    max: usize,
+) -> Vec<u8> {
     let mut body = Vec::new();
     let mut chunks = response.bytes_stream();
     let collect = async {
         while let Some(Ok(chunk)) = chunks.next().await {
-            let room = classify::ERROR_BODY_MAX_BYTES - body.len();
+            let room = max - body.len();
             body.extend_from_slice(&chunk[..chunk.len().min(room)]);
-            if body.len() >= classify::ERROR_BODY_MAX_BYTES {
+            if body.len() >= max {
                 break;
             }
         }

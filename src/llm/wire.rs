@@ -188,6 +188,12 @@ pub struct WireUsage {
 pub struct WireError {
     /// The provider's message.
     pub message: String,
+    /// The error's kind as llama.cpp names it (`exceed_context_size_error`).
+    #[serde(rename = "type")]
+    pub kind: serde_json::Value,
+    /// The error's code: a word for OpenAI (`context_length_exceeded`), a
+    /// number for others.
+    pub code: serde_json::Value,
 }
 
 /// A JSON error body: `{"error": {...}}` or `{"error": "..."}`.

@@ -18,7 +18,8 @@ fn input_width(columns: u16) -> u16 {
     columns.saturating_sub(2).max(1)
 }
 
-/// Facts about the session shown in the header; fixed at start-up.
+/// Facts about the session shown in the header; known at start-up, some
+/// corrected when the agent learns better (ADR 0020).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionInfo {
     /// Model name.
@@ -181,6 +182,17 @@ impl State {
             agent_gone: false,
             confirm: None,
             input: Editor::new().layout(input_width(size.0), INPUT_MAX_ROWS, 0),
+        }
+    }
+
+    /// Takes in what the agent learned about the model after start-up: the
+    /// header shows it from the next frame on.
+    pub fn learn_session_facts(&mut self, model: Option<String>, context_window: Option<u64>) {
+        if let Some(model) = model {
+            self.session.model = clean(model);
+        }
+        if let Some(window) = context_window.filter(|w| *w > 0) {
+            self.session.context_window = window;
         }
     }
 

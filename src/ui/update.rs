@@ -163,6 +163,10 @@ fn on_agent(state: &mut State, event: AgentEvent) {
         AgentEvent::ReasoningDelta(text) => state.transcript.append_reasoning(&text),
         AgentEvent::AssistantEnd(end) => state.transcript.end_reply(end),
         AgentEvent::Usage(usage) => state.usage = Some(usage),
+        AgentEvent::SessionFacts {
+            model,
+            context_window,
+        } => state.learn_session_facts(model, context_window),
         AgentEvent::ToolCall { id, name, summary } => {
             state.transcript.push(
                 EntryKind::Tool {

@@ -275,3 +275,34 @@ fn durations_outside_their_bounds_are_config_errors_and_the_default_stands() {
     assert_eq!(c.idle_timeout, Duration::from_secs(1));
     assert_eq!(c.exec_timeout, Duration::from_secs(86_400));
 }
+
+#[test]
+fn the_server_is_asked_only_what_was_not_configured() {
+    use dashfloat::llm::discover::Questions;
+    let ask = |window, models| Questions { window, models };
+    // The local default: its model name is fixed, its window may be asked.
+    let (c, _) = resolve(&Cli::default(), &[], None);
+    assert!(!c.model_configured && !c.context_window_configured);
+    assert_eq!(c.questions(), ask(true, false));
+    // A provider without a model or window: both are asked.
+    let cli = Cli::parse_from(["dashfloat", "--base-url", "http://gpu:8000/v1"]);
+    let (c, _) = resolve(&cli, &[], None);
+    assert_eq!(c.questions(), ask(true, true));
+    // The file's model and window count as configured...
+    let file = "model = \"file-model\"\ncontext_window = 4096\n";
+    let (c, _) = resolve(&cli, &[], Some(file));
+    assert!(c.model_configured && c.context_window_configured);
+    assert_eq!((c.model.as_str(), c.context_window), ("file-model", 4096));
+    assert_eq!(c.questions(), ask(false, false));
+    // ...and so do the flags (or their variables), which win over the file.
+    let cli = Cli::parse_from([
+        "dashfloat",
+        "--base-url",
+        "http://gpu:8000/v1",
+        "--context-window",
+        "2048",
+    ]);
+    let (c, _) = resolve(&cli, &[], Some("context_window = 4096\n"));
+    assert_eq!(c.context_window, 2048);
+    assert_eq!(c.questions(), ask(false, true));
+}

@@ -3,6 +3,7 @@
 //! conversation valid and the session usable.
 
 use dashfloat::agent::{self, ApprovalPolicy};
+use dashfloat::llm::discover::Questions;
 use dashfloat::llm::stream::EndpointError;
 use dashfloat::protocol::{AgentEvent, Phase, ReplyEnd, Severity, UiCommand, Usage};
 use serde_json::{Value, json};
@@ -215,6 +216,104 @@ async fn an_http_error_is_a_chat_entry_and_the_session_stays_usable() {
         roles(second)[1..],
         pairs(&[("user", "first"), ("user", "second")])[..]
     );
+}
+
+#[tokio::test]
+async fn a_context_exceeded_error_corrects_the_window_once_and_is_not_retried() {
+    let server = ScriptedServer::start(vec![Reply::status(
+        400,
+        "application/json",
+        r#"{"error":{"code":400,"message":"request (8885 tokens) exceeds the available context size (8192 tokens), try increasing it","type":"exceed_context_size_error"}}"#,
+    )])
+    .await;
+    let mut h = start(&server.base_url());
+    h.prompt("read everything").await;
+    let events = h.turn().await;
+    let facts: Vec<_> = events
+        .iter()
+        .filter(|e| matches!(e, AgentEvent::SessionFacts { .. }))
+        .collect();
+    assert_eq!(
+        facts,
+        [&AgentEvent::SessionFacts {
+            model: None,
+            context_window: Some(8192)
+        }]
+    );
+    let errors = system_texts(&events);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].contains("restart dashfloat"), "{errors:?}");
+    assert_eq!(server.requests().len(), 1);
+}
+
+/// Starts an agent that asks the server `questions` before the first
+/// prompt, and waits for the prompt's turn.
+async fn discovering_turn(server: &ScriptedServer, questions: Questions) -> Vec<AgentEvent> {
+    let dir = tempfile::tempdir().unwrap();
+    let mut setup = setup(&server.base_url(), dir.path(), ApprovalPolicy::Ask);
+    setup.questions = questions;
+    let mut h = support::agent::start_with(setup);
+    h.prompt("hi").await;
+    h.turn().await
+}
+
+#[tokio::test]
+async fn the_one_model_served_is_used_and_shown_with_its_window() {
+    let server = ScriptedServer::start(vec![
+        Reply::status(404, "text/plain", "Not Found"),
+        Reply::status(
+            200,
+            "application/json",
+            r#"{"object":"list","data":[{"id":"served-model","max_model_len":16384}]}"#,
+        ),
+        Reply::text(&["hello"]),
+    ])
+    .await;
+    let ask_both = Questions {
+        window: true,
+        models: true,
+    };
+    let events = discovering_turn(&server, ask_both).await;
+    assert_eq!(
+        events[0],
+        AgentEvent::SessionFacts {
+            model: Some("served-model".into()),
+            context_window: Some(16_384)
+        }
+    );
+    assert_eq!(text(&events), "hello");
+    let chat = &server.requests()[2];
+    assert_eq!(chat.body["model"], "served-model");
+}
+
+#[tokio::test]
+async fn several_models_served_are_listed_with_how_to_choose() {
+    let server = ScriptedServer::start(vec![
+        Reply::status(
+            200,
+            "application/json",
+            r#"{"data":[{"id":"alpha"},{"id":"beta"}]}"#,
+        ),
+        Reply::text(&["hello"]),
+    ])
+    .await;
+    let ask_models = Questions {
+        window: false,
+        models: true,
+    };
+    let events = discovering_turn(&server, ask_models).await;
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::SessionFacts { .. })),
+        "nothing learned: {events:?}"
+    );
+    let notes = system_texts(&events);
+    assert!(
+        notes[0].contains("alpha, beta") && notes[0].contains("--model NAME"),
+        "{notes:?}"
+    );
+    assert_eq!(server.requests()[1].body["model"], "test-model");
 }
 
 #[tokio::test]

@@ -25,7 +25,14 @@ fn spawn_private(
     env: &[(&str, &str)],
 ) -> PtySession {
     let home = home.to_str().unwrap();
-    let mut vars = vec![("HOME", home), ("XDG_CONFIG_HOME", home), ("NO_COLOR", "")];
+    // A configured window: the scripted servers answer chat requests only,
+    // so dashfloat must not ask them for theirs (ADR 0020).
+    let mut vars = vec![
+        ("HOME", home),
+        ("XDG_CONFIG_HOME", home),
+        ("NO_COLOR", ""),
+        ("DASHFLOAT_CONTEXT_WINDOW", "128000"),
+    ];
     vars.extend_from_slice(env);
     PtySession::spawn(program, args, &vars, cwd, 100, 30)
 }

@@ -6,6 +6,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod discover;
 mod guarded;
 mod secrets;
 mod stream;

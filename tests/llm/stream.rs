@@ -224,16 +224,76 @@ async fn bad_request_shows_the_providers_message() {
     let server = ScriptedServer::start(vec![Reply::status(
         400,
         "application/json",
-        r#"{"error":{"code":400,"message":"the request exceeds the available context size","type":"exceed_context_size_error"}}"#,
+        r#"{"error":{"code":400,"message":"temperature must be at most 2","type":"invalid_request_error"}}"#,
     )])
     .await;
     let err = failure(&run(endpoint(&server.base_url())).await);
     assert_eq!(
         err,
         TransportError::BadRequest {
-            message: "the request exceeds the available context size".into()
+            message: "temperature must be at most 2".into()
         }
     );
+}
+
+/// Each provider's context-exceeded 400, as its server sends it, and the
+/// window the message states, if it states one.
+const CONTEXT_EXCEEDED_BODIES: [(&str, &str, Option<u64>); 6] = [
+    (
+        "llama.cpp",
+        r#"{"error":{"code":400,"message":"request (8885 tokens) exceeds the available context size (8192 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":8885,"n_ctx":8192}}"#,
+        Some(8192),
+    ),
+    (
+        "llama.cpp, older words",
+        r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error"}}"#,
+        None,
+    ),
+    (
+        "OpenAI",
+        r#"{"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 130512 tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#,
+        Some(128_000),
+    ),
+    (
+        "OpenAI, code only",
+        r#"{"error":{"message":"Your input is too long for this model.","type":"invalid_request_error","code":"context_length_exceeded"}}"#,
+        None,
+    ),
+    (
+        "vLLM",
+        r#"{"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4000 in the messages, 1000 in the completion). Please reduce the length of the messages or completion.","type":"BadRequestError","param":null,"code":400}"#,
+        Some(4096),
+    ),
+    (
+        "OpenRouter",
+        r#"{"error":{"message":"This endpoint's maximum context length is 32768 tokens. However, you requested about 40000 tokens.","code":400,"metadata":{"provider_name":"X"}}}"#,
+        Some(32768),
+    ),
+];
+
+#[tokio::test]
+async fn each_providers_context_exceeded_400_is_typed_with_the_window_it_states() {
+    for (provider, body, window) in CONTEXT_EXCEEDED_BODIES {
+        let server =
+            ScriptedServer::start(vec![Reply::status(400, "application/json", body)]).await;
+        let err = failure(&run(endpoint(&server.base_url())).await);
+        let TransportError::ContextExceeded {
+            window: learned, ..
+        } = &err
+        else {
+            panic!("{provider}: {err:?}")
+        };
+        assert_eq!(*learned, window, "{provider}");
+        let shown = err.to_string();
+        assert!(shown.contains("restart dashfloat"), "{provider}: {shown}");
+        if let Some(tokens) = window {
+            assert!(
+                shown.contains(&format!("{tokens} tokens")),
+                "{provider}: {shown}"
+            );
+        }
+        assert_eq!(server.requests().len(), 1, "{provider}: no retry");
+    }
 }
 
 #[tokio::test]

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use dashfloat::agent::{self, AgentSetup, ApprovalPolicy};
 use dashfloat::llm::classify::RequestContext;
+use dashfloat::llm::discover::Questions;
 use dashfloat::llm::stream::Endpoint;
 use dashfloat::protocol::{AgentEvent, CallId, Decision, UiCommand};
 use dashfloat::tools::ToolContext;
@@ -57,6 +58,8 @@ pub fn setup(base_url: &str, root: &Path, approval: ApprovalPolicy) -> AgentSetu
         max_steps: agent::DEFAULT_MAX_STEPS,
         temperature: None,
         log: dashfloat::log::Log::off(),
+        // Scripts answer chat requests only, unless a test asks the server.
+        questions: Questions::default(),
     }
 }
 

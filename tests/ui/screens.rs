@@ -159,6 +159,27 @@ fn finished_reply_with_usage() {
 }
 
 #[test]
+fn the_status_bar_shows_the_discovered_model_and_window() {
+    let mut s = state(80, 6);
+    agent(
+        &mut s,
+        AgentEvent::SessionFacts {
+            model: Some("Qwen/Qwen2.5-7B-Instruct".into()),
+            context_window: Some(32_768),
+        },
+    );
+    agent(
+        &mut s,
+        AgentEvent::Usage(Usage {
+            prompt_tokens: 1200,
+            completion_tokens: 300,
+            total_tokens: 1500,
+        }),
+    );
+    insta::assert_snapshot!(draw(&mut s));
+}
+
+#[test]
 fn long_transcript_scrolled_up() {
     let mut s = state(80, 24);
     for i in 0..40 {

@@ -483,3 +483,35 @@ fn a_resize_shows_a_partly_read_preview_from_its_top_but_keeps_a_read_one_approv
     s.prepare();
     assert!(approves(&press(&mut s, KeyCode::Char('y'))));
 }
+
+#[test]
+fn session_facts_correct_the_model_and_window_the_header_shows() {
+    let mut s = state();
+    agent(
+        &mut s,
+        AgentEvent::SessionFacts {
+            model: Some("llama-3.1-8b\u{1b}[31m".into()),
+            context_window: Some(32_768),
+        },
+    );
+    assert_eq!(s.session.model, "llama-3.1-8b[31m");
+    assert_eq!(s.session.context_window, 32_768);
+    // A window learned alone leaves the model as it is; a zero window is
+    // no window and changes nothing.
+    agent(
+        &mut s,
+        AgentEvent::SessionFacts {
+            model: None,
+            context_window: Some(4096),
+        },
+    );
+    agent(
+        &mut s,
+        AgentEvent::SessionFacts {
+            model: None,
+            context_window: Some(0),
+        },
+    );
+    assert_eq!(s.session.model, "llama-3.1-8b[31m");
+    assert_eq!(s.session.context_window, 4096);
+}
