@@ -297,17 +297,20 @@ impl Config {
         };
 
         let configured_url = cli.base_url.clone().or(file.base_url);
-        let provider_configured = configured_url.is_some();
-        let base_url = match configured_url {
+        // Only a URL that is used counts as configured: one refused here
+        // falls back to the local default, which must get no key either.
+        let accepted_url = match configured_url {
             Some(url) if url.starts_with("http://") || url.starts_with("https://") => {
-                url.trim_end_matches('/').to_string()
+                Some(url.trim_end_matches('/').to_string())
             }
             Some(url) => {
                 problems.push(ConfigError::BaseUrl(redact_userinfo(&url).into_owned()));
-                LOCAL_BASE_URL.to_string()
+                None
             }
-            None => LOCAL_BASE_URL.to_string(),
+            None => None,
         };
+        let provider_configured = accepted_url.is_some();
+        let base_url = accepted_url.unwrap_or_else(|| LOCAL_BASE_URL.to_string());
         let configured_model = cli.model.clone().or(file.model);
         let model_configured = configured_model.is_some();
         let model = configured_model.unwrap_or_else(|| LOCAL_MODEL.to_string());

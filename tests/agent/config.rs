@@ -113,9 +113,15 @@ fn a_header_without_a_colon_is_reported() {
 #[test]
 fn a_non_http_base_url_falls_back_to_local() {
     let cli = Cli::parse_from(["dashfloat", "--base-url", "ftp://x"]);
-    let (c, problems) = resolve(&cli, &[], None);
+    let (c, problems) = resolve(&cli, &[("OPENAI_API_KEY", "sk-for-the-provider")], None);
     assert_eq!(c.base_url, LOCAL_BASE_URL);
     assert_eq!(problems, vec![ConfigError::BaseUrl("ftp://x".into())]);
+    // The URL was refused, so the local default stands, and it gets no key.
+    assert!(!c.provider_configured);
+    assert!(
+        c.api_key.is_none(),
+        "the key would go to whatever listens on 8088"
+    );
 }
 
 #[test]
