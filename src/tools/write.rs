@@ -140,8 +140,10 @@ impl Tool for WriteFile {
                 let mut lines = heading(format!("replace {target}"), root, &real);
                 lines.push(line(
                     PreviewKind::Marker,
-                    "(the current file is too large to diff; it is replaced whole)",
+                    "(the current file is too large to diff; it is replaced whole by:)",
                 ));
+                // What lands is shown whole, as for a new file.
+                lines.extend(content.lines().map(|l| line(PreviewKind::Added, l)));
                 (guard, lines)
             }
         };

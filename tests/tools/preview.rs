@@ -116,6 +116,28 @@ fn a_long_command_is_previewed_whole() {
     assert!(p.lines.iter().all(|l| l.kind != PreviewKind::Marker));
 }
 
+/// Replacing a file too large to diff still shows every line that lands:
+/// `y` must never write content nobody saw.
+#[test]
+fn replacing_a_file_too_large_to_diff_shows_the_new_content_whole() {
+    let (dir, ctx) = ctx();
+    let big = std::fs::File::create(dir.path().join("big.log")).unwrap();
+    big.set_len(dashfloat::tools::EDIT_MAX_FILE_BYTES + 1)
+        .unwrap();
+    let p = preview(
+        &call(
+            "write_file",
+            json!({"path": "big.log", "content": "first\nsecond\necho EVIL\n"}),
+        ),
+        &ctx,
+    )
+    .unwrap();
+    assert_eq!(
+        kinds(&p.lines, PreviewKind::Added),
+        vec!["first", "second", "echo EVIL"]
+    );
+}
+
 #[test]
 fn new_content_is_previewed_whole() {
     let (_dir, ctx) = ctx();
