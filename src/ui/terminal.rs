@@ -22,6 +22,8 @@ use crossterm::{cursor, execute};
 use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
 
+use crate::safe_text::strip_controls;
+
 /// Panic reports kept while the UI holds the screen (later ones are
 /// counted, not kept). ADR 0002.
 pub const PANICS_KEPT: usize = 8;
@@ -62,7 +64,7 @@ impl Drop for ScreenClaim {
         let (reports, more) = take_kept_panics();
         let mut err = io::stderr();
         for report in reports {
-            let _ = writeln!(err, "dashfloat: {report}");
+            let _ = writeln!(err, "dashfloat: {}", strip_controls(&report));
         }
         if more > 0 {
             let _ = writeln!(err, "dashfloat: and {more} more panics");
@@ -133,11 +135,11 @@ pub fn restore() {
 
 /// Installs the hook that decides what a panic does to the screen: on the
 /// UI's thread, or with no UI holding the screen, the process is going
-/// down, so the terminal is restored first and the previous hook prints;
-/// on any other thread the report is kept, to be printed after the UI
-/// restores the terminal, and nothing touches the screen.
+/// down, so the terminal is restored first and the report printed; on any
+/// other thread the report is kept, to be printed after the UI restores
+/// the terminal, and nothing touches the screen. A report can carry model
+/// or server bytes, so it is printed without control characters (ADR 0002).
 pub fn install_panic_hook() {
-    let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         if SCREEN_HELD.load(Ordering::SeqCst) && !UI_THREAD.with(Cell::get) {
             let thread = std::thread::current();
@@ -151,7 +153,14 @@ pub fn install_panic_hook() {
             return;
         }
         restore();
-        previous(info);
+        let thread = std::thread::current();
+        let _ = writeln!(
+            io::stderr(),
+            "thread '{}' {}\n{}",
+            thread.name().unwrap_or("<unnamed>"),
+            strip_controls(&info.to_string()),
+            strip_controls(&std::backtrace::Backtrace::capture().to_string())
+        );
     }));
 }
 
