@@ -62,7 +62,7 @@ fn draw_header(state: &State, frame: &mut Frame, area: Rect) {
             "ctx {}/{} ({}%)",
             tokens(used),
             tokens(s.context_window),
-            used * 100 / s.context_window
+            used.saturating_mul(100) / s.context_window
         )
     } else {
         format!("ctx –/{}", tokens(s.context_window))

@@ -158,6 +158,23 @@ fn finished_reply_with_usage() {
     insta::assert_snapshot!(draw(&mut s));
 }
 
+/// Usage is the server's number: one near `u64::MAX` once overflowed the
+/// percentage and panicked the UI thread.
+#[test]
+fn a_server_reported_usage_near_the_limit_is_drawn_not_a_panic() {
+    let mut s = state(80, 6);
+    agent(
+        &mut s,
+        AgentEvent::Usage(Usage {
+            prompt_tokens: u64::MAX,
+            completion_tokens: 0,
+            total_tokens: u64::MAX,
+        }),
+    );
+    let screen = draw(&mut s);
+    assert!(screen.contains("ctx "), "{screen}");
+}
+
 #[test]
 fn the_status_bar_shows_the_discovered_model_and_window() {
     let mut s = state(80, 6);
