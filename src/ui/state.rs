@@ -127,9 +127,10 @@ pub struct Hint(pub String);
 /// The UI's whole state.
 #[derive(Debug)]
 pub struct State {
-    /// Header facts.
+    /// The facts the status bar shows: model, host, directory, window.
     pub session: SessionInfo,
-    /// Colours.
+    /// The styles every part of the screen is drawn with (plain under
+    /// `NO_COLOR`).
     pub theme: Theme,
     /// What the agent is doing.
     pub phase: Phase,
@@ -137,7 +138,7 @@ pub struct State {
     pub spinner: usize,
     /// The last usage frame.
     pub usage: Option<Usage>,
-    /// The log.
+    /// Every entry shown in the log, with its scroll position.
     pub transcript: Transcript,
     /// The prompt being typed.
     pub editor: Editor,
@@ -153,6 +154,10 @@ pub struct State {
     pub agent_gone: bool,
     /// The confirmation waiting for y / Esc, if any.
     pub confirm: Option<PendingConfirm>,
+    /// The confirmation last answered, until its answer is known to have
+    /// reached the agent: an answer that could not be delivered puts it
+    /// back, or the turn would wait for an answer forever.
+    pub answered: Option<PendingConfirm>,
     /// The input box as laid out for the next frame by [`State::prepare`].
     input: EditorLayout,
 }
@@ -181,6 +186,7 @@ impl State {
             quit_armed: false,
             agent_gone: false,
             confirm: None,
+            answered: None,
             input: Editor::new().layout(input_width(size.0), INPUT_MAX_ROWS, 0),
         }
     }

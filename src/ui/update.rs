@@ -54,7 +54,7 @@ pub enum Effect {
     Copy(String),
     /// Clear and redraw the whole screen.
     Redraw,
-    /// Leave.
+    /// End the UI loop: the terminal is restored and the transcript printed.
     Quit,
 }
 
@@ -136,11 +136,19 @@ pub fn update(state: &mut State, msg: Msg) -> Outcome {
 }
 
 /// Tells the person a command went nowhere. An undelivered prompt goes
-/// back into the input, and no turn runs.
+/// back into the input, and no turn runs; an undelivered answer to a
+/// confirmation puts the confirmation back, to be answered again.
 fn undelivered(state: &mut State, command: UiCommand, why: SendFailure) {
-    if let UiCommand::Prompt { text } = command {
-        state.editor.set(&text);
-        state.phase = Phase::Idle;
+    match command {
+        UiCommand::Prompt { text } => {
+            state.editor.set(&text);
+            state.phase = Phase::Idle;
+        }
+        UiCommand::Decide { id, .. } if state.answered.as_ref().is_some_and(|a| a.id == id) => {
+            state.confirm = state.answered.take();
+            state.phase = Phase::Confirming;
+        }
+        _ => {}
     }
     let text = match why {
         SendFailure::Full => "the agent is not keeping up; that key was dropped — try again",
@@ -252,7 +260,7 @@ fn on_key(state: &mut State, key: KeyEvent) -> Outcome {
         };
         if let Some(decision) = decision {
             let id = pending.id.clone();
-            state.confirm = None;
+            state.answered = state.confirm.take();
             state.phase = Phase::Executing;
             return Outcome::with(vec![Effect::Send(UiCommand::Decide { id, decision })]);
         }

@@ -84,6 +84,25 @@ fn an_undelivered_cancel_is_reported_and_leaves_the_rest_alone() {
     assert_eq!(last.text, "the agent has stopped; restart dashfloat");
 }
 
+/// An answer to a confirmation that never reached the agent puts the
+/// confirmation back (read as far as it was): otherwise the turn would wait
+/// for that call's answer forever with nothing left to press.
+#[test]
+fn an_undelivered_answer_puts_the_confirmation_back() {
+    let mut s = state();
+    confirm_command(&mut s, 3);
+    s.prepare();
+    let effects = press(&mut s, KeyCode::Char('y'));
+    let [Effect::Send(decide)] = effects.as_slice() else {
+        panic!("expected one send: {effects:?}");
+    };
+    assert!(s.confirm.is_none());
+    update(&mut s, Msg::Undelivered(decide.clone(), SendFailure::Full));
+    assert_eq!(s.phase, Phase::Confirming);
+    assert_eq!(s.confirm.as_ref().map(|c| c.id.as_str()), Some("x"));
+    assert!(approves(&press(&mut s, KeyCode::Char('y'))));
+}
+
 #[test]
 fn enter_on_blank_input_sends_nothing() {
     let mut s = state();
