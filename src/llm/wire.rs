@@ -174,11 +174,11 @@ where
 #[derive(Debug, Clone, Copy, Default, Deserialize)]
 #[serde(default)]
 pub struct WireUsage {
-    /// Request tokens.
+    /// Tokens the request cost: the whole conversation sent.
     pub prompt_tokens: u64,
-    /// Reply tokens.
+    /// Tokens the reply cost.
     pub completion_tokens: u64,
-    /// Sum.
+    /// What the status bar shows as context used.
     pub total_tokens: u64,
 }
 

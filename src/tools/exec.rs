@@ -91,6 +91,9 @@ enum End {
     Cancelled,
 }
 
+/// Runs `command` under `/bin/sh -c` in `cwd` (opened beneath the root),
+/// with the output captured and everything it started killed however the
+/// call ends.
 pub(crate) async fn execute_command(
     command: &str,
     cwd: &str,

@@ -19,9 +19,13 @@ use super::{ToolContext, path_policy, resolve};
 /// One tool as validation sees it: what the model is shown, and the typed
 /// parse of arguments the schema accepted.
 pub(crate) struct ToolSpec {
+    /// The name the model calls the tool by.
     pub(crate) name: &'static str,
+    /// What the model reads about the tool.
     pub(crate) description: String,
+    /// The JSON Schema validation enforces and the model is shown.
     pub(crate) parameters: Value,
+    /// The typed parse, run once the schema accepted the arguments.
     pub(crate) parse: fn(Value) -> Result<ToolCall, ToolFailure>,
 }
 

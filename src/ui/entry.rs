@@ -92,7 +92,8 @@ pub(super) fn clean_status(status: ToolStatus) -> ToolStatus {
 /// One entry of the log with its lines wrapped for the current width.
 #[derive(Debug, Clone)]
 pub struct Entry {
-    /// Its kind.
+    /// Who or what it came from, which decides how it is styled and
+    /// whether its text is rendered as markdown.
     pub kind: EntryKind,
     /// Its text: markdown for replies, plain otherwise.
     pub text: String,
