@@ -2,15 +2,17 @@
 //! opened relative to a descriptor of the working directory with
 //! `openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)`, so a link swapped in
 //! after the check, or a bug in the policy, makes the kernel refuse instead
-//! of following it out. Where the kernel has no `openat2` (Linux < 5.6,
-//! `ENOSYS`), the checked path is opened as it is and the next tool result
-//! says so, once. `docs/decisions/0010-path-policy.md`.
+//! of following it out. Where `openat2` is unavailable (Linux < 5.6
+//! answers `ENOSYS`; an older container seccomp profile answers `EPERM`),
+//! the checked path is opened as it is and the next tool result says so,
+//! once. `docs/decisions/0010-path-policy.md`.
 
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Component, Path};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 use nix::errno::Errno;
@@ -26,8 +28,23 @@ const NOTICE_DUE: u8 = 1;
 const NOTICE_SHOWN: u8 = 2;
 static NOTICE: AtomicU8 = AtomicU8::new(NOTICE_NONE);
 
-/// What the tool result says once when the kernel lacks `openat2`.
-const FALLBACK_NOTICE: &str = "this kernel has no openat2 (Linux < 5.6): paths are confined by the path check alone, without the kernel's second check";
+/// What the tool result says once when `openat2` is unavailable.
+const FALLBACK_NOTICE: &str = "openat2 is unavailable here (Linux < 5.6, or blocked by a seccomp filter): paths are confined by the path check alone, without the kernel's second check";
+
+/// Whether `openat2` can be called at all, asked once: a seccomp filter
+/// may refuse the system call with `EPERM`, which a real open never gives
+/// for a plain `O_PATH` of a directory we already hold.
+static OPENAT2: OnceLock<bool> = OnceLock::new();
+
+fn openat2_available(dir: impl AsFd) -> bool {
+    *OPENAT2.get_or_init(|| {
+        let probe = OpenHow::new().flags(OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC);
+        !matches!(
+            nix::fcntl::openat2(dir.as_fd(), ".", probe),
+            Err(Errno::ENOSYS | Errno::EPERM)
+        )
+    })
+}
 
 /// The working directory, held open: what every approved path is opened
 /// beneath.
@@ -132,13 +149,16 @@ pub(crate) fn take_notice() -> Option<&'static str> {
 }
 
 /// `openat2` beneath `dir`; the plain `openat` of the checked path where
-/// the kernel has no `openat2`.
+/// `openat2` is unavailable.
 fn open_at(dir: impl AsFd, rel: &Path, flags: OFlag, mode: Mode) -> io::Result<OwnedFd> {
     let rel = if rel.as_os_str().is_empty() {
         Path::new(".")
     } else {
         rel
     };
+    if !openat2_available(dir.as_fd()) {
+        return open_checked(dir, rel, flags, mode);
+    }
     let how = OpenHow::new()
         .flags(flags | OFlag::O_CLOEXEC)
         .mode(mode)
