@@ -87,7 +87,6 @@ async fn text_reply_streams_one_frame_per_chunk_with_delays() {
     // Delays can only stretch time: 6 gaps happened server-side after the
     // request was sent.
     assert!(elapsed >= delay * 6, "delays honoured: {elapsed:?}");
-    assert!(elapsed < SLOW);
 
     let data = sse_data(&got.concat());
     assert_eq!(data.last().unwrap(), "[DONE]");
@@ -845,6 +844,8 @@ fn pty_ctrl_c_and_wait_exit_timeout() {
         pty.wait_exit(Duration::from_millis(300)).is_none(),
         "killed on timeout"
     );
+    // Behaviour, not speed: the wait gave up at its timeout and killed the
+    // child instead of waiting the 30 s for it to end.
     assert!(started.elapsed() < SLOW);
     assert!(!pty.is_running());
     let err = pty

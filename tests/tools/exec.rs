@@ -29,29 +29,12 @@ async fn sh(dir: &tempfile::TempDir, command: &str, timeout: Duration) -> Value 
     json_of(execute(&call, &ctx(dir, timeout), CancellationToken::new()).await)
 }
 
-/// Whether a pid is still a live process (a zombie waiting for a reaper
-/// that this container's init may never be counts as gone: it runs nothing).
-fn alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => {
-            let state = stat
-                .rsplit(')')
-                .next()
-                .unwrap()
-                .split_whitespace()
-                .next()
-                .unwrap();
-            state != "Z" && state != "X"
-        }
-        Err(_) => false,
-    }
-}
-
-/// Waits briefly for SIGKILL to take effect (it is asynchronous).
+/// Waits for SIGKILL to take effect (it is asynchronous), with the
+/// suite's generous deadline.
 fn gone(pid: i32) -> bool {
     let start = Instant::now();
-    while start.elapsed() < Duration::from_secs(2) {
-        if !alive(pid) {
+    while start.elapsed() < support::WAIT {
+        if !support::process_alive(pid) {
             return true;
         }
         std::thread::sleep(Duration::from_millis(20));
@@ -241,14 +224,14 @@ fn the_provider_key_and_the_configured_key_variable_never_reach_the_child() {
 #[tokio::test]
 async fn a_timeout_returns_the_partial_output_and_kills_the_loop() {
     let dir = tempfile::tempdir().unwrap();
-    let start = Instant::now();
+    // The loop never ends by itself: the result coming back at all, coded
+    // `timeout`, is the proof it was killed.
     let v = sh(
         &dir,
         "echo started; echo PID $$; while :; do :; done",
         Duration::from_millis(500),
     )
     .await;
-    assert!(start.elapsed() < Duration::from_secs(5));
     assert_eq!(v["ok"], false);
     assert_eq!(v["code"], "timeout");
     assert_eq!(v["error"], "timed out after 0.5s");
@@ -295,7 +278,8 @@ async fn everything_is_gone_after_cancellation() {
     });
     let start = Instant::now();
     let v = json_of(execute(&call, &ctx, cancel).await);
-    assert!(start.elapsed() < Duration::from_secs(5));
+    // Behaviour, not speed: cancelled, not left to the 60 s time limit.
+    assert!(start.elapsed() < Duration::from_secs(30));
     assert_eq!(v["cancelled"], true);
     assert_eq!(v["code"], "cancelled");
     let pids = pids_in(v["output"].as_str().unwrap());
@@ -465,7 +449,8 @@ fn running(argv: &[&str]) -> Vec<i32> {
         .unwrap()
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
         .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == wanted) && alive(*pid)
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == wanted)
+                && support::process_alive(*pid)
         })
         .collect()
 }
