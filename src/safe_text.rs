@@ -5,9 +5,9 @@
 //! retitles it, `ESC ]52;…` writes the clipboard, `ESC [6n` makes it type
 //! an answer into our input, a bare `CR` lets the rest of a line overwrite
 //! its start. So everything printed outside ratatui passes through
-//! [`strip_controls`], and the UI strips what it stores for drawing too,
-//! because its wrapper must measure a line exactly as wide as it will be
-//! drawn. This module imports nothing of the crate: every other module may
+//! [`strip_controls`], and the UI strips what it stores too, because the
+//! transcript printed on exit and the clipboard copy are made from it. This
+//! module imports nothing of the crate: every other module may
 //! use it without crossing a wall (ADR 0001).
 
 use std::borrow::Cow;

@@ -3,6 +3,7 @@
 //! log, and custom headers never follow a redirect to another origin.
 
 use dashfloat::agent::ApprovalPolicy;
+use dashfloat::llm::REDIRECT_MAX;
 use dashfloat::llm::stream::Endpoint;
 use dashfloat::protocol::TransportError;
 
@@ -86,6 +87,34 @@ async fn a_redirect_within_the_origin_is_followed_with_the_headers() {
     let requests = server.requests();
     assert_eq!(requests[1].path, "/v2/chat/completions");
     assert_eq!(requests[1].header("x-api-key"), Some(HEADER_VALUE));
+}
+
+/// Same-origin redirects are followed up to `REDIRECT_MAX` and no further:
+/// a server bouncing the request around is an error, not a loop.
+#[tokio::test]
+async fn same_origin_redirects_stop_after_their_bound() {
+    for (redirects, followed) in [(REDIRECT_MAX, true), (REDIRECT_MAX + 1, false)] {
+        let server = ScriptedServer::start(vec![]).await;
+        for hop in 0..redirects {
+            let next = server.url(&format!("/hop{hop}/chat/completions"));
+            server.push_reply(Reply::raw(
+                307,
+                &[("Location", next.as_str()), ("Content-Length", "0")],
+                vec![],
+            ));
+        }
+        server.push_reply(Reply::text(&["arrived"]));
+        let events = run(endpoint(&server.base_url())).await;
+        if followed {
+            assert_eq!(content(&events), "arrived");
+        } else {
+            let err = failure(&events).to_string();
+            assert!(
+                err.contains(&format!("more than {REDIRECT_MAX} redirects")),
+                "{err}"
+            );
+        }
+    }
 }
 
 #[tokio::test]
