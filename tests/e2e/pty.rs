@@ -347,19 +347,26 @@ fn esc_rejects_an_edit_and_the_file_is_unchanged() {
     assert!(session.wait_exit(WAIT).expect("no exit").success());
 }
 
-#[test]
-fn esc_interrupts_a_running_command() {
+/// A dashfloat whose approved `sleep 30` is running: the server (kept
+/// alive), the session, the project and the command's shell pid.
+fn a_command_running() -> (ScriptedServer, PtySession, tempfile::TempDir, i32) {
     let server = ScriptedServer::start_blocking(vec![Reply::tool_call(
         "x1",
         "execute_command",
         &[r#"{"command": "echo $$ > pid; sleep 30"}"#],
     )]);
-    let (mut session, dir) = spawn_in_project(&server);
+    let (session, dir) = spawn_in_project(&server);
     session.send(b"wait a while\r");
     session.wait_for("Confirm (1 of 1)", WAIT).unwrap();
     session.send(b"y");
     session.wait_for("executing", WAIT).unwrap();
     let pid = support::wait_for_pid(&dir.path().join("pid"), WAIT);
+    (server, session, dir, pid)
+}
+
+#[test]
+fn esc_interrupts_a_running_command() {
+    let (_server, mut session, _dir, pid) = a_command_running();
     session.send(b"\x1b");
     session.wait_for("→ cancelled", WAIT).unwrap();
     session.wait_for("idle", WAIT).unwrap();
@@ -370,16 +377,7 @@ fn esc_interrupts_a_running_command() {
 
 #[test]
 fn ctrl_c_twice_quits_while_a_command_runs_and_kills_it() {
-    let server = ScriptedServer::start_blocking(vec![Reply::tool_call(
-        "x1",
-        "execute_command",
-        &[r#"{"command": "echo $$ > pid; sleep 30"}"#],
-    )]);
-    let (mut session, dir) = spawn_in_project(&server);
-    session.send(b"wait\r");
-    session.wait_for("Confirm (1 of 1)", WAIT).unwrap();
-    session.send(b"y");
-    let pid = support::wait_for_pid(&dir.path().join("pid"), WAIT);
+    let (_server, mut session, _dir, pid) = a_command_running();
     // The screen keeps answering while the command runs.
     session.send(b"typing meanwhile");
     session.wait_for("typing meanwhile", WAIT).unwrap();
