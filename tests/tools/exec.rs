@@ -427,13 +427,19 @@ async fn what_a_call_leaves_behind_is_reaped_not_left_as_zombies() {
     ))
     .await;
     assert_eq!(v["exit_code"], 0);
-    let deadline = Instant::now() + Duration::from_secs(5);
+    until_none("zombies left", zombie_children);
+}
+
+/// Waits, with the suite's generous deadline, until `scan` finds no
+/// process; fails naming `what` and the pids still found.
+fn until_none(what: &str, scan: impl Fn() -> Vec<i32>) {
+    let deadline = Instant::now() + support::WAIT;
     loop {
-        let zombies = zombie_children();
-        if zombies.is_empty() {
-            break;
+        let found = scan();
+        if found.is_empty() {
+            return;
         }
-        assert!(Instant::now() < deadline, "zombies left: {zombies:?}");
+        assert!(Instant::now() < deadline, "{what}: {found:?}");
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -467,15 +473,7 @@ async fn a_fork_loop_dies_with_everything_it_forked() {
     )
     .await;
     assert_eq!(v["code"], "timeout");
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let left = running(&["sleep", "313.17"]);
-        if left.is_empty() {
-            break;
-        }
-        assert!(Instant::now() < deadline, "survivors: {left:?}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    until_none("survivors", || running(&["sleep", "313.17"]));
 }
 
 #[tokio::test]
