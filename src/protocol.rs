@@ -37,9 +37,117 @@ pub enum UiCommand {
         /// Run it or not.
         decision: Decision,
     },
+    /// Compact the conversation now (`/compact [focus]`), keeping what
+    /// `focus` names in the summary. Answered by `Phase(Compacting)`, a
+    /// notice saying what was saved, and `TurnDone`. Sent only while idle.
+    Compact {
+        /// What the summary should keep in focus, as typed.
+        focus: Option<String>,
+    },
+    /// Start a new session (`/clear`); the old one stays saved. Answered by
+    /// `SessionOpened` with an empty log.
+    Clear,
+    /// List the saved sessions (`/sessions`, `/resume` without an id).
+    /// Answered by `Sessions`.
+    ListSessions {
+        /// Every directory's sessions, not only this one's.
+        all: bool,
+    },
+    /// Resume a saved session (`/resume ID`, the picker). Answered by
+    /// `SessionOpened` with its log, or an error entry.
+    Resume {
+        /// The session's id.
+        id: String,
+    },
+    /// Use another model from the next request on (`/model NAME`).
+    /// Answered by `SessionFacts`.
+    SetModel {
+        /// The model's name.
+        name: String,
+    },
+    /// Change which calls wait for the person (`/approval`). Answered by
+    /// `ApprovalChanged`.
+    SetApproval(ApprovalPolicy),
     /// The person is leaving. The agent stops its tasks and ends; the UI
     /// does not wait for an answer.
     Quit,
+}
+
+/// Which mutating calls run without asking. Read-only calls never ask.
+/// `docs/decisions/0014-approval-policy.md`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ApprovalPolicy {
+    /// Ask before every write, edit and command (the default).
+    #[default]
+    Ask,
+    /// Apply file edits and writes inside the project without asking; still
+    /// ask before every command, and before a write or edit that lands in
+    /// the repository's own files (`.git`).
+    AutoEdit,
+    /// Run everything without asking. Named so nobody picks it by accident;
+    /// the status bar warns while it is active.
+    DangerouslyApproveAll,
+}
+
+impl ApprovalPolicy {
+    /// The status bar's warning while a permissive policy is active.
+    pub fn warning(self) -> Option<&'static str> {
+        match self {
+            ApprovalPolicy::Ask => None,
+            ApprovalPolicy::AutoEdit => Some("auto-edit"),
+            ApprovalPolicy::DangerouslyApproveAll => Some("APPROVE-ALL"),
+        }
+    }
+}
+
+/// One entry of a saved session's log, as the screen redraws it on
+/// resume: what the person saw, not what the model is sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LogItem {
+    /// A prompt the person sent.
+    User(String),
+    /// A reply, with its reasoning and how it ended.
+    Assistant {
+        /// The reply's markdown.
+        text: String,
+        /// The reasoning shown dimmed above it (empty if none).
+        reasoning: String,
+        /// How it ended.
+        end: ReplyEnd,
+    },
+    /// A tool call's row, with its outcome once it had one.
+    Tool {
+        /// The call.
+        id: CallId,
+        /// The tool's name.
+        name: String,
+        /// The arguments in brief.
+        summary: String,
+        /// How it ended and the excerpt of its output.
+        outcome: Option<(ToolStatus, String)>,
+    },
+    /// A notice or an error line.
+    System {
+        /// Notice or error.
+        severity: Severity,
+        /// The text.
+        text: String,
+    },
+}
+
+/// A saved session as a list or the picker shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionSummary {
+    /// The id `--resume` and `/resume` take (sortable by time).
+    pub id: String,
+    /// The first prompt, cut short.
+    pub title: String,
+    /// The project directory it ran in.
+    pub directory: String,
+    /// When it was last saved, in seconds since the Unix epoch.
+    pub updated: u64,
+    /// The session file's size in bytes.
+    pub bytes: u64,
 }
 
 /// Identifies one tool call: the provider's id, or one the agent made up
@@ -119,6 +227,9 @@ pub enum Phase {
     Executing,
     /// A tool call waits for the person's y / Esc.
     Confirming,
+    /// The conversation is being compacted (a summary streams in); Esc
+    /// cancels and leaves it unchanged.
+    Compacting,
 }
 
 impl Phase {
@@ -217,6 +328,16 @@ pub enum AgentEvent {
         /// The sentence the person reads.
         text: String,
     },
+    /// A session was opened (`/clear`, `/resume`, `--continue`): the log is
+    /// replaced by the session's own.
+    SessionOpened {
+        /// What the log shows, oldest first (empty for a new session).
+        log: Vec<LogItem>,
+    },
+    /// The saved sessions, newest first: the answer to `ListSessions`.
+    Sessions(Vec<SessionSummary>),
+    /// The approval policy now in force.
+    ApprovalChanged(ApprovalPolicy),
     /// The turn is over; the agent is idle and takes the next prompt.
     TurnDone,
 }

@@ -166,6 +166,7 @@ impl Agent {
                     Some(UiCommand::Prompt { text }) => self.prompt(text).await,
                     Some(UiCommand::Cancel) => self.cancel().await,
                     Some(UiCommand::Decide { id, decision }) => self.decide(&id, decision).await,
+                    Some(other) => self.unbuilt(other).await,
                 },
                 ev = next_stream_event(&mut self.episode) => self.on_stream_event(ev).await,
                 Some(ev) = tool_rx.recv() => self.on_tool_event(ev).await,
@@ -228,6 +229,13 @@ impl Agent {
             })
             .await;
         }
+    }
+
+    /// A command whose work is still being built (issue 9 lands it).
+    async fn unbuilt(&mut self, command: UiCommand) {
+        self.system(Severity::Notice, format!("not built yet: {command:?}"))
+            .await;
+        self.emit(AgentEvent::TurnDone).await;
     }
 
     /// Sends to the UI. A UI that hung up is noticed by the command channel

@@ -1,11 +1,11 @@
 //! Everything the screen shows, owned by the UI task.
 
-use crate::protocol::{CallId, Phase, Usage};
+use crate::protocol::{CallId, Phase, SessionSummary, Severity, Usage};
 
 use super::editor::{Editor, EditorLayout, History};
 use super::entry::clean;
 use super::theme::Theme;
-use super::transcript::Transcript;
+use super::transcript::{EntryKind, Transcript};
 
 /// The spinner's frames, stepped by the tick while a phase is active.
 pub const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
@@ -158,6 +158,9 @@ pub struct State {
     /// reached the agent: an answer that could not be delivered puts it
     /// back, or the turn would wait for an answer forever.
     pub answered: Option<PendingConfirm>,
+    /// The next list of saved sessions opens the picker (`/resume`
+    /// without an id) instead of being listed in the log (`/sessions`).
+    pub pick_sessions: bool,
     /// The input box as laid out for the next frame by [`State::prepare`].
     input: EditorLayout,
 }
@@ -187,6 +190,7 @@ impl State {
             agent_gone: false,
             confirm: None,
             answered: None,
+            pick_sessions: false,
             input: Editor::new().layout(input_width(size.0), INPUT_MAX_ROWS, 0),
         }
     }
@@ -200,6 +204,25 @@ impl State {
         if let Some(window) = context_window.filter(|w| *w > 0) {
             self.session.context_window = window;
         }
+    }
+
+    /// Shows the saved sessions the agent listed, newest first, as a
+    /// notice with what `/resume` needs.
+    pub fn show_sessions(&mut self, sessions: Vec<SessionSummary>) {
+        let text = if sessions.is_empty() {
+            "no saved sessions".to_string()
+        } else {
+            let rows: Vec<String> = sessions
+                .iter()
+                .map(|s| format!("{}  {}  {}", s.id, s.directory, s.title))
+                .collect();
+            format!(
+                "saved sessions (resume one with /resume ID):\n{}",
+                rows.join("\n")
+            )
+        };
+        self.transcript
+            .push(EntryKind::System(Severity::Notice), text);
     }
 
     /// The input box as the last [`State::prepare`] laid it out: what the

@@ -6,12 +6,37 @@ use std::ops::Range;
 
 use ratatui::text::Line;
 
-use crate::protocol::{CallId, ReplyEnd, Severity, ToolStatus};
+use crate::protocol::{CallId, LogItem, ReplyEnd, Severity, ToolStatus};
 use crate::safe_text::strip_controls;
 
 pub use super::entry::{Entry, EntryKind};
 use super::entry::{clean, clean_status, status_label};
 use super::theme::Theme;
+
+/// The log entry that redraws one item of a saved session.
+fn entry_of(item: LogItem) -> Entry {
+    match item {
+        LogItem::User(text) => Entry::new(EntryKind::User, text),
+        LogItem::Assistant {
+            text,
+            reasoning,
+            end,
+        } => Entry::new(
+            EntryKind::Assistant {
+                reasoning,
+                end: Some(end),
+            },
+            text,
+        ),
+        LogItem::Tool {
+            id,
+            name,
+            summary,
+            outcome,
+        } => Entry::new(EntryKind::Tool { id, name, outcome }, summary),
+        LogItem::System { severity, text } => Entry::new(EntryKind::System(severity), text),
+    }
+}
 
 /// The transcript and its viewport.
 #[derive(Debug, Default)]
@@ -39,6 +64,13 @@ impl Transcript {
     pub fn push(&mut self, kind: EntryKind, text: String) {
         self.dirty_from = self.dirty_from.min(self.entries.len());
         self.entries.push(Entry::new(kind, text));
+    }
+
+    /// Replaces every entry with a saved session's log, following its
+    /// bottom.
+    pub fn replace_with(&mut self, log: Vec<LogItem>) {
+        *self = Self::default();
+        self.entries = log.into_iter().map(entry_of).collect();
     }
 
     fn touch(&mut self, index: usize) -> &mut Entry {

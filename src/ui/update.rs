@@ -211,6 +211,16 @@ fn on_agent(state: &mut State, event: AgentEvent) {
         AgentEvent::System { severity, text } => {
             state.transcript.push(EntryKind::System(severity), text);
         }
+        AgentEvent::SessionOpened { log } => {
+            state.transcript.replace_with(log);
+            state.usage = None;
+            state.confirm = None;
+            state.answered = None;
+        }
+        AgentEvent::Sessions(sessions) => state.show_sessions(sessions),
+        AgentEvent::ApprovalChanged(policy) => {
+            state.session.approval_warning = policy.warning().map(str::to_string);
+        }
         AgentEvent::TurnDone => {
             state.phase = Phase::Idle;
             state.quit_armed = false;

@@ -36,6 +36,7 @@ fn phase_label(state: &State) -> String {
         (Phase::Streaming, _) => "streaming".to_string(),
         (Phase::Executing, _) => "executing".to_string(),
         (Phase::Confirming, None) => "confirm".to_string(),
+        (Phase::Compacting, _) => "compacting".to_string(),
     }
 }
 
@@ -204,7 +205,7 @@ fn help_items(state: &State) -> &'static [&'static str] {
             "↑↓ history",
             "Alt+1-9 copy code",
         ],
-        Phase::Streaming | Phase::Executing => &[
+        Phase::Streaming | Phase::Executing | Phase::Compacting => &[
             "Esc interrupt",
             "PgUp/PgDn scroll",
             "^Y copy reply",
