@@ -11,6 +11,7 @@ mod editor;
 mod markdown;
 mod panics;
 mod screens;
+mod slash;
 mod update;
 mod wrap;
 
