@@ -437,12 +437,11 @@ fn agent_ready(state: &mut State) -> bool {
     false
 }
 
-/// Empties the input into the prompt history, returning what was typed.
-fn take_into_history(state: &mut State) -> String {
+/// Empties the input into the prompt history.
+fn take_into_history(state: &mut State) {
     let typed = state.editor.take();
-    state.history.push(typed.clone());
+    state.history.push(typed);
     state.history.reset_position();
-    typed
 }
 
 fn send_prompt(state: &mut State, text: String) -> Outcome {
