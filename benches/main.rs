@@ -149,7 +149,7 @@ fn session() -> SessionInfo {
         host: "127.0.0.1:8088".into(),
         cwd: "~/project".into(),
         context_window: 128_000,
-        approval_warning: None,
+        approval: dashfloat::protocol::ApprovalPolicy::Ask,
     }
 }
 

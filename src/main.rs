@@ -107,7 +107,7 @@ async fn run(
         host: config.host().to_string(),
         cwd: shown_cwd,
         context_window: config.context_window,
-        approval_warning: config.approval.warning().map(str::to_string),
+        approval: config.approval,
     };
     let mut tools = match ToolContext::new(&cwd) {
         Ok(tools) => tools,

@@ -90,6 +90,27 @@ pub enum ApprovalPolicy {
 }
 
 impl ApprovalPolicy {
+    /// Every policy, in the order `/approval` lists them.
+    pub const ALL: [ApprovalPolicy; 3] = [
+        ApprovalPolicy::Ask,
+        ApprovalPolicy::AutoEdit,
+        ApprovalPolicy::DangerouslyApproveAll,
+    ];
+
+    /// The policy's name as `--approval` and `/approval` spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ApprovalPolicy::Ask => "ask",
+            ApprovalPolicy::AutoEdit => "auto-edit",
+            ApprovalPolicy::DangerouslyApproveAll => "dangerously-approve-all",
+        }
+    }
+
+    /// The policy named `name` (as [`ApprovalPolicy::name`] spells it).
+    pub fn from_name(name: &str) -> Option<ApprovalPolicy> {
+        Self::ALL.into_iter().find(|p| p.name() == name)
+    }
+
     /// The status bar's warning while a permissive policy is active.
     pub fn warning(self) -> Option<&'static str> {
         match self {

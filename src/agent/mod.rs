@@ -5,6 +5,7 @@
 //! every way a turn can end. It never blocks on I/O itself.
 
 mod conversation;
+pub mod instructions;
 mod outcome;
 mod policy;
 mod repeat;
@@ -158,6 +159,7 @@ impl Agent {
         mut commands: mpsc::Receiver<UiCommand>,
         mut tool_rx: mpsc::Receiver<ToolEvent>,
     ) {
+        self.read_instructions().await;
         self.discover().await;
         loop {
             tokio::select! {
@@ -166,6 +168,8 @@ impl Agent {
                     Some(UiCommand::Prompt { text }) => self.prompt(text).await,
                     Some(UiCommand::Cancel) => self.cancel().await,
                     Some(UiCommand::Decide { id, decision }) => self.decide(&id, decision).await,
+                    Some(UiCommand::SetModel { name }) => self.set_model(name).await,
+                    Some(UiCommand::SetApproval(policy)) => self.set_approval(policy).await,
                     Some(other) => self.unbuilt(other).await,
                 },
                 ev = next_stream_event(&mut self.episode) => self.on_stream_event(ev).await,
@@ -229,6 +233,62 @@ impl Agent {
             })
             .await;
         }
+    }
+
+    /// Reads the project's instructions (off the async threads) into the
+    /// system prompt, before the first request; the log's first line names
+    /// the files. A file that cannot be read is a notice, not a failure.
+    async fn read_instructions(&mut self) {
+        let start = self.setup.tools.root.clone();
+        let found = match tokio::task::spawn_blocking(move || instructions::read(&start)).await {
+            Ok(found) => found,
+            Err(err) => {
+                let text = task_failure("project instructions", &err);
+                self.system(Severity::Notice, text).await;
+                return;
+            }
+        };
+        if let Some(notice) = found.notice() {
+            self.system(Severity::Notice, notice).await;
+        }
+        for unreadable in &found.unreadable {
+            self.system(Severity::Notice, unreadable.to_string()).await;
+        }
+        if !found.text.is_empty() {
+            self.setup.system_prompt.push_str(&found.text);
+            self.conversation = Conversation::new(&self.setup.system_prompt);
+        }
+    }
+
+    /// `/model NAME`: every request from the next on asks for `name`.
+    async fn set_model(&mut self, name: String) {
+        if let Ok(endpoint) = &mut self.setup.endpoint {
+            endpoint.context.model.clone_from(&name);
+        }
+        self.setup.model.clone_from(&name);
+        self.system(
+            Severity::Notice,
+            format!("the model is now `{name}`, from the next request on"),
+        )
+        .await;
+        self.emit(AgentEvent::SessionFacts {
+            model: Some(name),
+            context_window: None,
+        })
+        .await;
+    }
+
+    /// `/approval POLICY`: which calls wait for the person, from the next
+    /// round on (a call of a round in flight is judged again before it
+    /// runs, so a stricter policy applies to it at once).
+    async fn set_approval(&mut self, policy: ApprovalPolicy) {
+        self.setup.approval = policy;
+        self.system(
+            Severity::Notice,
+            format!("approval policy: {}", policy.name()),
+        )
+        .await;
+        self.emit(AgentEvent::ApprovalChanged(policy)).await;
     }
 
     /// A command whose work is still being built (issue 9 lands it).

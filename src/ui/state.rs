@@ -1,9 +1,10 @@
 //! Everything the screen shows, owned by the UI task.
 
-use crate::protocol::{CallId, Phase, SessionSummary, Severity, Usage};
+use crate::protocol::{ApprovalPolicy, CallId, Phase, SessionSummary, Severity, Usage};
 
 use super::editor::{Editor, EditorLayout, History};
 use super::entry::clean;
+use super::slash::Completion;
 use super::theme::Theme;
 use super::transcript::{EntryKind, Transcript};
 
@@ -30,9 +31,9 @@ pub struct SessionInfo {
     pub cwd: String,
     /// The model's context window in tokens.
     pub context_window: u64,
-    /// A warning shown in the header while a permissive approval policy is
-    /// active (e.g. "approve-all"); `None` for the default.
-    pub approval_warning: Option<String>,
+    /// Which calls wait for the person; the header warns while a
+    /// permissive policy is active, and `/approval` shows it.
+    pub approval: ApprovalPolicy,
 }
 
 /// The confirmation the person is being asked for, and how much of its
@@ -161,6 +162,8 @@ pub struct State {
     /// The next list of saved sessions opens the picker (`/resume`
     /// without an id) instead of being listed in the log (`/sessions`).
     pub pick_sessions: bool,
+    /// The command popup's selection, following the input.
+    pub completion: Completion,
     /// The input box as laid out for the next frame by [`State::prepare`].
     input: EditorLayout,
 }
@@ -191,6 +194,7 @@ impl State {
             confirm: None,
             answered: None,
             pick_sessions: false,
+            completion: Completion::default(),
             input: Editor::new().layout(input_width(size.0), INPUT_MAX_ROWS, 0),
         }
     }

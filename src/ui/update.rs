@@ -6,6 +6,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent
 use crate::protocol::{AgentEvent, Decision, Phase, Severity, UiCommand};
 
 use super::markdown;
+use super::slash::{self, Input, Slash};
 use super::state::{Hint, PendingConfirm, SPINNER, State};
 use super::transcript::EntryKind;
 
@@ -85,6 +86,12 @@ impl Outcome {
 
 /// Applies one message to the state.
 pub fn update(state: &mut State, msg: Msg) -> Outcome {
+    let out = apply(state, msg);
+    state.completion.follow(state.editor.text());
+    out
+}
+
+fn apply(state: &mut State, msg: Msg) -> Outcome {
     match msg {
         Msg::Key(key) if key.kind == KeyEventKind::Release => Outcome::default(),
         Msg::Key(key) => {
@@ -144,6 +151,8 @@ fn undelivered(state: &mut State, command: UiCommand, why: SendFailure) {
             state.editor.set(&text);
             state.phase = Phase::Idle;
         }
+        UiCommand::Compact { .. } => state.phase = Phase::Idle,
+        UiCommand::ListSessions { .. } => state.pick_sessions = false,
         UiCommand::Decide { id, .. } if state.answered.as_ref().is_some_and(|a| a.id == id) => {
             state.confirm = state.answered.take();
             state.phase = Phase::Confirming;
@@ -219,7 +228,7 @@ fn on_agent(state: &mut State, event: AgentEvent) {
         }
         AgentEvent::Sessions(sessions) => state.show_sessions(sessions),
         AgentEvent::ApprovalChanged(policy) => {
-            state.session.approval_warning = policy.warning().map(str::to_string);
+            state.session.approval = policy;
         }
         AgentEvent::TurnDone => {
             state.phase = Phase::Idle;
@@ -274,6 +283,12 @@ fn on_key(state: &mut State, key: KeyEvent) -> Outcome {
             state.phase = Phase::Executing;
             return Outcome::with(vec![Effect::Send(UiCommand::Decide { id, decision })]);
         }
+    }
+    if !ctrl
+        && !alt
+        && let Some(out) = popup_key(state, key.code)
+    {
+        return out;
     }
     match key.code {
         KeyCode::Char('c') if ctrl => return ctrl_c(state),
@@ -334,6 +349,26 @@ fn on_key(state: &mut State, key: KeyEvent) -> Outcome {
     Outcome::changed()
 }
 
+/// The keys the command popup takes while it is open: Tab, the arrows,
+/// Esc. Enter runs the selected command through [`submit`].
+fn popup_key(state: &mut State, code: KeyCode) -> Option<Outcome> {
+    state.completion.selected()?;
+    let input = match code {
+        KeyCode::Tab => state.completion.tab(),
+        KeyCode::Up => state.completion.step(false),
+        KeyCode::Down => state.completion.step(true),
+        KeyCode::Esc => {
+            state.completion.close();
+            None
+        }
+        _ => return None,
+    };
+    if let Some(input) = input {
+        state.editor.set(&input);
+    }
+    Some(Outcome::changed())
+}
+
 /// Why `y` did not approve: the rows of the preview not yet on screen.
 fn unseen_hint(pending: &PendingConfirm) -> String {
     match pending.unseen() {
@@ -363,27 +398,115 @@ fn quit(state: &mut State) -> Outcome {
     Outcome::with(effects)
 }
 
+/// Enter: sends the prompt, or runs the command typed (the popup's
+/// selected one while it is open). A command that asks the agent for
+/// something waits until it is idle, its text kept in the box; one that
+/// cannot be read is an error entry and never reaches the model.
 fn submit(state: &mut State) -> Outcome {
+    if let Some(command) = state.completion.selected() {
+        state.editor.set(&format!("/{}", command.name));
+    }
     if state.editor.text().trim().is_empty() {
         return Outcome::default();
     }
-    if state.phase.is_active() {
-        state.hint = Some(Hint(
-            "a reply is still running — Esc interrupts it; your text stays here".to_string(),
-        ));
-        return Outcome::changed();
+    match slash::parse(state.editor.text()) {
+        Ok(Input::Prompt(text)) => send_prompt(state, text),
+        Ok(Input::Command(command)) => run_command(state, command),
+        Err(why) => {
+            take_into_history(state);
+            state
+                .transcript
+                .push(EntryKind::System(Severity::Error), why.to_string());
+            state.transcript.follow();
+            Outcome::changed()
+        }
     }
-    if state.agent_gone {
-        state.hint = Some(Hint("the agent has stopped; restart dashfloat".to_string()));
-        return Outcome::changed();
-    }
-    let text = state.editor.take();
-    state.history.push(text.clone());
+}
+
+/// Whether the agent can take a turn now; if not, the help line says why
+/// and the input stays.
+fn agent_ready(state: &mut State) -> bool {
+    let why = if state.phase.is_active() {
+        "the agent is busy — Esc interrupts it; your text stays here"
+    } else if state.agent_gone {
+        "the agent has stopped; restart dashfloat"
+    } else {
+        return true;
+    };
+    state.hint = Some(Hint(why.to_string()));
+    false
+}
+
+/// Empties the input into the prompt history.
+fn take_into_history(state: &mut State) {
+    let typed = state.editor.take();
+    state.history.push(typed);
     state.history.reset_position();
+}
+
+fn send_prompt(state: &mut State, text: String) -> Outcome {
+    if !agent_ready(state) {
+        return Outcome::changed();
+    }
+    take_into_history(state);
     state.transcript.push(EntryKind::User, text.clone());
     state.transcript.follow();
     state.phase = Phase::Streaming;
     Outcome::with(vec![Effect::Send(UiCommand::Prompt { text })])
+}
+
+fn run_command(state: &mut State, command: Slash) -> Outcome {
+    if command.needs_idle() && !agent_ready(state) {
+        return Outcome::changed();
+    }
+    take_into_history(state);
+    let send = |command| Outcome::with(vec![Effect::Send(command)]);
+    match command {
+        Slash::Help => notice(state, slash::help_text()),
+        Slash::Clear => send(UiCommand::Clear),
+        Slash::Compact { focus } => {
+            state.phase = Phase::Compacting;
+            send(UiCommand::Compact { focus })
+        }
+        Slash::Sessions => {
+            state.pick_sessions = false;
+            send(UiCommand::ListSessions { all: false })
+        }
+        Slash::Resume { id: Some(id) } => send(UiCommand::Resume { id }),
+        Slash::Resume { id: None } => {
+            state.pick_sessions = true;
+            send(UiCommand::ListSessions { all: false })
+        }
+        Slash::Model { name: Some(name) } => send(UiCommand::SetModel { name }),
+        Slash::Model { name: None } => {
+            let text = format!(
+                "model: {} — /model NAME uses another from the next request on",
+                state.session.model
+            );
+            notice(state, text)
+        }
+        Slash::Approval {
+            policy: Some(policy),
+        } => send(UiCommand::SetApproval(policy)),
+        Slash::Approval { policy: None } => {
+            let text = format!(
+                "approval: {} — /approval {} changes it",
+                state.session.approval.name(),
+                slash::policy_choices()
+            );
+            notice(state, text)
+        }
+        Slash::Copy { block } => copy_reply(state, block.map(|n| n - 1)),
+        Slash::Quit => quit(state),
+    }
+}
+
+fn notice(state: &mut State, text: String) -> Outcome {
+    state
+        .transcript
+        .push(EntryKind::System(Severity::Notice), text);
+    state.transcript.follow();
+    Outcome::changed()
 }
 
 fn copy_reply(state: &mut State, block: Option<usize>) -> Outcome {

@@ -4,10 +4,12 @@
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Position, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Paragraph;
+use ratatui::widgets::{Clear, Paragraph};
 
 use crate::protocol::Phase;
 
+use super::keys;
+use super::slash::{self, POPUP_MAX_ROWS};
 use super::state::{SPINNER, State};
 use super::width::{clusters, str_width};
 
@@ -27,6 +29,48 @@ pub fn view(state: &State, frame: &mut Frame) {
     draw_rule(state, frame, rule);
     draw_input(state, frame, input);
     draw_help(state, frame, help);
+    draw_popup(state, frame, log);
+}
+
+/// The command popup over the bottom of the log, while `/` and the start
+/// of a name are typed: each matching command with what it does, the
+/// selected one marked.
+fn draw_popup(state: &State, frame: &mut Frame, log: Rect) {
+    let candidates = state.completion.candidates();
+    if candidates.is_empty() || log.height == 0 {
+        return;
+    }
+    let theme = &state.theme;
+    let rows = POPUP_MAX_ROWS.min(usize::from(log.height));
+    let selected = state.completion.selected_index();
+    let shown = slash::window(candidates.len(), selected, rows);
+    let column = candidates
+        .iter()
+        .map(|c| str_width(&slash::synopsis(c)))
+        .max()
+        .unwrap_or(0);
+    let lines: Vec<Line> = shown
+        .clone()
+        .map(|i| {
+            let command = candidates[i];
+            let synopsis = slash::synopsis(command);
+            let pad = " ".repeat(column - str_width(&synopsis));
+            let (mark, style) = if i == selected {
+                ("›", theme.header.patch(theme.accent))
+            } else {
+                (" ", theme.header)
+            };
+            Line::styled(format!("{mark} {synopsis}{pad}  {}", command.about), style)
+        })
+        .collect();
+    let height = u16::try_from(lines.len()).unwrap_or(log.height);
+    let area = Rect {
+        y: log.y + log.height - height,
+        height,
+        ..log
+    };
+    frame.render_widget(Clear, area);
+    frame.render_widget(Paragraph::new(lines).style(theme.header), area);
 }
 
 fn phase_label(state: &State) -> String {
@@ -77,7 +121,7 @@ fn draw_header(state: &State, frame: &mut Frame, area: Rect) {
         format!(" {glyph} {} ", phase_label(state)),
         phase_style,
     )];
-    if let Some(warning) = &s.approval_warning {
+    if let Some(warning) = s.approval.warning() {
         left.push(Span::styled(
             format!("│ ⚠ {warning} "),
             theme.header.patch(theme.error),
@@ -194,25 +238,13 @@ fn draw_input(state: &State, frame: &mut Frame, area: Rect) {
 
 /// The keys that apply now, most useful first; as many as fit are shown.
 fn help_items(state: &State) -> &'static [&'static str] {
+    if !state.completion.candidates().is_empty() {
+        return keys::POPUP;
+    }
     match state.phase {
-        Phase::Idle => &[
-            "⏎ send",
-            "Alt+⏎/^J newline",
-            "PgUp/PgDn scroll",
-            "^Y copy reply",
-            "Shift-drag select",
-            "^D quit",
-            "↑↓ history",
-            "Alt+1-9 copy code",
-        ],
-        Phase::Streaming | Phase::Executing | Phase::Compacting => &[
-            "Esc interrupt",
-            "PgUp/PgDn scroll",
-            "^Y copy reply",
-            "Shift-drag select",
-            "^C cancel (twice: quit)",
-        ],
-        Phase::Confirming => &["y approve", "Esc/n reject", "PgUp/PgDn scroll", "^C cancel"],
+        Phase::Idle => keys::IDLE,
+        Phase::Streaming | Phase::Executing | Phase::Compacting => keys::BUSY,
+        Phase::Confirming => keys::CONFIRMING,
     }
 }
 

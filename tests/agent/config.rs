@@ -312,3 +312,20 @@ fn the_server_is_asked_only_what_was_not_configured() {
     assert_eq!(c.context_window, 2048);
     assert_eq!(c.questions(), ask(false, true));
 }
+
+#[test]
+fn approval_flag_and_slash_command_spell_every_policy_alike() {
+    use clap::ValueEnum;
+    use dashfloat::config::ApprovalFlag;
+    use dashfloat::protocol::ApprovalPolicy;
+    for flag in ApprovalFlag::value_variants() {
+        let spelled = flag.to_possible_value().unwrap();
+        let policy = ApprovalPolicy::from(*flag);
+        assert_eq!(spelled.get_name(), policy.name());
+        assert_eq!(ApprovalPolicy::from_name(spelled.get_name()), Some(policy));
+    }
+    assert_eq!(
+        ApprovalFlag::value_variants().len(),
+        ApprovalPolicy::ALL.len()
+    );
+}

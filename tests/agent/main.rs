@@ -6,7 +6,9 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod commands;
 mod config;
+mod instructions;
 mod repeat;
 mod tools;
 mod turns;

@@ -11,12 +11,13 @@ mod editor;
 mod markdown;
 mod panics;
 mod screens;
+mod slash;
 mod update;
 mod wrap;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use dashfloat::protocol::{
-    AgentEvent, ConfirmRequest, Phase, PreviewKind, PreviewLine, ToolStatus,
+    AgentEvent, ApprovalPolicy, ConfirmRequest, Phase, PreviewKind, PreviewLine, ToolStatus,
 };
 use dashfloat::ui::state::{SessionInfo, State};
 use dashfloat::ui::theme::Theme;
@@ -32,7 +33,7 @@ fn session() -> SessionInfo {
         host: "127.0.0.1:8088".into(),
         cwd: "~/src/project".into(),
         context_window: 8192,
-        approval_warning: None,
+        approval: ApprovalPolicy::Ask,
     }
 }
 

@@ -384,7 +384,7 @@ fn a_diff_preview_in_colour() {
 #[test]
 fn a_command_preview_and_the_approve_all_warning() {
     let mut s = state(80, 16);
-    s.session.approval_warning = Some("APPROVE-ALL".into());
+    s.session.approval = dashfloat::protocol::ApprovalPolicy::DangerouslyApproveAll;
     tool_call(&mut s, "x", "execute_command", "cargo build");
     agent(
         &mut s,

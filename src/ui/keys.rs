@@ -1,0 +1,39 @@
+//! The key table: the keys that apply in each phase, most useful first.
+//! The help line shows as many as fit; `/help` lists them all. ADR 0003.
+
+/// Keys while the agent is idle.
+pub const IDLE: &[&str] = &[
+    "⏎ send",
+    "/ commands",
+    "Alt+⏎/^J newline",
+    "PgUp/PgDn scroll",
+    "^Y copy reply",
+    "Shift-drag select",
+    "^D quit",
+    "↑↓ history",
+    "Alt+1-9 copy code",
+];
+
+/// Keys while a reply streams, a call runs or the conversation is
+/// compacted.
+pub const BUSY: &[&str] = &[
+    "Esc interrupt",
+    "PgUp/PgDn scroll",
+    "^Y copy reply",
+    "Shift-drag select",
+    "^C cancel (twice: quit)",
+];
+
+/// Keys while a call waits for the person's answer.
+pub const CONFIRMING: &[&str] = &["y approve", "Esc/n reject", "PgUp/PgDn scroll", "^C cancel"];
+
+/// Keys while the command popup is open.
+pub const POPUP: &[&str] = &["Tab complete", "↑↓ select", "⏎ run", "Esc close"];
+
+/// Every table with the heading `/help` gives it.
+pub const TABLES: [(&str, &[&str]); 4] = [
+    ("keys", IDLE),
+    ("while the agent works", BUSY),
+    ("while a call waits for you", CONFIRMING),
+    ("in the command list", POPUP),
+];

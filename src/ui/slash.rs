@@ -1,0 +1,417 @@
+//! Slash commands: the catalogue that the completion popup and `/help`
+//! show, the parser that turns a submitted input into a prompt or a
+//! command, and the popup's state. Typing `/` at the start of the input
+//! opens the popup; `//` sends a prompt that starts with `/`.
+//! `docs/decisions/0023-slash-commands-and-project-instructions.md`.
+
+use crate::protocol::ApprovalPolicy;
+
+use super::keys;
+
+/// The most rows the completion popup takes; more candidates scroll with
+/// the selection. ADR 0023.
+pub const POPUP_MAX_ROWS: usize = 12;
+
+/// One command of the catalogue.
+#[derive(Debug)]
+pub struct Command {
+    /// Its name, typed after the `/`.
+    pub name: &'static str,
+    /// Its arguments as `/help` and the popup show them (`[focus]`).
+    pub usage: &'static str,
+    /// What it does, in one line.
+    pub about: &'static str,
+    /// Builds the command from its argument text, if any was typed.
+    build: fn(Option<&str>) -> Result<Slash, ArgError>,
+}
+
+impl Command {
+    /// Whether it takes an argument: Tab completing it adds a space.
+    pub fn takes_argument(&self) -> bool {
+        !self.usage.is_empty()
+    }
+}
+
+/// Every command, in the order the popup and `/help` list them.
+pub const COMMANDS: [Command; 9] = [
+    Command {
+        name: "help",
+        usage: "",
+        about: "list the keys and the commands",
+        build: |arg| no_argument(arg, Slash::Help),
+    },
+    Command {
+        name: "clear",
+        usage: "",
+        about: "start a new session; the old one stays saved",
+        build: |arg| no_argument(arg, Slash::Clear),
+    },
+    Command {
+        name: "compact",
+        usage: "[focus]",
+        about: "summarise the conversation now, keeping what focus names",
+        build: |arg| {
+            Ok(Slash::Compact {
+                focus: arg.map(str::to_string),
+            })
+        },
+    },
+    Command {
+        name: "sessions",
+        usage: "",
+        about: "list this directory's saved sessions",
+        build: |arg| no_argument(arg, Slash::Sessions),
+    },
+    Command {
+        name: "resume",
+        usage: "[ID]",
+        about: "resume a saved session; without an id, pick one",
+        build: |arg| Ok(Slash::Resume { id: one_word(arg)? }),
+    },
+    Command {
+        name: "model",
+        usage: "[NAME]",
+        about: "show the model, or use another from the next request on",
+        build: |arg| {
+            Ok(Slash::Model {
+                name: one_word(arg)?,
+            })
+        },
+    },
+    Command {
+        name: "approval",
+        usage: "[POLICY]",
+        about: "show or change which calls wait for your approval",
+        build: |arg| {
+            let policy = match one_word(arg)? {
+                None => None,
+                Some(name) => Some(ApprovalPolicy::from_name(&name).ok_or(ArgError::Policy(name))?),
+            };
+            Ok(Slash::Approval { policy })
+        },
+    },
+    Command {
+        name: "copy",
+        usage: "[N]",
+        about: "copy the last reply, or its code block N, to the clipboard",
+        build: |arg| {
+            let block = match one_word(arg)? {
+                None => None,
+                Some(n) => Some(
+                    n.parse::<usize>()
+                        .ok()
+                        .filter(|n| *n >= 1)
+                        .ok_or(ArgError::Block(n))?,
+                ),
+            };
+            Ok(Slash::Copy { block })
+        },
+    },
+    Command {
+        name: "quit",
+        usage: "",
+        about: "leave dashfloat",
+        build: |arg| no_argument(arg, Slash::Quit),
+    },
+];
+
+/// A command as typed, arguments parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Slash {
+    /// `/help`.
+    Help,
+    /// `/clear`.
+    Clear,
+    /// `/compact [focus]`.
+    Compact {
+        /// What the summary should keep in focus.
+        focus: Option<String>,
+    },
+    /// `/sessions`.
+    Sessions,
+    /// `/resume [ID]`.
+    Resume {
+        /// The session; `None` opens the picker.
+        id: Option<String>,
+    },
+    /// `/model [NAME]`.
+    Model {
+        /// The model to use; `None` shows the current one.
+        name: Option<String>,
+    },
+    /// `/approval [POLICY]`.
+    Approval {
+        /// The policy to use; `None` shows the current one.
+        policy: Option<ApprovalPolicy>,
+    },
+    /// `/copy [N]`.
+    Copy {
+        /// The code block (1-based); `None` copies the whole reply.
+        block: Option<usize>,
+    },
+    /// `/quit`.
+    Quit,
+}
+
+impl Slash {
+    /// Whether it asks the agent to do something, so it must wait until
+    /// the agent is idle. `/quit` never waits, and the forms that only
+    /// show something (`/model`, `/approval` without an argument) ask
+    /// nothing of the agent.
+    pub fn needs_idle(&self) -> bool {
+        match self {
+            Slash::Clear | Slash::Compact { .. } | Slash::Sessions | Slash::Resume { .. } => true,
+            Slash::Model { name } => name.is_some(),
+            Slash::Approval { policy } => policy.is_some(),
+            Slash::Help | Slash::Copy { .. } | Slash::Quit => false,
+        }
+    }
+}
+
+/// What a submitted input is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Input {
+    /// A prompt for the model, as it is sent (`//x` is sent as `/x`).
+    Prompt(String),
+    /// A command.
+    Command(Slash),
+}
+
+/// Why an argument was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ArgError {
+    /// The command takes none.
+    #[error("it takes no argument")]
+    Unexpected,
+    /// The command takes one word.
+    #[error("it takes a single word")]
+    OneWord,
+    /// Not a policy's name.
+    #[error("`{0}` is not an approval policy; choose {choices}", choices = policy_choices())]
+    Policy(String),
+    /// Not a code block's number.
+    #[error("`{0}` is not a code block's number (1, 2, …)")]
+    Block(String),
+}
+
+/// Why a submitted input is not a command; shown as an error entry and
+/// never sent to the model.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SlashError {
+    /// No such command.
+    #[error(
+        "unknown command /{0} — /help lists the commands; start with // to send a prompt that begins with /"
+    )]
+    Unknown(String),
+    /// A command with an argument it cannot take.
+    #[error("/{command} {usage}: {why}")]
+    Argument {
+        /// The command's name.
+        command: &'static str,
+        /// Its usage.
+        usage: &'static str,
+        /// What is wrong.
+        why: ArgError,
+    },
+}
+
+/// The policies' names as `/approval` takes them: `ask|auto-edit|…`.
+pub fn policy_choices() -> String {
+    ApprovalPolicy::ALL.map(ApprovalPolicy::name).join("|")
+}
+
+fn no_argument(arg: Option<&str>, command: Slash) -> Result<Slash, ArgError> {
+    match arg {
+        None => Ok(command),
+        Some(_) => Err(ArgError::Unexpected),
+    }
+}
+
+fn one_word(arg: Option<&str>) -> Result<Option<String>, ArgError> {
+    match arg {
+        Some(word) if word.contains(char::is_whitespace) => Err(ArgError::OneWord),
+        arg => Ok(arg.map(str::to_string)),
+    }
+}
+
+/// Reads a submitted input: a prompt, or (starting with one `/`) a
+/// command with its arguments.
+pub fn parse(text: &str) -> Result<Input, SlashError> {
+    let Some(rest) = text.strip_prefix('/') else {
+        return Ok(Input::Prompt(text.to_string()));
+    };
+    if rest.starts_with('/') {
+        return Ok(Input::Prompt(rest.to_string()));
+    }
+    let (name, arg) = match rest.split_once(char::is_whitespace) {
+        Some((name, arg)) => (name, Some(arg.trim()).filter(|a| !a.is_empty())),
+        None => (rest, None),
+    };
+    let command = COMMANDS
+        .iter()
+        .find(|c| c.name == name)
+        .ok_or_else(|| SlashError::Unknown(name.to_string()))?;
+    (command.build)(arg)
+        .map(Input::Command)
+        .map_err(|why| SlashError::Argument {
+            command: command.name,
+            usage: command.usage,
+            why,
+        })
+}
+
+/// The commands whose name starts with what is typed, while the input is
+/// a `/` and the start of a name (one line, no space yet).
+pub fn candidates(input: &str) -> Vec<&'static Command> {
+    let Some(typed) = input.strip_prefix('/') else {
+        return Vec::new();
+    };
+    if typed.starts_with('/') || typed.contains(char::is_whitespace) {
+        return Vec::new();
+    }
+    COMMANDS
+        .iter()
+        .filter(|c| c.name.starts_with(typed))
+        .collect()
+}
+
+/// The `/help` entry: the commands from the catalogue, then the key
+/// table.
+pub fn help_text() -> String {
+    let column = COMMANDS
+        .iter()
+        .map(|c| synopsis(c).chars().count())
+        .max()
+        .unwrap_or(0);
+    let mut out = String::from("commands (type / to list them, Tab completes):");
+    for command in &COMMANDS {
+        let synopsis = synopsis(command);
+        let pad = column - synopsis.chars().count();
+        out.push_str(&format!(
+            "\n  {synopsis}{}  {}",
+            " ".repeat(pad),
+            command.about
+        ));
+    }
+    out.push_str(&format!(
+        "\n  (POLICY is one of {}; //text sends /text as a prompt)",
+        policy_choices()
+    ));
+    for (heading, items) in keys::TABLES {
+        out.push_str(&format!("\n{heading}: {}", items.join(" · ")));
+    }
+    out
+}
+
+/// `/name usage`, as the popup and `/help` show a command.
+pub fn synopsis(command: &Command) -> String {
+    if command.takes_argument() {
+        format!("/{} {}", command.name, command.usage)
+    } else {
+        format!("/{}", command.name)
+    }
+}
+
+/// The rows of a list of `count` shown in `rows` rows so that `selected`
+/// is among them: the top stays put until the selection passes the
+/// bottom.
+pub fn window(count: usize, selected: usize, rows: usize) -> std::ops::Range<usize> {
+    let rows = rows.min(count);
+    let start = (selected + 1).saturating_sub(rows).min(count - rows);
+    start..start + rows
+}
+
+/// The completion popup: which candidate is selected and whether Esc
+/// closed it. It follows the input: any edit matches afresh.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Completion {
+    /// What the candidates are matched against: the input as typed, kept
+    /// while Tab and the arrows put candidates into the input.
+    stem: String,
+    /// The input as last seen; a different one is an edit.
+    seen: String,
+    /// The selected candidate.
+    selected: usize,
+    /// Esc closed the popup for this input.
+    closed: bool,
+}
+
+impl Completion {
+    /// Catches up with the input after a message: an edit matches afresh,
+    /// from the first candidate, with the popup open again.
+    pub fn follow(&mut self, input: &str) {
+        if input != self.seen {
+            *self = Completion {
+                stem: input.to_string(),
+                seen: input.to_string(),
+                selected: 0,
+                closed: false,
+            };
+        }
+    }
+
+    /// The candidates the popup shows; empty while it is closed.
+    pub fn candidates(&self) -> Vec<&'static Command> {
+        let open = !self.closed && !self.seen.contains(char::is_whitespace);
+        if open {
+            candidates(&self.stem)
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// The selected candidate, while the popup is open.
+    pub fn selected(&self) -> Option<&'static Command> {
+        self.candidates().get(self.selected).copied()
+    }
+
+    /// The selected candidate's place in [`Completion::candidates`].
+    pub fn selected_index(&self) -> usize {
+        self.selected
+    }
+
+    /// Esc: closes the popup until the input changes.
+    pub fn close(&mut self) {
+        self.closed = true;
+    }
+
+    /// Tab: puts the selected candidate into the input, or, when it is
+    /// there already, the next one. The only candidate is completed with a
+    /// space when it takes an argument. Returns the new input.
+    pub fn tab(&mut self) -> Option<String> {
+        let candidates = self.candidates();
+        let current = candidates.get(self.selected)?;
+        if candidates.len() == 1 {
+            let space = if current.takes_argument() { " " } else { "" };
+            return Some(self.show(format!("/{}{space}", current.name)));
+        }
+        if self.seen == format!("/{}", current.name) {
+            self.selected = (self.selected + 1) % candidates.len();
+        }
+        Some(self.show(format!("/{}", candidates[self.selected].name)))
+    }
+
+    /// ↑ / ↓: moves the selection, wrapping. After a Tab the input follows
+    /// the selection; returns the new input then.
+    pub fn step(&mut self, down: bool) -> Option<String> {
+        let count = self.candidates().len();
+        if count == 0 {
+            return None;
+        }
+        self.selected = if down {
+            (self.selected + 1) % count
+        } else {
+            (self.selected + count - 1) % count
+        };
+        if self.seen == self.stem {
+            return None;
+        }
+        let name = self.candidates()[self.selected].name;
+        Some(self.show(format!("/{name}")))
+    }
+
+    fn show(&mut self, input: String) -> String {
+        self.seen.clone_from(&input);
+        input
+    }
+}

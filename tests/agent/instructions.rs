@@ -1,0 +1,188 @@
+//! Project instructions (ADR 0023): `AGENTS.md`, or `CLAUDE.md` where a
+//! directory has none, from the git root (else the start directory) down
+//! to the start directory, capped, in the one system message, named in
+//! the log's first line.
+
+use std::fs;
+use std::path::Path;
+
+use dashfloat::agent::ApprovalPolicy;
+use dashfloat::agent::instructions::{self, INSTRUCTIONS_MAX_BYTES, cut_marker};
+use dashfloat::protocol::{AgentEvent, Severity};
+
+use crate::support;
+use support::agent::{setup, start_with};
+use support::server::{Reply, ScriptedServer};
+
+/// Writes `text` to `dir/name`, making the directories.
+fn put(dir: &Path, name: &str, text: &str) {
+    fs::create_dir_all(dir).unwrap();
+    fs::write(dir.join(name), text).unwrap();
+}
+
+/// A git root holding `AGENTS.md`, a directory below it with only a
+/// `CLAUDE.md`, and below that the start directory with both; a file
+/// above the root that must not be read. Returns (temp dir, start).
+fn nested() -> (tempfile::TempDir, std::path::PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let outside = tmp.path().canonicalize().unwrap();
+    put(&outside, "AGENTS.md", "OUTSIDE the repository");
+    let root = outside.join("repo");
+    fs::create_dir_all(root.join(".git")).unwrap();
+    put(&root, "AGENTS.md", "Root rule: run cargo test.\n");
+    put(&root.join("a"), "CLAUDE.md", "Claude rule for a.\n");
+    let start = root.join("a").join("b");
+    put(&start, "AGENTS.md", "Agents rule for b.\n");
+    put(&start, "CLAUDE.md", "IGNORED: b has an AGENTS.md");
+    (tmp, start)
+}
+
+#[tokio::test]
+async fn nested_files_from_the_git_root_go_into_the_one_system_message_and_the_first_line_names_them()
+ {
+    let (_tmp, start) = nested();
+    let server = ScriptedServer::start(vec![Reply::text(&["ok"])]).await;
+    let mut h = start_with(setup(&server.base_url(), &start, ApprovalPolicy::Ask));
+    let first = h.until(|_| true).await;
+    assert_eq!(
+        first,
+        vec![AgentEvent::System {
+            severity: Severity::Notice,
+            text: "project instructions loaded: AGENTS.md, a/CLAUDE.md, a/b/AGENTS.md".into(),
+        }]
+    );
+    h.prompt("hi").await;
+    h.turn().await;
+    let body = &server.requests()[0].body;
+    let messages = body["messages"].as_array().unwrap();
+    let systems: Vec<&str> = messages
+        .iter()
+        .filter(|m| m["role"] == "system")
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(systems.len(), 1, "one system message: {messages:#?}");
+    let system = systems[0];
+    assert!(system.starts_with("system prompt\n\n# Project instructions\n"));
+    let order: Vec<usize> = [
+        "## AGENTS.md\n\nRoot rule: run cargo test.",
+        "## a/CLAUDE.md\n\nClaude rule for a.",
+        "## a/b/AGENTS.md\n\nAgents rule for b.",
+    ]
+    .iter()
+    .map(|section| {
+        system
+            .find(section)
+            .unwrap_or_else(|| panic!("{section} in {system}"))
+    })
+    .collect();
+    assert!(order.is_sorted(), "outermost first: {system}");
+    assert!(!system.contains("OUTSIDE"));
+    assert!(!system.contains("IGNORED"));
+    assert_eq!(messages[1]["role"], "user");
+}
+
+#[test]
+fn a_git_file_marks_the_root_as_a_git_directory_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap().join("worktree");
+    put(&root, ".git", "gitdir: /elsewhere\n");
+    put(&root, "AGENTS.md", "worktree rule");
+    let start = root.join("src");
+    fs::create_dir_all(&start).unwrap();
+    assert_eq!(instructions::project_root(&start), root.as_path());
+    let found = instructions::read(&start);
+    assert_eq!(found.files, vec!["AGENTS.md"]);
+}
+
+#[test]
+fn without_a_git_root_only_the_start_directory_is_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let parent = tmp.path().canonicalize().unwrap();
+    put(&parent, "AGENTS.md", "PARENT rule");
+    let start = parent.join("start");
+    put(&start, "CLAUDE.md", "start rule");
+    let found = instructions::read(&start);
+    assert_eq!(found.files, vec!["CLAUDE.md"]);
+    assert!(found.text.contains("## CLAUDE.md\n\nstart rule"));
+    assert!(!found.text.contains("PARENT"));
+    assert!(!found.cut);
+}
+
+#[test]
+fn no_file_adds_nothing_and_says_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let found = instructions::read(&tmp.path().canonicalize().unwrap());
+    assert!(found.text.is_empty());
+    assert_eq!(found.notice(), None);
+}
+
+#[test]
+fn instructions_that_fit_the_cap_exactly_are_whole() {
+    let tmp = tempfile::tempdir().unwrap();
+    let start = tmp.path().canonicalize().unwrap();
+    put(&start, "AGENTS.md", &"a".repeat(INSTRUCTIONS_MAX_BYTES));
+    let found = instructions::read(&start);
+    assert!(!found.cut);
+    assert!(!found.text.contains(&cut_marker()));
+    assert_eq!(
+        found.notice().unwrap(),
+        "project instructions loaded: AGENTS.md"
+    );
+}
+
+#[test]
+fn the_cap_cuts_what_is_past_32_kib_in_all_with_a_marker() {
+    assert_eq!(INSTRUCTIONS_MAX_BYTES, 32 * 1024);
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    fs::create_dir(root.join(".git")).unwrap();
+    let first = INSTRUCTIONS_MAX_BYTES - 9;
+    put(&root, "AGENTS.md", &"r".repeat(first));
+    let start = root.join("sub");
+    // Nine bytes fit of fourteen: the cut falls inside a two-byte
+    // character, which is left out whole.
+    put(&start, "AGENTS.md", "ééééééé");
+    put(&start.join("deeper"), "AGENTS.md", "NEVER READ");
+    let found = instructions::read(&start.join("deeper"));
+    assert!(found.cut);
+    assert_eq!(found.files, vec!["AGENTS.md", "sub/AGENTS.md"]);
+    assert_eq!(
+        found.notice().unwrap(),
+        "project instructions loaded: AGENTS.md, sub/AGENTS.md (cut at 32 KiB: the rest was left out)"
+    );
+    assert!(found.text.contains("## sub/AGENTS.md\n\néééé\n\n"));
+    assert!(found.text.ends_with(&cut_marker()));
+    assert!(!found.text.contains("NEVER"));
+    assert!(found.text.contains(&format!("\n{}\n", "r".repeat(first))));
+    assert_eq!(found.text.matches('é').count(), 4);
+}
+
+#[tokio::test]
+async fn an_unreadable_file_is_a_notice_and_the_session_goes_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    fs::create_dir(root.join(".git")).unwrap();
+    put(&root, "AGENTS.md", "root rule");
+    let start = root.join("sub");
+    // A directory where the file should be: found, but not readable.
+    fs::create_dir_all(start.join("AGENTS.md")).unwrap();
+    let server = ScriptedServer::start(vec![Reply::text(&["fine"])]).await;
+    let mut h = start_with(setup(&server.base_url(), &start, ApprovalPolicy::Ask));
+    let events = h
+        .until(|e| matches!(e, AgentEvent::System { text, .. } if text.starts_with("cannot read")))
+        .await;
+    let texts = support::agent::system_texts(&events);
+    assert_eq!(texts[0], "project instructions loaded: AGENTS.md");
+    assert_eq!(
+        texts[1],
+        "cannot read the project instructions in sub/AGENTS.md: not a regular file; they were left out"
+    );
+    h.prompt("hi").await;
+    let events = h.turn().await;
+    assert_eq!(support::agent::reply_text(&events), "fine");
+    let system = server.requests()[0].body["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(system.contains("## AGENTS.md\n\nroot rule"));
+}
