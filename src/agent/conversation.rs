@@ -18,6 +18,25 @@ pub struct AssistantCall {
     pub arguments: String,
 }
 
+/// What the start of a compaction summary message says, so the model
+/// (and a later compaction) knows it for what it is. ADR 0021.
+pub const SUMMARY_PREFIX: &str = "[Summary of the earlier conversation, written by dashfloat to save context; the messages after it are verbatim]\n\n";
+/// How a pruned tool result ends; a result that ends so is never pruned
+/// again. ADR 0021.
+pub const PRUNED_TAIL: &str = "output pruned to save context; call again if needed]";
+/// Characters of a call's arguments a pruned result's marker repeats, at
+/// most: enough to name the file or the command. ADR 0021.
+pub const PRUNED_ARGUMENTS_MAX_CHARS: usize = 120;
+
+/// What a prune did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Pruned {
+    /// Tool results replaced by their marker.
+    pub results: usize,
+    /// Bytes of content they gave up.
+    pub bytes: usize,
+}
+
 /// The messages sent with every request.
 #[derive(Debug, Clone)]
 pub struct Conversation {
@@ -76,6 +95,95 @@ impl Conversation {
         });
     }
 
+    /// The messages, oldest first.
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    /// Where the current (or last) turn starts: the index of the last
+    /// prompt, or the end when there is none. Its messages are never
+    /// pruned or summarised.
+    pub fn turn_start(&self) -> usize {
+        self.messages
+            .iter()
+            .rposition(|m| m.role == Role::User && !is_summary(m))
+            .unwrap_or(self.messages.len())
+    }
+
+    /// Replaces the content of the oldest tool results before `before`
+    /// with a marker that keeps the call's identity, until at least `free`
+    /// bytes are given up (or none is left). The pairing of calls and
+    /// results never changes; a result pruned once stays as it is.
+    pub fn prune(&mut self, before: usize, free: usize) -> Pruned {
+        let mut done = Pruned::default();
+        for index in 1..before.min(self.messages.len()) {
+            if done.bytes >= free {
+                break;
+            }
+            let message = &self.messages[index];
+            let Some(content) = &message.content else {
+                continue;
+            };
+            if message.role != Role::Tool || content.ends_with(PRUNED_TAIL) {
+                continue;
+            }
+            let marker = pruned_marker(self.call(message.tool_call_id.as_deref()), content.len());
+            if marker.len() >= content.len() {
+                continue;
+            }
+            done.results += 1;
+            done.bytes += content.len() - marker.len();
+            self.messages[index].content = Some(marker);
+        }
+        done
+    }
+
+    /// Where the turns kept verbatim by a summary start: the earliest
+    /// prompt from which the rest encodes in `max_bytes`, and never after
+    /// the last prompt, so every call in the kept part keeps its answer.
+    pub fn tail_start(&self, max_bytes: usize) -> usize {
+        let last = self.turn_start();
+        let mut size = 0;
+        let mut start = last;
+        for index in (1..self.messages.len()).rev() {
+            size += encoded_len(&self.messages[index]);
+            if size > max_bytes {
+                break;
+            }
+            if index < start && self.messages[index].role == Role::User {
+                start = index;
+            }
+        }
+        start
+    }
+
+    /// Whether the messages between the system prompt and `keep_from`
+    /// hold anything a summary would add to (more than an earlier
+    /// summary).
+    pub fn summarisable(&self, keep_from: usize) -> bool {
+        self.messages
+            .get(1..keep_from)
+            .is_some_and(|head| head.iter().any(|m| !is_summary(m)))
+    }
+
+    /// Replaces the messages between the system prompt and `keep_from`
+    /// (an earlier summary among them) by one summary message.
+    pub fn summarise(&mut self, keep_from: usize, summary: &str) {
+        let keep_from = keep_from.clamp(1, self.messages.len());
+        let message = Message::new(Role::User, format!("{SUMMARY_PREFIX}{}", summary.trim()));
+        self.messages.splice(1..keep_from, [message]);
+    }
+
+    /// The call a tool message answers: its name and arguments.
+    fn call(&self, id: Option<&str>) -> Option<&FunctionCall> {
+        let id = id?;
+        self.messages
+            .iter()
+            .flat_map(|m| &m.tool_calls)
+            .find(|c| c.id == id)
+            .map(|c| &c.function)
+    }
+
     /// The JSON body of the next request.
     pub fn request_body(
         &self,
@@ -94,6 +202,42 @@ impl Conversation {
             temperature,
         })
     }
+}
+
+/// Whether a message is a compaction summary.
+pub fn is_summary(message: &Message) -> bool {
+    message.role == Role::User
+        && message
+            .content
+            .as_deref()
+            .is_some_and(|c| c.starts_with(SUMMARY_PREFIX))
+}
+
+/// A message's size as it is sent.
+pub fn encoded_len(message: &Message) -> usize {
+    serde_json::to_vec(message).map_or(0, |v| v.len())
+}
+
+/// What a pruned result says instead of its content:
+/// `[read_file {"path":"src/x.rs"}: 14 KB output pruned to save context; call again if needed]`.
+fn pruned_marker(call: Option<&FunctionCall>, bytes: usize) -> String {
+    let identity = match call {
+        Some(call) => {
+            let arguments: String = call
+                .arguments
+                .chars()
+                .take(PRUNED_ARGUMENTS_MAX_CHARS)
+                .collect();
+            format!("{} {arguments}", call.name)
+        }
+        None => "a tool call".to_string(),
+    };
+    let size = if bytes >= 1024 {
+        format!("{} KB", bytes / 1024)
+    } else {
+        format!("{bytes} bytes")
+    };
+    format!("[{identity}: {size} {PRUNED_TAIL}")
 }
 
 /// The system prompt. It names no directory: small models shown an
