@@ -21,9 +21,12 @@ pub struct AssistantCall {
 /// What the start of a compaction summary message says, so the model
 /// (and a later compaction) knows it for what it is. ADR 0021.
 pub const SUMMARY_PREFIX: &str = "[Summary of the earlier conversation, written by dashfloat to save context; the messages after it are verbatim]\n\n";
-/// How a pruned tool result ends; a result that ends so is never pruned
-/// again. ADR 0021.
-pub const PRUNED_TAIL: &str = "output pruned to save context; call again if needed]";
+/// How the text of a pruned tool result ends. A pruned result is one JSON
+/// object, `{"pruned": "…"}`, as every answer is (ADR 0011), and is never
+/// pruned again. ADR 0021.
+pub const PRUNED_TAIL: &str = "output pruned to save context; call again if needed";
+/// How a pruned result's JSON starts.
+const PRUNED_OPENING: &str = "{\"pruned\":";
 /// Characters of a call's arguments a pruned result's marker repeats, at
 /// most: enough to name the file or the command. ADR 0021.
 pub const PRUNED_ARGUMENTS_MAX_CHARS: usize = 120;
@@ -124,7 +127,7 @@ impl Conversation {
             let Some(content) = &message.content else {
                 continue;
             };
-            if message.role != Role::Tool || content.ends_with(PRUNED_TAIL) {
+            if message.role != Role::Tool || content.starts_with(PRUNED_OPENING) {
                 continue;
             }
             let marker = pruned_marker(self.call(message.tool_call_id.as_deref()), content.len());
@@ -219,7 +222,7 @@ pub fn encoded_len(message: &Message) -> usize {
 }
 
 /// What a pruned result says instead of its content:
-/// `[read_file {"path":"src/x.rs"}: 14 KB output pruned to save context; call again if needed]`.
+/// `{"pruned":"read_file {\"path\":\"src/x.rs\"}: 14 KB output pruned to save context; call again if needed"}`.
 fn pruned_marker(call: Option<&FunctionCall>, bytes: usize) -> String {
     let identity = match call {
         Some(call) => {
@@ -237,7 +240,7 @@ fn pruned_marker(call: Option<&FunctionCall>, bytes: usize) -> String {
     } else {
         format!("{bytes} bytes")
     };
-    format!("[{identity}: {size} {PRUNED_TAIL}")
+    serde_json::json!({ "pruned": format!("{identity}: {size} {PRUNED_TAIL}") }).to_string()
 }
 
 /// The system prompt. It names no directory: small models shown an

@@ -6,6 +6,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod compaction;
 mod config;
 mod repeat;
 mod tools;
