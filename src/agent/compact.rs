@@ -16,6 +16,7 @@ use crate::llm::wire::{ChatRequest, Message, Role, StreamOptions};
 use crate::protocol::{AgentEvent, Phase, Severity, StreamEvent};
 use crate::tools::ToolResult;
 
+use super::budget::Budget;
 use super::conversation::{Conversation, SUMMARY_PREFIX, is_summary};
 use super::{Agent, STREAM_QUEUE, task_failure};
 
@@ -245,8 +246,7 @@ impl Agent {
                 return;
             }
         };
-        let room = self.budget.bytes(self.budget.usable());
-        let max_bytes = (room as f64 * SUMMARY_INPUT_SHARE) as usize;
+        let max_bytes = summary_input_bytes(&self.budget);
         let older = plan.candidate.messages().get(1..keep_from).unwrap_or(&[]);
         let request = summary_request(older, focus.as_deref(), max_bytes);
         let body = match serde_json::to_vec(&ChatRequest {
@@ -417,6 +417,12 @@ impl Agent {
     }
 }
 
+/// The most bytes of transcript a summary request carries:
+/// [`SUMMARY_INPUT_SHARE`] of the prompt budget.
+fn summary_input_bytes(budget: &Budget) -> usize {
+    (budget.bytes(budget.usable()) as f64 * SUMMARY_INPUT_SHARE) as usize
+}
+
 /// The summary request's messages: its instructions, and the older turns
 /// as one transcript in one user message (so the request is valid
 /// whatever calls they hold), at most `max_bytes` of it, the newest kept
@@ -489,4 +495,63 @@ fn shortened(text: &str) -> String {
         end -= 1;
     }
     format!("{}… [{} bytes in all]", &text[..end], text.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn user(text: &str) -> Message {
+        Message::new(Role::User, text)
+    }
+
+    #[test]
+    fn the_transcript_takes_three_quarters_of_the_prompt_budget() {
+        let budget = Budget::new(10_000, Some(2_000), 0.8);
+        assert_eq!(summary_input_bytes(&budget), 21_000);
+    }
+
+    #[test]
+    fn the_transcript_names_who_said_what_and_keeps_the_focus() {
+        let older = [user("fix the bug"), Message::new(Role::Assistant, "done")];
+        let request = summary_request(&older, Some(" the parser "), 10_000);
+        assert_eq!(request[0].content.as_deref(), Some(SUMMARY_PROMPT));
+        assert_eq!(
+            request[1].content.as_deref(),
+            Some(
+                "The conversation so far:\n\nPerson: fix the bug\n\nAgent: done\n\nThe person asks the summary to keep this in focus: the parser"
+            )
+        );
+    }
+
+    #[test]
+    fn a_long_result_is_shown_only_in_part() {
+        let long = "r".repeat(SUMMARY_RESULT_MAX_BYTES + 10);
+        assert_eq!(
+            shortened(&long),
+            format!(
+                "{}… [{} bytes in all]",
+                "r".repeat(SUMMARY_RESULT_MAX_BYTES),
+                SUMMARY_RESULT_MAX_BYTES + 10
+            )
+        );
+        let fits = "r".repeat(SUMMARY_RESULT_MAX_BYTES);
+        assert_eq!(shortened(&fits), fits);
+    }
+
+    #[test]
+    fn past_its_bound_the_transcript_drops_the_oldest_turns_but_not_the_earlier_summary() {
+        let older = [
+            user(&format!("{SUMMARY_PREFIX}before")),
+            user(&"a".repeat(500)),
+            user(&"b".repeat(500)),
+            user("newest"),
+        ];
+        let request = summary_request(&older, None, 400);
+        let transcript = request[1].content.as_deref().unwrap_or_default();
+        assert!(transcript.contains("Summary of what came before:\nbefore"));
+        assert!(transcript.contains("[2 older messages left out]"));
+        assert!(!transcript.contains("aaa") && !transcript.contains("bbb"));
+        assert!(transcript.ends_with("Person: newest"));
+    }
 }

@@ -257,3 +257,98 @@ have what you need, answer concisely in GitHub-flavoured markdown, with code in 
 language."
         .to_string()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::{ToolFailure, ToolResult};
+
+    fn call(id: &str, arguments: &str) -> AssistantCall {
+        AssistantCall {
+            id: id.to_string(),
+            name: "read_file".to_string(),
+            arguments: arguments.to_string(),
+        }
+    }
+
+    fn result(size: usize) -> ToolResult {
+        ToolFailure::ExecutionFailed {
+            tool: "read_file".to_string(),
+            message: "x".repeat(size),
+        }
+        .into()
+    }
+
+    /// Three turns, each one call with a result of `size` bytes or more.
+    fn three_turns(size: usize) -> Conversation {
+        let mut c = Conversation::new("system");
+        for n in 0..3 {
+            c.push_user(format!("prompt {n}"));
+            c.push_assistant(String::new(), vec![call(&format!("c{n}"), r#"{"path":"a"}"#)]);
+            c.push_tool_result(format!("c{n}"), &result(size));
+            c.push_assistant(format!("reply {n}"), Vec::new());
+        }
+        c
+    }
+
+    #[test]
+    fn prune_goes_oldest_first_stops_when_enough_is_freed_and_never_twice() {
+        let mut c = three_turns(4_000);
+        let turn = c.turn_start();
+        assert_eq!(turn, 9);
+        let done = c.prune(turn, 1);
+        assert_eq!(done.results, 1);
+        assert!(done.bytes > 3_900);
+        assert!(c.messages()[3].content.as_deref().is_some_and(|t| t.starts_with(PRUNED_OPENING)));
+        assert!(c.messages()[7].content.as_deref().is_some_and(|t| t.starts_with("{\"ok\":false")));
+        let again = c.prune(turn, usize::MAX);
+        assert_eq!(again.results, 1, "only the second turn's is left");
+        assert!(c.messages()[11].content.as_deref().is_some_and(|t| t.starts_with("{\"ok\":false")), "the current turn's stays");
+        assert_eq!(c.prune(turn, usize::MAX), Pruned::default());
+    }
+
+    #[test]
+    fn the_marker_repeats_at_most_the_bound_of_the_arguments() {
+        let mut c = Conversation::new("system");
+        c.push_user("go".to_string());
+        let arguments = format!(r#"{{"path":"{}"}}"#, "p".repeat(300));
+        c.push_assistant(String::new(), vec![call("c0", &arguments)]);
+        c.push_tool_result("c0".to_string(), &result(4_000));
+        c.push_user("next".to_string());
+        c.prune(c.turn_start(), usize::MAX);
+        let marker: serde_json::Value =
+            serde_json::from_str(c.messages()[3].content.as_deref().unwrap_or_default())
+                .unwrap_or_default();
+        let expected: String = arguments.chars().take(PRUNED_ARGUMENTS_MAX_CHARS).collect();
+        assert_eq!(
+            marker["pruned"],
+            format!("read_file {expected}: 3 KB {PRUNED_TAIL}")
+        );
+    }
+
+    #[test]
+    fn the_kept_tail_starts_at_a_prompt_and_at_least_at_the_last() {
+        let c = three_turns(1_000);
+        let turn_size: usize = c.messages()[5..9].iter().map(encoded_len).sum();
+        assert_eq!(c.tail_start(0), 9, "at least the last prompt");
+        assert_eq!(c.tail_start(2 * turn_size), 5);
+        assert_eq!(c.tail_start(2 * turn_size - 1), 9);
+        assert_eq!(c.tail_start(usize::MAX), 1);
+    }
+
+    #[test]
+    fn a_summary_replaces_the_head_and_is_not_summarised_alone() {
+        let mut c = three_turns(10);
+        assert!(c.summarisable(5));
+        c.summarise(9, "what happened");
+        let roles: Vec<Role> = c.messages().iter().map(|m| m.role).collect();
+        assert_eq!(
+            roles,
+            [Role::System, Role::User, Role::User, Role::Assistant, Role::Tool, Role::Assistant]
+        );
+        assert!(is_summary(&c.messages()[1]));
+        assert_eq!(c.turn_start(), 2, "a summary is not a prompt");
+        assert!(!c.summarisable(2), "an earlier summary alone");
+        assert!(!c.summarisable(1));
+    }
+}
