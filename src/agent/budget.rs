@@ -156,8 +156,8 @@ impl Budget {
         if prompt_tokens == 0 || bytes == 0 {
             return;
         }
-        self.bytes_per_token = (bytes as f64 / prompt_tokens as f64)
-            .clamp(BYTES_PER_TOKEN_MIN, BYTES_PER_TOKEN_MAX);
+        self.bytes_per_token =
+            (bytes as f64 / prompt_tokens as f64).clamp(BYTES_PER_TOKEN_MIN, BYTES_PER_TOKEN_MAX);
         self.anchor = Some(Anchor {
             bytes,
             tokens: prompt_tokens,
@@ -196,17 +196,18 @@ mod tests {
         budget.report(1_000, 1_000);
         assert_eq!(budget.bytes_per_token(), BYTES_PER_TOKEN_MIN);
         budget.report(1_000, 0);
-        assert_eq!(budget.bytes_per_token(), BYTES_PER_TOKEN_MIN, "no count, no change");
+        assert_eq!(
+            budget.bytes_per_token(),
+            BYTES_PER_TOKEN_MIN,
+            "no count, no change"
+        );
         assert_eq!(budget.estimate(1_000), 1_000);
     }
 
     #[test]
     fn the_reserve_is_an_eighth_of_the_window_at_least_512_at_most_half() {
         assert_eq!(Budget::new(128_000, None, 0.8).reserve(), 16_000);
-        assert_eq!(
-            Budget::new(2_000, None, 0.8).reserve(),
-            OUTPUT_RESERVE_MIN
-        );
+        assert_eq!(Budget::new(2_000, None, 0.8).reserve(), OUTPUT_RESERVE_MIN);
         assert_eq!(Budget::new(800, None, 0.8).reserve(), 400);
         assert_eq!(Budget::new(8_192, Some(100_000), 0.8).reserve(), 4_096);
         assert_eq!(Budget::new(8_192, Some(1_000), 0.8).reserve(), 1_000);

@@ -284,7 +284,10 @@ mod tests {
         let mut c = Conversation::new("system");
         for n in 0..3 {
             c.push_user(format!("prompt {n}"));
-            c.push_assistant(String::new(), vec![call(&format!("c{n}"), r#"{"path":"a"}"#)]);
+            c.push_assistant(
+                String::new(),
+                vec![call(&format!("c{n}"), r#"{"path":"a"}"#)],
+            );
             c.push_tool_result(format!("c{n}"), &result(size));
             c.push_assistant(format!("reply {n}"), Vec::new());
         }
@@ -299,11 +302,27 @@ mod tests {
         let done = c.prune(turn, 1);
         assert_eq!(done.results, 1);
         assert!(done.bytes > 3_900);
-        assert!(c.messages()[3].content.as_deref().is_some_and(|t| t.starts_with(PRUNED_OPENING)));
-        assert!(c.messages()[7].content.as_deref().is_some_and(|t| t.starts_with("{\"ok\":false")));
+        assert!(
+            c.messages()[3]
+                .content
+                .as_deref()
+                .is_some_and(|t| t.starts_with(PRUNED_OPENING))
+        );
+        assert!(
+            c.messages()[7]
+                .content
+                .as_deref()
+                .is_some_and(|t| t.starts_with("{\"ok\":false"))
+        );
         let again = c.prune(turn, usize::MAX);
         assert_eq!(again.results, 1, "only the second turn's is left");
-        assert!(c.messages()[11].content.as_deref().is_some_and(|t| t.starts_with("{\"ok\":false")), "the current turn's stays");
+        assert!(
+            c.messages()[11]
+                .content
+                .as_deref()
+                .is_some_and(|t| t.starts_with("{\"ok\":false")),
+            "the current turn's stays"
+        );
         assert_eq!(c.prune(turn, usize::MAX), Pruned::default());
     }
 
@@ -344,7 +363,14 @@ mod tests {
         let roles: Vec<Role> = c.messages().iter().map(|m| m.role).collect();
         assert_eq!(
             roles,
-            [Role::System, Role::User, Role::User, Role::Assistant, Role::Tool, Role::Assistant]
+            [
+                Role::System,
+                Role::User,
+                Role::User,
+                Role::Assistant,
+                Role::Tool,
+                Role::Assistant
+            ]
         );
         assert!(is_summary(&c.messages()[1]));
         assert_eq!(c.turn_start(), 2, "a summary is not a prompt");

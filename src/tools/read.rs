@@ -107,7 +107,11 @@ impl Shown for ReadFileOutput {
             self.offset,
             self.offset + whole
         );
-        let separator = if kept.is_empty() || kept.ends_with('\n') { "" } else { "\n" };
+        let separator = if kept.is_empty() || kept.ends_with('\n') {
+            ""
+        } else {
+            "\n"
+        };
         self.content = format!("{kept}{separator}{marker}");
         self.lines = lines;
         self.truncated = true;

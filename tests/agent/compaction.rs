@@ -9,7 +9,9 @@
 
 use std::path::Path;
 
-use dashfloat::agent::{ApprovalPolicy, PRUNED_TAIL, RESULT_CUT_MIN_BYTES, SUMMARY_PREFIX, SUMMARY_PROMPT};
+use dashfloat::agent::{
+    ApprovalPolicy, PRUNED_TAIL, RESULT_CUT_MIN_BYTES, SUMMARY_PREFIX, SUMMARY_PROMPT,
+};
 use dashfloat::protocol::{AgentEvent, Phase, Severity, UiCommand};
 use serde_json::Value;
 
@@ -163,7 +165,9 @@ async fn past_the_threshold_old_results_are_pruned_deep_and_the_prefix_then_hold
     // the one before it.
     for pair in [(0, 1), (1, 2), (2, 3), (3, 4), (5, 6)] {
         assert!(
-            requests[pair.1].raw_body.starts_with(prefix(&requests[pair.0])),
+            requests[pair.1]
+                .raw_body
+                .starts_with(prefix(&requests[pair.0])),
             "request {} does not start with request {}",
             pair.1,
             pair.0
@@ -224,7 +228,10 @@ async fn when_pruning_is_not_enough_older_turns_are_summarised_and_later_folded_
     assert!(transcript.contains("Person: prompt 1:"));
     assert!(transcript.contains("Agent: one"));
     assert!(transcript.contains("Person: prompt 2:"));
-    assert!(!transcript.contains("prompt 3:"), "kept verbatim, not summarised");
+    assert!(
+        !transcript.contains("prompt 3:"),
+        "kept verbatim, not summarised"
+    );
 
     let after = messages(&requests[3]);
     assert_eq!(after.len(), 3);
@@ -287,12 +294,18 @@ async fn a_context_exceeded_400_in_each_providers_shape_compacts_and_retries_onc
         );
         let said = notices(&events);
         assert!(said[0].contains("did not fit"), "{body}: {said:?}");
-        assert!(said[1].contains("pruned 1 old tool results"), "{body}: {said:?}");
+        assert!(
+            said[1].contains("pruned 1 old tool results"),
+            "{body}: {said:?}"
+        );
         assert_eq!(support::agent::reply_text(&events), "fits now", "{body}");
         let requests = server.requests();
         assert_eq!(requests.len(), 4, "{body}: retried once");
         let retried = messages(&requests[3]);
-        assert!(pruned(&retried[3]).unwrap().ends_with(PRUNED_TAIL), "{body}");
+        assert!(
+            pruned(&retried[3]).unwrap().ends_with(PRUNED_TAIL),
+            "{body}"
+        );
         assert_eq!(content(retried.last().unwrap()), "and now?");
     }
 }
@@ -316,7 +329,10 @@ async fn a_second_context_exceeded_400_in_the_turn_shows_the_entry_and_the_sessi
     let events = h.turn().await;
     let shown = errors(&events);
     assert_eq!(shown.len(), 1, "{shown:?}");
-    assert!(shown[0].contains("/compact") && shown[0].contains("/clear"), "{shown:?}");
+    assert!(
+        shown[0].contains("/compact") && shown[0].contains("/clear"),
+        "{shown:?}"
+    );
     assert_eq!(server.requests().len(), 4, "never an endless loop");
     h.prompt("hello?").await;
     assert_eq!(support::agent::reply_text(&h.turn().await), "still here");
@@ -344,12 +360,14 @@ async fn esc_during_a_summary_leaves_the_conversation_exactly_as_it_was() {
     h.prompt("read b").await;
     h.turn().await;
     h.send(UiCommand::Compact { focus: None }).await;
-    h.until(|e| *e == AgentEvent::Phase(Phase::Compacting)).await;
+    h.until(|e| *e == AgentEvent::Phase(Phase::Compacting))
+        .await;
     server.wait_requests(5, support::WAIT).await;
     h.send(UiCommand::Cancel).await;
     let events = h.turn().await;
     assert!(
-        notices(&events).contains(&"compaction cancelled; the conversation is unchanged".to_string()),
+        notices(&events)
+            .contains(&"compaction cancelled; the conversation is unchanged".to_string()),
         "{events:#?}"
     );
     assert!(events.contains(&AgentEvent::Phase(Phase::Idle)));
@@ -386,17 +404,31 @@ async fn compact_with_a_focus_summarises_all_but_the_last_turn() {
     assert_eq!(events[0], AgentEvent::Phase(Phase::Compacting));
     let said = notices(&events);
     assert_eq!(said.len(), 1, "{said:?}");
-    assert!(said[0].contains("summarised 2 earlier messages"), "{said:?}");
+    assert!(
+        said[0].contains("summarised 2 earlier messages"),
+        "{said:?}"
+    );
     h.prompt("three").await;
     h.turn().await;
 
     let requests = server.requests();
     let transcript = content(&requests[2].body["messages"][1]);
-    assert!(transcript.contains("Person: one\n\nAgent: first"), "{transcript}");
-    assert!(transcript.ends_with("keep this in focus: the parser bug"), "{transcript}");
+    assert!(
+        transcript.contains("Person: one\n\nAgent: first"),
+        "{transcript}"
+    );
+    assert!(
+        transcript.ends_with("keep this in focus: the parser bug"),
+        "{transcript}"
+    );
     let after: Vec<(String, String)> = messages(&requests[3])
         .iter()
-        .map(|m| (m["role"].as_str().unwrap().to_string(), content(m).to_string()))
+        .map(|m| {
+            (
+                m["role"].as_str().unwrap().to_string(),
+                content(m).to_string(),
+            )
+        })
         .collect();
     let expected = [
         ("system", "system prompt".to_string()),
@@ -426,14 +458,15 @@ async fn compact_refuses_when_there_is_nothing_to_compact_or_a_turn_runs() {
     h.turn().await;
     h.send(UiCommand::Compact { focus: None }).await;
     let said = notices(&h.turn().await);
-    assert!(said[0].starts_with("nothing to compact yet"), "one turn: {said:?}");
+    assert!(
+        said[0].starts_with("nothing to compact yet"),
+        "one turn: {said:?}"
+    );
 
     h.prompt("two").await;
     server.wait_requests(2, support::WAIT).await;
     h.send(UiCommand::Compact { focus: None }).await;
-    let events = h
-        .until(|e| matches!(e, AgentEvent::System { .. }))
-        .await;
+    let events = h.until(|e| matches!(e, AgentEvent::System { .. })).await;
     assert!(
         system_texts(&events)[0].starts_with("the agent is busy; /compact waits"),
         "{events:#?}"
@@ -446,7 +479,9 @@ async fn compact_refuses_when_there_is_nothing_to_compact_or_a_turn_runs() {
 #[tokio::test]
 async fn a_file_bigger_than_the_budget_is_cut_with_the_offset_to_read_on() {
     let dir = tempfile::tempdir().unwrap();
-    let text: String = (1..=1000).map(|n| format!("line {n:04} {}\n", "x".repeat(48))).collect();
+    let text: String = (1..=1000)
+        .map(|n| format!("line {n:04} {}\n", "x".repeat(48)))
+        .collect();
     std::fs::write(dir.path().join("big.txt"), &text).unwrap();
     let server =
         ScriptedServer::start(vec![read("rbig", "big.txt"), plain("read the start")]).await;
@@ -517,7 +552,11 @@ async fn a_full_window_still_keeps_the_smallest_cut_of_a_result() {
     let result: Value = serde_json::from_str(content(&sent[3])).unwrap();
     let kept = result["content"].as_str().unwrap();
     let (head, marker) = kept.split_at(kept.find("[cut to fit").unwrap());
-    assert_eq!(head.len(), RESULT_CUT_MIN_BYTES / 80 * 80, "whole lines within the floor");
+    assert_eq!(
+        head.len(),
+        RESULT_CUT_MIN_BYTES / 80 * 80,
+        "whole lines within the floor"
+    );
     assert!(marker.contains("read on with offset=13 "), "{marker}");
 }
 

@@ -327,8 +327,15 @@ fn the_reply_reserve_and_the_compaction_mark_come_from_flags_then_the_file() {
     let (c, _) = resolve(&cli, &[], Some(file));
     assert_eq!((c.max_output, c.compact_at), (Some(2048), 0.7));
     // The bounds themselves are accepted; past them the default stands.
-    for (given, expected) in [(COMPACT_AT_MIN, COMPACT_AT_MIN), (COMPACT_AT_MAX, COMPACT_AT_MAX)] {
-        let (c, problems) = resolve(&Cli::default(), &[], Some(&format!("compact_at = {given}\n")));
+    for (given, expected) in [
+        (COMPACT_AT_MIN, COMPACT_AT_MIN),
+        (COMPACT_AT_MAX, COMPACT_AT_MAX),
+    ] {
+        let (c, problems) = resolve(
+            &Cli::default(),
+            &[],
+            Some(&format!("compact_at = {given}\n")),
+        );
         assert!(problems.is_empty(), "{problems:?}");
         assert_eq!(c.compact_at, expected);
     }

@@ -242,7 +242,10 @@ async fn a_context_exceeded_error_with_nothing_to_compact_corrects_the_window_an
     );
     let errors = system_texts(&events);
     assert_eq!(errors.len(), 1, "{errors:?}");
-    assert!(errors[0].contains("/compact") && errors[0].contains("/clear"), "{errors:?}");
+    assert!(
+        errors[0].contains("/compact") && errors[0].contains("/clear"),
+        "{errors:?}"
+    );
     assert_eq!(server.requests().len(), 1);
 }
 
