@@ -8,8 +8,9 @@ use std::time::Duration;
 use clap::Parser;
 use serde::Deserialize;
 
-use crate::agent::budget::{COMPACT_AT_MAX, COMPACT_AT_MIN, DEFAULT_COMPACT_AT};
-use crate::agent::{ApprovalPolicy, DEFAULT_MAX_STEPS};
+use crate::agent::{
+    ApprovalPolicy, COMPACT_AT_MAX, COMPACT_AT_MIN, DEFAULT_COMPACT_AT, DEFAULT_MAX_STEPS,
+};
 use crate::llm::discover::Questions;
 use crate::secret::{Secret, redact_userinfo, strip_userinfo};
 use crate::tools::EXEC_DEFAULT_TIMEOUT;

@@ -116,7 +116,7 @@ impl Agent {
         if estimate > self.budget.threshold() {
             self.setup.log.line(|| {
                 format!(
-                    "context: about {estimate} tokens of {} (threshold {}); compacting",
+                    "context: about {estimate} tokens of {}, past the threshold of {}",
                     self.budget.window(),
                     self.budget.threshold()
                 )

@@ -4,7 +4,7 @@
 //! which calls wait for the person, and keeps the conversation valid on
 //! every way a turn can end. It never blocks on I/O itself.
 
-pub mod budget;
+mod budget;
 mod compact;
 mod conversation;
 mod outcome;
@@ -12,7 +12,11 @@ mod policy;
 mod repeat;
 mod round;
 
-pub use budget::Budget;
+pub use budget::{
+    BYTES_PER_TOKEN_MAX, BYTES_PER_TOKEN_MIN, BYTES_PER_TOKEN_START, Budget, COMPACT_AT_MAX,
+    COMPACT_AT_MIN, DEFAULT_COMPACT_AT, KEEP_DIVISOR, OUTPUT_RESERVE_DIVISOR,
+    OUTPUT_RESERVE_MAX_DIVISOR, OUTPUT_RESERVE_MIN, PRUNE_TARGET_DIVISOR,
+};
 pub use compact::{
     RESULT_CUT_MIN_BYTES, SUMMARY_INPUT_SHARE, SUMMARY_PROMPT, SUMMARY_RESULT_MAX_BYTES,
 };

@@ -315,7 +315,7 @@ fn the_server_is_asked_only_what_was_not_configured() {
 
 #[test]
 fn the_reply_reserve_and_the_compaction_mark_come_from_flags_then_the_file() {
-    use dashfloat::agent::budget::{COMPACT_AT_MAX, COMPACT_AT_MIN, DEFAULT_COMPACT_AT};
+    use dashfloat::agent::{COMPACT_AT_MAX, COMPACT_AT_MIN, DEFAULT_COMPACT_AT};
     let (c, problems) = resolve(&Cli::default(), &[], None);
     assert!(problems.is_empty());
     assert_eq!((c.max_output, c.compact_at), (None, DEFAULT_COMPACT_AT));

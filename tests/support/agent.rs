@@ -63,7 +63,7 @@ pub fn setup(base_url: &str, root: &Path, approval: ApprovalPolicy) -> AgentSetu
         // Large enough that no test compacts unless it sets a window.
         context_window: 128_000,
         max_output: None,
-        compact_at: agent::budget::DEFAULT_COMPACT_AT,
+        compact_at: agent::DEFAULT_COMPACT_AT,
     }
 }
 
