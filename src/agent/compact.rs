@@ -34,6 +34,10 @@ pub const SUMMARY_RESULT_MAX_BYTES: usize = 1024;
 /// take; the rest is for its instructions and the estimate's error.
 /// ADR 0021.
 pub const SUMMARY_INPUT_SHARE: f64 = 0.75;
+/// A summary keeps at most this fraction (1/4) of the prompt budget; a
+/// longer one is cut, so the summary and the kept turns (half the budget)
+/// leave room for the turn to go on. ADR 0021.
+pub const SUMMARY_MAX_DIVISOR: u64 = 4;
 /// A result cut to fit the budget keeps at least this many bytes, however
 /// full the window. ADR 0021.
 pub const RESULT_CUT_MIN_BYTES: usize = 1024;
@@ -348,8 +352,11 @@ impl Agent {
             return;
         }
         let mut plan = compaction.plan;
-        plan.candidate
-            .summarise(compaction.keep_from, &compaction.summary);
+        let most = self
+            .budget
+            .bytes(self.budget.usable() / SUMMARY_MAX_DIVISOR);
+        let summary = shortened(compaction.summary.trim(), most);
+        plan.candidate.summarise(compaction.keep_from, &summary);
         let summarised = compaction.keep_from.saturating_sub(1);
         self.commit(plan, summarised).await;
         match compaction.after {
@@ -469,7 +476,7 @@ fn render(message: &Message, all: &[Message]) -> String {
                 text.push_str(&format!(
                     "\nAgent called {} {}",
                     call.function.name,
-                    shortened(&call.function.arguments)
+                    shortened(&call.function.arguments, SUMMARY_RESULT_MAX_BYTES)
                 ));
             }
             text
@@ -480,17 +487,20 @@ fn render(message: &Message, all: &[Message]) -> String {
                 .flat_map(|m| &m.tool_calls)
                 .find(|c| Some(&c.id) == message.tool_call_id.as_ref())
                 .map_or("the call", |c| c.function.name.as_str());
-            format!("Result of {name}: {}", shortened(content))
+            format!(
+                "Result of {name}: {}",
+                shortened(content, SUMMARY_RESULT_MAX_BYTES)
+            )
         }
     }
 }
 
-/// At most [`SUMMARY_RESULT_MAX_BYTES`] of `text`, marked when cut.
-fn shortened(text: &str) -> String {
-    if text.len() <= SUMMARY_RESULT_MAX_BYTES {
+/// At most `max_bytes` of `text`, marked when cut.
+fn shortened(text: &str, max_bytes: usize) -> String {
+    if text.len() <= max_bytes {
         return text.to_string();
     }
-    let mut end = SUMMARY_RESULT_MAX_BYTES;
+    let mut end = max_bytes;
     while !text.is_char_boundary(end) {
         end -= 1;
     }
@@ -528,7 +538,7 @@ mod tests {
     fn a_long_result_is_shown_only_in_part() {
         let long = "r".repeat(SUMMARY_RESULT_MAX_BYTES + 10);
         assert_eq!(
-            shortened(&long),
+            shortened(&long, SUMMARY_RESULT_MAX_BYTES),
             format!(
                 "{}… [{} bytes in all]",
                 "r".repeat(SUMMARY_RESULT_MAX_BYTES),
@@ -536,7 +546,12 @@ mod tests {
             )
         );
         let fits = "r".repeat(SUMMARY_RESULT_MAX_BYTES);
-        assert_eq!(shortened(&fits), fits);
+        assert_eq!(shortened(&fits, SUMMARY_RESULT_MAX_BYTES), fits);
+        assert_eq!(
+            shortened("aé", 2),
+            "a… [3 bytes in all]",
+            "never inside a character"
+        );
     }
 
     #[test]

@@ -590,3 +590,37 @@ async fn without_compaction_every_request_starts_with_the_bytes_of_the_one_befor
         );
     }
 }
+
+#[tokio::test]
+async fn a_runaway_summary_is_cut_to_a_quarter_of_the_prompt_budget() {
+    use dashfloat::agent::SUMMARY_MAX_DIVISOR;
+    let dir = tempfile::tempdir().unwrap();
+    let long = "s".repeat(10_000);
+    let server = ScriptedServer::start(vec![
+        plain("first"),
+        plain("second"),
+        plain(&long),
+        plain("third"),
+    ])
+    .await;
+    // 6,000 tokens, 1,000 for the reply: a summary keeps at most 1,250
+    // tokens, 4,375 bytes before any usage report.
+    let mut h = start(&server, dir.path(), ApprovalPolicy::Ask, 6_000, 1_000);
+    for prompt in ["one", "two"] {
+        h.prompt(prompt).await;
+        h.turn().await;
+    }
+    h.send(UiCommand::Compact { focus: None }).await;
+    h.turn().await;
+    h.prompt("three").await;
+    h.turn().await;
+    let sent = messages(&server.requests()[3]);
+    let kept = (5_000 / SUMMARY_MAX_DIVISOR) as f64 * 3.5;
+    assert_eq!(
+        content(&sent[1]),
+        format!(
+            "{SUMMARY_PREFIX}{}… [10000 bytes in all]",
+            "s".repeat(kept as usize)
+        )
+    );
+}
