@@ -624,3 +624,47 @@ async fn a_runaway_summary_is_cut_to_a_quarter_of_the_prompt_budget() {
         )
     );
 }
+
+#[tokio::test]
+async fn one_compaction_prunes_first_and_summarises_when_that_is_not_enough() {
+    let dir = tempfile::tempdir().unwrap();
+    write_lines(dir.path(), "a.txt", 250);
+    let server = ScriptedServer::start(vec![
+        read("ra", "a.txt"),
+        plain("read a"),
+        plain("two"),
+        plain("SUMMARY"),
+        plain("three"),
+    ])
+    .await;
+    let mut h = start(&server, dir.path(), ApprovalPolicy::Ask, 20_000, 2_000);
+    // About 7,700 tokens a prompt and 5,800 for the file: the third prompt
+    // passes 16,000 even with the file pruned.
+    let long = |n: usize| format!("prompt {n}: {}", "word ".repeat(5_400));
+    h.prompt("read a").await;
+    h.turn().await;
+    h.prompt(&long(2)).await;
+    assert!(notices(&h.turn().await).is_empty());
+    h.prompt(&long(3)).await;
+    let events = h.turn().await;
+    let said = notices(&events);
+    assert!(
+        said[0].starts_with(
+            "compacted the conversation: pruned 1 old tool results, summarised 6 earlier messages; about "
+        ),
+        "{said:?}"
+    );
+    let requests = server.requests();
+    let transcript = content(&requests[3].body["messages"][1]);
+    assert!(
+        transcript.contains(&format!(
+            r#"Result of read_file: {{"pruned":"read_file {{\"path\":\"a.txt\"}}: 19 KB {PRUNED_TAIL}"}}"#
+        )),
+        "the summary sees the pruned result: {}",
+        &transcript[..300]
+    );
+    let after = messages(&requests[4]);
+    assert_eq!(after.len(), 3);
+    assert_eq!(content(&after[1]), format!("{SUMMARY_PREFIX}SUMMARY"));
+    assert_eq!(content(&after[2]), long(3));
+}
