@@ -8,7 +8,9 @@ use std::time::Duration;
 use clap::Parser;
 use serde::Deserialize;
 
-use crate::agent::{ApprovalPolicy, DEFAULT_MAX_STEPS};
+use crate::agent::{
+    ApprovalPolicy, COMPACT_AT_MAX, COMPACT_AT_MIN, DEFAULT_COMPACT_AT, DEFAULT_MAX_STEPS,
+};
 use crate::llm::discover::Questions;
 use crate::secret::{Secret, redact_userinfo, strip_userinfo};
 use crate::tools::EXEC_DEFAULT_TIMEOUT;
@@ -49,7 +51,7 @@ pub const TIMEOUT_MAX: Duration = Duration::from_secs(24 * 60 * 60);
     after_help = "Without a configured provider dashfloat talks to a local llama-server at \
 http://127.0.0.1:8088/v1 (start it with scripts/local-model).\n\
 Config file: $XDG_CONFIG_HOME/dashfloat/config.toml (default ~/.config/dashfloat/config.toml) \
-with keys base_url, model, api_key_env, context_window, request_timeout_secs, \
+with keys base_url, model, api_key_env, context_window, max_output, compact_at, request_timeout_secs, \
 idle_timeout_secs, max_steps, exec_timeout_secs, temperature, a [headers] table and an \
 [exec] table with pass_env (variables handed to commands on purpose).\n\
 Precedence: flags > environment > config file > defaults. The API key is only ever read \
@@ -69,6 +71,12 @@ pub struct Cli {
     /// The model's context window in tokens (for the status bar) [default: asked of the server]
     #[arg(long, env = "DASHFLOAT_CONTEXT_WINDOW", value_name = "TOKENS")]
     pub context_window: Option<u64>,
+    /// Tokens of the window kept free for the reply [default: 1/8 of the window, at least 512]
+    #[arg(long, env = "DASHFLOAT_MAX_OUTPUT", value_name = "TOKENS")]
+    pub max_output: Option<u64>,
+    /// Share of the window past which the conversation is compacted [default: 0.8]
+    #[arg(long, env = "DASHFLOAT_COMPACT_AT", value_name = "FRACTION")]
+    pub compact_at: Option<f64>,
     /// Seconds to wait for a connection and response headers [default: 60]
     #[arg(long, env = "DASHFLOAT_REQUEST_TIMEOUT", value_name = "SECS")]
     pub request_timeout: Option<u64>,
@@ -134,6 +142,8 @@ struct FileConfig {
     model: Option<String>,
     api_key_env: Option<String>,
     context_window: Option<u64>,
+    max_output: Option<u64>,
+    compact_at: Option<f64>,
     request_timeout_secs: Option<u64>,
     idle_timeout_secs: Option<u64>,
     max_steps: Option<u32>,
@@ -194,6 +204,11 @@ pub enum ConfigError {
         /// What stands instead.
         default: Duration,
     },
+    /// A `compact_at` outside [`COMPACT_AT_MIN`] ..= [`COMPACT_AT_MAX`].
+    #[error(
+        "compact_at {0} is outside {COMPACT_AT_MIN} ..= {COMPACT_AT_MAX}; using {DEFAULT_COMPACT_AT}"
+    )]
+    CompactAt(String),
     /// The key variable is set for a remote provider but empty.
     #[error("{0} is set but empty; requests go without an API key")]
     EmptyKey(String),
@@ -218,6 +233,11 @@ pub struct Config {
     /// Whether the window was configured (flag, environment or file): then
     /// the server is not asked.
     pub context_window_configured: bool,
+    /// Tokens kept free for the reply, if configured (ADR 0021).
+    pub max_output: Option<u64>,
+    /// The share of the window past which the conversation is compacted
+    /// (ADR 0021).
+    pub compact_at: f64,
     /// Whether the model was configured (flag, environment or file): if
     /// not, and a provider was, the server is asked what it serves.
     pub model_configured: bool,
@@ -321,6 +341,14 @@ impl Config {
         } else {
             LOCAL_CONTEXT_WINDOW
         });
+        let compact_at = match cli.compact_at.or(file.compact_at) {
+            None => DEFAULT_COMPACT_AT,
+            Some(share) if (COMPACT_AT_MIN..=COMPACT_AT_MAX).contains(&share) => share,
+            Some(share) => {
+                problems.push(ConfigError::CompactAt(share.to_string()));
+                DEFAULT_COMPACT_AT
+            }
+        };
         let api_key_env = cli
             .api_key_env
             .clone()
@@ -391,6 +419,8 @@ impl Config {
             api_key,
             context_window,
             context_window_configured,
+            max_output: cli.max_output.or(file.max_output),
+            compact_at,
             model_configured,
             request_timeout,
             idle_timeout,

@@ -151,6 +151,9 @@ async fn run(
             temperature: config.temperature,
             log,
             questions: config.questions(),
+            context_window: config.context_window,
+            max_output: config.max_output,
+            compact_at: config.compact_at,
         };
         agent::run(setup, command_rx, event_tx).await;
     });

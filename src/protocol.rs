@@ -447,10 +447,11 @@ pub enum TransportError {
         message: String,
     },
     /// The request no longer fits the model's context window (the
-    /// provider said so in a 400). Retrying the same conversation fails the
-    /// same way, so the entry says how to start afresh. ADR 0020.
+    /// provider said so in a 400). The agent compacts and retries once;
+    /// shown only when that did not help, so the entry says what the
+    /// person can do. ADR 0020, 0021.
     #[error(
-        "the conversation no longer fits the model's context window{}: {message}. Start a new conversation (restart dashfloat) to go on",
+        "the conversation no longer fits the model's context window{}: {message}. Compact it with /compact (add what to keep in focus), or start afresh with /clear",
         window_hint(.window)
     )]
     ContextExceeded {

@@ -18,6 +18,28 @@ pub struct AssistantCall {
     pub arguments: String,
 }
 
+/// What the start of a compaction summary message says, so the model
+/// (and a later compaction) knows it for what it is. ADR 0021.
+pub const SUMMARY_PREFIX: &str = "[Summary of the earlier conversation, written by dashfloat to save context; the messages after it are verbatim]\n\n";
+/// How the text of a pruned tool result ends. A pruned result is one JSON
+/// object, `{"pruned": "…"}`, as every answer is (ADR 0011), and is never
+/// pruned again. ADR 0021.
+pub const PRUNED_TAIL: &str = "output pruned to save context; call again if needed";
+/// How a pruned result's JSON starts.
+const PRUNED_OPENING: &str = "{\"pruned\":";
+/// Characters of a call's arguments a pruned result's marker repeats, at
+/// most: enough to name the file or the command. ADR 0021.
+pub const PRUNED_ARGUMENTS_MAX_CHARS: usize = 120;
+
+/// What a prune did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Pruned {
+    /// Tool results replaced by their marker.
+    pub results: usize,
+    /// Bytes of content they gave up.
+    pub bytes: usize,
+}
+
 /// The messages sent with every request.
 #[derive(Debug, Clone)]
 pub struct Conversation {
@@ -76,6 +98,95 @@ impl Conversation {
         });
     }
 
+    /// The messages, oldest first.
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    /// Where the current (or last) turn starts: the index of the last
+    /// prompt, or the end when there is none. Its messages are never
+    /// pruned or summarised.
+    pub fn turn_start(&self) -> usize {
+        self.messages
+            .iter()
+            .rposition(|m| m.role == Role::User && !is_summary(m))
+            .unwrap_or(self.messages.len())
+    }
+
+    /// Replaces the content of the oldest tool results before `before`
+    /// with a marker that keeps the call's identity, until at least `free`
+    /// bytes are given up (or none is left). The pairing of calls and
+    /// results never changes; a result pruned once stays as it is.
+    pub fn prune(&mut self, before: usize, free: usize) -> Pruned {
+        let mut done = Pruned::default();
+        for index in 1..before.min(self.messages.len()) {
+            if done.bytes >= free {
+                break;
+            }
+            let message = &self.messages[index];
+            let Some(content) = &message.content else {
+                continue;
+            };
+            if message.role != Role::Tool || content.starts_with(PRUNED_OPENING) {
+                continue;
+            }
+            let marker = pruned_marker(self.call(message.tool_call_id.as_deref()), content.len());
+            if marker.len() >= content.len() {
+                continue;
+            }
+            done.results += 1;
+            done.bytes += content.len() - marker.len();
+            self.messages[index].content = Some(marker);
+        }
+        done
+    }
+
+    /// Where the turns kept verbatim by a summary start: the earliest
+    /// prompt from which the rest encodes in `max_bytes`, and never after
+    /// the last prompt, so every call in the kept part keeps its answer.
+    pub fn tail_start(&self, max_bytes: usize) -> usize {
+        let last = self.turn_start();
+        let mut size = 0;
+        let mut start = last;
+        for index in (1..self.messages.len()).rev() {
+            size += encoded_len(&self.messages[index]);
+            if size > max_bytes {
+                break;
+            }
+            if index < start && self.messages[index].role == Role::User {
+                start = index;
+            }
+        }
+        start
+    }
+
+    /// Whether the messages between the system prompt and `keep_from`
+    /// hold anything a summary would add to (more than an earlier
+    /// summary).
+    pub fn summarisable(&self, keep_from: usize) -> bool {
+        self.messages
+            .get(1..keep_from)
+            .is_some_and(|head| head.iter().any(|m| !is_summary(m)))
+    }
+
+    /// Replaces the messages between the system prompt and `keep_from`
+    /// (an earlier summary among them) by one summary message.
+    pub fn summarise(&mut self, keep_from: usize, summary: &str) {
+        let keep_from = keep_from.clamp(1, self.messages.len());
+        let message = Message::new(Role::User, format!("{SUMMARY_PREFIX}{}", summary.trim()));
+        self.messages.splice(1..keep_from, [message]);
+    }
+
+    /// The call a tool message answers: its name and arguments.
+    fn call(&self, id: Option<&str>) -> Option<&FunctionCall> {
+        let id = id?;
+        self.messages
+            .iter()
+            .flat_map(|m| &m.tool_calls)
+            .find(|c| c.id == id)
+            .map(|c| &c.function)
+    }
+
     /// The JSON body of the next request.
     pub fn request_body(
         &self,
@@ -96,6 +207,42 @@ impl Conversation {
     }
 }
 
+/// Whether a message is a compaction summary.
+pub fn is_summary(message: &Message) -> bool {
+    message.role == Role::User
+        && message
+            .content
+            .as_deref()
+            .is_some_and(|c| c.starts_with(SUMMARY_PREFIX))
+}
+
+/// A message's size as it is sent.
+pub fn encoded_len(message: &Message) -> usize {
+    serde_json::to_vec(message).map_or(0, |v| v.len())
+}
+
+/// What a pruned result says instead of its content:
+/// `{"pruned":"read_file {\"path\":\"src/x.rs\"}: 14 KB output pruned to save context; call again if needed"}`.
+fn pruned_marker(call: Option<&FunctionCall>, bytes: usize) -> String {
+    let identity = match call {
+        Some(call) => {
+            let arguments: String = call
+                .arguments
+                .chars()
+                .take(PRUNED_ARGUMENTS_MAX_CHARS)
+                .collect();
+            format!("{} {arguments}", call.name)
+        }
+        None => "a tool call".to_string(),
+    };
+    let size = if bytes >= 1024 {
+        format!("{} KB", bytes / 1024)
+    } else {
+        format!("{bytes} bytes")
+    };
+    serde_json::json!({ "pruned": format!("{identity}: {size} {PRUNED_TAIL}") }).to_string()
+}
+
 /// The system prompt. It names no directory: small models shown an
 /// absolute path build absolute paths from its parent (`/tmp/x` for a
 /// project in `/tmp/proj`), and shown the directory's name they prefix it
@@ -109,4 +256,125 @@ the person's approval and may be rejected. When a tool fails, read its error: it
 have what you need, answer concisely in GitHub-flavoured markdown, with code in fenced blocks tagged with their \
 language."
         .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::{ToolFailure, ToolResult};
+
+    fn call(id: &str, arguments: &str) -> AssistantCall {
+        AssistantCall {
+            id: id.to_string(),
+            name: "read_file".to_string(),
+            arguments: arguments.to_string(),
+        }
+    }
+
+    fn result(size: usize) -> ToolResult {
+        ToolFailure::ExecutionFailed {
+            tool: "read_file".to_string(),
+            message: "x".repeat(size),
+        }
+        .into()
+    }
+
+    /// Three turns, each one call with a result of `size` bytes or more.
+    fn three_turns(size: usize) -> Conversation {
+        let mut c = Conversation::new("system");
+        for n in 0..3 {
+            c.push_user(format!("prompt {n}"));
+            c.push_assistant(
+                String::new(),
+                vec![call(&format!("c{n}"), r#"{"path":"a"}"#)],
+            );
+            c.push_tool_result(format!("c{n}"), &result(size));
+            c.push_assistant(format!("reply {n}"), Vec::new());
+        }
+        c
+    }
+
+    #[test]
+    fn prune_goes_oldest_first_stops_when_enough_is_freed_and_never_twice() {
+        let mut c = three_turns(4_000);
+        let turn = c.turn_start();
+        assert_eq!(turn, 9);
+        let done = c.prune(turn, 1);
+        assert_eq!(done.results, 1);
+        assert!(done.bytes > 3_900);
+        assert!(
+            c.messages()[3]
+                .content
+                .as_deref()
+                .is_some_and(|t| t.starts_with(PRUNED_OPENING))
+        );
+        assert!(
+            c.messages()[7]
+                .content
+                .as_deref()
+                .is_some_and(|t| t.starts_with("{\"ok\":false"))
+        );
+        let again = c.prune(turn, usize::MAX);
+        assert_eq!(again.results, 1, "only the second turn's is left");
+        assert!(
+            c.messages()[11]
+                .content
+                .as_deref()
+                .is_some_and(|t| t.starts_with("{\"ok\":false")),
+            "the current turn's stays"
+        );
+        assert_eq!(c.prune(turn, usize::MAX), Pruned::default());
+    }
+
+    #[test]
+    fn the_marker_repeats_at_most_the_bound_of_the_arguments() {
+        let mut c = Conversation::new("system");
+        c.push_user("go".to_string());
+        let arguments = format!(r#"{{"path":"{}"}}"#, "p".repeat(300));
+        c.push_assistant(String::new(), vec![call("c0", &arguments)]);
+        c.push_tool_result("c0".to_string(), &result(4_000));
+        c.push_user("next".to_string());
+        c.prune(c.turn_start(), usize::MAX);
+        let marker: serde_json::Value =
+            serde_json::from_str(c.messages()[3].content.as_deref().unwrap_or_default())
+                .unwrap_or_default();
+        let expected: String = arguments.chars().take(PRUNED_ARGUMENTS_MAX_CHARS).collect();
+        assert_eq!(
+            marker["pruned"],
+            format!("read_file {expected}: 3 KB {PRUNED_TAIL}")
+        );
+    }
+
+    #[test]
+    fn the_kept_tail_starts_at_a_prompt_and_at_least_at_the_last() {
+        let c = three_turns(1_000);
+        let turn_size: usize = c.messages()[5..9].iter().map(encoded_len).sum();
+        assert_eq!(c.tail_start(0), 9, "at least the last prompt");
+        assert_eq!(c.tail_start(2 * turn_size), 5);
+        assert_eq!(c.tail_start(2 * turn_size - 1), 9);
+        assert_eq!(c.tail_start(usize::MAX), 1);
+    }
+
+    #[test]
+    fn a_summary_replaces_the_head_and_is_not_summarised_alone() {
+        let mut c = three_turns(10);
+        assert!(c.summarisable(5));
+        c.summarise(9, "what happened");
+        let roles: Vec<Role> = c.messages().iter().map(|m| m.role).collect();
+        assert_eq!(
+            roles,
+            [
+                Role::System,
+                Role::User,
+                Role::User,
+                Role::Assistant,
+                Role::Tool,
+                Role::Assistant
+            ]
+        );
+        assert!(is_summary(&c.messages()[1]));
+        assert_eq!(c.turn_start(), 2, "a summary is not a prompt");
+        assert!(!c.summarisable(2), "an earlier summary alone");
+        assert!(!c.summarisable(1));
+    }
 }

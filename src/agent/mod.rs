@@ -4,6 +4,8 @@
 //! which calls wait for the person, and keeps the conversation valid on
 //! every way a turn can end. It never blocks on I/O itself.
 
+mod budget;
+mod compact;
 mod conversation;
 pub mod instructions;
 mod outcome;
@@ -11,7 +13,19 @@ mod policy;
 mod repeat;
 mod round;
 
-pub use conversation::{AssistantCall, Conversation, system_prompt};
+pub use budget::{
+    BYTES_PER_TOKEN_MAX, BYTES_PER_TOKEN_MIN, BYTES_PER_TOKEN_START, Budget, COMPACT_AT_MAX,
+    COMPACT_AT_MIN, DEFAULT_COMPACT_AT, KEEP_DIVISOR, OUTPUT_RESERVE_DIVISOR,
+    OUTPUT_RESERVE_MAX_DIVISOR, OUTPUT_RESERVE_MIN, PRUNE_TARGET_DIVISOR,
+};
+pub use compact::{
+    RESULT_CUT_MIN_BYTES, SUMMARY_INPUT_SHARE, SUMMARY_MAX_DIVISOR, SUMMARY_PROMPT,
+    SUMMARY_RESULT_MAX_BYTES,
+};
+pub use conversation::{
+    AssistantCall, Conversation, PRUNED_ARGUMENTS_MAX_CHARS, PRUNED_TAIL, Pruned, SUMMARY_PREFIX,
+    system_prompt,
+};
 pub use policy::ApprovalPolicy;
 pub use repeat::{REPEAT_MAX_KEYS, REPEAT_THRESHOLDS, RepeatDetector};
 
@@ -27,6 +41,7 @@ use crate::protocol::{
 };
 use crate::tools::ToolContext;
 
+use compact::{Compaction, next_summary_event};
 use round::{Abandon, Round, ToolEvent};
 
 /// Stream events buffered between a stream task and the agent; the stream
@@ -62,6 +77,15 @@ pub struct AgentSetup {
     pub log: Log,
     /// What to ask the server before the first prompt (ADR 0020).
     pub questions: Questions,
+    /// The model's context window in tokens, until the server says
+    /// otherwise (ADR 0020, 0021).
+    pub context_window: u64,
+    /// Tokens kept free for the reply; `None`: the default share of the
+    /// window (ADR 0021).
+    pub max_output: Option<u64>,
+    /// The share of the window past which the conversation is compacted
+    /// (ADR 0021).
+    pub compact_at: f64,
 }
 
 /// One model episode in flight.
@@ -70,6 +94,8 @@ struct Episode {
     task: JoinHandle<()>,
     content: String,
     reasoning: bool,
+    /// The request's size, to calibrate the budget with its usage.
+    body_bytes: usize,
     usage: Option<Usage>,
     finish: Option<FinishReason>,
     /// Calls whose id and name arrived; each is answered whatever happens.
@@ -102,6 +128,11 @@ struct Agent {
     steps: u32,
     turn_usage: Option<Usage>,
     episodes_started: u64,
+    budget: Budget,
+    compaction: Option<Compaction>,
+    /// This turn already compacted and retried after the provider said a
+    /// request did not fit: the next such error is shown.
+    wall_retried: bool,
 }
 
 /// Runs the agent until the UI says quit or hangs up. The actor runs as a
@@ -137,6 +168,7 @@ async fn run_actor(
     ui: mpsc::Sender<AgentEvent>,
 ) {
     let (tool_tx, tool_rx) = mpsc::channel(TOOL_QUEUE);
+    let budget = Budget::new(setup.context_window, setup.max_output, setup.compact_at);
     let agent = Agent {
         conversation: Conversation::new(&setup.system_prompt),
         tool_catalogue: crate::tools::definitions(),
@@ -149,6 +181,9 @@ async fn run_actor(
         steps: 0,
         turn_usage: None,
         episodes_started: 0,
+        budget,
+        compaction: None,
+        wall_retried: false,
     };
     agent.run(commands, tool_rx).await;
 }
@@ -170,9 +205,11 @@ impl Agent {
                     Some(UiCommand::Decide { id, decision }) => self.decide(&id, decision).await,
                     Some(UiCommand::SetModel { name }) => self.set_model(name).await,
                     Some(UiCommand::SetApproval(policy)) => self.set_approval(policy).await,
+                    Some(UiCommand::Compact { focus }) => self.compact_now(focus).await,
                     Some(other) => self.unbuilt(other).await,
                 },
                 ev = next_stream_event(&mut self.episode) => self.on_stream_event(ev).await,
+                ev = next_summary_event(&mut self.compaction) => self.on_summary_event(ev).await,
                 Some(ev) = tool_rx.recv() => self.on_tool_event(ev).await,
             }
         }
@@ -181,6 +218,9 @@ impl Agent {
         }
         if let Some(round) = self.round.take() {
             round.cancel_all();
+        }
+        if let Some(compaction) = self.compaction.take() {
+            compaction.abort();
         }
     }
 
@@ -219,6 +259,9 @@ impl Agent {
                 );
                 self.system(Severity::Notice, text).await;
             }
+        }
+        if let Some(window) = answers.context_window {
+            self.budget.set_window(window);
         }
         if model.is_some() || answers.context_window.is_some() {
             self.setup.log.line(|| {
@@ -311,7 +354,16 @@ impl Agent {
     }
 
     fn busy(&self) -> bool {
-        self.episode.is_some() || self.round.is_some()
+        self.episode.is_some() || self.round.is_some() || self.compaction.is_some()
+    }
+
+    /// The body of the request `conversation` makes.
+    fn encode(&self, conversation: &Conversation) -> Result<Vec<u8>, serde_json::Error> {
+        conversation.request_body(
+            &self.setup.model,
+            &self.tool_catalogue,
+            self.setup.temperature,
+        )
     }
 
     async fn prompt(&mut self, text: String) {
@@ -329,8 +381,9 @@ impl Agent {
         self.repeats.reset();
         self.steps = 0;
         self.turn_usage = None;
+        self.wall_retried = false;
         self.conversation.push_user(text);
-        self.start_episode().await;
+        self.next_request().await;
     }
 
     async fn cancel(&mut self) {
@@ -338,6 +391,8 @@ impl Agent {
             self.end_episode(EpisodeEnd::Interrupted).await;
         } else if self.round.is_some() {
             self.cancel_round().await;
+        } else if self.compaction.is_some() {
+            self.cancel_compaction().await;
         } else {
             // Nothing runs: confirm it, so a UI that believes otherwise
             // (a prompt it could not deliver) returns to idle.
@@ -346,6 +401,8 @@ impl Agent {
         }
     }
 
+    /// Sends the conversation as it stands: the budget was looked at
+    /// already ([`Agent::next_request`]).
     async fn start_episode(&mut self) {
         let endpoint = match &self.setup.endpoint {
             Ok(endpoint) => endpoint.clone(),
@@ -355,11 +412,7 @@ impl Agent {
                 return;
             }
         };
-        let body = match self.conversation.request_body(
-            &self.setup.model,
-            &self.tool_catalogue,
-            self.setup.temperature,
-        ) {
+        let body = match self.encode(&self.conversation) {
             Ok(body) => body,
             Err(e) => {
                 self.system(Severity::Error, format!("cannot encode the request: {e}"))
@@ -382,12 +435,14 @@ impl Agent {
         // call.
         let id_prefix = format!("call_{}_", self.episodes_started);
         let (tx, rx) = mpsc::channel(STREAM_QUEUE);
+        let body_bytes = body.len();
         let task = tokio::spawn(stream::run(endpoint, body, id_prefix, tx));
         self.episode = Some(Episode {
             events: rx,
             task,
             content: String::new(),
             reasoning: false,
+            body_bytes,
             usage: None,
             finish: None,
             announced: Vec::new(),
@@ -456,6 +511,7 @@ impl Agent {
         episode.task.abort();
         if let Some(usage) = episode.usage {
             self.turn_usage = Some(usage);
+            self.budget.report(episode.body_bytes, usage.prompt_tokens);
         }
         let reply_end = match &end {
             EpisodeEnd::Complete(_) => ReplyEnd::Complete,
@@ -471,20 +527,28 @@ impl Agent {
             )
         });
         self.emit(AgentEvent::AssistantEnd(reply_end)).await;
+        // The provider said the request does not fit: compacted and
+        // retried once a turn, the entry shown only if there is nothing
+        // to compact.
+        let mut wall = None;
         match &end {
             EpisodeEnd::Failed(why) => {
-                if let TransportError::ContextExceeded {
-                    window: Some(window),
-                    ..
-                } = why
-                {
-                    self.emit(AgentEvent::SessionFacts {
-                        model: None,
-                        context_window: Some(*window),
-                    })
-                    .await;
+                if let TransportError::ContextExceeded { window, .. } = why {
+                    if let Some(window) = *window {
+                        self.budget.set_window(window);
+                        self.emit(AgentEvent::SessionFacts {
+                            model: None,
+                            context_window: Some(window),
+                        })
+                        .await;
+                    }
+                    if !self.wall_retried && episode.announced.is_empty() {
+                        wall = Some(why.to_string());
+                    }
                 }
-                self.system(Severity::Error, why.to_string()).await;
+                if wall.is_none() {
+                    self.system(Severity::Error, why.to_string()).await;
+                }
             }
             EpisodeEnd::Lost(why) => {
                 self.system(Severity::Error, format!("{why}; the partial reply is kept"))
@@ -525,7 +589,10 @@ impl Agent {
                 .push_assistant(episode.content, round.assistant_calls());
         }
         if round.is_empty() {
-            self.end_turn().await;
+            match wall {
+                Some(error) => self.recover_from_wall(error).await,
+                None => self.end_turn().await,
+            }
             return;
         }
         match reply_end {

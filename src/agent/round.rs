@@ -482,12 +482,13 @@ impl Agent {
     async fn finish_round(&mut self, round: Round) {
         let was_cancelled = round.cancelling;
         for call in round.calls {
-            let result = match call.state {
+            let mut result = match call.state {
                 CallState::Done(result) => result,
                 // Unreachable by construction (the round ends only when no
                 // call is outstanding); answered rather than left dangling.
                 _ => cancelled(&call.name),
             };
+            self.fit_result(&call.name, &mut result);
             self.conversation.push_tool_result(call.id, &result);
         }
         if was_cancelled {
@@ -503,7 +504,7 @@ impl Agent {
             .await;
             self.end_turn().await;
         } else {
-            self.start_episode().await;
+            self.next_request().await;
         }
     }
 }

@@ -85,11 +85,18 @@ pub struct ChatRequest<'a> {
     pub stream: bool,
     /// Always asks for usage.
     pub stream_options: StreamOptions,
-    /// The tool catalogue (OpenAI function format).
+    /// The tool catalogue (OpenAI function format); left out when empty
+    /// (a summary request offers no tools, and some providers refuse an
+    /// empty list).
+    #[serde(skip_serializing_if = "no_tools")]
     pub tools: &'a serde_json::Value,
     /// Sampling temperature; the provider's default when absent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f32>,
+}
+
+fn no_tools(tools: &&serde_json::Value) -> bool {
+    tools.as_array().is_some_and(Vec::is_empty)
 }
 
 /// One `data:` frame of the stream.

@@ -15,6 +15,7 @@ use crate::protocol::{FileGuard, Preview, PreviewKind, ToolStatus};
 use super::exec::{EXEC_OUTPUT_MAX_BYTES, execute_command};
 use super::failure::ToolFailure;
 use super::preview::{header, line};
+use super::result::head;
 use super::tool::{Effect, Shown, Tool};
 use super::{ToolContext, resolve_for};
 
@@ -67,6 +68,32 @@ impl Shown for ExecuteCommandOutput {
     fn text(&self) -> Cow<'_, str> {
         Cow::Borrowed(&self.output)
     }
+
+    fn cut(&mut self, max_bytes: usize) -> bool {
+        let cut = cut_output(&mut self.output, max_bytes);
+        self.truncated |= cut;
+        cut
+    }
+}
+
+/// Cuts a command's output to its head within `max_bytes`, with a marker
+/// saying to narrow the command: unlike a file, output cannot be read on
+/// from an offset. False when it fits already. ADR 0021.
+pub(crate) fn cut_output(output: &mut String, max_bytes: usize) -> bool {
+    if output.len() <= max_bytes {
+        return false;
+    }
+    let total = output.len();
+    let kept = head(output, max_bytes).len();
+    output.truncate(kept);
+    if !output.is_empty() && !output.ends_with('\n') {
+        output.push('\n');
+    }
+    output.push_str(&format!(
+        "[output cut to its first {kept} of {total} bytes to fit the model's context window; \
+         narrow the command (grep, head, tail, a smaller scope) to see the rest]"
+    ));
+    true
 }
 
 impl Tool for ExecuteCommand {

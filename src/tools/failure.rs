@@ -88,6 +88,20 @@ pub enum ToolFailure {
 }
 
 impl ToolFailure {
+    /// Cuts the output a command printed before it timed out or was
+    /// interrupted, as [`Shown::cut`](super::tool::Shown::cut) cuts a
+    /// finished command's; false when there was nothing to cut.
+    pub(crate) fn cut_output(&mut self, max_bytes: usize) -> bool {
+        match self {
+            ToolFailure::Timeout { output, .. }
+            | ToolFailure::Cancelled {
+                output: Some(output),
+                ..
+            } => super::command::cut_output(output, max_bytes),
+            _ => false,
+        }
+    }
+
     /// The stable, machine-readable code of the failure class.
     pub fn code(&self) -> &'static str {
         match self {

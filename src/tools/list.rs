@@ -100,7 +100,31 @@ impl Shown for ListDirectoryOutput {
                 .join("\n"),
         )
     }
+
+    /// Keeps the first entries that fit; `truncated` and `total` say the
+    /// rest exist. ADR 0021.
+    fn cut(&mut self, max_bytes: usize) -> bool {
+        let mut size = 0;
+        let keep = self
+            .entries
+            .iter()
+            .take_while(|e| {
+                size += e.name.len() + LIST_ENTRY_OVERHEAD_BYTES;
+                size <= max_bytes
+            })
+            .count();
+        if keep == self.entries.len() {
+            return false;
+        }
+        self.entries.truncate(keep);
+        self.truncated = true;
+        true
+    }
 }
+
+/// What one entry costs beyond its name in the JSON the model reads
+/// (`{"name":…,"kind":"file","size":1234}`), for [`Shown::cut`].
+const LIST_ENTRY_OVERHEAD_BYTES: usize = 40;
 
 impl Tool for ListDirectory {
     const NAME: &'static str = "list_directory";

@@ -14,6 +14,7 @@ use crate::protocol::FileGuard;
 
 use super::beneath;
 use super::failure::ToolFailure;
+use super::result::head;
 use super::tool::{Effect, Shown, Tool, on_blocking_pool, path_parameter};
 use super::{ToolContext, io_failure, resolve_for};
 
@@ -89,6 +90,32 @@ pub struct ReadFileOutput {
 impl Shown for ReadFileOutput {
     fn text(&self) -> Cow<'_, str> {
         Cow::Borrowed(&self.content)
+    }
+
+    /// Keeps the whole lines that fit and names the offset to read on
+    /// from. ADR 0021.
+    fn cut(&mut self, max_bytes: usize) -> bool {
+        if self.content.len() <= max_bytes {
+            return false;
+        }
+        let kept = head(&self.content, max_bytes);
+        let whole = kept.matches('\n').count() as u64;
+        let lines = whole + u64::from(!kept.is_empty() && !kept.ends_with('\n'));
+        let marker = format!(
+            "[cut to fit the model's context window: showed {lines} lines from line {}; \
+             read on with offset={} and a smaller limit]",
+            self.offset,
+            self.offset + whole
+        );
+        let separator = if kept.is_empty() || kept.ends_with('\n') {
+            ""
+        } else {
+            "\n"
+        };
+        self.content = format!("{kept}{separator}{marker}");
+        self.lines = lines;
+        self.truncated = true;
+        true
     }
 }
 

@@ -130,6 +130,12 @@ macro_rules! registry {
                     $(ToolOutput::$variant(output) => output.text(),)+
                 }
             }
+
+            fn cut(&mut self, max_bytes: usize) -> bool {
+                match self {
+                    $(ToolOutput::$variant(output) => output.cut(max_bytes),)+
+                }
+            }
         }
     };
 }

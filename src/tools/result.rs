@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use super::failure::ToolFailure;
 use super::registry::ToolOutput;
+use super::tool::Shown;
 
 /// A finished call: what its tool returned or why it returned nothing, and
 /// the notices the model is told with it.
@@ -70,6 +71,16 @@ impl Serialize for ToolResult {
 }
 
 impl ToolResult {
+    /// Cuts what the call printed or read to about `max_bytes`, with a
+    /// marker saying how to get the rest, each tool in its own way; false
+    /// when there was nothing to cut. ADR 0021.
+    pub fn cut(&mut self, max_bytes: usize) -> bool {
+        match &mut self.outcome {
+            Ok(output) => output.cut(max_bytes),
+            Err(failure) => failure.cut_output(max_bytes),
+        }
+    }
+
     /// The JSON text the model reads as the call's answer: the only place a
     /// result becomes JSON. Keys keep their order (`ok` first, `code` and
     /// `tool` closing a failure, the notices last).
@@ -87,10 +98,35 @@ impl ToolResult {
     }
 }
 
+/// The head of `text` within `max_bytes`: up to the end of the last whole
+/// line inside it, or, when the first line alone is longer, up to the
+/// last character boundary.
+pub(crate) fn head(text: &str, max_bytes: usize) -> &str {
+    if text.len() <= max_bytes {
+        return text;
+    }
+    let mut end = max_bytes;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    match text[..end].rfind('\n') {
+        Some(newline) => &text[..=newline],
+        None => &text[..end],
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::tools::list::ListDirectoryOutput;
+
+    #[test]
+    fn the_head_ends_at_a_line_end_or_a_character_boundary() {
+        assert_eq!(head("ab\ncd\nef", 7), "ab\ncd\n");
+        assert_eq!(head("ab\ncd", 99), "ab\ncd");
+        assert_eq!(head("aéb", 2), "a", "never inside a character");
+        assert_eq!(head("abcdef", 3), "abc");
+    }
 
     #[test]
     fn the_notices_close_the_object_in_the_order_they_were_added() {

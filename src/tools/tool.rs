@@ -106,6 +106,15 @@ pub trait Shown {
     fn text(&self) -> Cow<'_, str> {
         Cow::Borrowed("")
     }
+
+    /// Cuts the output to about `max_bytes` of text, before it is ever
+    /// sent, so that it fits the model's context window; what is kept ends
+    /// with a marker saying how to get the rest. False when there is
+    /// nothing to cut (the default: small outputs). ADR 0021.
+    fn cut(&mut self, max_bytes: usize) -> bool {
+        let _ = max_bytes;
+        false
+    }
 }
 
 /// Runs a file tool's work on the blocking pool, unless the call was

@@ -329,3 +329,42 @@ fn approval_flag_and_slash_command_spell_every_policy_alike() {
         ApprovalPolicy::ALL.len()
     );
 }
+
+#[test]
+fn the_reply_reserve_and_the_compaction_mark_come_from_flags_then_the_file() {
+    use dashfloat::agent::{COMPACT_AT_MAX, COMPACT_AT_MIN, DEFAULT_COMPACT_AT};
+    let (c, problems) = resolve(&Cli::default(), &[], None);
+    assert!(problems.is_empty());
+    assert_eq!((c.max_output, c.compact_at), (None, DEFAULT_COMPACT_AT));
+    let file = "max_output = 1024\ncompact_at = 0.6\n";
+    let (c, problems) = resolve(&Cli::default(), &[], Some(file));
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!((c.max_output, c.compact_at), (Some(1024), 0.6));
+    let cli = Cli::parse_from(["dashfloat", "--max-output", "2048", "--compact-at", "0.7"]);
+    let (c, _) = resolve(&cli, &[], Some(file));
+    assert_eq!((c.max_output, c.compact_at), (Some(2048), 0.7));
+    // The bounds themselves are accepted; past them the default stands.
+    for (given, expected) in [
+        (COMPACT_AT_MIN, COMPACT_AT_MIN),
+        (COMPACT_AT_MAX, COMPACT_AT_MAX),
+    ] {
+        let (c, problems) = resolve(
+            &Cli::default(),
+            &[],
+            Some(&format!("compact_at = {given}\n")),
+        );
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(c.compact_at, expected);
+    }
+    let (c, problems) = resolve(&Cli::default(), &[], Some("compact_at = 0.99\n"));
+    assert_eq!(c.compact_at, DEFAULT_COMPACT_AT);
+    assert_eq!(
+        problems,
+        [ConfigError::CompactAt("0.99".into())],
+        "a mark past the bound is reported"
+    );
+    assert_eq!(
+        problems[0].to_string(),
+        "compact_at 0.99 is outside 0.3 ..= 0.95; using 0.8"
+    );
+}

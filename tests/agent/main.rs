@@ -7,6 +7,7 @@
 mod support;
 
 mod commands;
+mod compaction;
 mod config;
 mod instructions;
 mod repeat;

@@ -219,7 +219,7 @@ async fn an_http_error_is_a_chat_entry_and_the_session_stays_usable() {
 }
 
 #[tokio::test]
-async fn a_context_exceeded_error_corrects_the_window_once_and_is_not_retried() {
+async fn a_context_exceeded_error_with_nothing_to_compact_corrects_the_window_and_is_not_retried() {
     let server = ScriptedServer::start(vec![Reply::status(
         400,
         "application/json",
@@ -242,7 +242,10 @@ async fn a_context_exceeded_error_corrects_the_window_once_and_is_not_retried() 
     );
     let errors = system_texts(&events);
     assert_eq!(errors.len(), 1, "{errors:?}");
-    assert!(errors[0].contains("restart dashfloat"), "{errors:?}");
+    assert!(
+        errors[0].contains("/compact") && errors[0].contains("/clear"),
+        "{errors:?}"
+    );
     assert_eq!(server.requests().len(), 1);
 }
 

@@ -60,6 +60,10 @@ pub fn setup(base_url: &str, root: &Path, approval: ApprovalPolicy) -> AgentSetu
         log: dashfloat::log::Log::off(),
         // Scripts answer chat requests only, unless a test asks the server.
         questions: Questions::default(),
+        // Large enough that no test compacts unless it sets a window.
+        context_window: 128_000,
+        max_output: None,
+        compact_at: agent::DEFAULT_COMPACT_AT,
     }
 }
 

@@ -3,7 +3,8 @@
 //! of each tool message in the next request), with the outcome row the
 //! person sees for each, and the tool catalogue as the request carries it.
 //! These snapshots pin the model-visible JSON, key order included; a
-//! refactor of how results travel must leave them untouched.
+//! refactor of how results travel must leave them untouched. Last, how
+//! each tool cuts a result too big for the context window (ADR 0021).
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -261,4 +262,67 @@ async fn the_tool_catalogue_as_the_request_carries_it() {
     assert!(raw.contains(&format!("\"tools\":{tools}")));
     assert_eq!(body["tools"], json!(dashfloat::tools::definitions()));
     insta::assert_snapshot!("the_tool_catalogue", tools);
+}
+
+/// Runs one call for real and returns its typed result.
+async fn result_of(root: &std::path::Path, tool: &str, args: &str) -> dashfloat::tools::ToolResult {
+    let ctx = dashfloat::tools::ToolContext::new(root).unwrap();
+    let call = dashfloat::tools::validate(tool, args).unwrap();
+    dashfloat::tools::execute(&call, &ctx, tokio_util::sync::CancellationToken::new()).await
+}
+
+#[tokio::test]
+async fn a_read_cut_for_the_context_keeps_whole_lines_and_names_the_offset_to_read_on() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f.txt"), "abc\n".repeat(10)).unwrap();
+    let mut result = result_of(dir.path(), "read_file", r#"{"path":"f.txt","offset":3}"#).await;
+    assert!(!result.cut(1_000), "it fits");
+    assert!(result.cut(10));
+    let json = serde_json::to_value(&result).unwrap();
+    assert_eq!(
+        json["content"],
+        "abc\nabc\n[cut to fit the model's context window: showed 2 lines from line 3; read on with offset=5 and a smaller limit]"
+    );
+    assert_eq!(
+        (json["lines"].as_u64(), json["truncated"].as_bool()),
+        (Some(2), Some(true))
+    );
+}
+
+#[tokio::test]
+async fn a_listing_cut_for_the_context_keeps_the_first_entries_and_says_there_are_more() {
+    let dir = tempfile::tempdir().unwrap();
+    for n in 0..10 {
+        std::fs::write(dir.path().join(format!("file{n}")), "").unwrap();
+    }
+    let mut result = result_of(dir.path(), "list_directory", "{}").await;
+    assert!(result.cut(100));
+    let json = serde_json::to_value(&result).unwrap();
+    assert_eq!(json["entries"].as_array().unwrap().len(), 2);
+    assert_eq!(json["entries"][0]["name"], "file0");
+    assert_eq!(
+        (json["total"].as_u64(), json["truncated"].as_bool()),
+        (Some(10), Some(true))
+    );
+}
+
+#[test]
+fn a_timed_out_commands_output_is_cut_like_a_finished_ones_and_a_write_is_never_cut() {
+    let mut timed_out =
+        dashfloat::tools::ToolResult::from(dashfloat::tools::ToolFailure::Timeout {
+            tool: "execute_command".to_owned(),
+            after: std::time::Duration::from_secs(30),
+            output: "1\n2\n3\n4\n".to_owned(),
+        });
+    assert!(timed_out.cut(4));
+    let json = serde_json::to_value(&timed_out).unwrap();
+    assert_eq!(
+        json["output"],
+        "1\n2\n[output cut to its first 4 of 8 bytes to fit the model's context window; narrow the command (grep, head, tail, a smaller scope) to see the rest]"
+    );
+    let mut rejected =
+        dashfloat::tools::ToolResult::from(dashfloat::tools::ToolFailure::Rejected {
+            tool: "write_file".to_owned(),
+        });
+    assert!(!rejected.cut(0));
 }

@@ -1,0 +1,572 @@
+//! Compaction: keeping the conversation inside the model's window. Before
+//! a request whose estimate passes the threshold, the oldest tool results
+//! are pruned deep (down to half the window) in one go; if that is not
+//! enough, older turns are summarised by the model in a request of their
+//! own, cancellable, and replaced by one summary message. The same two
+//! stages run on `/compact` and after the provider's context-exceeded
+//! error (then the request is retried once). Nothing changes until a
+//! compaction succeeds. ADR 0021.
+
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use crate::llm::stream;
+use crate::llm::wire::{ChatRequest, Message, Role, StreamOptions};
+use crate::protocol::{AgentEvent, Phase, Severity, StreamEvent};
+use crate::tools::ToolResult;
+
+use super::budget::Budget;
+use super::conversation::{Conversation, SUMMARY_PREFIX, is_summary};
+use super::{Agent, STREAM_QUEUE, task_failure};
+
+/// What the model is asked to do with the older turns. ADR 0021.
+pub const SUMMARY_PROMPT: &str = "You summarise a conversation between a person and dashfloat, a coding agent \
+working in the person's project, so that the agent can go on with only your summary and the latest messages. \
+Write a concise summary in markdown: what the person asked for and wants; what was done (files read, written \
+or edited, commands run, with their exact paths and names); what was learned (facts, decisions, errors and \
+their fixes); what is in progress and what comes next. Keep paths, names and numbers exact. Invent nothing. \
+Answer with the summary only.";
+/// Bytes of one tool result (or one argument list) the summary request
+/// shows, at most: the gist, not the output. ADR 0021.
+pub const SUMMARY_RESULT_MAX_BYTES: usize = 1024;
+/// The share of the prompt budget the summary request's transcript may
+/// take; the rest is for its instructions and the estimate's error.
+/// ADR 0021.
+pub const SUMMARY_INPUT_SHARE: f64 = 0.75;
+/// A summary keeps at most this fraction (1/4) of the prompt budget; a
+/// longer one is cut, so the summary and the kept turns (half the budget)
+/// leave room for the turn to go on. ADR 0021.
+pub const SUMMARY_MAX_DIVISOR: u64 = 4;
+/// A result cut to fit the budget keeps at least this many bytes, however
+/// full the window. ADR 0021.
+pub const RESULT_CUT_MIN_BYTES: usize = 1024;
+
+/// Why a compaction runs.
+pub(super) enum Trigger {
+    /// The next request's estimate passed the threshold.
+    Threshold,
+    /// The provider said the last request did not fit.
+    Wall,
+    /// The person asked (`/compact`), perhaps with a focus.
+    Asked,
+}
+
+/// What to do once a summary is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum After {
+    /// Send the turn's next request.
+    Request,
+    /// End the turn (`/compact`).
+    Done,
+}
+
+/// A compaction worked out on a copy of the conversation: nothing changes
+/// until it is committed.
+pub(super) struct Plan {
+    /// The conversation, pruned.
+    candidate: Conversation,
+    /// Tool results pruned.
+    pruned: usize,
+    /// Where the turns kept verbatim start, when older ones are to be
+    /// summarised.
+    summarise: Option<usize>,
+    /// The estimate before, in tokens.
+    before: u64,
+}
+
+impl Plan {
+    fn does_nothing(&self) -> bool {
+        self.pruned == 0 && self.summarise.is_none()
+    }
+}
+
+/// A summary request in flight.
+pub(super) struct Compaction {
+    events: mpsc::Receiver<StreamEvent>,
+    task: JoinHandle<()>,
+    summary: String,
+    plan: Plan,
+    keep_from: usize,
+    after: After,
+}
+
+impl Compaction {
+    /// Stops the summary request.
+    pub(super) fn abort(&self) {
+        self.task.abort();
+    }
+}
+
+/// The next event of the summary request in flight; pending when none is.
+pub(super) async fn next_summary_event(compaction: &mut Option<Compaction>) -> Option<StreamEvent> {
+    match compaction {
+        Some(compaction) => compaction.events.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+impl Agent {
+    /// The size of the request `conversation` makes.
+    pub(super) fn request_len(&self, conversation: &Conversation) -> usize {
+        self.encode(conversation).map_or(0, |body| body.len())
+    }
+
+    /// Before a request: compacts when the estimate passes the threshold,
+    /// then sends it (or starts the summary that sends it when done).
+    pub(super) async fn next_request(&mut self) {
+        let size = self.request_len(&self.conversation);
+        let estimate = self.budget.estimate(size);
+        if estimate > self.budget.threshold() {
+            self.setup.log.line(|| {
+                format!(
+                    "context: about {estimate} tokens of {}, past the threshold of {}",
+                    self.budget.window(),
+                    self.budget.threshold()
+                )
+            });
+            let plan = self.plan(&Trigger::Threshold);
+            if let Some(keep_from) = plan.summarise {
+                self.start_summary(plan, keep_from, None, After::Request)
+                    .await;
+                return;
+            }
+            if !plan.does_nothing() {
+                self.commit(plan, 0).await;
+            }
+        }
+        self.start_episode().await;
+    }
+
+    /// `/compact [focus]`: prunes and summarises now, whatever the
+    /// estimate; refused while a turn runs or when there is nothing to
+    /// compact.
+    pub(super) async fn compact_now(&mut self, focus: Option<String>) {
+        if self.busy() {
+            self.system(
+                Severity::Notice,
+                "the agent is busy; /compact waits until the turn is over (Esc stops it)",
+            )
+            .await;
+            return;
+        }
+        let plan = self.plan(&Trigger::Asked);
+        match plan.summarise {
+            Some(keep_from) => {
+                self.start_summary(plan, keep_from, focus, After::Done)
+                    .await;
+            }
+            None if plan.does_nothing() => {
+                self.system(
+                    Severity::Notice,
+                    "nothing to compact yet: the conversation holds no earlier turn to summarise",
+                )
+                .await;
+                self.end_turn().await;
+            }
+            None => {
+                self.commit(plan, 0).await;
+                self.end_turn().await;
+            }
+        }
+    }
+
+    /// The provider refused the request as too long for its window:
+    /// compacts (prune, then summarise) and retries once. When there is
+    /// nothing to compact, the entry `error` is shown instead.
+    pub(super) async fn recover_from_wall(&mut self, error: String) {
+        self.wall_retried = true;
+        let plan = self.plan(&Trigger::Wall);
+        if plan.does_nothing() {
+            self.system(Severity::Error, error).await;
+            self.end_turn().await;
+            return;
+        }
+        self.system(
+            Severity::Notice,
+            "the request did not fit the model's context window; compacting the conversation and trying again",
+        )
+        .await;
+        match plan.summarise {
+            Some(keep_from) => {
+                self.start_summary(plan, keep_from, None, After::Request)
+                    .await;
+            }
+            None => {
+                self.commit(plan, 0).await;
+                self.start_episode().await;
+            }
+        }
+    }
+
+    /// Works out a compaction on a copy: prunes the oldest results before
+    /// the current turn down to the prune target (every one of them at the
+    /// wall), then decides whether older turns are to be summarised and
+    /// which turns stay verbatim.
+    fn plan(&self, trigger: &Trigger) -> Plan {
+        let before = self.budget.estimate(self.request_len(&self.conversation));
+        let mut candidate = self.conversation.clone();
+        let turn = candidate.turn_start();
+        let free = match trigger {
+            Trigger::Wall => usize::MAX,
+            Trigger::Threshold | Trigger::Asked => self
+                .budget
+                .bytes(before.saturating_sub(self.budget.prune_target())),
+        };
+        let pruned = if free > 0 {
+            candidate.prune(turn, free).results
+        } else {
+            0
+        };
+        let after = self.budget.estimate(self.request_len(&candidate));
+        let keep_from = match trigger {
+            Trigger::Threshold if after <= self.budget.threshold() => None,
+            Trigger::Threshold | Trigger::Wall => {
+                Some(candidate.tail_start(self.budget.bytes(self.budget.keep())))
+            }
+            Trigger::Asked => Some(turn),
+        };
+        Plan {
+            summarise: keep_from.filter(|&k| candidate.summarisable(k)),
+            candidate,
+            pruned,
+            before,
+        }
+    }
+
+    /// Starts the summary request over the plan's older turns.
+    async fn start_summary(
+        &mut self,
+        plan: Plan,
+        keep_from: usize,
+        focus: Option<String>,
+        after: After,
+    ) {
+        let endpoint = match &self.setup.endpoint {
+            Ok(endpoint) => endpoint.clone(),
+            Err(why) => {
+                self.system(Severity::Error, why.to_string()).await;
+                self.end_turn().await;
+                return;
+            }
+        };
+        let max_bytes = summary_input_bytes(&self.budget);
+        let older = plan.candidate.messages().get(1..keep_from).unwrap_or(&[]);
+        let request = summary_request(older, focus.as_deref(), max_bytes);
+        let body = match serde_json::to_vec(&ChatRequest {
+            model: &self.setup.model,
+            messages: &request,
+            stream: true,
+            stream_options: StreamOptions {
+                include_usage: true,
+            },
+            tools: &Value::Array(Vec::new()),
+            temperature: self.setup.temperature,
+        }) {
+            Ok(body) => body,
+            Err(e) => {
+                self.system(Severity::Error, format!("cannot encode the request: {e}"))
+                    .await;
+                self.end_turn().await;
+                return;
+            }
+        };
+        self.setup.log.line(|| {
+            format!(
+                "compaction: summarising {} messages, {} bytes",
+                keep_from.saturating_sub(1),
+                body.len()
+            )
+        });
+        let (tx, rx) = mpsc::channel(STREAM_QUEUE);
+        let task = tokio::spawn(stream::run(endpoint, body, "summary_".to_string(), tx));
+        self.compaction = Some(Compaction {
+            events: rx,
+            task,
+            summary: String::new(),
+            plan,
+            keep_from,
+            after,
+        });
+        self.emit(AgentEvent::Phase(Phase::Compacting)).await;
+    }
+
+    /// One event of the summary request; `None`: its task ended without
+    /// saying how.
+    pub(super) async fn on_summary_event(&mut self, event: Option<StreamEvent>) {
+        let Some(compaction) = self.compaction.as_mut() else {
+            return;
+        };
+        match event {
+            Some(StreamEvent::Content(text)) => compaction.summary.push_str(&text),
+            Some(StreamEvent::Done { .. }) => self.finish_summary(Ok(())).await,
+            Some(StreamEvent::Failed(err)) => self.finish_summary(Err(err.to_string())).await,
+            Some(StreamEvent::Retrying {
+                attempt, reason, ..
+            }) => {
+                let text = format!(
+                    "{reason} — retrying the summary (retry {attempt} of {})",
+                    stream::RETRY_MAX
+                );
+                self.system(Severity::Notice, text).await;
+            }
+            Some(
+                StreamEvent::Reasoning(_)
+                | StreamEvent::Usage(_)
+                | StreamEvent::Finish(_)
+                | StreamEvent::ToolCallStarted { .. },
+            ) => {}
+            None => {
+                let why = match (&mut compaction.task).await {
+                    Err(err) => task_failure("stream", &err),
+                    Ok(()) => "the stream task ended unexpectedly".into(),
+                };
+                self.finish_summary(Err(why)).await;
+            }
+        }
+    }
+
+    /// The summary is in (or failed): commits the compaction and goes on,
+    /// or leaves the conversation as it was and ends the turn.
+    async fn finish_summary(&mut self, outcome: Result<(), String>) {
+        let Some(compaction) = self.compaction.take() else {
+            return;
+        };
+        compaction.abort();
+        let outcome = outcome.and_then(|()| {
+            if compaction.summary.trim().is_empty() {
+                Err("the model returned an empty summary".to_string())
+            } else {
+                Ok(())
+            }
+        });
+        if let Err(why) = outcome {
+            self.system(
+                Severity::Error,
+                format!(
+                    "compaction failed: {why}; the conversation is unchanged. Try /compact again, or /clear to start afresh"
+                ),
+            )
+            .await;
+            self.end_turn().await;
+            return;
+        }
+        let mut plan = compaction.plan;
+        let most = self
+            .budget
+            .bytes(self.budget.usable() / SUMMARY_MAX_DIVISOR);
+        let summary = shortened(compaction.summary.trim(), most);
+        plan.candidate.summarise(compaction.keep_from, &summary);
+        let summarised = compaction.keep_from.saturating_sub(1);
+        self.commit(plan, summarised).await;
+        match compaction.after {
+            After::Request => self.start_episode().await,
+            After::Done => self.end_turn().await,
+        }
+    }
+
+    /// Esc during a summary: it stops, and the conversation stays exactly
+    /// as it was.
+    pub(super) async fn cancel_compaction(&mut self) {
+        if let Some(compaction) = self.compaction.take() {
+            compaction.abort();
+        }
+        self.system(
+            Severity::Notice,
+            "compaction cancelled; the conversation is unchanged",
+        )
+        .await;
+        self.end_turn().await;
+    }
+
+    /// The plan's conversation becomes the conversation; a notice says
+    /// what was done.
+    async fn commit(&mut self, plan: Plan, summarised: usize) {
+        let after = self.budget.estimate(self.request_len(&plan.candidate));
+        self.conversation = plan.candidate;
+        let mut done = Vec::new();
+        if plan.pruned > 0 {
+            done.push(format!("pruned {} old tool results", plan.pruned));
+        }
+        if summarised > 0 {
+            done.push(format!("summarised {summarised} earlier messages"));
+        }
+        let text = format!(
+            "compacted the conversation: {}; about {} → {} tokens of {}",
+            done.join(", "),
+            plan.before,
+            after,
+            self.budget.window()
+        );
+        self.system(Severity::Notice, text).await;
+    }
+
+    /// Cuts a result that would not fit what is left of the budget, were
+    /// the conversation before it compacted to the prune target, to half
+    /// of that room (at least [`RESULT_CUT_MIN_BYTES`]), before it is ever
+    /// sent.
+    pub(super) fn fit_result(&self, name: &str, result: &mut ToolResult) {
+        let used = self
+            .budget
+            .estimate(self.request_len(&self.conversation))
+            .min(self.budget.prune_target());
+        let room = self.budget.usable().saturating_sub(used);
+        let size = result.to_json().len();
+        if self.budget.tokens(size) <= room {
+            return;
+        }
+        let limit = self.budget.bytes(room / 2).max(RESULT_CUT_MIN_BYTES);
+        if result.cut(limit) {
+            self.setup.log.line(|| {
+                format!("context: {name} result of {size} bytes cut to about {limit} bytes")
+            });
+        }
+    }
+}
+
+/// The most bytes of transcript a summary request carries:
+/// [`SUMMARY_INPUT_SHARE`] of the prompt budget.
+fn summary_input_bytes(budget: &Budget) -> usize {
+    (budget.bytes(budget.usable()) as f64 * SUMMARY_INPUT_SHARE) as usize
+}
+
+/// The summary request's messages: its instructions, and the older turns
+/// as one transcript in one user message (so the request is valid
+/// whatever calls they hold), at most `max_bytes` of it, the newest kept
+/// when it must be cut.
+fn summary_request(older: &[Message], focus: Option<&str>, max_bytes: usize) -> Vec<Message> {
+    let mut entries: Vec<String> = older.iter().map(|m| render(m, older)).collect();
+    let mut size: usize = entries.iter().map(String::len).sum();
+    let mut dropped = 0;
+    // The earlier summary, if any, is first and stays; the oldest turns
+    // after it go first.
+    let first = usize::from(older.first().is_some_and(is_summary));
+    while size > max_bytes && entries.len() > first + 1 {
+        size -= entries.remove(first).len();
+        dropped += 1;
+    }
+    if dropped > 0 {
+        entries.insert(first, format!("[{dropped} older messages left out]"));
+    }
+    let mut transcript = format!("The conversation so far:\n\n{}", entries.join("\n\n"));
+    if let Some(focus) = focus.map(str::trim).filter(|f| !f.is_empty()) {
+        transcript.push_str(&format!(
+            "\n\nThe person asks the summary to keep this in focus: {focus}"
+        ));
+    }
+    vec![
+        Message::new(Role::System, SUMMARY_PROMPT),
+        Message::new(Role::User, transcript),
+    ]
+}
+
+/// One message as the summary request shows it.
+fn render(message: &Message, all: &[Message]) -> String {
+    let content = message.content.as_deref().unwrap_or("");
+    match message.role {
+        Role::User if is_summary(message) => format!(
+            "Summary of what came before:\n{}",
+            content.strip_prefix(SUMMARY_PREFIX).unwrap_or(content)
+        ),
+        Role::User => format!("Person: {content}"),
+        Role::System => format!("Instructions: {content}"),
+        Role::Assistant => {
+            let mut text = format!("Agent: {content}");
+            for call in &message.tool_calls {
+                text.push_str(&format!(
+                    "\nAgent called {} {}",
+                    call.function.name,
+                    shortened(&call.function.arguments, SUMMARY_RESULT_MAX_BYTES)
+                ));
+            }
+            text
+        }
+        Role::Tool => {
+            let name = all
+                .iter()
+                .flat_map(|m| &m.tool_calls)
+                .find(|c| Some(&c.id) == message.tool_call_id.as_ref())
+                .map_or("the call", |c| c.function.name.as_str());
+            format!(
+                "Result of {name}: {}",
+                shortened(content, SUMMARY_RESULT_MAX_BYTES)
+            )
+        }
+    }
+}
+
+/// At most `max_bytes` of `text`, marked when cut.
+fn shortened(text: &str, max_bytes: usize) -> String {
+    if text.len() <= max_bytes {
+        return text.to_string();
+    }
+    let mut end = max_bytes;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… [{} bytes in all]", &text[..end], text.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn user(text: &str) -> Message {
+        Message::new(Role::User, text)
+    }
+
+    #[test]
+    fn the_transcript_takes_three_quarters_of_the_prompt_budget() {
+        let budget = Budget::new(10_000, Some(2_000), 0.8);
+        assert_eq!(summary_input_bytes(&budget), 21_000);
+    }
+
+    #[test]
+    fn the_transcript_names_who_said_what_and_keeps_the_focus() {
+        let older = [user("fix the bug"), Message::new(Role::Assistant, "done")];
+        let request = summary_request(&older, Some(" the parser "), 10_000);
+        assert_eq!(request[0].content.as_deref(), Some(SUMMARY_PROMPT));
+        assert_eq!(
+            request[1].content.as_deref(),
+            Some(
+                "The conversation so far:\n\nPerson: fix the bug\n\nAgent: done\n\nThe person asks the summary to keep this in focus: the parser"
+            )
+        );
+    }
+
+    #[test]
+    fn a_long_result_is_shown_only_in_part() {
+        let long = "r".repeat(SUMMARY_RESULT_MAX_BYTES + 10);
+        assert_eq!(
+            shortened(&long, SUMMARY_RESULT_MAX_BYTES),
+            format!(
+                "{}… [{} bytes in all]",
+                "r".repeat(SUMMARY_RESULT_MAX_BYTES),
+                SUMMARY_RESULT_MAX_BYTES + 10
+            )
+        );
+        let fits = "r".repeat(SUMMARY_RESULT_MAX_BYTES);
+        assert_eq!(shortened(&fits, SUMMARY_RESULT_MAX_BYTES), fits);
+        assert_eq!(
+            shortened("aé", 2),
+            "a… [3 bytes in all]",
+            "never inside a character"
+        );
+    }
+
+    #[test]
+    fn past_its_bound_the_transcript_drops_the_oldest_turns_but_not_the_earlier_summary() {
+        let older = [
+            user(&format!("{SUMMARY_PREFIX}before")),
+            user(&"a".repeat(500)),
+            user(&"b".repeat(500)),
+            user("newest"),
+        ];
+        let request = summary_request(&older, None, 400);
+        let transcript = request[1].content.as_deref().unwrap_or_default();
+        assert!(transcript.contains("Summary of what came before:\nbefore"));
+        assert!(transcript.contains("[2 older messages left out]"));
+        assert!(!transcript.contains("aaa") && !transcript.contains("bbb"));
+        assert!(transcript.ends_with("Person: newest"));
+    }
+}
