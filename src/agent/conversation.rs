@@ -32,6 +32,17 @@ impl Conversation {
         }
     }
 
+    /// A conversation resumed from a saved session, whose messages the
+    /// store has checked ([`crate::session::check_conversation`]).
+    pub fn from_messages(messages: Vec<Message>) -> Self {
+        Self { messages }
+    }
+
+    /// The messages, oldest first: what a saved session holds.
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
     /// Appends the person's prompt.
     pub fn push_user(&mut self, text: String) {
         self.messages.push(Message::new(Role::User, text));
@@ -68,12 +79,7 @@ impl Conversation {
     /// Appends the answer to one call: the result as the JSON the model
     /// reads.
     pub fn push_tool_result(&mut self, call_id: CallId, result: &ToolResult) {
-        self.messages.push(Message {
-            role: Role::Tool,
-            content: Some(result.to_json()),
-            tool_calls: Vec::new(),
-            tool_call_id: Some(call_id),
-        });
+        self.messages.push(tool_message(call_id, result));
     }
 
     /// The JSON body of the next request.
@@ -93,6 +99,16 @@ impl Conversation {
             tools,
             temperature,
         })
+    }
+}
+
+/// The tool message answering call `call_id` with `result`.
+pub fn tool_message(call_id: CallId, result: &ToolResult) -> Message {
+    Message {
+        role: Role::Tool,
+        content: Some(result.to_json()),
+        tool_calls: Vec::new(),
+        tool_call_id: Some(call_id),
     }
 }
 

@@ -9,6 +9,7 @@ mod outcome;
 mod policy;
 mod repeat;
 mod round;
+mod saving;
 
 pub use conversation::{AssistantCall, Conversation, system_prompt};
 pub use policy::ApprovalPolicy;
@@ -24,9 +25,11 @@ use crate::protocol::{
     AgentEvent, CallId, FinishReason, Phase, ReplyEnd, Severity, StreamEvent, ToolCallRequest,
     TransportError, UiCommand, Usage,
 };
+use crate::session::SessionSetup;
 use crate::tools::ToolContext;
 
 use round::{Abandon, Round, ToolEvent};
+use saving::Saving;
 
 /// Stream events buffered between a stream task and the agent; the stream
 /// task waits (and so reads no further from the socket) when it is full.
@@ -61,6 +64,9 @@ pub struct AgentSetup {
     pub log: Log,
     /// What to ask the server before the first prompt (ADR 0020).
     pub questions: Questions,
+    /// Where sessions are saved and which to open first; `None` keeps
+    /// nothing and lists nothing (ADR 0022).
+    pub sessions: Option<SessionSetup>,
 }
 
 /// One model episode in flight.
@@ -101,6 +107,7 @@ struct Agent {
     steps: u32,
     turn_usage: Option<Usage>,
     episodes_started: u64,
+    saving: Saving,
 }
 
 /// Runs the agent until the UI says quit or hangs up. The actor runs as a
@@ -131,12 +138,13 @@ pub fn task_failure(task: &str, err: &JoinError) -> String {
 }
 
 async fn run_actor(
-    setup: AgentSetup,
+    mut setup: AgentSetup,
     commands: mpsc::Receiver<UiCommand>,
     ui: mpsc::Sender<AgentEvent>,
 ) {
     let (tool_tx, tool_rx) = mpsc::channel(TOOL_QUEUE);
     let agent = Agent {
+        saving: Saving::new(setup.sessions.take()),
         conversation: Conversation::new(&setup.system_prompt),
         tool_catalogue: crate::tools::definitions(),
         setup,
@@ -158,6 +166,7 @@ impl Agent {
         mut commands: mpsc::Receiver<UiCommand>,
         mut tool_rx: mpsc::Receiver<ToolEvent>,
     ) {
+        self.open_at_start().await;
         self.discover().await;
         loop {
             tokio::select! {
@@ -166,6 +175,9 @@ impl Agent {
                     Some(UiCommand::Prompt { text }) => self.prompt(text).await,
                     Some(UiCommand::Cancel) => self.cancel().await,
                     Some(UiCommand::Decide { id, decision }) => self.decide(&id, decision).await,
+                    Some(UiCommand::Clear) => self.clear().await,
+                    Some(UiCommand::Resume { id }) => self.resume(id).await,
+                    Some(UiCommand::ListSessions { all }) => self.list_sessions(all).await,
                     Some(other) => self.unbuilt(other).await,
                 },
                 ev = next_stream_event(&mut self.episode) => self.on_stream_event(ev).await,
@@ -238,13 +250,15 @@ impl Agent {
         self.emit(AgentEvent::TurnDone).await;
     }
 
-    /// Sends to the UI. A UI that hung up is noticed by the command channel
-    /// closing, so a failed send needs no handling here.
-    async fn emit(&self, event: AgentEvent) {
+    /// Records what the event shows in the session's log, and sends it to
+    /// the UI. A UI that hung up is noticed by the command channel closing,
+    /// so a failed send needs no handling here.
+    async fn emit(&mut self, event: AgentEvent) {
+        self.saving.record(&event);
         let _ = self.ui.send(event).await;
     }
 
-    async fn system(&self, severity: Severity, text: impl Into<String>) {
+    async fn system(&mut self, severity: Severity, text: impl Into<String>) {
         let text = text.into();
         self.setup.log.line(|| format!("{severity:?}: {text}"));
         self.emit(AgentEvent::System { severity, text }).await;
@@ -269,7 +283,9 @@ impl Agent {
         self.repeats.reset();
         self.steps = 0;
         self.turn_usage = None;
+        self.saving.record_prompt(&text);
         self.conversation.push_user(text);
+        self.save().await;
         self.start_episode().await;
     }
 
@@ -396,6 +412,7 @@ impl Agent {
         episode.task.abort();
         if let Some(usage) = episode.usage {
             self.turn_usage = Some(usage);
+            self.saving.add_usage(usage);
         }
         let reply_end = match &end {
             EpisodeEnd::Complete(_) => ReplyEnd::Complete,
@@ -480,6 +497,7 @@ impl Agent {
         if let Some(usage) = self.turn_usage.take() {
             self.emit(AgentEvent::Usage(usage)).await;
         }
+        self.save().await;
         self.emit(AgentEvent::Phase(Phase::Idle)).await;
         self.emit(AgentEvent::TurnDone).await;
     }

@@ -195,9 +195,7 @@ pub(super) fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> Result<
     temp.write_all(bytes).map_err(failed)?;
     temp.as_file().sync_all().map_err(failed)?;
     temp.persist(path).map_err(|e| failed(e.error))?;
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(failed)
+    File::open(dir).and_then(|d| d.sync_all()).map_err(failed)
 }
 
 fn read_bytes(path: &Path) -> Result<Vec<u8>, SessionError> {

@@ -269,6 +269,23 @@ impl SessionStore {
         }
     }
 
+    /// Opens session `id` to go on with it: locked first when `lock` (so
+    /// nobody writes it meanwhile), then loaded.
+    pub fn open(
+        &self,
+        id: &str,
+        lock: bool,
+    ) -> Result<(SavedSession, Option<SessionLock>), SessionError> {
+        if !valid_id(id) {
+            return Err(SessionError::BadId { id: id.to_string() });
+        }
+        if !self.path_of(id).exists() {
+            return Err(SessionError::NotFound { id: id.to_string() });
+        }
+        let lock = if lock { Some(self.lock(id)?) } else { None };
+        Ok((self.load(id)?, lock))
+    }
+
     /// Locks session `id` for this process: no other dashfloat writes it
     /// while the lock lives.
     pub fn lock(&self, id: &str) -> Result<SessionLock, SessionError> {

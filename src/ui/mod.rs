@@ -7,6 +7,7 @@ pub mod editor;
 pub mod entry;
 pub mod input;
 pub mod markdown;
+pub mod picker;
 pub mod state;
 pub mod terminal;
 pub mod theme;

@@ -4,6 +4,7 @@ use crate::protocol::{CallId, Phase, SessionSummary, Severity, Usage};
 
 use super::editor::{Editor, EditorLayout, History};
 use super::entry::clean;
+use super::picker::Picker;
 use super::theme::Theme;
 use super::transcript::{EntryKind, Transcript};
 
@@ -161,6 +162,8 @@ pub struct State {
     /// The next list of saved sessions opens the picker (`/resume`
     /// without an id) instead of being listed in the log (`/sessions`).
     pub pick_sessions: bool,
+    /// The session picker, while it is open over the log.
+    pub picker: Option<Picker>,
     /// The input box as laid out for the next frame by [`State::prepare`].
     input: EditorLayout,
 }
@@ -191,6 +194,7 @@ impl State {
             confirm: None,
             answered: None,
             pick_sessions: false,
+            picker: None,
             input: Editor::new().layout(input_width(size.0), INPUT_MAX_ROWS, 0),
         }
     }

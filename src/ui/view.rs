@@ -24,6 +24,9 @@ pub fn view(state: &State, frame: &mut Frame) {
     .areas(frame.area());
     draw_header(state, frame, header);
     draw_log(state, frame, log);
+    if let Some(picker) = &state.picker {
+        picker.draw(&state.theme, frame, log);
+    }
     draw_rule(state, frame, rule);
     draw_input(state, frame, input);
     draw_help(state, frame, help);

@@ -60,6 +60,8 @@ pub fn setup(base_url: &str, root: &Path, approval: ApprovalPolicy) -> AgentSetu
         log: dashfloat::log::Log::off(),
         // Scripts answer chat requests only, unless a test asks the server.
         questions: Questions::default(),
+        // Saving is off unless a test points it at a temporary directory.
+        sessions: None,
     }
 }
 
