@@ -359,7 +359,6 @@ impl Agent {
                         saved.messages.len()
                     )
                 });
-                let log = saved.log.clone();
                 let last_usage = saved.last_usage;
                 self.conversation =
                     Conversation::from_messages(std::mem::take(&mut saved.messages));
@@ -369,6 +368,7 @@ impl Agent {
                     lock
                 };
                 self.saving.adopt(saved, lock);
+                let log = self.saving.log.iter().cloned().collect();
                 self.emit(AgentEvent::SessionOpened { log }).await;
                 if let Some(usage) = last_usage {
                     self.emit(AgentEvent::Usage(usage)).await;
