@@ -9,7 +9,10 @@
 //! This module is the contract; it imports nothing else of the crate, so a
 //! reader can learn the whole system from this file and a test can drive
 //! either side by sending these values. See
-//! `docs/decisions/0001-architecture.md`.
+//! `docs/decisions/0001-architecture.md`. What a saved session holds of
+//! these (the log items, usage, the session list) derives serde's traits,
+//! so the session file and `dashfloat sessions --json` can carry them
+//! as they are (ADR 0022).
 
 use std::time::Duration;
 

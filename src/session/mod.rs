@@ -24,7 +24,7 @@ pub use valid::{InvalidConversation, check_conversation};
 pub const TITLE_MAX_CHARS: usize = 80;
 /// The most log items a session keeps for the screen to redraw; older ones
 /// are dropped first (the conversation itself is not cut). ADR 0022.
-pub const LOG_ITEMS_MAX: usize = 5_000;
+pub const LOG_ITEMS_MAX: usize = 2_000;
 
 /// Why a session could not be saved, listed, locked or loaded. Each is a
 /// chat entry (or a line on stderr for `dashfloat sessions`); the session
