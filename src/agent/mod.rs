@@ -492,14 +492,17 @@ impl Agent {
         }
     }
 
-    /// The turn is over: the last usage, idle, done.
+    /// The turn is over: the last usage, idle, done; then the session is
+    /// saved.
     async fn end_turn(&mut self) {
         if let Some(usage) = self.turn_usage.take() {
             self.emit(AgentEvent::Usage(usage)).await;
         }
-        self.save().await;
         self.emit(AgentEvent::Phase(Phase::Idle)).await;
         self.emit(AgentEvent::TurnDone).await;
+        // After the UI is told, so the person never waits for the disk; a
+        // prompt sent meanwhile is read once the save is done.
+        self.save().await;
     }
 }
 

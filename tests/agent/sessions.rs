@@ -45,6 +45,14 @@ fn start_saving(
     start_with(s)
 }
 
+/// Waits until the agent has done what it was doing: it saves after
+/// telling the UI a turn is over, and reads the next command only then, so
+/// once a list is answered the save is on disk.
+async fn settled(h: &mut AgentHarness) {
+    h.send(UiCommand::ListSessions { all: true }).await;
+    h.until(|e| matches!(e, AgentEvent::Sessions(_))).await;
+}
+
 /// The ids of the session files in `store`.
 fn saved_ids(store: &SessionStore) -> Vec<String> {
     let mut ids: Vec<String> = std::fs::read_dir(store.dir())
@@ -136,7 +144,7 @@ fn the_validity_check_wants_every_call_answered_in_order() {
     let user = message(Role::User, "u");
     assert_eq!(check_conversation(&[system.clone(), user.clone()]), Ok(()));
     assert_eq!(
-        check_conversation(&[user.clone()]),
+        check_conversation(std::slice::from_ref(&user)),
         Err(InvalidConversation::NoSystemPrompt)
     );
     assert_eq!(
@@ -350,6 +358,7 @@ async fn a_session_is_saved_and_resumed_with_its_log_and_conversation() {
     let mut h = start_saving(&server, project.path(), &store, OpenSession::New);
     h.prompt("what do the notes say?").await;
     h.turn().await;
+    settled(&mut h).await;
     let ids = saved_ids(&store);
     assert_eq!(ids.len(), 1);
     let saved = store.load(&ids[0]).unwrap();
@@ -398,6 +407,7 @@ async fn a_session_is_saved_and_resumed_with_its_log_and_conversation() {
     assert_eq!(*log, saved.log);
     h2.prompt("and now?").await;
     h2.turn().await;
+    settled(&mut h2).await;
     let body = &server2.requests()[0].body;
     let sent: Vec<Message> = serde_json::from_value(body["messages"].clone()).unwrap();
     assert_eq!(sent[..saved.messages.len()], saved.messages[..]);
@@ -503,6 +513,7 @@ async fn clear_starts_a_new_session_and_the_old_one_stays_saved() {
     assert!(events.contains(&AgentEvent::SessionOpened { log: Vec::new() }));
     h.prompt("two").await;
     h.turn().await;
+    settled(&mut h).await;
     let sent = &server.requests()[1].body["messages"];
     assert_eq!(sent.as_array().unwrap().len(), 2, "{sent}");
     assert_eq!(sent[1]["content"], "two");
@@ -619,6 +630,7 @@ async fn no_key_header_or_url_credential_reaches_the_file() {
     let mut h = start_with(s);
     h.prompt("hello").await;
     h.turn().await;
+    settled(&mut h).await;
     let text = std::fs::read_to_string(store.path_of(&saved_ids(&store)[0])).unwrap();
     for secret in [
         "sk-SESSION-KEY",
@@ -647,6 +659,7 @@ async fn with_saving_off_nothing_is_written() {
     let mut h = start_with(s);
     h.prompt("hello").await;
     h.turn().await;
+    settled(&mut h).await;
     assert!(!store.dir().exists());
 }
 

@@ -52,6 +52,10 @@ fn snoop(program: &Path, prefix: &[&str], home: &Path, project: &Path) -> String
         "[exec]\npass_env = [\"GH_TOKEN\"]\n",
     )
     .unwrap();
+    // The config directory is the home owner's, so dashfloat can keep its
+    // sessions there whoever it runs as.
+    let owner = std::fs::metadata(home).unwrap();
+    std::os::unix::fs::chown(&config, Some(owner.uid()), Some(owner.gid())).unwrap();
     let header = format!("X-Secret: {HEADER_SECRET}");
     let base_url = server.base_url();
     let mut args: Vec<&str> = prefix.to_vec();

@@ -47,6 +47,19 @@ fn spawn(home: &Path, project: &Path, server: &ScriptedServer, extra: &[&str]) -
     spawn_private(&dashfloat_bin(), &args, home, project, &[])
 }
 
+/// The id of the first session saved under `home`, once there is one (the
+/// agent saves right after it says the turn is over).
+fn first_saved(home: &Path) -> String {
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        if let Some(first) = store_of(home).list(None).sessions.first() {
+            return first.id.clone();
+        }
+        assert!(std::time::Instant::now() < deadline, "nothing was saved");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 fn quit(session: &mut PtySession) {
     session.send(b"\x04");
     assert!(session.wait_exit(WAIT).expect("no exit").success());
@@ -193,8 +206,7 @@ fn a_session_open_in_one_process_is_refused_in_another() {
     holder.wait_for("idle", WAIT).unwrap();
     holder.send(b"hold this\r");
     holder.wait_for("saved and held", WAIT).unwrap();
-    let listing = store_of(home.path()).list(None);
-    let id = listing.sessions[0].id.clone();
+    let id = first_saved(home.path());
 
     let mut other = spawn(home.path(), project.path(), &server, &["--resume", &id]);
     let pid = holder.pid().unwrap().to_string();
