@@ -95,13 +95,15 @@ impl Saving {
             AgentEvent::ReasoningDelta(text) => {
                 self.reply.get_or_insert_default().1.push_str(text);
             }
+            // As on screen: a reply that streamed nothing has no entry.
             AgentEvent::AssistantEnd(end) => {
-                let (text, reasoning) = self.reply.take().unwrap_or_default();
-                self.push(LogItem::Assistant {
-                    text,
-                    reasoning,
-                    end: *end,
-                });
+                if let Some((text, reasoning)) = self.reply.take() {
+                    self.push(LogItem::Assistant {
+                        text,
+                        reasoning,
+                        end: *end,
+                    });
+                }
             }
             AgentEvent::ToolCall { id, name, summary } => self.push(LogItem::Tool {
                 id: id.clone(),
@@ -302,10 +304,9 @@ impl Agent {
             Some(setup) if !all => Some(setup.directory.clone()),
             _ => None,
         };
-        let Some(sessions) = self.listing(directory).await else {
-            return;
-        };
-        self.emit(AgentEvent::Sessions(sessions)).await;
+        if let Some(sessions) = self.listing(directory).await {
+            self.emit(AgentEvent::Sessions(sessions)).await;
+        }
         if !self.busy() {
             self.emit(AgentEvent::TurnDone).await;
         }

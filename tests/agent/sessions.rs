@@ -377,6 +377,18 @@ async fn a_session_is_saved_and_resumed_with_its_log_and_conversation() {
         ]
     );
     assert!(matches!(&saved.log[0], LogItem::User(t) if t == "what do the notes say?"));
+    // The first reply only called a tool: like the screen, the log has no
+    // empty reply for it.
+    assert_eq!(
+        saved
+            .log
+            .iter()
+            .filter(|item| matches!(item, LogItem::Assistant { .. }))
+            .count(),
+        1,
+        "{:?}",
+        saved.log
+    );
     assert!(saved.log.iter().any(|item| matches!(
         item,
         LogItem::Tool { name, outcome: Some((ToolStatus::Ok, excerpt)), .. }
