@@ -2,7 +2,8 @@
 //! time over a 100,000-line transcript while tokens stream, markdown render
 //! time of a 10 KB reply, throughput of the SSE → agent → UI-state path,
 //! resident memory idle and after a 100,000-line transcript, and CPU while
-//! idle. Each figure is printed with
+//! idle, the save time of a 1 MiB session, and `--continue` of a
+//! 10,000-message session to its first frame. Each figure is printed with
 //! a baseline measured in the same run, as a ratio where one makes sense.
 //!
 //! Run with `cargo bench --bench dashfloat-bench` (release build).
@@ -17,7 +18,10 @@ use std::time::{Duration, Instant};
 
 use dashfloat::agent::{self, ApprovalPolicy};
 use dashfloat::llm::stream;
+use dashfloat::llm::wire::{FunctionCall, Message, Role, ToolCallMessage};
 use dashfloat::protocol::{AgentEvent, UiCommand};
+use dashfloat::protocol::{LogItem, ReplyEnd, ToolStatus};
+use dashfloat::session::{SessionRecord, SessionStore};
 use dashfloat::ui::markdown::{code_blocks, render_streaming};
 use dashfloat::ui::state::{SessionInfo, State};
 use dashfloat::ui::theme::Theme;
@@ -55,6 +59,12 @@ fn main() {
     }
     if want("memory") {
         memory_and_idle_cpu();
+    }
+    if want("session_save") {
+        session_save();
+    }
+    if want("continue") {
+        continue_first_frame();
     }
 }
 
@@ -467,5 +477,172 @@ fn memory_and_idle_cpu() {
         "  CPU while idle for 10 s: {} clock ticks ({} ms)   target ~0",
         idle_ticks,
         idle_ticks * 10
+    );
+}
+
+/// A session of `messages` messages whose texts are `text_bytes` long:
+/// prompts, replies that call `read_file`, the results, in turn; the log
+/// has a row for each.
+fn bench_session(messages: usize, text_bytes: usize) -> (Vec<Message>, Vec<LogItem>) {
+    let text = "x".repeat(text_bytes);
+    let mut out = vec![Message::new(Role::System, "system prompt")];
+    let mut log = Vec::new();
+    let mut i = 0;
+    while out.len() < messages {
+        let id = format!("call_{i}");
+        match i % 3 {
+            0 => {
+                out.push(Message::new(Role::User, text.clone()));
+                log.push(LogItem::User(text.clone()));
+            }
+            1 => {
+                out.push(Message {
+                    role: Role::Assistant,
+                    content: Some(text.clone()),
+                    tool_calls: vec![ToolCallMessage {
+                        id: id.clone(),
+                        kind: "function".into(),
+                        function: FunctionCall {
+                            name: "read_file".into(),
+                            arguments: r#"{"path":"src/main.rs"}"#.into(),
+                        },
+                    }],
+                    tool_call_id: None,
+                });
+                log.push(LogItem::Tool {
+                    id: id.clone(),
+                    name: "read_file".into(),
+                    summary: "src/main.rs".into(),
+                    outcome: Some((ToolStatus::Ok, "fn main() {}".into())),
+                });
+            }
+            _ => {
+                out.push(Message {
+                    role: Role::Tool,
+                    content: Some(text.clone()),
+                    tool_calls: Vec::new(),
+                    tool_call_id: Some(format!("call_{}", i - 1)),
+                });
+                log.push(LogItem::Assistant {
+                    text: format!("reply {i}"),
+                    reasoning: String::new(),
+                    end: ReplyEnd::Complete,
+                });
+            }
+        }
+        i += 1;
+    }
+    // End on an answer the first frame shows.
+    out.push(Message::new(Role::Assistant, "the last answer"));
+    log.push(LogItem::Assistant {
+        text: "the last answer".into(),
+        reasoning: String::new(),
+        end: ReplyEnd::Complete,
+    });
+    (out, log)
+}
+
+fn record<'a>(
+    id: &'a str,
+    directory: &'a str,
+    messages: &'a [Message],
+    log: &'a [LogItem],
+) -> SessionRecord<'a> {
+    SessionRecord {
+        id,
+        created: 1,
+        updated: dashfloat::session::now_secs(),
+        directory,
+        model: "bench-model",
+        base_url: "http://127.0.0.1:8088/v1",
+        title: "bench",
+        usage: Default::default(),
+        last_usage: None,
+        messages,
+        pending: &[],
+        log,
+    }
+}
+
+/// What the agent does after every step: encode the whole session, write
+/// it to a temporary file, fsync, rename, fsync the directory.
+fn session_save() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SessionStore::at(dir.path().join("sessions"));
+    let (messages, log) = bench_session(400, 2_500);
+    let id = "20261201-000000-aaaaaa";
+    let bytes = record(id, "/p", &messages, &log).encode().unwrap();
+    let runs = 50;
+    let mut encode = Vec::with_capacity(runs);
+    let mut save = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let t = Instant::now();
+        let bytes = record(id, "/p", &messages, &log).encode().unwrap();
+        encode.push(t.elapsed());
+        store.write(id, &bytes).unwrap();
+        save.push(t.elapsed());
+    }
+    encode.sort();
+    save.sort();
+    println!(
+        "\nsession save ({:.2} MiB, {} messages, {runs} runs)",
+        bytes.len() as f64 / 1_048_576.0,
+        messages.len()
+    );
+    println!(
+        "  encode + write + fsync + rename + fsync dir: median {}  p90 {}   | encode alone: median {}   target ≤ 5 ms",
+        ms(percentile(&save, 0.5)),
+        ms(percentile(&save, 0.9)),
+        ms(percentile(&encode, 0.5)),
+    );
+}
+
+/// `dashfloat --continue` of a 10,000-message session until its last
+/// answer is on screen, against a fresh start in the same directory.
+fn continue_first_frame() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SessionStore::at(dir.path().join("dashfloat/sessions"));
+    let here = dir.path().canonicalize().unwrap();
+    let (messages, log) = bench_session(10_000, 200);
+    let id = "20261201-000000-aaaaaa";
+    let bytes = record(id, &here.to_string_lossy(), &messages, &log)
+        .encode()
+        .unwrap();
+    store.write(id, &bytes).unwrap();
+    let server = ScriptedServer::start_blocking(vec![]);
+    let url = server.base_url();
+    let runs = 10;
+    let mut resumed: Vec<Duration> = (0..runs)
+        .map(|_| {
+            time_to_output(
+                &support::dashfloat_bin(),
+                &["--base-url", &url, "--continue"],
+                dir.path(),
+                b"the last answer",
+            )
+        })
+        .collect();
+    let mut fresh: Vec<Duration> = (0..runs)
+        .map(|_| {
+            time_to_output(
+                &support::dashfloat_bin(),
+                &["--base-url", &url],
+                dir.path(),
+                b"idle",
+            )
+        })
+        .collect();
+    resumed.sort();
+    fresh.sort();
+    println!(
+        "\n--continue of a {}-message session ({:.1} MiB) to the frame showing its last answer ({runs} runs)",
+        messages.len(),
+        bytes.len() as f64 / 1_048_576.0
+    );
+    println!(
+        "  median {}  p90 {}   | a new session's first frame: median {}   target ≤ 50 ms",
+        ms(percentile(&resumed, 0.5)),
+        ms(percentile(&resumed, 0.9)),
+        ms(percentile(&fresh, 0.5)),
     );
 }

@@ -13,6 +13,7 @@ use crate::agent::{
 };
 use crate::llm::discover::Questions;
 use crate::secret::{Secret, redact_userinfo, strip_userinfo};
+use crate::session::OpenSession;
 use crate::tools::EXEC_DEFAULT_TIMEOUT;
 
 /// The base URL used when no provider is configured: the local llama-server
@@ -52,8 +53,10 @@ pub const TIMEOUT_MAX: Duration = Duration::from_secs(24 * 60 * 60);
 http://127.0.0.1:8088/v1 (start it with scripts/local-model).\n\
 Config file: $XDG_CONFIG_HOME/dashfloat/config.toml (default ~/.config/dashfloat/config.toml) \
 with keys base_url, model, api_key_env, context_window, max_output, compact_at, request_timeout_secs, \
-idle_timeout_secs, max_steps, exec_timeout_secs, temperature, a [headers] table and an \
-[exec] table with pass_env (variables handed to commands on purpose).\n\
+idle_timeout_secs, max_steps, exec_timeout_secs, temperature, save_sessions, a [headers] \
+table and an [exec] table with pass_env (variables handed to commands on purpose).\n\
+Sessions are saved in $XDG_CONFIG_HOME/dashfloat/sessions/ (default \
+~/.config/dashfloat/sessions/).\n\
 Precedence: flags > environment > config file > defaults. The API key is only ever read \
 from the environment variable named by --api-key-env, and only sent to a base URL you \
 configured, never to the local default."
@@ -105,6 +108,45 @@ pub struct Cli {
     /// Config file to read instead of the default location.
     #[arg(long, env = "DASHFLOAT_CONFIG", value_name = "PATH")]
     pub config: Option<PathBuf>,
+    /// Resume the latest saved session of this directory.
+    #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
+    pub continue_latest: bool,
+    /// Resume the saved session ID; without an ID, pick one from a list.
+    #[arg(long, value_name = "ID", num_args = 0..=1)]
+    pub resume: Option<Option<String>>,
+    /// With --resume or `sessions`: every directory's sessions, not only this one's.
+    #[arg(long, global = true)]
+    pub all: bool,
+    /// Do not save this session (config: save_sessions = false).
+    #[arg(long)]
+    pub no_save: bool,
+    /// What to do instead of starting a session.
+    #[command(subcommand)]
+    pub command: Option<CliCommand>,
+}
+
+/// The subcommands: each runs instead of the full-screen session.
+#[derive(Debug, Clone, PartialEq, Eq, clap::Subcommand)]
+pub enum CliCommand {
+    /// List the saved sessions of this directory (--all: of every directory), newest first.
+    Sessions {
+        /// Print them as a JSON array.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+impl Cli {
+    /// Which session the command line opens: `--continue`, `--resume ID`,
+    /// `--resume` (the picker), or a new one.
+    pub fn open_session(&self) -> OpenSession {
+        match (&self.resume, self.continue_latest) {
+            (Some(Some(id)), _) => OpenSession::Resume(id.clone()),
+            (Some(None), _) => OpenSession::Pick { all: self.all },
+            (None, true) => OpenSession::Continue,
+            (None, false) => OpenSession::New,
+        }
+    }
 }
 
 /// `--approval` as it is spelled; [`Config::load`] turns it into the
@@ -149,6 +191,7 @@ struct FileConfig {
     max_steps: Option<u32>,
     exec_timeout_secs: Option<u64>,
     temperature: Option<f32>,
+    save_sessions: Option<bool>,
     #[serde(default)]
     headers: BTreeMap<String, String>,
     #[serde(default)]
@@ -260,6 +303,9 @@ pub struct Config {
     pub temperature: Option<f32>,
     /// Variables handed to commands on purpose, though they are credentials.
     pub pass_env: Vec<String>,
+    /// Whether sessions are saved (`--no-save` and `save_sessions = false`
+    /// turn it off). ADR 0022.
+    pub save_sessions: bool,
 }
 
 /// The default config file location: `$XDG_CONFIG_HOME/dashfloat/config.toml`,
@@ -435,6 +481,7 @@ impl Config {
             exec_timeout,
             temperature: cli.temperature.or(file.temperature),
             pass_env: file.exec.pass_env,
+            save_sessions: !cli.no_save && file.save_sessions.unwrap_or(true),
         };
         (config, problems)
     }

@@ -104,11 +104,17 @@ impl Launch {
         launch
     }
 
-    /// The command line as the person gave it: argv plus the arguments
-    /// handed over (and `--base-url` from its variable when that was handed
-    /// over instead).
+    /// The command line as the person gave it: argv with the arguments
+    /// handed over put back right after the program's name, where they
+    /// belong to dashfloat itself and not to a subcommand (and
+    /// `--base-url` from its variable when that was handed over instead).
     pub fn cli(&self) -> Cli {
-        let argv = std::env::args_os().chain(self.args.iter().map(|a| a.expose().clone()));
+        let mut given = std::env::args_os();
+        let argv = given
+            .next()
+            .into_iter()
+            .chain(self.args.iter().map(|a| a.expose().clone()))
+            .chain(given);
         let mut cli = Cli::parse_from(argv);
         if cli.base_url.is_none() {
             cli.base_url = self.var(BASE_URL_VAR);

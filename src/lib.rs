@@ -12,5 +12,6 @@ pub mod log;
 pub mod protocol;
 pub mod safe_text;
 pub mod secret;
+pub mod session;
 pub mod tools;
 pub mod ui;

@@ -10,7 +10,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 use dashfloat::agent::{self, AgentSetup};
-use dashfloat::config::{Cli, Config};
+use dashfloat::config::{Cli, CliCommand, Config};
 use dashfloat::launch::{HANDOVER_FD_VAR, Launch};
 use dashfloat::llm::classify::RequestContext;
 use dashfloat::llm::stream::{Endpoint, EndpointError};
@@ -18,8 +18,10 @@ use dashfloat::log::Log;
 use dashfloat::protocol::Severity;
 use dashfloat::safe_text::strip_controls;
 use dashfloat::secret::Secret;
+use dashfloat::session::{OpenSession, SessionSetup, SessionStore};
 use dashfloat::tools::ToolContext;
 use dashfloat::ui::app::{self, UiSetup};
+use dashfloat::ui::picker::{age, size};
 use dashfloat::ui::state::SessionInfo;
 
 /// Commands queued from the UI to the agent. The person types far slower
@@ -42,6 +44,10 @@ fn main() -> ExitCode {
     });
     let cli = launch.cli();
     let (config, problems) = Config::load(&cli, |k| launch.var(k));
+    let store = SessionStore::default_dir(|k| launch.var(k)).map(SessionStore::at);
+    if let Some(CliCommand::Sessions { json }) = cli.command {
+        return print_sessions(store.as_ref(), json, cli.all);
+    }
     let pass_env = launch.pass_env(&config.pass_env);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -62,7 +68,13 @@ fn main() -> ExitCode {
         }))
         .map(|text| (Severity::Error, text))
         .collect();
-    let outcome = runtime.block_on(run(config, pass_env, cli.log.clone(), notes));
+    let outcome = runtime.block_on(run(
+        config,
+        pass_env,
+        cli.log.clone(),
+        notes,
+        store.map(|store| (store, cli.open_session())),
+    ));
     // Tasks still running are dropped, which kills what their commands
     // started; a blocking file operation is not waited for beyond the
     // grace. Then whatever is left under us dies: no command outlives us.
@@ -90,11 +102,69 @@ fn main() -> ExitCode {
     }
 }
 
+/// `dashfloat sessions [--json] [--all]`: the saved sessions on stdout,
+/// newest first; the files skipped, with why, on stderr.
+fn print_sessions(store: Option<&SessionStore>, json: bool, all: bool) -> ExitCode {
+    let Some(store) = store else {
+        eprintln!(
+            "dashfloat: neither XDG_CONFIG_HOME nor HOME is set: there are no saved sessions"
+        );
+        return ExitCode::FAILURE;
+    };
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let here = cwd.to_string_lossy();
+    let listing = store.list((!all).then_some(here.as_ref()));
+    let mut err = std::io::stderr().lock();
+    for problem in &listing.problems {
+        let _ = writeln!(err, "dashfloat: {}", strip_controls(&problem.to_string()));
+    }
+    let text = if json {
+        match serde_json::to_string_pretty(&listing.sessions) {
+            Ok(text) => format!("{text}\n"),
+            Err(e) => {
+                let _ = writeln!(err, "dashfloat: cannot encode the list: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    } else if listing.sessions.is_empty() {
+        format!(
+            "no saved sessions {}\n",
+            if all {
+                "yet"
+            } else {
+                "in this directory (--all lists every directory's)"
+            }
+        )
+    } else {
+        let now = dashfloat::session::now_secs();
+        listing
+            .sessions
+            .iter()
+            .map(|s| {
+                let line = format!(
+                    "{}  {:>9}  {:>8}  {}  {}",
+                    s.id,
+                    age(now, s.updated),
+                    size(s.bytes),
+                    s.title,
+                    s.directory
+                );
+                format!("{}\n", strip_controls(&line))
+            })
+            .collect()
+    };
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+    ExitCode::SUCCESS
+}
+
 async fn run(
     config: Config,
     pass_env: Vec<(OsString, Secret<OsString>)>,
     log_path: Option<PathBuf>,
     notes: Vec<(Severity, String)>,
+    sessions: Option<(SessionStore, OpenSession)>,
 ) -> std::io::Result<String> {
     // A path, not a string: a name that is not UTF-8 must reach the tools
     // as it is, not as a lossy copy naming another directory.
@@ -119,6 +189,23 @@ async fn run(
         }
     };
     let mut notes = notes;
+    let pick_sessions = matches!(&sessions, Some((_, OpenSession::Pick { .. })));
+    let sessions = match sessions {
+        Some((store, open)) => Some(SessionSetup {
+            store,
+            open,
+            save: config.save_sessions,
+            directory: cwd.to_string_lossy().into_owned(),
+            base_url: config.base_url.clone(),
+        }),
+        None => {
+            notes.push((
+                Severity::Notice,
+                "neither XDG_CONFIG_HOME nor HOME is set: this session is not saved".to_string(),
+            ));
+            None
+        }
+    };
     let log = match &log_path {
         None => Log::off(),
         Some(path) => Log::to_file(path).unwrap_or_else(|e| {
@@ -154,6 +241,7 @@ async fn run(
             context_window: config.context_window,
             max_output: config.max_output,
             compact_at: config.compact_at,
+            sessions,
         };
         agent::run(setup, command_rx, event_tx).await;
     });
@@ -161,6 +249,7 @@ async fn run(
         session,
         no_color,
         notes,
+        pick_sessions,
     };
     let transcript = app::run(setup, command_tx, event_rx).await;
     // The UI sent Quit: the agent cancels what runs (killing command process

@@ -9,7 +9,10 @@
 //! This module is the contract; it imports nothing else of the crate, so a
 //! reader can learn the whole system from this file and a test can drive
 //! either side by sending these values. See
-//! `docs/decisions/0001-architecture.md`.
+//! `docs/decisions/0001-architecture.md`. What a saved session holds of
+//! these (the log items, usage, the session list) derives serde's traits,
+//! so the session file and `dashfloat sessions --json` can carry them
+//! as they are (ADR 0022).
 
 use std::time::Duration;
 
@@ -123,7 +126,7 @@ impl ApprovalPolicy {
 
 /// One entry of a saved session's log, as the screen redraws it on
 /// resume: what the person saw, not what the model is sent.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum LogItem {
     /// A prompt the person sent.
     User(String),
@@ -157,7 +160,7 @@ pub enum LogItem {
 }
 
 /// A saved session as a list or the picker shows it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SessionSummary {
     /// The id `--resume` and `/resume` take (sortable by time).
     pub id: String,
@@ -185,7 +188,7 @@ pub enum Decision {
 }
 
 /// How a tool call ended, as the outcome row shows it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ToolStatus {
     /// It ran and succeeded.
     Ok,
@@ -262,7 +265,7 @@ impl Phase {
 }
 
 /// Token counts from the provider's last usage frame.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Usage {
     /// Tokens in the request (the whole conversation so far).
     pub prompt_tokens: u64,
@@ -273,7 +276,7 @@ pub struct Usage {
 }
 
 /// How a streamed assistant reply ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ReplyEnd {
     /// The model finished (`finish_reason` and `[DONE]`).
     Complete,
@@ -285,7 +288,7 @@ pub enum ReplyEnd {
 }
 
 /// How loud a system entry is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Severity {
     /// Information: a retry, a cut reply, a note about the session.
     Notice,

@@ -148,6 +148,13 @@ impl Budget {
         }
     }
 
+    /// The conversation was replaced (a new or resumed session): the last
+    /// report no longer describes it, so the estimate starts again from
+    /// its bytes at the calibrated ratio.
+    pub fn forget_report(&mut self) {
+        self.anchor = None;
+    }
+
     /// The provider counted `prompt_tokens` for a request of `bytes`: the
     /// new anchor of the estimate, and the ratio, within
     /// [`BYTES_PER_TOKEN_MIN`] ..= [`BYTES_PER_TOKEN_MAX`]. A zero count
@@ -175,6 +182,17 @@ mod tests {
         assert_eq!(budget.bytes_per_token(), BYTES_PER_TOKEN_START);
         assert_eq!(budget.estimate(3500), 1000);
         assert_eq!(budget.estimate(0), 0);
+    }
+
+    #[test]
+    fn a_replaced_conversation_is_estimated_from_its_bytes_at_the_calibrated_ratio() {
+        let mut budget = Budget::new(8192, None, DEFAULT_COMPACT_AT);
+        budget.report(40_000, 10_000);
+        assert_eq!(budget.estimate(4_000), 1_000, "anchored: 36 KB fewer");
+        budget.report(10_000, 2_000);
+        budget.forget_report();
+        assert_eq!(budget.bytes_per_token(), 5.0, "the ratio stays");
+        assert_eq!(budget.estimate(50_000), 10_000);
     }
 
     #[test]

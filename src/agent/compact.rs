@@ -399,6 +399,7 @@ impl Agent {
             self.budget.window()
         );
         self.system(Severity::Notice, text).await;
+        self.save().await;
     }
 
     /// Cuts a result that would not fit what is left of the budget, were

@@ -54,6 +54,17 @@ impl Conversation {
         }
     }
 
+    /// A conversation resumed from a saved session, whose messages the
+    /// store has checked ([`crate::session::check_conversation`]).
+    pub fn from_messages(messages: Vec<Message>) -> Self {
+        Self { messages }
+    }
+
+    /// The messages, oldest first: what a saved session holds.
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
     /// Appends the person's prompt.
     pub fn push_user(&mut self, text: String) {
         self.messages.push(Message::new(Role::User, text));
@@ -90,17 +101,7 @@ impl Conversation {
     /// Appends the answer to one call: the result as the JSON the model
     /// reads.
     pub fn push_tool_result(&mut self, call_id: CallId, result: &ToolResult) {
-        self.messages.push(Message {
-            role: Role::Tool,
-            content: Some(result.to_json()),
-            tool_calls: Vec::new(),
-            tool_call_id: Some(call_id),
-        });
-    }
-
-    /// The messages, oldest first.
-    pub fn messages(&self) -> &[Message] {
-        &self.messages
+        self.messages.push(tool_message(call_id, result));
     }
 
     /// Where the current (or last) turn starts: the index of the last
@@ -241,6 +242,16 @@ fn pruned_marker(call: Option<&FunctionCall>, bytes: usize) -> String {
         format!("{bytes} bytes")
     };
     serde_json::json!({ "pruned": format!("{identity}: {size} {PRUNED_TAIL}") }).to_string()
+}
+
+/// The tool message answering call `call_id` with `result`.
+pub fn tool_message(call_id: CallId, result: &ToolResult) -> Message {
+    Message {
+        role: Role::Tool,
+        content: Some(result.to_json()),
+        tool_calls: Vec::new(),
+        tool_call_id: Some(call_id),
+    }
 }
 
 /// The system prompt. It names no directory: small models shown an

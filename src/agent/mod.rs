@@ -12,6 +12,7 @@ mod outcome;
 mod policy;
 mod repeat;
 mod round;
+mod saving;
 
 pub use budget::{
     BYTES_PER_TOKEN_MAX, BYTES_PER_TOKEN_MIN, BYTES_PER_TOKEN_START, Budget, COMPACT_AT_MAX,
@@ -39,10 +40,12 @@ use crate::protocol::{
     AgentEvent, CallId, FinishReason, Phase, ReplyEnd, Severity, StreamEvent, ToolCallRequest,
     TransportError, UiCommand, Usage,
 };
+use crate::session::SessionSetup;
 use crate::tools::ToolContext;
 
 use compact::{Compaction, next_summary_event};
 use round::{Abandon, Round, ToolEvent};
+use saving::Saving;
 
 /// Stream events buffered between a stream task and the agent; the stream
 /// task waits (and so reads no further from the socket) when it is full.
@@ -86,6 +89,9 @@ pub struct AgentSetup {
     /// The share of the window past which the conversation is compacted
     /// (ADR 0021).
     pub compact_at: f64,
+    /// Where sessions are saved and which to open first; `None` keeps
+    /// nothing and lists nothing (ADR 0022).
+    pub sessions: Option<SessionSetup>,
 }
 
 /// One model episode in flight.
@@ -133,6 +139,7 @@ struct Agent {
     /// This turn already compacted and retried after the provider said a
     /// request did not fit: the next such error is shown.
     wall_retried: bool,
+    saving: Saving,
 }
 
 /// Runs the agent until the UI says quit or hangs up. The actor runs as a
@@ -163,13 +170,14 @@ pub fn task_failure(task: &str, err: &JoinError) -> String {
 }
 
 async fn run_actor(
-    setup: AgentSetup,
+    mut setup: AgentSetup,
     commands: mpsc::Receiver<UiCommand>,
     ui: mpsc::Sender<AgentEvent>,
 ) {
     let (tool_tx, tool_rx) = mpsc::channel(TOOL_QUEUE);
     let budget = Budget::new(setup.context_window, setup.max_output, setup.compact_at);
     let agent = Agent {
+        saving: Saving::new(setup.sessions.take()),
         conversation: Conversation::new(&setup.system_prompt),
         tool_catalogue: crate::tools::definitions(),
         setup,
@@ -195,6 +203,7 @@ impl Agent {
         mut tool_rx: mpsc::Receiver<ToolEvent>,
     ) {
         self.read_instructions().await;
+        self.open_at_start().await;
         self.discover().await;
         loop {
             tokio::select! {
@@ -206,7 +215,9 @@ impl Agent {
                     Some(UiCommand::SetModel { name }) => self.set_model(name).await,
                     Some(UiCommand::SetApproval(policy)) => self.set_approval(policy).await,
                     Some(UiCommand::Compact { focus }) => self.compact_now(focus).await,
-                    Some(other) => self.unbuilt(other).await,
+                    Some(UiCommand::Clear) => self.clear().await,
+                    Some(UiCommand::Resume { id }) => self.resume(id).await,
+                    Some(UiCommand::ListSessions { all }) => self.list_sessions(all).await,
                 },
                 ev = next_stream_event(&mut self.episode) => self.on_stream_event(ev).await,
                 ev = next_summary_event(&mut self.compaction) => self.on_summary_event(ev).await,
@@ -334,20 +345,15 @@ impl Agent {
         self.emit(AgentEvent::ApprovalChanged(policy)).await;
     }
 
-    /// A command whose work is still being built (issue 9 lands it).
-    async fn unbuilt(&mut self, command: UiCommand) {
-        self.system(Severity::Notice, format!("not built yet: {command:?}"))
-            .await;
-        self.emit(AgentEvent::TurnDone).await;
-    }
-
-    /// Sends to the UI. A UI that hung up is noticed by the command channel
-    /// closing, so a failed send needs no handling here.
-    async fn emit(&self, event: AgentEvent) {
+    /// Records what the event shows in the session's log, and sends it to
+    /// the UI. A UI that hung up is noticed by the command channel closing,
+    /// so a failed send needs no handling here.
+    async fn emit(&mut self, event: AgentEvent) {
+        self.saving.record(&event);
         let _ = self.ui.send(event).await;
     }
 
-    async fn system(&self, severity: Severity, text: impl Into<String>) {
+    async fn system(&mut self, severity: Severity, text: impl Into<String>) {
         let text = text.into();
         self.setup.log.line(|| format!("{severity:?}: {text}"));
         self.emit(AgentEvent::System { severity, text }).await;
@@ -382,7 +388,9 @@ impl Agent {
         self.steps = 0;
         self.turn_usage = None;
         self.wall_retried = false;
+        self.saving.record_prompt(&text);
         self.conversation.push_user(text);
+        self.save().await;
         self.next_request().await;
     }
 
@@ -512,6 +520,7 @@ impl Agent {
         if let Some(usage) = episode.usage {
             self.turn_usage = Some(usage);
             self.budget.report(episode.body_bytes, usage.prompt_tokens);
+            self.saving.add_usage(usage);
         }
         let reply_end = match &end {
             EpisodeEnd::Complete(_) => ReplyEnd::Complete,
@@ -602,13 +611,17 @@ impl Agent {
         }
     }
 
-    /// The turn is over: the last usage, idle, done.
+    /// The turn is over: the last usage, idle, done; then the session is
+    /// saved.
     async fn end_turn(&mut self) {
         if let Some(usage) = self.turn_usage.take() {
             self.emit(AgentEvent::Usage(usage)).await;
         }
         self.emit(AgentEvent::Phase(Phase::Idle)).await;
         self.emit(AgentEvent::TurnDone).await;
+        // After the UI is told, so the person never waits for the disk; a
+        // prompt sent meanwhile is read once the save is done.
+        self.save().await;
     }
 }
 

@@ -184,6 +184,19 @@ impl Round {
             .collect()
     }
 
+    /// Every call's answer as a saved session holds it while the round is
+    /// in flight: the result where it is in, `cancelled` where it is not
+    /// (what resuming after a crash must tell the model), in call order.
+    pub(super) fn provisional_answers(&self) -> Vec<(CallId, ToolResult)> {
+        self.calls
+            .iter()
+            .map(|c| match &c.state {
+                CallState::Done(result) => (c.id.clone(), result.clone()),
+                _ => (c.id.clone(), cancelled(&c.name)),
+            })
+            .collect()
+    }
+
     fn position(&self, id: &str) -> Option<usize> {
         self.calls.iter().position(|c| c.id == id)
     }
@@ -259,6 +272,7 @@ impl Agent {
         // Calls that failed validation are answered now.
         let invalid = round.answered();
         self.round = Some(round);
+        self.save().await;
         for (id, result) in invalid {
             self.finish_call(&id, result).await;
         }
@@ -418,6 +432,7 @@ impl Agent {
         if let Some(notice) = notice {
             self.system(Severity::Notice, notice).await;
         }
+        self.save().await;
     }
 
     /// Starts what can start now, in call order; ends the round when every

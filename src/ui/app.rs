@@ -40,6 +40,9 @@ pub struct UiSetup {
     pub no_color: bool,
     /// Entries to show first (config problems).
     pub notes: Vec<(Severity, String)>,
+    /// The first list of sessions the agent sends opens the picker
+    /// (`--resume` without an id).
+    pub pick_sessions: bool,
 }
 
 /// Runs the UI until the person quits, the agent goes away for good, or a
@@ -72,6 +75,7 @@ pub async fn run(
         Theme::new(setup.no_color),
         (size.width, size.height),
     );
+    state.pick_sessions = setup.pick_sessions;
     for (severity, text) in setup.notes {
         state.transcript.push(EntryKind::System(severity), text);
     }

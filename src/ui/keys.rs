@@ -30,10 +30,14 @@ pub const CONFIRMING: &[&str] = &["y approve", "Esc/n reject", "PgUp/PgDn scroll
 /// Keys while the command popup is open.
 pub const POPUP: &[&str] = &["Tab complete", "↑↓ select", "⏎ run", "Esc close"];
 
+/// Keys while the session picker is open.
+pub const PICKER: &[&str] = &["↑↓ choose", "⏎ resume", "Esc close"];
+
 /// Every table with the heading `/help` gives it.
-pub const TABLES: [(&str, &[&str]); 4] = [
+pub const TABLES: [(&str, &[&str]); 5] = [
     ("keys", IDLE),
     ("while the agent works", BUSY),
     ("while a call waits for you", CONFIRMING),
     ("in the command list", POPUP),
+    ("in the session picker", PICKER),
 ];

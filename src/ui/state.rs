@@ -4,6 +4,7 @@ use crate::protocol::{ApprovalPolicy, CallId, Phase, SessionSummary, Severity, U
 
 use super::editor::{Editor, EditorLayout, History};
 use super::entry::clean;
+use super::picker::Picker;
 use super::slash::Completion;
 use super::theme::Theme;
 use super::transcript::{EntryKind, Transcript};
@@ -164,6 +165,8 @@ pub struct State {
     pub pick_sessions: bool,
     /// The command popup's selection, following the input.
     pub completion: Completion,
+    /// The session picker, while it is open over the log.
+    pub picker: Option<Picker>,
     /// The input box as laid out for the next frame by [`State::prepare`].
     input: EditorLayout,
 }
@@ -195,6 +198,7 @@ impl State {
             answered: None,
             pick_sessions: false,
             completion: Completion::default(),
+            picker: None,
             input: Editor::new().layout(input_width(size.0), INPUT_MAX_ROWS, 0),
         }
     }

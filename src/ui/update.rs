@@ -6,6 +6,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent
 use crate::protocol::{AgentEvent, Decision, Phase, Severity, UiCommand};
 
 use super::markdown;
+use super::picker::Picker;
 use super::slash::{self, Input, Slash};
 use super::state::{Hint, PendingConfirm, SPINNER, State};
 use super::transcript::EntryKind;
@@ -226,7 +227,16 @@ fn on_agent(state: &mut State, event: AgentEvent) {
             state.confirm = None;
             state.answered = None;
         }
-        AgentEvent::Sessions(sessions) => state.show_sessions(sessions),
+        AgentEvent::Sessions(sessions) => {
+            if std::mem::take(&mut state.pick_sessions) && !sessions.is_empty() {
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs());
+                state.picker = Some(Picker::new(sessions, now));
+            } else {
+                state.show_sessions(sessions);
+            }
+        }
         AgentEvent::ApprovalChanged(policy) => {
             state.session.approval = policy;
         }
@@ -255,6 +265,9 @@ fn on_key(state: &mut State, key: KeyEvent) -> Outcome {
     let shift = key.modifiers.contains(KeyModifiers::SHIFT);
     let busy = state.phase.is_active();
     let page = usize::from(state.log_height().saturating_sub(2).max(1));
+    if state.picker.is_some() && !ctrl {
+        return on_picker_key(state, key.code);
+    }
     if let Some(pending) = &state.confirm
         && !ctrl
         && !alt
@@ -367,6 +380,29 @@ fn popup_key(state: &mut State, code: KeyCode) -> Option<Outcome> {
         state.editor.set(&input);
     }
     Some(Outcome::changed())
+}
+
+/// A key while the session picker is open: ↑/↓ choose, Enter resumes the
+/// chosen session, Esc closes the picker (the new session goes on); other
+/// keys do nothing.
+fn on_picker_key(state: &mut State, code: KeyCode) -> Outcome {
+    let Some(picker) = &mut state.picker else {
+        return Outcome::default();
+    };
+    match code {
+        KeyCode::Up => picker.up(),
+        KeyCode::Down => picker.down(),
+        KeyCode::Enter => {
+            let id = picker.chosen().map(str::to_string);
+            state.picker = None;
+            if let Some(id) = id {
+                return Outcome::with(vec![Effect::Send(UiCommand::Resume { id })]);
+            }
+        }
+        KeyCode::Esc => state.picker = None,
+        _ => return Outcome::default(),
+    }
+    Outcome::changed()
 }
 
 /// Why `y` did not approve: the rows of the preview not yet on screen.

@@ -26,6 +26,9 @@ pub fn view(state: &State, frame: &mut Frame) {
     .areas(frame.area());
     draw_header(state, frame, header);
     draw_log(state, frame, log);
+    if let Some(picker) = &state.picker {
+        picker.draw(&state.theme, frame, log);
+    }
     draw_rule(state, frame, rule);
     draw_input(state, frame, input);
     draw_help(state, frame, help);
@@ -238,6 +241,9 @@ fn draw_input(state: &State, frame: &mut Frame, area: Rect) {
 
 /// The keys that apply now, most useful first; as many as fit are shown.
 fn help_items(state: &State) -> &'static [&'static str] {
+    if state.picker.is_some() {
+        return keys::PICKER;
+    }
     if !state.completion.candidates().is_empty() {
         return keys::POPUP;
     }

@@ -368,3 +368,40 @@ fn the_reply_reserve_and_the_compaction_mark_come_from_flags_then_the_file() {
         "compact_at 0.99 is outside 0.3 ..= 0.95; using 0.8"
     );
 }
+
+#[test]
+fn sessions_are_saved_unless_the_flag_or_the_file_says_not() {
+    let (c, _) = resolve(&Cli::default(), &[], None);
+    assert!(c.save_sessions);
+    let (c, problems) = resolve(&Cli::default(), &[], Some("save_sessions = false\n"));
+    assert!(problems.is_empty(), "{problems:?}");
+    assert!(!c.save_sessions);
+    let cli = Cli::parse_from(["dashfloat", "--no-save"]);
+    let (c, _) = resolve(&cli, &[], Some("save_sessions = true\n"));
+    assert!(!c.save_sessions);
+}
+
+#[test]
+fn the_command_line_names_the_session_to_open() {
+    use dashfloat::config::CliCommand;
+    use dashfloat::session::OpenSession;
+    let open = |args: &[&str]| {
+        Cli::parse_from(std::iter::once("dashfloat").chain(args.iter().copied())).open_session()
+    };
+    assert_eq!(open(&[]), OpenSession::New);
+    assert_eq!(open(&["-c"]), OpenSession::Continue);
+    assert_eq!(open(&["--continue"]), OpenSession::Continue);
+    assert_eq!(
+        open(&["--resume", "20261201-081500-3fa2c1"]),
+        OpenSession::Resume("20261201-081500-3fa2c1".into())
+    );
+    assert_eq!(open(&["--resume"]), OpenSession::Pick { all: false });
+    assert_eq!(
+        open(&["--resume", "--all"]),
+        OpenSession::Pick { all: true }
+    );
+    assert!(Cli::try_parse_from(["dashfloat", "-c", "--resume", "x"]).is_err());
+    let cli = Cli::parse_from(["dashfloat", "sessions", "--json", "--all"]);
+    assert_eq!(cli.command, Some(CliCommand::Sessions { json: true }));
+    assert!(cli.all);
+}

@@ -1,6 +1,6 @@
 //! The agent actor against the scripted server (turns, tool calls,
-//! confirmations), the repeat detector, and the configuration it starts
-//! from.
+//! confirmations), the repeat detector, the configuration it starts from,
+//! and the sessions it saves and opens.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "../support/mod.rs"]
@@ -11,5 +11,6 @@ mod compaction;
 mod config;
 mod instructions;
 mod repeat;
+mod sessions;
 mod tools;
 mod turns;

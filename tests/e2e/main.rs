@@ -9,6 +9,7 @@ mod support;
 mod llm;
 mod pty;
 mod secrets;
+mod sessions;
 
 use std::path::Path;
 

@@ -1,8 +1,9 @@
 //! End to end, the real binary in a pty against the scripted server: a
 //! command cannot read the API key or `--header` values from dashfloat's
 //! own process (`/proc/$PPID/environ`, `/proc/$PPID/cmdline`), as root and
-//! as an unprivileged user, while the key still reaches the provider; and
-//! the tools work in a directory whose name is not UTF-8.
+//! as an unprivileged user, while the key still reaches the provider, and
+//! neither is saved in the session file; and the tools work in a
+//! directory whose name is not UTF-8.
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -51,6 +52,10 @@ fn snoop(program: &Path, prefix: &[&str], home: &Path, project: &Path) -> String
         "[exec]\npass_env = [\"GH_TOKEN\"]\n",
     )
     .unwrap();
+    // The config directory is the home owner's, so dashfloat can keep its
+    // sessions there whoever it runs as.
+    let owner = std::fs::metadata(home).unwrap();
+    std::os::unix::fs::chown(&config, Some(owner.uid()), Some(owner.gid())).unwrap();
     let header = format!("X-Secret: {HEADER_SECRET}");
     let base_url = server.base_url();
     let mut args: Vec<&str> = prefix.to_vec();
@@ -80,7 +85,27 @@ fn snoop(program: &Path, prefix: &[&str], home: &Path, project: &Path) -> String
     );
     assert_eq!(requests[0].header("x-secret"), Some(HEADER_SECRET));
     assert_eq!(requests[1].header("x-secret"), Some(HEADER_SECRET));
+    assert_no_secret_saved(home);
     String::from_utf8_lossy(&requests[1].raw_body).into_owned()
+}
+
+/// The session was saved, and its file holds neither the key nor the
+/// header's value.
+fn assert_no_secret_saved(home: &Path) {
+    let dir = home.join("dashfloat/sessions");
+    let files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    assert!(text.contains("show me"), "{text}");
+    assert!(!text.contains(KEY), "the key was saved: {text}");
+    assert!(
+        !text.contains(HEADER_SECRET),
+        "the header was saved: {text}"
+    );
 }
 
 /// Asks for the snooping command, approves it, waits for the model's last

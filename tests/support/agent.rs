@@ -64,6 +64,8 @@ pub fn setup(base_url: &str, root: &Path, approval: ApprovalPolicy) -> AgentSetu
         context_window: 128_000,
         max_output: None,
         compact_at: agent::DEFAULT_COMPACT_AT,
+        // Saving is off unless a test points it at a temporary directory.
+        sessions: None,
     }
 }
 

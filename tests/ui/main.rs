@@ -1,6 +1,7 @@
 //! The screen without a terminal: the pure update, the editor, the
-//! markdown renderer, the wrapping engine, snapshots drawn on ratatui's
-//! `TestBackend`, and control bytes kept off the terminal.
+//! markdown renderer, the wrapping engine, the session picker, snapshots
+//! drawn on ratatui's `TestBackend`, and control bytes kept off the
+//! terminal.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "../support/mod.rs"]
@@ -10,6 +11,7 @@ mod control_bytes;
 mod editor;
 mod markdown;
 mod panics;
+mod picker;
 mod screens;
 mod slash;
 mod update;

@@ -1,0 +1,390 @@
+//! The agent's saved session: the log it records as it emits events, the
+//! save after every step (by this task; the write itself on a blocking
+//! thread, awaited), and opening sessions — at start-up (`--continue`,
+//! `--resume`), on `/clear` and on `/resume`. A saved conversation is
+//! always valid: the calls of a round still in flight are saved as
+//! cancelled. A failed save is one notice, and the session goes on.
+//! ADR 0022.
+
+use std::collections::VecDeque;
+
+use crate::llm::wire::Message;
+use crate::protocol::{AgentEvent, LogItem, Severity, Usage};
+use crate::session::{
+    self, LOG_ITEMS_MAX, OpenSession, SavedSession, SessionError, SessionLock, SessionRecord,
+    SessionSetup, check_conversation,
+};
+
+use super::conversation::{Conversation, tool_message};
+use super::{Agent, task_failure};
+
+/// The session the agent has open.
+pub(super) struct Saving {
+    /// Where sessions live and how the first one opens; `None` when there
+    /// is nowhere to keep them.
+    setup: Option<SessionSetup>,
+    id: String,
+    created: u64,
+    /// The first prompt, cut; empty until there is one (nothing is saved
+    /// before).
+    title: String,
+    /// Held while the session is open, from its first save (or resume).
+    lock: Option<SessionLock>,
+    log: VecDeque<LogItem>,
+    /// The reply streaming now: its text and reasoning.
+    reply: Option<(String, String)>,
+    usage: Usage,
+    last_usage: Option<Usage>,
+    /// A save failed and was reported; later failures stay quiet until one
+    /// succeeds.
+    failed: bool,
+}
+
+impl Saving {
+    /// A new session, to be kept as `setup` says.
+    pub(super) fn new(setup: Option<SessionSetup>) -> Self {
+        let now = session::now_secs();
+        Self {
+            setup,
+            id: session::new_id(now),
+            created: now,
+            title: String::new(),
+            lock: None,
+            log: VecDeque::new(),
+            reply: None,
+            usage: Usage::default(),
+            last_usage: None,
+            failed: false,
+        }
+    }
+
+    /// Starts a new session; the old one's lock is released.
+    fn start_new(&mut self) {
+        let setup = self.setup.take();
+        *self = Self::new(setup);
+    }
+
+    fn push(&mut self, item: LogItem) {
+        if self.log.len() >= LOG_ITEMS_MAX {
+            self.log.pop_front();
+        }
+        self.log.push_back(item);
+    }
+
+    /// Records the person's prompt; the first one is the title.
+    pub(super) fn record_prompt(&mut self, text: &str) {
+        if self.title.is_empty() {
+            self.title = session::title_of(text);
+        }
+        self.push(LogItem::User(text.to_string()));
+    }
+
+    /// Adds one request's token counts to the totals.
+    pub(super) fn add_usage(&mut self, usage: Usage) {
+        self.usage.prompt_tokens += usage.prompt_tokens;
+        self.usage.completion_tokens += usage.completion_tokens;
+        self.usage.total_tokens += usage.total_tokens;
+    }
+
+    /// Records what an event shows in the log.
+    pub(super) fn record(&mut self, event: &AgentEvent) {
+        match event {
+            AgentEvent::AssistantDelta(text) => {
+                self.reply.get_or_insert_default().0.push_str(text);
+            }
+            AgentEvent::ReasoningDelta(text) => {
+                self.reply.get_or_insert_default().1.push_str(text);
+            }
+            // As on screen: a reply that streamed nothing has no entry.
+            AgentEvent::AssistantEnd(end) => {
+                if let Some((text, reasoning)) = self.reply.take() {
+                    self.push(LogItem::Assistant {
+                        text,
+                        reasoning,
+                        end: *end,
+                    });
+                }
+            }
+            AgentEvent::ToolCall { id, name, summary } => self.push(LogItem::Tool {
+                id: id.clone(),
+                name: name.clone(),
+                summary: summary.clone(),
+                outcome: None,
+            }),
+            AgentEvent::ToolResult {
+                id,
+                status,
+                excerpt,
+            } => {
+                let row = self.log.iter_mut().rev().find_map(|item| match item {
+                    LogItem::Tool {
+                        id: row, outcome, ..
+                    } if row == id => Some(outcome),
+                    _ => None,
+                });
+                if let Some(outcome) = row {
+                    *outcome = Some((status.clone(), excerpt.clone()));
+                }
+            }
+            AgentEvent::System { severity, text } => self.push(LogItem::System {
+                severity: *severity,
+                text: text.clone(),
+            }),
+            AgentEvent::Usage(usage) => self.last_usage = Some(*usage),
+            AgentEvent::Phase(_)
+            | AgentEvent::SessionFacts { .. }
+            | AgentEvent::Confirm(_)
+            | AgentEvent::SessionOpened { .. }
+            | AgentEvent::Sessions(_)
+            | AgentEvent::ApprovalChanged(_)
+            | AgentEvent::TurnDone => {}
+        }
+    }
+
+    /// Takes over a session loaded from its file.
+    fn adopt(&mut self, saved: SavedSession, lock: Option<SessionLock>) {
+        self.id = saved.id;
+        self.created = saved.created;
+        self.title = saved.title;
+        self.lock = lock;
+        let skip = saved.log.len().saturating_sub(LOG_ITEMS_MAX);
+        self.log = saved.log.into_iter().skip(skip).collect();
+        self.reply = None;
+        self.usage = saved.usage;
+        self.last_usage = saved.last_usage;
+        self.failed = false;
+    }
+}
+
+impl Agent {
+    /// Saves the session as it stands; a no-op with saving off or before
+    /// the first prompt.
+    pub(super) async fn save(&mut self) {
+        let Some(setup) = self.saving.setup.as_ref().filter(|s| s.save) else {
+            return;
+        };
+        if self.saving.title.is_empty() {
+            return;
+        }
+        let store = setup.store.clone();
+        let pending: Vec<Message> = self.round.as_ref().map_or_else(Vec::new, |round| {
+            round
+                .provisional_answers()
+                .into_iter()
+                .map(|(id, result)| tool_message(id, &result))
+                .collect()
+        });
+        let messages = self.conversation.messages();
+        if let Err(e) = check_conversation(messages.iter().chain(&pending)) {
+            // A bug, never a file that cannot be resumed.
+            self.setup
+                .log
+                .line(|| format!("session not saved: the conversation is invalid: {e}"));
+            return;
+        }
+        self.saving.log.make_contiguous();
+        let record = SessionRecord {
+            id: &self.saving.id,
+            created: self.saving.created,
+            updated: session::now_secs(),
+            directory: &setup.directory,
+            model: &self.setup.model,
+            base_url: &setup.base_url,
+            title: &self.saving.title,
+            usage: self.saving.usage,
+            last_usage: self.saving.last_usage,
+            messages,
+            pending: &pending,
+            log: self.saving.log.as_slices().0,
+        };
+        let bytes = match record.encode() {
+            Ok(bytes) => bytes,
+            Err(e) => return self.save_failed(e.to_string()).await,
+        };
+        let id = self.saving.id.clone();
+        let locked = self.saving.lock.is_some();
+        let written = tokio::task::spawn_blocking(move || {
+            let lock = if locked { None } else { Some(store.lock(&id)?) };
+            store.write(&id, &bytes)?;
+            Ok::<_, SessionError>(lock)
+        })
+        .await;
+        match written {
+            Ok(Ok(lock)) => {
+                if lock.is_some() {
+                    self.saving.lock = lock;
+                }
+                self.saving.failed = false;
+            }
+            Ok(Err(e)) => self.save_failed(e.to_string()).await,
+            Err(e) => self.save_failed(task_failure("save", &e)).await,
+        }
+    }
+
+    /// Reports a failed save, once until a save succeeds again.
+    async fn save_failed(&mut self, why: String) {
+        if self.saving.failed {
+            return;
+        }
+        self.saving.failed = true;
+        self.system(
+            Severity::Error,
+            format!("{why}; the session goes on, but is not being saved (dashfloat tries again after every step)"),
+        )
+        .await;
+    }
+
+    /// Opens the session the command line asked for (before anything else
+    /// runs).
+    pub(super) async fn open_at_start(&mut self) {
+        let Some(setup) = &self.saving.setup else {
+            return;
+        };
+        match setup.open.clone() {
+            OpenSession::New => {}
+            OpenSession::Continue => {
+                let directory = setup.directory.clone();
+                let Some(listing) = self.listing(Some(directory)).await else {
+                    return;
+                };
+                match listing.first() {
+                    Some(latest) => {
+                        let id = latest.id.clone();
+                        self.open(id).await;
+                    }
+                    None => {
+                        self.system(
+                            Severity::Notice,
+                            "no saved session in this directory yet; this is a new one",
+                        )
+                        .await;
+                    }
+                }
+            }
+            OpenSession::Resume(id) => self.open(id).await,
+            OpenSession::Pick { all } => self.list_sessions(all).await,
+        }
+    }
+
+    /// `/clear`: a new session; the old one stays saved.
+    pub(super) async fn clear(&mut self) {
+        if self.busy() {
+            self.system(
+                Severity::Notice,
+                "the agent is busy; interrupt it (Esc) before starting a new session",
+            )
+            .await;
+            return;
+        }
+        self.conversation = Conversation::new(&self.setup.system_prompt);
+        self.budget.forget_report();
+        self.saving.start_new();
+        self.emit(AgentEvent::SessionOpened { log: Vec::new() })
+            .await;
+        self.emit(AgentEvent::TurnDone).await;
+    }
+
+    /// `/resume ID` and the picker: the saved session replaces this one.
+    pub(super) async fn resume(&mut self, id: String) {
+        if self.busy() {
+            self.system(
+                Severity::Notice,
+                "the agent is busy; interrupt it (Esc) before resuming a session",
+            )
+            .await;
+            return;
+        }
+        self.open(id).await;
+        self.emit(AgentEvent::TurnDone).await;
+    }
+
+    /// `/sessions` and the picker's list: this directory's saved sessions
+    /// (or every directory's), newest first.
+    pub(super) async fn list_sessions(&mut self, all: bool) {
+        let directory = match &self.saving.setup {
+            Some(setup) if !all => Some(setup.directory.clone()),
+            _ => None,
+        };
+        if let Some(sessions) = self.listing(directory).await {
+            self.emit(AgentEvent::Sessions(sessions)).await;
+        }
+        if !self.busy() {
+            self.emit(AgentEvent::TurnDone).await;
+        }
+    }
+
+    /// The saved sessions, newest first, the files skipped reported in
+    /// one notice; `None` (and an error entry) when there is no store.
+    async fn listing(
+        &mut self,
+        directory: Option<String>,
+    ) -> Option<Vec<crate::protocol::SessionSummary>> {
+        let Some(setup) = &self.saving.setup else {
+            self.system(Severity::Error, NO_STORE).await;
+            return None;
+        };
+        let store = setup.store.clone();
+        let listed = tokio::task::spawn_blocking(move || store.list(directory.as_deref())).await;
+        match listed {
+            Ok(listing) => {
+                if !listing.problems.is_empty() {
+                    let problems: Vec<String> =
+                        listing.problems.iter().map(ToString::to_string).collect();
+                    self.system(Severity::Notice, problems.join("\n")).await;
+                }
+                Some(listing.sessions)
+            }
+            Err(e) => {
+                self.system(Severity::Error, task_failure("session list", &e))
+                    .await;
+                None
+            }
+        }
+    }
+
+    /// Opens saved session `id` in place of this one (locked, when saving
+    /// is on); on failure an error entry says why and this one goes on.
+    async fn open(&mut self, id: String) {
+        let Some(setup) = &self.saving.setup else {
+            return self.system(Severity::Error, NO_STORE).await;
+        };
+        let current = id == self.saving.id;
+        let store = setup.store.clone();
+        let lock = setup.save && !current;
+        let opened = tokio::task::spawn_blocking(move || store.open(&id, lock)).await;
+        match opened {
+            Ok(Ok((mut saved, lock))) => {
+                self.setup.log.line(|| {
+                    format!(
+                        "resumed session {}: {} messages",
+                        saved.id,
+                        saved.messages.len()
+                    )
+                });
+                let last_usage = saved.last_usage;
+                self.conversation =
+                    Conversation::from_messages(std::mem::take(&mut saved.messages));
+                self.budget.forget_report();
+                let lock = if current {
+                    self.saving.lock.take()
+                } else {
+                    lock
+                };
+                self.saving.adopt(saved, lock);
+                let log = self.saving.log.iter().cloned().collect();
+                self.emit(AgentEvent::SessionOpened { log }).await;
+                if let Some(usage) = last_usage {
+                    self.emit(AgentEvent::Usage(usage)).await;
+                }
+            }
+            Ok(Err(e)) => self.system(Severity::Error, e.to_string()).await,
+            Err(e) => {
+                self.system(Severity::Error, task_failure("session open", &e))
+                    .await;
+            }
+        }
+    }
+}
+
+/// Why no session can be listed or resumed.
+const NO_STORE: &str = "saved sessions are unavailable: neither XDG_CONFIG_HOME nor HOME is set";

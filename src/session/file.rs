@@ -1,0 +1,272 @@
+//! A session file: its JSON shape, the atomic write (temporary file in the
+//! same directory, fsync, rename, fsync of the directory) and the two
+//! reads — the summary a list needs and the whole session. ADR 0022.
+
+use std::fs::{DirBuilder, File, Permissions};
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::path::Path;
+
+use serde::de::IgnoredAny;
+use serde::ser::{SerializeSeq, Serializer};
+use serde::{Deserialize, Serialize};
+
+use crate::llm::wire::Message;
+use crate::protocol::{LogItem, SessionSummary, ToolStatus, Usage};
+use crate::secret::strip_userinfo;
+
+use super::{SavedSession, SessionError, check_conversation};
+
+/// The schema version this dashfloat writes; it reads this one and older.
+/// ADR 0022.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The sessions directory's mode: the owner's only.
+const DIR_MODE: u32 = 0o700;
+
+/// A session to be written, borrowed from the agent's state.
+#[derive(Debug)]
+pub struct SessionRecord<'a> {
+    /// Its id.
+    pub id: &'a str,
+    /// When it was created, in seconds since the Unix epoch.
+    pub created: u64,
+    /// Now.
+    pub updated: u64,
+    /// The project directory.
+    pub directory: &'a str,
+    /// The model in use.
+    pub model: &'a str,
+    /// The provider's base URL; its credentials and query are dropped.
+    pub base_url: &'a str,
+    /// The first prompt, cut short.
+    pub title: &'a str,
+    /// Token counts summed over every request.
+    pub usage: Usage,
+    /// The last request's token counts.
+    pub last_usage: Option<Usage>,
+    /// The conversation.
+    pub messages: &'a [Message],
+    /// Messages that follow it in the file only: the answers of a round
+    /// still in flight (calls not yet finished answered as cancelled).
+    pub pending: &'a [Message],
+    /// What the log shows, oldest first.
+    pub log: &'a [LogItem],
+}
+
+/// The file's shape as written.
+#[derive(Serialize)]
+struct FileOut<'a> {
+    version: u32,
+    id: &'a str,
+    created: u64,
+    updated: u64,
+    directory: &'a str,
+    model: &'a str,
+    base_url: &'a str,
+    title: &'a str,
+    usage: Usage,
+    last_usage: Option<Usage>,
+    messages: Chained<'a>,
+    log: SavedLog<'a>,
+}
+
+/// The file's shape as read whole.
+#[derive(Deserialize)]
+struct FileIn {
+    created: u64,
+    updated: u64,
+    directory: String,
+    model: String,
+    base_url: String,
+    title: String,
+    #[serde(default)]
+    usage: Usage,
+    #[serde(default)]
+    last_usage: Option<Usage>,
+    messages: Vec<Message>,
+    #[serde(default)]
+    log: Vec<LogItem>,
+}
+
+/// What a list needs; the conversation and the log are skipped unread.
+#[derive(Deserialize)]
+struct SummaryIn {
+    version: u32,
+    updated: u64,
+    directory: String,
+    title: String,
+    #[serde(rename = "messages")]
+    _messages: IgnoredAny,
+}
+
+/// The version alone, to tell a newer schema from a damaged file.
+#[derive(Deserialize)]
+struct VersionIn {
+    version: u32,
+}
+
+/// Two message slices written as one array.
+struct Chained<'a>(&'a [Message], &'a [Message]);
+
+impl Serialize for Chained<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().chain(self.1))
+    }
+}
+
+/// The log as saved: a call still without an outcome is saved as
+/// cancelled, as its answer in the conversation is.
+struct SavedLog<'a>(&'a [LogItem]);
+
+impl Serialize for SavedLog<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
+        for item in self.0 {
+            match item {
+                LogItem::Tool {
+                    id,
+                    name,
+                    summary,
+                    outcome: None,
+                } => seq.serialize_element(&LogItem::Tool {
+                    id: id.clone(),
+                    name: name.clone(),
+                    summary: summary.clone(),
+                    outcome: Some((ToolStatus::Cancelled, String::new())),
+                })?,
+                other => seq.serialize_element(other)?,
+            }
+        }
+        seq.end()
+    }
+}
+
+impl SessionRecord<'_> {
+    /// The file's bytes. The base URL loses its userinfo and query (where
+    /// a key may ride); no key or header value is ever part of a record.
+    pub fn encode(&self) -> Result<Vec<u8>, SessionError> {
+        let stripped = strip_userinfo(self.base_url);
+        let base_url = stripped.split(['?', '#']).next().unwrap_or_default();
+        serde_json::to_vec(&FileOut {
+            version: SCHEMA_VERSION,
+            id: self.id,
+            created: self.created,
+            updated: self.updated,
+            directory: self.directory,
+            model: self.model,
+            base_url,
+            title: self.title,
+            usage: self.usage,
+            last_usage: self.last_usage,
+            messages: Chained(self.messages, self.pending),
+            log: SavedLog(self.log),
+        })
+        .map_err(SessionError::Encode)
+    }
+}
+
+/// Makes the sessions directory (and its parents) if missing, owner-only.
+pub(super) fn make_dir(dir: &Path) -> Result<(), SessionError> {
+    let made = DirBuilder::new()
+        .recursive(true)
+        .mode(DIR_MODE)
+        .create(dir)
+        .and_then(|()| std::fs::set_permissions(dir, Permissions::from_mode(DIR_MODE)));
+    made.map_err(|source| SessionError::Dir {
+        path: dir.to_path_buf(),
+        source,
+    })
+}
+
+/// Writes `bytes` to `path` through a temporary file (0600) in `dir`:
+/// write, fsync, rename over the old file, fsync the directory so the
+/// rename itself survives a crash.
+pub(super) fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> Result<(), SessionError> {
+    let failed = |source| SessionError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut temp = tempfile::Builder::new()
+        .prefix(".session-")
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(failed)?;
+    temp.write_all(bytes).map_err(failed)?;
+    temp.as_file().sync_all().map_err(failed)?;
+    temp.persist(path).map_err(|e| failed(e.error))?;
+    File::open(dir).and_then(|d| d.sync_all()).map_err(failed)
+}
+
+fn read_bytes(path: &Path) -> Result<Vec<u8>, SessionError> {
+    std::fs::read(path).map_err(|source| SessionError::Read {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Why `bytes` did not parse: a newer schema, or damage.
+fn unreadable(path: &Path, bytes: &[u8], error: &serde_json::Error) -> SessionError {
+    match serde_json::from_slice::<VersionIn>(bytes) {
+        Ok(v) if v.version > SCHEMA_VERSION => SessionError::Newer {
+            path: path.to_path_buf(),
+            version: v.version,
+        },
+        _ => SessionError::Corrupt {
+            path: path.to_path_buf(),
+            detail: error.to_string(),
+        },
+    }
+}
+
+fn check_version(path: &Path, version: u32) -> Result<(), SessionError> {
+    if version > SCHEMA_VERSION {
+        return Err(SessionError::Newer {
+            path: path.to_path_buf(),
+            version,
+        });
+    }
+    Ok(())
+}
+
+/// The summary of the session file at `path`.
+pub(super) fn read_summary(path: &Path, id: &str) -> Result<SessionSummary, SessionError> {
+    let bytes = read_bytes(path)?;
+    let summary: SummaryIn =
+        serde_json::from_slice(&bytes).map_err(|e| unreadable(path, &bytes, &e))?;
+    check_version(path, summary.version)?;
+    Ok(SessionSummary {
+        id: id.to_string(),
+        title: summary.title,
+        directory: summary.directory,
+        updated: summary.updated,
+        bytes: bytes.len() as u64,
+    })
+}
+
+/// The whole session in the file at `path`; its conversation must be
+/// valid.
+pub(super) fn read_session(path: &Path, id: &str) -> Result<SavedSession, SessionError> {
+    let bytes = read_bytes(path)?;
+    let version: VersionIn =
+        serde_json::from_slice(&bytes).map_err(|e| unreadable(path, &bytes, &e))?;
+    check_version(path, version.version)?;
+    let file: FileIn = serde_json::from_slice(&bytes).map_err(|e| unreadable(path, &bytes, &e))?;
+    check_conversation(&file.messages).map_err(|e| SessionError::Corrupt {
+        path: path.to_path_buf(),
+        detail: e.to_string(),
+    })?;
+    Ok(SavedSession {
+        id: id.to_string(),
+        created: file.created,
+        updated: file.updated,
+        directory: file.directory,
+        model: file.model,
+        base_url: file.base_url,
+        title: file.title,
+        usage: file.usage,
+        last_usage: file.last_usage,
+        messages: file.messages,
+        log: file.log,
+    })
+}

@@ -1,0 +1,719 @@
+//! Saved sessions: the store (files, permissions, the lock, damaged and
+//! newer files) and the agent that saves after every step and opens saved
+//! sessions — each against a temporary sessions directory.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use dashfloat::agent::ApprovalPolicy;
+use dashfloat::llm::wire::{FunctionCall, Message, Role, ToolCallMessage};
+use dashfloat::protocol::{AgentEvent, LogItem, ReplyEnd, Severity, ToolStatus, UiCommand};
+use dashfloat::secret::Secret;
+use dashfloat::session::{
+    InvalidConversation, LOG_ITEMS_MAX, OpenSession, SCHEMA_VERSION, SessionError, SessionRecord,
+    SessionSetup, SessionStore, TITLE_MAX_CHARS, check_conversation, new_id, title_of, valid_id,
+};
+use serde_json::Value;
+
+use crate::support;
+use support::agent::{AgentHarness, setup, start_with, system_texts};
+use support::server::{Reply, ScriptedServer};
+
+/// The project directory sessions are recorded under in these tests.
+const PROJECT: &str = "/projects/demo";
+
+fn sessions(store: &SessionStore, open: OpenSession, base_url: &str) -> SessionSetup {
+    SessionSetup {
+        store: store.clone(),
+        open,
+        save: true,
+        directory: PROJECT.to_string(),
+        base_url: base_url.to_string(),
+    }
+}
+
+/// An agent against `server` in `root`, saving into `store`, opening as
+/// `open`.
+fn start_saving(
+    server: &ScriptedServer,
+    root: &Path,
+    store: &SessionStore,
+    open: OpenSession,
+) -> AgentHarness {
+    let mut s = setup(&server.base_url(), root, ApprovalPolicy::Ask);
+    s.sessions = Some(sessions(store, open, &server.base_url()));
+    start_with(s)
+}
+
+/// Waits until the agent has done what it was doing: it saves after
+/// telling the UI a turn is over, and reads the next command only then, so
+/// once a list is answered the save is on disk.
+async fn settled(h: &mut AgentHarness) {
+    h.send(UiCommand::ListSessions { all: true }).await;
+    h.until(|e| matches!(e, AgentEvent::Sessions(_))).await;
+}
+
+/// The ids of the session files in `store`.
+fn saved_ids(store: &SessionStore) -> Vec<String> {
+    let mut ids: Vec<String> = std::fs::read_dir(store.dir())
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter_map(|e| {
+                    e.file_name()
+                        .to_str()?
+                        .strip_suffix(".json")
+                        .map(str::to_string)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    ids.sort();
+    ids
+}
+
+fn message(role: Role, content: &str) -> Message {
+    Message::new(role, content)
+}
+
+fn calling(ids: &[&str]) -> Message {
+    Message {
+        role: Role::Assistant,
+        content: None,
+        tool_calls: ids
+            .iter()
+            .map(|id| ToolCallMessage {
+                id: (*id).to_string(),
+                kind: "function".into(),
+                function: FunctionCall {
+                    name: "read_file".into(),
+                    arguments: "{}".into(),
+                },
+            })
+            .collect(),
+        tool_call_id: None,
+    }
+}
+
+fn answer(id: &str) -> Message {
+    Message {
+        role: Role::Tool,
+        content: Some("{}".into()),
+        tool_calls: Vec::new(),
+        tool_call_id: Some(id.into()),
+    }
+}
+
+/// Writes a small valid session `id` of `directory` updated at `updated`.
+fn write_session(store: &SessionStore, id: &str, directory: &str, updated: u64, title: &str) {
+    let messages = [
+        message(Role::System, "system prompt"),
+        message(Role::User, title),
+        message(Role::Assistant, "an answer"),
+    ];
+    let log = [
+        LogItem::User(title.to_string()),
+        LogItem::Assistant {
+            text: "an answer".into(),
+            reasoning: String::new(),
+            end: ReplyEnd::Complete,
+        },
+    ];
+    let record = SessionRecord {
+        id,
+        created: updated,
+        updated,
+        directory,
+        model: "m",
+        base_url: "http://127.0.0.1:1/v1",
+        title,
+        usage: Default::default(),
+        last_usage: None,
+        messages: &messages,
+        pending: &[],
+        log: &log,
+    };
+    store.write(id, &record.encode().unwrap()).unwrap();
+}
+
+// ------------------------------------------------------------ validity --
+
+#[test]
+fn the_validity_check_wants_every_call_answered_in_order() {
+    let system = message(Role::System, "s");
+    let user = message(Role::User, "u");
+    assert_eq!(check_conversation(&[system.clone(), user.clone()]), Ok(()));
+    assert_eq!(
+        check_conversation(std::slice::from_ref(&user)),
+        Err(InvalidConversation::NoSystemPrompt)
+    );
+    assert_eq!(
+        check_conversation(&[
+            system.clone(),
+            calling(&["a", "b"]),
+            answer("a"),
+            answer("b")
+        ]),
+        Ok(())
+    );
+    assert!(matches!(
+        check_conversation(&[system.clone(), calling(&["a", "b"]), answer("a")]),
+        Err(InvalidConversation::Unanswered { .. })
+    ));
+    assert!(matches!(
+        check_conversation(&[
+            system.clone(),
+            calling(&["a", "b"]),
+            answer("b"),
+            answer("a")
+        ]),
+        Err(InvalidConversation::Unexpected { .. })
+    ));
+    assert!(matches!(
+        check_conversation(&[system.clone(), calling(&["a"]), user.clone(), answer("a")]),
+        Err(InvalidConversation::Unanswered { .. })
+    ));
+    assert!(matches!(
+        check_conversation(&[system, user, answer("x")]),
+        Err(InvalidConversation::Unexpected { .. })
+    ));
+}
+
+#[test]
+fn ids_sort_by_time_and_name_no_path() {
+    // 2026-12-01 08:15:00 UTC.
+    let id = new_id(1_796_112_900);
+    assert!(id.starts_with("20261201-081500-"), "{id}");
+    assert!(valid_id(&id));
+    assert!(new_id(1_796_112_900) < new_id(1_796_112_901 + 86_400));
+    for bad in ["", "../x", "a/b", "-rf", "x.json", &"9".repeat(65)] {
+        assert!(!valid_id(bad), "{bad:?}");
+    }
+}
+
+#[test]
+fn a_title_is_the_first_prompt_on_one_line_cut_at_its_bound() {
+    assert_eq!(title_of("fix\n  the   bug"), "fix the bug");
+    let long = "x".repeat(TITLE_MAX_CHARS + 10);
+    let title = title_of(&long);
+    assert_eq!(title.chars().count(), TITLE_MAX_CHARS);
+    assert!(title.ends_with('…'));
+    assert_eq!(
+        title_of(&"y".repeat(TITLE_MAX_CHARS)).chars().count(),
+        TITLE_MAX_CHARS
+    );
+}
+
+// --------------------------------------------------------------- store --
+
+#[test]
+fn files_are_the_owners_only() {
+    let home = tempfile::tempdir().unwrap();
+    let store = SessionStore::at(home.path().join("dashfloat/sessions"));
+    write_session(&store, "20261201-000000-aaaaaa", PROJECT, 1, "t");
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(store.dir()), 0o700);
+    assert_eq!(mode(&store.path_of("20261201-000000-aaaaaa")), 0o600);
+    let _lock = store.lock("20261201-000000-aaaaaa").unwrap();
+    assert_eq!(
+        mode(&store.dir().join("20261201-000000-aaaaaa.lock")),
+        0o600
+    );
+    // Only the file itself: no temporary file is left behind.
+    let names: Vec<String> = std::fs::read_dir(store.dir())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
+}
+
+#[test]
+fn damaged_newer_and_unreadable_files_are_reported_untouched_and_skipped() {
+    let home = tempfile::tempdir().unwrap();
+    let store = SessionStore::at(home.path());
+    write_session(&store, "20261201-000000-aaaaaa", PROJECT, 10, "good one");
+    let corrupt = store.path_of("20261201-000001-bbbbbb");
+    std::fs::write(&corrupt, b"{\"version\": 1, \"id\": ").unwrap();
+    let newer = store.path_of("20261201-000002-cccccc");
+    let newer_text = format!(
+        "{{\"version\": {}, \"shape\": \"unknown\"}}",
+        SCHEMA_VERSION + 1
+    );
+    std::fs::write(&newer, &newer_text).unwrap();
+    // A directory where a file should be cannot be read, even by root.
+    let unreadable = store.path_of("20261201-000003-dddddd");
+    std::fs::create_dir(&unreadable).unwrap();
+    // A conversation whose call is never answered is damaged too.
+    let invalid = store.path_of("20261201-000004-eeeeee");
+    let mut bad: Value =
+        serde_json::from_slice(&std::fs::read(store.path_of("20261201-000000-aaaaaa")).unwrap())
+            .unwrap();
+    bad["messages"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::to_value(calling(&["c1"])).unwrap());
+    std::fs::write(&invalid, bad.to_string()).unwrap();
+
+    let listing = store.list(None);
+    assert_eq!(listing.sessions.len(), 2, "{:?}", listing.sessions);
+    assert_eq!(listing.sessions[1].id, "20261201-000000-aaaaaa");
+    assert_eq!(listing.problems.len(), 3, "{:?}", listing.problems);
+    let texts: Vec<String> = listing.problems.iter().map(ToString::to_string).collect();
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.contains("damaged") && t.contains("000001"))
+    );
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.contains("newer dashfloat") && t.contains("000002"))
+    );
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.contains("cannot read") && t.contains("000003"))
+    );
+    // The invalid conversation lists (its summary is fine) but does not load.
+    assert!(matches!(
+        store.load("20261201-000004-eeeeee"),
+        Err(SessionError::Corrupt { .. })
+    ));
+    assert!(matches!(
+        store.load("20261201-000002-cccccc"),
+        Err(SessionError::Newer { version, .. }) if version == SCHEMA_VERSION + 1
+    ));
+    assert!(store.load("20261201-000000-aaaaaa").is_ok());
+    assert_eq!(
+        std::fs::read(&corrupt).unwrap(),
+        b"{\"version\": 1, \"id\": "
+    );
+    assert_eq!(std::fs::read_to_string(&newer).unwrap(), newer_text);
+    assert!(unreadable.is_dir());
+}
+
+#[test]
+fn a_list_is_newest_first_and_of_one_directory_unless_all() {
+    let home = tempfile::tempdir().unwrap();
+    let store = SessionStore::at(home.path());
+    write_session(&store, "20261201-000000-aaaaaa", PROJECT, 10, "older");
+    write_session(&store, "20261201-000001-bbbbbb", PROJECT, 20, "newer");
+    write_session(&store, "20261201-000002-cccccc", "/elsewhere", 30, "other");
+    let here: Vec<String> = store
+        .list(Some(PROJECT))
+        .sessions
+        .into_iter()
+        .map(|s| s.title)
+        .collect();
+    assert_eq!(here, ["newer", "older"]);
+    assert_eq!(store.list(None).sessions.len(), 3);
+    assert!(store.list(None).sessions[0].bytes > 0);
+}
+
+#[test]
+fn a_locked_session_is_refused_until_its_holder_lets_go() {
+    let home = tempfile::tempdir().unwrap();
+    let store = SessionStore::at(home.path());
+    write_session(&store, "20261201-000000-aaaaaa", PROJECT, 10, "t");
+    let held = store.lock("20261201-000000-aaaaaa").unwrap();
+    let refused = store.open("20261201-000000-aaaaaa", true).unwrap_err();
+    assert!(
+        matches!(&refused, SessionError::Locked { holder: Some(pid), .. } if *pid == std::process::id()),
+        "{refused:?}"
+    );
+    assert!(refused.to_string().contains("open in another dashfloat"));
+    drop(held);
+    assert!(store.open("20261201-000000-aaaaaa", true).is_ok());
+}
+
+#[test]
+fn ids_that_could_name_other_files_are_refused() {
+    let store = SessionStore::at(tempfile::tempdir().unwrap().path());
+    for id in ["../../etc/passwd", "a/b"] {
+        assert!(matches!(store.load(id), Err(SessionError::BadId { .. })));
+        assert!(matches!(
+            store.write(id, b"{}"),
+            Err(SessionError::BadId { .. })
+        ));
+    }
+    assert!(matches!(
+        store.load("20261201-000000-ffffff"),
+        Err(SessionError::NotFound { .. })
+    ));
+}
+
+// --------------------------------------------------------------- agent --
+
+#[tokio::test]
+async fn a_session_is_saved_and_resumed_with_its_log_and_conversation() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(project.path().join("notes.txt"), "remember me\n").unwrap();
+    let store = SessionStore::at(home.path().join("sessions"));
+    let server = ScriptedServer::start(vec![
+        Reply::tool_call("r1", "read_file", &[r#"{"path":"notes.txt"}"#]),
+        Reply::text(&["it says remember me"]),
+    ])
+    .await;
+    let mut h = start_saving(&server, project.path(), &store, OpenSession::New);
+    h.prompt("what do the notes say?").await;
+    h.turn().await;
+    settled(&mut h).await;
+    let ids = saved_ids(&store);
+    assert_eq!(ids.len(), 1);
+    let saved = store.load(&ids[0]).unwrap();
+    assert_eq!(saved.title, "what do the notes say?");
+    assert_eq!(saved.directory, PROJECT);
+    assert_eq!(saved.model, "test-model");
+    let roles: Vec<Role> = saved.messages.iter().map(|m| m.role).collect();
+    assert_eq!(
+        roles,
+        [
+            Role::System,
+            Role::User,
+            Role::Assistant,
+            Role::Tool,
+            Role::Assistant
+        ]
+    );
+    assert!(matches!(&saved.log[0], LogItem::User(t) if t == "what do the notes say?"));
+    // The first reply only called a tool: like the screen, the log has no
+    // empty reply for it.
+    assert_eq!(
+        saved
+            .log
+            .iter()
+            .filter(|item| matches!(item, LogItem::Assistant { .. }))
+            .count(),
+        1,
+        "{:?}",
+        saved.log
+    );
+    assert!(saved.log.iter().any(|item| matches!(
+        item,
+        LogItem::Tool { name, outcome: Some((ToolStatus::Ok, excerpt)), .. }
+            if name == "read_file" && excerpt.contains("remember me")
+    )));
+    assert!(matches!(
+        saved.log.last(),
+        Some(LogItem::Assistant { text, end: ReplyEnd::Complete, .. }) if text == "it says remember me"
+    ));
+    h.send(UiCommand::Quit).await;
+    h.task.await.unwrap();
+
+    // A second agent resumes it: the log comes back, and the next request
+    // carries the earlier conversation.
+    let server2 = ScriptedServer::start(vec![Reply::text(&["still here"])]).await;
+    let mut h2 = start_saving(
+        &server2,
+        project.path(),
+        &store,
+        OpenSession::Resume(ids[0].clone()),
+    );
+    let opened = h2
+        .until(|e| matches!(e, AgentEvent::SessionOpened { .. }))
+        .await;
+    let Some(AgentEvent::SessionOpened { log }) = opened.last() else {
+        unreachable!()
+    };
+    assert_eq!(*log, saved.log);
+    h2.prompt("and now?").await;
+    h2.turn().await;
+    settled(&mut h2).await;
+    let body = &server2.requests()[0].body;
+    let sent: Vec<Message> = serde_json::from_value(body["messages"].clone()).unwrap();
+    assert_eq!(sent[..saved.messages.len()], saved.messages[..]);
+    assert_eq!(sent.last().unwrap().content.as_deref(), Some("and now?"));
+    // The same file goes on: one session, now with the new turn.
+    assert_eq!(saved_ids(&store), ids);
+    let again = store.load(&ids[0]).unwrap();
+    assert_eq!(again.messages.len(), saved.messages.len() + 2);
+    assert_eq!(again.created, saved.created);
+}
+
+#[tokio::test]
+async fn a_round_in_flight_is_saved_with_its_calls_cancelled() {
+    let home = tempfile::tempdir().unwrap();
+    let store = SessionStore::at(home.path());
+    let server = ScriptedServer::start(vec![Reply::tool_calls(&[
+        ("l1", "list_directory", r#"{"path":"."}"#),
+        ("w1", "write_file", r#"{"path":"a.txt","content":"x"}"#),
+    ])])
+    .await;
+    let project = tempfile::tempdir().unwrap();
+    let mut h = start_saving(&server, project.path(), &store, OpenSession::New);
+    h.prompt("write it").await;
+    // The write waits for the person: the file holds the listing's result
+    // and the write answered as cancelled, so it resumes as a valid
+    // conversation.
+    h.next_confirm().await;
+    let saved = store.load(&saved_ids(&store)[0]).unwrap();
+    let n = saved.messages.len();
+    assert_eq!(saved.messages[n - 2].tool_call_id.as_deref(), Some("l1"));
+    assert!(
+        !saved.messages[n - 2]
+            .content
+            .as_deref()
+            .unwrap()
+            .contains("cancel")
+    );
+    assert_eq!(saved.messages[n - 1].tool_call_id.as_deref(), Some("w1"));
+    assert!(
+        saved.messages[n - 1]
+            .content
+            .as_deref()
+            .unwrap()
+            .contains("cancel")
+    );
+    assert!(saved.log.iter().any(|item| matches!(
+        item,
+        LogItem::Tool { id, outcome: Some((ToolStatus::Cancelled, _)), .. } if id == "w1"
+    )));
+}
+
+#[tokio::test]
+async fn continue_opens_the_latest_session_of_this_directory() {
+    let home = tempfile::tempdir().unwrap();
+    let store = SessionStore::at(home.path());
+    write_session(&store, "20261201-000000-aaaaaa", PROJECT, 10, "older here");
+    write_session(&store, "20261201-000001-bbbbbb", PROJECT, 20, "latest here");
+    write_session(
+        &store,
+        "20261201-000002-cccccc",
+        "/elsewhere",
+        30,
+        "elsewhere",
+    );
+    let server = ScriptedServer::start(vec![]).await;
+    let project = tempfile::tempdir().unwrap();
+    let mut h = start_saving(&server, project.path(), &store, OpenSession::Continue);
+    let events = h
+        .until(|e| matches!(e, AgentEvent::SessionOpened { .. }))
+        .await;
+    let Some(AgentEvent::SessionOpened { log }) = events.last() else {
+        unreachable!()
+    };
+    assert_eq!(log[0], LogItem::User("latest here".into()));
+
+    // With none saved here: a notice, and a new session.
+    let empty = SessionStore::at(home.path().join("none"));
+    let mut h = start_saving(&server, project.path(), &empty, OpenSession::Continue);
+    h.send(UiCommand::ListSessions { all: false }).await;
+    let events = h.until(|e| matches!(e, AgentEvent::Sessions(_))).await;
+    assert!(
+        system_texts(&events)
+            .iter()
+            .any(|t| t.contains("no saved session in this directory"))
+    );
+}
+
+#[tokio::test]
+async fn clear_starts_a_new_session_and_the_old_one_stays_saved() {
+    let home = tempfile::tempdir().unwrap();
+    let store = SessionStore::at(home.path());
+    let server = ScriptedServer::start(vec![
+        Reply::text(&["first answer"]),
+        Reply::text(&["second answer"]),
+    ])
+    .await;
+    let project = tempfile::tempdir().unwrap();
+    let mut h = start_saving(&server, project.path(), &store, OpenSession::New);
+    h.prompt("one").await;
+    h.turn().await;
+    h.send(UiCommand::Clear).await;
+    let events = h.turn().await;
+    assert!(events.contains(&AgentEvent::SessionOpened { log: Vec::new() }));
+    h.prompt("two").await;
+    h.turn().await;
+    settled(&mut h).await;
+    let sent = &server.requests()[1].body["messages"];
+    assert_eq!(sent.as_array().unwrap().len(), 2, "{sent}");
+    assert_eq!(sent[1]["content"], "two");
+    let titles: Vec<String> = store
+        .list(None)
+        .sessions
+        .into_iter()
+        .map(|s| s.title)
+        .collect();
+    assert_eq!(titles.len(), 2);
+    assert!(titles.contains(&"one".to_string()) && titles.contains(&"two".to_string()));
+
+    h.send(UiCommand::ListSessions { all: true }).await;
+    let events = h.until(|e| matches!(e, AgentEvent::Sessions(_))).await;
+    let Some(AgentEvent::Sessions(list)) = events.last() else {
+        unreachable!()
+    };
+    assert_eq!(list.len(), 2);
+    assert!(list[0].updated >= list[1].updated);
+}
+
+#[tokio::test]
+async fn resuming_a_session_open_elsewhere_is_refused_and_this_one_goes_on() {
+    let home = tempfile::tempdir().unwrap();
+    let store = SessionStore::at(home.path());
+    write_session(
+        &store,
+        "20261201-000000-aaaaaa",
+        PROJECT,
+        10,
+        "busy elsewhere",
+    );
+    let _held = store.lock("20261201-000000-aaaaaa").unwrap();
+    let server = ScriptedServer::start(vec![Reply::text(&["fresh"])]).await;
+    let project = tempfile::tempdir().unwrap();
+    let mut h = start_saving(&server, project.path(), &store, OpenSession::New);
+    h.send(UiCommand::Resume {
+        id: "20261201-000000-aaaaaa".into(),
+    })
+    .await;
+    let events = h.turn().await;
+    assert!(
+        system_texts(&events)
+            .iter()
+            .any(|t| t.contains("open in another dashfloat")),
+        "{events:?}"
+    );
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::SessionOpened { .. }))
+    );
+    h.prompt("go on").await;
+    h.turn().await;
+    assert_eq!(
+        server.requests()[0].body["messages"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+}
+
+#[tokio::test]
+async fn a_failed_save_is_one_notice_and_the_session_goes_on() {
+    let home = tempfile::tempdir().unwrap();
+    // A file where the sessions directory should be: no save can succeed.
+    let blocked = home.path().join("sessions");
+    std::fs::write(&blocked, "not a directory").unwrap();
+    let store = SessionStore::at(&blocked);
+    let server = ScriptedServer::start(vec![
+        Reply::tool_call("l1", "list_directory", &[r#"{"path":"."}"#]),
+        Reply::text(&["listed"]),
+        Reply::text(&["again"]),
+    ])
+    .await;
+    let project = tempfile::tempdir().unwrap();
+    let mut h = start_saving(&server, project.path(), &store, OpenSession::New);
+    h.prompt("list").await;
+    let mut events = h.turn().await;
+    h.prompt("more").await;
+    events.extend(h.turn().await);
+    let failures: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::System {
+                severity: Severity::Error,
+                text,
+            } => Some(text.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    assert!(failures[0].contains("not being saved"), "{failures:?}");
+    assert!(support::agent::reply_text(&events).contains("again"));
+}
+
+#[tokio::test]
+async fn no_key_header_or_url_credential_reaches_the_file() {
+    let home = tempfile::tempdir().unwrap();
+    let store = SessionStore::at(home.path());
+    let server = ScriptedServer::start(vec![Reply::text(&["fine"])]).await;
+    let project = tempfile::tempdir().unwrap();
+    let mut s = setup(&server.base_url(), project.path(), ApprovalPolicy::Ask);
+    if let Ok(endpoint) = &mut s.endpoint {
+        endpoint.api_key = Some(Secret::new("sk-SESSION-KEY".into()));
+        endpoint.headers = vec![("X-Token".into(), Secret::new("HEADER-VALUE".into()))];
+    }
+    let with_credentials = server
+        .base_url()
+        .replace("http://", "http://alice:URL-PASSWORD@")
+        + "?api-key=QUERY-KEY";
+    s.sessions = Some(sessions(&store, OpenSession::New, &with_credentials));
+    let mut h = start_with(s);
+    h.prompt("hello").await;
+    h.turn().await;
+    settled(&mut h).await;
+    let text = std::fs::read_to_string(store.path_of(&saved_ids(&store)[0])).unwrap();
+    for secret in [
+        "sk-SESSION-KEY",
+        "HEADER-VALUE",
+        "URL-PASSWORD",
+        "alice",
+        "QUERY-KEY",
+    ] {
+        assert!(!text.contains(secret), "{secret} in {text}");
+    }
+    let saved = store.load(&saved_ids(&store)[0]).unwrap();
+    assert_eq!(saved.base_url, server.base_url());
+}
+
+#[tokio::test]
+async fn with_saving_off_nothing_is_written() {
+    let home = tempfile::tempdir().unwrap();
+    let store = SessionStore::at(home.path().join("sessions"));
+    let server = ScriptedServer::start(vec![Reply::text(&["fine"])]).await;
+    let project = tempfile::tempdir().unwrap();
+    let mut s = setup(&server.base_url(), project.path(), ApprovalPolicy::Ask);
+    s.sessions = Some(SessionSetup {
+        save: false,
+        ..sessions(&store, OpenSession::New, &server.base_url())
+    });
+    let mut h = start_with(s);
+    h.prompt("hello").await;
+    h.turn().await;
+    settled(&mut h).await;
+    assert!(!store.dir().exists());
+}
+
+#[tokio::test]
+async fn a_resumed_log_keeps_its_newest_items_up_to_the_bound() {
+    let home = tempfile::tempdir().unwrap();
+    let store = SessionStore::at(home.path());
+    let messages = [message(Role::System, "s"), message(Role::User, "u")];
+    let log: Vec<LogItem> = (0..LOG_ITEMS_MAX + 5)
+        .map(|i| LogItem::User(format!("prompt {i}")))
+        .collect();
+    let record = SessionRecord {
+        id: "20261201-000000-aaaaaa",
+        created: 1,
+        updated: 1,
+        directory: PROJECT,
+        model: "m",
+        base_url: "http://127.0.0.1:1/v1",
+        title: "u",
+        usage: Default::default(),
+        last_usage: None,
+        messages: &messages,
+        pending: &[],
+        log: &log,
+    };
+    store
+        .write("20261201-000000-aaaaaa", &record.encode().unwrap())
+        .unwrap();
+    let server = ScriptedServer::start(vec![]).await;
+    let project = tempfile::tempdir().unwrap();
+    let mut h = start_saving(
+        &server,
+        project.path(),
+        &store,
+        OpenSession::Resume("20261201-000000-aaaaaa".into()),
+    );
+    let events = h
+        .until(|e| matches!(e, AgentEvent::SessionOpened { .. }))
+        .await;
+    let Some(AgentEvent::SessionOpened { log: shown }) = events.last() else {
+        unreachable!()
+    };
+    assert_eq!(shown.len(), LOG_ITEMS_MAX);
+    assert_eq!(shown[0], LogItem::User("prompt 5".into()));
+}
