@@ -397,6 +397,14 @@ pub enum TransportError {
         /// The TLS library's words.
         detail: String,
     },
+    /// The server closed the connection without answering: typically a
+    /// kept-alive connection it had already dropped (llama-server closes
+    /// idle ones). Nothing was generated, so the request is sent again.
+    #[error("{url} closed the connection without answering")]
+    ClosedUnanswered {
+        /// The base URL that was tried.
+        url: String,
+    },
     /// Some other connection failure (reset, unreachable, ...).
     #[error("cannot connect to {url}: {detail}")]
     Connect {

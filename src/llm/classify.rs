@@ -69,6 +69,8 @@ pub fn connect_error(err: &reqwest::Error, ctx: &RequestContext) -> TransportErr
     let lower = detail.to_lowercase();
     if lower.contains("dns error") || lower.contains("failed to lookup address") {
         TransportError::Dns { url, detail }
+    } else if lower.contains("connection closed before message completed") {
+        TransportError::ClosedUnanswered { url }
     } else {
         TransportError::Connect { url, detail }
     }
@@ -157,6 +159,7 @@ pub fn learned_window(message: &str) -> Option<u64> {
 pub fn retry_delay(err: &TransportError) -> Option<Option<Duration>> {
     match err {
         TransportError::RateLimited { retry_after, .. } => Some(*retry_after),
+        TransportError::ClosedUnanswered { .. } => Some(None),
         TransportError::Server {
             status: 503,
             retry_after,

@@ -341,6 +341,27 @@ async fn a_503_before_any_token_is_retried_and_can_succeed() {
     );
 }
 
+/// llama-server drops idle kept-alive connections; a request that meets
+/// one is answered by nothing at all, and is sent again.
+#[tokio::test]
+async fn a_connection_closed_without_an_answer_is_retried_and_can_succeed() {
+    let server = ScriptedServer::start(vec![Reply::unanswered(), Reply::text(&["answered"])]).await;
+    let events = run(endpoint(&server.base_url())).await;
+    let StreamEvent::Retrying { attempt: 1, reason, .. } = &events[0] else {
+        panic!("no retry: {events:?}");
+    };
+    assert!(
+        matches!(reason, TransportError::ClosedUnanswered { .. }),
+        "{reason:?}"
+    );
+    assert_eq!(
+        reason.to_string(),
+        format!("{} closed the connection without answering", server.base_url())
+    );
+    assert_eq!(content(&events), "answered");
+    assert_eq!(server.requests().len(), 2);
+}
+
 #[tokio::test]
 async fn a_long_retry_after_is_shown_not_waited_for() {
     let server = ScriptedServer::start(vec![

@@ -81,6 +81,9 @@ pub struct Reply {
     pub head_delay: Duration,
     /// Body framing.
     pub framing: Framing,
+    /// Close the connection after reading the request, writing nothing:
+    /// a server dropping a kept-alive connection as the request arrives.
+    pub unanswered: bool,
 }
 
 /// One request as the server received it.
@@ -130,6 +133,15 @@ impl Reply {
             steps,
             head_delay: Duration::ZERO,
             framing,
+            unanswered: false,
+        }
+    }
+
+    /// No reply at all: the connection closes once the request is read.
+    pub fn unanswered() -> Reply {
+        Reply {
+            unanswered: true,
+            ..Reply::raw(200, &[], Vec::new())
         }
     }
 
@@ -795,6 +807,9 @@ async fn handle_connection(stream: TcpStream, shared: Arc<Shared>, cancel: Cance
 async fn play(stream: &mut TcpStream, reply: Reply, cancel: &CancellationToken) -> io::Result<()> {
     if !reply.head_delay.is_zero() {
         tokio::time::sleep(reply.head_delay).await;
+    }
+    if reply.unanswered {
+        return stream.shutdown().await;
     }
     let chunked = reply.framing == Framing::Chunked;
     let mut head = format!(
