@@ -5,7 +5,8 @@
 use std::time::Duration;
 
 use dashfloat::agent::ApprovalPolicy;
-use dashfloat::protocol::{AgentEvent, Decision, Phase, ReplyEnd, ToolStatus};
+use dashfloat::llm::discover::Questions;
+use dashfloat::protocol::{AgentEvent, Decision, Phase, ReplyEnd, Severity, ToolStatus};
 
 use crate::support;
 use support::agent::{AgentHarness, setup, start_with, system_texts};
@@ -45,13 +46,14 @@ async fn next(h: &mut AgentHarness) -> AgentEvent {
         .expect("agent hung up")
 }
 
-/// Runs a turn, approving every confirmation; returns its events.
-async fn turn_approving(h: &mut AgentHarness) -> Vec<AgentEvent> {
+/// Runs a turn, answering every confirmation with `decision`; returns its
+/// events.
+async fn turn_answering(h: &mut AgentHarness, decision: Decision) -> Vec<AgentEvent> {
     let mut events = Vec::new();
     loop {
         let ev = next(h).await;
         if let AgentEvent::Confirm(req) = &ev {
-            h.decide(&req.id, Decision::Approve).await;
+            h.decide(&req.id, decision).await;
         }
         let done = ev == AgentEvent::TurnDone;
         events.push(ev);
@@ -102,7 +104,7 @@ async fn the_agent_chats_with_the_real_model() {
     let (mut h, _dir) = start_real(2);
     for prompt in ["Say hello in five words.", "Now say it in French."] {
         h.prompt(prompt).await;
-        let events = turn_approving(&mut h).await;
+        let events = turn_answering(&mut h, Decision::Approve).await;
         assert!(events.contains(&AgentEvent::AssistantEnd(ReplyEnd::Complete)));
         let usage = events.iter().find_map(|e| match e {
             AgentEvent::Usage(u) => Some(*u),
@@ -118,7 +120,7 @@ async fn the_agent_chats_with_the_real_model() {
 async fn the_real_model_reads_a_file_and_the_follow_up_is_accepted() {
     let (mut h, _dir) = start_real(2);
     h.prompt("Read the file README.md").await;
-    let events = turn_approving(&mut h).await;
+    let events = turn_answering(&mut h, Decision::Approve).await;
     assert_eq!(
         first_call(&events),
         ("read_file".to_string(), ToolStatus::Ok)
@@ -131,7 +133,7 @@ async fn the_real_model_reads_a_file_and_the_follow_up_is_accepted() {
 async fn the_real_model_lists_a_directory_and_the_follow_up_is_accepted() {
     let (mut h, _dir) = start_real(2);
     h.prompt("List the files in src").await;
-    let events = turn_approving(&mut h).await;
+    let events = turn_answering(&mut h, Decision::Approve).await;
     assert_eq!(
         first_call(&events),
         ("list_directory".to_string(), ToolStatus::Ok)
@@ -144,7 +146,7 @@ async fn the_real_model_lists_a_directory_and_the_follow_up_is_accepted() {
 async fn the_real_model_writes_an_approved_file() {
     let (mut h, dir) = start_real(2);
     h.prompt("Create hello.txt containing hello world").await;
-    let events = turn_approving(&mut h).await;
+    let events = turn_answering(&mut h, Decision::Approve).await;
     assert!(
         events.iter().any(|e| matches!(e, AgentEvent::Confirm(_))),
         "a write must be confirmed: {events:#?}"
@@ -202,4 +204,84 @@ fn the_binary_chats_with_the_real_model_in_a_terminal() {
             .success()
     );
     assert!(!session.alternate_screen());
+}
+
+/// Twenty files of this repository, each read by its own prompt.
+const READ_ONE_BY_ONE: [&str; 20] = [
+    "src/main.rs",
+    "src/config.rs",
+    "src/protocol.rs",
+    "src/agent/mod.rs",
+    "src/agent/round.rs",
+    "src/agent/compact.rs",
+    "src/agent/budget.rs",
+    "src/llm/stream.rs",
+    "src/llm/tool_calls.rs",
+    "src/llm/classify.rs",
+    "src/tools/read.rs",
+    "src/tools/edit.rs",
+    "src/tools/exec.rs",
+    "src/tools/path_policy.rs",
+    "src/ui/update.rs",
+    "src/ui/editor.rs",
+    "src/ui/transcript.rs",
+    "src/ui/markdown/renderer.rs",
+    "src/launch.rs",
+    "README.md",
+];
+
+/// The README's default window (8,192 tokens, asked of the server) holds a
+/// long session: twenty prompts that each read a different file of this
+/// repository (a copy of it), then a question about the first, end without
+/// a context error — the budget prunes and summarises before the wall.
+#[tokio::test]
+#[ignore = "needs the real local model; scripts/test runs it"]
+async fn twenty_file_reads_in_a_row_fit_the_real_window() {
+    let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    for file in READ_ONE_BY_ONE {
+        let to = dir.path().join(file);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(source.join(file), to).unwrap();
+    }
+    let mut s = setup(&llm_url(), dir.path(), ApprovalPolicy::Ask);
+    s.max_steps = 2;
+    s.temperature = Some(0.0);
+    s.system_prompt = dashfloat::agent::system_prompt();
+    s.questions = Questions {
+        window: true,
+        models: false,
+    };
+    let mut h = start_with(s);
+    let mut seen = Vec::new();
+    let prompts = READ_ONE_BY_ONE
+        .iter()
+        .map(|f| format!("Read the file {f}"))
+        .chain(["What was the first file I asked you about?".to_string()]);
+    for prompt in prompts {
+        h.prompt(&prompt).await;
+        let events = turn_answering(&mut h, Decision::Reject).await;
+        for event in &events {
+            if let AgentEvent::System {
+                severity: Severity::Error,
+                text,
+            } = event
+            {
+                panic!("after {prompt:?}: an error entry: {text}");
+            }
+        }
+        seen.extend(events);
+    }
+    let texts = system_texts(&seen);
+    assert!(
+        texts.iter().any(|t| t.starts_with("compacted the conversation")),
+        "twenty files do not fit 8,192 tokens without compacting: {texts:#?}"
+    );
+    assert!(
+        seen.contains(&AgentEvent::SessionFacts {
+            model: None,
+            context_window: Some(8192)
+        }),
+        "the window was asked of the server"
+    );
 }
