@@ -511,10 +511,7 @@ fn shortened(text: &str, max_bytes: usize) -> String {
     if text.len() <= max_bytes {
         return text.to_string();
     }
-    let mut end = max_bytes;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
+    let end = text.floor_char_boundary(max_bytes);
     format!("{}… [{} bytes in all]", &text[..end], text.len())
 }
 
