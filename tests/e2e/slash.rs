@@ -1,7 +1,7 @@
 //! End to end, slash commands with the real binary in a pseudo-terminal:
 //! `/clear` empties the log and starts a new saved session, `/compact`
 //! shows its phase while the summary streams and sends the summary from
-//! then on, the popup completes and closes, an unknown command never
+//! then on (and Esc stops it with nothing changed), the popup completes and closes, an unknown command never
 //! reaches the model, and `/help` lists the keys and the commands.
 
 use dashfloat::agent::SUMMARY_PREFIX;
@@ -126,6 +126,39 @@ fn compact_shows_its_phase_sends_the_focus_and_the_summary_leads_the_next_reques
         format!("{SUMMARY_PREFIX}The person asked about src/a.rs and src/b.rs.")
     );
     assert_eq!(sent[2..], ["now src/b.rs", "second answer", "and now?"]);
+}
+
+#[test]
+fn esc_during_compact_leaves_the_conversation_as_it_was() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start_blocking(vec![
+        Reply::text(&["first answer"]),
+        Reply::text(&["second answer"]),
+        Reply::text(&["a summary that never ends"]).hang_after(2),
+        Reply::text(&["third answer"]),
+    ]);
+    let mut session = spawn(home.path(), project.path(), &server, &[]);
+    session.wait_for("idle", WAIT).unwrap();
+    turn(&session, "one", "first answer");
+    turn(&session, "two", "second answer");
+    session.send(b"/compact\r");
+    session
+        .wait_until(WAIT, |s| {
+            server.requests().len() == 3
+                && s.lines().next().is_some_and(|l| l.contains("compacting"))
+        })
+        .unwrap();
+    session.send(b"\x1b");
+    session.wait_for("compaction cancelled", WAIT).unwrap();
+    session.wait_for("idle", WAIT).unwrap();
+    turn(&session, "three", "third answer");
+    quit(&mut session);
+    let sent = contents(&server.requests()[3].body);
+    assert_eq!(
+        sent[1..],
+        ["one", "first answer", "two", "second answer", "three"]
+    );
 }
 
 #[test]
