@@ -298,7 +298,14 @@ impl Agent {
             return;
         };
         match event {
-            Some(StreamEvent::Content(text)) => compaction.summary.push_str(&text),
+            Some(StreamEvent::Content(text)) => {
+                compaction.summary.push_str(&text);
+                // What passes the bound would be cut anyway: the summary
+                // stops there, neither buffered nor waited for.
+                if compaction.summary.len() > summary_max_bytes(&self.budget) {
+                    self.finish_summary(Ok(())).await;
+                }
+            }
             Some(StreamEvent::Done { .. }) => self.finish_summary(Ok(())).await,
             Some(StreamEvent::Failed(err)) => self.finish_summary(Err(err.to_string())).await,
             Some(StreamEvent::Retrying {
@@ -352,10 +359,7 @@ impl Agent {
             return;
         }
         let mut plan = compaction.plan;
-        let most = self
-            .budget
-            .bytes(self.budget.usable() / SUMMARY_MAX_DIVISOR);
-        let summary = shortened(compaction.summary.trim(), most);
+        let summary = shortened(compaction.summary.trim(), summary_max_bytes(&self.budget));
         plan.candidate.summarise(compaction.keep_from, &summary);
         let summarised = compaction.keep_from.saturating_sub(1);
         self.commit(plan, summarised).await;
@@ -431,6 +435,12 @@ fn summary_input_bytes(budget: &Budget) -> usize {
     (budget.bytes(budget.usable()) as f64 * SUMMARY_INPUT_SHARE) as usize
 }
 
+/// The most bytes of summary kept: [`SUMMARY_MAX_DIVISOR`] of the prompt
+/// budget.
+fn summary_max_bytes(budget: &Budget) -> usize {
+    budget.bytes(budget.usable() / SUMMARY_MAX_DIVISOR)
+}
+
 /// The summary request's messages: its instructions, and the older turns
 /// as one transcript in one user message (so the request is valid
 /// whatever calls they hold), at most `max_bytes` of it, the newest kept
@@ -501,10 +511,7 @@ fn shortened(text: &str, max_bytes: usize) -> String {
     if text.len() <= max_bytes {
         return text.to_string();
     }
-    let mut end = max_bytes;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
+    let end = text.floor_char_boundary(max_bytes);
     format!("{}… [{} bytes in all]", &text[..end], text.len())
 }
 

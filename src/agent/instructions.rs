@@ -110,7 +110,7 @@ pub fn read(start: &Path) -> Instructions {
             continue;
         }
         let text = String::from_utf8_lossy(&bytes);
-        let kept = floor_char_boundary(&text, left);
+        let kept = text.floor_char_boundary(left);
         found.cut = kept < text.len();
         left -= kept;
         if kept > 0 {
@@ -153,15 +153,4 @@ fn relative(root: &Path, path: &Path) -> String {
         .unwrap_or(path)
         .display()
         .to_string()
-}
-
-/// The largest char boundary of `text` at or below `at`.
-fn floor_char_boundary(text: &str, at: usize) -> usize {
-    if at >= text.len() {
-        return text.len();
-    }
-    (0..=at)
-        .rev()
-        .find(|i| text.is_char_boundary(*i))
-        .unwrap_or(0)
 }

@@ -105,10 +105,7 @@ pub(crate) fn head(text: &str, max_bytes: usize) -> &str {
     if text.len() <= max_bytes {
         return text;
     }
-    let mut end = max_bytes;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
+    let end = text.floor_char_boundary(max_bytes);
     match text[..end].rfind('\n') {
         Some(newline) => &text[..=newline],
         None => &text[..end],

@@ -626,6 +626,51 @@ async fn a_runaway_summary_is_cut_to_a_quarter_of_the_prompt_budget() {
 }
 
 #[tokio::test]
+async fn a_summary_that_runs_past_its_bound_is_stopped_there_and_kept() {
+    use dashfloat::agent::SUMMARY_MAX_DIVISOR;
+    let dir = tempfile::tempdir().unwrap();
+    // The summary passes its bound and then never ends: nothing past the
+    // bound is kept, so the agent neither buffers nor waits for more.
+    let runaway = Reply::sse_steps(vec![
+        Step::Send(sse_frame(&role_chunk())),
+        Step::Send(sse_frame(&content_chunk(&"s".repeat(5_000)))),
+        Step::Hang,
+    ]);
+    let server = ScriptedServer::start(vec![
+        plain("first"),
+        plain("second"),
+        runaway,
+        plain("third"),
+    ])
+    .await;
+    // As above: a summary keeps at most 4,375 bytes.
+    let mut h = start(&server, dir.path(), ApprovalPolicy::Ask, 6_000, 1_000);
+    for prompt in ["one", "two"] {
+        h.prompt(prompt).await;
+        h.turn().await;
+    }
+    h.send(UiCommand::Compact { focus: None }).await;
+    let events = h.turn().await;
+    assert!(
+        notices(&events)
+            .iter()
+            .any(|n| n.starts_with("compacted the conversation")),
+        "{events:#?}"
+    );
+    h.prompt("three").await;
+    h.turn().await;
+    let sent = messages(&server.requests()[3]);
+    let kept = (5_000 / SUMMARY_MAX_DIVISOR) as f64 * 3.5;
+    assert_eq!(
+        content(&sent[1]),
+        format!(
+            "{SUMMARY_PREFIX}{}… [5000 bytes in all]",
+            "s".repeat(kept as usize)
+        )
+    );
+}
+
+#[tokio::test]
 async fn one_compaction_prunes_first_and_summarises_when_that_is_not_enough() {
     let dir = tempfile::tempdir().unwrap();
     write_lines(dir.path(), "a.txt", 250);

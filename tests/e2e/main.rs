@@ -10,6 +10,7 @@ mod llm;
 mod pty;
 mod secrets;
 mod sessions;
+mod slash;
 
 use std::path::Path;
 

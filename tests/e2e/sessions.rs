@@ -19,13 +19,13 @@ use crate::support::dashfloat_bin;
 use crate::support::pty::PtySession;
 use crate::support::server::{Reply, ScriptedServer};
 
-const WAIT: Duration = Duration::from_secs(30);
+pub(crate) const WAIT: Duration = Duration::from_secs(30);
 /// How often the kill -9 test kills a turn.
 const KILLS: usize = 50;
 
 /// Where dashfloat started with `home` as its config directory keeps its
 /// sessions.
-fn store_of(home: &Path) -> SessionStore {
+pub(crate) fn store_of(home: &Path) -> SessionStore {
     SessionStore::at(home.join("dashfloat/sessions"))
 }
 
@@ -40,7 +40,12 @@ fn recorded(project: &Path) -> String {
 }
 
 /// dashfloat in `project` against `server`, `home` its config directory.
-fn spawn(home: &Path, project: &Path, server: &ScriptedServer, extra: &[&str]) -> PtySession {
+pub(crate) fn spawn(
+    home: &Path,
+    project: &Path,
+    server: &ScriptedServer,
+    extra: &[&str],
+) -> PtySession {
     let url = server.base_url();
     let mut args = vec!["--base-url", &url, "--model", "scripted"];
     args.extend_from_slice(extra);
@@ -49,7 +54,7 @@ fn spawn(home: &Path, project: &Path, server: &ScriptedServer, extra: &[&str]) -
 
 /// The id of the first session saved under `home`, once there is one (the
 /// agent saves right after it says the turn is over).
-fn first_saved(home: &Path) -> String {
+pub(crate) fn first_saved(home: &Path) -> String {
     let deadline = std::time::Instant::now() + WAIT;
     loop {
         if let Some(first) = store_of(home).list(None).sessions.first() {
@@ -60,13 +65,13 @@ fn first_saved(home: &Path) -> String {
     }
 }
 
-fn quit(session: &mut PtySession) {
+pub(crate) fn quit(session: &mut PtySession) {
     session.send(b"\x04");
     assert!(session.wait_exit(WAIT).expect("no exit").success());
 }
 
 /// The contents of each message a request carried.
-fn contents(body: &Value) -> Vec<String> {
+pub(crate) fn contents(body: &Value) -> Vec<String> {
     body["messages"]
         .as_array()
         .unwrap()
@@ -299,7 +304,7 @@ fn the_sessions_command_lists_them_and_reports_damaged_files() {
 
 /// The session files in `home`'s store, each loaded (the load checks the
 /// conversation: every call answered, in order): their message counts.
-fn loaded_sessions(home: &Path) -> Vec<usize> {
+pub(crate) fn loaded_sessions(home: &Path) -> Vec<usize> {
     let store = store_of(home);
     let listing = store.list(None);
     assert!(listing.problems.is_empty(), "{:?}", listing.problems);

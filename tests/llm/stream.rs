@@ -347,7 +347,10 @@ async fn a_503_before_any_token_is_retried_and_can_succeed() {
 async fn a_connection_closed_without_an_answer_is_retried_and_can_succeed() {
     let server = ScriptedServer::start(vec![Reply::unanswered(), Reply::text(&["answered"])]).await;
     let events = run(endpoint(&server.base_url())).await;
-    let StreamEvent::Retrying { attempt: 1, reason, .. } = &events[0] else {
+    let StreamEvent::Retrying {
+        attempt: 1, reason, ..
+    } = &events[0]
+    else {
         panic!("no retry: {events:?}");
     };
     assert!(
@@ -356,7 +359,10 @@ async fn a_connection_closed_without_an_answer_is_retried_and_can_succeed() {
     );
     assert_eq!(
         reason.to_string(),
-        format!("{} closed the connection without answering", server.base_url())
+        format!(
+            "{} closed the connection without answering",
+            server.base_url()
+        )
     );
     assert_eq!(content(&events), "answered");
     assert_eq!(server.requests().len(), 2);
