@@ -274,7 +274,9 @@ async fn twenty_file_reads_in_a_row_fit_the_real_window() {
     }
     let texts = system_texts(&seen);
     assert!(
-        texts.iter().any(|t| t.starts_with("compacted the conversation")),
+        texts
+            .iter()
+            .any(|t| t.starts_with("compacted the conversation")),
         "twenty files do not fit 8,192 tokens without compacting: {texts:#?}"
     );
     assert!(
