@@ -242,13 +242,8 @@ impl Agent {
         focus: Option<String>,
         after: After,
     ) {
-        let endpoint = match &self.setup.endpoint {
-            Ok(endpoint) => endpoint.clone(),
-            Err(why) => {
-                self.system(Severity::Error, why.to_string()).await;
-                self.end_turn().await;
-                return;
-            }
+        let Some(endpoint) = self.endpoint_or_end_turn().await else {
+            return;
         };
         let max_bytes = summary_input_bytes(&self.budget);
         let older = plan.candidate.messages().get(1..keep_from).unwrap_or(&[]);

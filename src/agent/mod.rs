@@ -409,16 +409,25 @@ impl Agent {
         }
     }
 
+    /// Where requests go; when no client could be built, the entry saying
+    /// why, the turn ended, and `None`.
+    async fn endpoint_or_end_turn(&mut self) -> Option<Endpoint> {
+        match &self.setup.endpoint {
+            Ok(endpoint) => Some(endpoint.clone()),
+            Err(why) => {
+                let text = why.to_string();
+                self.system(Severity::Error, text).await;
+                self.end_turn().await;
+                None
+            }
+        }
+    }
+
     /// Sends the conversation as it stands: the budget was looked at
     /// already ([`Agent::next_request`]).
     async fn start_episode(&mut self) {
-        let endpoint = match &self.setup.endpoint {
-            Ok(endpoint) => endpoint.clone(),
-            Err(why) => {
-                self.system(Severity::Error, why.to_string()).await;
-                self.end_turn().await;
-                return;
-            }
+        let Some(endpoint) = self.endpoint_or_end_turn().await else {
+            return;
         };
         let body = match self.encode(&self.conversation) {
             Ok(body) => body,
