@@ -248,7 +248,7 @@ impl Agent {
         let max_bytes = summary_input_bytes(&self.budget);
         let older = plan.candidate.messages().get(1..keep_from).unwrap_or(&[]);
         let request = summary_request(older, focus.as_deref(), max_bytes);
-        let body = match serde_json::to_vec(&ChatRequest {
+        let encoded = serde_json::to_vec(&ChatRequest {
             model: &self.setup.model,
             messages: &request,
             stream: true,
@@ -257,14 +257,9 @@ impl Agent {
             },
             tools: &Value::Array(Vec::new()),
             temperature: self.setup.temperature,
-        }) {
-            Ok(body) => body,
-            Err(e) => {
-                self.system(Severity::Error, format!("cannot encode the request: {e}"))
-                    .await;
-                self.end_turn().await;
-                return;
-            }
+        });
+        let Some(body) = self.body_or_end_turn(encoded).await else {
+            return;
         };
         self.setup.log.line(|| {
             format!(

@@ -423,20 +423,32 @@ impl Agent {
         }
     }
 
+    /// A request body; when it could not be encoded, the entry saying why,
+    /// the turn ended, and `None`.
+    async fn body_or_end_turn(
+        &mut self,
+        encoded: Result<Vec<u8>, serde_json::Error>,
+    ) -> Option<Vec<u8>> {
+        match encoded {
+            Ok(body) => Some(body),
+            Err(e) => {
+                self.system(Severity::Error, format!("cannot encode the request: {e}"))
+                    .await;
+                self.end_turn().await;
+                None
+            }
+        }
+    }
+
     /// Sends the conversation as it stands: the budget was looked at
     /// already ([`Agent::next_request`]).
     async fn start_episode(&mut self) {
         let Some(endpoint) = self.endpoint_or_end_turn().await else {
             return;
         };
-        let body = match self.encode(&self.conversation) {
-            Ok(body) => body,
-            Err(e) => {
-                self.system(Severity::Error, format!("cannot encode the request: {e}"))
-                    .await;
-                self.end_turn().await;
-                return;
-            }
+        let encoded = self.encode(&self.conversation);
+        let Some(body) = self.body_or_end_turn(encoded).await else {
+            return;
         };
         self.steps += 1;
         self.episodes_started += 1;

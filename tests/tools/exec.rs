@@ -402,7 +402,7 @@ async fn escapees_die_when_the_call_is_dropped() {
     let pid_file = dir.path().join("pid");
     // Poll the call until the escapee exists, then drop it mid-run, as the
     // agent does when it aborts a tool task.
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + support::WAIT;
     let pid: i32 = loop {
         if let Some(pid) = std::fs::read_to_string(&pid_file)
             .ok()
