@@ -393,6 +393,7 @@ impl Agent {
             self.budget.window()
         );
         self.system(Severity::Notice, text).await;
+        self.emit(AgentEvent::Compacted { estimate: after }).await;
         self.save().await;
     }
 

@@ -140,6 +140,9 @@ pub struct State {
     pub spinner: usize,
     /// The last usage frame.
     pub usage: Option<Usage>,
+    /// The agent's estimate of the next prompt, after a compaction made
+    /// `usage` stale; cleared by the next usage frame.
+    pub context_estimate: Option<u64>,
     /// Every entry shown in the log, with its scroll position.
     pub transcript: Transcript,
     /// The prompt being typed.
@@ -187,6 +190,7 @@ impl State {
             phase: Phase::Idle,
             spinner: 0,
             usage: None,
+            context_estimate: None,
             transcript: Transcript::default(),
             editor: Editor::new(),
             history: History::default(),

@@ -104,16 +104,19 @@ fn draw_header(state: &State, frame: &mut Frame, area: Rect) {
     } else {
         "●"
     };
-    let used = state.usage.map_or(0, |u| u.total_tokens);
-    let ctx = if state.usage.is_some() && s.context_window > 0 {
-        format!(
-            "ctx {}/{} ({}%)",
+    let used = match (state.usage, state.context_estimate) {
+        (Some(usage), _) => Some((usage.total_tokens, "")),
+        (None, Some(estimate)) => Some((estimate, "~")),
+        (None, None) => None,
+    };
+    let ctx = match used {
+        Some((used, about)) if s.context_window > 0 => format!(
+            "ctx {about}{}/{} ({}%)",
             tokens(used),
             tokens(s.context_window),
             used.saturating_mul(100) / s.context_window
-        )
-    } else {
-        format!("ctx –/{}", tokens(s.context_window))
+        ),
+        _ => format!("ctx –/{}", tokens(s.context_window)),
     };
     let phase_style = if state.phase.is_active() {
         theme.header.patch(theme.accent)

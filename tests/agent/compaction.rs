@@ -140,6 +140,12 @@ async fn past_the_threshold_old_results_are_pruned_deep_and_the_prefix_then_hold
         "{said:?}"
     );
     assert!(!events.contains(&AgentEvent::Phase(Phase::Compacting)));
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::Compacted { estimate } if *estimate > 0 && *estimate <= 10_000)),
+        "the status bar learns the new size: {events:#?}"
+    );
     h.prompt("thanks").await;
     h.turn().await;
 

@@ -176,6 +176,26 @@ fn a_server_reported_usage_near_the_limit_is_drawn_not_a_panic() {
 }
 
 #[test]
+fn after_a_compaction_the_status_bar_shows_the_estimate_until_the_next_report() {
+    let mut s = state(80, 6);
+    let usage = |total_tokens| Usage {
+        prompt_tokens: total_tokens,
+        completion_tokens: 0,
+        total_tokens,
+    };
+    agent(&mut s, AgentEvent::Usage(usage(7_600)));
+    assert!(draw(&mut s).contains("ctx 7.6k/8.2k"), "{}", draw(&mut s));
+    agent(&mut s, AgentEvent::Compacted { estimate: 1_600 });
+    let screen = draw(&mut s);
+    assert!(screen.contains("ctx ~1.6k/8.2k (19%)"), "{screen}");
+    agent(&mut s, AgentEvent::Usage(usage(2_000)));
+    let screen = draw(&mut s);
+    assert!(screen.contains("ctx 2.0k/8.2k"), "{screen}");
+    agent(&mut s, AgentEvent::SessionOpened { log: Vec::new() });
+    assert!(draw(&mut s).contains("ctx –/8.2k"), "{}", draw(&mut s));
+}
+
+#[test]
 fn the_status_bar_shows_the_discovered_model_and_window() {
     let mut s = state(80, 6);
     agent(
