@@ -115,8 +115,8 @@ fn print_sessions(store: Option<&SessionStore>, json: bool, all: bool) -> ExitCo
     let here = cwd.to_string_lossy();
     let listing = store.list((!all).then_some(here.as_ref()));
     let mut err = std::io::stderr().lock();
-    for problem in &listing.problems {
-        let _ = writeln!(err, "dashfloat: {}", strip_controls(&problem.to_string()));
+    for note in listing.notes() {
+        let _ = writeln!(err, "dashfloat: {}", strip_controls(&note));
     }
     let text = if json {
         match serde_json::to_string_pretty(&listing.sessions) {

@@ -359,9 +359,22 @@ pub enum AgentEvent {
         log: Vec<LogItem>,
     },
     /// The saved sessions, newest first: the answer to `ListSessions`.
-    Sessions(Vec<SessionSummary>),
+    Sessions {
+        /// The sessions.
+        list: Vec<SessionSummary>,
+        /// The time of the listing (Unix seconds), which their ages are
+        /// counted from: the UI reads no clock.
+        now: u64,
+    },
     /// The approval policy now in force.
     ApprovalChanged(ApprovalPolicy),
+    /// The conversation was compacted: the last usage no longer says how
+    /// full the window is; this estimate of the next prompt does, until
+    /// the next request reports its own.
+    Compacted {
+        /// Estimated prompt tokens of the compacted conversation.
+        estimate: u64,
+    },
     /// The turn is over; the agent is idle and takes the next prompt.
     TurnDone,
 }

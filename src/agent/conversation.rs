@@ -55,9 +55,22 @@ impl Conversation {
     }
 
     /// A conversation resumed from a saved session, whose messages the
-    /// store has checked ([`crate::session::check_conversation`]).
-    pub fn from_messages(messages: Vec<Message>) -> Self {
-        Self { messages }
+    /// store has checked ([`crate::session::check_conversation`]); it
+    /// opens with `system_prompt` as it reads now (the project's
+    /// instructions may have changed since the session was saved).
+    pub fn resumed(system_prompt: &str, messages: Vec<Message>) -> Self {
+        let mut conversation = Self { messages };
+        conversation.set_system_prompt(system_prompt);
+        conversation
+    }
+
+    /// Replaces the system prompt, keeping everything after it.
+    pub fn set_system_prompt(&mut self, system_prompt: &str) {
+        let message = Message::new(Role::System, system_prompt);
+        match self.messages.first_mut() {
+            Some(first) if first.role == Role::System => *first = message,
+            _ => self.messages.insert(0, message),
+        }
     }
 
     /// The messages, oldest first: what a saved session holds.

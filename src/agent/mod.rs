@@ -202,8 +202,8 @@ impl Agent {
         mut commands: mpsc::Receiver<UiCommand>,
         mut tool_rx: mpsc::Receiver<ToolEvent>,
     ) {
-        self.read_instructions().await;
         self.open_at_start().await;
+        self.read_instructions().await;
         self.discover().await;
         loop {
             tokio::select! {
@@ -290,8 +290,9 @@ impl Agent {
     }
 
     /// Reads the project's instructions (off the async threads) into the
-    /// system prompt, before the first request; the log's first line names
-    /// the files. A file that cannot be read is a notice, not a failure.
+    /// system prompt, before the first request — also of a session opened
+    /// at start-up, after whose restored log a line names the files. A
+    /// file that cannot be read is a notice, not a failure.
     async fn read_instructions(&mut self) {
         let start = self.setup.tools.root.clone();
         let found = match tokio::task::spawn_blocking(move || instructions::read(&start)).await {
@@ -310,7 +311,8 @@ impl Agent {
         }
         if !found.text.is_empty() {
             self.setup.system_prompt.push_str(&found.text);
-            self.conversation = Conversation::new(&self.setup.system_prompt);
+            self.conversation
+                .set_system_prompt(&self.setup.system_prompt);
         }
     }
 

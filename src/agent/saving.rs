@@ -132,10 +132,11 @@ impl Saving {
             }),
             AgentEvent::Usage(usage) => self.last_usage = Some(*usage),
             AgentEvent::Phase(_)
+            | AgentEvent::Compacted { .. }
             | AgentEvent::SessionFacts { .. }
             | AgentEvent::Confirm(_)
             | AgentEvent::SessionOpened { .. }
-            | AgentEvent::Sessions(_)
+            | AgentEvent::Sessions { .. }
             | AgentEvent::ApprovalChanged(_)
             | AgentEvent::TurnDone => {}
         }
@@ -306,7 +307,12 @@ impl Agent {
             _ => None,
         };
         if let Some(sessions) = self.listing(directory).await {
-            self.emit(AgentEvent::Sessions(sessions)).await;
+            let now = session::now_secs();
+            self.emit(AgentEvent::Sessions {
+                list: sessions,
+                now,
+            })
+            .await;
         }
         if !self.busy() {
             self.emit(AgentEvent::TurnDone).await;
@@ -327,10 +333,9 @@ impl Agent {
         let listed = tokio::task::spawn_blocking(move || store.list(directory.as_deref())).await;
         match listed {
             Ok(listing) => {
-                if !listing.problems.is_empty() {
-                    let problems: Vec<String> =
-                        listing.problems.iter().map(ToString::to_string).collect();
-                    self.system(Severity::Notice, problems.join("\n")).await;
+                let notes = listing.notes();
+                if !notes.is_empty() {
+                    self.system(Severity::Notice, notes.join("\n")).await;
                 }
                 Some(listing.sessions)
             }
@@ -362,8 +367,10 @@ impl Agent {
                     )
                 });
                 let last_usage = saved.last_usage;
-                self.conversation =
-                    Conversation::from_messages(std::mem::take(&mut saved.messages));
+                self.conversation = Conversation::resumed(
+                    &self.setup.system_prompt,
+                    std::mem::take(&mut saved.messages),
+                );
                 self.budget.forget_report();
                 let lock = if current {
                     self.saving.lock.take()

@@ -3,7 +3,7 @@
 //! reads — the summary a list needs and the whole session. ADR 0022.
 
 use std::fs::{DirBuilder, File, Permissions};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::Path;
 
@@ -15,7 +15,7 @@ use crate::llm::wire::Message;
 use crate::protocol::{LogItem, SessionSummary, ToolStatus, Usage};
 use crate::secret::strip_userinfo;
 
-use super::{SavedSession, SessionError, check_conversation};
+use super::{SESSION_FILE_MAX_BYTES, SavedSession, SessionError, check_conversation};
 
 /// The schema version this dashfloat writes; it reads this one and older.
 /// ADR 0022.
@@ -198,11 +198,26 @@ pub(super) fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> Result<
     File::open(dir).and_then(|d| d.sync_all()).map_err(failed)
 }
 
+/// The file's bytes, refused past [`SESSION_FILE_MAX_BYTES`] (a file
+/// growing while read is cut there, and then fails to parse).
 fn read_bytes(path: &Path) -> Result<Vec<u8>, SessionError> {
-    std::fs::read(path).map_err(|source| SessionError::Read {
+    let failed = |source| SessionError::Read {
         path: path.to_path_buf(),
         source,
-    })
+    };
+    let file = File::open(path).map_err(failed)?;
+    let bytes = file.metadata().map_err(failed)?.len();
+    if bytes > SESSION_FILE_MAX_BYTES {
+        return Err(SessionError::TooLarge {
+            path: path.to_path_buf(),
+            bytes,
+        });
+    }
+    let mut read = Vec::with_capacity(usize::try_from(bytes).unwrap_or(0));
+    file.take(SESSION_FILE_MAX_BYTES)
+        .read_to_end(&mut read)
+        .map_err(failed)?;
+    Ok(read)
 }
 
 /// Why `bytes` did not parse: a newer schema, or damage.

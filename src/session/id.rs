@@ -4,8 +4,9 @@
 
 use std::hash::{BuildHasher, Hasher};
 
-/// The longest id accepted from the person (`--resume`, `/resume`).
-const ID_MAX_CHARS: usize = 64;
+/// The longest id accepted from the person (`--resume`, `/resume`);
+/// dashfloat's own are 22. ADR 0022.
+pub const ID_MAX_CHARS: usize = 64;
 
 /// A new id for a session started at `secs` (since the Unix epoch).
 pub fn new_id(secs: u64) -> String {

@@ -17,7 +17,8 @@ use super::SessionError;
 
 /// The lock file's mode: the owner's only.
 const LOCK_MODE: u32 = 0o600;
-/// The most bytes of a lock file read for its holder's pid.
+/// The most bytes of a lock file read for its holder's pid (a pid has at
+/// most 10 digits). ADR 0022.
 const HOLDER_MAX_BYTES: u64 = 32;
 
 /// A session locked by this process; dropping it releases the lock.

@@ -15,7 +15,7 @@ use crate::llm::wire::Message;
 use crate::protocol::{LogItem, SessionSummary, Usage};
 
 pub use file::{SCHEMA_VERSION, SessionRecord};
-pub use id::{new_id, valid_id};
+pub use id::{ID_MAX_CHARS, new_id, valid_id};
 pub use lock::SessionLock;
 pub use valid::{InvalidConversation, check_conversation};
 
@@ -25,6 +25,13 @@ pub const TITLE_MAX_CHARS: usize = 80;
 /// The most log items a session keeps for the screen to redraw; older ones
 /// are dropped first (the conversation itself is not cut). ADR 0022.
 pub const LOG_ITEMS_MAX: usize = 2_000;
+/// The largest session file read or written; a bigger one is refused
+/// (reported, left as it is). ADR 0022.
+pub const SESSION_FILE_MAX_BYTES: u64 = 64 * 1024 * 1024;
+/// The most sessions a listing holds (the newest); ADR 0022.
+pub const SESSIONS_LISTED_MAX: usize = 1_000;
+/// The most unusable files a listing names one by one; ADR 0022.
+pub const PROBLEMS_LISTED_MAX: usize = 20;
 
 /// Why a session could not be saved, listed, locked or loaded. Each is a
 /// chat entry (or a line on stderr for `dashfloat sessions`); the session
@@ -75,6 +82,26 @@ pub enum SessionError {
         path: PathBuf,
         /// The schema version it holds.
         version: u32,
+    },
+    /// A session file is over [`SESSION_FILE_MAX_BYTES`].
+    #[error(
+        "the session file {path} is {bytes} bytes, over the {} MiB a session may have; it was left as it is and skipped",
+        SESSION_FILE_MAX_BYTES >> 20
+    )]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// Its size.
+        bytes: u64,
+    },
+    /// The session grew past [`SESSION_FILE_MAX_BYTES`] and is not saved.
+    #[error(
+        "cannot save the session: it is {bytes} bytes, over the {} MiB a session may have; /compact or /clear to go on saving",
+        SESSION_FILE_MAX_BYTES >> 20
+    )]
+    TooLargeToSave {
+        /// Its encoded size.
+        bytes: u64,
     },
     /// No session has that id.
     #[error("there is no saved session {id}; `dashfloat sessions --all` lists them")]
@@ -177,8 +204,41 @@ pub struct SavedSession {
 pub struct Listing {
     /// Newest first.
     pub sessions: Vec<SessionSummary>,
-    /// A problem per file that was skipped.
+    /// A problem per file that was skipped, the first
+    /// [`PROBLEMS_LISTED_MAX`].
     pub problems: Vec<SessionError>,
+    /// Problems past those, only counted.
+    pub more_problems: usize,
+    /// Older sessions past [`SESSIONS_LISTED_MAX`], only counted.
+    pub more_sessions: usize,
+}
+
+impl Listing {
+    fn problem(&mut self, problem: SessionError) {
+        if self.problems.len() < PROBLEMS_LISTED_MAX {
+            self.problems.push(problem);
+        } else {
+            self.more_problems += 1;
+        }
+    }
+
+    /// What was skipped or left out, one line each; empty when nothing.
+    pub fn notes(&self) -> Vec<String> {
+        let mut notes: Vec<String> = self.problems.iter().map(ToString::to_string).collect();
+        if self.more_problems > 0 {
+            notes.push(format!(
+                "{} more session files could not be used",
+                self.more_problems
+            ));
+        }
+        if self.more_sessions > 0 {
+            notes.push(format!(
+                "{} older sessions are not listed (the newest {SESSIONS_LISTED_MAX} are)",
+                self.more_sessions
+            ));
+        }
+        notes
+    }
 }
 
 /// The directory of session files.
@@ -221,7 +281,7 @@ impl SessionStore {
             Ok(entries) => entries,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return listing,
             Err(source) => {
-                listing.problems.push(SessionError::Dir {
+                listing.problem(SessionError::Dir {
                     path: self.dir.clone(),
                     source,
                 });
@@ -246,12 +306,14 @@ impl SessionStore {
                         listing.sessions.push(summary);
                     }
                 }
-                Err(problem) => listing.problems.push(problem),
+                Err(problem) => listing.problem(problem),
             }
         }
         listing
             .sessions
             .sort_by(|a, b| b.updated.cmp(&a.updated).then_with(|| b.id.cmp(&a.id)));
+        listing.more_sessions = listing.sessions.len().saturating_sub(SESSIONS_LISTED_MAX);
+        listing.sessions.truncate(SESSIONS_LISTED_MAX);
         listing
     }
 
@@ -302,6 +364,11 @@ impl SessionStore {
     pub fn write(&self, id: &str, bytes: &[u8]) -> Result<(), SessionError> {
         if !valid_id(id) {
             return Err(SessionError::BadId { id: id.to_string() });
+        }
+        if bytes.len() as u64 > SESSION_FILE_MAX_BYTES {
+            return Err(SessionError::TooLargeToSave {
+                bytes: bytes.len() as u64,
+            });
         }
         file::make_dir(&self.dir)?;
         file::write_atomically(&self.dir, &self.path_of(id), bytes)

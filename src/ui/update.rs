@@ -180,7 +180,14 @@ fn on_agent(state: &mut State, event: AgentEvent) {
         AgentEvent::AssistantDelta(text) => state.transcript.append_reply(&text),
         AgentEvent::ReasoningDelta(text) => state.transcript.append_reasoning(&text),
         AgentEvent::AssistantEnd(end) => state.transcript.end_reply(end),
-        AgentEvent::Usage(usage) => state.usage = Some(usage),
+        AgentEvent::Usage(usage) => {
+            state.usage = Some(usage);
+            state.context_estimate = None;
+        }
+        AgentEvent::Compacted { estimate } => {
+            state.usage = None;
+            state.context_estimate = Some(estimate);
+        }
         AgentEvent::SessionFacts {
             model,
             context_window,
@@ -224,17 +231,15 @@ fn on_agent(state: &mut State, event: AgentEvent) {
         AgentEvent::SessionOpened { log } => {
             state.transcript.replace_with(log);
             state.usage = None;
+            state.context_estimate = None;
             state.confirm = None;
             state.answered = None;
         }
-        AgentEvent::Sessions(sessions) => {
-            if std::mem::take(&mut state.pick_sessions) && !sessions.is_empty() {
-                let now = std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| d.as_secs());
-                state.picker = Some(Picker::new(sessions, now));
+        AgentEvent::Sessions { list, now } => {
+            if std::mem::take(&mut state.pick_sessions) && !list.is_empty() {
+                state.picker = Some(Picker::new(list, now));
             } else {
-                state.show_sessions(sessions);
+                state.show_sessions(list);
             }
         }
         AgentEvent::ApprovalChanged(policy) => {

@@ -10,7 +10,8 @@ use dashfloat::llm::wire::{FunctionCall, Message, Role, ToolCallMessage};
 use dashfloat::protocol::{AgentEvent, LogItem, ReplyEnd, Severity, ToolStatus, UiCommand};
 use dashfloat::secret::Secret;
 use dashfloat::session::{
-    InvalidConversation, LOG_ITEMS_MAX, OpenSession, SCHEMA_VERSION, SessionError, SessionRecord,
+    ID_MAX_CHARS, InvalidConversation, LOG_ITEMS_MAX, OpenSession, PROBLEMS_LISTED_MAX,
+    SCHEMA_VERSION, SESSION_FILE_MAX_BYTES, SESSIONS_LISTED_MAX, SessionError, SessionRecord,
     SessionSetup, SessionStore, TITLE_MAX_CHARS, check_conversation, new_id, title_of, valid_id,
 };
 use serde_json::Value;
@@ -50,7 +51,7 @@ fn start_saving(
 /// once a list is answered the save is on disk.
 async fn settled(h: &mut AgentHarness) {
     h.send(UiCommand::ListSessions { all: true }).await;
-    h.until(|e| matches!(e, AgentEvent::Sessions(_))).await;
+    h.until(|e| matches!(e, AgentEvent::Sessions { .. })).await;
 }
 
 /// The ids of the session files in `store`.
@@ -293,6 +294,85 @@ fn damaged_newer_and_unreadable_files_are_reported_untouched_and_skipped() {
 }
 
 #[test]
+fn a_file_over_the_bound_is_refused_both_ways_and_left_as_it_is() {
+    let home = tempfile::tempdir().unwrap();
+    let store = SessionStore::at(home.path());
+    write_session(&store, "20261201-000000-aaaaaa", PROJECT, 10, "kept");
+    let huge = store.path_of("20261201-000001-bbbbbb");
+    // Sparse: the size is over the bound, the disk holds nothing.
+    std::fs::File::create(&huge)
+        .unwrap()
+        .set_len(SESSION_FILE_MAX_BYTES + 1)
+        .unwrap();
+    let listing = store.list(None);
+    assert_eq!(listing.sessions.len(), 1);
+    assert!(
+        matches!(&listing.problems[..], [SessionError::TooLarge { bytes, .. }] if *bytes == SESSION_FILE_MAX_BYTES + 1),
+        "{:?}",
+        listing.problems
+    );
+    assert!(matches!(
+        store.load("20261201-000001-bbbbbb"),
+        Err(SessionError::TooLarge { .. })
+    ));
+    assert_eq!(
+        std::fs::metadata(&huge).unwrap().len(),
+        SESSION_FILE_MAX_BYTES + 1
+    );
+
+    let too_big = vec![b' '; usize::try_from(SESSION_FILE_MAX_BYTES).unwrap() + 1];
+    let refused = store.write("20261201-000000-aaaaaa", &too_big);
+    assert!(
+        matches!(refused, Err(SessionError::TooLargeToSave { .. })),
+        "{refused:?}"
+    );
+    assert!(
+        store.load("20261201-000000-aaaaaa").is_ok(),
+        "the old file stands"
+    );
+}
+
+#[test]
+fn a_listing_names_its_first_problems_and_newest_sessions_and_counts_the_rest() {
+    let home = tempfile::tempdir().unwrap();
+    let store = SessionStore::at(home.path());
+    write_session(&store, "20261201-000000-aaaaaa", PROJECT, 0, "template");
+    let template = std::fs::read_to_string(store.path_of("20261201-000000-aaaaaa")).unwrap();
+    let extra = 3;
+    for n in 1..SESSIONS_LISTED_MAX + extra {
+        let id = format!("20261201-{n:06}-aaaaaa");
+        let text = template
+            .replace("20261201-000000-aaaaaa", &id)
+            .replace("\"updated\":0", &format!("\"updated\":{n}"));
+        std::fs::write(store.path_of(&id), text).unwrap();
+    }
+    for n in 0..PROBLEMS_LISTED_MAX + 2 {
+        std::fs::write(store.path_of(&format!("20261202-{n:06}-bbbbbb")), b"{").unwrap();
+    }
+    let listing = store.list(None);
+    assert_eq!(listing.sessions.len(), SESSIONS_LISTED_MAX);
+    assert_eq!(listing.more_sessions, extra);
+    assert_eq!(
+        listing.sessions[0].updated as usize,
+        SESSIONS_LISTED_MAX + extra - 1
+    );
+    assert_eq!(listing.problems.len(), PROBLEMS_LISTED_MAX);
+    assert_eq!(listing.more_problems, 2);
+    let notes = listing.notes();
+    assert_eq!(notes.len(), PROBLEMS_LISTED_MAX + 2, "{notes:?}");
+    assert!(
+        notes
+            .iter()
+            .any(|n| n == "2 more session files could not be used")
+    );
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.starts_with("3 older sessions are not listed"))
+    );
+}
+
+#[test]
 fn a_list_is_newest_first_and_of_one_directory_unless_all() {
     let home = tempfile::tempdir().unwrap();
     let store = SessionStore::at(home.path());
@@ -329,7 +409,9 @@ fn a_locked_session_is_refused_until_its_holder_lets_go() {
 #[test]
 fn ids_that_could_name_other_files_are_refused() {
     let store = SessionStore::at(tempfile::tempdir().unwrap().path());
-    for id in ["../../etc/passwd", "a/b"] {
+    let too_long = "a".repeat(ID_MAX_CHARS + 1);
+    assert!(valid_id(&"a".repeat(ID_MAX_CHARS)));
+    for id in ["../../etc/passwd", "a/b", "-rf", "", &too_long] {
         assert!(matches!(store.load(id), Err(SessionError::BadId { .. })));
         assert!(matches!(
             store.write(id, b"{}"),
@@ -499,12 +581,39 @@ async fn continue_opens_the_latest_session_of_this_directory() {
     let empty = SessionStore::at(home.path().join("none"));
     let mut h = start_saving(&server, project.path(), &empty, OpenSession::Continue);
     h.send(UiCommand::ListSessions { all: false }).await;
-    let events = h.until(|e| matches!(e, AgentEvent::Sessions(_))).await;
+    let events = h.until(|e| matches!(e, AgentEvent::Sessions { .. })).await;
     assert!(
         system_texts(&events)
             .iter()
             .any(|t| t.contains("no saved session in this directory"))
     );
+}
+
+#[tokio::test]
+async fn a_continued_session_is_sent_with_the_instructions_as_they_read_now() {
+    let home = tempfile::tempdir().unwrap();
+    let store = SessionStore::at(home.path());
+    write_session(&store, "20261201-000000-aaaaaa", PROJECT, 10, "earlier");
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(project.path().join("AGENTS.md"), "New rule: be brief.\n").unwrap();
+    let server = ScriptedServer::start(vec![Reply::text(&["ok"])]).await;
+    let mut h = start_saving(&server, project.path(), &store, OpenSession::Continue);
+    let events = h
+        .until(|e| matches!(e, AgentEvent::System { text, .. } if text.contains("instructions")))
+        .await;
+    let opened = events
+        .iter()
+        .position(|e| matches!(e, AgentEvent::SessionOpened { .. }));
+    assert!(
+        opened.is_some_and(|at| at + 1 < events.len()),
+        "the notice follows the restored log: {events:?}"
+    );
+    h.prompt("again").await;
+    h.turn().await;
+    let body = &server.requests()[0].body;
+    let system = body["messages"][0]["content"].as_str().unwrap();
+    assert!(system.contains("New rule: be brief."), "{system}");
+    assert_eq!(body["messages"][1]["content"], "earlier");
 }
 
 #[tokio::test]
@@ -539,8 +648,8 @@ async fn clear_starts_a_new_session_and_the_old_one_stays_saved() {
     assert!(titles.contains(&"one".to_string()) && titles.contains(&"two".to_string()));
 
     h.send(UiCommand::ListSessions { all: true }).await;
-    let events = h.until(|e| matches!(e, AgentEvent::Sessions(_))).await;
-    let Some(AgentEvent::Sessions(list)) = events.last() else {
+    let events = h.until(|e| matches!(e, AgentEvent::Sessions { .. })).await;
+    let Some(AgentEvent::Sessions { list, .. }) = events.last() else {
         unreachable!()
     };
     assert_eq!(list.len(), 2);

@@ -63,7 +63,13 @@ fn the_picker_shows_title_directory_age_and_size_over_the_log() {
 fn a_list_asked_for_the_picker_opens_it_and_enter_resumes_the_chosen() {
     let mut s = state(100, 14);
     s.pick_sessions = true;
-    agent(&mut s, AgentEvent::Sessions(three()));
+    agent(
+        &mut s,
+        AgentEvent::Sessions {
+            list: three(),
+            now: NOW,
+        },
+    );
     assert!(s.picker.is_some());
     assert!(!s.pick_sessions);
     press(&mut s, KeyCode::Down);
@@ -104,7 +110,13 @@ fn a_list_asked_for_the_picker_opens_it_and_enter_resumes_the_chosen() {
 fn esc_closes_the_picker_and_sends_nothing() {
     let mut s = state(100, 14);
     s.pick_sessions = true;
-    agent(&mut s, AgentEvent::Sessions(three()));
+    agent(
+        &mut s,
+        AgentEvent::Sessions {
+            list: three(),
+            now: NOW,
+        },
+    );
     assert!(press(&mut s, KeyCode::Esc).is_empty());
     assert!(s.picker.is_none());
     assert!(!draw(&mut s).contains("Resume a session"));
@@ -113,12 +125,24 @@ fn esc_closes_the_picker_and_sends_nothing() {
 #[test]
 fn a_list_not_asked_for_the_picker_is_a_notice_and_so_is_an_empty_one() {
     let mut s = state(100, 14);
-    agent(&mut s, AgentEvent::Sessions(three()));
+    agent(
+        &mut s,
+        AgentEvent::Sessions {
+            list: three(),
+            now: NOW,
+        },
+    );
     assert!(s.picker.is_none());
     assert!(draw(&mut s).contains("20261130-170000-bbbbbb"));
     let mut s = state(100, 14);
     s.pick_sessions = true;
-    agent(&mut s, AgentEvent::Sessions(Vec::new()));
+    agent(
+        &mut s,
+        AgentEvent::Sessions {
+            list: Vec::new(),
+            now: NOW,
+        },
+    );
     assert!(s.picker.is_none());
     assert!(draw(&mut s).contains("no saved sessions"));
 }
