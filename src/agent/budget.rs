@@ -120,11 +120,6 @@ impl Budget {
         self.usable() / KEEP_DIVISOR
     }
 
-    /// The calibrated bytes per token.
-    pub fn bytes_per_token(&self) -> f64 {
-        self.bytes_per_token
-    }
-
     /// Tokens `bytes` of request are estimated to take.
     pub fn tokens(&self, bytes: usize) -> u64 {
         (bytes as f64 / self.bytes_per_token).ceil() as u64
@@ -179,7 +174,7 @@ mod tests {
     #[test]
     fn before_any_report_the_estimate_is_bytes_at_the_starting_ratio() {
         let budget = Budget::new(8192, None, DEFAULT_COMPACT_AT);
-        assert_eq!(budget.bytes_per_token(), BYTES_PER_TOKEN_START);
+        assert_eq!(budget.bytes_per_token, BYTES_PER_TOKEN_START);
         assert_eq!(budget.estimate(3500), 1000);
         assert_eq!(budget.estimate(0), 0);
     }
@@ -191,7 +186,7 @@ mod tests {
         assert_eq!(budget.estimate(4_000), 1_000, "anchored: 36 KB fewer");
         budget.report(10_000, 2_000);
         budget.forget_report();
-        assert_eq!(budget.bytes_per_token(), 5.0, "the ratio stays");
+        assert_eq!(budget.bytes_per_token, 5.0, "the ratio stays");
         assert_eq!(budget.estimate(50_000), 10_000);
     }
 
@@ -199,7 +194,7 @@ mod tests {
     fn a_report_calibrates_the_ratio_and_anchors_the_estimate() {
         let mut budget = Budget::new(8192, None, DEFAULT_COMPACT_AT);
         budget.report(10_000, 2_500);
-        assert_eq!(budget.bytes_per_token(), 4.0);
+        assert_eq!(budget.bytes_per_token, 4.0);
         assert_eq!(budget.estimate(10_000), 2_500);
         assert_eq!(budget.estimate(10_400), 2_600, "bytes added since count");
         assert_eq!(budget.estimate(9_600), 2_400, "bytes removed since count");
@@ -210,12 +205,12 @@ mod tests {
     fn the_ratio_is_clamped_to_its_bounds() {
         let mut budget = Budget::new(8192, None, DEFAULT_COMPACT_AT);
         budget.report(10_000, 12);
-        assert_eq!(budget.bytes_per_token(), BYTES_PER_TOKEN_MAX);
+        assert_eq!(budget.bytes_per_token, BYTES_PER_TOKEN_MAX);
         budget.report(1_000, 1_000);
-        assert_eq!(budget.bytes_per_token(), BYTES_PER_TOKEN_MIN);
+        assert_eq!(budget.bytes_per_token, BYTES_PER_TOKEN_MIN);
         budget.report(1_000, 0);
         assert_eq!(
-            budget.bytes_per_token(),
+            budget.bytes_per_token,
             BYTES_PER_TOKEN_MIN,
             "no count, no change"
         );

@@ -400,8 +400,8 @@ impl Agent {
     /// Cuts a result that would not fit what is left of the budget, were
     /// the conversation before it compacted to the prune target, to half
     /// of that room (at least [`RESULT_CUT_MIN_BYTES`]), before it is ever
-    /// sent.
-    pub(super) fn fit_result(&self, name: &str, result: &mut ToolResult) {
+    /// sent or saved. Returns the size before and the limit when it cut.
+    pub(super) fn fit_result(&self, result: &mut ToolResult) -> Option<(usize, usize)> {
         let used = self
             .budget
             .estimate(self.request_len(&self.conversation))
@@ -409,14 +409,10 @@ impl Agent {
         let room = self.budget.usable().saturating_sub(used);
         let size = result.to_json().len();
         if self.budget.tokens(size) <= room {
-            return;
+            return None;
         }
         let limit = self.budget.bytes(room / 2).max(RESULT_CUT_MIN_BYTES);
-        if result.cut(limit) {
-            self.setup.log.line(|| {
-                format!("context: {name} result of {size} bytes cut to about {limit} bytes")
-            });
-        }
+        result.cut(limit).then_some((size, limit))
     }
 }
 

@@ -503,7 +503,12 @@ impl Agent {
                 // call is outstanding); answered rather than left dangling.
                 _ => cancelled(&call.name),
             };
-            self.fit_result(&call.name, &mut result);
+            if let Some((size, limit)) = self.fit_result(&mut result) {
+                let name = &call.name;
+                self.setup.log.line(|| {
+                    format!("context: {name} result of {size} bytes cut to about {limit} bytes")
+                });
+            }
             self.conversation.push_tool_result(call.id, &result);
         }
         if was_cancelled {

@@ -172,7 +172,12 @@ impl Agent {
             round
                 .provisional_answers()
                 .into_iter()
-                .map(|(id, result)| tool_message(id, &result))
+                .map(|(id, mut result)| {
+                    // Saved as it will be sent, should a crash make this
+                    // the answer a resumed session sends.
+                    self.fit_result(&mut result);
+                    tool_message(id, &result)
+                })
                 .collect()
         });
         let messages = self.conversation.messages();

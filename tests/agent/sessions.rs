@@ -553,6 +553,38 @@ async fn a_round_in_flight_is_saved_with_its_calls_cancelled() {
     )));
 }
 
+/// A result saved while its round waits is cut as it will be sent: a
+/// crash then must not leave a session whose next request overflows.
+#[tokio::test]
+async fn a_result_saved_mid_round_is_already_cut_to_fit() {
+    let home = tempfile::tempdir().unwrap();
+    let store = SessionStore::at(home.path());
+    let project = tempfile::tempdir().unwrap();
+    let big = "y".repeat(60 * 1024);
+    std::fs::write(project.path().join("big.txt"), &big).unwrap();
+    let server = ScriptedServer::start(vec![Reply::tool_calls(&[
+        ("r1", "read_file", r#"{"path":"big.txt"}"#),
+        ("w1", "write_file", r#"{"path":"a.txt","content":"x"}"#),
+    ])])
+    .await;
+    let mut s = setup(&server.base_url(), project.path(), ApprovalPolicy::Ask);
+    s.sessions = Some(sessions(&store, OpenSession::New, &server.base_url()));
+    s.context_window = 6_000;
+    s.max_output = Some(1_000);
+    let mut h = start_with(s);
+    h.prompt("read it, then write").await;
+    h.next_confirm().await;
+    let saved = store.load(&saved_ids(&store)[0]).unwrap();
+    let read = saved
+        .messages
+        .iter()
+        .find(|m| m.tool_call_id.as_deref() == Some("r1"))
+        .and_then(|m| m.content.as_deref())
+        .unwrap();
+    assert!(read.len() < 16 * 1024, "{} bytes saved", read.len());
+    assert!(read.contains("cut to fit the model's context window"), "{read}");
+}
+
 #[tokio::test]
 async fn continue_opens_the_latest_session_of_this_directory() {
     let home = tempfile::tempdir().unwrap();
