@@ -210,8 +210,7 @@ mod tests {
         assert_eq!(budget.bytes_per_token, BYTES_PER_TOKEN_MIN);
         budget.report(1_000, 0);
         assert_eq!(
-            budget.bytes_per_token,
-            BYTES_PER_TOKEN_MIN,
+            budget.bytes_per_token, BYTES_PER_TOKEN_MIN,
             "no count, no change"
         );
         assert_eq!(budget.estimate(1_000), 1_000);

@@ -597,15 +597,15 @@ async fn without_compaction_every_request_starts_with_the_bytes_of_the_one_befor
     }
 }
 
-#[tokio::test]
-async fn a_runaway_summary_is_cut_to_a_quarter_of_the_prompt_budget() {
-    use dashfloat::agent::SUMMARY_MAX_DIVISOR;
+/// Two turns, `/compact` with `summary` as the model's summary reply, and
+/// a third turn: the compaction's events, and what the third request sent
+/// as the summary.
+async fn compact_with(summary: Reply) -> (Vec<AgentEvent>, String) {
     let dir = tempfile::tempdir().unwrap();
-    let long = "s".repeat(10_000);
     let server = ScriptedServer::start(vec![
         plain("first"),
         plain("second"),
-        plain(&long),
+        summary,
         plain("third"),
     ])
     .await;
@@ -617,24 +617,31 @@ async fn a_runaway_summary_is_cut_to_a_quarter_of_the_prompt_budget() {
         h.turn().await;
     }
     h.send(UiCommand::Compact { focus: None }).await;
-    h.turn().await;
+    let events = h.turn().await;
     h.prompt("three").await;
     h.turn().await;
     let sent = messages(&server.requests()[3]);
+    (events, content(&sent[1]).to_string())
+}
+
+/// The summary kept of `total` bytes of `s`: the bound's worth of them.
+fn summary_cut_from(total: usize) -> String {
+    use dashfloat::agent::SUMMARY_MAX_DIVISOR;
     let kept = (5_000 / SUMMARY_MAX_DIVISOR) as f64 * 3.5;
-    assert_eq!(
-        content(&sent[1]),
-        format!(
-            "{SUMMARY_PREFIX}{}… [10000 bytes in all]",
-            "s".repeat(kept as usize)
-        )
-    );
+    format!(
+        "{SUMMARY_PREFIX}{}… [{total} bytes in all]",
+        "s".repeat(kept as usize)
+    )
+}
+
+#[tokio::test]
+async fn a_runaway_summary_is_cut_to_a_quarter_of_the_prompt_budget() {
+    let (_, summary) = compact_with(plain(&"s".repeat(10_000))).await;
+    assert_eq!(summary, summary_cut_from(10_000));
 }
 
 #[tokio::test]
 async fn a_summary_that_runs_past_its_bound_is_stopped_there_and_kept() {
-    use dashfloat::agent::SUMMARY_MAX_DIVISOR;
-    let dir = tempfile::tempdir().unwrap();
     // The summary passes its bound and then never ends: nothing past the
     // bound is kept, so the agent neither buffers nor waits for more.
     let runaway = Reply::sse_steps(vec![
@@ -642,38 +649,14 @@ async fn a_summary_that_runs_past_its_bound_is_stopped_there_and_kept() {
         Step::Send(sse_frame(&content_chunk(&"s".repeat(5_000)))),
         Step::Hang,
     ]);
-    let server = ScriptedServer::start(vec![
-        plain("first"),
-        plain("second"),
-        runaway,
-        plain("third"),
-    ])
-    .await;
-    // As above: a summary keeps at most 4,375 bytes.
-    let mut h = start(&server, dir.path(), ApprovalPolicy::Ask, 6_000, 1_000);
-    for prompt in ["one", "two"] {
-        h.prompt(prompt).await;
-        h.turn().await;
-    }
-    h.send(UiCommand::Compact { focus: None }).await;
-    let events = h.turn().await;
+    let (events, summary) = compact_with(runaway).await;
     assert!(
         notices(&events)
             .iter()
             .any(|n| n.starts_with("compacted the conversation")),
         "{events:#?}"
     );
-    h.prompt("three").await;
-    h.turn().await;
-    let sent = messages(&server.requests()[3]);
-    let kept = (5_000 / SUMMARY_MAX_DIVISOR) as f64 * 3.5;
-    assert_eq!(
-        content(&sent[1]),
-        format!(
-            "{SUMMARY_PREFIX}{}… [5000 bytes in all]",
-            "s".repeat(kept as usize)
-        )
-    );
+    assert_eq!(summary, summary_cut_from(5_000));
 }
 
 #[tokio::test]

@@ -11,14 +11,15 @@ use dashfloat::protocol::{AgentEvent, LogItem, ReplyEnd, Severity, ToolStatus, U
 use dashfloat::secret::Secret;
 use dashfloat::session::{
     ID_MAX_CHARS, InvalidConversation, LOG_ITEMS_MAX, OpenSession, PROBLEMS_LISTED_MAX,
-    SCHEMA_VERSION, SESSION_FILE_MAX_BYTES, SESSIONS_LISTED_MAX, SessionError, SessionRecord,
-    SessionSetup, SessionStore, TITLE_MAX_CHARS, check_conversation, new_id, title_of, valid_id,
+    SCHEMA_VERSION, SESSION_FILE_MAX_BYTES, SESSIONS_LISTED_MAX, SessionError, SessionSetup,
+    SessionStore, TITLE_MAX_CHARS, check_conversation, new_id, title_of, valid_id,
 };
 use serde_json::Value;
 
 use crate::support;
 use support::agent::{AgentHarness, setup, start_with, system_texts};
 use support::server::{Reply, ScriptedServer};
+use support::sessions::write_record;
 
 /// The project directory sessions are recorded under in these tests.
 const PROJECT: &str = "/projects/demo";
@@ -107,34 +108,7 @@ fn answer(id: &str) -> Message {
 
 /// Writes a small valid session `id` of `directory` updated at `updated`.
 fn write_session(store: &SessionStore, id: &str, directory: &str, updated: u64, title: &str) {
-    let messages = [
-        message(Role::System, "system prompt"),
-        message(Role::User, title),
-        message(Role::Assistant, "an answer"),
-    ];
-    let log = [
-        LogItem::User(title.to_string()),
-        LogItem::Assistant {
-            text: "an answer".into(),
-            reasoning: String::new(),
-            end: ReplyEnd::Complete,
-        },
-    ];
-    let record = SessionRecord {
-        id,
-        created: updated,
-        updated,
-        directory,
-        model: "m",
-        base_url: "http://127.0.0.1:1/v1",
-        title,
-        usage: Default::default(),
-        last_usage: None,
-        messages: &messages,
-        pending: &[],
-        log: &log,
-    };
-    store.write(id, &record.encode().unwrap()).unwrap();
+    support::sessions::write_session(store, id, directory, updated, (title, "an answer"));
 }
 
 // ------------------------------------------------------------ validity --
@@ -582,7 +556,10 @@ async fn a_result_saved_mid_round_is_already_cut_to_fit() {
         .and_then(|m| m.content.as_deref())
         .unwrap();
     assert!(read.len() < 16 * 1024, "{} bytes saved", read.len());
-    assert!(read.contains("cut to fit the model's context window"), "{read}");
+    assert!(
+        read.contains("cut to fit the model's context window"),
+        "{read}"
+    );
 }
 
 #[tokio::test]
@@ -824,23 +801,14 @@ async fn a_resumed_log_keeps_its_newest_items_up_to_the_bound() {
     let log: Vec<LogItem> = (0..LOG_ITEMS_MAX + 5)
         .map(|i| LogItem::User(format!("prompt {i}")))
         .collect();
-    let record = SessionRecord {
-        id: "20261201-000000-aaaaaa",
-        created: 1,
-        updated: 1,
-        directory: PROJECT,
-        model: "m",
-        base_url: "http://127.0.0.1:1/v1",
-        title: "u",
-        usage: Default::default(),
-        last_usage: None,
-        messages: &messages,
-        pending: &[],
-        log: &log,
-    };
-    store
-        .write("20261201-000000-aaaaaa", &record.encode().unwrap())
-        .unwrap();
+    write_record(
+        &store,
+        "20261201-000000-aaaaaa",
+        PROJECT,
+        1,
+        &messages,
+        &log,
+    );
     let server = ScriptedServer::start(vec![]).await;
     let project = tempfile::tempdir().unwrap();
     let mut h = start_saving(

@@ -9,15 +9,14 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use dashfloat::llm::wire::{Message, Role};
-use dashfloat::protocol::{LogItem, ReplyEnd};
-use dashfloat::session::{SessionRecord, SessionStore};
+use dashfloat::session::SessionStore;
 use serde_json::Value;
 
 use crate::spawn_private;
 use crate::support::dashfloat_bin;
 use crate::support::pty::PtySession;
 use crate::support::server::{Reply, ScriptedServer};
+use crate::support::sessions::write_session;
 
 pub(crate) const WAIT: Duration = Duration::from_secs(30);
 /// How often the kill -9 test kills a turn.
@@ -78,44 +77,6 @@ pub(crate) fn contents(body: &Value) -> Vec<String> {
         .iter()
         .map(|m| m["content"].as_str().unwrap_or_default().to_string())
         .collect()
-}
-
-/// Writes a saved session `id` of `directory`: one prompt, one answer.
-fn write_session(
-    store: &SessionStore,
-    id: &str,
-    directory: &str,
-    updated: u64,
-    words: (&str, &str),
-) {
-    let messages = [
-        Message::new(Role::System, "system prompt"),
-        Message::new(Role::User, words.0),
-        Message::new(Role::Assistant, words.1),
-    ];
-    let log = [
-        LogItem::User(words.0.into()),
-        LogItem::Assistant {
-            text: words.1.into(),
-            reasoning: String::new(),
-            end: ReplyEnd::Complete,
-        },
-    ];
-    let record = SessionRecord {
-        id,
-        created: updated,
-        updated,
-        directory,
-        model: "scripted",
-        base_url: "http://127.0.0.1:1/v1",
-        title: words.0,
-        usage: Default::default(),
-        last_usage: None,
-        messages: &messages,
-        pending: &[],
-        log: &log,
-    };
-    store.write(id, &record.encode().unwrap()).unwrap();
 }
 
 #[test]

@@ -1,8 +1,8 @@
 //! Test support shared by the integration tests: a scripted
 //! OpenAI-compatible server ([`server`]) that checks the conversation
 //! invariant ([`pairing`]) on every request, an agent harness ([`agent`]),
-//! a pseudo-terminal driver ([`pty`]) and the recorded SSE fixtures
-//! ([`fixtures`]).
+//! a pseudo-terminal driver ([`pty`]), the recorded SSE fixtures
+//! ([`fixtures`]) and saved sessions written for a test ([`sessions`]).
 //!
 //! Each test crate (`tests/<area>/main.rs`) includes it with
 //! `#[path = "../support/mod.rs"] mod support;`, as `benches/main.rs` does.
@@ -15,6 +15,7 @@ pub mod fixtures;
 pub mod pairing;
 pub mod pty;
 pub mod server;
+pub mod sessions;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
