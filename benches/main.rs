@@ -115,33 +115,40 @@ fn time_to_output(program: &Path, args: &[&str], dir: &Path, needle: &[u8]) -> D
     elapsed
 }
 
+/// [`time_to_output`] over `runs` runs, sorted.
+fn times_to_output(
+    runs: usize,
+    program: &Path,
+    args: &[&str],
+    dir: &Path,
+    needle: &[u8],
+) -> Vec<Duration> {
+    let mut times: Vec<Duration> = (0..runs)
+        .map(|_| time_to_output(program, args, dir, needle))
+        .collect();
+    times.sort();
+    times
+}
+
 fn first_frame() {
     let dir = tempfile::tempdir().unwrap();
     let server = ScriptedServer::start_blocking(vec![]);
     let url = server.base_url();
     let runs = 20;
-    let mut ours: Vec<Duration> = (0..runs)
-        .map(|_| {
-            time_to_output(
-                &support::dashfloat_bin(),
-                &["--base-url", &url],
-                dir.path(),
-                b"idle",
-            )
-        })
-        .collect();
-    let mut floor: Vec<Duration> = (0..runs)
-        .map(|_| {
-            time_to_output(
-                Path::new("/bin/sh"),
-                &["-c", "printf '\\033[?1049h idle'; sleep 1"],
-                dir.path(),
-                b"idle",
-            )
-        })
-        .collect();
-    ours.sort();
-    floor.sort();
+    let ours = times_to_output(
+        runs,
+        &support::dashfloat_bin(),
+        &["--base-url", &url],
+        dir.path(),
+        b"idle",
+    );
+    let floor = times_to_output(
+        runs,
+        Path::new("/bin/sh"),
+        &["-c", "printf '\\033[?1049h idle'; sleep 1"],
+        dir.path(),
+        b"idle",
+    );
     let (o, f) = (percentile(&ours, 0.5), percentile(&floor, 0.5));
     println!("exec → first frame ({runs} runs, 120x40 pty)");
     println!(
@@ -614,28 +621,20 @@ fn continue_first_frame() {
     let server = ScriptedServer::start_blocking(vec![]);
     let url = server.base_url();
     let runs = 10;
-    let mut resumed: Vec<Duration> = (0..runs)
-        .map(|_| {
-            time_to_output(
-                &support::dashfloat_bin(),
-                &["--base-url", &url, "--continue"],
-                dir.path(),
-                b"the-last-answer",
-            )
-        })
-        .collect();
-    let mut fresh: Vec<Duration> = (0..runs)
-        .map(|_| {
-            time_to_output(
-                &support::dashfloat_bin(),
-                &["--base-url", &url],
-                dir.path(),
-                b"idle",
-            )
-        })
-        .collect();
-    resumed.sort();
-    fresh.sort();
+    let resumed = times_to_output(
+        runs,
+        &support::dashfloat_bin(),
+        &["--base-url", &url, "--continue"],
+        dir.path(),
+        b"the-last-answer",
+    );
+    let fresh = times_to_output(
+        runs,
+        &support::dashfloat_bin(),
+        &["--base-url", &url],
+        dir.path(),
+        b"idle",
+    );
     println!(
         "\n--continue of a {}-message session ({:.1} MiB) to the frame showing its last answer ({runs} runs)",
         messages.len(),

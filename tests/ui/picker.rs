@@ -4,6 +4,7 @@
 use crossterm::event::KeyCode;
 use dashfloat::protocol::{AgentEvent, LogItem, ReplyEnd, SessionSummary, UiCommand};
 use dashfloat::ui::picker::{PICKER_TITLE_COLUMNS, Picker, age, size};
+use dashfloat::ui::state::State;
 use dashfloat::ui::update::Effect;
 
 use crate::{agent, draw, press, state};
@@ -47,6 +48,18 @@ fn three() -> Vec<SessionSummary> {
     ]
 }
 
+/// The agent's answer to a listing asked for the picker.
+fn open_picker(s: &mut State) {
+    s.pick_sessions = true;
+    agent(
+        s,
+        AgentEvent::Sessions {
+            list: three(),
+            now: NOW,
+        },
+    );
+}
+
 #[test]
 fn the_picker_shows_title_directory_age_and_size_over_the_log() {
     let mut s = state(100, 14);
@@ -62,14 +75,7 @@ fn the_picker_shows_title_directory_age_and_size_over_the_log() {
 #[test]
 fn a_list_asked_for_the_picker_opens_it_and_enter_resumes_the_chosen() {
     let mut s = state(100, 14);
-    s.pick_sessions = true;
-    agent(
-        &mut s,
-        AgentEvent::Sessions {
-            list: three(),
-            now: NOW,
-        },
-    );
+    open_picker(&mut s);
     assert!(s.picker.is_some());
     assert!(!s.pick_sessions);
     press(&mut s, KeyCode::Down);
@@ -109,14 +115,7 @@ fn a_list_asked_for_the_picker_opens_it_and_enter_resumes_the_chosen() {
 #[test]
 fn esc_closes_the_picker_and_sends_nothing() {
     let mut s = state(100, 14);
-    s.pick_sessions = true;
-    agent(
-        &mut s,
-        AgentEvent::Sessions {
-            list: three(),
-            now: NOW,
-        },
-    );
+    open_picker(&mut s);
     assert!(press(&mut s, KeyCode::Esc).is_empty());
     assert!(s.picker.is_none());
     assert!(!draw(&mut s).contains("Resume a session"));
