@@ -14,7 +14,7 @@ use crate::agent::{
 use crate::llm::discover::Questions;
 use crate::secret::{Secret, redact_userinfo, strip_userinfo};
 use crate::session::OpenSession;
-use crate::tools::EXEC_DEFAULT_TIMEOUT;
+use crate::tools::{EXEC_DEFAULT_MAX_TIMEOUT, EXEC_DEFAULT_TIMEOUT};
 
 /// The base URL used when no provider is configured: the local llama-server
 /// that `scripts/local-model` starts.
@@ -53,7 +53,7 @@ pub const TIMEOUT_MAX: Duration = Duration::from_secs(24 * 60 * 60);
 http://127.0.0.1:8088/v1 (start it with scripts/local-model).\n\
 Config file: $XDG_CONFIG_HOME/dashfloat/config.toml (default ~/.config/dashfloat/config.toml) \
 with keys base_url, model, api_key_env, context_window, max_output, compact_at, request_timeout_secs, \
-idle_timeout_secs, max_steps, exec_timeout_secs, temperature, save_sessions, a [headers] \
+idle_timeout_secs, max_steps, exec_timeout_secs, exec_timeout_max_secs, temperature, save_sessions, a [headers] \
 table and an [exec] table with pass_env (variables handed to commands on purpose).\n\
 Sessions are saved in $XDG_CONFIG_HOME/dashfloat/sessions/ (default \
 ~/.config/dashfloat/sessions/).\n\
@@ -98,6 +98,9 @@ pub struct Cli {
     /// Seconds a command may run before its process group is killed [default: 30]
     #[arg(long, env = "DASHFLOAT_EXEC_TIMEOUT", value_name = "SECS")]
     pub exec_timeout: Option<u64>,
+    /// The longest time limit the model may ask for one command [default: 1800]
+    #[arg(long, env = "DASHFLOAT_EXEC_TIMEOUT_MAX", value_name = "SECS")]
+    pub exec_timeout_max: Option<u64>,
     /// Write a log of what the agent does to this file (off by default).
     #[arg(long, env = "DASHFLOAT_LOG", value_name = "PATH")]
     pub log: Option<PathBuf>,
@@ -190,6 +193,7 @@ struct FileConfig {
     idle_timeout_secs: Option<u64>,
     max_steps: Option<u32>,
     exec_timeout_secs: Option<u64>,
+    exec_timeout_max_secs: Option<u64>,
     temperature: Option<f32>,
     save_sessions: Option<bool>,
     #[serde(default)]
@@ -299,6 +303,9 @@ pub struct Config {
     pub max_steps: u32,
     /// Command time limit.
     pub exec_timeout: Duration,
+    /// The longest time limit a call may ask for; never below
+    /// `exec_timeout`.
+    pub exec_timeout_max: Duration,
     /// Sampling temperature, if set.
     pub temperature: Option<f32>,
     /// Variables handed to commands on purpose, though they are credentials.
@@ -443,6 +450,13 @@ impl Config {
             file.exec_timeout_secs,
             EXEC_DEFAULT_TIMEOUT,
         );
+        let exec_timeout_max = secs(
+            "longest exec timeout",
+            cli.exec_timeout_max,
+            file.exec_timeout_max_secs,
+            EXEC_DEFAULT_MAX_TIMEOUT,
+        )
+        .max(exec_timeout);
         let mut headers: Vec<(String, Secret)> = file
             .headers
             .into_iter()
@@ -479,6 +493,7 @@ impl Config {
                 .unwrap_or(DEFAULT_MAX_STEPS)
                 .max(1),
             exec_timeout,
+            exec_timeout_max,
             temperature: cli.temperature.or(file.temperature),
             pass_env: file.exec.pass_env,
             save_sessions: !cli.no_save && file.save_sessions.unwrap_or(true),

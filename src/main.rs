@@ -220,6 +220,7 @@ async fn run(
         }),
     };
     tools.exec_timeout = config.exec_timeout;
+    tools.exec_timeout_max = config.exec_timeout_max;
     tools.secret_vars = vec![config.api_key_env.clone(), HANDOVER_FD_VAR.to_owned()];
     tools.pass_env = pass_env;
     let (command_tx, command_rx) = mpsc::channel(COMMAND_QUEUE);

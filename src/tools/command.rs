@@ -4,7 +4,7 @@
 //! `docs/decisions/0013-command-runner.md`.
 
 use std::borrow::Cow;
-use std::path::Path;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::protocol::{FileGuard, Preview, PreviewKind, ToolStatus};
 
-use super::exec::{EXEC_OUTPUT_MAX_BYTES, execute_command};
+use super::exec::{EXEC_DEFAULT_TIMEOUT, EXEC_OUTPUT_MAX_BYTES, execute_command};
 use super::failure::ToolFailure;
 use super::preview::{header, line};
 use super::result::head;
@@ -28,6 +28,33 @@ pub struct ExecuteCommand {
     /// The directory to run in, as the model gave it.
     #[serde(default = "default_cwd")]
     pub cwd: String,
+    /// The time limit the model asked for; the configured
+    /// `exec_timeout` when none.
+    #[serde(default)]
+    pub timeout_seconds: Option<u64>,
+}
+
+impl ExecuteCommand {
+    /// How long the call may run: what the model asked for, which may not
+    /// pass the configured maximum, else the configured default.
+    pub fn time_limit(&self, ctx: &ToolContext) -> Result<Duration, ToolFailure> {
+        let Some(secs) = self.timeout_seconds else {
+            return Ok(ctx.exec_timeout);
+        };
+        let max = ctx.exec_timeout_max.max(ctx.exec_timeout);
+        if secs == 0 || Duration::from_secs(secs) > max {
+            return Err(ToolFailure::InvalidArgument {
+                tool: Self::NAME.to_owned(),
+                field: "timeout_seconds".to_owned(),
+                expected: format!(
+                    "integer 1..={} (the configured maximum; split the work or narrow it)",
+                    max.as_secs()
+                ),
+                received: secs.to_string(),
+            });
+        }
+        Ok(Duration::from_secs(secs))
+    }
 }
 
 fn default_cwd() -> String {
@@ -108,10 +135,12 @@ impl Tool for ExecuteCommand {
              and stderr come back interleaved in `output`, the first {} KiB of it, with a marker \
              giving the total. A command that finishes has ok:true and `exit_code` (or `signal`): a \
              non-zero exit is the command's answer, read the output before retrying. A time limit \
-             applies: on timeout the partial output comes back; run long jobs with a bounded scope. \
+             applies (default {} s; set `timeout_seconds` for builds and test runs): on timeout the \
+             partial output comes back. \
              When the command ends, everything it started is killed, so background servers do not \
              survive (`cmd &` is pointless). Needs the user's approval.",
-            EXEC_OUTPUT_MAX_BYTES / 1024
+            EXEC_OUTPUT_MAX_BYTES / 1024,
+            EXEC_DEFAULT_TIMEOUT.as_secs()
         )
     }
 
@@ -129,6 +158,11 @@ impl Tool for ExecuteCommand {
                     "minLength": 1,
                     "default": ".",
                     "description": "Directory to run in, relative to the working directory; must stay inside it."
+                },
+                "timeout_seconds": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "description": "Seconds the command may run before it is killed; leave it out for the default. Raise it for builds and test runs."
                 }
             },
             "required": ["command"],
@@ -144,10 +178,15 @@ impl Tool for ExecuteCommand {
         }
     }
 
-    /// The directory and every line of the command.
-    fn preview(&self, root: &Path) -> Result<Preview, ToolFailure> {
-        resolve_for(Self::NAME, root, &self.cwd)?;
-        let mut lines = vec![header(format!("run in {}:", self.cwd))];
+    /// The directory, the time limit and every line of the command.
+    fn preview(&self, ctx: &ToolContext) -> Result<Preview, ToolFailure> {
+        resolve_for(Self::NAME, &ctx.root, &self.cwd)?;
+        let limit = self.time_limit(ctx)?;
+        let mut lines = vec![header(format!(
+            "run in {} (time limit {}):",
+            self.cwd,
+            seconds(limit)
+        ))];
         lines.extend(
             self.command
                 .lines()
@@ -165,7 +204,16 @@ impl Tool for ExecuteCommand {
         cancel: &CancellationToken,
         _guard: FileGuard,
     ) -> Result<ExecuteCommandOutput, ToolFailure> {
-        execute_command(&self.command, &self.cwd, ctx, cancel).await
+        let limit = self.time_limit(ctx)?;
+        execute_command(&self.command, &self.cwd, limit, ctx, cancel).await
+    }
+}
+
+/// A time limit as the person reads it: `30 s`, `10 min`.
+fn seconds(limit: Duration) -> String {
+    match limit.as_secs() {
+        s if s >= 60 && s % 60 == 0 => format!("{} min", s / 60),
+        s => format!("{s} s"),
     }
 }
 

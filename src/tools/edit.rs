@@ -217,7 +217,8 @@ impl Tool for EditFile {
 
     /// The diff of the located block, built with the `plan` the edit
     /// runs, so the diff is exactly what lands.
-    fn preview(&self, root: &Path) -> Result<Preview, ToolFailure> {
+    fn preview(&self, ctx: &ToolContext) -> Result<Preview, ToolFailure> {
+        let root = &ctx.root;
         let target = read_target(root, &self.path)?;
         let (line, new) = plan(
             &self.path,

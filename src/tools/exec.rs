@@ -30,6 +30,11 @@ const TOOL: &str = ExecuteCommand::NAME;
 /// How long a command may run before its process group is killed (30 s),
 /// unless the context says otherwise. ADR 0007 §2.
 pub const EXEC_DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+/// The longest time limit a call may ask for with `timeout_seconds`
+/// (30 min), unless the configuration says otherwise: long enough for a
+/// build or a test run, short enough that a forgotten server is not kept
+/// for hours.
+pub const EXEC_DEFAULT_MAX_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 /// Bytes of output kept (32 KiB): the head; the rest is read and counted
 /// but not stored. ADR 0007 §2.
 pub const EXEC_OUTPUT_MAX_BYTES: usize = 32 * 1024;
@@ -97,6 +102,7 @@ enum End {
 pub(crate) async fn execute_command(
     command: &str,
     cwd: &str,
+    limit: Duration,
     ctx: &ToolContext,
     cancel: &CancellationToken,
 ) -> Result<ExecuteCommandOutput, ToolFailure> {
@@ -155,7 +161,7 @@ pub(crate) async fn execute_command(
     let mut capture = Capture::default();
     let mut chunk = vec![0u8; EXEC_READ_CHUNK_BYTES];
     let mut eof = false;
-    let deadline = tokio::time::sleep(ctx.exec_timeout);
+    let deadline = tokio::time::sleep(limit);
     tokio::pin!(deadline);
     let end = loop {
         tokio::select! {
@@ -186,7 +192,7 @@ pub(crate) async fn execute_command(
     match end {
         End::TimedOut => Err(ToolFailure::Timeout {
             tool: TOOL.to_owned(),
-            after: ctx.exec_timeout,
+            after: limit,
             output,
         }),
         End::Cancelled => Err(ToolFailure::Cancelled {

@@ -66,7 +66,9 @@ pub use edit::{
     EDIT_MAX_FILE_BYTES, EditFile, EditFileOutput, LocateError, NearMatch, locate, splice,
 };
 pub use env::{SECRET_VARS, child_env, is_secret, is_secret_var};
-pub use exec::{EXEC_DEFAULT_TIMEOUT, EXEC_DRAIN_GRACE, EXEC_OUTPUT_MAX_BYTES};
+pub use exec::{
+    EXEC_DEFAULT_MAX_TIMEOUT, EXEC_DEFAULT_TIMEOUT, EXEC_DRAIN_GRACE, EXEC_OUTPUT_MAX_BYTES,
+};
 pub use failure::ToolFailure;
 pub use list::{Entry, EntryKind, LIST_MAX_ENTRIES, ListDirectory, ListDirectoryOutput};
 pub use path_policy::{PATH_MAX_LINKS, PathError, resolve};
@@ -92,6 +94,8 @@ pub struct ToolContext {
     /// How long `execute_command` may run before its process group is
     /// killed.
     pub exec_timeout: Duration,
+    /// The longest time limit a call may ask for (`timeout_seconds`).
+    pub exec_timeout_max: Duration,
     /// Variables removed from a command's environment besides the
     /// credentials [`is_secret_var`] finds: the provider key variable the
     /// person configured (any name), dashfloat's own start-up variables.
@@ -103,12 +107,13 @@ pub struct ToolContext {
 
 impl ToolContext {
     /// A context rooted at the real path of `root`, with the default time
-    /// limit ([`EXEC_DEFAULT_TIMEOUT`]), no extra secret variables and none
+    /// limits ([`EXEC_DEFAULT_TIMEOUT`], [`EXEC_DEFAULT_MAX_TIMEOUT`]), no extra secret variables and none
     /// passed.
     pub fn new(root: impl Into<PathBuf>) -> std::io::Result<Self> {
         Ok(ToolContext {
             root: root.into().canonicalize()?,
             exec_timeout: EXEC_DEFAULT_TIMEOUT,
+            exec_timeout_max: EXEC_DEFAULT_MAX_TIMEOUT,
             secret_vars: Vec::new(),
             pass_env: Vec::new(),
         })

@@ -38,7 +38,7 @@ const DIFF_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
 /// succeed (the block is not found, the path is denied) fails here with the
 /// same failure the tool would give, and is never put to the person.
 pub fn preview(call: &ToolCall, ctx: &ToolContext) -> Result<Preview, ToolFailure> {
-    call.preview(&ctx.root)
+    call.preview(ctx)
 }
 
 /// `preview` unless it is longer than a person can review

@@ -96,9 +96,9 @@ macro_rules! registry {
 
             /// The tool's preview, refused when it is longer than a person
             /// can review.
-            pub(crate) fn preview(&self, root: &std::path::Path) -> Result<Preview, ToolFailure> {
+            pub(crate) fn preview(&self, ctx: &ToolContext) -> Result<Preview, ToolFailure> {
                 let preview = match self {
-                    $(ToolCall::$variant(call) => call.preview(root),)+
+                    $(ToolCall::$variant(call) => call.preview(ctx),)+
                 }?;
                 reviewable(self.name(), self.effect(), preview)
             }

@@ -5,7 +5,6 @@
 
 use std::borrow::Cow;
 use std::future::Future;
-use std::path::Path;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -74,8 +73,8 @@ pub trait Tool:
     /// files: it runs on the blocking pool. A call that cannot succeed
     /// fails here with the failure its run would give. A tool that only
     /// reads is never previewed; the default is its summary.
-    fn preview(&self, root: &Path) -> Result<Preview, ToolFailure> {
-        let _ = root;
+    fn preview(&self, ctx: &ToolContext) -> Result<Preview, ToolFailure> {
+        let _ = ctx;
         Ok(Preview {
             lines: vec![header(self.summary())],
             guard: FileGuard::Unguarded,

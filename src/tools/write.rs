@@ -95,8 +95,8 @@ impl Tool for WriteFile {
     }
 
     /// The new file whole, or the diff against the current one.
-    fn preview(&self, root: &Path) -> Result<Preview, ToolFailure> {
-        let (path, content) = (&self.path, &self.content);
+    fn preview(&self, ctx: &ToolContext) -> Result<Preview, ToolFailure> {
+        let (root, path, content) = (&ctx.root, &self.path, &self.content);
         let real = resolve_for(TOOL, root, path)?;
         let meta = match std::fs::symlink_metadata(&real) {
             Ok(meta) => Some(meta),

@@ -160,11 +160,20 @@ fn a_missing_default_file_is_fine() {
 
 #[test]
 fn agent_limits_come_from_flags_then_the_file() {
-    let file = "max_steps = 4\nexec_timeout_secs = 7\ntemperature = 0.2\n";
+    let file =
+        "max_steps = 4\nexec_timeout_secs = 7\nexec_timeout_max_secs = 600\ntemperature = 0.2\n";
     let (c, problems) = resolve(&Cli::default(), &[], Some(file));
     assert!(problems.is_empty(), "{problems:?}");
     assert_eq!(c.max_steps, 4);
     assert_eq!(c.exec_timeout, Duration::from_secs(7));
+    assert_eq!(c.exec_timeout_max, Duration::from_secs(600));
+    // The maximum is never below the default.
+    let (floor, _) = resolve(
+        &Cli::default(),
+        &[],
+        Some("exec_timeout_secs = 900\nexec_timeout_max_secs = 60\n"),
+    );
+    assert_eq!(floor.exec_timeout_max, Duration::from_secs(900));
     assert_eq!(c.temperature, Some(0.2));
     let cli = Cli::parse_from(["dashfloat", "--max-steps", "9", "--temperature", "0"]);
     let (c, _) = resolve(&cli, &[], Some(file));

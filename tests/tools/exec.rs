@@ -242,6 +242,31 @@ async fn a_timeout_returns_the_partial_output_and_kills_the_loop() {
     }
 }
 
+/// A build asks for more than the default: it runs past the default and
+/// ends by itself; a limit past the maximum is refused before anything
+/// runs.
+#[tokio::test]
+async fn a_call_may_ask_for_its_own_time_limit_up_to_the_maximum() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut ctx = ctx(&dir, Duration::from_millis(200));
+    let run = |secs: u64| {
+        validate(
+            "execute_command",
+            &json!({ "command": "sleep 0.5; echo done > out", "timeout_seconds": secs })
+                .to_string(),
+        )
+        .unwrap()
+    };
+    let v = json_of(execute(&run(20), &ctx, CancellationToken::new()).await);
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(v["exit_code"], 0);
+    std::fs::remove_file(dir.path().join("out")).unwrap();
+    ctx.exec_timeout_max = Duration::from_secs(10);
+    let v = json_of(execute(&run(20), &ctx, CancellationToken::new()).await);
+    assert_eq!(v["code"], "invalid_argument", "{v}");
+    assert!(!dir.path().join("out").exists(), "nothing ran");
+}
+
 #[tokio::test]
 async fn background_children_and_busy_loops_are_gone_after_completion() {
     let dir = tempfile::tempdir().unwrap();

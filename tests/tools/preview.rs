@@ -97,12 +97,32 @@ fn a_command_preview_shows_the_command_and_its_directory() {
         &ctx,
     )
     .unwrap();
-    assert_eq!(p.lines[0].text, "run in sub:");
+    assert_eq!(p.lines[0].text, "run in sub (time limit 30 s):");
     assert_eq!(
         kinds(&p.lines, PreviewKind::Added),
         vec!["$ make", "$ make test"]
     );
     assert_eq!(p.guard, FileGuard::Unguarded);
+}
+
+#[test]
+fn a_command_preview_shows_the_time_limit_asked_for_and_refuses_one_past_the_maximum() {
+    let (_dir, mut ctx) = ctx();
+    let asked = |secs: u64| {
+        call(
+            "execute_command",
+            json!({"command": "make", "timeout_seconds": secs}),
+        )
+    };
+    let p = preview(&asked(600), &ctx).unwrap();
+    assert_eq!(p.lines[0].text, "run in . (time limit 10 min):");
+    ctx.exec_timeout_max = std::time::Duration::from_secs(300);
+    let refused = preview(&asked(600), &ctx).unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        "invalid argument \"timeout_seconds\" of execute_command: expected integer 1..=300 \
+         (the configured maximum; split the work or narrow it), received 600"
+    );
 }
 
 #[test]

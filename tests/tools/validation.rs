@@ -138,7 +138,8 @@ fn defaults_are_filled_in() {
         validate("execute_command", r#"{"command":"ls"}"#).unwrap(),
         ToolCall::ExecuteCommand(ExecuteCommand {
             command: "ls".into(),
-            cwd: ".".into()
+            cwd: ".".into(),
+            timeout_seconds: None
         })
     );
 }
@@ -446,8 +447,14 @@ fn the_schema_the_model_sees_is_the_one_validation_enforces() {
                     (Some(field.as_str()), Some("missing"))
                 );
             } else {
+                // An optional field states its default, or — where the
+                // default is configured, not fixed — what leaving it out
+                // means.
+                let says_what_absence_means = schema["description"]
+                    .as_str()
+                    .is_some_and(|d| d.contains("leave it out"));
                 assert!(
-                    schema.get("default").is_some(),
+                    schema.get("default").is_some() || says_what_absence_means,
                     "{name}.{field} is optional without a default"
                 );
                 outcome.unwrap_or_else(|e| {
