@@ -6,6 +6,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod analyser;
 mod confinement;
 mod env;
 mod exec;
