@@ -44,26 +44,28 @@ pub(super) fn check(analyser: &Analyser, place: &Place, args: &[String]) -> Resu
                 why: "no subcommand".to_owned(),
             });
         };
-        if word == "-C" {
-            let dir = words.next().ok_or_else(|| Refusal::MissingValue {
-                cmd: "git".to_owned(),
-                flag: "-C".to_owned(),
-            })?;
-            place = place.enter(dir)?;
-        } else if GLOBAL.contains(&word.as_str()) {
-        } else if word.starts_with('-') {
-            let name = word.split_once('=').map_or(word.as_str(), |(n, _)| n);
-            let why = GLOBAL_DENIED
-                .iter()
-                .find(|(n, _)| *n == name)
-                .map_or("is not an option the analyser allows", |(_, why)| *why);
-            return Err(Refusal::Flag {
-                cmd: "git".to_owned(),
-                flag: name.to_owned(),
-                why,
-            });
-        } else {
-            break word;
+        match word.as_str() {
+            "-C" => {
+                let dir = words.next().ok_or_else(|| Refusal::MissingValue {
+                    cmd: "git".to_owned(),
+                    flag: "-C".to_owned(),
+                })?;
+                place = place.enter(dir)?;
+            }
+            option if GLOBAL.contains(&option) => {}
+            option if option.starts_with('-') => {
+                let name = option.split_once('=').map_or(option, |(n, _)| n);
+                let why = GLOBAL_DENIED
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map_or("is not an option the analyser allows", |(_, why)| *why);
+                return Err(Refusal::Flag {
+                    cmd: "git".to_owned(),
+                    flag: name.to_owned(),
+                    why,
+                });
+            }
+            _ => break word,
         }
     };
     let spec = match sub.as_str() {
