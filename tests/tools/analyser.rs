@@ -402,6 +402,28 @@ const CASES: &[(&str, Expect)] = &[
     ),
     ("git log -O order.txt", Asks("reads an order file")),
     ("git log -n", Asks("`git log -n` needs a value")),
+    // git's own arities: these options take no separate word, so the word
+    // after them is an operand and is checked (`git diff -U x a` would
+    // compare `x` outside the repository with --no-index).
+    (
+        "git diff -U /etc/passwd README.md",
+        Asks("escapes the working directory"),
+    ),
+    (
+        "git diff --unified ../outside/secret.txt README.md",
+        Asks("escapes"),
+    ),
+    ("git log --format ../outside/secret.txt", Asks("escapes")),
+    (
+        "git log --min-parents ../outside/secret.txt",
+        Asks("escapes"),
+    ),
+    (
+        "git rev-parse --glob ../outside/secret.txt",
+        Asks("escapes"),
+    ),
+    ("git diff -U5 --unified=3", Runs),
+    ("git log --format=%h --min-parents=2", Runs),
     ("git -C /tmp log", Asks("escapes the working directory")),
     (
         "git -C ../outside log",
