@@ -33,6 +33,7 @@
 //! and the JSON the model reads all follow from those; the snapshot tests in
 //! `tests/tools/results.rs` show the new result as the model will read it.
 
+mod analyser;
 mod atomic;
 mod beneath;
 mod command;
@@ -61,6 +62,10 @@ use tokio_util::sync::CancellationToken;
 use crate::protocol::FileGuard;
 use crate::secret::Secret;
 
+pub use analyser::{
+    ANALYSER_MAX_FILE_BYTES, ANALYSER_MAX_LINE_BYTES, ANALYSER_RUN_ENV, Analyser, EnvSetting,
+    ParseError, Plan, Verdict, analyse, parse,
+};
 pub use command::{ExecuteCommand, ExecuteCommandOutput};
 pub use edit::{
     EDIT_MAX_FILE_BYTES, EditFile, EditFileOutput, LocateError, NearMatch, locate, splice,

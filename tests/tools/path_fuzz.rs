@@ -17,6 +17,8 @@ use dashfloat::tools::resolve;
 use nix::fcntl::{OFlag, OpenHow, ResolveFlag, openat2};
 use nix::sys::stat::Mode;
 
+use crate::{Rng, env_or};
+
 /// The run CI does: the seed and how many paths it checks.
 const DEFAULT_SEED: u64 = 0x0da5_f10a_7000_0007;
 const DEFAULT_CASES: usize = 10_000;
@@ -24,40 +26,6 @@ const DEFAULT_CASES: usize = 10_000;
 const PATHS_PER_TREE: usize = 50;
 /// Names everything in a tree is called, so paths meet entries often.
 const NAMES: [&str; 4] = ["a", "b", "c", "d"];
-
-/// SplitMix64: tiny, seedable, good enough to pick shapes.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn percent(&mut self, p: usize) -> bool {
-        self.below(100) < p
-    }
-
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[self.below(items.len())]
-    }
-}
-
-fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
-    match std::env::var(name) {
-        Ok(v) => v
-            .parse()
-            .unwrap_or_else(|_| panic!("{name}={v:?} is not a number")),
-        Err(_) => default,
-    }
-}
 
 /// One generated world: `base/root` (the working directory) and
 /// `base/outside` (secret, a directory, and a link back into root).

@@ -1,0 +1,460 @@
+//! The repository a git stage runs in, found as git finds it, and its
+//! configuration, read as text (git is never run to read it): a key that
+//! makes one of the allowed subcommands run a program, include another
+//! file or leave the project refuses the stage. ADR 0025.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+use super::Refusal;
+use super::paths::Place;
+
+/// The largest git configuration file read (1 MiB); a larger one is not
+/// trusted.
+const CONFIG_MAX_BYTES: u64 = 1024 * 1024;
+/// The largest `.git` file or `commondir` file read.
+const POINTER_MAX_BYTES: u64 = 4096;
+
+const NAMES_A_PROGRAM: &str = "names a program";
+const GPG: &str = "makes git verify signatures by running gpg";
+
+/// Why a git stage's repository is not one the analyser can vouch for.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(super) enum GitRefusal {
+    /// No `.git` between the stage's directory and the project root: git
+    /// would look above the project.
+    #[error("no repository in the project here, so git would look for one above it")]
+    NoRepository,
+    /// A `.git` git might not accept, and would then look past.
+    #[error("`{0}` is not a repository git would use, so git could look above it")]
+    NotARepository(String),
+    /// A directory that looks like a bare repository, which git would use.
+    #[error("`{0}` looks like a bare repository, whose configuration is not checked")]
+    Bare(String),
+    /// git status and diff run git in submodules.
+    #[error("the repository has submodules, whose configuration is not checked")]
+    Submodules,
+    /// git status and diff can write the index, which runs this hook.
+    #[error("the repository has a post-index-change hook, which git status and git diff can run")]
+    Hook,
+    /// A configuration key that runs, reads or writes what the analysis
+    /// does not see.
+    #[error("{file} {what} ({key})")]
+    Key {
+        /// Which configuration: the repository's or a global one.
+        file: String,
+        /// The key, lower-cased as git lists it.
+        key: String,
+        /// What the key does.
+        what: &'static str,
+    },
+    /// A file git would read that cannot be read here.
+    #[error("{0} cannot be read: {1}")]
+    Unreadable(String, String),
+    /// A configuration file the parser does not fully understand.
+    #[error("{0} is not understood past line {1}, so it is not trusted")]
+    Unparsable(String, usize),
+}
+
+/// A repository as git would find it from a stage's directory.
+struct Repository {
+    /// The directory holding `.git`: the work tree's top.
+    worktree: PathBuf,
+    /// Where `.git` leads (a linked worktree's own directory).
+    git_dir: PathBuf,
+    /// Where the shared configuration, hooks and objects are.
+    common_dir: PathBuf,
+}
+
+/// Checks the repository a git stage at `place` would use, and the
+/// configuration git would read there: the global files (`global`, in
+/// git's order), the repository's `config` and `config.worktree`.
+pub(super) fn check_repository(place: &Place, global: &[PathBuf]) -> Result<(), Refusal> {
+    let repo = find(place)?;
+    if exists(&repo.worktree.join(".gitmodules")) || exists(&repo.common_dir.join("modules")) {
+        return Err(GitRefusal::Submodules.into());
+    }
+    if exists(&repo.common_dir.join("hooks").join("post-index-change")) {
+        return Err(GitRefusal::Hook.into());
+    }
+    for path in global {
+        check_config(path, &format!("the git config {}", path.display()))?;
+    }
+    check_config(&repo.common_dir.join("config"), "the repository's config")?;
+    check_config(
+        &repo.git_dir.join("config.worktree"),
+        "the repository's config.worktree",
+    )?;
+    Ok(())
+}
+
+fn exists(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok()
+}
+
+/// Walks up from the stage's directory to the project root, as git's
+/// discovery does: at each level `.git` first, then the directory itself
+/// as a bare repository. What git would find above the root is refused.
+fn find(place: &Place) -> Result<Repository, GitRefusal> {
+    let root = place
+        .root
+        .canonicalize()
+        .map_err(|e| GitRefusal::Unreadable("the project root".to_owned(), e.to_string()))?;
+    for dir in place.dir.ancestors() {
+        if !dir.starts_with(&root) {
+            break;
+        }
+        let dotgit = dir.join(".git");
+        match std::fs::symlink_metadata(&dotgit) {
+            Ok(_) => return open(dir, &dotgit),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(GitRefusal::Unreadable(
+                    dotgit.display().to_string(),
+                    e.to_string(),
+                ));
+            }
+        }
+        if exists(&dir.join("HEAD"))
+            && (exists(&dir.join("objects"))
+                || exists(&dir.join("refs"))
+                || exists(&dir.join("commondir")))
+        {
+            return Err(GitRefusal::Bare(dir.display().to_string()));
+        }
+    }
+    Err(GitRefusal::NoRepository)
+}
+
+/// The repository `dotgit` (a directory, or a file `gitdir: <path>`)
+/// stands for, if git would take it as one.
+fn open(worktree: &Path, dotgit: &Path) -> Result<Repository, GitRefusal> {
+    let not_a_repo = || GitRefusal::NotARepository(dotgit.display().to_string());
+    let git_dir = if dotgit.is_dir() {
+        dotgit.to_path_buf()
+    } else {
+        let text = read_small(dotgit, POINTER_MAX_BYTES)
+            .ok()
+            .flatten()
+            .ok_or_else(not_a_repo)?;
+        let target = text
+            .strip_prefix("gitdir:")
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .ok_or_else(not_a_repo)?;
+        worktree.join(target)
+    };
+    let git_dir = git_dir.canonicalize().map_err(|_| not_a_repo())?;
+    let common_dir = match read_small(&git_dir.join("commondir"), POINTER_MAX_BYTES) {
+        Ok(None) => git_dir.clone(),
+        Ok(Some(text)) => git_dir
+            .join(text.trim())
+            .canonicalize()
+            .map_err(|_| not_a_repo())?,
+        Err(_) => return Err(not_a_repo()),
+    };
+    let is_repository = git_dir.join("HEAD").is_file()
+        && common_dir.join("objects").is_dir()
+        && common_dir.join("refs").is_dir();
+    if !is_repository {
+        return Err(not_a_repo());
+    }
+    Ok(Repository {
+        worktree: worktree.to_path_buf(),
+        git_dir,
+        common_dir,
+    })
+}
+
+/// A small regular file's text; `None` when it does not exist. Opened
+/// without blocking, so a FIFO in its place cannot stall the analysis.
+fn read_small(path: &Path, max: u64) -> io::Result<Option<String>> {
+    let file = match File::options()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(path)
+    {
+        Ok(file) => file,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::other("not a regular file"));
+    }
+    let mut bytes = Vec::new();
+    file.take(max + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Err(io::Error::other(format!("larger than {max} bytes")));
+    }
+    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+}
+
+/// Reads one configuration file (absent is fine) and refuses the first key
+/// that makes an allowed subcommand run, include or write something.
+fn check_config(path: &Path, label: &str) -> Result<(), GitRefusal> {
+    let text = read_small(path, CONFIG_MAX_BYTES)
+        .map_err(|e| GitRefusal::Unreadable(label.to_owned(), e.to_string()))?;
+    let Some(text) = text else {
+        return Ok(());
+    };
+    let entries = parse(&text).map_err(|line| GitRefusal::Unparsable(label.to_owned(), line))?;
+    for entry in &entries {
+        if let Some(what) = judge(entry) {
+            return Err(GitRefusal::Key {
+                file: label.to_owned(),
+                key: entry.key(),
+                what,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// What a key does that the analysis cannot vouch for, if anything. Only
+/// keys the allowed subcommands (status, log, show, diff, branch,
+/// rev-parse, ls-files, blame) act on are judged: `core.editor`,
+/// `credential.*`, `alias.*` (git never lets an alias replace a built-in
+/// command) and the like are never used by them.
+fn judge(entry: &Entry) -> Option<&'static str> {
+    let value = entry.value.as_deref();
+    let subsection = entry.subsection.is_some();
+    match (entry.section.as_str(), subsection, entry.name.as_str()) {
+        ("core", false, "pager") => Some(NAMES_A_PROGRAM),
+        ("core", false, "fsmonitor") if !is_false(value) => Some(NAMES_A_PROGRAM),
+        ("core", false, "hookspath") => Some("names a directory of hooks"),
+        ("core", false, "worktree") => Some("points git at another work tree"),
+        ("diff", false, "external") => Some(NAMES_A_PROGRAM),
+        ("diff", true, "command" | "textconv") => Some(NAMES_A_PROGRAM),
+        ("filter", true, "clean" | "smudge" | "process") => Some(NAMES_A_PROGRAM),
+        ("pager", false, _) if !is_bool(value) => Some(NAMES_A_PROGRAM),
+        ("include", false, "path") | ("includeif", true, "path") => {
+            Some("includes another config file, which is not checked")
+        }
+        ("log", false, "showsignature") if !is_false(value) => Some(GPG),
+        ("pretty", false, _) | ("format", false, "pretty")
+            if value.is_some_and(|v| v.contains("%G")) =>
+        {
+            Some(GPG)
+        }
+        ("blame", false, "ignorerevsfile") => Some("names a file git blame reads"),
+        ("trace2", false, name) if name.ends_with("target") => Some("writes a trace file"),
+        _ => None,
+    }
+}
+
+const FALSE: &[&str] = &["false", "no", "off", "0", ""];
+const TRUE: &[&str] = &["true", "yes", "on", "1"];
+
+/// git's reading of a boolean: a key with no `=` is true, an empty value
+/// false.
+fn is_false(value: Option<&str>) -> bool {
+    value.is_some_and(|v| FALSE.contains(&v.to_ascii_lowercase().as_str()))
+}
+
+fn is_bool(value: Option<&str>) -> bool {
+    value.is_none_or(|v| {
+        let v = v.to_ascii_lowercase();
+        FALSE.contains(&v.as_str()) || TRUE.contains(&v.as_str())
+    })
+}
+
+/// One `name = value` line under its section.
+#[derive(Debug)]
+struct Entry {
+    /// Lower-cased.
+    section: String,
+    /// As written for `[section "sub"]`, lower-cased for `[section.sub]`.
+    subsection: Option<String>,
+    /// Lower-cased.
+    name: String,
+    /// `None` for a bare `name` (true).
+    value: Option<String>,
+}
+
+impl Entry {
+    fn key(&self) -> String {
+        match &self.subsection {
+            Some(sub) => format!("{}.{sub}.{}", self.section, self.name),
+            None => format!("{}.{}", self.section, self.name),
+        }
+    }
+}
+
+/// The entries of a configuration file, or the line where it stopped
+/// making sense to this parser (which is then not trusted).
+fn parse(text: &str) -> Result<Vec<Entry>, usize> {
+    let mut cursor = Cursor {
+        chars: text.chars().peekable(),
+        line: 1,
+        after_newline: false,
+    };
+    let mut section: Option<(String, Option<String>)> = None;
+    let mut entries = Vec::new();
+    loop {
+        cursor.skip(|c| c.is_whitespace() || c == '\u{feff}');
+        let Some(c) = cursor.chars.peek().copied() else {
+            return Ok(entries);
+        };
+        match c {
+            '#' | ';' => cursor.skip_line(),
+            '[' => {
+                cursor.next();
+                section = Some(cursor.section()?);
+            }
+            c if c.is_ascii_alphabetic() => {
+                let Some((name_of_section, subsection)) = &section else {
+                    return Err(cursor.line);
+                };
+                let name = cursor
+                    .take(|c| c.is_ascii_alphanumeric() || c == '-')
+                    .to_ascii_lowercase();
+                cursor.skip(|c| c == ' ' || c == '\t' || c == '\r');
+                let value = match cursor.chars.peek() {
+                    Some('=') => {
+                        cursor.next();
+                        Some(cursor.value()?)
+                    }
+                    None | Some('\n' | '#' | ';') => {
+                        cursor.skip_line();
+                        None
+                    }
+                    Some(_) => return Err(cursor.line),
+                };
+                entries.push(Entry {
+                    section: name_of_section.clone(),
+                    subsection: subsection.clone(),
+                    name,
+                    value,
+                });
+            }
+            _ => return Err(cursor.line),
+        }
+    }
+}
+
+struct Cursor<'a> {
+    chars: std::iter::Peekable<std::str::Chars<'a>>,
+    /// The line of the last character read.
+    line: usize,
+    after_newline: bool,
+}
+
+impl Cursor<'_> {
+    fn next(&mut self) -> Option<char> {
+        let c = self.chars.next();
+        if self.after_newline && c.is_some() {
+            self.line += 1;
+        }
+        self.after_newline = c == Some('\n');
+        c
+    }
+
+    fn skip(&mut self, what: impl Fn(char) -> bool) {
+        while self.chars.peek().is_some_and(|&c| what(c)) {
+            self.next();
+        }
+    }
+
+    fn take(&mut self, what: impl Fn(char) -> bool) -> String {
+        let mut out = String::new();
+        while self.chars.peek().is_some_and(|&c| what(c)) {
+            out.extend(self.next());
+        }
+        out
+    }
+
+    fn skip_line(&mut self) {
+        while let Some(c) = self.next() {
+            if c == '\n' {
+                break;
+            }
+        }
+    }
+
+    /// After `[`: `name]`, `name.sub]` or `name "sub"]`.
+    fn section(&mut self) -> Result<(String, Option<String>), usize> {
+        let name = self
+            .take(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.')
+            .to_ascii_lowercase();
+        if name.is_empty() {
+            return Err(self.line);
+        }
+        match self.next() {
+            Some(']') => Ok(match name.split_once('.') {
+                Some((section, sub)) => (section.to_owned(), Some(sub.to_owned())),
+                None => (name, None),
+            }),
+            Some(' ' | '\t') if !name.contains('.') => {
+                self.skip(|c| c == ' ' || c == '\t');
+                if self.next() != Some('"') {
+                    return Err(self.line);
+                }
+                let mut sub = String::new();
+                loop {
+                    match self.next() {
+                        Some('"') => break,
+                        Some('\\') => match self.next() {
+                            Some('\n') | None => return Err(self.line),
+                            Some(c) => sub.push(c),
+                        },
+                        Some('\n') | None => return Err(self.line),
+                        Some(c) => sub.push(c),
+                    }
+                }
+                if self.next() != Some(']') {
+                    return Err(self.line);
+                }
+                Ok((name, Some(sub)))
+            }
+            _ => Err(self.line),
+        }
+    }
+
+    /// After `=`: the value to the end of the line, with git's quotes,
+    /// escapes, comments and line continuations.
+    fn value(&mut self) -> Result<String, usize> {
+        self.skip(|c| c == ' ' || c == '\t');
+        let mut value = String::new();
+        let mut blanks = String::new();
+        let mut quoted = false;
+        loop {
+            let c = match self.next() {
+                None | Some('\n') if quoted => return Err(self.line),
+                None | Some('\n') => return Ok(value),
+                Some(c) => c,
+            };
+            let literal = match c {
+                '#' | ';' if !quoted => {
+                    self.skip_line();
+                    return Ok(value);
+                }
+                '"' => {
+                    quoted = !quoted;
+                    continue;
+                }
+                '\\' => match self.next() {
+                    Some('\n') => continue,
+                    Some('\r') if self.chars.peek() == Some(&'\n') => {
+                        self.next();
+                        continue;
+                    }
+                    Some('n') => '\n',
+                    Some('t') => '\t',
+                    Some('b') => '\u{8}',
+                    Some(c @ ('"' | '\\')) => c,
+                    _ => return Err(self.line),
+                },
+                ' ' | '\t' | '\r' if !quoted => {
+                    blanks.push(c);
+                    continue;
+                }
+                c => c,
+            };
+            value.push_str(&blanks);
+            blanks.clear();
+            value.push(literal);
+        }
+    }
+}

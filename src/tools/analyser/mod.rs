@@ -1,0 +1,274 @@
+//! The read-only command analyser: whether an `execute_command` line can be
+//! shown to only read, and only inside the project, so that it may run
+//! without the person's `y`. `docs/decisions/0025-read-only-allow-list.md`.
+//!
+//! It is an allow-list at every level. The line must parse entirely in a
+//! small subset of shell syntax ([`parse`]: words, quotes without
+//! expansions, `|`, `&&`, `||`, `;`); every stage must be one of a few
+//! known commands (`ls`, `cat`, `grep`, `find`, `git log`, ...) with
+//! options from that command's table; every path must pass the file
+//! tools' path policy ([`resolve`](crate::tools::resolve)), and a file
+//! whose content is read must be within [`ANALYSER_MAX_FILE_BYTES`]; a git
+//! stage's repository must have no configuration that names a program.
+//! Anything else is [`Verdict::Ask`], with a reason for the confirmation.
+//!
+//! What runs is what was analysed: an accepted line comes back as
+//! [`Verdict::ReadOnly`] with the line re-rendered from the words that were
+//! checked ([`Plan::render`]), and that rendering is what the runner must
+//! give the shell, with [`ANALYSER_RUN_ENV`] applied to its environment.
+//!
+//! The analysis reads the filesystem (paths, sizes, git's configuration)
+//! but runs nothing, and it does not panic on any input.
+
+mod commands;
+mod git;
+mod git_config;
+mod parse;
+mod paths;
+
+use std::path::{Path, PathBuf};
+
+pub use parse::{ParseError, Plan, parse};
+
+use super::{PathError, resolve};
+use git_config::GitRefusal;
+use paths::Place;
+
+/// The largest file (10 MiB) whose content an auto-allowed command may be
+/// given: `cat`, `head`, `tail`, `wc`, `grep`, `rg`, `sort`, `uniq`, `cut`,
+/// `diff` and the files options such as `grep -f` read. A directory
+/// searched recursively is not walked to check it (ADR 0025).
+pub const ANALYSER_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
+
+/// The longest command line analysed (16 KiB); a longer one asks.
+pub const ANALYSER_MAX_LINE_BYTES: usize = 16 * 1024;
+
+/// One change to the environment of an auto-allowed command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EnvSetting {
+    /// Set the variable to the value.
+    Set(&'static str, &'static str),
+    /// Remove the variable.
+    Unset(&'static str),
+}
+
+/// What the runner must do to the environment of a line the analyser
+/// allowed, so the commands behave as analysed: no pager, no system git
+/// configuration (it is not read), no index refresh by `git status`, none
+/// of the variables that would point git at another repository, add
+/// configuration from the environment, run an external diff, or give grep,
+/// ripgrep or the shell options the analysis did not see.
+pub const ANALYSER_RUN_ENV: &[EnvSetting] = &[
+    EnvSetting::Set("GIT_PAGER", "cat"),
+    EnvSetting::Set("PAGER", "cat"),
+    EnvSetting::Set("GIT_CONFIG_NOSYSTEM", "1"),
+    EnvSetting::Set("GIT_OPTIONAL_LOCKS", "0"),
+    EnvSetting::Unset("LESS"),
+    EnvSetting::Unset("GIT_EXTERNAL_DIFF"),
+    EnvSetting::Unset("GIT_CONFIG_PARAMETERS"),
+    EnvSetting::Unset("GIT_CONFIG_COUNT"),
+    EnvSetting::Unset("GIT_DIR"),
+    EnvSetting::Unset("GIT_WORK_TREE"),
+    EnvSetting::Unset("GIT_COMMON_DIR"),
+    EnvSetting::Unset("GIT_INDEX_FILE"),
+    EnvSetting::Unset("GIT_OBJECT_DIRECTORY"),
+    EnvSetting::Unset("GIT_ALTERNATE_OBJECT_DIRECTORIES"),
+    EnvSetting::Unset("GIT_NAMESPACE"),
+    EnvSetting::Unset("RIPGREP_CONFIG_PATH"),
+    EnvSetting::Unset("GREP_OPTIONS"),
+    EnvSetting::Unset("POSIXLY_CORRECT"),
+    EnvSetting::Unset("BASH_ENV"),
+    EnvSetting::Unset("ENV"),
+];
+
+/// The analyser's answer for one command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Read-only and inside the project: it may run unasked, as `rendered`
+    /// (never as the line given), with [`ANALYSER_RUN_ENV`] applied.
+    ReadOnly {
+        /// The line to run: the analysed words, quoted for the shell.
+        rendered: String,
+    },
+    /// Not shown to be read-only: the person decides. `reason` says what
+    /// the analyser could not accept, for the confirmation.
+    Ask {
+        /// Short text naming the first construct, command, option or path
+        /// that was not accepted.
+        reason: String,
+    },
+    /// Not a command line the shell would run: an unterminated quote, an
+    /// operator with nothing on one side, an empty line.
+    Invalid {
+        /// What is wrong with it.
+        reason: String,
+    },
+}
+
+/// The analyser for one project: its root, the size cap, and the global
+/// git configuration files git will read.
+#[derive(Debug, Clone)]
+pub struct Analyser {
+    root: PathBuf,
+    max_file: u64,
+    git_global: Vec<PathBuf>,
+}
+
+impl Analyser {
+    /// An analyser for the project at `root`, with the size cap
+    /// [`ANALYSER_MAX_FILE_BYTES`] and the global git configuration git
+    /// would read for this process: `$GIT_CONFIG_GLOBAL` when set, else
+    /// `$XDG_CONFIG_HOME/git/config` (or `~/.config/git/config`) and
+    /// `~/.gitconfig`. The system file is not read: the runner sets
+    /// `GIT_CONFIG_NOSYSTEM` ([`ANALYSER_RUN_ENV`]).
+    pub fn new(root: impl Into<PathBuf>) -> Analyser {
+        Analyser {
+            root: root.into(),
+            max_file: ANALYSER_MAX_FILE_BYTES,
+            git_global: global_git_configs(),
+        }
+    }
+
+    /// The same analyser with another size cap for files a command reads.
+    pub fn with_max_file(mut self, bytes: u64) -> Analyser {
+        self.max_file = bytes;
+        self
+    }
+
+    /// The same analyser reading these global git configuration files
+    /// instead of the ones the environment names (in git's order: later
+    /// files win, though every key of every file is judged).
+    pub fn with_git_global_configs(mut self, paths: Vec<PathBuf>) -> Analyser {
+        self.git_global = paths;
+        self
+    }
+
+    /// Analyses `line` as `execute_command` would run it in `cwd` (relative
+    /// to the root, or absolute inside it, as the tool takes it).
+    pub fn analyse(&self, cwd: &str, line: &str) -> Verdict {
+        if line.len() > ANALYSER_MAX_LINE_BYTES {
+            return Verdict::Ask {
+                reason: Refusal::TooLong(ANALYSER_MAX_LINE_BYTES).to_string(),
+            };
+        }
+        let plan = match parse(line) {
+            Ok(plan) => plan,
+            Err(e) if e.is_syntax_error() => {
+                return Verdict::Invalid {
+                    reason: e.to_string(),
+                };
+            }
+            Err(e) => {
+                return Verdict::Ask {
+                    reason: e.to_string(),
+                };
+            }
+        };
+        match self.check(cwd, &plan) {
+            Ok(()) => Verdict::ReadOnly {
+                rendered: plan.render(),
+            },
+            Err(refusal) => Verdict::Ask {
+                reason: refusal.to_string(),
+            },
+        }
+    }
+
+    fn check(&self, cwd: &str, plan: &Plan) -> Result<(), Refusal> {
+        let dir = resolve(&self.root, cwd).map_err(|error| Refusal::Path {
+            word: cwd.to_owned(),
+            error,
+        })?;
+        if !dir.is_dir() {
+            return Err(Refusal::NotDirectory(cwd.to_owned()));
+        }
+        let place = Place {
+            root: &self.root,
+            dir,
+            max_file: self.max_file,
+        };
+        for stage in plan.stages() {
+            commands::check_stage(self, &place, stage)?;
+        }
+        Ok(())
+    }
+
+    fn git_global_configs(&self) -> &[PathBuf] {
+        &self.git_global
+    }
+}
+
+/// Analyses `line` as run at the project root, with the defaults of
+/// [`Analyser::new`].
+pub fn analyse(root: &Path, line: &str) -> Verdict {
+    Analyser::new(root).analyse(".", line)
+}
+
+/// The global configuration files git reads, as it finds them.
+fn global_git_configs() -> Vec<PathBuf> {
+    let var = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    if let Some(global) = var("GIT_CONFIG_GLOBAL") {
+        return vec![global];
+    }
+    let home = var("HOME");
+    let xdg = var("XDG_CONFIG_HOME")
+        .map(|x| x.join("git").join("config"))
+        .or_else(|| home.as_ref().map(|h| h.join(".config/git/config")));
+    xdg.into_iter()
+        .chain(home.map(|h| h.join(".gitconfig")))
+        .collect()
+}
+
+/// Why a parsed line is not auto-allowed. The text is the reason the
+/// person reads.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum Refusal {
+    #[error("the command line is longer than {0} bytes")]
+    TooLong(usize),
+    #[error("`{0}` is not a read-only command")]
+    Command(String),
+    #[error("`{cmd} {flag}` {why}")]
+    Flag {
+        cmd: String,
+        flag: String,
+        why: &'static str,
+    },
+    #[error("`{cmd} {flag}` needs a value")]
+    MissingValue { cmd: String, flag: String },
+    #[error("`{cmd}`: {why}")]
+    Operand { cmd: String, why: String },
+    #[error("`{word}`: {error}")]
+    Path { word: String, error: PathError },
+    #[error("`{word}`: {why}")]
+    Climb { word: String, why: &'static str },
+    #[error("`{0}` does not name a UTF-8 path from here")]
+    NotUtf8(String),
+    #[error(
+        "`{word}` is {}, over the {} cap for files a command reads",
+        size_text(.size),
+        size_text(.cap)
+    )]
+    TooLarge { word: String, size: u64, cap: u64 },
+    #[error("`{0}` is a directory; comparing directories opens files not named on the line")]
+    Directory(String),
+    #[error("`{0}` is not a regular file (a FIFO, socket or device can block or never end)")]
+    Special(String),
+    #[error("`{0}` is not a directory")]
+    NotDirectory(String),
+    #[error(transparent)]
+    Git(#[from] GitRefusal),
+}
+
+/// A byte count for a person: MiB or KiB to one decimal, else bytes.
+fn size_text(bytes: &u64) -> String {
+    const MIB: u64 = 1024 * 1024;
+    match *bytes {
+        b if b >= MIB => format!("{:.1} MiB", b as f64 / MIB as f64),
+        b if b >= 1024 => format!("{:.1} KiB", b as f64 / 1024.0),
+        b => format!("{b} bytes"),
+    }
+}

@@ -1,0 +1,127 @@
+//! Where a stage runs, and the checks every path argument goes through:
+//! the file tools' path policy ([`resolve`]), a rule for `..` that makes
+//! the policy's reading agree with the kernel's, and the size cap for
+//! files whose content a command reads. ADR 0025.
+
+use std::path::{Component, Path, PathBuf};
+
+use super::Refusal;
+use crate::tools::{PathError, resolve};
+
+/// The directory a stage runs in (a real path inside the project) and the
+/// limits its paths are held to.
+#[derive(Debug, Clone)]
+pub(super) struct Place<'a> {
+    /// The project root, as the path policy takes it.
+    pub root: &'a Path,
+    /// The real path of the directory the stage runs in.
+    pub dir: PathBuf,
+    /// The largest file a content-reading command may be given.
+    pub max_file: u64,
+}
+
+/// What a command does with a path it is given, which decides the checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Use {
+    /// It looks at the name: lists it, stats it, walks it. Any type.
+    Look,
+    /// It reads the content of a file, or walks a directory: a regular
+    /// file must be within the size cap; a FIFO, socket or device is
+    /// refused (it could block or never end).
+    Read,
+    /// Like `Read`, but a directory is refused too (`diff` of directories
+    /// opens files that are not named on the line).
+    ReadFileOnly,
+}
+
+impl<'a> Place<'a> {
+    /// The real path `word` names from this directory, if the path policy
+    /// keeps it inside the project and the shell will reach the same file.
+    pub fn resolve(&self, word: &str) -> Result<PathBuf, Refusal> {
+        let refused = |error: PathError| Refusal::Path {
+            word: word.to_owned(),
+            error,
+        };
+        if word.is_empty() {
+            return Err(refused(PathError::Empty));
+        }
+        let joined = self.dir.join(word);
+        climbs_only_directories(&joined).map_err(|why| Refusal::Climb {
+            word: word.to_owned(),
+            why,
+        })?;
+        let Some(text) = joined.to_str() else {
+            return Err(Refusal::NotUtf8(word.to_owned()));
+        };
+        resolve(self.root, text).map_err(refused)
+    }
+
+    /// Checks `word` as a path used as `using` says.
+    pub fn check(&self, word: &str, using: Use) -> Result<(), Refusal> {
+        let real = self.resolve(word)?;
+        if using == Use::Look {
+            return Ok(());
+        }
+        // A name that does not exist makes the command fail; nothing is read.
+        let Ok(meta) = std::fs::metadata(&real) else {
+            return Ok(());
+        };
+        if meta.is_file() {
+            if meta.len() > self.max_file {
+                return Err(Refusal::TooLarge {
+                    word: word.to_owned(),
+                    size: meta.len(),
+                    cap: self.max_file,
+                });
+            }
+            Ok(())
+        } else if meta.is_dir() {
+            match using {
+                Use::ReadFileOnly => Err(Refusal::Directory(word.to_owned())),
+                _ => Ok(()),
+            }
+        } else {
+            Err(Refusal::Special(word.to_owned()))
+        }
+    }
+
+    /// The place a stage reaches with `cd`-like options (`git -C dir`).
+    pub fn enter(&self, word: &str) -> Result<Place<'a>, Refusal> {
+        let dir = self.resolve(word)?;
+        if !dir.is_dir() {
+            return Err(Refusal::NotDirectory(word.to_owned()));
+        }
+        Ok(Place {
+            root: self.root,
+            dir,
+            max_file: self.max_file,
+        })
+    }
+}
+
+/// The path policy reads a `..` the caller wrote lexically (`link/..` is
+/// the directory holding `link`); the kernel climbs from where `link`
+/// leads. They agree when every name a `..` climbs out of is a real
+/// directory, so that is required: a `..` after a symbolic link, a file or
+/// a missing name is refused.
+fn climbs_only_directories(path: &Path) -> Result<(), &'static str> {
+    let mut at = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::ParentDir => {
+                match std::fs::symlink_metadata(&at) {
+                    Ok(meta) if meta.file_type().is_symlink() => {
+                        return Err("a `..` climbs out of a symbolic link, which the shell \
+                                    follows first");
+                    }
+                    Ok(meta) if meta.is_dir() => {}
+                    _ => return Err("a `..` follows a name that is not a directory"),
+                }
+                at.pop();
+            }
+            Component::CurDir => {}
+            other => at.push(other),
+        }
+    }
+    Ok(())
+}

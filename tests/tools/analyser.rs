@@ -1,0 +1,1299 @@
+//! The read-only command analyser against real projects in temporary
+//! directories: a table of lines it must accept (and how it renders them)
+//! and lines it must refuse (each with its reason), git repositories with
+//! and without configuration that names a program, and property tests:
+//! accepted lines render safely and re-parse to the same plan, the
+//! tokenizer splits words as `/bin/sh` does, and no input panics.
+//! ADR 0025.
+
+use std::fs;
+use std::os::unix::fs::symlink;
+use std::path::PathBuf;
+use std::process::Command;
+
+use dashfloat::tools::{
+    ANALYSER_MAX_FILE_BYTES, ANALYSER_MAX_LINE_BYTES, ANALYSER_RUN_ENV, Analyser, EnvSetting,
+    Verdict, analyse, parse,
+};
+use nix::sys::stat::Mode;
+
+use crate::{Rng, env_or};
+
+/// What a line must come to.
+#[derive(Debug, Clone, Copy)]
+enum Expect {
+    /// Accepted.
+    Runs,
+    /// Accepted, and rendered as this.
+    Renders(&'static str),
+    /// Asked about, the reason containing this.
+    Asks(&'static str),
+    /// A validation error, the reason containing this.
+    Invalid(&'static str),
+}
+
+use Expect::{Asks, Invalid, Renders, Runs};
+
+/// A project in a temporary directory:
+///
+/// ```text
+/// base/root/            the project, a git repository (.git/ with a plain config)
+///   README.md notes.txt patterns.txt src/{lib,main}.rs sub/inner.txt
+///   big.log             11 MiB, sparse: over the size cap
+///   fifo                a named pipe
+///   link-in -> src      a link that stays inside
+///   link-out -> base/outside/secret.txt, dir-out -> base/outside
+/// base/outside/secret.txt
+/// base/home/.gitconfig  the global git config the analyser is given
+/// ```
+struct Project {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    outside: PathBuf,
+    global: PathBuf,
+}
+
+impl Project {
+    fn new() -> Project {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let root = base.join("root");
+        let outside = base.join("outside");
+        let home = base.join("home");
+        for d in [&root, &outside, &home] {
+            fs::create_dir_all(d).unwrap();
+        }
+        fs::write(outside.join("secret.txt"), "secret\n").unwrap();
+        let project = Project {
+            _dir: dir,
+            root,
+            outside,
+            global: home.join(".gitconfig"),
+        };
+        project.write("README.md", "hello\n");
+        project.write("notes.txt", "b:2\na:1\na:1\n");
+        project.write("patterns.txt", "hello\n");
+        project.write("src/lib.rs", "pub fn f() {}\n");
+        project.write("src/main.rs", "fn main() {}\n");
+        project.write("sub/inner.txt", "inner\n");
+        project.write(".git/HEAD", "ref: refs/heads/main\n");
+        project.write(
+            ".git/config",
+            "[core]\n\trepositoryformatversion = 0\n\tbare = false\n",
+        );
+        fs::create_dir_all(project.root.join(".git/objects")).unwrap();
+        fs::create_dir_all(project.root.join(".git/refs/heads")).unwrap();
+        fs::write(&project.global, "[user]\n\tname = Someone\n").unwrap();
+        let big = fs::File::create(project.root.join("big.log")).unwrap();
+        big.set_len(11 * 1024 * 1024).unwrap();
+        nix::unistd::mkfifo(&project.root.join("fifo"), Mode::S_IRWXU).unwrap();
+        symlink("src", project.root.join("link-in")).unwrap();
+        symlink(
+            project.outside.join("secret.txt"),
+            project.root.join("link-out"),
+        )
+        .unwrap();
+        symlink(&project.outside, project.root.join("dir-out")).unwrap();
+        project
+    }
+
+    fn write(&self, rel: &str, content: &str) {
+        let path = self.root.join(rel);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, content).unwrap();
+    }
+
+    fn analyser(&self) -> Analyser {
+        Analyser::new(&self.root).with_git_global_configs(vec![self.global.clone()])
+    }
+
+    fn analyse(&self, line: &str) -> Verdict {
+        self.analyser().analyse(".", line)
+    }
+}
+
+/// Checks every case, and reports every one that failed.
+fn check_all<'a>(cases: impl IntoIterator<Item = (&'a str, Verdict, Expect)>) {
+    let mut failures = Vec::new();
+    let mut count = 0;
+    for (line, verdict, expect) in cases {
+        count += 1;
+        let ok = match (&expect, &verdict) {
+            (Runs, Verdict::ReadOnly { .. }) => true,
+            (Renders(want), Verdict::ReadOnly { rendered }) => rendered == want,
+            (Asks(why), Verdict::Ask { reason }) | (Invalid(why), Verdict::Invalid { reason }) => {
+                reason.contains(why)
+            }
+            _ => false,
+        };
+        if !ok {
+            failures.push(format!("{line:?}: expected {expect:?}, got {verdict:?}"));
+        }
+    }
+    assert!(count > 0);
+    assert!(
+        failures.is_empty(),
+        "{} of {count} cases failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// Lines at the project root, and what each must come to.
+const CASES: &[(&str, Expect)] = &[
+    // Listing, reading, searching inside the project.
+    ("ls", Renders("ls")),
+    ("ls -la", Runs),
+    ("ls -la src", Runs),
+    ("ls -R --color=auto src sub", Runs),
+    ("ls -- src", Runs),
+    ("ls link-in", Runs),
+    ("ls sub/../src", Runs),
+    ("ls -l nothere", Runs),
+    ("cat README.md", Runs),
+    ("cat -n src/lib.rs src/main.rs", Runs),
+    ("cat src/lib.rs | head -5", Runs),
+    ("cat - ", Renders("cat -")),
+    ("head -n 20 README.md", Runs),
+    ("head -20 README.md", Runs),
+    ("tail -n5 notes.txt", Runs),
+    ("tail -c 100 notes.txt", Runs),
+    ("wc -l src/lib.rs src/main.rs", Runs),
+    ("grep -rn foo src", Runs),
+    ("grep -rn 'fn main' src", Renders("grep -rn 'fn main' src")),
+    ("grep -e foo -e bar README.md", Runs),
+    ("grep -c TODO notes.txt", Runs),
+    ("grep -f patterns.txt README.md", Runs),
+    (
+        "grep -rn --include='*.rs' foo src",
+        Renders("grep -rn '--include=*.rs' foo src"),
+    ),
+    ("grep --color=always -i hello README.md", Runs),
+    ("grep -3 hello README.md", Runs),
+    ("grep -r foo .", Runs),
+    ("grep -r foo", Runs),
+    ("grep foo src", Runs),
+    ("grep -- -n README.md", Runs),
+    ("rg -n foo src", Runs),
+    ("rg --files src", Runs),
+    ("rg -g '*.rs' -t rust foo", Runs),
+    ("rg -e foo -e bar", Runs),
+    ("find . -name '*.rs'", Renders("find . -name '*.rs'")),
+    ("find src -type f -name '*.rs' -print", Runs),
+    (
+        "find . \\( -name a -o -name b \\) -print",
+        Renders("find . '(' -name a -o -name b ')' -print"),
+    ),
+    ("find . -maxdepth 2 -newer README.md", Runs),
+    ("find", Runs),
+    ("find -H . -not -name x", Runs),
+    ("pwd", Runs),
+    ("pwd -P", Runs),
+    ("echo hello world", Runs),
+    ("echo 'a|b' \"c d\"", Renders("echo 'a|b' 'c d'")),
+    ("echo \"it's\"", Renders("echo 'it'\"'\"'s'")),
+    ("echo \"a\\\"b\" 'c\\d'", Renders("echo 'a\"b' 'c\\d'")),
+    ("echo a=b", Renders("echo a=b")),
+    (
+        "echo HEAD~1 x@y %s a:b",
+        Renders("echo 'HEAD~1' x@y %s a:b"),
+    ),
+    ("echo ''", Renders("echo ''")),
+    ("echo café", Renders("echo 'café'")),
+    ("file README.md src", Runs),
+    ("stat -c %s README.md", Runs),
+    ("du -sh src", Runs),
+    ("tree -L 2 src", Runs),
+    ("sort notes.txt | uniq -c", Runs),
+    ("sort -k2 -t, -n notes.txt", Runs),
+    ("uniq notes.txt", Runs),
+    ("cut -d: -f1 notes.txt", Runs),
+    ("diff README.md notes.txt", Runs),
+    ("diff -u README.md notes.txt", Runs),
+    ("diff --to-file=README.md notes.txt patterns.txt", Runs),
+    // git, in a repository whose configuration runs nothing.
+    ("git status", Runs),
+    ("git status --short -uno", Runs),
+    ("git status -sb -- src", Runs),
+    ("git log -pS foo", Asks("`git log -pS` is not an option")),
+    ("git log --oneline -n 5", Runs),
+    (
+        "git log -5 --format='%h %s'",
+        Renders("git log -5 '--format=%h %s'"),
+    ),
+    ("git log --since=2.weeks -- src", Runs),
+    ("git log HEAD~2..HEAD --stat", Runs),
+    ("git log 'HEAD@{1}'", Renders("git log 'HEAD@{1}'")),
+    ("git log -S foo -p", Runs),
+    ("git log -L1,5:README.md", Runs),
+    ("git diff HEAD~1 -- src/lib.rs", Runs),
+    ("git diff --cached --stat", Runs),
+    ("git show HEAD:README.md", Runs),
+    ("git show --stat HEAD", Runs),
+    ("git branch", Runs),
+    ("git branch -a -vv", Runs),
+    ("git branch --list 'feat*'", Runs),
+    ("git branch --contains", Runs),
+    ("git branch --merged main", Runs),
+    ("git rev-parse --show-toplevel", Runs),
+    ("git rev-parse --abbrev-ref HEAD", Runs),
+    ("git ls-files -- src", Runs),
+    ("git ls-files --others --exclude-standard", Runs),
+    ("git blame -L 1,5 README.md", Runs),
+    ("git -C src log --oneline", Runs),
+    ("git --no-pager log -1", Runs),
+    // Operators, quoting, escapes.
+    (
+        "ls && cat README.md || echo none; pwd",
+        Renders("ls && cat README.md || echo none; pwd"),
+    ),
+    ("ls&&pwd", Renders("ls && pwd")),
+    ("ls;", Renders("ls")),
+    ("ls | sort | uniq", Runs),
+    (
+        "grep foo\\ bar README.md",
+        Renders("grep 'foo bar' README.md"),
+    ),
+    ("cat \"README.md\"", Renders("cat README.md")),
+    ("cat RE'AD'ME.md", Renders("cat README.md")),
+    ("'ls' -l", Renders("ls -l")),
+    ("echo \\$HOME", Renders("echo '$HOME'")),
+    (
+        "echo '$(id)' '`id`' '*'",
+        Renders("echo '$(id)' '`id`' '*'"),
+    ),
+    // Outside the subset: asked about.
+    ("ls > out.txt", Asks("`>` redirects output to a file")),
+    ("ls >> out.txt", Asks("`>>` appends output to a file")),
+    ("ls 2>&1", Asks("`>&` redirects a stream")),
+    ("ls 2>/dev/null", Asks("`>` redirects output to a file")),
+    ("ls >| out.txt", Asks("`>|` overwrites a file")),
+    ("cat < README.md", Asks("`<` redirects input from a file")),
+    ("cat <<EOF", Asks("`<<` starts a here-document")),
+    ("cat <> README.md", Asks("`<>` opens a file for writing")),
+    ("diff <(ls) README.md", Asks("`<(…)` runs a command")),
+    ("echo $(id)", Asks("`$(…)` runs a command")),
+    ("echo $((1+1))", Asks("`$(…)` runs a command")),
+    ("echo `id`", Asks("a backquote (`) runs a command")),
+    ("echo $HOME", Asks("`$` expands a variable")),
+    ("echo \"$HOME\"", Asks("`$` inside double quotes")),
+    ("echo \"`id`\"", Asks("a backquote (`) runs a command")),
+    ("echo ${HOME}", Asks("`${…}` expands a variable")),
+    ("echo $'x'", Asks("`$'…'` quoting")),
+    ("ls &", Asks("`&` runs a command in the background")),
+    ("ls & pwd", Asks("`&` runs a command in the background")),
+    ("ls |& cat", Asks("`|&` pipes error output")),
+    ("(ls)", Asks("`(` is shell syntax")),
+    ("{ ls; }", Asks("`{` groups commands")),
+    ("echo {a,b}", Asks("`{` groups commands or expands braces")),
+    ("ls *.rs", Asks("`*` is a glob pattern")),
+    ("cat ?EADME.md", Asks("`?` is a glob pattern")),
+    ("ls [ab]", Asks("`[` is a glob pattern")),
+    ("cat ~/.ssh/id_rsa", Asks("`~` expands to a home directory")),
+    ("ls --color=~", Asks("`~` expands to a home directory")),
+    ("ls # list", Asks("`#` starts a comment")),
+    ("ls\npwd", Asks("a newline starts another command")),
+    ("echo 'a\nb'", Asks("a newline starts another command")),
+    ("ls\u{7}", Asks("control character (U+0007)")),
+    ("FOO=1 ls", Asks("`FOO=1` sets a variable")),
+    ("ls \\", Asks("a `\\` ends the line")),
+    // Not a command line the shell would run.
+    ("echo 'abc", Invalid("the single quote is never closed")),
+    ("echo \"abc", Invalid("the double quote is never closed")),
+    ("| ls", Invalid("`|` has no command on one side")),
+    ("ls |", Invalid("`|` has no command on one side")),
+    ("ls &&", Invalid("`&&` has no command on one side")),
+    ("ls || ", Invalid("`||` has no command on one side")),
+    (";", Invalid("`;` has no command on one side")),
+    ("ls ;; pwd", Invalid("`;` has no command on one side")),
+    ("   ", Invalid("the command line is empty")),
+    ("", Invalid("the command line is empty")),
+    // Commands that are not read-only, or not known to be.
+    ("rm -rf src", Asks("`rm` is not a read-only command")),
+    ("sh -c ls", Asks("`sh` is not a read-only command")),
+    ("python3 x.py", Asks("`python3` is not a read-only command")),
+    ("sudo ls", Asks("`sudo` is not a read-only command")),
+    ("env ls", Asks("`env` is not a read-only command")),
+    ("cd src", Asks("`cd` is not a read-only command")),
+    ("/bin/ls", Asks("`/bin/ls` is not a read-only command")),
+    ("./ls", Asks("`./ls` is not a read-only command")),
+    ("ls | xargs rm", Asks("`xargs` is not a read-only command")),
+    (
+        "cat README.md && rm x",
+        Asks("`rm` is not a read-only command"),
+    ),
+    ("echo ok | sh", Asks("`sh` is not a read-only command")),
+    ("'FOO=1' ls", Asks("`FOO=1` is not a read-only command")),
+    (
+        "git commit -m x",
+        Asks("`git commit` is not a read-only command"),
+    ),
+    ("git push", Asks("`git push` is not a read-only command")),
+    (
+        "git config core.pager less",
+        Asks("`git config` is not a read-only command"),
+    ),
+    ("git", Asks("`git`: no subcommand")),
+    // Options that write, run programs or leave the project.
+    (
+        "git log --output=x",
+        Asks("`git log --output` writes a file"),
+    ),
+    (
+        "git diff --ext-diff",
+        Asks("`git diff --ext-diff` runs an external diff program"),
+    ),
+    (
+        "git diff --no-index a b",
+        Asks("compares files outside the repository"),
+    ),
+    (
+        "git -c core.pager=less log",
+        Asks("`git -c` sets configuration"),
+    ),
+    (
+        "git --git-dir=/tmp/x log",
+        Asks("`git --git-dir` points git at another repository"),
+    ),
+    (
+        "git --work-tree=/ status",
+        Asks("`git --work-tree` points git at another"),
+    ),
+    ("git -p log", Asks("`git -p` starts a pager")),
+    (
+        "git log --show-signature",
+        Asks("verifies signatures by running gpg"),
+    ),
+    (
+        "git log '--format=%G?'",
+        Asks("verifies signatures by running gpg"),
+    ),
+    (
+        "git log --pretty=format:%GS",
+        Asks("verifies signatures by running gpg"),
+    ),
+    (
+        "git branch -d main",
+        Asks("`git branch -d` deletes a branch"),
+    ),
+    (
+        "git branch -D main",
+        Asks("`git branch -D` deletes a branch"),
+    ),
+    (
+        "git branch -m a b",
+        Asks("`git branch -m` renames a branch"),
+    ),
+    (
+        "git branch newbranch",
+        Asks("a name without --list creates a branch"),
+    ),
+    (
+        "git branch --set-upstream-to=origin/main",
+        Asks("changes a branch's upstream"),
+    ),
+    (
+        "git status --porcelain --foo",
+        Asks("`git status --foo` is not an option"),
+    ),
+    (
+        "git ls-files --recurse-submodules",
+        Asks("runs git in submodules"),
+    ),
+    ("git log -O order.txt", Asks("reads an order file")),
+    ("git log -n", Asks("`git log -n` needs a value")),
+    // git's own arities: these options take no separate word, so the word
+    // after them is an operand and is checked (`git diff -U x a` would
+    // compare `x` outside the repository with --no-index).
+    (
+        "git diff -U /etc/passwd README.md",
+        Asks("escapes the working directory"),
+    ),
+    (
+        "git diff --unified ../outside/secret.txt README.md",
+        Asks("escapes"),
+    ),
+    ("git log --format ../outside/secret.txt", Asks("escapes")),
+    (
+        "git log --min-parents ../outside/secret.txt",
+        Asks("escapes"),
+    ),
+    (
+        "git rev-parse --glob ../outside/secret.txt",
+        Asks("escapes"),
+    ),
+    ("git diff -U5 --unified=3", Runs),
+    ("git log --format=%h --min-parents=2", Runs),
+    ("git -C /tmp log", Asks("escapes the working directory")),
+    (
+        "git -C ../outside log",
+        Asks("escapes the working directory"),
+    ),
+    (
+        "git -C README.md log",
+        Asks("`README.md` is not a directory"),
+    ),
+    (
+        "git blame --contents ../outside/secret.txt README.md",
+        Asks("escapes"),
+    ),
+    (
+        "git show ../outside/secret.txt",
+        Asks("escapes the working directory"),
+    ),
+    (
+        "git diff /etc/passwd README.md",
+        Asks("escapes the working directory"),
+    ),
+    (
+        "find . -exec rm '{}' +",
+        Asks("`find -exec` runs another program"),
+    ),
+    (
+        "find . -execdir ls ';'",
+        Asks("`find -execdir` runs another program"),
+    ),
+    ("find . -delete", Asks("`find -delete` deletes files")),
+    (
+        "find . -fprint out.txt",
+        Asks("`find -fprint` writes a file"),
+    ),
+    ("find -L .", Asks("`find -L` follows symbolic links")),
+    (
+        "find . -follow",
+        Asks("`find -follow` follows symbolic links"),
+    ),
+    ("find / -name x", Asks("escapes the working directory")),
+    ("find .. -name x", Asks("escapes the working directory")),
+    (
+        "find . -newer ../outside/secret.txt",
+        Asks("escapes the working directory"),
+    ),
+    ("find . -name", Asks("`find -name` needs a value")),
+    (
+        "find . -name x stray",
+        Asks("`find stray` is not an option"),
+    ),
+    ("sort -o out.txt notes.txt", Asks("`sort -o` writes a file")),
+    (
+        "sort --output=out.txt notes.txt",
+        Asks("`sort --output` writes a file"),
+    ),
+    ("sort -T /tmp notes.txt", Asks("writes temporary files")),
+    (
+        "sort --compress-program=gzip notes.txt",
+        Asks("runs another program"),
+    ),
+    (
+        "sort -rno out.txt notes.txt",
+        Asks("`sort -o` writes a file"),
+    ),
+    (
+        "uniq notes.txt out.txt",
+        Asks("a second operand is a file uniq writes"),
+    ),
+    ("tree -o out.txt", Asks("`tree -o` writes a file")),
+    ("tree -l", Asks("`tree -l` follows symbolic links")),
+    ("grep -R foo .", Asks("`grep -R` follows symbolic links")),
+    ("grep -D read foo README.md", Asks("reads devices")),
+    ("rg --pre cat foo", Asks("`rg --pre` runs another program")),
+    ("rg -z foo", Asks("runs decompression programs")),
+    ("rg -L foo", Asks("`rg -L` follows symbolic links")),
+    (
+        "tail -f notes.txt",
+        Asks("keeps running until the time limit"),
+    ),
+    ("tail -nf notes.txt", Runs),
+    ("ls -L dir-out", Asks("`ls -L` follows symbolic links")),
+    ("ls -laL", Asks("`ls -L` follows symbolic links")),
+    ("ls --dereference", Asks("follows symbolic links")),
+    (
+        "wc --files0-from=list",
+        Asks("reads file names from a file"),
+    ),
+    ("file -C", Asks("`file -C` writes a file")),
+    ("file -z README.md", Asks("may run decompression programs")),
+    ("file -f list.txt", Asks("reads file names from a file")),
+    ("du -L", Asks("`du -L` follows symbolic links")),
+    ("diff -r src sub", Asks("`diff -r` compares directories")),
+    ("diff src sub", Asks("`src` is a directory")),
+    (
+        "diff -l README.md notes.txt",
+        Asks("`diff -l` runs another program"),
+    ),
+    (
+        "head --foo README.md",
+        Asks("`head --foo` is not an option"),
+    ),
+    ("head --lines", Asks("`head --lines` needs a value")),
+    ("cat -Z README.md", Asks("`cat -Z` is not an option")),
+    (
+        "cat --number=3 README.md",
+        Asks("`cat --number` takes no value"),
+    ),
+    ("pwd extra", Asks("`pwd`: takes no operands")),
+    (
+        "ls --all-the-things",
+        Asks("`ls --all-the-things` is not an option"),
+    ),
+    ("cat --num README.md", Asks("`cat --num` is not an option")),
+    // Paths: outside, through links, too big, not regular files.
+    (
+        "cat /etc/passwd",
+        Asks("path escapes the working directory"),
+    ),
+    (
+        "cat ../outside/secret.txt",
+        Asks("path escapes the working directory"),
+    ),
+    ("cat link-out", Asks("path escapes the working directory")),
+    ("ls dir-out/", Asks("path escapes the working directory")),
+    (
+        "cat dir-out/secret.txt",
+        Asks("path escapes the working directory"),
+    ),
+    (
+        "cat link-in/../../outside/secret.txt",
+        Asks("climbs out of a symbolic link"),
+    ),
+    (
+        "cat link-in/../README.md",
+        Asks("climbs out of a symbolic link"),
+    ),
+    (
+        "cat src/../../outside/secret.txt",
+        Asks("path escapes the working directory"),
+    ),
+    (
+        "cat nothere/../README.md",
+        Asks("follows a name that is not a directory"),
+    ),
+    (
+        "cat README.md/../notes.txt",
+        Asks("follows a name that is not a directory"),
+    ),
+    ("cat ''", Asks("path is empty")),
+    (
+        "cat big.log",
+        Asks("`big.log` is 11.0 MiB, over the 10.0 MiB cap"),
+    ),
+    ("grep foo big.log", Asks("over the 10.0 MiB cap")),
+    ("head -1 big.log", Asks("over the 10.0 MiB cap")),
+    ("sort big.log", Asks("over the 10.0 MiB cap")),
+    ("grep -f big.log README.md", Asks("over the 10.0 MiB cap")),
+    ("ls -l big.log fifo", Runs),
+    ("cat fifo", Asks("`fifo` is not a regular file")),
+    ("grep foo fifo", Asks("`fifo` is not a regular file")),
+    (
+        "cat src/lib.rs ../outside/secret.txt",
+        Asks("`../outside/secret.txt`"),
+    ),
+    ("echo ok && cat link-out", Asks("`link-out`")),
+];
+
+#[test]
+fn the_table() {
+    let project = Project::new();
+    check_all(
+        CASES
+            .iter()
+            .map(|&(line, expect)| (line, project.analyse(line), expect)),
+    );
+}
+
+/// Repository configuration, in `.git/config`, and what `git log` comes
+/// to under it.
+const GIT_CONFIG_CASES: &[(&str, Expect)] = &[
+    (
+        "[core]\n\tpager = less\n",
+        Asks("the repository's config names a program (core.pager)"),
+    ),
+    (
+        "[Core]\n\tPager = less\n",
+        Asks("names a program (core.pager)"),
+    ),
+    (
+        "[core] pager = less\n",
+        Asks("names a program (core.pager)"),
+    ),
+    (
+        "[core]\n\tpager = \"less -R\" # comment\n",
+        Asks("(core.pager)"),
+    ),
+    ("[core]\n\tpager\n", Asks("(core.pager)")),
+    (
+        "[core]\n\tfsmonitor = true\n",
+        Asks("names a program (core.fsmonitor)"),
+    ),
+    (
+        "[core]\n\tfsmonitor = .git/fsmonitor.sh\n",
+        Asks("(core.fsmonitor)"),
+    ),
+    ("[core]\n\tfsmonitor = false\n", Runs),
+    (
+        "[core]\n\thooksPath = .githooks\n",
+        Asks("names a directory of hooks (core.hookspath)"),
+    ),
+    (
+        "[core]\n\tworktree = /tmp\n",
+        Asks("points git at another work tree (core.worktree)"),
+    ),
+    (
+        "[diff]\n\texternal = difftool.sh\n",
+        Asks("names a program (diff.external)"),
+    ),
+    (
+        "[diff \"img\"]\n\ttextconv = exif\n",
+        Asks("names a program (diff.img.textconv)"),
+    ),
+    (
+        "[diff \"x\"]\n\tcommand = foo\n",
+        Asks("names a program (diff.x.command)"),
+    ),
+    ("[diff \"x\"]\n\tbinary = true\n", Runs),
+    (
+        "[filter \"lfs\"]\n\tsmudge = git-lfs smudge\n",
+        Asks("names a program (filter.lfs.smudge)"),
+    ),
+    (
+        "[filter \"lfs\"]\n\tprocess = git-lfs filter-process\n",
+        Asks("(filter.lfs.process)"),
+    ),
+    (
+        "[pager]\n\tlog = less -R\n",
+        Asks("names a program (pager.log)"),
+    ),
+    ("[pager]\n\tbranch = false\n", Runs),
+    (
+        "[include]\n\tpath = other.cfg\n",
+        Asks("includes another config file, which is not checked (include.path)"),
+    ),
+    (
+        "[includeIf \"gitdir:~/work/\"]\n\tpath = w.cfg\n",
+        Asks("(includeif.gitdir:~/work/.path)"),
+    ),
+    (
+        "[log]\n\tshowSignature = true\n",
+        Asks("verify signatures by running gpg (log.showsignature)"),
+    ),
+    ("[log]\n\tshowSignature\n", Asks("(log.showsignature)")),
+    ("[log]\n\tshowSignature = false\n", Runs),
+    (
+        "[pretty]\n\tsig = format:%h %G?\n",
+        Asks("running gpg (pretty.sig)"),
+    ),
+    ("[pretty]\n\tshort = format:%h %s\n", Runs),
+    (
+        "[blame]\n\tignoreRevsFile = revs\n",
+        Asks("names a file git blame reads"),
+    ),
+    (
+        "[trace2]\n\tnormalTarget = /tmp/t\n",
+        Asks("writes a trace file (trace2.normaltarget)"),
+    ),
+    ("[alias]\n\tst = !rm -rf /\n", Runs),
+    ("[core]\n\teditor = vim\n\tsshCommand = ssh -i k\n", Runs),
+    ("[credential]\n\thelper = store\n", Runs),
+    (
+        "[remote \"origin\"]\n\turl = https://example.com/x\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n",
+        Runs,
+    ),
+    ("; comment\n# comment\n[core]\n\tbare = false\r\n", Runs),
+    ("[user]\n\tname = A \\\n\t continued\n", Runs),
+    (
+        "[user]\n\tname = \"unterminated\n",
+        Asks("is not understood past line 2"),
+    ),
+    ("garbage line\n", Asks("is not understood past line 1")),
+    ("[core\n", Asks("is not understood")),
+    ("[section \"sub\" x]\n", Asks("is not understood")),
+];
+
+#[test]
+fn repository_configuration_that_names_a_program_asks() {
+    let project = Project::new();
+    check_all(GIT_CONFIG_CASES.iter().map(|&(config, expect)| {
+        project.write(".git/config", config);
+        (config, project.analyse("git log --oneline"), expect)
+    }));
+}
+
+#[test]
+fn global_configuration_is_judged_too() {
+    let project = Project::new();
+    fs::write(&project.global, "[core]\n\tpager = delta\n").unwrap();
+    let why = format!(
+        "the git config {} names a program (core.pager)",
+        project.global.display()
+    );
+    match project.analyse("git status") {
+        Verdict::Ask { reason } => assert!(reason.contains(&why), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+    // Not for commands other than git.
+    assert!(matches!(project.analyse("ls"), Verdict::ReadOnly { .. }));
+    // A global file that does not exist is no configuration.
+    let analyser = Analyser::new(&project.root)
+        .with_git_global_configs(vec![project.root.join("no/such/gitconfig")]);
+    assert!(matches!(
+        analyser.analyse(".", "git status"),
+        Verdict::ReadOnly { .. }
+    ));
+}
+
+#[test]
+fn repositories_git_would_not_take_as_checked() {
+    let project = Project::new();
+    let asks = |line: &str, why: &str| match project.analyse(line) {
+        Verdict::Ask { reason } => assert!(reason.contains(why), "{line}: {reason}"),
+        other => panic!("{line}: {other:?}"),
+    };
+
+    // A hook git status and git diff can run.
+    project.write(".git/hooks/post-index-change", "#!/bin/sh\n");
+    asks("git status", "post-index-change hook");
+    fs::remove_file(project.root.join(".git/hooks/post-index-change")).unwrap();
+    // Samples are not hooks.
+    project.write(".git/hooks/post-index-change.sample", "#!/bin/sh\n");
+    assert!(matches!(
+        project.analyse("git status"),
+        Verdict::ReadOnly { .. }
+    ));
+
+    // Submodules, whose configuration is elsewhere.
+    project.write(".gitmodules", "[submodule \"x\"]\n\tpath = x\n");
+    asks("git diff", "has submodules");
+    fs::remove_file(project.root.join(".gitmodules")).unwrap();
+
+    // A nested repository with its own configuration is the one git uses
+    // below it.
+    project.write("sub/.git/HEAD", "ref: refs/heads/main\n");
+    project.write("sub/.git/config", "[core]\n\tpager = less\n");
+    fs::create_dir_all(project.root.join("sub/.git/objects")).unwrap();
+    fs::create_dir_all(project.root.join("sub/.git/refs")).unwrap();
+    asks("git -C sub status", "(core.pager)");
+    assert!(matches!(
+        project.analyse("git status"),
+        Verdict::ReadOnly { .. }
+    ));
+
+    // A directory that looks like a bare repository.
+    project.write("bare/HEAD", "ref: refs/heads/main\n");
+    project.write("bare/config", "[core]\n\tfsmonitor = ./x\n");
+    fs::create_dir_all(project.root.join("bare/refs")).unwrap();
+    asks("git -C bare log", "looks like a bare repository");
+
+    // A `.git` that is not a repository: git would look above the project.
+    fs::create_dir_all(project.root.join("empty/.git")).unwrap();
+    asks("git -C empty log", "is not a repository git would use");
+
+    // A config that is a FIFO is not read (and does not block).
+    fs::remove_file(project.root.join(".git/config")).unwrap();
+    nix::unistd::mkfifo(&project.root.join(".git/config"), Mode::S_IRWXU).unwrap();
+    asks("git log", "cannot be read: not a regular file");
+}
+
+#[test]
+fn linked_worktrees_read_the_common_configuration() {
+    let project = Project::new();
+    fs::remove_dir_all(project.root.join(".git")).unwrap();
+    // root/.git -> outside/common/worktrees/wt, as `git worktree add` makes.
+    let common = project.outside.join("common");
+    let wt = common.join("worktrees/wt");
+    fs::create_dir_all(common.join("objects")).unwrap();
+    fs::create_dir_all(common.join("refs")).unwrap();
+    fs::create_dir_all(&wt).unwrap();
+    fs::write(wt.join("HEAD"), "ref: refs/heads/wt\n").unwrap();
+    fs::write(wt.join("commondir"), "../..\n").unwrap();
+    fs::write(common.join("config"), "[core]\n\tbare = false\n").unwrap();
+    fs::write(
+        project.root.join(".git"),
+        format!("gitdir: {}\n", wt.display()),
+    )
+    .unwrap();
+    assert!(matches!(
+        project.analyse("git status"),
+        Verdict::ReadOnly { .. }
+    ));
+
+    fs::write(wt.join("config.worktree"), "[core]\n\tpager = less\n").unwrap();
+    match project.analyse("git status") {
+        Verdict::Ask { reason } => assert!(
+            reason.contains("the repository's config.worktree names a program (core.pager)"),
+            "{reason}"
+        ),
+        other => panic!("{other:?}"),
+    }
+    fs::remove_file(wt.join("config.worktree")).unwrap();
+
+    fs::write(common.join("config"), "[diff]\n\texternal = x\n").unwrap();
+    match project.analyse("git diff") {
+        Verdict::Ask { reason } => assert!(
+            reason.contains("the repository's config names a program (diff.external)"),
+            "{reason}"
+        ),
+        other => panic!("{other:?}"),
+    }
+
+    fs::write(project.root.join(".git"), "gitdir: nowhere\n").unwrap();
+    assert!(matches!(project.analyse("git log"), Verdict::Ask { .. }));
+}
+
+#[test]
+fn git_outside_a_repository_asks() {
+    let project = Project::new();
+    fs::remove_dir_all(project.root.join(".git")).unwrap();
+    match project.analyse("git status") {
+        Verdict::Ask { reason } => assert!(
+            reason.contains("no repository in the project here"),
+            "{reason}"
+        ),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn paths_are_read_from_the_directory_the_command_runs_in() {
+    let project = Project::new();
+    let analyser = project.analyser();
+    let root = project.root.display().to_string();
+    let inside = format!("cat {root}/README.md");
+    let cases: Vec<(&str, &str, Expect)> = vec![
+        ("src", "cat lib.rs", Runs),
+        ("src", "cat ../README.md", Runs),
+        ("src", "cat README.md", Runs),
+        ("src", "cat ../../outside/secret.txt", Asks("escapes")),
+        ("link-in", "cat lib.rs", Runs),
+        ("link-in", "cat ../README.md", Runs),
+        ("sub", "git log", Runs),
+        ("../outside", "ls", Asks("`../outside`: path escapes")),
+        ("README.md", "ls", Asks("`README.md` is not a directory")),
+        (".", &inside, Runs),
+        (".", "cat /etc/hostname", Asks("escapes")),
+    ];
+    let mut failures = Vec::new();
+    for (cwd, line, expect) in cases {
+        let verdict = analyser.analyse(cwd, line);
+        let ok = match (expect, &verdict) {
+            (Runs, Verdict::ReadOnly { .. }) => true,
+            (Asks(why), Verdict::Ask { reason }) => reason.contains(why),
+            _ => false,
+        };
+        if !ok {
+            failures.push(format!(
+                "in {cwd}: {line:?}: expected {expect:?}, got {verdict:?}"
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn the_size_cap_is_the_analysers() {
+    let project = Project::new();
+    assert_eq!(ANALYSER_MAX_FILE_BYTES, 10 * 1024 * 1024);
+    let small = project.analyser().with_max_file(4);
+    match small.analyse(".", "cat README.md") {
+        Verdict::Ask { reason } => assert!(
+            reason.contains("`README.md` is 6 bytes, over the 4 bytes cap"),
+            "{reason}"
+        ),
+        other => panic!("{other:?}"),
+    }
+    let large = project.analyser().with_max_file(64 * 1024 * 1024);
+    assert!(matches!(
+        large.analyse(".", "cat big.log"),
+        Verdict::ReadOnly { .. }
+    ));
+}
+
+#[test]
+fn the_short_form_analyses_at_the_root() {
+    let project = Project::new();
+    assert_eq!(
+        analyse(&project.root, "ls -l   src"),
+        Verdict::ReadOnly {
+            rendered: "ls -l src".to_owned()
+        }
+    );
+    assert!(matches!(
+        analyse(&project.root, "cat ../outside/secret.txt"),
+        Verdict::Ask { .. }
+    ));
+}
+
+#[test]
+fn long_lines_ask_without_being_parsed() {
+    let project = Project::new();
+    let long = format!("echo {}", "a".repeat(ANALYSER_MAX_LINE_BYTES));
+    match project.analyse(&long) {
+        Verdict::Ask { reason } => assert!(reason.contains("longer than 16384 bytes"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+    // Just under the limit, with hundreds of paths to check, is fine.
+    let many = format!(
+        "cat{}",
+        " README.md".repeat((ANALYSER_MAX_LINE_BYTES - 3) / 10)
+    );
+    assert!(many.len() <= ANALYSER_MAX_LINE_BYTES);
+    assert!(matches!(project.analyse(&many), Verdict::ReadOnly { .. }));
+}
+
+#[test]
+fn the_run_environment_disables_pagers_and_system_configuration() {
+    for needed in [
+        EnvSetting::Set("GIT_PAGER", "cat"),
+        EnvSetting::Set("PAGER", "cat"),
+        EnvSetting::Set("GIT_CONFIG_NOSYSTEM", "1"),
+        EnvSetting::Unset("LESS"),
+        EnvSetting::Unset("GIT_EXTERNAL_DIFF"),
+        EnvSetting::Unset("RIPGREP_CONFIG_PATH"),
+    ] {
+        assert!(ANALYSER_RUN_ENV.contains(&needed), "{needed:?}");
+    }
+}
+
+// ---- Properties -----------------------------------------------------------
+
+/// The run CI does: seed and case counts (`DASHFLOAT_ANALYSER_SEED`,
+/// `DASHFLOAT_ANALYSER_CASES` vary them; a failure prints the line).
+const DEFAULT_SEED: u64 = 0x0da5_f10a_7000_0025;
+const DEFAULT_CASES: usize = 20_000;
+
+/// Pieces random lines are made of: words the commands know, quotes,
+/// escapes, every shell metacharacter, unicode, control characters.
+const FRAGMENTS: &[&str] = &[
+    "ls",
+    "cat",
+    "grep",
+    "git",
+    "log",
+    "status",
+    "find",
+    "echo",
+    "sort",
+    "-n",
+    "-la",
+    "-rn",
+    "--format=%h",
+    "--color=auto",
+    "-e",
+    "README.md",
+    "src",
+    "src/lib.rs",
+    "notes.txt",
+    "a b",
+    "x=y",
+    "HEAD~1",
+    "é",
+    "日本",
+    "-",
+    "--",
+    ".",
+    "..",
+    "../outside",
+    "link-out",
+    "'",
+    "\"",
+    "\\",
+    "$",
+    "*",
+    "~",
+    "#",
+    "!",
+    "%",
+    "^",
+    "=",
+    ":",
+    ",",
+    "@",
+    "{",
+    "}",
+    "(",
+    ")",
+    "[",
+    "]",
+    "<",
+    ">",
+    "&",
+    "|",
+    ";",
+    "\t",
+    " ",
+    "\n",
+    "'it''s'",
+    "\"q\\\"x\"",
+    "\\ ",
+    "\\'",
+    "''",
+    "\"\"",
+    "'a|b'",
+    "\"a b\"",
+    "\"\\\\\"",
+    "\"\\$\"",
+    "\\$",
+    "\u{7}",
+    "\u{a0}",
+    "\u{202e}",
+    "+",
+    "'$(id)'",
+    "\"'\"",
+    "'\"'",
+    "\\\\",
+    "\"a\\b\"",
+    "-name",
+    "'*.rs'",
+    "-C",
+    "2>&1",
+];
+
+const JOINS: &[&str] = &["", " ", " ", " ", " | ", " && ", " || ", "; ", "  "];
+
+/// Commands a random line starts with more often than not, so that many
+/// reach the command checks.
+const STARTS: &[&str] = &[
+    "ls",
+    "cat",
+    "echo",
+    "grep x",
+    "git log",
+    "git status",
+    "find .",
+    "sort",
+    "wc -l",
+    "head",
+];
+
+fn random_line(rng: &mut Rng) -> String {
+    let mut line = String::new();
+    if rng.percent(60) {
+        line.push_str(rng.pick(STARTS));
+        line.push(' ');
+    }
+    for i in 0..1 + rng.below(10) {
+        if i > 0 {
+            line.push_str(rng.pick(JOINS));
+        }
+        line.push_str(rng.pick(FRAGMENTS));
+    }
+    line
+}
+
+/// Whether `line` has no character a shell would treat specially outside
+/// quotes: unquoted it holds only plain word characters, blanks and the
+/// operators `|`, `||`, `&&`, `;`; single quotes hold anything; double
+/// quotes hold no `$`, backquote or backslash. Independent of `parse`.
+fn only_quoted_metacharacters(line: &str) -> bool {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_-./,:@%+= |;".contains(c);
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => {
+                if !chars.by_ref().any(|c| c == '\'') {
+                    return false;
+                }
+            }
+            '"' => loop {
+                match chars.next() {
+                    Some('"') => break,
+                    Some('$' | '`' | '\\') | None => return false,
+                    Some(_) => {}
+                }
+            },
+            '&' => {
+                if chars.next() != Some('&') {
+                    return false;
+                }
+            }
+            c if plain(c) => {}
+            _ => return false,
+        }
+    }
+    true
+}
+
+#[test]
+fn rendered_plans_parse_back_to_themselves() {
+    let seed: u64 = env_or("DASHFLOAT_ANALYSER_SEED", DEFAULT_SEED);
+    let cases: usize = env_or("DASHFLOAT_ANALYSER_CASES", DEFAULT_CASES);
+    let mut rng = Rng(seed);
+    let mut parsed = 0;
+    for _ in 0..cases {
+        let line = random_line(&mut rng);
+        let Ok(plan) = parse(&line) else { continue };
+        parsed += 1;
+        let rendered = plan.render();
+        assert!(
+            only_quoted_metacharacters(&rendered),
+            "seed {seed:#x}: {line:?} rendered as {rendered:?}, which has an unquoted metacharacter"
+        );
+        assert_eq!(
+            parse(&rendered).as_ref(),
+            Ok(&plan),
+            "seed {seed:#x}: {line:?} rendered as {rendered:?}"
+        );
+        assert_eq!(plan.render(), rendered, "rendering is deterministic");
+    }
+    // The generator must reach the subset often enough to test it.
+    assert!(parsed * 10 > cases, "only {parsed} of {cases} lines parsed");
+}
+
+#[test]
+fn accepted_lines_render_safely_and_stay_accepted() {
+    let project = Project::new();
+    let analyser = project.analyser();
+    let seed: u64 = env_or("DASHFLOAT_ANALYSER_SEED", DEFAULT_SEED) ^ 1;
+    let cases = env_or("DASHFLOAT_ANALYSER_CASES", DEFAULT_CASES) / 4;
+    let mut rng = Rng(seed);
+    let mut accepted = 0;
+    for _ in 0..cases {
+        let line = random_line(&mut rng);
+        let Verdict::ReadOnly { rendered } = analyser.analyse(".", &line) else {
+            continue;
+        };
+        accepted += 1;
+        assert!(
+            only_quoted_metacharacters(&rendered),
+            "seed {seed:#x}: {line:?} accepted as {rendered:?}"
+        );
+        assert_eq!(
+            Ok(rendered.clone()),
+            parse(&line).map(|p| p.render()),
+            "{line:?}"
+        );
+        assert_eq!(
+            analyser.analyse(".", &rendered),
+            Verdict::ReadOnly {
+                rendered: rendered.clone()
+            },
+            "seed {seed:#x}: {line:?}: the rendering must be accepted as itself"
+        );
+    }
+    assert!(
+        accepted * 100 > cases,
+        "only {accepted} of {cases} lines accepted"
+    );
+}
+
+/// The tokenizer agrees with the real `/bin/sh`: for lines `parse` accepts
+/// as one stage, `printf '%s\n'` given the line's words prints exactly the
+/// plan's words, and so does it given the rendering.
+#[test]
+fn the_shell_splits_words_as_the_tokenizer_does() {
+    let seed: u64 = env_or("DASHFLOAT_ANALYSER_SEED", DEFAULT_SEED) ^ 2;
+    let mut rng = Rng(seed);
+    let mut checked = 0;
+    while checked < 300 {
+        let line = random_line(&mut rng);
+        let Ok(plan) = parse(&line) else { continue };
+        let stages: Vec<&[String]> = plan.stages().collect();
+        let [words] = stages[..] else { continue };
+        checked += 1;
+        let mut want = String::new();
+        for word in words {
+            want.push_str(word);
+            want.push('\n');
+        }
+        for form in [line.clone(), plan.render()] {
+            let out = Command::new("/bin/sh")
+                .arg("-c")
+                .arg(format!("printf '%s\\n' {form}"))
+                .env_clear()
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{form:?}: {out:?}");
+            assert_eq!(
+                String::from_utf8_lossy(&out.stdout),
+                want,
+                "seed {seed:#x}: the shell split {form:?} (from {line:?}) otherwise"
+            );
+        }
+    }
+}
+
+#[test]
+fn no_input_panics() {
+    let project = Project::new();
+    let analyser = project.analyser();
+    let seed: u64 = env_or("DASHFLOAT_ANALYSER_SEED", DEFAULT_SEED) ^ 3;
+    let mut rng = Rng(seed);
+    let cases = env_or("DASHFLOAT_ANALYSER_CASES", DEFAULT_CASES) / 10;
+    for i in 0..cases {
+        let line = match i % 4 {
+            // Arbitrary bytes, as a lossy string.
+            0 => {
+                let bytes: Vec<u8> = (0..rng.below(64)).map(|_| rng.next() as u8).collect();
+                String::from_utf8_lossy(&bytes).into_owned()
+            }
+            // Arbitrary characters from the whole range.
+            1 => (0..rng.below(32))
+                .filter_map(|_| char::from_u32((rng.next() % 0x11_0000) as u32))
+                .collect(),
+            // Fragments: the subset's edges.
+            2 => random_line(&mut rng),
+            // A known command followed by printable ASCII noise.
+            _ => {
+                let noise: String = (0..rng.below(40))
+                    .map(|_| (b' ' + rng.below(95) as u8) as char)
+                    .collect();
+                format!(
+                    "{} {noise}",
+                    rng.pick(&["git log", "find .", "grep", "ls", "sort"])
+                )
+            }
+        };
+        let _ = analyser.analyse(".", &line);
+        let _ = analyser.analyse("src", &line);
+    }
+    // Very long lines: over the limit, at it, and deep in quotes.
+    for line in [
+        "a".repeat(1 << 20),
+        format!("echo '{}", "x".repeat(ANALYSER_MAX_LINE_BYTES - 7)),
+        "'".repeat(ANALYSER_MAX_LINE_BYTES),
+        "\\".repeat(ANALYSER_MAX_LINE_BYTES),
+        "ls |".repeat(ANALYSER_MAX_LINE_BYTES / 4),
+        "é".repeat(ANALYSER_MAX_LINE_BYTES / 2),
+    ] {
+        let _ = analyser.analyse(".", &line);
+        let _ = parse(&line);
+    }
+    // The parse step alone on a line far over the analyser's limit.
+    let huge = "git log --oneline -- src | ".repeat(40_000) + "wc -l";
+    assert_eq!(parse(&huge).map(|p| p.stages().count()).ok(), Some(40_001));
+}
+
+/// Lines that must not be accepted wherever they run, whatever the
+/// filesystem holds: a quick check that the subset is enforced before
+/// anything else.
+#[test]
+fn absolute_paths_outside_ask_whatever_the_command() {
+    let project = Project::new();
+    let secret = project.outside.join("secret.txt");
+    for cmd in [
+        "cat",
+        "head",
+        "tail",
+        "wc",
+        "grep x",
+        "rg x",
+        "ls",
+        "file",
+        "stat",
+        "du",
+        "tree",
+        "sort",
+        "uniq",
+        "cut -f1",
+        "diff README.md",
+        "find",
+        "git log --",
+        "git diff",
+        "git blame",
+    ] {
+        let line = format!("{cmd} {}", secret.display());
+        match project.analyse(&line) {
+            Verdict::Ask { reason } => assert!(reason.contains("escapes"), "{line}: {reason}"),
+            other => panic!("{line}: {other:?}"),
+        }
+    }
+}
