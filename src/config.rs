@@ -53,7 +53,7 @@ pub const TIMEOUT_MAX: Duration = Duration::from_secs(24 * 60 * 60);
 http://127.0.0.1:8088/v1 (start it with scripts/local-model).\n\
 Config file: $XDG_CONFIG_HOME/dashfloat/config.toml (default ~/.config/dashfloat/config.toml) \
 with keys base_url, model, api_key_env, context_window, max_output, compact_at, request_timeout_secs, \
-idle_timeout_secs, max_steps, exec_timeout_secs, exec_timeout_max_secs, temperature, save_sessions, a [headers] \
+idle_timeout_secs, max_steps, exec_timeout_secs, exec_timeout_max_secs, temperature, save_sessions, auto_allow_read_only, a [headers] \
 table and an [exec] table with pass_env (variables handed to commands on purpose).\n\
 Sessions are saved in $XDG_CONFIG_HOME/dashfloat/sessions/ (default \
 ~/.config/dashfloat/sessions/).\n\
@@ -196,6 +196,7 @@ struct FileConfig {
     exec_timeout_max_secs: Option<u64>,
     temperature: Option<f32>,
     save_sessions: Option<bool>,
+    auto_allow_read_only: Option<bool>,
     #[serde(default)]
     headers: BTreeMap<String, String>,
     #[serde(default)]
@@ -313,6 +314,10 @@ pub struct Config {
     /// Whether sessions are saved (`--no-save` and `save_sessions = false`
     /// turn it off). ADR 0022.
     pub save_sessions: bool,
+    /// Whether command lines the analyser shows to be read-only run
+    /// without asking under `ask` and `auto-edit` (`auto_allow_read_only
+    /// = false` turns it off). ADR 0025.
+    pub auto_allow_read_only: bool,
 }
 
 /// The default config file location: `$XDG_CONFIG_HOME/dashfloat/config.toml`,
@@ -497,6 +502,7 @@ impl Config {
             temperature: cli.temperature.or(file.temperature),
             pass_env: file.exec.pass_env,
             save_sessions: !cli.no_save && file.save_sessions.unwrap_or(true),
+            auto_allow_read_only: file.auto_allow_read_only.unwrap_or(true),
         };
         (config, problems)
     }

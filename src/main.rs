@@ -19,7 +19,7 @@ use dashfloat::protocol::Severity;
 use dashfloat::safe_text::strip_controls;
 use dashfloat::secret::Secret;
 use dashfloat::session::{OpenSession, SessionSetup, SessionStore};
-use dashfloat::tools::ToolContext;
+use dashfloat::tools::{Analyser, ToolContext};
 use dashfloat::ui::app::{self, UiSetup};
 use dashfloat::ui::picker::{age, size};
 use dashfloat::ui::state::SessionInfo;
@@ -223,6 +223,9 @@ async fn run(
     tools.exec_timeout_max = config.exec_timeout_max;
     tools.secret_vars = vec![config.api_key_env.clone(), HANDOVER_FD_VAR.to_owned()];
     tools.pass_env = pass_env;
+    let read_only = config
+        .auto_allow_read_only
+        .then(|| Analyser::new(tools.root.clone()));
     let (command_tx, command_rx) = mpsc::channel(COMMAND_QUEUE);
     let (event_tx, event_rx) = mpsc::channel(EVENT_QUEUE);
     let system_prompt = agent::system_prompt();
@@ -235,6 +238,7 @@ async fn run(
             system_prompt,
             tools,
             approval: config.approval,
+            read_only,
             max_steps: config.max_steps,
             temperature: config.temperature,
             log,

@@ -333,6 +333,15 @@ pub enum AgentEvent {
         /// The arguments in brief.
         summary: String,
     },
+    /// A command the analyser showed to be read-only runs without asking:
+    /// its row's summary becomes the line as it runs, marked so (ADR
+    /// 0025).
+    ToolAllowed {
+        /// The call.
+        id: CallId,
+        /// The row's new summary.
+        summary: String,
+    },
     /// A call waits for the person: the preview goes into the log and the
     /// phase becomes `Confirming`. Answered by `UiCommand::Decide`.
     Confirm(ConfirmRequest),

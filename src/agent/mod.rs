@@ -41,6 +41,7 @@ use crate::protocol::{
     TransportError, UiCommand, Usage,
 };
 use crate::session::SessionSetup;
+use crate::tools::Analyser;
 use crate::tools::ToolContext;
 
 use compact::{Compaction, next_summary_event};
@@ -72,6 +73,10 @@ pub struct AgentSetup {
     pub tools: ToolContext,
     /// Which calls wait for the person.
     pub approval: ApprovalPolicy,
+    /// The analyser that lets read-only command lines run without asking
+    /// under `ask` and `auto-edit`; `None` asks for every command
+    /// (`auto_allow_read_only = false`). ADR 0025.
+    pub read_only: Option<Analyser>,
     /// Episodes per turn before stopping.
     pub max_steps: u32,
     /// Sampling temperature, if set.

@@ -11,7 +11,7 @@ use crate::protocol::{
     AgentEvent, CallId, ConfirmRequest, Decision, FileGuard, Phase, Preview, Severity,
     ToolCallRequest,
 };
-use crate::tools::{self, ToolCall, ToolFailure, ToolResult};
+use crate::tools::{self, Analyser, Judged, ToolCall, ToolFailure, ToolResult};
 
 use super::conversation::AssistantCall;
 use super::policy::ApprovalPolicy;
@@ -29,6 +29,14 @@ pub(super) enum ToolEvent {
         /// The preview, or why none could be built: the call is then
         /// answered with that failure and never confirmed.
         preview: Result<Preview, ToolFailure>,
+    },
+    /// The analyser showed a command line to be read-only: it runs
+    /// unasked, as `call` (the line as the analyser rendered it).
+    ReadOnly {
+        /// The call.
+        id: CallId,
+        /// The call to run in its place.
+        call: ToolCall,
     },
     /// A call finished.
     Finished {
@@ -373,6 +381,24 @@ impl Agent {
                 self.finish_call(&id, result).await;
                 self.advance().await;
             }
+            ToolEvent::ReadOnly { id, call: tool } => {
+                let Some(round) = self.round.as_mut() else {
+                    return;
+                };
+                let Some(index) = round.position(&id) else {
+                    return;
+                };
+                let call = &mut round.calls[index];
+                if !matches!(call.state, CallState::Previewing(_)) {
+                    return;
+                }
+                // No longer one of the round's confirmations.
+                call.needs_confirmation = false;
+                let summary = format!("{} · read-only, ran unasked", tool.summary());
+                call.start(tool, FileGuard::Unguarded, &self.tool_tx, &self.setup.tools);
+                self.emit(AgentEvent::ToolAllowed { id, summary }).await;
+                self.emit(AgentEvent::Phase(Phase::Executing)).await;
+            }
             ToolEvent::Preview { id, preview } => {
                 let Some(round) = self.round.as_mut() else {
                     return;
@@ -464,7 +490,13 @@ impl Agent {
                         .needs_confirmation(&tool, &self.setup.tools);
                     if call.needs_confirmation {
                         call.state = CallState::Previewing(tool.clone());
-                        spawn_preview(&self.tool_tx, &self.setup.tools, call.id.clone(), tool);
+                        spawn_preview(
+                            &self.tool_tx,
+                            &self.setup.tools,
+                            self.setup.read_only.as_ref(),
+                            call.id.clone(),
+                            tool,
+                        );
                         break;
                     }
                     call.start(tool, FileGuard::Unguarded, &self.tool_tx, &self.setup.tools);
@@ -556,25 +588,39 @@ fn spawn_run(
     });
 }
 
-/// One preview task: builds the preview off the agent's task (it reads
-/// files) and reports it.
+/// One preview task, off the agent's task (both steps read files): a
+/// command line the analyser shows to be read-only is reported to run
+/// unasked; any other call gets the preview the person will confirm, a
+/// command with the reason it was not allowed.
 fn spawn_preview(
     tx: &tokio::sync::mpsc::Sender<ToolEvent>,
     ctx: &tools::ToolContext,
+    read_only: Option<&Analyser>,
     id: CallId,
     tool: ToolCall,
 ) {
-    let (tx, ctx) = (tx.clone(), ctx.clone());
+    let (tx, ctx, analyser) = (tx.clone(), ctx.clone(), read_only.cloned());
     let name = tool.name();
     tokio::spawn(async move {
-        let preview = tokio::task::spawn_blocking(move || tools::preview(&tool, &ctx))
-            .await
-            .unwrap_or_else(|e| {
-                Err(ToolFailure::ExecutionFailed {
-                    tool: name.to_string(),
-                    message: format!("internal error: the preview task failed: {e}"),
-                })
-            });
-        let _ = tx.send(ToolEvent::Preview { id, preview }).await;
+        let judged =
+            tokio::task::spawn_blocking(move || tools::judge(&tool, &ctx, analyser.as_ref()));
+        let event = judged.await.unwrap_or_else(|e| {
+            Err(ToolFailure::ExecutionFailed {
+                tool: name.to_string(),
+                message: format!("internal error: the preview task failed: {e}"),
+            })
+        });
+        let event = match event {
+            Ok(Judged::ReadOnly(call)) => ToolEvent::ReadOnly { id, call },
+            Ok(Judged::Confirm(preview)) => ToolEvent::Preview {
+                id,
+                preview: Ok(preview),
+            },
+            Err(failure) => ToolEvent::Preview {
+                id,
+                preview: Err(failure),
+            },
+        };
+        let _ = tx.send(event).await;
     });
 }

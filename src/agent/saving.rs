@@ -86,6 +86,14 @@ impl Saving {
         self.usage.total_tokens += usage.total_tokens;
     }
 
+    /// The newest tool row of a call.
+    fn tool_row(&mut self, call: &str) -> Option<&mut LogItem> {
+        self.log
+            .iter_mut()
+            .rev()
+            .find(|item| matches!(item, LogItem::Tool { id, .. } if id == call))
+    }
+
     /// Records what an event shows in the log.
     pub(super) fn record(&mut self, event: &AgentEvent) {
         match event {
@@ -116,14 +124,13 @@ impl Saving {
                 status,
                 excerpt,
             } => {
-                let row = self.log.iter_mut().rev().find_map(|item| match item {
-                    LogItem::Tool {
-                        id: row, outcome, ..
-                    } if row == id => Some(outcome),
-                    _ => None,
-                });
-                if let Some(outcome) = row {
+                if let Some(LogItem::Tool { outcome, .. }) = self.tool_row(id) {
                     *outcome = Some((status.clone(), excerpt.clone()));
+                }
+            }
+            AgentEvent::ToolAllowed { id, summary } => {
+                if let Some(LogItem::Tool { summary: row, .. }) = self.tool_row(id) {
+                    row.clone_from(summary);
                 }
             }
             AgentEvent::System { severity, text } => self.push(LogItem::System {

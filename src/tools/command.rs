@@ -12,7 +12,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::protocol::{FileGuard, Preview, PreviewKind, ToolStatus};
 
-use super::exec::{EXEC_DEFAULT_TIMEOUT, EXEC_OUTPUT_MAX_BYTES, execute_command};
+use super::analyser::ANALYSER_RUN_ENV;
+use super::exec::{EXEC_DEFAULT_TIMEOUT, EXEC_OUTPUT_MAX_BYTES, Run, execute_command};
 use super::failure::ToolFailure;
 use super::preview::{header, line};
 use super::result::head;
@@ -32,6 +33,11 @@ pub struct ExecuteCommand {
     /// `exec_timeout` when none.
     #[serde(default)]
     pub timeout_seconds: Option<u64>,
+    /// The analyser accepted the line as read-only and `command` is its
+    /// rendering: it runs with [`ANALYSER_RUN_ENV`] applied. Never from
+    /// the model: only the agent sets it (ADR 0025).
+    #[serde(skip)]
+    pub read_only: bool,
 }
 
 impl ExecuteCommand {
@@ -205,7 +211,17 @@ impl Tool for ExecuteCommand {
         _guard: FileGuard,
     ) -> Result<ExecuteCommandOutput, ToolFailure> {
         let limit = self.time_limit(ctx)?;
-        execute_command(&self.command, &self.cwd, limit, ctx, cancel).await
+        let run = Run {
+            command: &self.command,
+            cwd: &self.cwd,
+            limit,
+            env: if self.read_only {
+                ANALYSER_RUN_ENV
+            } else {
+                &[]
+            },
+        };
+        execute_command(run, ctx, cancel).await
     }
 }
 

@@ -8,6 +8,8 @@ use std::ffi::{OsStr, OsString};
 
 use crate::secret::{Secret, has_userinfo};
 
+use super::analyser::EnvSetting;
+
 /// Credentials whose names the word rule of [`is_secret`] does not catch.
 /// ADR 0013.
 pub const SECRET_VARS: &[&str] = &["AWS_ACCESS_KEY_ID", "SECRET_KEY_BASE"];
@@ -76,4 +78,22 @@ pub fn child_env(
         })
         .chain(pass.iter().map(|(n, v)| (n.clone(), v.expose().clone())))
         .collect()
+}
+
+/// `env` with `settings` applied in order: variables set to a value or
+/// removed, as the analyser asks for a line it allowed (ADR 0025).
+pub fn with_settings(
+    mut env: Vec<(OsString, OsString)>,
+    settings: &[EnvSetting],
+) -> Vec<(OsString, OsString)> {
+    for setting in settings {
+        let name = match setting {
+            EnvSetting::Set(name, _) | EnvSetting::Unset(name) => OsStr::new(name),
+        };
+        env.retain(|(n, _)| n != name);
+        if let EnvSetting::Set(name, value) = setting {
+            env.push((OsString::from(name), OsString::from(value)));
+        }
+    }
+    env
 }

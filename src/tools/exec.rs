@@ -16,9 +16,10 @@ use tokio::net::unix::pipe::Receiver;
 use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
+use super::analyser::EnvSetting;
 use super::beneath;
 use super::command::{ExecuteCommand, ExecuteCommandOutput};
-use super::env::child_env;
+use super::env::{child_env, with_settings};
 use super::failure::{ToolFailure, format_duration};
 use super::read::trim_partial_char;
 use super::reaper::CallProcesses;
@@ -96,13 +97,28 @@ enum End {
     Cancelled,
 }
 
-/// Runs `command` under `/bin/sh -c` in `cwd` (opened beneath the root),
-/// with the output captured and everything it started killed however the
-/// call ends.
+/// One command to run.
+pub(crate) struct Run<'a> {
+    /// The command line.
+    pub(crate) command: &'a str,
+    /// Where, as the model gave it.
+    pub(crate) cwd: &'a str,
+    /// How long it may run.
+    pub(crate) limit: Duration,
+    /// Changes to its environment after the credential scrub.
+    pub(crate) env: &'a [EnvSetting],
+}
+
+/// Runs a command line under `/bin/sh -c` in its `cwd` (opened beneath the
+/// root), with the output captured and everything it started killed
+/// however the call ends.
 pub(crate) async fn execute_command(
-    command: &str,
-    cwd: &str,
-    limit: Duration,
+    Run {
+        command,
+        cwd,
+        limit,
+        env,
+    }: Run<'_>,
     ctx: &ToolContext,
     cancel: &CancellationToken,
 ) -> Result<ExecuteCommandOutput, ToolFailure> {
@@ -133,10 +149,9 @@ pub(crate) async fn execute_command(
         .stdout(writer)
         .stderr(writer_for_stderr)
         .env_clear()
-        .envs(child_env(
-            std::env::vars_os(),
-            &ctx.secret_vars,
-            &ctx.pass_env,
+        .envs(with_settings(
+            child_env(std::env::vars_os(), &ctx.secret_vars, &ctx.pass_env),
+            env,
         ))
         .kill_on_drop(true);
     own_session_with_parent_death(&mut cmd);

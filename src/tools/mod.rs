@@ -70,14 +70,16 @@ pub use command::{ExecuteCommand, ExecuteCommandOutput};
 pub use edit::{
     EDIT_MAX_FILE_BYTES, EditFile, EditFileOutput, LocateError, NearMatch, locate, splice,
 };
-pub use env::{SECRET_VARS, child_env, is_secret, is_secret_var};
+pub use env::{SECRET_VARS, child_env, is_secret, is_secret_var, with_settings};
 pub use exec::{
     EXEC_DEFAULT_MAX_TIMEOUT, EXEC_DEFAULT_TIMEOUT, EXEC_DRAIN_GRACE, EXEC_OUTPUT_MAX_BYTES,
 };
 pub use failure::ToolFailure;
 pub use list::{Entry, EntryKind, LIST_MAX_ENTRIES, ListDirectory, ListDirectoryOutput};
 pub use path_policy::{PATH_MAX_LINKS, PathError, resolve};
-pub use preview::{PREVIEW_CONTEXT_LINES, PREVIEW_MAX_LINES, PREVIEW_REVIEW_MAX_LINES, preview};
+pub use preview::{
+    Judged, PREVIEW_CONTEXT_LINES, PREVIEW_MAX_LINES, PREVIEW_REVIEW_MAX_LINES, judge, preview,
+};
 pub use read::{
     READ_BINARY_PROBE_BYTES, READ_DEFAULT_LIMIT, READ_DEFAULT_OFFSET, READ_MAX_BYTES,
     READ_MAX_LIMIT, READ_MAX_LINES, READ_STREAM_THRESHOLD_BYTES, ReadFile, ReadFileOutput,

@@ -13,6 +13,8 @@ use similar::{ChangeTag, TextDiff};
 
 use crate::protocol::{Preview, PreviewKind, PreviewLine};
 
+use super::analyser::{Analyser, Verdict};
+use super::command::ExecuteCommand;
 use super::failure::ToolFailure;
 use super::path_policy;
 use super::tool::Effect;
@@ -39,6 +41,50 @@ const DIFF_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
 /// same failure the tool would give, and is never put to the person.
 pub fn preview(call: &ToolCall, ctx: &ToolContext) -> Result<Preview, ToolFailure> {
     call.preview(ctx)
+}
+
+/// What a call that needs confirming under the policy comes to.
+pub enum Judged {
+    /// The analyser accepted it: run this in its place, unasked.
+    ReadOnly(ToolCall),
+    /// The person decides, on this preview.
+    Confirm(Preview),
+}
+
+/// Asks the analyser about a command line, then builds the preview of
+/// what it did not accept. A line the shell could not parse is answered
+/// as an invalid argument, never run or put to the person.
+pub fn judge(
+    tool: &ToolCall,
+    ctx: &ToolContext,
+    analyser: Option<&Analyser>,
+) -> Result<Judged, ToolFailure> {
+    let (Some(analyser), ToolCall::ExecuteCommand(command)) = (analyser, tool) else {
+        return preview(tool, ctx).map(Judged::Confirm);
+    };
+    match analyser.analyse(&command.cwd, &command.command) {
+        Verdict::ReadOnly { rendered } => {
+            Ok(Judged::ReadOnly(ToolCall::ExecuteCommand(ExecuteCommand {
+                command: rendered,
+                read_only: true,
+                ..command.clone()
+            })))
+        }
+        Verdict::Invalid { reason } => Err(ToolFailure::InvalidArgument {
+            tool: tool.name().to_string(),
+            field: "command".to_string(),
+            expected: "a command line the shell can parse".to_string(),
+            received: reason,
+        }),
+        Verdict::Ask { reason } => {
+            let mut preview = preview(tool, ctx)?;
+            preview.lines.insert(
+                1,
+                line(PreviewKind::Marker, &format!("asks because {reason}")),
+            );
+            Ok(Judged::Confirm(preview))
+        }
+    }
 }
 
 /// `preview` unless it is longer than a person can review

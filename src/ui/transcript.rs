@@ -83,15 +83,27 @@ impl Transcript {
     /// Puts a call's outcome under its tool row (calls may finish in any
     /// order, so the row is found by id).
     pub fn set_tool_outcome(&mut self, call: &CallId, status: ToolStatus, excerpt: String) {
-        let found = self
-            .entries
-            .iter()
-            .rposition(|e| matches!(&e.kind, EntryKind::Tool { id, .. } if id == call));
-        if let Some(index) = found
-            && let EntryKind::Tool { outcome, .. } = &mut self.touch(index).kind
+        if let Some(entry) = self.tool_row(call)
+            && let EntryKind::Tool { outcome, .. } = &mut entry.kind
         {
             *outcome = Some((clean_status(status), clean(excerpt)));
         }
+    }
+
+    /// Replaces the summary on a call's tool row.
+    pub fn set_tool_summary(&mut self, call: &CallId, summary: String) {
+        if let Some(entry) = self.tool_row(call) {
+            entry.text = clean(summary);
+        }
+    }
+
+    /// The newest row of a call, marked for redrawing.
+    fn tool_row(&mut self, call: &CallId) -> Option<&mut Entry> {
+        let found = self
+            .entries
+            .iter()
+            .rposition(|e| matches!(&e.kind, EntryKind::Tool { id, .. } if id == call))?;
+        Some(self.touch(found))
     }
 
     /// The reply that is streaming, opening one if there is none.

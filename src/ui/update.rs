@@ -202,6 +202,7 @@ fn on_agent(state: &mut State, event: AgentEvent) {
                 summary,
             );
         }
+        AgentEvent::ToolAllowed { id, summary } => state.transcript.set_tool_summary(&id, summary),
         AgentEvent::Confirm(request) => {
             state
                 .transcript

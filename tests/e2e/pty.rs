@@ -452,10 +452,10 @@ fn y_runs_a_long_command_only_after_its_end_has_been_on_screen() {
         !marker.exists(),
         "y ran a command whose end was never shown"
     );
-    session.wait_for("preview lines 1–26 of 62", WAIT).unwrap();
+    session.wait_for("preview lines 1–26 of 63", WAIT).unwrap();
     // PgDn until the last line has been drawn.
     session.send(b"\x1b[6~");
-    session.wait_for("preview lines 25–50 of 62", WAIT).unwrap();
+    session.wait_for("preview lines 25–50 of 63", WAIT).unwrap();
     session.send(b"\x1b[6~");
     session.wait_for("echo EVIL > marker", WAIT).unwrap();
     session.send(b"y");

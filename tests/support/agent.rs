@@ -55,6 +55,8 @@ pub fn setup(base_url: &str, root: &Path, approval: ApprovalPolicy) -> AgentSetu
         system_prompt: "system prompt".into(),
         tools,
         approval,
+        // Every command asks unless a test turns the analyser on.
+        read_only: None,
         max_steps: agent::DEFAULT_MAX_STEPS,
         temperature: None,
         log: dashfloat::log::Log::off(),

@@ -139,7 +139,8 @@ fn defaults_are_filled_in() {
         ToolCall::ExecuteCommand(ExecuteCommand {
             command: "ls".into(),
             cwd: ".".into(),
-            timeout_seconds: None
+            timeout_seconds: None,
+            read_only: false
         })
     );
 }
