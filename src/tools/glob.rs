@@ -206,7 +206,7 @@ fn glob(root: &Path, call: &Glob, cancel: &CancellationToken) -> Result<GlobOutp
             let in_root = path.strip_prefix(&root_real).unwrap_or(path);
             let in_target = path.strip_prefix(&target).unwrap_or(path);
             if !(matcher.is_match_candidate(&Candidate::new(in_target))
-                || matcher.is_match_candidate(&Candidate::new(in_root)))
+                || (in_root != in_target && matcher.is_match_candidate(&Candidate::new(in_root))))
             {
                 return;
             }

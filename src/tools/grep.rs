@@ -306,7 +306,7 @@ impl Include {
                 .is_some_and(|name| self.glob.is_match(Path::new(name)));
         }
         self.glob.is_match_candidate(&Candidate::new(in_target))
-            || self.glob.is_match_candidate(&Candidate::new(in_root))
+            || (in_root != in_target && self.glob.is_match_candidate(&Candidate::new(in_root)))
     }
 }
 
@@ -379,10 +379,10 @@ impl Search<'_> {
             return;
         }
         self.files.fetch_add(1, Ordering::Relaxed);
-        let (name, lossy_name) = walk::shown(in_root);
         let file = match self.opener.open_regular(path) {
             Ok(file) => file,
             Err(e) => {
+                let name = walk::shown(in_root).0;
                 self.found().unsearched(format!("{name}: cannot open: {e}"));
                 return;
             }
@@ -395,11 +395,16 @@ impl Search<'_> {
             lossy: false,
         };
         let outcome = searcher.search_file(&self.matcher, &file, &mut sink);
+        if !sink.binary && outcome.is_ok() && sink.count == 0 {
+            // The common case takes no lock.
+            return;
+        }
         let mut found = self.found();
         if sink.binary {
             found.binary += 1;
             return;
         }
+        let (name, lossy_name) = walk::shown(in_root);
         if let Err(e) = outcome {
             found.unsearched(format!("{name}: {}", stopped(&e)));
         }
