@@ -17,7 +17,7 @@ use crate::protocol::FileGuard;
 
 use super::failure::ToolFailure;
 use super::tool::{Effect, Shown, Tool, on_blocking_pool, path_parameter};
-use super::walk::{self, SEARCH_SKIPPED_DIRS, Seen};
+use super::walk::{self, SEARCH_SKIPPED_DIRS, Seen, WalkError};
 use super::{ToolContext, io_failure, resolve_for};
 
 const TOOL: &str = Glob::NAME;
@@ -220,7 +220,7 @@ fn glob(root: &Path, call: &Glob, cancel: &CancellationToken) -> Result<GlobOutp
             }
         }
     });
-    if walked.is_err() {
+    if let Err(WalkError::Cancelled) = walked {
         return Err(ToolFailure::Cancelled {
             tool: TOOL.to_owned(),
             output: None,

@@ -28,7 +28,7 @@ use super::failure::ToolFailure;
 use super::result::head;
 use super::tool::{Effect, Shown, Tool, on_blocking_pool, path_parameter};
 use super::validate::received;
-use super::walk::{self, SEARCH_SKIPPED_DIRS, Seen};
+use super::walk::{self, SEARCH_SKIPPED_DIRS, Seen, WalkError};
 use super::{ToolContext, io_failure, resolve_for};
 
 const TOOL: &str = Grep::NAME;
@@ -551,7 +551,7 @@ fn grep(root: &Path, call: &Grep, cancel: &CancellationToken) -> Result<GrepOutp
                 Seen::Unreadable(entry) => search.found().unsearched(entry),
             }
         });
-        if walked.is_err() {
+        if let Err(WalkError::Cancelled) = walked {
             return Err(ToolFailure::Cancelled {
                 tool: TOOL.to_owned(),
                 output: None,

@@ -50,8 +50,13 @@ pub(crate) enum Seen<'a> {
     Unreadable(String),
 }
 
-/// The call was cancelled while the walk ran; it stopped between files.
-pub(crate) struct Interrupted;
+/// Why a walk ended early.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum WalkError {
+    /// The call was cancelled while the walk ran; it stopped between files.
+    #[error("the search was cancelled")]
+    Cancelled,
+}
 
 /// Walks the regular files under `target`, a directory the path policy
 /// returned for `root` (the real root), handing each to a visitor; `make`
@@ -68,7 +73,7 @@ pub(crate) fn files<V>(
     target: &Path,
     cancel: &CancellationToken,
     mut make: impl FnMut() -> V,
-) -> Result<(), Interrupted>
+) -> Result<(), WalkError>
 where
     V: FnMut(Seen<'_>) + Send,
 {
@@ -101,7 +106,7 @@ where
             })
         });
         if cancel.is_cancelled() {
-            return Err(Interrupted);
+            return Err(WalkError::Cancelled);
         }
         if reached.load(Ordering::Relaxed) {
             break;
@@ -232,13 +237,13 @@ mod tests {
                 cancel.cancel();
             }
         });
-        assert!(walked.is_err());
+        assert_eq!(walked, Err(WalkError::Cancelled));
         // Each walker thread finishes at most the file it was on.
         assert!(visits.load(Ordering::Relaxed) <= 16, "{visits:?}");
         let never = files(&root, &root, &cancel, || {
             |_: Seen<'_>| panic!("visited after the cancellation")
         });
-        assert!(never.is_err());
+        assert_eq!(never, Err(WalkError::Cancelled));
     }
 
     #[test]
