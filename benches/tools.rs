@@ -1,9 +1,13 @@
-//! Benchmarks of the tool catalogue: what a call costs, and that reading a
-//! window of a huge file keeps memory flat. Plain `main`, prints a table.
+//! Benchmarks of the tool catalogue: what a call costs, that reading a
+//! window of a huge file keeps memory flat, and glob and grep against
+//! `rg` (or `grep -rn` where it is not installed) and `find`, run in the
+//! same process one after the other. Plain `main`, prints a table.
 //! Run with `cargo bench --bench tools`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use dashfloat::tools::{ToolCall, ToolContext, execute, validate};
@@ -49,6 +53,74 @@ fn row(name: &str, n: u32, (mean, min): (Duration, Duration), note: &str) {
         mean.as_secs_f64() * 1e3,
         min.as_secs_f64() * 1e3
     );
+}
+
+/// Whether `rg` is on the `PATH`.
+fn has_rg() -> bool {
+    Command::new("rg")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Runs `argv` in `dir`, its output discarded; "nothing found" (exit 1)
+/// is a success.
+fn external(dir: &Path, argv: &[String]) {
+    let status = Command::new(&argv[0])
+        .args(&argv[1..])
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.code().is_some_and(|c| c <= 1), "{argv:?}: {status}");
+}
+
+/// Times `ours` and each reference command in `dir`, `n` runs each after
+/// one to warm the page cache, and prints a row per command and ours with
+/// its ratio to each (means).
+fn versus(name: &str, n: u32, dir: &Path, references: &[Vec<String>], mut ours: impl FnMut()) {
+    ours();
+    let theirs: Vec<(String, (Duration, Duration))> = references
+        .iter()
+        .map(|argv| {
+            external(dir, argv);
+            (argv.join(" "), time(n, || external(dir, argv)))
+        })
+        .collect();
+    let mine = time(n, ours);
+    let mut ratios = Vec::new();
+    for (command, timing) in &theirs {
+        row(&format!("  {command}"), n, *timing, "");
+        ratios.push(format!(
+            "{:.2}x {}",
+            mine.0.as_secs_f64() / timing.0.as_secs_f64(),
+            command.split(' ').next().unwrap_or_default()
+        ));
+    }
+    row(name, n, mine, &ratios.join(", "));
+}
+
+/// Writes a tree of 100 directories of 10 directories of 100 small files
+/// (100,000 files, half `.rs`, one in a hundred holding `needle`).
+fn generate_tree(dir: &Path) {
+    for a in 0..100 {
+        for b in 0..10 {
+            let sub = dir.join(format!("d{a:02}/e{b}"));
+            std::fs::create_dir_all(&sub).unwrap();
+            for c in 0..100 {
+                let i = (a * 10 + b) * 100 + c;
+                let ext = if i % 2 == 0 { "rs" } else { "txt" };
+                let word = if i % 100 == 7 { "needle" } else { "hay" };
+                std::fs::write(
+                    sub.join(format!("f{c:03}.{ext}")),
+                    format!("// file {i}\nfn f{i}() {{}}\nlet {word} = {i};\n"),
+                )
+                .unwrap();
+            }
+        }
+    }
 }
 
 fn main() {
@@ -121,6 +193,25 @@ fn main() {
             made.as_secs_f64()
         ),
     );
+
+    // grep of the same 1 GiB file, which holds no match: streamed.
+    let c = call("grep", json!({"pattern": "needle", "path": "1g.txt"}));
+    reset_peak_rss();
+    let before = peak_rss_kib();
+    assert_eq!(run(&c)["total"], 0);
+    let timing = time(3, || drop(run(&c)));
+    let after = peak_rss_kib();
+    row(
+        "grep 1 GiB file (no match)",
+        3,
+        timing,
+        &format!(
+            "peak RSS {} KiB -> {} KiB (+{} KiB)",
+            before,
+            after,
+            after.saturating_sub(before)
+        ),
+    );
     std::fs::remove_file(dir.path().join("1g.txt")).unwrap();
 
     // edit_file on a 1 MiB file, alternating so every edit is real.
@@ -159,6 +250,92 @@ fn main() {
         50,
         time(50, || drop(run(&c))),
         "",
+    );
+
+    // glob and grep against rg (or grep -rn) and find: over this
+    // repository, then over a generated 100,000-file tree.
+    let rg = has_rg();
+    let grep_reference = |pattern: &str| -> Vec<Vec<String>> {
+        let argv: &[&str] = if rg {
+            &["rg", "-n", "--hidden", "-g", "!.git", pattern, "."]
+        } else {
+            &["grep", "-rnI", "-E", pattern, "."]
+        };
+        vec![argv.iter().map(|a| a.to_string()).collect()]
+    };
+    let glob_references = |name: &str| -> Vec<Vec<String>> {
+        let mut commands = vec![vec!["find", ".", "-type", "f", "-name", name]];
+        if rg {
+            commands.push(vec!["rg", "--files", "--hidden", "-g", "!.git", "-g", name]);
+        }
+        commands
+            .into_iter()
+            .map(|argv| argv.into_iter().map(str::to_owned).collect())
+            .collect()
+    };
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let repo_ctx = ToolContext::new(repo).unwrap();
+    let run_in = |ctx: &ToolContext, c: &ToolCall| -> Value {
+        serde_json::to_value(rt.block_on(execute(c, ctx, CancellationToken::new()))).unwrap()
+    };
+    let pattern = r"fn \w+\(";
+    let c = call("grep", json!({"pattern": pattern}));
+    let found = run_in(&repo_ctx, &c);
+    assert!(found["total"].as_u64().unwrap() > 100, "{found}");
+    versus(
+        &format!(
+            "grep this repository ({} files, {} lines match)",
+            found["files_searched"], found["total"]
+        ),
+        20,
+        repo,
+        &grep_reference(pattern),
+        || drop(run_in(&repo_ctx, &c)),
+    );
+    let c = call("glob", json!({"pattern": "**/*.rs"}));
+    let found = run_in(&repo_ctx, &c);
+    versus(
+        &format!("glob **/*.rs this repository ({} files)", found["total"]),
+        20,
+        repo,
+        &glob_references("*.rs"),
+        || drop(run_in(&repo_ctx, &c)),
+    );
+
+    let tree = tempfile::tempdir().unwrap();
+    let start = Instant::now();
+    generate_tree(tree.path());
+    let made = start.elapsed();
+    let tree_ctx = ToolContext::new(tree.path()).unwrap();
+    let c = call("grep", json!({"pattern": "needle"}));
+    reset_peak_rss();
+    let before = peak_rss_kib();
+    let found = run_in(&tree_ctx, &c);
+    let after = peak_rss_kib();
+    assert_eq!(found["files_searched"], 100_000);
+    assert_eq!(found["total"], 1_000);
+    println!(
+        "| (100,000-file tree made in {:.1}s; one grep of it: peak RSS {} KiB -> {} KiB, +{} KiB)",
+        made.as_secs_f64(),
+        before,
+        after,
+        after.saturating_sub(before)
+    );
+    versus(
+        "grep 100,000-file tree (1,000 lines match)",
+        5,
+        tree.path(),
+        &grep_reference("needle"),
+        || drop(run_in(&tree_ctx, &c)),
+    );
+    let c = call("glob", json!({"pattern": "**/*.rs"}));
+    assert_eq!(run_in(&tree_ctx, &c)["total"], 50_000);
+    versus(
+        "glob **/*.rs 100,000-file tree (50,000 match)",
+        5,
+        tree.path(),
+        &glob_references("*.rs"),
+        || drop(run_in(&tree_ctx, &c)),
     );
 
     // execute_command("true") against a bare sh -c true spawn + wait.

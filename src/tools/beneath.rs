@@ -47,15 +47,16 @@ fn openat2_available(dir: impl AsFd) -> bool {
 }
 
 /// The working directory, held open: what every approved path is opened
-/// beneath.
-struct Root {
+/// beneath. A search holds one for all the files it opens.
+pub(crate) struct Root {
     fd: OwnedFd,
     /// Its real path, the prefix of every path the policy returns.
     real: std::path::PathBuf,
 }
 
 impl Root {
-    fn open(root: &Path) -> io::Result<Root> {
+    /// Opens the working directory `root` (`O_PATH`).
+    pub(crate) fn open(root: &Path) -> io::Result<Root> {
         let real = root.canonicalize()?;
         let fd = nix::fcntl::open(
             &real,
@@ -82,19 +83,27 @@ pub(crate) fn open(root: &Path, real: &Path, flags: OFlag) -> io::Result<OwnedFd
 /// link (`O_NOFOLLOW`), never blocking on a FIFO swapped in after the
 /// caller's checks (`O_NONBLOCK`, which a regular file ignores).
 pub(crate) fn open_regular(root: &Path, real: &Path) -> io::Result<File> {
-    let fd = open(
-        root,
-        real,
-        OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_NOCTTY,
-    )?;
-    let file = File::from(fd);
-    if !file.metadata()?.is_file() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "not a regular file",
-        ));
+    Root::open(root)?.open_regular(real)
+}
+
+impl Root {
+    /// [`open_regular`] beneath this held root.
+    pub(crate) fn open_regular(&self, real: &Path) -> io::Result<File> {
+        let fd = open_at(
+            &self.fd,
+            self.relative(real)?,
+            OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_NOCTTY,
+            Mode::empty(),
+        )?;
+        let file = File::from(fd);
+        if !file.metadata()?.is_file() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not a regular file",
+            ));
+        }
+        Ok(file)
     }
-    Ok(file)
 }
 
 /// The directory holding `real` (opened beneath `root`, as a handle to

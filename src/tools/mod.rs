@@ -9,13 +9,13 @@
 //! validated (and, where asked, approved) call. Every path ends in a typed
 //! [`ToolResult`] — a failure is a result ([`ToolFailure`]), never a panic —
 //! which becomes the JSON the model reads in one place,
-//! [`ToolResult::to_json`]. ADRs 0010–0013.
+//! [`ToolResult::to_json`]. ADRs 0010–0013; the search tools, ADR 0024.
 //!
 //! # Adding a tool
 //!
 //! A tool is one file and one line of the registry:
 //!
-//! 1. In a new file (`glob.rs`), a struct of the call's arguments deriving
+//! 1. In a new file (`stat.rs`), a struct of the call's arguments deriving
 //!    `Deserialize` (with `#[serde(deny_unknown_fields)]`, and a serde
 //!    default wherever the schema states one), and a struct of what a call
 //!    that worked returns deriving `Serialize`, its fields in the order the
@@ -25,8 +25,9 @@
 //!    description (with recovery guidance for its failures) and JSON Schema
 //!    the model reads, its summary, its preview if it changes anything, and
 //!    its `run` (file work goes through `on_blocking_pool`; paths through
-//!    `resolve_for` and the `beneath` openers, never `std::fs` by path).
-//! 3. `mod glob;` here, and `Glob(glob::Glob),` in `registry.rs`, where its
+//!    `resolve_for` and the `beneath` openers, never `std::fs` by path; a
+//!    tool that walks a tree uses `walk::files`, as `glob` and `grep` do).
+//! 3. `mod stat;` here, and `Stat(stat::Stat),` in `registry.rs`, where its
 //!    line takes its place in the order the model sees the tools.
 //!
 //! Validation, the `tools` array, dispatch, the agent's status and excerpt
@@ -41,6 +42,8 @@ mod edit;
 mod env;
 mod exec;
 mod failure;
+mod glob;
+mod grep;
 mod guard;
 mod list;
 mod path_policy;
@@ -51,6 +54,7 @@ mod registry;
 mod result;
 mod tool;
 mod validate;
+mod walk;
 mod write;
 
 use std::ffi::OsString;
@@ -75,6 +79,11 @@ pub use exec::{
     EXEC_DEFAULT_MAX_TIMEOUT, EXEC_DEFAULT_TIMEOUT, EXEC_DRAIN_GRACE, EXEC_OUTPUT_MAX_BYTES,
 };
 pub use failure::ToolFailure;
+pub use glob::{GLOB_DEFAULT_MAX_RESULTS, GLOB_MAX_RESULTS, Glob, GlobOutput};
+pub use grep::{
+    GREP_DEFAULT_MAX_RESULTS, GREP_LINE_MAX_CHARS, GREP_MAX_LINE_BYTES, GREP_MAX_RESULTS,
+    GREP_REGEX_MAX_BYTES, GREP_UNSEARCHED_MAX_LISTED, Grep, GrepOutput,
+};
 pub use list::{Entry, EntryKind, LIST_MAX_ENTRIES, ListDirectory, ListDirectoryOutput};
 pub use path_policy::{PATH_MAX_LINKS, PathError, resolve};
 pub use preview::{
@@ -89,6 +98,7 @@ pub use registry::{ToolCall, ToolOutput, definitions};
 pub use result::ToolResult;
 pub use tool::{Effect, Shown, Tool};
 pub use validate::validate;
+pub use walk::SEARCH_SKIPPED_DIRS;
 pub use write::{WriteAction, WriteFile, WriteFileOutput};
 
 /// Where and how tools run: the working directory every path is confined

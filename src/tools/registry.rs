@@ -151,6 +151,10 @@ registry! {
     ExecuteCommand(command::ExecuteCommand),
     /// `list_directory`: one directory's entries.
     ListDirectory(list::ListDirectory),
+    /// `glob`: the files whose path matches a pattern.
+    Glob(glob::Glob),
+    /// `grep`: the lines of files that match a regular expression.
+    Grep(grep::Grep),
 }
 
 impl ToolCall {

@@ -178,7 +178,7 @@ fn expected_for(schema: &Value) -> String {
 }
 
 /// What arrived, typed and quoted: `string "20"`, `number 5.0`, `null`.
-fn received(value: &Value) -> String {
+pub(crate) fn received(value: &Value) -> String {
     match value {
         Value::Null => "null".to_owned(),
         Value::Bool(b) => format!("boolean {b}"),

@@ -95,7 +95,9 @@ async fn the_conversation_grows_turn_by_turn() {
             "write_file",
             "edit_file",
             "execute_command",
-            "list_directory"
+            "list_directory",
+            "glob",
+            "grep"
         ]
     );
 }

@@ -125,6 +125,50 @@ async fn every_tool_result_as_the_model_reads_it() {
 }
 
 #[tokio::test]
+async fn the_search_tools_results_as_the_model_reads_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("src/tools")).unwrap();
+    std::fs::create_dir_all(root.join("node_modules/dep")).unwrap();
+    std::fs::write(root.join("main.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(root.join("src/lib.rs"), "pub fn lib() {}\n// needle\n").unwrap();
+    std::fs::write(root.join("src/tools/mod.rs"), "fn tools() {}\n").unwrap();
+    std::fs::write(root.join("node_modules/dep/index.rs"), "fn dep() {}\n").unwrap();
+    std::fs::write(root.join(".gitignore"), "*.log\n").unwrap();
+    std::fs::write(root.join("build.log"), "needle\n").unwrap();
+    std::fs::write(root.join("blob.bin"), b"needle\0").unwrap();
+    std::fs::write(
+        root.join("min.js"),
+        format!("var needle = '{}';\n", "x".repeat(300)),
+    )
+    .unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[
+            ("g1", "glob", r#"{"pattern":"**/*.rs"}"#),
+            (
+                "g2",
+                "glob",
+                r#"{"pattern":"**/*.rs","path":"src","max_results":1}"#,
+            ),
+            ("s1", "grep", r#"{"pattern":"fn \\w+\\(","include":"*.rs"}"#),
+            (
+                "s2",
+                "grep",
+                r#"{"pattern":"NEEDLE","ignore_case":true,"max_results":1}"#,
+            ),
+            ("f1", "grep", r#"{"pattern":"fn main("}"#),
+            ("f2", "glob", r#"{"pattern":"**","path":".."}"#),
+        ]),
+        Reply::text(&["done"]),
+    ])
+    .await;
+    let mut h = agent(&server, root, ApprovalPolicy::Ask, Duration::from_secs(30));
+    h.prompt("search").await;
+    let events = h.turn().await;
+    insta::assert_snapshot!("the_search_tools", transcript(&server, 1, &events));
+}
+
+#[tokio::test]
 async fn every_failure_class_as_the_model_reads_it() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
@@ -303,6 +347,46 @@ async fn a_listing_cut_for_the_context_keeps_the_first_entries_and_says_there_ar
     assert_eq!(
         (json["total"].as_u64(), json["truncated"].as_bool()),
         (Some(10), Some(true))
+    );
+}
+
+#[tokio::test]
+async fn a_glob_cut_for_the_context_keeps_the_first_paths_and_says_there_are_more() {
+    let dir = tempfile::tempdir().unwrap();
+    for n in 0..10 {
+        std::fs::write(dir.path().join(format!("file{n}.txt")), "").unwrap();
+    }
+    let mut result = result_of(dir.path(), "glob", r#"{"pattern":"*.txt"}"#).await;
+    assert!(!result.cut(1_000), "it fits");
+    assert!(result.cut(25));
+    let json = serde_json::to_value(&result).unwrap();
+    assert_eq!(json["files"], json!(["file0.txt", "file1.txt"]));
+    assert_eq!(
+        (json["total"].as_u64(), json["truncated"].as_bool()),
+        (Some(10), Some(true))
+    );
+}
+
+#[tokio::test]
+async fn a_grep_cut_for_the_context_keeps_whole_lines_and_says_how_to_narrow() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f.txt"), "hit\n".repeat(10)).unwrap();
+    let mut result = result_of(dir.path(), "grep", r#"{"pattern":"hit"}"#).await;
+    assert!(!result.cut(1_000), "it fits");
+    assert!(result.cut(20));
+    let json = serde_json::to_value(&result).unwrap();
+    assert_eq!(
+        json["matches"],
+        "f.txt:1:hit\n[cut to fit the model's context window: showed 1 of 10 matching lines; \
+         narrow with path, include or a more specific pattern]"
+    );
+    assert_eq!(
+        (
+            json["shown"].as_u64(),
+            json["total"].as_u64(),
+            json["truncated"].as_bool()
+        ),
+        (Some(1), Some(10), Some(true))
     );
 }
 

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use dashfloat::tools::{
-    ExecuteCommand, ListDirectory, ReadFile, ToolCall, ToolContext, ToolFailure, definitions,
-    execute, validate,
+    ExecuteCommand, Glob, Grep, ListDirectory, ReadFile, ToolCall, ToolContext, ToolFailure,
+    definitions, execute, validate,
 };
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -296,7 +296,7 @@ fn an_unknown_tool_is_its_own_class() {
         invalid("delete_everything", "{}"),
         json!({
             "ok": false,
-            "error": "there is no tool named \"delete_everything\"; the tools are read_file, write_file, edit_file, execute_command, list_directory",
+            "error": "there is no tool named \"delete_everything\"; the tools are read_file, write_file, edit_file, execute_command, list_directory, glob, grep",
             "code": "unknown_tool",
             "tool": "delete_everything",
         })
@@ -378,6 +378,8 @@ fn mutates_and_name_follow_the_catalogue() {
         ),
         (r#"{"command":"true"}"#, "execute_command", true),
         ("{}", "list_directory", false),
+        (r#"{"pattern":"*"}"#, "glob", false),
+        (r#"{"pattern":"x"}"#, "grep", false),
     ];
     for (args, name, mutates) in cases {
         let call = validate(name, args).unwrap();
@@ -391,6 +393,7 @@ fn sample(schema: &Value) -> Value {
     match schema["type"].as_str().unwrap() {
         "integer" => schema.get("minimum").cloned().unwrap_or(json!(1)),
         "string" => json!("a"),
+        "boolean" => json!(true),
         other => panic!("no sample for {other}"),
     }
 }
@@ -403,7 +406,7 @@ fn sample(schema: &Value) -> Value {
 fn the_schema_the_model_sees_is_the_one_validation_enforces() {
     let defs = definitions();
     let tools = defs.as_array().unwrap();
-    assert_eq!(tools.len(), 5);
+    assert_eq!(tools.len(), 7);
     for def in tools {
         assert_eq!(def["type"], "function");
         let name = def["function"]["name"].as_str().unwrap();
@@ -489,6 +492,30 @@ fn the_schema_defaults_are_the_runtime_defaults() {
     assert_eq!(json!(limit), read["limit"]["default"]);
     let list = &defs[4]["function"]["parameters"]["properties"];
     assert_eq!(list["path"]["default"], ".");
+    let glob = &defs[5]["function"]["parameters"]["properties"];
+    let ToolCall::Glob(Glob {
+        path, max_results, ..
+    }) = validate("glob", r#"{"pattern":"*"}"#).unwrap()
+    else {
+        panic!("not a glob");
+    };
+    assert_eq!(json!(path), glob["path"]["default"]);
+    assert_eq!(json!(max_results), glob["max_results"]["default"]);
+    let grep = &defs[6]["function"]["parameters"]["properties"];
+    let ToolCall::Grep(Grep {
+        path,
+        include,
+        ignore_case,
+        max_results,
+        ..
+    }) = validate("grep", r#"{"pattern":"x"}"#).unwrap()
+    else {
+        panic!("not a grep");
+    };
+    assert_eq!(json!(path), grep["path"]["default"]);
+    assert_eq!(json!(include), grep["include"]["default"]);
+    assert_eq!(json!(ignore_case), grep["ignore_case"]["default"]);
+    assert_eq!(json!(max_results), grep["max_results"]["default"]);
 }
 
 fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {

@@ -1,0 +1,614 @@
+//! `grep`: a regular-expression search of the project's files, line by
+//! line, with ripgrep's own matcher (`grep-regex`) and searcher
+//! (`grep-searcher`) over the walk `glob` shares (`walk::files`). Memory is
+//! bounded by the output, never by the tree or a file: each file is
+//! streamed through a line buffer that may not grow past
+//! [`GREP_MAX_LINE_BYTES`], a file keeps at most `max_results` of its
+//! matches, and only the head of the sorted matches is kept, in a bounded
+//! heap. `docs/decisions/0024-search-tools.md`.
+
+use std::borrow::Cow;
+use std::collections::{BTreeSet, BinaryHeap};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
+
+use globset::{Candidate, GlobMatcher};
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_searcher::{BinaryDetection, MmapChoice, Searcher, SearcherBuilder, Sink, SinkMatch};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::protocol::FileGuard;
+
+use super::beneath;
+use super::failure::ToolFailure;
+use super::result::head;
+use super::tool::{Effect, Shown, Tool, on_blocking_pool, path_parameter};
+use super::validate::received;
+use super::walk::{self, SEARCH_SKIPPED_DIRS, Seen, WalkError};
+use super::{ToolContext, io_failure, resolve_for};
+
+const TOOL: &str = Grep::NAME;
+
+/// Matching lines one call returns when `max_results` is not given: enough
+/// to see where a name is used, few enough that a common word does not
+/// flood the context. ADR 0024.
+pub const GREP_DEFAULT_MAX_RESULTS: usize = 200;
+/// Largest `max_results` the schema accepts: about 500 KB of lines at most,
+/// which the context window's cut (ADR 0021) may shorten further. ADR 0024.
+pub const GREP_MAX_RESULTS: usize = 2_000;
+/// Characters of a matching line shown; the rest is replaced by a marker
+/// giving its size. Minified code and data files have lines of megabytes,
+/// of which the model needs the neighbourhood, which read_file gives.
+/// ADR 0024.
+pub const GREP_LINE_MAX_CHARS: usize = 200;
+/// Longest line searched (1 MiB): the most the searcher's line buffer may
+/// hold, so one huge line cannot take the memory a whole file would. A file
+/// is searched up to such a line and listed in `unsearched`. ADR 0024.
+pub const GREP_MAX_LINE_BYTES: usize = 1024 * 1024;
+/// Most memory a compiled pattern may take (16 MiB), for its program and
+/// again for each thread's lazy DFA cache, instead of the regex crate's
+/// defaults of 100 MiB and 1,000 MiB: a pattern larger than that is refused
+/// as an invalid argument. ADR 0024.
+pub const GREP_REGEX_MAX_BYTES: usize = 16 * 1024 * 1024;
+/// Most files listed in `unsearched`; a last entry counts the rest.
+/// ADR 0024.
+pub const GREP_UNSEARCHED_MAX_LISTED: usize = 20;
+
+/// A `grep` call: a regular expression searched for in files.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Grep {
+    /// The regular expression, as the model gave it.
+    pub pattern: String,
+    /// The file or directory searched, as the model gave it.
+    #[serde(default = "default_path")]
+    pub path: String,
+    /// The glob a file's name (or, with a `/`, its path) must match.
+    #[serde(default = "default_include")]
+    pub include: String,
+    /// Whether case is ignored.
+    #[serde(default)]
+    pub ignore_case: bool,
+    /// Most matching lines to return.
+    #[serde(default = "default_max_results")]
+    pub max_results: usize,
+}
+
+fn default_path() -> String {
+    ".".to_owned()
+}
+
+fn default_include() -> String {
+    "*".to_owned()
+}
+
+fn default_max_results() -> usize {
+    GREP_DEFAULT_MAX_RESULTS
+}
+
+/// The head of the sorted matching lines, and what the search covered.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GrepOutput {
+    /// The pattern, as the model gave it.
+    pub pattern: String,
+    /// The file or directory searched, as the model gave it.
+    pub path: String,
+    /// The first matching lines, sorted by path then line, one per line
+    /// as `path:line:text`, the path relative to the working directory;
+    /// a closing marker when the context window's cut shortened them.
+    pub matches: String,
+    /// Matching lines in `matches`.
+    pub shown: usize,
+    /// Matching lines found in all. Exact, except that a file listed in
+    /// `unsearched` was searched only up to where it stopped.
+    pub total: u64,
+    /// More lines matched than are shown.
+    pub truncated: bool,
+    /// Files searched (binary ones included).
+    pub files_searched: u64,
+    /// Files skipped as binary (a NUL byte): none of their lines is shown
+    /// or counted.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub binary_skipped: u64,
+    /// Files not searched to their end, as `path: why` (a line longer
+    /// than [`GREP_MAX_LINE_BYTES`], an I/O error), and directories that
+    /// could not be read; at most [`GREP_UNSEARCHED_MAX_LISTED`], then a
+    /// count of the rest.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unsearched: Vec<String>,
+    /// A path or a line is not UTF-8; U+FFFD replaced what is not.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub lossy: bool,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl Shown for GrepOutput {
+    fn text(&self) -> Cow<'_, str> {
+        Cow::Borrowed(&self.matches)
+    }
+
+    /// Keeps the whole lines that fit and says how to see the rest.
+    /// ADR 0021.
+    fn cut(&mut self, max_bytes: usize) -> bool {
+        if self.matches.len() <= max_bytes {
+            return false;
+        }
+        let kept = head(&self.matches, max_bytes);
+        let lines = kept.matches('\n').count() + usize::from(!kept.ends_with('\n'));
+        let separator = if kept.is_empty() || kept.ends_with('\n') {
+            ""
+        } else {
+            "\n"
+        };
+        self.matches = format!(
+            "{kept}{separator}[cut to fit the model's context window: showed {lines} of {} matching \
+             lines; narrow with path, include or a more specific pattern]",
+            self.total
+        );
+        self.shown = lines;
+        self.truncated = true;
+        true
+    }
+}
+
+impl Tool for Grep {
+    const NAME: &'static str = "grep";
+    const EFFECT: Effect = Effect::Reads;
+    type Output = GrepOutput;
+
+    fn description() -> String {
+        format!(
+            "Search file contents for a regular expression, line by line (Rust regex syntax: no \
+             look-around or backreferences; escape ( ) [ ] {{ }} . * + ? | ^ $ \\ with \\ to match \
+             them literally). Returns `matches`, one line per match as `path:line:text`, paths \
+             relative to the working directory, sorted by path then line, at most `max_results` \
+             (default {GREP_DEFAULT_MAX_RESULTS}); `truncated` and `total` say when more matched: \
+             narrow with `path`, `include` or a more specific pattern. A line's text is cut at \
+             {GREP_LINE_MAX_CHARS} characters and ends with `…(+N bytes)`: read_file that line for the \
+             rest. `path` is a file or a directory (default `.`). `include` keeps the files whose name \
+             matches a glob (`*.rs`, `*.{{ts,tsx}}`), or whose path does when it holds a `/` \
+             (`src/**/*.py`). Skips binary files (counted in `binary_skipped`), what .gitignore files \
+             ignore (even outside a git repository) and these directories wherever they are, unless \
+             `path` names one: {}. Hidden files are searched. Symbolic links are not followed. A file \
+             with a line longer than {} MiB is searched up to that line and listed in `unsearched`.",
+            SEARCH_SKIPPED_DIRS.join(", "),
+            GREP_MAX_LINE_BYTES / (1024 * 1024)
+        )
+    }
+
+    fn parameters() -> Value {
+        let mut path = path_parameter("The file or directory to search");
+        path["default"] = json!(".");
+        json!({
+            "type": "object",
+            "properties": {
+                "pattern": {
+                    "type": "string",
+                    "minLength": 1,
+                    "description": "The regular expression, e.g. `fn \\w+_test` or `TODO|FIXME`."
+                },
+                "path": path,
+                "include": {
+                    "type": "string",
+                    "minLength": 1,
+                    "default": "*",
+                    "description": "Only files whose name matches this glob (e.g. `*.rs`), or whose path does when it holds a `/`."
+                },
+                "ignore_case": {
+                    "type": "boolean",
+                    "default": false,
+                    "description": "Match regardless of case."
+                },
+                "max_results": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": GREP_MAX_RESULTS,
+                    "default": GREP_DEFAULT_MAX_RESULTS,
+                    "description": "Most matching lines to return."
+                }
+            },
+            "required": ["pattern"],
+            "additionalProperties": false
+        })
+    }
+
+    fn check(&self) -> Result<(), ToolFailure> {
+        self.matcher()?;
+        Include::new(&self.include).map(drop)
+    }
+
+    fn summary(&self) -> String {
+        let mut summary = self.pattern.clone();
+        if self.path != "." {
+            summary.push_str(&format!(" in {}", self.path));
+        }
+        if self.include != "*" {
+            summary.push_str(&format!(" ({})", self.include));
+        }
+        if self.ignore_case {
+            summary.push_str(" (any case)");
+        }
+        summary
+    }
+
+    async fn run(
+        &self,
+        ctx: &ToolContext,
+        cancel: &CancellationToken,
+        _guard: FileGuard,
+    ) -> Result<GrepOutput, ToolFailure> {
+        let (call, root, stop) = (self.clone(), ctx.root.clone(), cancel.clone());
+        on_blocking_pool(TOOL, cancel, move || grep(&root, &call, &stop)).await
+    }
+}
+
+impl Grep {
+    /// The pattern compiled as ripgrep compiles it for a line-by-line
+    /// search: it can never match a newline, and a NUL (which marks a
+    /// file binary) is refused.
+    fn matcher(&self) -> Result<RegexMatcher, ToolFailure> {
+        RegexMatcherBuilder::new()
+            .case_insensitive(self.ignore_case)
+            .line_terminator(Some(b'\n'))
+            .ban_byte(Some(0))
+            .size_limit(GREP_REGEX_MAX_BYTES)
+            .dfa_size_limit(GREP_REGEX_MAX_BYTES)
+            .build(&self.pattern)
+            .map_err(|e| {
+                let text = e.to_string();
+                let detail = text
+                    .lines()
+                    .rev()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or("invalid")
+                    .trim()
+                    .trim_start_matches("error: ");
+                ToolFailure::InvalidArgument {
+                    tool: TOOL.to_owned(),
+                    field: "pattern".to_owned(),
+                    expected: format!(
+                        "a regular expression ({detail}); Rust regex syntax: escape ( ) [ ] {{ }} . * + ? | ^ $ \\ \
+                         with \\ to match them literally; no look-around or backreferences; it matches \
+                         within one line, so no \\n"
+                    ),
+                    received: received(&Value::String(self.pattern.clone())),
+                }
+            })
+    }
+}
+
+/// The `include` filter: a glob on the file's name, or, when it holds a
+/// `/`, on its path relative to the searched directory or to the root.
+struct Include {
+    glob: GlobMatcher,
+    by_name: bool,
+}
+
+impl Include {
+    fn new(pattern: &str) -> Result<Include, ToolFailure> {
+        Ok(Include {
+            glob: walk::glob_matcher(TOOL, "include", pattern)?,
+            by_name: !pattern.contains('/'),
+        })
+    }
+
+    fn admits(&self, path: &Path, in_target: &Path, in_root: &Path) -> bool {
+        if self.by_name {
+            return path
+                .file_name()
+                .is_some_and(|name| self.glob.is_match(Path::new(name)));
+        }
+        self.glob.is_match_candidate(&Candidate::new(in_target))
+            || (in_root != in_target && self.glob.is_match_candidate(&Candidate::new(in_root)))
+    }
+}
+
+/// One matching line kept: its file relative to the root, its number and
+/// its text as shown. Ordered by path, then line.
+type Hit = (PathBuf, u64, String);
+
+/// What the walker's threads found, shared.
+struct Found {
+    /// The smallest hits, at most `max_results`: a max-heap, so the largest
+    /// is dropped first.
+    head: BinaryHeap<Hit>,
+    /// Matching lines found.
+    total: u64,
+    /// Files skipped as binary.
+    binary: u64,
+    /// The first unsearched files by name, `path: why`.
+    unsearched: BTreeSet<String>,
+    /// Unsearched files in all.
+    unsearched_total: usize,
+    /// A path or line needed U+FFFD.
+    lossy: bool,
+}
+
+impl Found {
+    fn unsearched(&mut self, entry: String) {
+        self.unsearched_total += 1;
+        self.unsearched.insert(entry);
+        if self.unsearched.len() > GREP_UNSEARCHED_MAX_LISTED {
+            self.unsearched.pop_last();
+        }
+    }
+}
+
+/// A search in progress: what every thread shares.
+struct Search<'a> {
+    root: &'a Path,
+    target: &'a Path,
+    opener: beneath::Root,
+    matcher: RegexMatcher,
+    include: Include,
+    max: usize,
+    files: AtomicU64,
+    found: Mutex<Found>,
+}
+
+impl Search<'_> {
+    /// A searcher as ripgrep's for one thread: line numbers, a file with
+    /// a NUL byte dropped as binary, the line buffer capped, no memory
+    /// maps (a file truncated under one would crash the process).
+    fn searcher() -> Searcher {
+        SearcherBuilder::new()
+            .line_number(true)
+            .binary_detection(BinaryDetection::quit(0))
+            .heap_limit(Some(GREP_MAX_LINE_BYTES))
+            .memory_map(MmapChoice::never())
+            .build()
+    }
+
+    fn found(&self) -> std::sync::MutexGuard<'_, Found> {
+        self.found.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Searches one regular file, opened beneath the root without
+    /// following a link, and adds what it held.
+    fn file(&self, searcher: &mut Searcher, path: &Path) {
+        let in_root = path.strip_prefix(self.root).unwrap_or(path);
+        let in_target = path.strip_prefix(self.target).unwrap_or(in_root);
+        if !self.include.admits(path, in_target, in_root) {
+            return;
+        }
+        self.files.fetch_add(1, Ordering::Relaxed);
+        let file = match self.opener.open_regular(path) {
+            Ok(file) => file,
+            Err(e) => {
+                let name = walk::shown(in_root).0;
+                self.found().unsearched(format!("{name}: cannot open: {e}"));
+                return;
+            }
+        };
+        let mut sink = FileMatches {
+            keep: self.max,
+            lines: Vec::new(),
+            count: 0,
+            binary: false,
+            lossy: false,
+        };
+        let outcome = searcher.search_file(&self.matcher, &file, &mut sink);
+        if !sink.binary && outcome.is_ok() && sink.count == 0 {
+            // The common case takes no lock.
+            return;
+        }
+        let mut found = self.found();
+        if sink.binary {
+            found.binary += 1;
+            return;
+        }
+        let (name, lossy_name) = walk::shown(in_root);
+        if let Err(e) = outcome {
+            found.unsearched(format!("{name}: {}", stopped(&e)));
+        }
+        if sink.count == 0 {
+            return;
+        }
+        found.total += sink.count;
+        found.lossy |= sink.lossy || lossy_name;
+        for (line, text) in sink.lines {
+            let later = found
+                .head
+                .peek()
+                .is_some_and(|last| (in_root, line) >= (last.0.as_path(), last.1));
+            if found.head.len() >= self.max && later {
+                // This file's next lines sort after this one: none fits.
+                break;
+            }
+            found.head.push((in_root.to_path_buf(), line, text));
+            if found.head.len() > self.max {
+                found.head.pop();
+            }
+        }
+    }
+}
+
+/// Why a search stopped before the end of a file, as the model reads it.
+fn stopped(e: &io::Error) -> String {
+    // The searcher's own words for a line past the heap limit are
+    // "configured allocation limit (N) exceeded".
+    if e.to_string().contains("allocation limit") {
+        format!(
+            "a line longer than {} MiB; searched up to it",
+            GREP_MAX_LINE_BYTES / (1024 * 1024)
+        )
+    } else {
+        format!("read failed: {e}")
+    }
+}
+
+/// The matches of one file, kept until the file is known not to be binary.
+struct FileMatches {
+    /// Most lines kept: a file's later lines sort after its earlier ones,
+    /// so no more than `max_results` of them can be shown.
+    keep: usize,
+    /// Line number and text as shown.
+    lines: Vec<(u64, String)>,
+    /// Matching lines, kept or not.
+    count: u64,
+    /// A NUL byte was found: the file is dropped.
+    binary: bool,
+    /// A line needed U+FFFD.
+    lossy: bool,
+}
+
+impl Sink for FileMatches {
+    type Error = io::Error;
+
+    fn matched(&mut self, _searcher: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, io::Error> {
+        self.count += 1;
+        if self.lines.len() < self.keep {
+            let (text, lossy) = line_text(mat.bytes());
+            self.lossy |= lossy;
+            self.lines.push((mat.line_number().unwrap_or(0), text));
+        }
+        Ok(true)
+    }
+
+    fn binary_data(&mut self, _searcher: &Searcher, _offset: u64) -> Result<bool, io::Error> {
+        self.binary = true;
+        Ok(false)
+    }
+}
+
+/// A matching line as shown: without its line ending, at most
+/// [`GREP_LINE_MAX_CHARS`] characters, then `…(+N bytes)` for the rest;
+/// bytes that are not UTF-8 become U+FFFD (and the flag says so). Reads no
+/// more of the line than it shows.
+fn line_text(line: &[u8]) -> (String, bool) {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let mut text = String::new();
+    let (mut chars, mut used, mut lossy) = (0, 0, false);
+    'chunks: for chunk in line.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            if chars == GREP_LINE_MAX_CHARS {
+                break 'chunks;
+            }
+            text.push(c);
+            chars += 1;
+            used += c.len_utf8();
+        }
+        if !chunk.invalid().is_empty() {
+            if chars == GREP_LINE_MAX_CHARS {
+                break;
+            }
+            text.push(char::REPLACEMENT_CHARACTER);
+            chars += 1;
+            used += chunk.invalid().len();
+            lossy = true;
+        }
+    }
+    if used < line.len() {
+        text.push_str(&format!("…(+{} bytes)", line.len() - used));
+    }
+    (text, lossy)
+}
+
+fn grep(root: &Path, call: &Grep, cancel: &CancellationToken) -> Result<GrepOutput, ToolFailure> {
+    let matcher = call.matcher()?;
+    let include = Include::new(&call.include)?;
+    let root_real = root
+        .canonicalize()
+        .map_err(|e| io_failure(TOOL, ".", "search", &e))?;
+    let target = resolve_for(TOOL, root, &call.path)?;
+    let meta =
+        std::fs::metadata(&target).map_err(|e| io_failure(TOOL, &call.path, "search", &e))?;
+    let opener =
+        beneath::Root::open(&root_real).map_err(|e| io_failure(TOOL, ".", "search", &e))?;
+    let search = Search {
+        root: &root_real,
+        target: &target,
+        opener,
+        matcher,
+        include,
+        max: call.max_results,
+        files: AtomicU64::new(0),
+        found: Mutex::new(Found {
+            head: BinaryHeap::new(),
+            total: 0,
+            binary: 0,
+            unsearched: BTreeSet::new(),
+            unsearched_total: 0,
+            lossy: false,
+        }),
+    };
+    if meta.is_file() {
+        search.file(&mut Search::searcher(), &target);
+    } else if meta.is_dir() {
+        let walked = walk::files(&root_real, &target, cancel, || {
+            let mut searcher = Search::searcher();
+            let search = &search;
+            move |seen: Seen<'_>| match seen {
+                Seen::File(path) => search.file(&mut searcher, path),
+                Seen::Unreadable(entry) => search.found().unsearched(entry),
+            }
+        });
+        if let Err(WalkError::Cancelled) = walked {
+            return Err(ToolFailure::Cancelled {
+                tool: TOOL.to_owned(),
+                output: None,
+            });
+        }
+    } else {
+        return Err(ToolFailure::ExecutionFailed {
+            tool: TOOL.to_owned(),
+            message: format!("{} is neither a regular file nor a directory", call.path),
+        });
+    }
+    let files_searched = search.files.load(Ordering::Relaxed);
+    let found = search
+        .found
+        .into_inner()
+        .unwrap_or_else(PoisonError::into_inner);
+    let hits = found.head.into_sorted_vec();
+    let matches = hits
+        .iter()
+        .map(|(path, line, text)| format!("{}:{line}:{text}", walk::shown(path).0))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut unsearched: Vec<String> = found.unsearched.into_iter().collect();
+    if found.unsearched_total > unsearched.len() {
+        unsearched.push(format!(
+            "… and {} more",
+            found.unsearched_total - unsearched.len()
+        ));
+    }
+    Ok(GrepOutput {
+        pattern: call.pattern.clone(),
+        path: call.path.clone(),
+        matches,
+        shown: hits.len(),
+        total: found.total,
+        truncated: found.total > hits.len() as u64,
+        files_searched,
+        binary_skipped: found.binary,
+        unsearched,
+        lossy: found.lossy,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_is_shown_without_its_ending_and_cut_with_its_size() {
+        assert_eq!(line_text(b"abc\r\n"), ("abc".to_owned(), false));
+        let long = "é".repeat(GREP_LINE_MAX_CHARS + 5);
+        let (text, lossy) = line_text(long.as_bytes());
+        assert!(!lossy);
+        assert_eq!(
+            text,
+            format!("{}…(+10 bytes)", "é".repeat(GREP_LINE_MAX_CHARS))
+        );
+        assert_eq!(line_text(b"a\xffb\n"), ("a\u{FFFD}b".to_owned(), true));
+    }
+}

@@ -1,0 +1,509 @@
+//! glob and grep against real trees: matching and order, `**`, .gitignore,
+//! skipped directories, the bounds, confinement, binary files, long lines
+//! and a line too long to hold.
+
+use std::io::Write;
+use std::os::unix::fs::symlink;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use dashfloat::tools::{GREP_LINE_MAX_CHARS, GREP_MAX_LINE_BYTES, SEARCH_SKIPPED_DIRS, validate};
+use serde_json::{Value, json};
+
+use crate::Tree;
+
+/// Writes each `(path, content)` under `root`, making directories.
+fn plant(root: &Path, files: &[(&str, &str)]) {
+    for (path, content) in files {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content).unwrap();
+    }
+}
+
+async fn glob(root: &Path, args: Value) -> Value {
+    crate::run(root, "glob", args).await
+}
+
+async fn grep(root: &Path, args: Value) -> Value {
+    crate::run(root, "grep", args).await
+}
+
+/// The `path:line:text` lines of a grep result.
+fn lines(v: &Value) -> Vec<&str> {
+    let matches = v["matches"].as_str().unwrap_or_else(|| panic!("{v}"));
+    matches.lines().collect()
+}
+
+fn files(v: &Value) -> Vec<&str> {
+    v["files"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{v}"))
+        .iter()
+        .map(|f| f.as_str().unwrap())
+        .collect()
+}
+
+/// A small project: sources at two depths, docs, a dotfile.
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    plant(
+        dir.path(),
+        &[
+            ("main.rs", "fn main() {}\n"),
+            ("src/lib.rs", "pub fn lib() {}\n// TODO: more\n"),
+            ("src/tools/mod.rs", "mod tools;\n// todo later\n"),
+            ("src/tools/a-b.rs", "fn a_b() {}\n"),
+            ("docs/guide.md", "# Guide\nTODO write it\n"),
+            (".github/ci.yml", "on: push\n"),
+        ],
+    );
+    dir
+}
+
+#[tokio::test]
+async fn glob_finds_matching_files_sorted_by_path() {
+    let dir = project();
+    let v = glob(dir.path(), json!({"pattern": "**/*.rs"})).await;
+    assert_eq!(
+        v,
+        json!({
+            "ok": true,
+            "pattern": "**/*.rs",
+            "path": ".",
+            "files": ["main.rs", "src/lib.rs", "src/tools/a-b.rs", "src/tools/mod.rs"],
+            "total": 4,
+            "truncated": false,
+        })
+    );
+}
+
+#[tokio::test]
+async fn a_star_stays_in_one_directory_and_a_double_star_crosses_any_number() {
+    let dir = project();
+    let cases = [
+        ("*.rs", vec!["main.rs"]),
+        ("src/*.rs", vec!["src/lib.rs"]),
+        (
+            "src/**/*.rs",
+            vec!["src/lib.rs", "src/tools/a-b.rs", "src/tools/mod.rs"],
+        ),
+        ("**/mod.rs", vec!["src/tools/mod.rs"]),
+        ("**/*.{md,yml}", vec![".github/ci.yml", "docs/guide.md"]),
+        ("./src/?ib.rs", vec!["src/lib.rs"]),
+        ("nothing/**", vec![]),
+    ];
+    for (pattern, want) in cases {
+        let v = glob(dir.path(), json!({ "pattern": pattern })).await;
+        assert_eq!(files(&v), want, "{pattern}");
+    }
+}
+
+#[tokio::test]
+async fn a_glob_in_a_directory_matches_paths_relative_to_it_or_to_the_root() {
+    let dir = project();
+    for pattern in ["*.rs", "src/*.rs"] {
+        let v = glob(dir.path(), json!({"pattern": pattern, "path": "src"})).await;
+        assert_eq!(files(&v), ["src/lib.rs"], "{pattern}");
+    }
+}
+
+#[tokio::test]
+async fn gitignore_is_honoured_with_or_without_a_repository() {
+    for with_git in [false, true] {
+        let dir = project();
+        plant(
+            dir.path(),
+            &[
+                (".gitignore", "*.log\n/generated/\n"),
+                ("src/.gitignore", "secret.rs\n"),
+                ("app.log", "TODO in a log\n"),
+                ("generated/out.rs", "// TODO generated\n"),
+                ("src/secret.rs", "// TODO hidden\n"),
+                ("src/deep/generated/kept.rs", "// TODO kept\n"),
+            ],
+        );
+        if with_git {
+            std::fs::create_dir(dir.path().join(".git")).unwrap();
+        }
+        let v = glob(dir.path(), json!({"pattern": "**/*.{rs,log}"})).await;
+        assert_eq!(
+            files(&v),
+            [
+                "main.rs",
+                "src/deep/generated/kept.rs",
+                "src/lib.rs",
+                "src/tools/a-b.rs",
+                "src/tools/mod.rs"
+            ],
+            "with .git: {with_git}"
+        );
+        let v = grep(dir.path(), json!({"pattern": "TODO"})).await;
+        assert_eq!(
+            lines(&v),
+            [
+                "docs/guide.md:2:TODO write it",
+                "src/deep/generated/kept.rs:1:// TODO kept",
+                "src/lib.rs:2:// TODO: more",
+            ],
+            "with .git: {with_git}"
+        );
+        // The root's .gitignore applies to a search of a subdirectory too.
+        let v = grep(dir.path(), json!({"pattern": "TODO", "path": "src"})).await;
+        assert_eq!(
+            lines(&v),
+            [
+                "src/deep/generated/kept.rs:1:// TODO kept",
+                "src/lib.rs:2:// TODO: more"
+            ]
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_ignored_directory_the_call_names_is_searched() {
+    let dir = project();
+    plant(
+        dir.path(),
+        &[
+            (".gitignore", "/generated/\n"),
+            ("generated/out.rs", "// TODO generated\n"),
+        ],
+    );
+    let v = grep(dir.path(), json!({"pattern": "TODO", "path": "generated"})).await;
+    assert_eq!(lines(&v), ["generated/out.rs:1:// TODO generated"]);
+    let v = glob(dir.path(), json!({"pattern": "**", "path": "generated"})).await;
+    assert_eq!(files(&v), ["generated/out.rs"]);
+}
+
+#[tokio::test]
+async fn vendored_and_build_directories_are_skipped_unless_named() {
+    let dir = project();
+    for skipped in SEARCH_SKIPPED_DIRS {
+        plant(
+            dir.path(),
+            &[(&format!("{skipped}/x/dep.rs"), "// TODO dep\n")],
+        );
+    }
+    plant(
+        dir.path(),
+        &[
+            ("src/node_modules/y/dep.rs", "// TODO nested dep\n"),
+            ("src/build", "// TODO a file named build is kept\n"),
+        ],
+    );
+    let v = glob(dir.path(), json!({"pattern": "**/dep.rs"})).await;
+    assert_eq!(files(&v), Vec::<&str>::new());
+    let v = grep(dir.path(), json!({"pattern": "TODO", "include": "dep.rs"})).await;
+    assert_eq!(lines(&v), Vec::<&str>::new());
+    assert_eq!(v["files_searched"], 0);
+    let v = grep(dir.path(), json!({"pattern": "TODO", "path": "src"})).await;
+    assert_eq!(
+        lines(&v),
+        [
+            "src/build:1:// TODO a file named build is kept",
+            "src/lib.rs:2:// TODO: more"
+        ]
+    );
+    // Named, a skipped directory is walked (and a skipped one inside it is
+    // still skipped).
+    plant(
+        dir.path(),
+        &[("node_modules/x/node_modules/z/dep.rs", "// TODO\n")],
+    );
+    let v = glob(
+        dir.path(),
+        json!({"pattern": "**/dep.rs", "path": "node_modules"}),
+    )
+    .await;
+    assert_eq!(files(&v), ["node_modules/x/dep.rs"]);
+    let v = grep(dir.path(), json!({"pattern": "TODO", "path": "target/x"})).await;
+    assert_eq!(lines(&v), ["target/x/dep.rs:1:// TODO dep"]);
+}
+
+#[tokio::test]
+async fn glob_truncates_to_the_first_paths_and_gives_the_total() {
+    let dir = tempfile::tempdir().unwrap();
+    for i in (0..30).rev() {
+        plant(dir.path(), &[(&format!("d{}/f{i:02}.txt", i % 3), "")]);
+    }
+    let v = glob(dir.path(), json!({"pattern": "**/*.txt", "max_results": 4})).await;
+    assert_eq!(
+        files(&v),
+        ["d0/f00.txt", "d0/f03.txt", "d0/f06.txt", "d0/f09.txt"]
+    );
+    assert_eq!(
+        (v["total"].as_u64(), v["truncated"].as_bool()),
+        (Some(30), Some(true))
+    );
+    let v = glob(
+        dir.path(),
+        json!({"pattern": "**/*.txt", "max_results": 30}),
+    )
+    .await;
+    assert_eq!(
+        (v["total"].as_u64(), v["truncated"].as_bool()),
+        (Some(30), Some(false))
+    );
+}
+
+#[tokio::test]
+async fn grep_truncates_to_the_first_lines_by_path_and_line_and_counts_them_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let many: String = (1..=50).map(|i| format!("hit {i}\n")).collect();
+    plant(
+        dir.path(),
+        &[
+            ("b.txt", &many),
+            ("a.txt", "hit a\nmiss\nhit a2\n"),
+            ("c/d.txt", &many),
+        ],
+    );
+    let v = grep(dir.path(), json!({"pattern": "hit", "max_results": 4})).await;
+    assert_eq!(
+        lines(&v),
+        [
+            "a.txt:1:hit a",
+            "a.txt:3:hit a2",
+            "b.txt:1:hit 1",
+            "b.txt:2:hit 2"
+        ]
+    );
+    assert_eq!(v["shown"], 4);
+    assert_eq!(v["total"], 102);
+    assert_eq!(v["truncated"], true);
+    assert_eq!(v["files_searched"], 3);
+    let v = grep(dir.path(), json!({"pattern": "hit", "max_results": 102})).await;
+    assert_eq!(
+        (v["shown"].as_u64(), v["truncated"].as_bool()),
+        (Some(102), Some(false))
+    );
+}
+
+#[tokio::test]
+async fn a_path_outside_the_project_is_refused_as_by_every_tool() {
+    let t = Tree::new();
+    for (tool, args) in [
+        ("glob", json!({"pattern": "**", "path": ".."})),
+        ("grep", json!({"pattern": "secret", "path": "../outside"})),
+        (
+            "grep",
+            json!({"pattern": "secret", "path": t.outside.join("secret.txt").to_str().unwrap()}),
+        ),
+        ("list_directory", json!({"path": ".."})),
+    ] {
+        let v = crate::run(&t.root, tool, &args).await;
+        assert_eq!(v["code"], "path_denied", "{tool} {args}: {v}");
+    }
+}
+
+#[tokio::test]
+async fn links_are_not_followed_out_of_the_project_or_inside_it() {
+    let t = Tree::new();
+    plant(&t.root, &[("real/inside.txt", "secret inside\n")]);
+    symlink(&t.outside, t.root.join("out")).unwrap();
+    symlink(t.outside.join("secret.txt"), t.root.join("secret-link.txt")).unwrap();
+    symlink("real", t.root.join("again")).unwrap();
+    let v = grep(&t.root, json!({"pattern": "secret"})).await;
+    assert_eq!(lines(&v), ["real/inside.txt:1:secret inside"]);
+    let v = glob(&t.root, json!({"pattern": "**"})).await;
+    assert_eq!(files(&v), ["real/inside.txt"]);
+    // Named directly, a link out is refused by the path policy; one that
+    // stays inside is searched where it leads.
+    let v = grep(&t.root, json!({"pattern": "secret", "path": "out"})).await;
+    assert_eq!(v["code"], "path_denied");
+    let v = grep(&t.root, json!({"pattern": "secret", "path": "again"})).await;
+    assert_eq!(lines(&v), ["real/inside.txt:1:secret inside"]);
+}
+
+#[tokio::test]
+async fn a_binary_file_is_skipped_whole_and_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut binary = b"needle before the NUL\n".repeat(10_000);
+    binary.extend_from_slice(b"\0needle after\n");
+    std::fs::write(dir.path().join("blob.bin"), binary).unwrap();
+    plant(dir.path(), &[("text.txt", "a needle\n")]);
+    let v = grep(dir.path(), json!({"pattern": "needle"})).await;
+    assert_eq!(lines(&v), ["text.txt:1:a needle"]);
+    assert_eq!(v["total"], 1);
+    assert_eq!(v["binary_skipped"], 1);
+    assert_eq!(v["files_searched"], 2);
+    // Named, it is still binary.
+    let v = grep(dir.path(), json!({"pattern": "needle", "path": "blob.bin"})).await;
+    assert_eq!(
+        (v["total"].as_u64(), v["binary_skipped"].as_u64()),
+        (Some(0), Some(1))
+    );
+}
+
+#[tokio::test]
+async fn a_long_line_is_cut_with_its_remaining_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let long = format!("needle{}", "x".repeat(1_000));
+    plant(dir.path(), &[("min.js", &format!("{long}\r\n"))]);
+    let v = grep(dir.path(), json!({"pattern": "needle"})).await;
+    let rest = long.len() - GREP_LINE_MAX_CHARS;
+    assert_eq!(
+        lines(&v),
+        [format!("min.js:1:{}…(+{rest} bytes)", &long[..GREP_LINE_MAX_CHARS]).as_str()]
+    );
+}
+
+#[tokio::test]
+async fn ignore_case_and_include_narrow_the_search() {
+    let dir = project();
+    let v = grep(dir.path(), json!({"pattern": "todo"})).await;
+    assert_eq!(lines(&v), ["src/tools/mod.rs:2:// todo later"]);
+    let v = grep(dir.path(), json!({"pattern": "todo", "ignore_case": true})).await;
+    assert_eq!(
+        lines(&v),
+        [
+            "docs/guide.md:2:TODO write it",
+            "src/lib.rs:2:// TODO: more",
+            "src/tools/mod.rs:2:// todo later"
+        ]
+    );
+    let cases = [
+        (
+            "*.rs",
+            vec![
+                "src/lib.rs:2:// TODO: more",
+                "src/tools/mod.rs:2:// todo later",
+            ],
+        ),
+        ("*.{md,txt}", vec!["docs/guide.md:2:TODO write it"]),
+        ("src/tools/*", vec!["src/tools/mod.rs:2:// todo later"]),
+        ("mod.rs", vec!["src/tools/mod.rs:2:// todo later"]),
+        ("*.py", vec![]),
+    ];
+    for (include, want) in cases {
+        let v = grep(
+            dir.path(),
+            json!({"pattern": "todo", "ignore_case": true, "include": include}),
+        )
+        .await;
+        assert_eq!(lines(&v), want, "{include}");
+    }
+    // With a directory, a path-shaped include may be relative to it.
+    let v = grep(
+        dir.path(),
+        json!({"pattern": "fn", "path": "src", "include": "tools/*.rs"}),
+    )
+    .await;
+    assert_eq!(lines(&v), ["src/tools/a-b.rs:1:fn a_b() {}"]);
+}
+
+#[tokio::test]
+async fn grep_searches_one_file_when_the_path_names_it() {
+    let dir = project();
+    let v = grep(dir.path(), json!({"pattern": "fn", "path": "src/lib.rs"})).await;
+    assert_eq!(lines(&v), ["src/lib.rs:1:pub fn lib() {}"]);
+    assert_eq!(v["files_searched"], 1);
+}
+
+/// The failure validation gives `args` of `tool`: a pattern is compiled
+/// before the call is confirmed or run.
+fn invalid(tool: &str, args: &Value) -> Value {
+    serde_json::to_value(validate(tool, &args.to_string()).unwrap_err()).unwrap()
+}
+
+#[test]
+fn an_invalid_pattern_is_an_invalid_argument_with_guidance() {
+    let v = invalid("grep", &json!({"pattern": "fn main("}));
+    assert_eq!(v["code"], "invalid_argument", "{v}");
+    assert_eq!(v["field"], "pattern");
+    assert_eq!(v["received"], "string \"fn main(\"");
+    let expected = v["expected"].as_str().unwrap();
+    assert!(expected.contains("unclosed group"), "{expected}");
+    assert!(expected.contains("escape"), "{expected}");
+    for (tool, args, field) in [
+        ("grep", json!({"pattern": "a\\nb"}), "pattern"),
+        (
+            "grep",
+            json!({"pattern": "x", "include": "[*.rs"}),
+            "include",
+        ),
+        ("glob", json!({"pattern": "src/{a,b"}), "pattern"),
+    ] {
+        let v = invalid(tool, &args);
+        assert_eq!(v["code"], "invalid_argument", "{args}: {v}");
+        assert_eq!(v["field"], field, "{args}");
+    }
+}
+
+#[tokio::test]
+async fn a_missing_path_or_a_file_for_glob_says_what_to_do() {
+    let dir = project();
+    let v = grep(dir.path(), json!({"pattern": "x", "path": "nope"})).await;
+    assert_eq!(v["code"], "execution_failed");
+    assert!(
+        v["error"]
+            .as_str()
+            .unwrap()
+            .contains("list_directory the parent"),
+        "{v}"
+    );
+    let v = glob(dir.path(), json!({"pattern": "*", "path": "main.rs"})).await;
+    assert_eq!(v["code"], "execution_failed");
+    assert!(
+        v["error"].as_str().unwrap().contains("not a directory"),
+        "{v}"
+    );
+}
+
+/// Peak resident set (VmHWM) in KiB.
+fn peak_rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_line_too_long_to_hold_stops_that_file_without_holding_it() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let mut f =
+            std::io::BufWriter::new(std::fs::File::create(dir.path().join("huge.txt")).unwrap());
+        f.write_all(b"needle on line one\n").unwrap();
+        let chunk = vec![b'x'; 1 << 20];
+        for _ in 0..20 {
+            f.write_all(&chunk).unwrap();
+        }
+        f.write_all(b" needle at the end of the long line\nneedle on line three\n")
+            .unwrap();
+        f.flush().unwrap();
+    }
+    plant(dir.path(), &[("small.txt", "needle\n")]);
+    // Nextest runs each test in its own process, so the peak is this one's;
+    // a first search pays for what every search shares (the compiled
+    // schemas, the threads).
+    grep(
+        dir.path(),
+        json!({"pattern": "needle", "path": "small.txt"}),
+    )
+    .await;
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+    let before = peak_rss_kib();
+    let start = Instant::now();
+    let v = grep(dir.path(), json!({"pattern": "needle"})).await;
+    assert!(start.elapsed() < Duration::from_secs(30));
+    let grown = peak_rss_kib().saturating_sub(before);
+    assert_eq!(
+        lines(&v),
+        ["huge.txt:1:needle on line one", "small.txt:1:needle"]
+    );
+    assert_eq!(
+        v["unsearched"],
+        json!([format!(
+            "huge.txt: a line longer than {} MiB; searched up to it",
+            GREP_MAX_LINE_BYTES >> 20
+        )])
+    );
+    assert!(
+        grown < 8 * 1024,
+        "the search grew the peak RSS by {grown} KiB for a 20 MiB line"
+    );
+}
