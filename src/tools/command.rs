@@ -144,7 +144,9 @@ impl Tool for ExecuteCommand {
              applies (default {} s; set `timeout_seconds` for builds and test runs): on timeout the \
              partial output comes back. \
              When the command ends, everything it started is killed, so background servers do not \
-             survive (`cmd &` is pointless). Needs the user's approval.",
+             survive (`cmd &` is pointless). A read-only line (ls, cat, grep, find, wc, git \
+             status/log/diff/show, joined by | && || ; with no redirect, `$` or glob) runs at once; \
+             any other needs the user's approval.",
             EXEC_OUTPUT_MAX_BYTES / 1024,
             EXEC_DEFAULT_TIMEOUT.as_secs()
         )

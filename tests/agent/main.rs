@@ -10,6 +10,7 @@ mod commands;
 mod compaction;
 mod config;
 mod instructions;
+mod read_only;
 mod repeat;
 mod sessions;
 mod tools;
