@@ -6,6 +6,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod allow_list;
 mod llm;
 mod pty;
 mod secrets;
