@@ -9,7 +9,7 @@ use dashfloat::llm::discover::Questions;
 use dashfloat::protocol::{AgentEvent, Decision, Phase, ReplyEnd, Severity, ToolStatus};
 
 use crate::support;
-use support::agent::{AgentHarness, setup, start_with, system_texts};
+use support::agent::{AgentHarness, reply_text, setup, start_with, system_texts};
 use support::dashfloat_bin;
 use support::pty::PtySession;
 
@@ -139,6 +139,51 @@ async fn the_real_model_lists_a_directory_and_the_follow_up_is_accepted() {
         ("list_directory".to_string(), ToolStatus::Ok)
     );
     follow_up_accepted(&events);
+}
+
+/// A search task: the local model finds where a function is defined with
+/// `grep` or `glob`, which run without asking, and names the file.
+#[tokio::test]
+#[ignore = "needs the real local model; scripts/test runs it"]
+async fn the_real_model_finds_the_file_that_defines_a_function() {
+    let (mut h, dir) = start_real(3);
+    let util = dir.path().join("src/util");
+    std::fs::create_dir_all(&util).unwrap();
+    std::fs::write(
+        util.join("checksum.rs"),
+        "/// Adds the bytes up.\npub fn compute_checksum(data: &[u8]) -> u32 {\n    data.iter().map(|b| u32::from(*b)).sum()\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        util.join("text.rs"),
+        "pub fn shout(s: &str) -> String {\n    s.to_uppercase()\n}\n",
+    )
+    .unwrap();
+    h.prompt("Find the file that defines the function compute_checksum.")
+        .await;
+    let events = turn_answering(&mut h, Decision::Reject).await;
+    assert!(
+        !events.iter().any(|e| matches!(e, AgentEvent::Confirm(_))),
+        "a search must not ask: {events:#?}"
+    );
+    let searched = events.iter().any(|e| {
+        matches!(
+            e,
+            AgentEvent::ToolCall { name, .. } if name == "grep" || name == "glob"
+        )
+    });
+    assert!(searched, "no grep or glob call: {events:#?}");
+    let found = events.iter().any(|e| matches!(
+        e,
+        AgentEvent::ToolResult { status: ToolStatus::Ok, excerpt, .. } if excerpt.contains("src/util/checksum.rs")
+    ));
+    assert!(found, "no search found the file: {events:#?}");
+    follow_up_accepted(&events);
+    assert!(
+        reply_text(&events).contains("checksum.rs"),
+        "the answer does not name the file: {}",
+        reply_text(&events)
+    );
 }
 
 #[tokio::test]
