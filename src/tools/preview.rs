@@ -44,6 +44,7 @@ pub fn preview(call: &ToolCall, ctx: &ToolContext) -> Result<Preview, ToolFailur
 }
 
 /// What a call that needs confirming under the policy comes to.
+#[derive(Debug)]
 pub enum Judged {
     /// The analyser accepted it: run this in its place, unasked.
     ReadOnly(ToolCall),
