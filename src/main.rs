@@ -225,7 +225,7 @@ async fn run(
     tools.pass_env = pass_env;
     let read_only = config
         .auto_allow_read_only
-        .then(|| Analyser::new(tools.root.clone()));
+        .then(|| Analyser::for_workspace(std::sync::Arc::clone(&tools.workspace)));
     let (command_tx, command_rx) = mpsc::channel(COMMAND_QUEUE);
     let (event_tx, event_rx) = mpsc::channel(EVENT_QUEUE);
     let system_prompt = agent::system_prompt();

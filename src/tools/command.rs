@@ -188,7 +188,7 @@ impl Tool for ExecuteCommand {
 
     /// The directory, the time limit and every line of the command.
     fn preview(&self, ctx: &ToolContext) -> Result<Preview, ToolFailure> {
-        resolve_for(Self::NAME, &ctx.root, &self.cwd)?;
+        resolve_for(Self::NAME, ctx.workspace.as_ref(), &self.cwd)?;
         let limit = self.time_limit(ctx)?;
         let mut lines = vec![header(format!(
             "run in {} (time limit {}):",

@@ -4,8 +4,8 @@
 
 use std::io::Read;
 use std::ops::Range;
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+use std::sync::Arc;
 
 use memchr::memmem::{self, Finder};
 use serde::{Deserialize, Serialize};
@@ -14,14 +14,12 @@ use tokio_util::sync::CancellationToken;
 
 use crate::protocol::{FileGuard, Preview};
 
-use super::atomic::write_atomic;
-use super::beneath;
 use super::failure::ToolFailure;
 use super::guard::{check, content_hash};
 use super::preview::{diff, heading, shown};
 use super::read::count_lines;
 use super::tool::{Effect, Shown, Tool, on_blocking_pool, path_parameter};
-use super::{ToolContext, io_failure, resolve_for};
+use super::{Parents, ToolContext, Workspace, WriteError, io_failure, resolve_for};
 
 const TOOL: &str = EditFile::NAME;
 
@@ -218,8 +216,8 @@ impl Tool for EditFile {
     /// The diff of the located block, built with the `plan` the edit
     /// runs, so the diff is exactly what lands.
     fn preview(&self, ctx: &ToolContext) -> Result<Preview, ToolFailure> {
-        let root = &ctx.root;
-        let target = read_target(root, &self.path)?;
+        let ws = ctx.workspace.as_ref();
+        let target = read_target(ws, &self.path)?;
         let (line, new) = plan(
             &self.path,
             &target.data,
@@ -229,9 +227,9 @@ impl Tool for EditFile {
         let mut lines = heading(
             format!(
                 "edit {} at line {line}",
-                shown(root, &self.path, &target.real)
+                shown(ws, &self.path, &target.real)
             ),
-            root,
+            ws,
             &target.real,
         );
         lines.extend(diff(&target.data, &new));
@@ -247,10 +245,10 @@ impl Tool for EditFile {
         cancel: &CancellationToken,
         guard: FileGuard,
     ) -> Result<EditFileOutput, ToolFailure> {
-        let (call, root) = (self.clone(), ctx.root.clone());
+        let (call, ws) = (self.clone(), Arc::clone(&ctx.workspace));
         on_blocking_pool(TOOL, cancel, move || {
             edit_file(
-                &root,
+                ws.as_ref(),
                 &call.path,
                 call.search_block.as_bytes(),
                 call.replace_block.as_bytes(),
@@ -272,19 +270,22 @@ struct EditTarget {
 
 /// Resolves and reads the file to edit, refusing one over the size cap by
 /// `stat` before reading a byte.
-fn read_target(root: &Path, path: &str) -> Result<EditTarget, ToolFailure> {
-    let real = resolve_for(TOOL, root, path)?;
-    let meta = std::fs::metadata(&real).map_err(|e| io_failure(TOOL, path, "edit", &e))?;
+fn read_target(ws: &dyn Workspace, path: &str) -> Result<EditTarget, ToolFailure> {
+    let real = resolve_for(TOOL, ws, path)?;
+    let meta = ws
+        .stat(&real)
+        .map_err(|e| io_failure(TOOL, path, "edit", &e))?;
     if !meta.is_file() {
         return Err(failed(format!("{path} is not a regular file")));
     }
-    if meta.len() > EDIT_MAX_FILE_BYTES {
-        return Err(too_big(path, meta.len()));
+    if meta.len > EDIT_MAX_FILE_BYTES {
+        return Err(too_big(path, meta.len));
     }
-    let file =
-        beneath::open_regular(root, &real).map_err(|e| io_failure(TOOL, path, "edit", &e))?;
+    let file = ws
+        .open_regular(&real)
+        .map_err(|e| io_failure(TOOL, path, "edit", &e))?;
     // The file may have grown since the stat; the read stays bounded.
-    let mut data = Vec::with_capacity(meta.len() as usize);
+    let mut data = Vec::with_capacity(meta.len as usize);
     file.take(EDIT_MAX_FILE_BYTES + 1)
         .read_to_end(&mut data)
         .map_err(|e| io_failure(TOOL, path, "edit", &e))?;
@@ -294,7 +295,7 @@ fn read_target(root: &Path, path: &str) -> Result<EditTarget, ToolFailure> {
     Ok(EditTarget {
         real,
         data,
-        mode: meta.permissions().mode(),
+        mode: meta.mode,
     })
 }
 
@@ -311,13 +312,13 @@ fn plan(
 }
 
 fn edit_file(
-    root: &Path,
+    ws: &dyn Workspace,
     path: &str,
     search: &[u8],
     replace: &[u8],
     guard: FileGuard,
 ) -> Result<EditFileOutput, ToolFailure> {
-    let target = read_target(root, path)?;
+    let target = read_target(ws, path)?;
     check(
         TOOL,
         path,
@@ -325,10 +326,10 @@ fn edit_file(
         FileGuard::Content(content_hash(&target.data)),
     )?;
     let (line, new) = plan(path, &target.data, search, replace)?;
-    let (dir, name) =
-        beneath::parent(root, &target.real).map_err(|e| io_failure(TOOL, path, "write", &e))?;
-    write_atomic(&dir, name, &new, Some(target.mode))
-        .map_err(|e| io_failure(TOOL, path, "write", &e))?;
+    ws.write_atomic(&target.real, &new, Some(target.mode), Parents::Existing)
+        .map_err(|e| match e {
+            WriteError::Parents(e) | WriteError::Write(e) => io_failure(TOOL, path, "write", &e),
+        })?;
     Ok(EditFileOutput {
         path: path.to_owned(),
         line,

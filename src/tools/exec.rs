@@ -1,30 +1,25 @@
-//! `execute_command`: a `/bin/sh -c` command line in its own session, its
+//! `execute_command`: a `/bin/sh -c` command line the workspace starts in
+//! its own session ([`Workspace::spawn`](super::Workspace::spawn)), its
 //! output captured with a head cap, and every process it started — in its
-//! group or not — killed on every way out ([`super::reaper`]).
+//! group or not — killed on every way out ([`Spawned::processes`]).
 //! `docs/decisions/0013-command-runner.md`.
 
-use std::os::fd::OwnedFd;
 use std::os::unix::process::ExitStatusExt;
-use std::process::{ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::time::Duration;
 
-use nix::fcntl::OFlag;
 use nix::sys::signal::Signal;
-use nix::unistd::Pid;
 use tokio::io::AsyncReadExt;
 use tokio::net::unix::pipe::Receiver;
-use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
 use super::analyser::EnvSetting;
-use super::beneath;
 use super::command::{ExecuteCommand, ExecuteCommandOutput};
 use super::env::{child_env, with_settings};
 use super::failure::{ToolFailure, format_duration};
 use super::read::trim_partial_char;
-use super::reaper::CallProcesses;
 use super::tool::Tool;
-use super::{ToolContext, io_failure, resolve_for};
+use super::{SpawnError, Spawned, ToolContext, io_failure, resolve_for};
 
 const TOOL: &str = ExecuteCommand::NAME;
 
@@ -46,8 +41,8 @@ pub const EXEC_OUTPUT_MAX_BYTES: usize = 32 * 1024;
 pub const EXEC_DRAIN_GRACE: Duration = Duration::from_millis(500);
 /// Size of one read from the output pipe (one pipe buffer's worth).
 const EXEC_READ_CHUNK_BYTES: usize = 64 * 1024;
-/// The shell every command line runs under, so `;`, `&&`, `cd` and pipes
-/// mean what they say.
+/// The shell the workspace runs every command line under, as failures name
+/// it.
 const SHELL: &str = "/bin/sh";
 
 /// The head of the output and the count of everything.
@@ -128,50 +123,30 @@ pub(crate) async fn execute_command(
             output: None,
         });
     }
-    let dir = resolve_for(TOOL, &ctx.root, cwd)?;
-    let meta = std::fs::metadata(&dir).map_err(|e| io_failure(TOOL, cwd, "run in", &e))?;
+    let ws = ctx.workspace.as_ref();
+    let dir = resolve_for(TOOL, ws, cwd)?;
+    let meta = ws
+        .stat(&dir)
+        .map_err(|e| io_failure(TOOL, cwd, "run in", &e))?;
     if !meta.is_dir() {
         return Err(failed(format!("cwd {cwd} is not a directory")));
     }
-    let dir = beneath::open(&ctx.root, &dir, OFlag::O_PATH | OFlag::O_DIRECTORY)
-        .map_err(|e| io_failure(TOOL, cwd, "run in", &e))?;
-    let spawn_failed = |e: std::io::Error| failed(format!("cannot start {SHELL}: {e}"));
-    // One pipe for both streams: the kernel keeps the order in which the
-    // command wrote, which two pipes read concurrently cannot.
-    let (reader, writer) = std::io::pipe().map_err(spawn_failed)?;
-    let writer_for_stderr = writer.try_clone().map_err(spawn_failed)?;
-    let mut cmd = Command::new(SHELL);
-    cmd.arg("-c")
-        .arg(command)
-        // A command waiting for input (a pager, `rg` with no path, a
-        // password prompt) would otherwise wait until the timeout.
-        .stdin(Stdio::null())
-        .stdout(writer)
-        .stderr(writer_for_stderr)
-        .env_clear()
-        .envs(with_settings(
-            child_env(std::env::vars_os(), &ctx.secret_vars, &ctx.pass_env),
-            env,
-        ))
-        .kill_on_drop(true);
-    own_session_with_parent_death(&mut cmd);
-    enter(&mut cmd, dir);
-    // Counted as running before the fork, so a sweep of another call can
-    // tell our shell from an orphan; dropped on every way out below.
-    let mut processes = CallProcesses::start();
-    let spawned = cmd.spawn();
-    // The command holds our copies of the pipe's write end; until they are
-    // closed, the read side never sees end-of-file.
-    drop(cmd);
-    let mut child = spawned.map_err(spawn_failed)?;
-    if let Some(shell) = child
-        .id()
-        .and_then(|id| i32::try_from(id).ok())
-        .map(Pid::from_raw)
-    {
-        processes.spawned(shell);
-    }
-    let mut pipe = Receiver::from_owned_fd(OwnedFd::from(reader)).map_err(spawn_failed)?;
+    let env = with_settings(
+        child_env(std::env::vars_os(), &ctx.secret_vars, &ctx.pass_env),
+        env,
+    );
+    // Everything the command starts is the call's from the fork on: every
+    // way out below kills it, and dropping `processes` (here or when the
+    // call's future is dropped mid-run) sweeps again and reaps the dead.
+    // `processes` first: the shell (killed on drop) goes before the sweep.
+    let Spawned {
+        processes,
+        output: mut pipe,
+        mut child,
+    } = ws.spawn(&dir, command, env).map_err(|e| match e {
+        SpawnError::Directory(e) => io_failure(TOOL, cwd, "run in", &e),
+        SpawnError::Start(e) => failed(format!("cannot start {SHELL}: {e}")),
+    })?;
 
     let mut capture = Capture::default();
     let mut chunk = vec![0u8; EXEC_READ_CHUNK_BYTES];
@@ -192,8 +167,7 @@ pub(crate) async fn execute_command(
     };
     // Every way out kills what the command started: what it left running
     // in the background, in its group or not, or a loop still spinning at
-    // the timeout, dies here. Dropping `processes` (here or when the call's
-    // future is dropped mid-run) sweeps again and reaps the dead.
+    // the timeout, dies here.
     processes.kill_all();
     if !matches!(end, End::Exited(_)) {
         // Reap the killed shell; kill_on_drop and tokio's orphan reaper
@@ -260,58 +234,5 @@ fn failed(message: String) -> ToolFailure {
     ToolFailure::ExecutionFailed {
         tool: TOOL.to_owned(),
         message,
-    }
-}
-
-/// Puts the shell in a new session (so nothing it does reaches
-/// dashfloat's terminal or group) and asks the kernel to SIGKILL it if
-/// dashfloat dies first, even by SIGKILL.
-///
-/// The death signal is a backstop for that one case, and reaches only the
-/// shell: it fires when the *thread* that forked exits, not the process.
-/// `spawn` forks on the thread polling the call — a runtime worker, which
-/// lives as long as the runtime (or, on a current-thread runtime, the
-/// thread in `block_on`). Were the spawn moved to `spawn_blocking`, the
-/// pool thread's exit after its idle keep-alive (10 s) would SIGKILL a
-/// command still running; the same after a `block_in_place` on the
-/// spawning worker. What keeps every process from outliving its call, and
-/// dashfloat, is the subreaper's sweep ([`CallProcesses`]), on every way
-/// out but dashfloat's own SIGKILL.
-#[allow(unsafe_code)]
-fn own_session_with_parent_death(cmd: &mut Command) {
-    let parent = nix::unistd::getpid();
-    // SAFETY: the closure runs in the forked child before exec, where only
-    // async-signal-safe work is allowed. setsid, prctl and getppid are
-    // single system calls; nothing allocates or takes a lock (an Errno
-    // becomes an io::Error by value).
-    unsafe {
-        cmd.pre_exec(move || {
-            nix::unistd::setsid()?;
-            nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)?;
-            // dashfloat may have died between fork and prctl; then the
-            // death signal was never armed and the child must not run.
-            if nix::unistd::getppid() != parent {
-                return Err(std::io::Error::from(nix::errno::Errno::ESRCH));
-            }
-            Ok(())
-        });
-    }
-}
-
-/// Makes the child start in `dir`, the directory the policy approved and
-/// opened beneath the root: by its handle, so no path is walked again
-/// between the check and the shell.
-#[allow(unsafe_code)]
-fn enter(cmd: &mut Command, dir: OwnedFd) {
-    // SAFETY: the closure runs in the forked child before exec, where only
-    // async-signal-safe work is allowed; fchdir is a single system call on
-    // a descriptor the closure owns, and nothing allocates or takes a lock
-    // (an Errno becomes an io::Error by value). The descriptor is
-    // close-on-exec, so the command does not inherit it.
-    unsafe {
-        cmd.pre_exec(move || {
-            nix::unistd::fchdir(&dir)?;
-            Ok(())
-        });
     }
 }

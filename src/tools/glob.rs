@@ -5,8 +5,8 @@
 
 use std::borrow::Cow;
 use std::collections::BinaryHeap;
-use std::path::{Path, PathBuf};
-use std::sync::{Mutex, PoisonError};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use globset::Candidate;
 use serde::{Deserialize, Serialize};
@@ -17,8 +17,10 @@ use crate::protocol::FileGuard;
 
 use super::failure::ToolFailure;
 use super::tool::{Effect, Shown, Tool, on_blocking_pool, path_parameter};
-use super::walk::{self, SEARCH_SKIPPED_DIRS, Seen, WalkError};
-use super::{ToolContext, io_failure, resolve_for};
+use super::walk::{self, SEARCH_SKIPPED_DIRS};
+use super::{
+    Seen, ToolContext, Visitor, WalkError, Workspace, cannot_search, io_failure, resolve_for,
+};
 
 const TOOL: &str = Glob::NAME;
 
@@ -164,8 +166,8 @@ impl Tool for Glob {
         cancel: &CancellationToken,
         _guard: FileGuard,
     ) -> Result<GlobOutput, ToolFailure> {
-        let (call, root, stop) = (self.clone(), ctx.root.clone(), cancel.clone());
-        on_blocking_pool(TOOL, cancel, move || glob(&root, &call, &stop)).await
+        let (call, ws, stop) = (self.clone(), Arc::clone(&ctx.workspace), cancel.clone());
+        on_blocking_pool(TOOL, cancel, move || glob(ws.as_ref(), &call, &stop)).await
     }
 }
 
@@ -178,14 +180,19 @@ struct Found {
     total: usize,
 }
 
-fn glob(root: &Path, call: &Glob, cancel: &CancellationToken) -> Result<GlobOutput, ToolFailure> {
+fn glob(
+    ws: &dyn Workspace,
+    call: &Glob,
+    cancel: &CancellationToken,
+) -> Result<GlobOutput, ToolFailure> {
     let matcher = walk::glob_matcher(TOOL, "pattern", &call.pattern)?;
-    let root_real = root
-        .canonicalize()
+    let root_real = ws
+        .real_path(ws.root())
         .map_err(|e| io_failure(TOOL, ".", "search", &e))?;
-    let target = resolve_for(TOOL, root, &call.path)?;
-    let meta =
-        std::fs::metadata(&target).map_err(|e| io_failure(TOOL, &call.path, "search", &e))?;
+    let target = resolve_for(TOOL, ws, &call.path)?;
+    let meta = ws
+        .stat(&target)
+        .map_err(|e| io_failure(TOOL, &call.path, "search", &e))?;
     if !meta.is_dir() {
         return Err(ToolFailure::ExecutionFailed {
             tool: TOOL.to_owned(),
@@ -200,8 +207,8 @@ fn glob(root: &Path, call: &Glob, cancel: &CancellationToken) -> Result<GlobOutp
         head: BinaryHeap::with_capacity(max.min(GLOB_DEFAULT_MAX_RESULTS) + 1),
         total: 0,
     });
-    let walked = walk::files(&root_real, &target, cancel, || {
-        |seen: Seen<'_>| {
+    let walked = ws.walk(&target, cancel, &mut || {
+        Box::new(|seen: Seen<'_>| {
             let Seen::File(path) = seen else { return };
             let in_root = path.strip_prefix(&root_real).unwrap_or(path);
             let in_target = path.strip_prefix(&target).unwrap_or(path);
@@ -218,13 +225,17 @@ fn glob(root: &Path, call: &Glob, cancel: &CancellationToken) -> Result<GlobOutp
                     found.head.pop();
                 }
             }
-        }
+        }) as Visitor<'_>
     });
-    if let Err(WalkError::Cancelled) = walked {
-        return Err(ToolFailure::Cancelled {
-            tool: TOOL.to_owned(),
-            output: None,
-        });
+    match walked {
+        Ok(()) => {}
+        Err(WalkError::Cancelled) => {
+            return Err(ToolFailure::Cancelled {
+                tool: TOOL.to_owned(),
+                output: None,
+            });
+        }
+        Err(e @ WalkError::Root(_)) => return Err(cannot_search(TOOL, &e)),
     }
     let found = found.into_inner().unwrap_or_else(PoisonError::into_inner);
     let mut lossy = false;

@@ -1,6 +1,6 @@
 //! `grep`: a regular-expression search of the project's files, line by
 //! line, with ripgrep's own matcher (`grep-regex`) and searcher
-//! (`grep-searcher`) over the walk `glob` shares (`walk::files`). Memory is
+//! (`grep-searcher`) over the walk `glob` shares (`Workspace::walk`). Memory is
 //! bounded by the output, never by the tree or a file: each file is
 //! streamed through a line buffer that may not grow past
 //! [`GREP_MAX_LINE_BYTES`], a file keeps at most `max_results` of its
@@ -12,7 +12,7 @@ use std::collections::{BTreeSet, BinaryHeap};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use globset::{Candidate, GlobMatcher};
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
@@ -23,13 +23,15 @@ use tokio_util::sync::CancellationToken;
 
 use crate::protocol::FileGuard;
 
-use super::beneath;
 use super::failure::ToolFailure;
 use super::result::head;
 use super::tool::{Effect, Shown, Tool, on_blocking_pool, path_parameter};
 use super::validate::received;
-use super::walk::{self, SEARCH_SKIPPED_DIRS, Seen, WalkError};
-use super::{ToolContext, io_failure, resolve_for};
+use super::walk::{self, SEARCH_SKIPPED_DIRS};
+use super::{
+    Opener, Seen, ToolContext, Visitor, WalkError, Workspace, cannot_search, io_failure,
+    resolve_for,
+};
 
 const TOOL: &str = Grep::NAME;
 
@@ -244,8 +246,8 @@ impl Tool for Grep {
         cancel: &CancellationToken,
         _guard: FileGuard,
     ) -> Result<GrepOutput, ToolFailure> {
-        let (call, root, stop) = (self.clone(), ctx.root.clone(), cancel.clone());
-        on_blocking_pool(TOOL, cancel, move || grep(&root, &call, &stop)).await
+        let (call, ws, stop) = (self.clone(), Arc::clone(&ctx.workspace), cancel.clone());
+        on_blocking_pool(TOOL, cancel, move || grep(ws.as_ref(), &call, &stop)).await
     }
 }
 
@@ -345,7 +347,7 @@ impl Found {
 struct Search<'a> {
     root: &'a Path,
     target: &'a Path,
-    opener: beneath::Root,
+    opener: Box<dyn Opener>,
     matcher: RegexMatcher,
     include: Include,
     max: usize,
@@ -512,17 +514,23 @@ fn line_text(line: &[u8]) -> (String, bool) {
     (text, lossy)
 }
 
-fn grep(root: &Path, call: &Grep, cancel: &CancellationToken) -> Result<GrepOutput, ToolFailure> {
+fn grep(
+    ws: &dyn Workspace,
+    call: &Grep,
+    cancel: &CancellationToken,
+) -> Result<GrepOutput, ToolFailure> {
     let matcher = call.matcher()?;
     let include = Include::new(&call.include)?;
-    let root_real = root
-        .canonicalize()
+    let root_real = ws
+        .real_path(ws.root())
         .map_err(|e| io_failure(TOOL, ".", "search", &e))?;
-    let target = resolve_for(TOOL, root, &call.path)?;
-    let meta =
-        std::fs::metadata(&target).map_err(|e| io_failure(TOOL, &call.path, "search", &e))?;
-    let opener =
-        beneath::Root::open(&root_real).map_err(|e| io_failure(TOOL, ".", "search", &e))?;
+    let target = resolve_for(TOOL, ws, &call.path)?;
+    let meta = ws
+        .stat(&target)
+        .map_err(|e| io_failure(TOOL, &call.path, "search", &e))?;
+    let opener = ws
+        .opener()
+        .map_err(|e| io_failure(TOOL, ".", "search", &e))?;
     let search = Search {
         root: &root_real,
         target: &target,
@@ -543,19 +551,23 @@ fn grep(root: &Path, call: &Grep, cancel: &CancellationToken) -> Result<GrepOutp
     if meta.is_file() {
         search.file(&mut Search::searcher(), &target);
     } else if meta.is_dir() {
-        let walked = walk::files(&root_real, &target, cancel, || {
+        let walked = ws.walk(&target, cancel, &mut || {
             let mut searcher = Search::searcher();
             let search = &search;
-            move |seen: Seen<'_>| match seen {
+            Box::new(move |seen: Seen<'_>| match seen {
                 Seen::File(path) => search.file(&mut searcher, path),
                 Seen::Unreadable(entry) => search.found().unsearched(entry),
-            }
+            }) as Visitor<'_>
         });
-        if let Err(WalkError::Cancelled) = walked {
-            return Err(ToolFailure::Cancelled {
-                tool: TOOL.to_owned(),
-                output: None,
-            });
+        match walked {
+            Ok(()) => {}
+            Err(WalkError::Cancelled) => {
+                return Err(ToolFailure::Cancelled {
+                    tool: TOOL.to_owned(),
+                    output: None,
+                });
+            }
+            Err(e @ WalkError::Root(_)) => return Err(cannot_search(TOOL, &e)),
         }
     } else {
         return Err(ToolFailure::ExecutionFailed {

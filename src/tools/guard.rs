@@ -6,11 +6,10 @@
 
 use std::hash::Hasher;
 use std::io::Read;
-use std::path::Path;
 
 use crate::protocol::FileGuard;
 
-use super::beneath;
+use super::Workspace;
 use super::failure::ToolFailure;
 
 /// The piece size both hashing paths feed the hasher, so hashing bytes in
@@ -27,10 +26,10 @@ pub(crate) fn content_hash(data: &[u8]) -> u64 {
     hasher.finish()
 }
 
-/// The guard for a whole file as it is now (`real`, beneath `root`),
-/// hashed in bounded pieces so a large file costs no memory.
-pub(crate) fn guard_of(root: &Path, real: &Path) -> std::io::Result<FileGuard> {
-    let mut file = match beneath::open_regular(root, real) {
+/// The guard for a whole file as it is now (`real`, in `ws`), hashed in
+/// bounded pieces so a large file costs no memory.
+pub(crate) fn guard_of(ws: &dyn Workspace, real: &std::path::Path) -> std::io::Result<FileGuard> {
+    let mut file = match ws.open_regular(real) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(FileGuard::Absent),
         Err(e) => return Err(e),

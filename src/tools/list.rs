@@ -3,25 +3,18 @@
 //! costs a bounded heap, not a million stats. `docs/decisions/0012-file-tools.md`.
 
 use std::borrow::Cow;
-use std::collections::BinaryHeap;
-use std::ffi::OsStr;
-use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
+use std::sync::Arc;
 
-use nix::dir::Dir;
-use nix::fcntl::{AtFlags, OFlag};
-use nix::sys::stat::SFlag;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::protocol::FileGuard;
 
-use super::beneath;
 use super::failure::ToolFailure;
 use super::tool::{Effect, Shown, Tool, on_blocking_pool};
-use super::{ToolContext, io_failure, resolve_for};
+use super::{FileKind, Listed, ToolContext, Workspace, io_failure, resolve_for};
 
 const TOOL: &str = ListDirectory::NAME;
 
@@ -165,87 +158,61 @@ impl Tool for ListDirectory {
         cancel: &CancellationToken,
         _guard: FileGuard,
     ) -> Result<ListDirectoryOutput, ToolFailure> {
-        let (path, root) = (self.path.clone(), ctx.root.clone());
-        on_blocking_pool(TOOL, cancel, move || list_directory(&root, &path)).await
+        let (path, ws) = (self.path.clone(), Arc::clone(&ctx.workspace));
+        on_blocking_pool(TOOL, cancel, move || list_directory(ws.as_ref(), &path)).await
     }
 }
 
-fn list_directory(root: &Path, path: &str) -> Result<ListDirectoryOutput, ToolFailure> {
-    let real = resolve_for(TOOL, root, path)?;
-    let meta = std::fs::metadata(&real).map_err(|e| io_failure(TOOL, path, "list", &e))?;
+fn list_directory(ws: &dyn Workspace, path: &str) -> Result<ListDirectoryOutput, ToolFailure> {
+    let real = resolve_for(TOOL, ws, path)?;
+    let meta = ws
+        .stat(&real)
+        .map_err(|e| io_failure(TOOL, path, "list", &e))?;
     if !meta.is_dir() {
         return Err(ToolFailure::ExecutionFailed {
             tool: TOOL.to_owned(),
             message: format!("{path} is not a directory; use read_file for a file"),
         });
     }
-    let listed = |e: std::io::Error| io_failure(TOOL, path, "list", &e);
-    let fd = beneath::open(root, &real, OFlag::O_RDONLY | OFlag::O_DIRECTORY).map_err(listed)?;
-    let mut dir = Dir::from_fd(fd).map_err(|e| listed(e.into()))?;
-    // A max-heap of the smallest names seen: memory stays at the cap
-    // whatever the directory holds.
-    let mut head: BinaryHeap<Vec<u8>> = BinaryHeap::with_capacity(LIST_MAX_ENTRIES + 1);
-    let mut total = 0usize;
-    for entry in dir.iter() {
-        let entry = entry.map_err(|e| listed(e.into()))?;
-        let name = entry.file_name().to_bytes();
-        if name == b"." || name == b".." {
-            continue;
-        }
-        total += 1;
-        head.push(name.to_vec());
-        if head.len() > LIST_MAX_ENTRIES {
-            head.pop();
-        }
-    }
-    let names = head.into_sorted_vec();
-    let entries = names
-        .into_iter()
-        .map(|name| describe(dir.as_fd(), name))
-        .collect();
+    let listing = ws
+        .list(&real, LIST_MAX_ENTRIES)
+        .map_err(|e| io_failure(TOOL, path, "list", &e))?;
     Ok(ListDirectoryOutput {
         path: path.to_owned(),
-        entries,
-        total,
-        truncated: total > LIST_MAX_ENTRIES,
+        entries: listing.entries.into_iter().map(entry).collect(),
+        total: listing.total,
+        truncated: listing.total > LIST_MAX_ENTRIES,
     })
 }
 
-/// One entry, looked at through the directory's handle, never by path.
-fn describe(dir: BorrowedFd<'_>, name: Vec<u8>) -> Entry {
-    let os_name = OsStr::from_bytes(&name);
-    let shown = String::from_utf8_lossy(&name).into_owned();
+/// One listed name as the model reads it.
+fn entry(listed: Listed) -> Entry {
+    let name = listed.name.as_bytes();
     let mut entry = Entry {
-        lossy: std::str::from_utf8(&name).is_err(),
-        name: shown,
+        lossy: std::str::from_utf8(name).is_err(),
+        name: String::from_utf8_lossy(name).into_owned(),
         kind: EntryKind::Unknown,
         size: None,
         target: None,
     };
-    let kind = nix::sys::stat::fstatat(dir, os_name, AtFlags::AT_SYMLINK_NOFOLLOW).map(|st| {
-        (
-            SFlag::from_bits_truncate(st.st_mode & SFlag::S_IFMT.bits()),
-            st.st_size,
-        )
-    });
-    match kind {
-        Ok((SFlag::S_IFDIR, _)) => {
+    match listed.stat.map(|stat| (stat.kind, stat.len)) {
+        Some((FileKind::Dir, _)) => {
             entry.name.push('/');
             entry.kind = EntryKind::Dir;
         }
-        Ok((SFlag::S_IFLNK, _)) => {
+        Some((FileKind::Symlink, _)) => {
             entry.kind = EntryKind::Symlink;
-            entry.target = nix::fcntl::readlinkat(dir, os_name)
-                .ok()
+            entry.target = listed
+                .target
                 .map(|target| String::from_utf8_lossy(target.as_bytes()).into_owned());
         }
-        Ok((SFlag::S_IFREG, size)) => {
+        Some((FileKind::File, size)) => {
             entry.kind = EntryKind::File;
-            entry.size = Some(size);
+            entry.size = Some(i64::try_from(size).unwrap_or(i64::MAX));
         }
-        Ok(_) => entry.kind = EntryKind::Other,
-        // Removed between the listing and the stat: still listed, honestly.
-        Err(_) => {}
+        Some((FileKind::Other, _)) => entry.kind = EntryKind::Other,
+        // Removed between the listing and the look: still listed, honestly.
+        None => {}
     }
     entry
 }

@@ -9,7 +9,8 @@
 //! validated (and, where asked, approved) call. Every path ends in a typed
 //! [`ToolResult`] — a failure is a result ([`ToolFailure`]), never a panic —
 //! which becomes the JSON the model reads in one place,
-//! [`ToolResult::to_json`]. ADRs 0010–0013; the search tools, ADR 0024.
+//! [`ToolResult::to_json`]. ADRs 0010–0013; the search tools, ADR 0024;
+//! the [`Workspace`] every tool acts through, ADR 0026.
 //!
 //! # Adding a tool
 //!
@@ -24,9 +25,13 @@
 //! 2. `impl Tool` for the arguments: its name, its [`Effect`], the
 //!    description (with recovery guidance for its failures) and JSON Schema
 //!    the model reads, its summary, its preview if it changes anything, and
-//!    its `run` (file work goes through `on_blocking_pool`; paths through
-//!    `resolve_for` and the `beneath` openers, never `std::fs` by path; a
-//!    tool that walks a tree uses `walk::files`, as `glob` and `grep` do).
+//!    its `run` (file work goes through `on_blocking_pool`). Every file and
+//!    process access goes through `ctx.workspace`, the [`Workspace`]: paths
+//!    through `resolve_for` (the path policy), then its `stat`, `open_regular`,
+//!    `list`, `write_atomic`, `walk` (as `glob` and `grep` do) or `spawn` —
+//!    never `std::fs`, a `Command` or a walker of the tool's own, so the
+//!    tool runs unchanged on any workspace (ADR 0026; a test in
+//!    `tests/tools/seam.rs` holds every tool file to it).
 //! 3. `mod stat;` here, and `Stat(stat::Stat),` in `registry.rs`, where its
 //!    line takes its place in the order the model sees the tools.
 //!
@@ -46,6 +51,7 @@ mod glob;
 mod grep;
 mod guard;
 mod list;
+mod local;
 mod path_policy;
 mod preview;
 mod read;
@@ -55,10 +61,12 @@ mod result;
 mod tool;
 mod validate;
 mod walk;
+mod workspace;
 mod write;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
@@ -85,6 +93,7 @@ pub use grep::{
     GREP_REGEX_MAX_BYTES, GREP_UNSEARCHED_MAX_LISTED, Grep, GrepOutput,
 };
 pub use list::{Entry, EntryKind, LIST_MAX_ENTRIES, ListDirectory, ListDirectoryOutput};
+pub use local::LocalWorkspace;
 pub use path_policy::{PATH_MAX_LINKS, PathError, resolve};
 pub use preview::{
     Judged, PREVIEW_CONTEXT_LINES, PREVIEW_MAX_LINES, PREVIEW_REVIEW_MAX_LINES, judge, preview,
@@ -99,15 +108,24 @@ pub use result::ToolResult;
 pub use tool::{Effect, Shown, Tool};
 pub use validate::validate;
 pub use walk::SEARCH_SKIPPED_DIRS;
+pub use workspace::{
+    FileKind, Listed, Listing, Opener, Parents, Processes, Seen, SpawnError, Spawned, Stat,
+    Visitor, WalkError, Workspace, WriteError,
+};
 pub use write::{WriteAction, WriteFile, WriteFileOutput};
 
-/// Where and how tools run: the working directory every path is confined
-/// to, the command time limit, and the extra environment variables to keep
-/// from child processes.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Where and how tools run: the workspace every file and process access
+/// goes through, the command time limit, and the extra environment
+/// variables to keep from child processes.
+#[derive(Debug, Clone)]
 pub struct ToolContext {
-    /// The working directory; every path is resolved inside it.
+    /// The workspace's root (for [`ToolContext::new`], the working
+    /// directory's real path): what the agent reads the project's
+    /// instructions from. The tools reach files only through `workspace`.
     pub root: PathBuf,
+    /// Where the tools act: every path is resolved, every file opened and
+    /// every command started through it.
+    pub workspace: Arc<dyn Workspace>,
     /// How long `execute_command` may run before its process group is
     /// killed.
     pub exec_timeout: Duration,
@@ -123,17 +141,29 @@ pub struct ToolContext {
 }
 
 impl ToolContext {
-    /// A context rooted at the real path of `root`, with the default time
-    /// limits ([`EXEC_DEFAULT_TIMEOUT`], [`EXEC_DEFAULT_MAX_TIMEOUT`]), no extra secret variables and none
+    /// A context for the [`LocalWorkspace`] at the real path of `root`,
+    /// with the default time limits ([`EXEC_DEFAULT_TIMEOUT`],
+    /// [`EXEC_DEFAULT_MAX_TIMEOUT`]), no extra secret variables and none
     /// passed.
     pub fn new(root: impl Into<PathBuf>) -> std::io::Result<Self> {
-        Ok(ToolContext {
-            root: root.into().canonicalize()?,
+        let local = LocalWorkspace::new(root);
+        let real = local.real_path(local.root())?;
+        Ok(ToolContext::with_workspace(Arc::new(LocalWorkspace::new(
+            real,
+        ))))
+    }
+
+    /// A context for `workspace` (its root as [`ToolContext::root`]), with
+    /// the defaults of [`ToolContext::new`].
+    pub fn with_workspace(workspace: Arc<dyn Workspace>) -> Self {
+        ToolContext {
+            root: workspace.root().to_path_buf(),
+            workspace,
             exec_timeout: EXEC_DEFAULT_TIMEOUT,
             exec_timeout_max: EXEC_DEFAULT_MAX_TIMEOUT,
             secret_vars: Vec::new(),
             pass_env: Vec::new(),
-        })
+        }
     }
 }
 
@@ -157,17 +187,28 @@ pub async fn execute_guarded(
     let outcome = call.run(ctx, &cancel, guard).await;
     ToolResult {
         outcome,
-        confinement_notice: beneath::take_notice(),
+        confinement_notice: ctx.workspace.take_notice(),
         notice: None,
     }
 }
 
-/// Resolves a path for `tool`, turning a refusal into its failure.
-fn resolve_for(tool: &str, root: &std::path::Path, path: &str) -> Result<PathBuf, ToolFailure> {
-    resolve(root, path).map_err(|e| ToolFailure::PathDenied {
+/// Resolves a path for `tool` in `workspace`, turning a refusal into its
+/// failure.
+fn resolve_for(tool: &str, workspace: &dyn Workspace, path: &str) -> Result<PathBuf, ToolFailure> {
+    workspace
+        .resolve(path)
+        .map_err(|e| ToolFailure::PathDenied {
+            tool: tool.to_owned(),
+            message: e.to_string(),
+        })
+}
+
+/// A walk that could not start, as a search tool's execution failure.
+fn cannot_search(tool: &str, e: &WalkError) -> ToolFailure {
+    ToolFailure::ExecutionFailed {
         tool: tool.to_owned(),
-        message: e.to_string(),
-    })
+        message: format!("cannot search .: {e}"),
+    }
 }
 
 /// An I/O error as an execution failure naming the path as given.

@@ -75,18 +75,6 @@ pub(crate) fn redirected(root: &Path, path: &str, real: &Path) -> Option<PathBuf
     (landed != face).then(|| landed.to_path_buf())
 }
 
-/// Whether `real`, a path [`resolve`] returned, lies in (or is) a `.git`
-/// of the project: the repository's own files, which the approval policy
-/// always asks about. ASCII case is ignored, erring strict.
-pub(crate) fn in_git(root: &Path, real: &Path) -> bool {
-    root.canonicalize().is_ok_and(|root_real| {
-        real.strip_prefix(root_real).is_ok_and(|rel| {
-            rel.components()
-                .any(|c| c.as_os_str().eq_ignore_ascii_case(".git"))
-        })
-    })
-}
-
 /// Step 1 and 2 (ADR 0007 §3): the real root, and `path` relative to it by
 /// lexical normalisation, then a component-wise prefix check, so
 /// `/x/root-evil` is not inside `/x/root`.

@@ -7,8 +7,6 @@
 //! A preview is as large as the call's own arguments allow: those come from
 //! one model reply, capped at 4 MiB (ADR 0007).
 
-use std::path::Path;
-
 use similar::{ChangeTag, TextDiff};
 
 use crate::protocol::{Preview, PreviewKind, PreviewLine};
@@ -16,9 +14,8 @@ use crate::protocol::{Preview, PreviewKind, PreviewLine};
 use super::analyser::{Analyser, Verdict};
 use super::command::ExecuteCommand;
 use super::failure::ToolFailure;
-use super::path_policy;
 use super::tool::Effect;
-use super::{ToolCall, ToolContext};
+use super::{ToolCall, ToolContext, Workspace};
 
 /// Lines of unchanged context a diff preview shows at most (ADR 0014); a
 /// marker names each run left out. Added and removed lines, new content
@@ -117,8 +114,8 @@ pub(crate) fn reviewable(
 
 /// The path for a header: as the model gave it, and where the bytes land
 /// when a link leads elsewhere (`docs/notes.md → .git/config`).
-pub(crate) fn shown(root: &Path, path: &str, real: &Path) -> String {
-    match path_policy::redirected(root, path, real) {
+pub(crate) fn shown(ws: &dyn Workspace, path: &str, real: &std::path::Path) -> String {
+    match ws.redirected(path, real) {
         Some(landed) => format!("{path} → {}", landed.display()),
         None => path.to_owned(),
     }
@@ -126,9 +123,13 @@ pub(crate) fn shown(root: &Path, path: &str, real: &Path) -> String {
 
 /// The header of a file change, and a note under it when the change lands
 /// in the repository's own files.
-pub(crate) fn heading(text: String, root: &Path, real: &Path) -> Vec<PreviewLine> {
+pub(crate) fn heading(
+    text: String,
+    ws: &dyn Workspace,
+    real: &std::path::Path,
+) -> Vec<PreviewLine> {
     let mut lines = vec![header(text)];
-    if path_policy::in_git(root, real) {
+    if ws.in_git(real) {
         lines.push(line(
             PreviewKind::Marker,
             "(this changes the repository's own files in .git/)",

@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 use std::io::{BufRead, BufReader, Cursor, Read};
-use std::path::Path;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -12,11 +12,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::protocol::FileGuard;
 
-use super::beneath;
 use super::failure::ToolFailure;
 use super::result::head;
 use super::tool::{Effect, Shown, Tool, on_blocking_pool, path_parameter};
-use super::{ToolContext, io_failure, resolve_for};
+use super::{ToolContext, Workspace, io_failure, resolve_for};
 
 const TOOL: &str = ReadFile::NAME;
 
@@ -174,9 +173,9 @@ impl Tool for ReadFile {
         cancel: &CancellationToken,
         _guard: FileGuard,
     ) -> Result<ReadFileOutput, ToolFailure> {
-        let (call, root) = (self.clone(), ctx.root.clone());
+        let (call, ws) = (self.clone(), Arc::clone(&ctx.workspace));
         on_blocking_pool(TOOL, cancel, move || {
-            read_file(&root, &call.path, call.offset, call.limit)
+            read_file(ws.as_ref(), &call.path, call.offset, call.limit)
         })
         .await
     }
@@ -197,13 +196,15 @@ struct Window {
 }
 
 fn read_file(
-    root: &Path,
+    ws: &dyn Workspace,
     path: &str,
     offset: u64,
     limit: u64,
 ) -> Result<ReadFileOutput, ToolFailure> {
-    let real = resolve_for(TOOL, root, path)?;
-    let meta = std::fs::metadata(&real).map_err(|e| io_failure(TOOL, path, "read", &e))?;
+    let real = resolve_for(TOOL, ws, path)?;
+    let meta = ws
+        .stat(&real)
+        .map_err(|e| io_failure(TOOL, path, "read", &e))?;
     if meta.is_dir() {
         return Err(failed(format!(
             "{path} is a directory; use list_directory to see what it holds"
@@ -216,9 +217,10 @@ fn read_file(
     }
     // Beneath the root and O_NOFOLLOW: the resolved path has no links
     // left, so one appearing now is a swap after the policy check.
-    let mut file =
-        beneath::open_regular(root, &real).map_err(|e| io_failure(TOOL, path, "read", &e))?;
-    let size = meta.len();
+    let mut file = ws
+        .open_regular(&real)
+        .map_err(|e| io_failure(TOOL, path, "read", &e))?;
+    let size = meta.len;
     let mut probe = Vec::with_capacity(READ_BINARY_PROBE_BYTES);
     (&mut file)
         .take(READ_BINARY_PROBE_BYTES as u64)

@@ -10,11 +10,11 @@ use tokio_util::sync::CancellationToken;
 
 use crate::protocol::{FileGuard, Preview, ToolStatus};
 
+use super::ToolContext;
 use super::failure::ToolFailure;
 use super::preview::reviewable;
 use super::tool::{Effect, Shown, Tool};
 use super::validate::typed;
-use super::{ToolContext, path_policy, resolve};
 
 /// One tool as validation sees it: what the model is shown, and the typed
 /// parse of arguments the schema accepted.
@@ -171,7 +171,9 @@ impl ToolCall {
     /// policy does).
     pub fn writes_into_git(&self, ctx: &ToolContext) -> bool {
         self.written_path().is_some_and(|path| {
-            resolve(&ctx.root, path).is_ok_and(|real| path_policy::in_git(&ctx.root, &real))
+            ctx.workspace
+                .resolve(path)
+                .is_ok_and(|real| ctx.workspace.in_git(&real))
         })
     }
 }

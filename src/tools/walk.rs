@@ -1,9 +1,13 @@
-//! The walk `glob` and `grep` share: ripgrep's `ignore` walker over the
-//! project, on as many threads as it picks, honouring `.gitignore`,
-//! skipping vendored and build directories, never following a link. Only
-//! paths below the root are walked and no ignore file above the root is
-//! applied, so what a search finds depends on the project alone.
-//! `docs/decisions/0024-search-tools.md`.
+//! The walk `glob` and `grep` share, as the local workspace does it
+//! ([`Workspace::walk`](super::Workspace::walk) of
+//! [`LocalWorkspace`](super::LocalWorkspace)): ripgrep's `ignore` walker
+//! over the project, on as many threads as it picks, honouring
+//! `.gitignore`, skipping vendored and build directories, never following
+//! a link. Only paths below the root are walked and no ignore file above
+//! the root is applied, so what a search finds depends on the project
+//! alone. Also the pieces of a search any workspace shares: the skipped
+//! directories, the glob syntax, and how a path is shown.
+//! `docs/decisions/0024-search-tools.md`, `0026-workspace-seam.md`.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -15,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::failure::ToolFailure;
 use super::validate::received;
+use super::workspace::{Seen, WalkError};
 
 /// Directories the search tools do not enter, wherever they are, unless
 /// the call's `path` names one or a place inside one: version-control
@@ -40,23 +45,6 @@ pub const SEARCH_SKIPPED_DIRS: &[&str] = &[
     ".next",
     ".gradle",
 ];
-
-/// What the walk hands a visitor.
-pub(crate) enum Seen<'a> {
-    /// A regular file, by its real path beneath the root.
-    File(&'a Path),
-    /// A directory that could not be read, as `path: error` with the path
-    /// relative to the root.
-    Unreadable(String),
-}
-
-/// Why a walk ended early.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum WalkError {
-    /// The call was cancelled while the walk ran; it stopped between files.
-    #[error("the search was cancelled")]
-    Cancelled,
-}
 
 /// Walks the regular files under `target`, a directory the path policy
 /// returned for `root` (the real root), handing each to a visitor; `make`

@@ -2,8 +2,7 @@
 //! existing file's mode. `docs/decisions/0012-file-tools.md`.
 
 use std::io::Read;
-use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -11,15 +10,13 @@ use tokio_util::sync::CancellationToken;
 
 use crate::protocol::{FileGuard, Preview, PreviewKind};
 
-use super::atomic::write_atomic;
-use super::beneath;
 use super::edit::EDIT_MAX_FILE_BYTES;
 use super::failure::ToolFailure;
 use super::guard::{check, content_hash, guard_of};
 use super::preview::{diff, heading, line, shown};
 use super::read::count_lines;
 use super::tool::{Effect, Shown, Tool, on_blocking_pool, path_parameter};
-use super::{ToolContext, io_failure, resolve_for};
+use super::{Parents, ToolContext, Workspace, WriteError, io_failure, resolve_for};
 
 const TOOL: &str = WriteFile::NAME;
 
@@ -96,9 +93,9 @@ impl Tool for WriteFile {
 
     /// The new file whole, or the diff against the current one.
     fn preview(&self, ctx: &ToolContext) -> Result<Preview, ToolFailure> {
-        let (root, path, content) = (&ctx.root, &self.path, &self.content);
-        let real = resolve_for(TOOL, root, path)?;
-        let meta = match std::fs::symlink_metadata(&real) {
+        let (ws, path, content) = (ctx.workspace.as_ref(), &self.path, &self.content);
+        let real = resolve_for(TOOL, ws, path)?;
+        let meta = match ws.lstat(&real) {
             Ok(meta) => Some(meta),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(io_failure(TOOL, path, "read", &e)),
@@ -112,32 +109,31 @@ impl Tool for WriteFile {
                 "{path} is not a regular file; it is left as it is"
             )));
         }
-        let target = shown(root, path, &real);
+        let target = shown(ws, path, &real);
         let (guard, lines) = match meta {
             None => {
                 let mut lines = heading(
                     format!("create {target} ({} lines)", content.lines().count()),
-                    root,
+                    ws,
                     &real,
                 );
                 lines.extend(content.lines().map(|l| line(PreviewKind::Added, l)));
                 (FileGuard::Absent, lines)
             }
-            Some(meta) if meta.len() <= EDIT_MAX_FILE_BYTES => {
+            Some(meta) if meta.len <= EDIT_MAX_FILE_BYTES => {
                 // One read: the diff shows exactly the bytes the guard
                 // describes.
                 let mut old = Vec::new();
-                beneath::open_regular(root, &real)
+                ws.open_regular(&real)
                     .and_then(|mut file| file.read_to_end(&mut old))
                     .map_err(|e| io_failure(TOOL, path, "read", &e))?;
-                let mut lines = heading(format!("replace {target}"), root, &real);
+                let mut lines = heading(format!("replace {target}"), ws, &real);
                 lines.extend(diff(&old, content.as_bytes()));
                 (FileGuard::Content(content_hash(&old)), lines)
             }
             Some(_) => {
-                let guard =
-                    guard_of(root, &real).map_err(|e| io_failure(TOOL, path, "read", &e))?;
-                let mut lines = heading(format!("replace {target}"), root, &real);
+                let guard = guard_of(ws, &real).map_err(|e| io_failure(TOOL, path, "read", &e))?;
+                let mut lines = heading(format!("replace {target}"), ws, &real);
                 lines.push(line(
                     PreviewKind::Marker,
                     "(the current file is too large to diff; it is replaced whole by:)",
@@ -156,22 +152,22 @@ impl Tool for WriteFile {
         cancel: &CancellationToken,
         guard: FileGuard,
     ) -> Result<WriteFileOutput, ToolFailure> {
-        let (call, root) = (self.clone(), ctx.root.clone());
+        let (call, ws) = (self.clone(), Arc::clone(&ctx.workspace));
         on_blocking_pool(TOOL, cancel, move || {
-            write_file(&root, &call.path, &call.content, guard)
+            write_file(ws.as_ref(), &call.path, &call.content, guard)
         })
         .await
     }
 }
 
 fn write_file(
-    root: &Path,
+    ws: &dyn Workspace,
     path: &str,
     content: &str,
     guard: FileGuard,
 ) -> Result<WriteFileOutput, ToolFailure> {
-    let real = resolve_for(TOOL, root, path)?;
-    let existing = match std::fs::symlink_metadata(&real) {
+    let real = resolve_for(TOOL, ws, path)?;
+    let existing = match ws.lstat(&real) {
         Ok(meta) => Some(meta),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(io_failure(TOOL, path, "write", &e)),
@@ -191,14 +187,15 @@ fn write_file(
         }
     }
     if guard != FileGuard::Unguarded {
-        let now = guard_of(root, &real).map_err(|e| io_failure(TOOL, path, "read", &e))?;
+        let now = guard_of(ws, &real).map_err(|e| io_failure(TOOL, path, "read", &e))?;
         check(TOOL, path, guard, now)?;
     }
-    let (dir, name) = beneath::create_parent(root, &real)
-        .map_err(|e| io_failure(TOOL, path, "create the directories of", &e))?;
-    let mode = existing.as_ref().map(|m| m.permissions().mode());
-    write_atomic(&dir, name, content.as_bytes(), mode)
-        .map_err(|e| io_failure(TOOL, path, "write", &e))?;
+    let mode = existing.as_ref().map(|m| m.mode);
+    ws.write_atomic(&real, content.as_bytes(), mode, Parents::Create)
+        .map_err(|e| match e {
+            WriteError::Parents(e) => io_failure(TOOL, path, "create the directories of", &e),
+            WriteError::Write(e) => io_failure(TOOL, path, "write", &e),
+        })?;
     Ok(WriteFileOutput {
         path: path.to_owned(),
         action: if existing.is_some() {

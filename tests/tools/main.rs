@@ -16,6 +16,7 @@ mod path_policy;
 mod preview;
 mod read;
 mod results;
+mod seam;
 mod search;
 mod validation;
 mod write_edit;

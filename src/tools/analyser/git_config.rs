@@ -3,13 +3,12 @@
 //! makes one of the allowed subcommands run a program, include another
 //! file or leave the project refuses the stage. ADR 0025.
 
-use std::fs::File;
-use std::io::{self, Read};
-use std::os::unix::fs::OpenOptionsExt;
+use std::io;
 use std::path::{Path, PathBuf};
 
 use super::Refusal;
 use super::paths::Place;
+use crate::tools::Workspace;
 
 /// The largest git configuration file read (1 MiB); a larger one is not
 /// trusted.
@@ -72,43 +71,51 @@ struct Repository {
 /// configuration git would read there: the global files (`global`, in
 /// git's order), the repository's `config` and `config.worktree`.
 pub(super) fn check_repository(place: &Place, global: &[PathBuf]) -> Result<(), Refusal> {
+    let ws = place.ws;
     let repo = find(place)?;
-    if exists(&repo.worktree.join(".gitmodules")) || exists(&repo.common_dir.join("modules")) {
+    if exists(ws, &repo.worktree.join(".gitmodules"))
+        || exists(ws, &repo.common_dir.join("modules"))
+    {
         return Err(GitRefusal::Submodules.into());
     }
-    if exists(&repo.common_dir.join("hooks").join("post-index-change")) {
+    if exists(ws, &repo.common_dir.join("hooks").join("post-index-change")) {
         return Err(GitRefusal::Hook.into());
     }
     for path in global {
-        check_config(path, &format!("the git config {}", path.display()))?;
+        check_config(ws, path, &format!("the git config {}", path.display()))?;
     }
-    check_config(&repo.common_dir.join("config"), "the repository's config")?;
     check_config(
+        ws,
+        &repo.common_dir.join("config"),
+        "the repository's config",
+    )?;
+    check_config(
+        ws,
         &repo.git_dir.join("config.worktree"),
         "the repository's config.worktree",
     )?;
     Ok(())
 }
 
-fn exists(path: &Path) -> bool {
-    std::fs::symlink_metadata(path).is_ok()
+fn exists(ws: &dyn Workspace, path: &Path) -> bool {
+    ws.lstat(path).is_ok()
 }
 
 /// Walks up from the stage's directory to the project root, as git's
 /// discovery does: at each level `.git` first, then the directory itself
 /// as a bare repository. What git would find above the root is refused.
 fn find(place: &Place) -> Result<Repository, GitRefusal> {
-    let root = place
-        .root
-        .canonicalize()
+    let ws = place.ws;
+    let root = ws
+        .real_path(ws.root())
         .map_err(|e| GitRefusal::Unreadable("the project root".to_owned(), e.to_string()))?;
     for dir in place.dir.ancestors() {
         if !dir.starts_with(&root) {
             break;
         }
         let dotgit = dir.join(".git");
-        match std::fs::symlink_metadata(&dotgit) {
-            Ok(_) => return open(dir, &dotgit),
+        match ws.lstat(&dotgit) {
+            Ok(_) => return open(ws, dir, &dotgit),
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => {
                 return Err(GitRefusal::Unreadable(
@@ -117,10 +124,10 @@ fn find(place: &Place) -> Result<Repository, GitRefusal> {
                 ));
             }
         }
-        if exists(&dir.join("HEAD"))
-            && (exists(&dir.join("objects"))
-                || exists(&dir.join("refs"))
-                || exists(&dir.join("commondir")))
+        if exists(ws, &dir.join("HEAD"))
+            && (exists(ws, &dir.join("objects"))
+                || exists(ws, &dir.join("refs"))
+                || exists(ws, &dir.join("commondir")))
         {
             return Err(GitRefusal::Bare(dir.display().to_string()));
         }
@@ -130,12 +137,14 @@ fn find(place: &Place) -> Result<Repository, GitRefusal> {
 
 /// The repository `dotgit` (a directory, or a file `gitdir: <path>`)
 /// stands for, if git would take it as one.
-fn open(worktree: &Path, dotgit: &Path) -> Result<Repository, GitRefusal> {
+fn open(ws: &dyn Workspace, worktree: &Path, dotgit: &Path) -> Result<Repository, GitRefusal> {
     let not_a_repo = || GitRefusal::NotARepository(dotgit.display().to_string());
-    let git_dir = if dotgit.is_dir() {
+    let is_dir = |path: &Path| ws.stat(path).is_ok_and(|meta| meta.is_dir());
+    let git_dir = if is_dir(dotgit) {
         dotgit.to_path_buf()
     } else {
-        let text = read_small(dotgit, POINTER_MAX_BYTES)
+        let text = ws
+            .read_small(dotgit, POINTER_MAX_BYTES)
             .ok()
             .flatten()
             .ok_or_else(not_a_repo)?;
@@ -146,18 +155,19 @@ fn open(worktree: &Path, dotgit: &Path) -> Result<Repository, GitRefusal> {
             .ok_or_else(not_a_repo)?;
         worktree.join(target)
     };
-    let git_dir = git_dir.canonicalize().map_err(|_| not_a_repo())?;
-    let common_dir = match read_small(&git_dir.join("commondir"), POINTER_MAX_BYTES) {
+    let git_dir = ws.real_path(&git_dir).map_err(|_| not_a_repo())?;
+    let common_dir = match ws.read_small(&git_dir.join("commondir"), POINTER_MAX_BYTES) {
         Ok(None) => git_dir.clone(),
-        Ok(Some(text)) => git_dir
-            .join(text.trim())
-            .canonicalize()
+        Ok(Some(text)) => ws
+            .real_path(&git_dir.join(text.trim()))
             .map_err(|_| not_a_repo())?,
         Err(_) => return Err(not_a_repo()),
     };
-    let is_repository = git_dir.join("HEAD").is_file()
-        && common_dir.join("objects").is_dir()
-        && common_dir.join("refs").is_dir();
+    let is_repository = ws
+        .stat(&git_dir.join("HEAD"))
+        .is_ok_and(|meta| meta.is_file())
+        && is_dir(&common_dir.join("objects"))
+        && is_dir(&common_dir.join("refs"));
     if !is_repository {
         return Err(not_a_repo());
     }
@@ -168,33 +178,11 @@ fn open(worktree: &Path, dotgit: &Path) -> Result<Repository, GitRefusal> {
     })
 }
 
-/// A small regular file's text; `None` when it does not exist. Opened
-/// without blocking, so a FIFO in its place cannot stall the analysis.
-fn read_small(path: &Path, max: u64) -> io::Result<Option<String>> {
-    let file = match File::options()
-        .read(true)
-        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
-        .open(path)
-    {
-        Ok(file) => file,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
-    };
-    if !file.metadata()?.is_file() {
-        return Err(io::Error::other("not a regular file"));
-    }
-    let mut bytes = Vec::new();
-    file.take(max + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > max {
-        return Err(io::Error::other(format!("larger than {max} bytes")));
-    }
-    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
-}
-
 /// Reads one configuration file (absent is fine) and refuses the first key
 /// that makes an allowed subcommand run, include or write something.
-fn check_config(path: &Path, label: &str) -> Result<(), GitRefusal> {
-    let text = read_small(path, CONFIG_MAX_BYTES)
+fn check_config(ws: &dyn Workspace, path: &Path, label: &str) -> Result<(), GitRefusal> {
+    let text = ws
+        .read_small(path, CONFIG_MAX_BYTES)
         .map_err(|e| GitRefusal::Unreadable(label.to_owned(), e.to_string()))?;
     let Some(text) = text else {
         return Ok(());

@@ -27,10 +27,11 @@ mod parse;
 mod paths;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 pub use parse::{ParseError, Plan, parse};
 
-use super::{PathError, resolve};
+use super::{LocalWorkspace, PathError, Workspace};
 use git_config::GitRefusal;
 use paths::Place;
 
@@ -105,25 +106,32 @@ pub enum Verdict {
     },
 }
 
-/// The analyser for one project: its root, the size cap, and the global
-/// git configuration files git will read.
+/// The analyser for one project: its workspace, the size cap, and the
+/// global git configuration files git will read.
 #[derive(Debug, Clone)]
 pub struct Analyser {
-    root: PathBuf,
+    workspace: Arc<dyn Workspace>,
     max_file: u64,
     git_global: Vec<PathBuf>,
 }
 
 impl Analyser {
-    /// An analyser for the project at `root`, with the size cap
-    /// [`ANALYSER_MAX_FILE_BYTES`] and the global git configuration git
-    /// would read for this process: `$GIT_CONFIG_GLOBAL` when set, else
-    /// `$XDG_CONFIG_HOME/git/config` (or `~/.config/git/config`) and
-    /// `~/.gitconfig`. The system file is not read: the runner sets
-    /// `GIT_CONFIG_NOSYSTEM` ([`ANALYSER_RUN_ENV`]).
+    /// An analyser for the project at `root` on this machine
+    /// ([`LocalWorkspace`]), as [`Analyser::for_workspace`].
     pub fn new(root: impl Into<PathBuf>) -> Analyser {
+        Analyser::for_workspace(Arc::new(LocalWorkspace::new(root)))
+    }
+
+    /// An analyser for the project in `workspace` (the one the commands
+    /// will run in: every path and git file is looked at through it), with
+    /// the size cap [`ANALYSER_MAX_FILE_BYTES`] and the global git
+    /// configuration git would read for this process: `$GIT_CONFIG_GLOBAL`
+    /// when set, else `$XDG_CONFIG_HOME/git/config` (or
+    /// `~/.config/git/config`) and `~/.gitconfig`. The system file is not
+    /// read: the runner sets `GIT_CONFIG_NOSYSTEM` ([`ANALYSER_RUN_ENV`]).
+    pub fn for_workspace(workspace: Arc<dyn Workspace>) -> Analyser {
         Analyser {
-            root: root.into(),
+            workspace,
             max_file: ANALYSER_MAX_FILE_BYTES,
             git_global: global_git_configs(),
         }
@@ -175,15 +183,16 @@ impl Analyser {
     }
 
     fn check(&self, cwd: &str, plan: &Plan) -> Result<(), Refusal> {
-        let dir = resolve(&self.root, cwd).map_err(|error| Refusal::Path {
+        let ws = self.workspace.as_ref();
+        let dir = ws.resolve(cwd).map_err(|error| Refusal::Path {
             word: cwd.to_owned(),
             error,
         })?;
-        if !dir.is_dir() {
+        if !ws.stat(&dir).is_ok_and(|meta| meta.is_dir()) {
             return Err(Refusal::NotDirectory(cwd.to_owned()));
         }
         let place = Place {
-            root: &self.root,
+            ws,
             dir,
             max_file: self.max_file,
         };

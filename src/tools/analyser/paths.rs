@@ -6,14 +6,14 @@
 use std::path::{Component, Path, PathBuf};
 
 use super::Refusal;
-use crate::tools::{PathError, resolve};
+use crate::tools::{FileKind, PathError, Workspace};
 
 /// The directory a stage runs in (a real path inside the project) and the
 /// limits its paths are held to.
 #[derive(Debug, Clone)]
 pub(super) struct Place<'a> {
-    /// The project root, as the path policy takes it.
-    pub root: &'a Path,
+    /// The project, through which every path is resolved and looked at.
+    pub ws: &'a dyn Workspace,
     /// The real path of the directory the stage runs in.
     pub dir: PathBuf,
     /// The largest file a content-reading command may be given.
@@ -46,14 +46,14 @@ impl<'a> Place<'a> {
             return Err(refused(PathError::Empty));
         }
         let joined = self.dir.join(word);
-        climbs_only_directories(&joined).map_err(|why| Refusal::Climb {
+        climbs_only_directories(self.ws, &joined).map_err(|why| Refusal::Climb {
             word: word.to_owned(),
             why,
         })?;
         let Some(text) = joined.to_str() else {
             return Err(Refusal::NotUtf8(word.to_owned()));
         };
-        resolve(self.root, text).map_err(refused)
+        self.ws.resolve(text).map_err(refused)
     }
 
     /// Checks `word` as a path used as `using` says.
@@ -63,14 +63,14 @@ impl<'a> Place<'a> {
             return Ok(());
         }
         // A name that does not exist makes the command fail; nothing is read.
-        let Ok(meta) = std::fs::metadata(&real) else {
+        let Ok(meta) = self.ws.stat(&real) else {
             return Ok(());
         };
         if meta.is_file() {
-            if meta.len() > self.max_file {
+            if meta.len > self.max_file {
                 return Err(Refusal::TooLarge {
                     word: word.to_owned(),
-                    size: meta.len(),
+                    size: meta.len,
                     cap: self.max_file,
                 });
             }
@@ -88,11 +88,11 @@ impl<'a> Place<'a> {
     /// The place a stage reaches with `cd`-like options (`git -C dir`).
     pub fn enter(&self, word: &str) -> Result<Place<'a>, Refusal> {
         let dir = self.resolve(word)?;
-        if !dir.is_dir() {
+        if !self.ws.stat(&dir).is_ok_and(|meta| meta.is_dir()) {
             return Err(Refusal::NotDirectory(word.to_owned()));
         }
         Ok(Place {
-            root: self.root,
+            ws: self.ws,
             dir,
             max_file: self.max_file,
         })
@@ -104,13 +104,13 @@ impl<'a> Place<'a> {
 /// leads. They agree when every name a `..` climbs out of is a real
 /// directory, so that is required: a `..` after a symbolic link, a file or
 /// a missing name is refused.
-fn climbs_only_directories(path: &Path) -> Result<(), &'static str> {
+fn climbs_only_directories(ws: &dyn Workspace, path: &Path) -> Result<(), &'static str> {
     let mut at = PathBuf::new();
     for part in path.components() {
         match part {
             Component::ParentDir => {
-                match std::fs::symlink_metadata(&at) {
-                    Ok(meta) if meta.file_type().is_symlink() => {
+                match ws.lstat(&at) {
+                    Ok(meta) if meta.kind == FileKind::Symlink => {
                         return Err("a `..` climbs out of a symbolic link, which the shell \
                                     follows first");
                     }

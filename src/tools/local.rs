@@ -1,0 +1,332 @@
+//! [`LocalWorkspace`]: the working directory on this machine. Paths go
+//! through the path policy (`path_policy`, ADR 0010), files are opened
+//! beneath a descriptor of the root with `openat2(RESOLVE_BENEATH)`
+//! (`beneath`), written by temporary file and rename (`atomic`), walked by
+//! ripgrep's walker (`walk`), and commands start under `/bin/sh` in their
+//! own session, their leftovers swept by the subreaper (`reaper`).
+//! `docs/decisions/0026-workspace-seam.md`.
+
+use std::collections::BinaryHeap;
+use std::ffi::{OsStr, OsString};
+use std::fs::{File, Metadata};
+use std::io::{self, Read};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use nix::dir::Dir;
+use nix::fcntl::{AtFlags, OFlag};
+use nix::sys::signal::Signal;
+use nix::sys::stat::{FileStat, SFlag};
+use nix::unistd::Pid;
+use tokio::net::unix::pipe::Receiver;
+use tokio::process::Command;
+use tokio_util::sync::CancellationToken;
+
+use super::atomic;
+use super::beneath;
+use super::path_policy::{self, PathError};
+use super::reaper::CallProcesses;
+use super::walk;
+use super::workspace::{
+    FileKind, Listed, Listing, Opener, Parents, Processes, SpawnError, Spawned, Stat, Visitor,
+    WalkError, Workspace, WriteError,
+};
+
+/// The shell every command line runs under, so `;`, `&&`, `cd` and pipes
+/// mean what they say.
+const SHELL: &str = "/bin/sh";
+
+/// The working directory on this machine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LocalWorkspace {
+    root: PathBuf,
+}
+
+impl LocalWorkspace {
+    /// The workspace rooted at `root`, taken as it is: every access
+    /// resolves its real path afresh, so a root that cannot be resolved
+    /// fails each call instead of this one.
+    pub fn new(root: impl Into<PathBuf>) -> LocalWorkspace {
+        LocalWorkspace { root: root.into() }
+    }
+}
+
+impl Workspace for LocalWorkspace {
+    fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn resolve(&self, path: &str) -> Result<PathBuf, PathError> {
+        path_policy::resolve(&self.root, path)
+    }
+
+    fn redirected(&self, path: &str, real: &Path) -> Option<PathBuf> {
+        path_policy::redirected(&self.root, path, real)
+    }
+
+    fn real_path(&self, path: &Path) -> io::Result<PathBuf> {
+        path.canonicalize()
+    }
+
+    fn stat(&self, path: &Path) -> io::Result<Stat> {
+        std::fs::metadata(path).map(|m| of_metadata(&m))
+    }
+
+    fn lstat(&self, path: &Path) -> io::Result<Stat> {
+        std::fs::symlink_metadata(path).map(|m| of_metadata(&m))
+    }
+
+    fn opener(&self) -> io::Result<Box<dyn Opener>> {
+        Ok(Box::new(beneath::Root::open(&self.root)?))
+    }
+
+    fn open_regular(&self, real: &Path) -> io::Result<File> {
+        beneath::open_regular(&self.root, real)
+    }
+
+    fn list(&self, real: &Path, keep: usize) -> io::Result<Listing> {
+        let fd = beneath::open(&self.root, real, OFlag::O_RDONLY | OFlag::O_DIRECTORY)?;
+        let mut dir = Dir::from_fd(fd)?;
+        // A max-heap of the smallest names seen: memory stays at `keep`
+        // whatever the directory holds.
+        let mut head: BinaryHeap<Vec<u8>> = BinaryHeap::with_capacity(keep.saturating_add(1));
+        let mut total = 0usize;
+        for entry in dir.iter() {
+            let entry = entry?;
+            let name = entry.file_name().to_bytes();
+            if name == b"." || name == b".." {
+                continue;
+            }
+            total += 1;
+            head.push(name.to_vec());
+            if head.len() > keep {
+                head.pop();
+            }
+        }
+        let entries = head
+            .into_sorted_vec()
+            .into_iter()
+            .map(|name| describe(dir.as_fd(), OsString::from(OsStr::from_bytes(&name))))
+            .collect();
+        Ok(Listing { entries, total })
+    }
+
+    fn write_atomic(
+        &self,
+        real: &Path,
+        data: &[u8],
+        mode: Option<u32>,
+        parents: Parents,
+    ) -> Result<(), WriteError> {
+        let (dir, name) = match parents {
+            Parents::Create => {
+                beneath::create_parent(&self.root, real).map_err(WriteError::Parents)?
+            }
+            Parents::Existing => beneath::parent(&self.root, real).map_err(WriteError::Write)?,
+        };
+        atomic::write_atomic(&dir, name, data, mode).map_err(WriteError::Write)
+    }
+
+    fn read_small(&self, path: &Path, max: u64) -> io::Result<Option<String>> {
+        let file = match File::options()
+            .read(true)
+            .custom_flags(OFlag::O_NONBLOCK.bits())
+            .open(path)
+        {
+            Ok(file) => file,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        if !file.metadata()?.is_file() {
+            return Err(io::Error::other("not a regular file"));
+        }
+        let mut bytes = Vec::new();
+        file.take(max.saturating_add(1)).read_to_end(&mut bytes)?;
+        if bytes.len() as u64 > max {
+            return Err(io::Error::other(format!("larger than {max} bytes")));
+        }
+        Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+    }
+
+    fn walk<'v>(
+        &self,
+        target: &Path,
+        cancel: &CancellationToken,
+        make: &mut dyn FnMut() -> Visitor<'v>,
+    ) -> Result<(), WalkError> {
+        let root = self
+            .root
+            .canonicalize()
+            .map_err(|e| WalkError::Root(e.to_string()))?;
+        walk::files(&root, target, cancel, make)
+    }
+
+    fn spawn(
+        &self,
+        dir: &Path,
+        command: &str,
+        env: Vec<(OsString, OsString)>,
+    ) -> Result<Spawned, SpawnError> {
+        let dir = beneath::open(&self.root, dir, OFlag::O_PATH | OFlag::O_DIRECTORY)
+            .map_err(SpawnError::Directory)?;
+        // One pipe for both streams: the kernel keeps the order in which the
+        // command wrote, which two pipes read concurrently cannot.
+        let (reader, writer) = std::io::pipe().map_err(SpawnError::Start)?;
+        let writer_for_stderr = writer.try_clone().map_err(SpawnError::Start)?;
+        let mut cmd = Command::new(SHELL);
+        cmd.arg("-c")
+            .arg(command)
+            // A command waiting for input (a pager, `rg` with no path, a
+            // password prompt) would otherwise wait until the timeout.
+            .stdin(Stdio::null())
+            .stdout(writer)
+            .stderr(writer_for_stderr)
+            .env_clear()
+            .envs(env)
+            .kill_on_drop(true);
+        own_session_with_parent_death(&mut cmd);
+        enter(&mut cmd, dir);
+        // Counted as running before the fork, so a sweep of another call can
+        // tell our shell from an orphan; dropped on every way out.
+        let mut processes = CallProcesses::start();
+        let spawned = cmd.spawn();
+        // The command holds our copies of the pipe's write end; until they
+        // are closed, the read side never sees end-of-file.
+        drop(cmd);
+        let child = spawned.map_err(SpawnError::Start)?;
+        if let Some(shell) = child
+            .id()
+            .and_then(|id| i32::try_from(id).ok())
+            .map(Pid::from_raw)
+        {
+            processes.spawned(shell);
+        }
+        let output = Receiver::from_owned_fd(OwnedFd::from(reader)).map_err(SpawnError::Start)?;
+        Ok(Spawned {
+            child,
+            output,
+            processes: Box::new(processes),
+        })
+    }
+
+    fn take_notice(&self) -> Option<&'static str> {
+        beneath::take_notice()
+    }
+}
+
+impl Opener for beneath::Root {
+    fn open_regular(&self, real: &Path) -> io::Result<File> {
+        beneath::Root::open_regular(self, real)
+    }
+}
+
+impl Processes for CallProcesses {
+    fn kill_all(&self) {
+        CallProcesses::kill_all(self);
+    }
+}
+
+/// What std's metadata says, as the tools need it.
+fn of_metadata(meta: &Metadata) -> Stat {
+    let t = meta.file_type();
+    let kind = if t.is_file() {
+        FileKind::File
+    } else if t.is_dir() {
+        FileKind::Dir
+    } else if t.is_symlink() {
+        FileKind::Symlink
+    } else {
+        FileKind::Other
+    };
+    Stat {
+        kind,
+        len: meta.len(),
+        mode: meta.mode(),
+    }
+}
+
+/// What `fstatat` says, as the tools need it.
+fn of_file_stat(st: &FileStat) -> Stat {
+    let kind = match SFlag::from_bits_truncate(st.st_mode & SFlag::S_IFMT.bits()) {
+        SFlag::S_IFREG => FileKind::File,
+        SFlag::S_IFDIR => FileKind::Dir,
+        SFlag::S_IFLNK => FileKind::Symlink,
+        _ => FileKind::Other,
+    };
+    Stat {
+        kind,
+        len: u64::try_from(st.st_size).unwrap_or(0),
+        mode: st.st_mode,
+    }
+}
+
+/// One entry, looked at through the directory's handle, never by path.
+fn describe(dir: BorrowedFd<'_>, name: OsString) -> Listed {
+    let stat = nix::sys::stat::fstatat(dir, name.as_os_str(), AtFlags::AT_SYMLINK_NOFOLLOW)
+        .ok()
+        .map(|st| of_file_stat(&st));
+    let target = match stat {
+        Some(Stat {
+            kind: FileKind::Symlink,
+            ..
+        }) => nix::fcntl::readlinkat(dir, name.as_os_str()).ok(),
+        _ => None,
+    };
+    Listed { name, stat, target }
+}
+
+/// Puts the shell in a new session (so nothing it does reaches
+/// dashfloat's terminal or group) and asks the kernel to SIGKILL it if
+/// dashfloat dies first, even by SIGKILL.
+///
+/// The death signal is a backstop for that one case, and reaches only the
+/// shell: it fires when the *thread* that forked exits, not the process.
+/// `spawn` forks on the thread polling the call — a runtime worker, which
+/// lives as long as the runtime (or, on a current-thread runtime, the
+/// thread in `block_on`). Were the spawn moved to `spawn_blocking`, the
+/// pool thread's exit after its idle keep-alive (10 s) would SIGKILL a
+/// command still running; the same after a `block_in_place` on the
+/// spawning worker. What keeps every process from outliving its call, and
+/// dashfloat, is the subreaper's sweep ([`CallProcesses`]), on every way
+/// out but dashfloat's own SIGKILL.
+#[allow(unsafe_code)]
+fn own_session_with_parent_death(cmd: &mut Command) {
+    let parent = nix::unistd::getpid();
+    // SAFETY: the closure runs in the forked child before exec, where only
+    // async-signal-safe work is allowed. setsid, prctl and getppid are
+    // single system calls; nothing allocates or takes a lock (an Errno
+    // becomes an io::Error by value).
+    unsafe {
+        cmd.pre_exec(move || {
+            nix::unistd::setsid()?;
+            nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)?;
+            // dashfloat may have died between fork and prctl; then the
+            // death signal was never armed and the child must not run.
+            if nix::unistd::getppid() != parent {
+                return Err(std::io::Error::from(nix::errno::Errno::ESRCH));
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Makes the child start in `dir`, the directory the policy approved and
+/// opened beneath the root: by its handle, so no path is walked again
+/// between the check and the shell.
+#[allow(unsafe_code)]
+fn enter(cmd: &mut Command, dir: OwnedFd) {
+    // SAFETY: the closure runs in the forked child before exec, where only
+    // async-signal-safe work is allowed; fchdir is a single system call on
+    // a descriptor the closure owns, and nothing allocates or takes a lock
+    // (an Errno becomes an io::Error by value). The descriptor is
+    // close-on-exec, so the command does not inherit it.
+    unsafe {
+        cmd.pre_exec(move || {
+            nix::unistd::fchdir(&dir)?;
+            Ok(())
+        });
+    }
+}

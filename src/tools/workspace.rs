@@ -1,0 +1,269 @@
+//! The seam between the tools and the machine they act on: every file and
+//! process access of the tools and of the read-only analyser goes through
+//! one [`Workspace`], as the seed's tools act through `workspace.Workspace`.
+//! Only [`LocalWorkspace`](super::LocalWorkspace) (this machine's working
+//! directory) exists; a container or remote workspace implements the same
+//! trait, and no tool changes. `docs/decisions/0026-workspace-seam.md`.
+//!
+//! The signatures are std and tokio types (`File`, `PathBuf`, `io::Error`,
+//! a tokio `Child` and pipe), because those are what the tools consume
+//! today; what has no portable std form (a file's metadata, a listing) is
+//! a small plain struct here. Paths are the workspace's own: the real
+//! paths [`Workspace::resolve`] returns, beneath [`Workspace::root`].
+
+use std::ffi::OsString;
+use std::fmt;
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use tokio_util::sync::CancellationToken;
+
+use super::PathError;
+
+/// What a tool can do to the working directory and its processes: resolve
+/// a model's path under the path policy, look at and open files beneath
+/// the root, list a directory, write a file atomically, walk the project's
+/// files, and start a command. Implementations confine every path to the
+/// root as the local one does (ADR 0010), or say in their ADR why not.
+pub trait Workspace: Send + Sync + fmt::Debug {
+    /// The working directory, as given when the workspace was made.
+    fn root(&self) -> &Path;
+
+    /// The path `path` (as the model gave it: relative to the root, or
+    /// absolute inside it) really names, every link followed, or why the
+    /// path policy refuses it (ADR 0010).
+    fn resolve(&self, path: &str) -> Result<PathBuf, PathError>;
+
+    /// Where `real`, what [`Workspace::resolve`] returned for `path`, lies
+    /// relative to the root when a link led somewhere other than `path`
+    /// says on its face: what a preview shows as "given → resolved".
+    fn redirected(&self, path: &str, real: &Path) -> Option<PathBuf>;
+
+    /// The real path of `path`, every link followed (`realpath`).
+    fn real_path(&self, path: &Path) -> io::Result<PathBuf>;
+
+    /// What `path` is, following a final link (`stat`).
+    fn stat(&self, path: &Path) -> io::Result<Stat>;
+
+    /// What `path` is, a final link itself (`lstat`).
+    fn lstat(&self, path: &Path) -> io::Result<Stat>;
+
+    /// A handle that opens files beneath the root, held for a search that
+    /// opens many.
+    fn opener(&self) -> io::Result<Box<dyn Opener>>;
+
+    /// Opens `real`, a path [`Workspace::resolve`] returned, for reading,
+    /// and only if it is a regular file (never a link, never blocking on a
+    /// FIFO).
+    fn open_regular(&self, real: &Path) -> io::Result<File> {
+        self.opener()?.open_regular(real)
+    }
+
+    /// The directory `real` (a resolved path): the `keep` smallest names,
+    /// in byte order, each looked at without following a link, and how
+    /// many names it holds. Memory stays at `keep` whatever it holds.
+    fn list(&self, real: &Path, keep: usize) -> io::Result<Listing>;
+
+    /// Replaces or creates the file `real` (a resolved path) with `data`
+    /// atomically: a temporary file beside it, flushed to disk, renamed
+    /// into place. `mode` is the existing file's mode to keep (`None` for a
+    /// new file, which gets the umask's). With [`Parents::Create`] the
+    /// missing directories above it are made first.
+    fn write_atomic(
+        &self,
+        real: &Path,
+        data: &[u8],
+        mode: Option<u32>,
+        parents: Parents,
+    ) -> Result<(), WriteError>;
+
+    /// A small regular file's text (bytes that are not UTF-8 replaced),
+    /// `None` when it does not exist, an error when it is larger than `max`
+    /// bytes or not a regular file. Opened without blocking. For the
+    /// analyser's reading of git's files, which may lie outside the root
+    /// (a linked worktree's git directory, the global configuration).
+    fn read_small(&self, path: &Path, max: u64) -> io::Result<Option<String>>;
+
+    /// Walks the project's regular files under `target` (a resolved
+    /// directory) as `docs/decisions/0024-search-tools.md` says —
+    /// `.gitignore` honoured, [`SEARCH_SKIPPED_DIRS`](super::SEARCH_SKIPPED_DIRS)
+    /// skipped unless `target` is in one, no link followed — handing each
+    /// to a visitor; `make` makes one visitor per walker thread. Stops
+    /// between files once `cancel` is cancelled.
+    fn walk<'v>(
+        &self,
+        target: &Path,
+        cancel: &CancellationToken,
+        make: &mut dyn FnMut() -> Visitor<'v>,
+    ) -> Result<(), WalkError>;
+
+    /// Starts `/bin/sh -c command` in `dir` (a resolved directory), in its
+    /// own session, with exactly `env` as its environment, no input, and
+    /// its output and errors on one pipe. The caller waits and reads, and
+    /// kills everything the command started through
+    /// [`Spawned::processes`] (ADR 0013).
+    fn spawn(
+        &self,
+        dir: &Path,
+        command: &str,
+        env: Vec<(OsString, OsString)>,
+    ) -> Result<Spawned, SpawnError>;
+
+    /// A notice about the workspace's confinement for the next tool
+    /// result, given once (the local one: `openat2` is unavailable).
+    fn take_notice(&self) -> Option<&'static str>;
+
+    /// Whether `real`, a path [`Workspace::resolve`] returned, lies in (or
+    /// is) a `.git` of the project: the repository's own files, which the
+    /// approval policy always asks about. ASCII case is ignored, erring
+    /// strict.
+    fn in_git(&self, real: &Path) -> bool {
+        self.real_path(self.root()).is_ok_and(|root_real| {
+            real.strip_prefix(root_real).is_ok_and(|rel| {
+                rel.components()
+                    .any(|c| c.as_os_str().eq_ignore_ascii_case(".git"))
+            })
+        })
+    }
+}
+
+/// Opens files beneath a workspace's root through one held handle.
+pub trait Opener: Send + Sync {
+    /// [`Workspace::open_regular`] through this handle.
+    fn open_regular(&self, real: &Path) -> io::Result<File>;
+}
+
+/// What a file is, as the tools need to know it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stat {
+    /// Its type.
+    pub kind: FileKind,
+    /// Its size in bytes.
+    pub len: u64,
+    /// Its mode (`st_mode`: type and permission bits).
+    pub mode: u32,
+}
+
+impl Stat {
+    /// Whether it is a regular file.
+    pub fn is_file(&self) -> bool {
+        self.kind == FileKind::File
+    }
+
+    /// Whether it is a directory.
+    pub fn is_dir(&self) -> bool {
+        self.kind == FileKind::Dir
+    }
+}
+
+/// The type of a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    /// A regular file.
+    File,
+    /// A directory.
+    Dir,
+    /// A symbolic link (only [`Workspace::lstat`] and listings see one).
+    Symlink,
+    /// A FIFO, socket or device.
+    Other,
+}
+
+/// A bounded listing of one directory ([`Workspace::list`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listing {
+    /// The smallest names, in byte order, with what each is.
+    pub entries: Vec<Listed>,
+    /// How many names the directory holds (`.` and `..` not counted).
+    pub total: usize,
+}
+
+/// One name of a [`Listing`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listed {
+    /// The name as the directory holds it.
+    pub name: OsString,
+    /// What it is, a link not followed; `None` when it was removed between
+    /// the listing and the look.
+    pub stat: Option<Stat>,
+    /// Where a link points.
+    pub target: Option<OsString>,
+}
+
+/// Whether [`Workspace::write_atomic`] makes the directories above the
+/// file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Parents {
+    /// Make the missing ones, as `mkdir -p` does.
+    Create,
+    /// They must exist.
+    Existing,
+}
+
+/// Which step of [`Workspace::write_atomic`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// The directories above the file could not be made.
+    #[error("{0}")]
+    Parents(io::Error),
+    /// The file could not be written (or its directory opened).
+    #[error("{0}")]
+    Write(io::Error),
+}
+
+/// A command [`Workspace::spawn`] started.
+pub struct Spawned {
+    /// The shell; killed if dropped.
+    pub child: tokio::process::Child,
+    /// Its output and errors, in the order it wrote them.
+    pub output: tokio::net::unix::pipe::Receiver,
+    /// Every process the command started, the shell's group or not.
+    pub processes: Box<dyn Processes>,
+}
+
+/// A call's hold on the processes its command started: [`kill_all`]
+/// kills them and reaps the dead, and dropping it does the same again,
+/// however the call ends (exit, timeout, cancel, its future dropped).
+///
+/// [`kill_all`]: Processes::kill_all
+pub trait Processes: Send + Sync {
+    /// Kills every process the command started and reaps those already
+    /// dead; the shell itself is the [`Spawned::child`]'s to reap.
+    fn kill_all(&self);
+}
+
+/// Which step of [`Workspace::spawn`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SpawnError {
+    /// The directory to run in could not be entered.
+    #[error("{0}")]
+    Directory(io::Error),
+    /// The shell could not be started.
+    #[error("{0}")]
+    Start(io::Error),
+}
+
+/// What a walk hands a visitor.
+#[derive(Debug)]
+pub enum Seen<'a> {
+    /// A regular file, by its real path beneath the root.
+    File(&'a Path),
+    /// A directory that could not be read, as `path: error` with the path
+    /// relative to the root.
+    Unreadable(String),
+}
+
+/// One walker thread's visitor ([`Workspace::walk`]).
+pub type Visitor<'v> = Box<dyn FnMut(Seen<'_>) + Send + 'v>;
+
+/// Why a walk ended early.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WalkError {
+    /// The call was cancelled while the walk ran; it stopped between files.
+    #[error("the search was cancelled")]
+    Cancelled,
+    /// The working directory could not be resolved to start the walk.
+    #[error("the working directory cannot be resolved: {0}")]
+    Root(String),
+}
