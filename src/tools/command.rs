@@ -27,7 +27,7 @@ pub struct ExecuteCommand {
     /// The command line.
     pub command: String,
     /// The directory to run in, as the model gave it.
-    #[serde(default = "default_cwd")]
+    #[serde(default = "super::here")]
     pub cwd: String,
     /// The time limit the model asked for; the configured
     /// `exec_timeout` when none.
@@ -61,10 +61,6 @@ impl ExecuteCommand {
         }
         Ok(Duration::from_secs(secs))
     }
-}
-
-fn default_cwd() -> String {
-    ".".to_owned()
 }
 
 /// How a command that ran to its end ended, and what it printed. A

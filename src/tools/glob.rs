@@ -43,15 +43,11 @@ pub struct Glob {
     /// The pattern, as the model gave it.
     pub pattern: String,
     /// The directory searched, as the model gave it.
-    #[serde(default = "default_path")]
+    #[serde(default = "super::here")]
     pub path: String,
     /// Most paths to return.
     #[serde(default = "default_max_results")]
     pub max_results: usize,
-}
-
-fn default_path() -> String {
-    ".".to_owned()
 }
 
 fn default_max_results() -> usize {

@@ -67,7 +67,7 @@ pub struct Grep {
     /// The regular expression, as the model gave it.
     pub pattern: String,
     /// The file or directory searched, as the model gave it.
-    #[serde(default = "default_path")]
+    #[serde(default = "super::here")]
     pub path: String,
     /// The glob a file's name (or, with a `/`, its path) must match.
     #[serde(default = "default_include")]
@@ -78,10 +78,6 @@ pub struct Grep {
     /// Most matching lines to return.
     #[serde(default = "default_max_results")]
     pub max_results: usize,
-}
-
-fn default_path() -> String {
-    ".".to_owned()
 }
 
 fn default_include() -> String {

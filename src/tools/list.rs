@@ -27,12 +27,8 @@ pub const LIST_MAX_ENTRIES: usize = 501;
 #[serde(deny_unknown_fields)]
 pub struct ListDirectory {
     /// The directory, as the model gave it.
-    #[serde(default = "default_path")]
+    #[serde(default = "super::here")]
     pub path: String,
-}
-
-fn default_path() -> String {
-    ".".to_owned()
 }
 
 /// The head of a directory's sorted names, and how many there are.

@@ -192,6 +192,12 @@ pub async fn execute_guarded(
     }
 }
 
+/// `.`, the project itself: the default of every tool's path or
+/// directory argument.
+fn here() -> String {
+    ".".to_owned()
+}
+
 /// Resolves a path for `tool` in `workspace`, turning a refusal into its
 /// failure.
 fn resolve_for(tool: &str, workspace: &dyn Workspace, path: &str) -> Result<PathBuf, ToolFailure> {
