@@ -139,6 +139,8 @@ struct Agent {
     steps: u32,
     turn_usage: Option<Usage>,
     episodes_started: u64,
+    /// Preview tasks started, counted: each task's ticket.
+    previews_started: u64,
     budget: Budget,
     compaction: Option<Compaction>,
     /// This turn already compacted and retried after the provider said a
@@ -194,6 +196,7 @@ async fn run_actor(
         steps: 0,
         turn_usage: None,
         episodes_started: 0,
+        previews_started: 0,
         budget,
         compaction: None,
         wall_retried: false,

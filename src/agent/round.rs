@@ -26,6 +26,8 @@ pub(super) enum ToolEvent {
     Preview {
         /// The call the preview is for.
         id: CallId,
+        /// The preview task's ticket, which the call holds while it waits.
+        ticket: u64,
         /// The preview, or why none could be built: the call is then
         /// answered with that failure and never confirmed.
         preview: Result<Preview, ToolFailure>,
@@ -35,6 +37,8 @@ pub(super) enum ToolEvent {
     ReadOnly {
         /// The call.
         id: CallId,
+        /// The preview task's ticket, which the call holds while it waits.
+        ticket: u64,
         /// The call to run in its place.
         call: ToolCall,
     },
@@ -51,8 +55,10 @@ pub(super) enum ToolEvent {
 enum CallState {
     /// Validated, not started.
     Ready(ToolCall),
-    /// Its preview is being built.
-    Previewing(ToolCall),
+    /// Its preview is being built by the task holding this ticket: only
+    /// that task's answer counts (a call id may come again in a later
+    /// round, while a cancelled round's task still runs).
+    Previewing(ToolCall, u64),
     /// Waiting for the person's y / Esc.
     Confirming(ToolCall, FileGuard),
     /// Its tool task runs.
@@ -176,7 +182,7 @@ impl Round {
         self.calls[..upto].iter().any(|c| {
             matches!(
                 c.state,
-                CallState::Running(_) | CallState::Previewing(_) | CallState::Confirming(..)
+                CallState::Running(_) | CallState::Previewing(..) | CallState::Confirming(..)
             )
         })
     }
@@ -333,7 +339,7 @@ impl Agent {
             .filter(|c| {
                 matches!(
                     c.state,
-                    CallState::Ready(_) | CallState::Previewing(_) | CallState::Confirming(..)
+                    CallState::Ready(_) | CallState::Previewing(..) | CallState::Confirming(..)
                 )
             })
             .map(|c| (c.id.clone(), cancelled(&c.name)))
@@ -381,7 +387,11 @@ impl Agent {
                 self.finish_call(&id, result).await;
                 self.advance().await;
             }
-            ToolEvent::ReadOnly { id, call: tool } => {
+            ToolEvent::ReadOnly {
+                id,
+                ticket,
+                call: tool,
+            } => {
                 let Some(round) = self.round.as_mut() else {
                     return;
                 };
@@ -389,7 +399,7 @@ impl Agent {
                     return;
                 };
                 let call = &mut round.calls[index];
-                if !matches!(call.state, CallState::Previewing(_)) {
+                if !matches!(call.state, CallState::Previewing(_, t) if t == ticket) {
                     return;
                 }
                 // No longer one of the round's confirmations.
@@ -399,19 +409,29 @@ impl Agent {
                 self.emit(AgentEvent::ToolAllowed { id, summary }).await;
                 self.emit(AgentEvent::Phase(Phase::Executing)).await;
             }
-            ToolEvent::Preview { id, preview } => {
+            ToolEvent::Preview {
+                id,
+                ticket,
+                preview,
+            } => {
                 let Some(round) = self.round.as_mut() else {
                     return;
                 };
                 let Some(index) = round.position(&id) else {
                     return;
                 };
-                let CallState::Previewing(tool) = &round.calls[index].state else {
+                let CallState::Previewing(tool, t) = &round.calls[index].state else {
                     return;
                 };
+                if *t != ticket {
+                    return;
+                }
                 let tool = tool.clone();
                 match preview {
                     Err(failure) => {
+                        // Never put to the person: not one of the round's
+                        // confirmations.
+                        round.calls[index].needs_confirmation = false;
                         self.finish_call(&id, failure.into()).await;
                         self.advance().await;
                     }
@@ -489,12 +509,14 @@ impl Agent {
                         .approval
                         .needs_confirmation(&tool, &self.setup.tools);
                     if call.needs_confirmation {
-                        call.state = CallState::Previewing(tool.clone());
+                        self.previews_started += 1;
+                        let ticket = self.previews_started;
+                        call.state = CallState::Previewing(tool.clone(), ticket);
                         spawn_preview(
                             &self.tool_tx,
                             &self.setup.tools,
                             self.setup.read_only.as_ref(),
-                            call.id.clone(),
+                            (call.id.clone(), ticket),
                             tool,
                         );
                         break;
@@ -506,7 +528,7 @@ impl Agent {
                     }
                     round.cursor += 1;
                 }
-                CallState::Previewing(_) | CallState::Confirming(..) | CallState::Running(_) => {
+                CallState::Previewing(..) | CallState::Confirming(..) | CallState::Running(_) => {
                     break;
                 }
             }
@@ -596,7 +618,7 @@ fn spawn_preview(
     tx: &tokio::sync::mpsc::Sender<ToolEvent>,
     ctx: &tools::ToolContext,
     read_only: Option<&Analyser>,
-    id: CallId,
+    (id, ticket): (CallId, u64),
     tool: ToolCall,
 ) {
     let (tx, ctx, analyser) = (tx.clone(), ctx.clone(), read_only.cloned());
@@ -611,13 +633,15 @@ fn spawn_preview(
             })
         });
         let event = match event {
-            Ok(Judged::ReadOnly(call)) => ToolEvent::ReadOnly { id, call },
+            Ok(Judged::ReadOnly(call)) => ToolEvent::ReadOnly { id, ticket, call },
             Ok(Judged::Confirm(preview)) => ToolEvent::Preview {
                 id,
+                ticket,
                 preview: Ok(preview),
             },
             Err(failure) => ToolEvent::Preview {
                 id,
+                ticket,
                 preview: Err(failure),
             },
         };

@@ -4,7 +4,7 @@
 
 use std::fs::{DirBuilder, File, Permissions};
 use std::io::{Read, Write};
-use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
 use serde::de::IgnoredAny;
@@ -205,8 +205,18 @@ fn read_bytes(path: &Path) -> Result<Vec<u8>, SessionError> {
         path: path.to_path_buf(),
         source,
     };
-    let file = File::open(path).map_err(failed)?;
-    let bytes = file.metadata().map_err(failed)?.len();
+    // Non-blocking, so a FIFO named like a session cannot hang the
+    // listing; anything but a regular file is refused.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(path)
+        .map_err(failed)?;
+    let meta = file.metadata().map_err(failed)?;
+    if !meta.is_file() {
+        return Err(failed(std::io::Error::other("not a regular file")));
+    }
+    let bytes = meta.len();
     if bytes > SESSION_FILE_MAX_BYTES {
         return Err(SessionError::TooLarge {
             path: path.to_path_buf(),

@@ -62,9 +62,12 @@ pub fn judge(
     };
     match analyser.analyse(&command.cwd, &command.command) {
         Verdict::ReadOnly { rendered } => {
+            // Unasked, it runs within the configured default limit, not
+            // one the model asked for.
             Ok(Judged::ReadOnly(ToolCall::ExecuteCommand(ExecuteCommand {
                 command: rendered,
                 read_only: true,
+                timeout_seconds: None,
                 ..command.clone()
             })))
         }

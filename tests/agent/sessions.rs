@@ -267,6 +267,25 @@ fn damaged_newer_and_unreadable_files_are_reported_untouched_and_skipped() {
     assert!(unreadable.is_dir());
 }
 
+/// A FIFO named like a session would block a plain open for ever: it is
+/// reported and skipped, and the listing goes on.
+#[test]
+fn a_fifo_named_like_a_session_is_reported_not_waited_on() {
+    let home = tempfile::tempdir().unwrap();
+    let store = SessionStore::at(home.path());
+    write_session(&store, "20261201-000000-aaaaaa", PROJECT, 10, "kept");
+    let fifo = store.path_of("20261201-000001-bbbbbb");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let listing = store.list(None);
+    assert_eq!(listing.sessions.len(), 1);
+    assert!(
+        matches!(&listing.problems[..], [SessionError::Read { .. }]),
+        "{:?}",
+        listing.problems
+    );
+    assert!(store.load("20261201-000001-bbbbbb").is_err());
+}
+
 #[test]
 fn a_file_over_the_bound_is_refused_both_ways_and_left_as_it_is() {
     let home = tempfile::tempdir().unwrap();

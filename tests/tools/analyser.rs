@@ -372,6 +372,17 @@ const CASES: &[(&str, Expect)] = &[
         "git log --pretty=format:%GS",
         Asks("verifies signatures by running gpg"),
     ),
+    // git allows a modifier between `%` and the placeholder.
+    (
+        "git log '--format=%+G?'",
+        Asks("verifies signatures by running gpg"),
+    ),
+    (
+        "git log '--format=% GK'",
+        Asks("verifies signatures by running gpg"),
+    ),
+    ("git log '--format=%%G'", Runs),
+    ("git blame --reverse README.md", Runs),
     (
         "git branch -d main",
         Asks("`git branch -d` deletes a branch"),
@@ -493,6 +504,19 @@ const CASES: &[(&str, Expect)] = &[
         Asks("a second operand is a file uniq writes"),
     ),
     ("tree -o out.txt", Asks("`tree -o` writes a file")),
+    // tree's -L/-P/-I take the next word and read on through the cluster:
+    // `-Io x f` is `-I x -o f`.
+    ("tree -Io x README.md", Asks("`tree -Io`")),
+    ("tree -L3o README.md", Asks("`tree -L3o`")),
+    ("tree -ad -L 2", Runs),
+    (
+        "find , -ls",
+        Asks("`,` before the expression is read by find as a start point"),
+    ),
+    (
+        "find ')' -ls",
+        Asks("`)` before the expression is read by find as a start point"),
+    ),
     ("tree -l", Asks("`tree -l` follows symbolic links")),
     ("grep -R foo .", Asks("`grep -R` follows symbolic links")),
     ("grep -D read foo README.md", Asks("reads devices")),
@@ -683,6 +707,23 @@ const GIT_CONFIG_CASES: &[(&str, Expect)] = &[
         Asks("running gpg (pretty.sig)"),
     ),
     ("[pretty]\n\tshort = format:%h %s\n", Runs),
+    (
+        "[pretty]\n\tsig = format:%h %-G?\n",
+        Asks("running gpg (pretty.sig)"),
+    ),
+    ("[gpg]\n\tprogram = ./sign.sh\n", Asks("(gpg.program)")),
+    (
+        "[gpg \"ssh\"]\n\tprogram = ./sign.sh\n",
+        Asks("(gpg.ssh.program)"),
+    ),
+    (
+        "[extensions]\n\tpartialClone = origin\n",
+        Asks("fetch missing objects over the network (extensions.partialclone)"),
+    ),
+    (
+        "[remote \"origin\"]\n\tpromisor = true\n",
+        Asks("(remote.origin.promisor)"),
+    ),
     (
         "[blame]\n\tignoreRevsFile = revs\n",
         Asks("names a file git blame reads"),

@@ -40,6 +40,11 @@ pub(super) enum Style {
     /// `rev-parse`) and find's primaries: each option is its own word, no
     /// clusters; a short option's value may be attached (`-n5`, `-L1,5:f`).
     Git,
+    /// `tree`'s own parser: flags cluster (`-ad`), but an option with a
+    /// value (`-L`, `-P`, `-I`) takes the *next word* and the rest of its
+    /// cluster is read on as more flags, so `-Io x f` is `-I x -o f`.
+    /// Such an option is accepted only as a word of its own.
+    Separate,
 }
 
 /// A command's allow-list.
@@ -151,11 +156,14 @@ impl Spec {
             let attached = &short[i + c.len_utf8()..];
             let found = self.find(&name);
             let (canonical, takes) = match (self.style, found) {
-                (Style::Gnu, Some(found)) => found,
+                (Style::Separate, Some(found)) if found.1 != Takes::No && short.len() > 1 => {
+                    return Err(self.refuse(cmd, &format!("-{short}")));
+                }
+                (Style::Gnu | Style::Separate, Some(found)) => found,
                 // git has no clusters: `-X` must take the rest as its value.
                 (Style::Git, Some(found)) if found.1 != Takes::No => found,
                 (Style::Git, _) => return Err(self.refuse(cmd, &format!("-{short}"))),
-                (Style::Gnu, None) => return Err(self.refuse(cmd, &name)),
+                (Style::Gnu | Style::Separate, None) => return Err(self.refuse(cmd, &name)),
             };
             if takes == Takes::No {
                 parsed.flags.push((canonical, None));
@@ -855,7 +863,7 @@ const TREE: Spec = Spec {
         ("--fromfile", UNCHECKED_NAMES),
     ]],
     numbers: false,
-    style: Style::Gnu,
+    style: Style::Separate,
 };
 
 const SORT: Spec = Spec {
@@ -1162,8 +1170,8 @@ const FIND_EXPRESSION: Spec = Spec {
 };
 
 /// `find [-H|-P] [start...] [expression]`: start points are the words
-/// before the first that starts with `-` or is `(`, `)`, `!` or `,`; each
-/// is a path. Every word of the expression must be a primary of the
+/// before the first that starts with `-` or is `(` or `!`; each is a path
+/// (a `)` or `,` there is refused). Every word of the expression must be a primary of the
 /// table, with its argument.
 fn find(place: &Place, args: &[String]) -> Result<(), Refusal> {
     let mut words = args.iter().peekable();
@@ -1175,6 +1183,14 @@ fn find(place: &Place, args: &[String]) -> Result<(), Refusal> {
         |w: &String| w.starts_with('-') || matches!(w.as_str(), "(" | ")" | "!" | ",");
     while let Some(start) = words.next_if(|w| !is_expression(w)) {
         place.check(start, Use::Look)?;
+    }
+    // Where the start points would begin, GNU find reads a lone `)` or `,`
+    // as a start point, not an operator: refused rather than read two ways.
+    if let Some(word) = words.next_if(|w| matches!(w.as_str(), ")" | ",")) {
+        return Err(Refusal::Operand {
+            cmd: "find".to_owned(),
+            why: format!("`{word}` before the expression is read by find as a start point"),
+        });
     }
     while let Some(word) = words.next() {
         let (primary, takes) = FIND_EXPRESSION

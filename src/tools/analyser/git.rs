@@ -96,11 +96,13 @@ pub(super) fn check(analyser: &Analyser, place: &Place, args: &[String]) -> Resu
     git_config::check_repository(&place, analyser.git_global_configs())
 }
 
-/// `%G` placeholders in a pretty format make git verify signatures with
-/// gpg.
+/// `%G` placeholders (modified or not) in a pretty format make git verify
+/// signatures with gpg.
 fn formats_run_nothing(cmd: &str, parsed: &Parsed) -> Result<(), Refusal> {
     for (flag, value) in &parsed.flags {
-        if matches!(*flag, "--format" | "--pretty") && value.is_some_and(|v| v.contains("%G")) {
+        if matches!(*flag, "--format" | "--pretty")
+            && value.is_some_and(git_config::verifies_signatures)
+        {
             return Err(Refusal::Flag {
                 cmd: cmd.to_owned(),
                 flag: format!("{flag}=…%G…"),
@@ -528,7 +530,7 @@ const BLAME: Spec = Spec {
         ("-c", Takes::No),
         ("--minimal", Takes::No),
         ("-L", Takes::Value),
-        ("--reverse", Takes::Value),
+        ("--reverse", Takes::No),
         ("--first-parent", Takes::No),
         ("--encoding", Takes::Value),
         ("--date", Takes::Value),

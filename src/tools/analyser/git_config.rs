@@ -222,14 +222,40 @@ fn judge(entry: &Entry) -> Option<&'static str> {
         }
         ("log", false, "showsignature") if !is_false(value) => Some(GPG),
         ("pretty", false, _) | ("format", false, "pretty")
-            if value.is_some_and(|v| v.contains("%G")) =>
+            if value.is_some_and(verifies_signatures) =>
         {
             Some(GPG)
+        }
+        ("gpg", _, "program") => Some(NAMES_A_PROGRAM),
+        ("extensions", false, "partialclone") | ("remote", true, "promisor")
+            if !is_false(value) =>
+        {
+            Some("makes git fetch missing objects over the network")
         }
         ("blame", false, "ignorerevsfile") => Some("names a file git blame reads"),
         ("trace2", false, name) if name.ends_with("target") => Some("writes a trace file"),
         _ => None,
     }
+}
+
+/// Whether a pretty format holds a `%G` placeholder — with or without one
+/// of git's modifiers between `%` and the letter (`%+G?`, `%-GS`, `% GK`)
+/// — which makes git run gpg to verify signatures.
+pub(super) fn verifies_signatures(format: &str) -> bool {
+    let mut chars = format.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            continue;
+        }
+        if chars.next_if_eq(&'%').is_some() {
+            continue;
+        }
+        let _ = chars.next_if(|m| matches!(m, '+' | '-' | ' ' | '*'));
+        if chars.peek() == Some(&'G') {
+            return true;
+        }
+    }
+    false
 }
 
 const FALSE: &[&str] = &["false", "no", "off", "0", ""];

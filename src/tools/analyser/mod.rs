@@ -64,6 +64,7 @@ pub const ANALYSER_RUN_ENV: &[EnvSetting] = &[
     EnvSetting::Set("PAGER", "cat"),
     EnvSetting::Set("GIT_CONFIG_NOSYSTEM", "1"),
     EnvSetting::Set("GIT_OPTIONAL_LOCKS", "0"),
+    EnvSetting::Set("GIT_NO_LAZY_FETCH", "1"),
     EnvSetting::Unset("LESS"),
     EnvSetting::Unset("GIT_EXTERNAL_DIFF"),
     EnvSetting::Unset("GIT_CONFIG_PARAMETERS"),
