@@ -333,6 +333,15 @@ pub enum AgentEvent {
         /// The arguments in brief.
         summary: String,
     },
+    /// A call is being written: its name, and how much of its arguments
+    /// has arrived, so a long or runaway call is seen (and can be
+    /// interrupted) before it is whole.
+    ToolCallWriting {
+        /// The tool's name.
+        name: String,
+        /// Bytes of its arguments so far.
+        bytes: usize,
+    },
     /// A command the analyser showed to be read-only runs without asking:
     /// its row's summary becomes the line as it runs, marked so (ADR
     /// 0025).
@@ -690,6 +699,14 @@ pub enum StreamEvent {
         id: CallId,
         /// The tool's name.
         name: String,
+    },
+    /// The arguments of an announced call grew by another
+    /// `TOOL_CALL_PROGRESS_BYTES`: how much of them has arrived.
+    ToolCallProgress {
+        /// The call.
+        id: CallId,
+        /// Bytes of its arguments so far.
+        bytes: usize,
     },
     /// The reply is complete (`[DONE]`, or a finish_reason and the end of
     /// the body), with the tool calls it asked for, in order.

@@ -311,7 +311,8 @@ impl Agent {
                 StreamEvent::Reasoning(_)
                 | StreamEvent::Usage(_)
                 | StreamEvent::Finish(_)
-                | StreamEvent::ToolCallStarted { .. },
+                | StreamEvent::ToolCallStarted { .. }
+                | StreamEvent::ToolCallProgress { .. },
             ) => {}
             None => {
                 let why = match (&mut compaction.task).await {

@@ -506,7 +506,18 @@ impl Agent {
             }
             Some(StreamEvent::Usage(usage)) => episode.usage = Some(usage),
             Some(StreamEvent::Finish(reason)) => episode.finish = Some(reason),
-            Some(StreamEvent::ToolCallStarted { id, name }) => episode.announced.push((id, name)),
+            Some(StreamEvent::ToolCallStarted { id, name }) => {
+                episode.announced.push((id, name.clone()));
+                self.emit(AgentEvent::ToolCallWriting { name, bytes: 0 })
+                    .await;
+            }
+            Some(StreamEvent::ToolCallProgress { id, bytes }) => {
+                let name = episode.announced.iter().find(|(i, _)| *i == id);
+                if let Some((_, name)) = name {
+                    let name = name.clone();
+                    self.emit(AgentEvent::ToolCallWriting { name, bytes }).await;
+                }
+            }
             Some(StreamEvent::Retrying {
                 attempt,
                 wait,

@@ -139,6 +139,7 @@ impl Saving {
             }),
             AgentEvent::Usage(usage) => self.last_usage = Some(*usage),
             AgentEvent::Phase(_)
+            | AgentEvent::ToolCallWriting { .. }
             | AgentEvent::Compacted { .. }
             | AgentEvent::SessionFacts { .. }
             | AgentEvent::Confirm(_)

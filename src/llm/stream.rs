@@ -26,6 +26,9 @@ pub const REPLY_MAX_BYTES: usize = 4 * 1024 * 1024;
 pub const FRAME_MAX_BYTES: usize = 1024 * 1024;
 /// Retries of a 429/503 before any token arrived.
 pub const RETRY_MAX: u32 = 2;
+/// Arguments a call being written grows by between two reports of its
+/// size (1 KiB): a long write is seen growing without an event per token.
+pub const TOOL_CALL_PROGRESS_BYTES: usize = 1024;
 /// A Retry-After longer than this is not waited for: the error is shown.
 pub const RETRY_WAIT_MAX: Duration = Duration::from_secs(30);
 /// The first wait when the provider names none; doubled per retry.
@@ -270,6 +273,8 @@ async fn read(
 struct EpisodeReader {
     calls: ToolCallAccumulator,
     announced: usize,
+    /// Per announced call, the progress steps of its arguments reported.
+    progress: Vec<usize>,
     /// Text, reasoning and tool-call bytes, against [`REPLY_MAX_BYTES`].
     bytes: usize,
     finished: bool,
@@ -280,6 +285,7 @@ impl EpisodeReader {
         Self {
             calls: ToolCallAccumulator::with_id_prefix(id_prefix),
             announced: 0,
+            progress: Vec::new(),
             bytes: 0,
             finished: false,
         }
@@ -343,6 +349,17 @@ impl EpisodeReader {
                     });
                 }
                 self.announced = self.calls.announced().len();
+                self.progress.resize(self.announced, 0);
+                for (call, reported) in self.calls.announced().iter().zip(&mut self.progress) {
+                    let step = call.arguments.len() / TOOL_CALL_PROGRESS_BYTES;
+                    if step > *reported {
+                        *reported = step;
+                        out.push(StreamEvent::ToolCallProgress {
+                            id: call.id.to_string(),
+                            bytes: call.arguments.len(),
+                        });
+                    }
+                }
                 let end = match fed {
                     Ok(bytes) => self.count(bytes),
                     Err(AccumulatorError::TooManyCalls { limit }) => {

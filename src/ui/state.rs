@@ -140,6 +140,9 @@ pub struct State {
     pub spinner: usize,
     /// The last usage frame.
     pub usage: Option<Usage>,
+    /// The call the model is writing, and its arguments' bytes so far,
+    /// until the phase changes.
+    pub writing: Option<(String, usize)>,
     /// The agent's estimate of the next prompt, after a compaction made
     /// `usage` stale; cleared by the next usage frame.
     pub context_estimate: Option<u64>,
@@ -190,6 +193,7 @@ impl State {
             phase: Phase::Idle,
             spinner: 0,
             usage: None,
+            writing: None,
             context_estimate: None,
             transcript: Transcript::default(),
             editor: Editor::new(),

@@ -173,10 +173,12 @@ fn on_agent(state: &mut State, event: AgentEvent) {
     match event {
         AgentEvent::Phase(phase) => {
             state.phase = phase;
+            state.writing = None;
             if !phase.is_active() {
                 state.quit_armed = false;
             }
         }
+        AgentEvent::ToolCallWriting { name, bytes } => state.writing = Some((name, bytes)),
         AgentEvent::AssistantDelta(text) => state.transcript.append_reply(&text),
         AgentEvent::ReasoningDelta(text) => state.transcript.append_reasoning(&text),
         AgentEvent::AssistantEnd(end) => state.transcript.end_reply(end),

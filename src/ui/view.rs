@@ -9,6 +9,7 @@ use ratatui::widgets::{Clear, Paragraph};
 use crate::protocol::Phase;
 
 use super::keys;
+use super::picker::size;
 use super::slash::{self, POPUP_MAX_ROWS};
 use super::state::{SPINNER, State};
 use super::width::{clusters, str_width};
@@ -80,7 +81,10 @@ fn phase_label(state: &State) -> String {
     match (state.phase, &state.confirm) {
         (Phase::Confirming, Some(c)) => format!("Confirm ({} of {})", c.position, c.of),
         (Phase::Idle, _) => "idle".to_string(),
-        (Phase::Streaming, _) => "streaming".to_string(),
+        (Phase::Streaming, _) => match &state.writing {
+            Some((name, bytes)) => format!("streaming · {name} {}", size(*bytes as u64)),
+            None => "streaming".to_string(),
+        },
         (Phase::Executing, _) => "executing".to_string(),
         (Phase::Confirming, None) => "confirm".to_string(),
         (Phase::Compacting, _) => "compacting".to_string(),

@@ -44,6 +44,39 @@ fn statuses(events: &[AgentEvent]) -> Vec<ToolStatus> {
         .collect()
 }
 
+/// The UI hears of a call as soon as its name arrives, then of its size
+/// as the arguments grow, before the call is whole.
+#[tokio::test]
+async fn a_call_being_written_is_reported_with_its_growing_size() {
+    let content = "z".repeat(3 * 1024);
+    let server = ScriptedServer::start(vec![
+        call(
+            "w1",
+            "write_file",
+            json!({"path": "big.txt", "content": content}),
+        ),
+        Reply::text(&["Not written."]),
+    ])
+    .await;
+    let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::Ask);
+    h.prompt("write it").await;
+    let (id, events) = h.next_confirm().await;
+    let writing: Vec<(String, usize)> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolCallWriting { name, bytes } => Some((name.clone(), *bytes)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(writing.first(), Some(&("write_file".to_string(), 0)));
+    assert!(
+        writing.iter().any(|(_, bytes)| *bytes >= 3 * 1024),
+        "{writing:?}"
+    );
+    h.decide(&id, Decision::Reject).await;
+    h.turn().await;
+}
+
 #[tokio::test]
 async fn read_then_answer() {
     let server = ScriptedServer::start(vec![

@@ -4,7 +4,9 @@
 
 use std::time::Duration;
 
-use dashfloat::llm::stream::{Endpoint, FRAME_MAX_BYTES, REPLY_MAX_BYTES};
+use dashfloat::llm::stream::{
+    Endpoint, FRAME_MAX_BYTES, REPLY_MAX_BYTES, TOOL_CALL_PROGRESS_BYTES,
+};
 use dashfloat::protocol::{FinishReason, StreamEvent, TransportError, Usage};
 use serde_json::json;
 
@@ -658,6 +660,36 @@ async fn the_65th_tool_call_stops_the_stream_after_announcing_64() {
         failure(&events),
         TransportError::TooManyToolCalls { limit: 64 }
     );
+}
+
+/// A long call reports its size every `TOOL_CALL_PROGRESS_BYTES`, not
+/// per piece: five reports for 5 KiB streamed in 100-byte pieces.
+#[tokio::test]
+async fn a_long_call_reports_its_growing_size_a_kib_at_a_time() {
+    let mut frames = vec![support::server::tool_call_chunk(
+        0,
+        Some("w1"),
+        Some("write_file"),
+        "",
+    )];
+    let piece = "y".repeat(100);
+    for _ in 0..(5 * TOOL_CALL_PROGRESS_BYTES / 100 + 1) {
+        frames.push(support::server::tool_call_chunk(0, None, None, &piece));
+    }
+    frames.push(finish_chunk("tool_calls"));
+    let server = ScriptedServer::start(vec![Reply::sse(frames)]).await;
+    let events = run(endpoint(&server.base_url())).await;
+    let sizes: Vec<usize> = events
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::ToolCallProgress { id, bytes } if id == "w1" => Some(*bytes),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(sizes.len(), 5, "{sizes:?}");
+    for (step, bytes) in sizes.iter().enumerate() {
+        assert_eq!(bytes / TOOL_CALL_PROGRESS_BYTES, step + 1, "{sizes:?}");
+    }
 }
 
 #[tokio::test]

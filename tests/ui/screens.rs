@@ -195,6 +195,26 @@ fn after_a_compaction_the_status_bar_shows_the_estimate_until_the_next_report() 
     assert!(draw(&mut s).contains("ctx –/8.2k"), "{}", draw(&mut s));
 }
 
+/// A call being written shows in the status bar with its size, so a long
+/// or runaway one is seen before it is whole; the next phase clears it.
+#[test]
+fn a_call_being_written_shows_its_name_and_size_until_the_phase_changes() {
+    let mut s = state(80, 6);
+    agent(&mut s, AgentEvent::Phase(Phase::Streaming));
+    agent(
+        &mut s,
+        AgentEvent::ToolCallWriting {
+            name: "write_file".into(),
+            bytes: 3 * 1024,
+        },
+    );
+    let screen = draw(&mut s);
+    assert!(screen.contains("streaming · write_file 3 KB"), "{screen}");
+    agent(&mut s, AgentEvent::Phase(Phase::Executing));
+    let screen = draw(&mut s);
+    assert!(!screen.contains("write_file 3 KB"), "{screen}");
+}
+
 #[test]
 fn the_status_bar_shows_the_discovered_model_and_window() {
     let mut s = state(80, 6);
