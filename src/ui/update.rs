@@ -16,6 +16,9 @@ use super::transcript::EntryKind;
 pub const COPY_MAX_BYTES: usize = 1024 * 1024;
 /// Lines one wheel notch scrolls.
 pub const WHEEL_LINES: usize = 3;
+/// The most characters of a call's name the status bar shows while the
+/// call is being written.
+pub const WRITING_NAME_MAX_CHARS: usize = 48;
 
 /// What the UI loop feeds into [`update`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -178,7 +181,12 @@ fn on_agent(state: &mut State, event: AgentEvent) {
                 state.quit_armed = false;
             }
         }
-        AgentEvent::ToolCallWriting { name, bytes } => state.writing = Some((name, bytes)),
+        AgentEvent::ToolCallWriting { name, bytes } => {
+            // A tool name is short; whatever the model streamed as one is
+            // shown no longer than this.
+            let name = name.chars().take(WRITING_NAME_MAX_CHARS).collect();
+            state.writing = Some((name, bytes));
+        }
         AgentEvent::AssistantDelta(text) => state.transcript.append_reply(&text),
         AgentEvent::ReasoningDelta(text) => state.transcript.append_reasoning(&text),
         AgentEvent::AssistantEnd(end) => state.transcript.end_reply(end),

@@ -9,7 +9,7 @@ use dashfloat::protocol::{
 };
 use dashfloat::ui::state::State;
 use dashfloat::ui::theme::Theme;
-use dashfloat::ui::update::{Msg, update};
+use dashfloat::ui::update::{Msg, WRITING_NAME_MAX_CHARS, update};
 use ratatui::buffer::Cell;
 use ratatui::style::{Color, Modifier};
 
@@ -213,6 +213,17 @@ fn a_call_being_written_shows_its_name_and_size_until_the_phase_changes() {
     agent(&mut s, AgentEvent::Phase(Phase::Executing));
     let screen = draw(&mut s);
     assert!(!screen.contains("write_file 3 KB"), "{screen}");
+    // Whatever the model streamed as a name is shown only so long.
+    agent(&mut s, AgentEvent::Phase(Phase::Streaming));
+    agent(
+        &mut s,
+        AgentEvent::ToolCallWriting {
+            name: "n".repeat(10_000),
+            bytes: 0,
+        },
+    );
+    let (name, _) = s.writing.as_ref().unwrap();
+    assert_eq!(name.chars().count(), WRITING_NAME_MAX_CHARS);
 }
 
 #[test]
