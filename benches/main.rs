@@ -408,16 +408,6 @@ fn throughput_once(rt: &tokio::runtime::Runtime, url: &str, tokens: usize) -> [D
     [json_floor, stream_only, full]
 }
 
-fn status_kb(pid: u32, field: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find(|l| l.starts_with(field))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap()
-}
-
 /// User + system CPU time of a process, in clock ticks.
 fn cpu_ticks(pid: u32) -> u64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
@@ -454,7 +444,7 @@ fn memory_and_idle_cpu() {
     session.wait_for("idle", Duration::from_secs(10)).unwrap();
     let pid = session.pid().unwrap();
     std::thread::sleep(Duration::from_secs(1));
-    let idle_rss = status_kb(pid, "VmRSS:");
+    let idle_rss = support::status_kib(&pid.to_string(), "VmRSS:");
     let before = cpu_ticks(pid);
     std::thread::sleep(Duration::from_secs(10));
     let idle_ticks = cpu_ticks(pid) - before;
@@ -465,8 +455,8 @@ fn memory_and_idle_cpu() {
         .unwrap();
     session.wait_for("idle", Duration::from_secs(60)).unwrap();
     std::thread::sleep(Duration::from_millis(500));
-    let big_rss = status_kb(pid, "VmRSS:");
-    let peak = status_kb(pid, "VmHWM:");
+    let big_rss = support::status_kib(&pid.to_string(), "VmRSS:");
+    let peak = support::status_kib(&pid.to_string(), "VmHWM:");
     session.send(b"\x04");
     let transcript_kb = reply.len() / 1024;
     println!("\nmemory and idle CPU (release binary in a 120x40 pty)");

@@ -5,6 +5,9 @@
 //! Run with `cargo bench --bench tools`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "../tests/support/mod.rs"]
+mod support;
+
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -12,22 +15,8 @@ use std::time::{Duration, Instant};
 
 use dashfloat::tools::{ToolCall, ToolContext, execute, validate};
 use serde_json::{Value, json};
+use support::{peak_rss_kib, reset_peak_rss};
 use tokio_util::sync::CancellationToken;
-
-/// Peak resident set (VmHWM) in KiB.
-fn peak_rss_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
-}
-
-/// Resets the peak so the next reading covers only what follows.
-fn reset_peak_rss() {
-    let _ = std::fs::write("/proc/self/clear_refs", "5");
-}
 
 fn call(tool: &str, args: Value) -> ToolCall {
     validate(tool, &args.to_string()).unwrap()

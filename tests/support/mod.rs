@@ -25,6 +25,29 @@ use std::time::{Duration, Instant};
 /// pause.
 pub const WAIT: Duration = Duration::from_secs(20);
 
+/// A memory field of `/proc/<pid>/status` in KiB (`VmRSS:`, `VmHWM:`);
+/// `pid` is a number, or `self` for this process.
+pub fn status_kib(pid: &str, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap()
+}
+
+/// This process's peak resident set (VmHWM) in KiB.
+pub fn peak_rss_kib() -> u64 {
+    status_kib("self", "VmHWM:")
+}
+
+/// Resets this process's peak resident set, so the next reading of
+/// [`peak_rss_kib`] covers only what follows.
+pub fn reset_peak_rss() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
 /// Installs rustls' ring provider as the process default (reqwest is built
 /// with `rustls-no-provider`). Idempotent; call before building a client.
 pub fn install_crypto_provider() {
