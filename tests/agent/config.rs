@@ -269,6 +269,10 @@ fn durations_outside_their_bounds_are_config_errors_and_the_default_stands() {
     assert_eq!(c.idle_timeout, DEFAULT_IDLE_TIMEOUT);
     assert_eq!(c.request_timeout, DEFAULT_REQUEST_TIMEOUT);
     assert_eq!(c.exec_timeout, EXEC_DEFAULT_TIMEOUT);
+    assert_eq!(
+        c.exec_timeout_max,
+        dashfloat::tools::EXEC_DEFAULT_MAX_TIMEOUT
+    );
     let texts: Vec<String> = problems.iter().map(ToString::to_string).collect();
     assert_eq!(texts.len(), 3, "{texts:?}");
     for (setting, given) in [

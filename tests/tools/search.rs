@@ -6,7 +6,10 @@ use std::io::Write;
 use std::os::unix::fs::symlink;
 use std::path::Path;
 
-use dashfloat::tools::{GREP_LINE_MAX_CHARS, GREP_MAX_LINE_BYTES, SEARCH_SKIPPED_DIRS, validate};
+use dashfloat::tools::{
+    GLOB_DEFAULT_MAX_RESULTS, GREP_DEFAULT_MAX_RESULTS, GREP_LINE_MAX_CHARS, GREP_MAX_LINE_BYTES,
+    GREP_UNSEARCHED_MAX_LISTED, SEARCH_SKIPPED_DIRS, validate,
+};
 use serde_json::{Value, json};
 
 use crate::Tree;
@@ -449,6 +452,46 @@ async fn a_missing_path_or_a_file_for_glob_says_what_to_do() {
         v["error"].as_str().unwrap().contains("not a directory"),
         "{v}"
     );
+}
+
+/// Without `max_results`, grep shows its default number of lines and glob
+/// its default number of paths, each with the total.
+#[tokio::test]
+async fn the_defaults_bound_what_is_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let many: String = (0..GREP_DEFAULT_MAX_RESULTS + 5)
+        .map(|n| format!("hit {n}\n"))
+        .collect();
+    plant(dir.path(), &[("hits.txt", &many)]);
+    let v = grep(dir.path(), json!({"pattern": "hit"})).await;
+    assert_eq!(v["shown"], GREP_DEFAULT_MAX_RESULTS);
+    assert_eq!(v["total"], GREP_DEFAULT_MAX_RESULTS + 5);
+    assert_eq!(v["truncated"], true);
+    for n in 0..GLOB_DEFAULT_MAX_RESULTS + 1 {
+        std::fs::write(dir.path().join(format!("f{n:04}.rs")), "").unwrap();
+    }
+    let v = glob(dir.path(), json!({"pattern": "*.rs"})).await;
+    assert_eq!(
+        v["files"].as_array().unwrap().len(),
+        GLOB_DEFAULT_MAX_RESULTS
+    );
+    assert_eq!(v["total"], GLOB_DEFAULT_MAX_RESULTS + 1);
+    assert_eq!(v["truncated"], true);
+}
+
+/// Files with a line too long to hold are listed up to the bound; the
+/// last entry counts the rest.
+#[tokio::test]
+async fn unsearched_files_are_listed_up_to_the_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let long = "x".repeat(GREP_MAX_LINE_BYTES + 1);
+    for n in 0..GREP_UNSEARCHED_MAX_LISTED + 2 {
+        std::fs::write(dir.path().join(format!("long{n:02}.txt")), &long).unwrap();
+    }
+    let v = grep(dir.path(), json!({"pattern": "needle"})).await;
+    let listed = v["unsearched"].as_array().unwrap();
+    assert_eq!(listed.len(), GREP_UNSEARCHED_MAX_LISTED + 1, "{listed:?}");
+    assert_eq!(listed.last().unwrap(), "… and 2 more");
 }
 
 #[tokio::test]
