@@ -67,3 +67,24 @@ fn holder(file: &mut File) -> Option<u32> {
     file.take(HOLDER_MAX_BYTES).read_to_string(&mut text).ok()?;
     text.trim().parse().ok()
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::io::{Seek, Write};
+
+    use super::*;
+
+    /// Only the first `HOLDER_MAX_BYTES` are read: what follows them,
+    /// however much, is never looked at.
+    #[test]
+    fn the_holder_is_read_from_the_first_bytes_only() {
+        let mut file = tempfile::tempfile().unwrap();
+        let pid = "12345";
+        let padding = " ".repeat(HOLDER_MAX_BYTES as usize - pid.len());
+        write!(file, "{pid}{padding}9{}", "9".repeat(1 << 20)).unwrap();
+        file.rewind().unwrap();
+        assert_eq!(holder(&mut file), Some(12345));
+    }
+}
