@@ -53,7 +53,7 @@ pub const TIMEOUT_MAX: Duration = Duration::from_secs(24 * 60 * 60);
 http://127.0.0.1:8088/v1 (start it with scripts/local-model).\n\
 Config file: $XDG_CONFIG_HOME/dashfloat/config.toml (default ~/.config/dashfloat/config.toml) \
 with keys base_url, model, api_key_env, context_window, max_output, compact_at, request_timeout_secs, \
-idle_timeout_secs, max_steps, exec_timeout_secs, exec_timeout_max_secs, temperature, save_sessions, auto_allow_read_only, a [headers] \
+idle_timeout_secs, max_steps, exec_timeout_secs, exec_timeout_max_secs, temperature, seed, save_sessions, auto_allow_read_only, a [headers] \
 table and an [exec] table with pass_env (variables handed to commands on purpose).\n\
 Sessions are saved in $XDG_CONFIG_HOME/dashfloat/sessions/ (default \
 ~/.config/dashfloat/sessions/).\n\
@@ -95,6 +95,9 @@ pub struct Cli {
     /// Sampling temperature sent with each request [default: the provider's]
     #[arg(long, env = "DASHFLOAT_TEMPERATURE", value_name = "T")]
     pub temperature: Option<f32>,
+    /// Sampling seed sent with each request, for repeatable runs [default: none]
+    #[arg(long, env = "DASHFLOAT_SEED", value_name = "N")]
+    pub seed: Option<u64>,
     /// Seconds a command may run before its process group is killed [default: 30]
     #[arg(long, env = "DASHFLOAT_EXEC_TIMEOUT", value_name = "SECS")]
     pub exec_timeout: Option<u64>,
@@ -195,6 +198,7 @@ struct FileConfig {
     exec_timeout_secs: Option<u64>,
     exec_timeout_max_secs: Option<u64>,
     temperature: Option<f32>,
+    seed: Option<u64>,
     save_sessions: Option<bool>,
     auto_allow_read_only: Option<bool>,
     #[serde(default)]
@@ -309,6 +313,8 @@ pub struct Config {
     pub exec_timeout_max: Duration,
     /// Sampling temperature, if set.
     pub temperature: Option<f32>,
+    /// Sampling seed, if set.
+    pub seed: Option<u64>,
     /// Variables handed to commands on purpose, though they are credentials.
     pub pass_env: Vec<String>,
     /// Whether sessions are saved (`--no-save` and `save_sessions = false`
@@ -500,6 +506,7 @@ impl Config {
             exec_timeout,
             exec_timeout_max,
             temperature: cli.temperature.or(file.temperature),
+            seed: cli.seed.or(file.seed),
             pass_env: file.exec.pass_env,
             save_sessions: !cli.no_save && file.save_sessions.unwrap_or(true),
             auto_allow_read_only: file.auto_allow_read_only.unwrap_or(true),

@@ -241,6 +241,7 @@ async fn run(
             read_only,
             max_steps: config.max_steps,
             temperature: config.temperature,
+            seed: config.seed,
             log,
             questions: config.questions(),
             context_window: config.context_window,

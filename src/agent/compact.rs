@@ -256,7 +256,7 @@ impl Agent {
                 include_usage: true,
             },
             tools: &Value::Array(Vec::new()),
-            temperature: self.setup.temperature,
+            sampling: self.sampling(),
         });
         let Some(body) = self.body_or_end_turn(encoded).await else {
             return;

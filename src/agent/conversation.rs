@@ -3,7 +3,9 @@
 //! call in an assistant message is answered by exactly one tool message,
 //! in call order, before anything else follows.
 
-use crate::llm::wire::{ChatRequest, FunctionCall, Message, Role, StreamOptions, ToolCallMessage};
+use crate::llm::wire::{
+    ChatRequest, FunctionCall, Message, Role, Sampling, StreamOptions, ToolCallMessage,
+};
 use crate::protocol::CallId;
 use crate::tools::ToolResult;
 
@@ -206,7 +208,7 @@ impl Conversation {
         &self,
         model: &str,
         tools: &serde_json::Value,
-        temperature: Option<f32>,
+        sampling: Sampling,
     ) -> Result<Vec<u8>, serde_json::Error> {
         serde_json::to_vec(&ChatRequest {
             model,
@@ -216,7 +218,7 @@ impl Conversation {
                 include_usage: true,
             },
             tools,
-            temperature,
+            sampling,
         })
     }
 }

@@ -35,6 +35,7 @@ use tokio::task::{JoinError, JoinHandle, JoinSet};
 
 use crate::llm::discover::{self, Questions};
 use crate::llm::stream::{self, Endpoint, EndpointError};
+use crate::llm::wire::Sampling;
 use crate::log::Log;
 use crate::protocol::{
     AgentEvent, CallId, FinishReason, Phase, ReplyEnd, Severity, StreamEvent, ToolCallRequest,
@@ -81,6 +82,8 @@ pub struct AgentSetup {
     pub max_steps: u32,
     /// Sampling temperature, if set.
     pub temperature: Option<f32>,
+    /// Sampling seed, if set (repeatable runs of the task suite).
+    pub seed: Option<u64>,
     /// Where the agent notes what it does (off by default).
     pub log: Log,
     /// What to ask the server before the first prompt (ADR 0020).
@@ -375,11 +378,17 @@ impl Agent {
 
     /// The body of the request `conversation` makes.
     fn encode(&self, conversation: &Conversation) -> Result<Vec<u8>, serde_json::Error> {
-        conversation.request_body(
-            &self.setup.model,
-            &self.tool_catalogue,
-            self.setup.temperature,
-        )
+        conversation.request_body(&self.setup.model, &self.tool_catalogue, self.sampling())
+    }
+
+    /// The sampling fields of every request: the reply is bounded by the
+    /// budget's reserve, the share of the window kept free for it.
+    fn sampling(&self) -> Sampling {
+        Sampling {
+            temperature: self.setup.temperature,
+            seed: self.setup.seed,
+            max_tokens: Some(self.budget.reserve()),
+        }
     }
 
     async fn prompt(&mut self, text: String) {

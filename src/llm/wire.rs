@@ -90,9 +90,26 @@ pub struct ChatRequest<'a> {
     /// empty list).
     #[serde(skip_serializing_if = "no_tools")]
     pub tools: &'a serde_json::Value,
+    /// Temperature, seed and the reply's bound.
+    #[serde(flatten)]
+    pub sampling: Sampling,
+}
+
+/// How the reply is sampled and how long it may grow: the request fields
+/// every request of a session shares.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Sampling {
     /// Sampling temperature; the provider's default when absent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f32>,
+    /// Sampling seed, for repeatable runs where the server honours it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// The most tokens the reply may take: the budget's reply reserve, so
+    /// a degenerate reply ends instead of running to the end of the
+    /// window (ADR 0021).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u64>,
 }
 
 fn no_tools(tools: &&serde_json::Value) -> bool {

@@ -54,6 +54,37 @@ async fn a_turn_streams_the_reply_and_ends_idle() {
     assert_eq!(events[n - 1], AgentEvent::TurnDone);
 }
 
+/// Temperature, seed and the reply bound go with every request, the
+/// compaction's summary request too: a reply cannot outgrow its reserve.
+#[tokio::test]
+async fn every_request_carries_the_sampling_settings_and_the_reply_bound() {
+    let server = ScriptedServer::start(vec![
+        Reply::text(&["an answer"]),
+        Reply::text(&["another"]),
+        Reply::text(&["a summary"]),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut setup = setup(&server.base_url(), dir.path(), ApprovalPolicy::Ask);
+    setup.temperature = Some(0.5);
+    setup.seed = Some(7);
+    setup.max_output = Some(300);
+    let mut h = support::agent::start_with(setup);
+    h.prompt("one").await;
+    h.turn().await;
+    h.prompt("two").await;
+    h.turn().await;
+    h.send(UiCommand::Compact { focus: None }).await;
+    h.turn().await;
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 3, "two prompts and a summary request");
+    for req in &reqs {
+        assert_eq!(req.body["temperature"], json!(0.5));
+        assert_eq!(req.body["seed"], json!(7));
+        assert_eq!(req.body["max_tokens"], json!(300));
+    }
+}
+
 #[tokio::test]
 async fn the_conversation_grows_turn_by_turn() {
     let server = ScriptedServer::start(vec![
@@ -82,6 +113,9 @@ async fn the_conversation_grows_turn_by_turn() {
     );
     assert_eq!(reqs[1].body["model"], json!("test-model"));
     assert!(reqs[1].body.get("temperature").is_none());
+    assert!(reqs[1].body.get("seed").is_none());
+    // The reply is bounded by the reserve: 1/8 of the 128,000-token window.
+    assert_eq!(reqs[0].body["max_tokens"], json!(16_000));
     let tools: Vec<&str> = reqs[1].body["tools"]
         .as_array()
         .unwrap()

@@ -59,6 +59,7 @@ pub fn setup(base_url: &str, root: &Path, approval: ApprovalPolicy) -> AgentSetu
         read_only: None,
         max_steps: agent::DEFAULT_MAX_STEPS,
         temperature: None,
+        seed: None,
         log: dashfloat::log::Log::off(),
         // Scripts answer chat requests only, unless a test asks the server.
         questions: Questions::default(),
