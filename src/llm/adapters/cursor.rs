@@ -166,7 +166,10 @@ mod tests {
     fn a_literal_cut_short_asks_for_more() {
         assert_eq!(Cursor::new("</tool").lit("</tool_call>"), Step::More);
         assert_eq!(Cursor::new("</x").lit("</tool_call>"), Step::No);
-        assert_eq!(Cursor::new("</tool_call>!").lit("</tool_call>"), Step::Yes(()));
+        assert_eq!(
+            Cursor::new("</tool_call>!").lit("</tool_call>"),
+            Step::Yes(())
+        );
     }
 
     #[test]

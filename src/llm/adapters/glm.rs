@@ -191,7 +191,10 @@ mod tests {
         loop {
             match pairs.step(rest, &offered()) {
                 PairStep::Wait => return args,
-                PairStep::Took { consumed, arguments } => {
+                PairStep::Took {
+                    consumed,
+                    arguments,
+                } => {
                     args.push_str(&arguments);
                     rest = &rest[consumed..];
                 }
@@ -213,9 +216,7 @@ mod tests {
 
     #[test]
     fn a_typed_value_that_is_not_json_stays_a_string() {
-        let args = arguments(
-            "<arg_key>limit</arg_key><arg_value>ten</arg_value></tool_call>",
-        );
+        let args = arguments("<arg_key>limit</arg_key><arg_value>ten</arg_value></tool_call>");
         assert_eq!(args, r#"{"limit": "ten"}"#);
     }
 

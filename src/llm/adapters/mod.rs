@@ -220,7 +220,12 @@ impl Syntax {
 
     /// Reads a call's head: `text` follows the opener (or a `,` of an
     /// array of calls, when `next_in_list`).
-    fn head(self, text: &str, offered: &OfferedTools, next_in_list: bool) -> cursor::Step<CallHead> {
+    fn head(
+        self,
+        text: &str,
+        offered: &OfferedTools,
+        next_in_list: bool,
+    ) -> cursor::Step<CallHead> {
         if next_in_list {
             return json_call::head(text, offered, false, true).map_shape(Shape::List);
         }

@@ -138,12 +138,13 @@ impl TextCalls {
         let mut stop = text.len();
         while i < text.len() {
             let rest = &text[i..];
-            if !self.in_code && !self.in_inline {
-                if let Some(hit) = self.marker_at(rest, end) {
-                    found = hit;
-                    stop = i;
-                    break;
-                }
+            if !self.in_code
+                && !self.in_inline
+                && let Some(hit) = self.marker_at(rest, end)
+            {
+                found = hit;
+                stop = i;
+                break;
             }
             if rest.starts_with(FENCE) {
                 self.in_code = !self.in_code;

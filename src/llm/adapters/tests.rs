@@ -1,5 +1,6 @@
 //! Unit tests of the adapters: every syntax read whole and split at every
 //! byte offset, false positives staying prose, malformed calls kept raw.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
 
@@ -52,7 +53,11 @@ fn read_every_way(setting: ToolSyntax, text: &str) -> Read {
     let pieces: Vec<&str> = chars.iter().map(String::as_str).collect();
     assert_eq!(read(setting, &pieces), whole, "char by char");
     for (at, _) in text.char_indices() {
-        assert_eq!(read(setting, &[&text[..at], &text[at..]]), whole, "split at {at}");
+        assert_eq!(
+            read(setting, &[&text[..at], &text[at..]]),
+            whole,
+            "split at {at}"
+        );
     }
     whole
 }
@@ -126,7 +131,8 @@ fn llama_bare_reply_and_python_tag() {
         assert_eq!(read.prose, "");
         assert_call(&read, 0, "read_file", json!({"path": "a"}));
     }
-    let text = "<|python_tag|>{\"name\": \"list_directory\", \"parameters\": {\"path\": \".\"}}<|eom_id|>";
+    let text =
+        "<|python_tag|>{\"name\": \"list_directory\", \"parameters\": {\"path\": \".\"}}<|eom_id|>";
     let read = read_every_way(ToolSyntax::Llama, text);
     assert_eq!(read.prose, "");
     assert_call(&read, 0, "list_directory", json!({"path": "."}));
@@ -167,7 +173,8 @@ fn glm_pairs_typed_by_the_schema() {
 
 #[test]
 fn malformed_arguments_are_kept_raw() {
-    let text = "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\",,}}\n</tool_call>";
+    let text =
+        "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\",,}}\n</tool_call>";
     let read = read_every_way(ToolSyntax::Hermes, text);
     assert_eq!(read.calls[0].1, "{\"path\": \"a\",,}");
     let text = "```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"\n```\nafter";
@@ -206,7 +213,10 @@ fn false_positives_stay_prose() {
 
 #[test]
 fn a_head_undecided_within_the_bound_is_prose() {
-    let text = format!("<tool_call>{}{{\"name\": \"read_file\", \"arguments\": {{}}}}</tool_call>", " ".repeat(super::HOLD_MAX_BYTES));
+    let text = format!(
+        "<tool_call>{}{{\"name\": \"read_file\", \"arguments\": {{}}}}</tool_call>",
+        " ".repeat(super::HOLD_MAX_BYTES)
+    );
     assert_eq!(read(ToolSyntax::Hermes, &[&text]).prose, text);
     let pieces: Vec<String> = text.chars().map(String::from).collect();
     let pieces: Vec<&str> = pieces.iter().map(String::as_str).collect();
