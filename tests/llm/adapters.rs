@@ -144,7 +144,10 @@ async fn mistral_array_and_args_forms() {
     );
     let (prose, calls) = replay_every_way("adapters/mistral-args.sse", ToolSyntax::Auto).await;
     assert_eq!(prose, "Checking the sources.");
-    assert_eq!(calls, vec![call(0, "list_directory", json!({"path": "src"}))]);
+    assert_eq!(
+        calls,
+        vec![call(0, "list_directory", json!({"path": "src"}))]
+    );
 }
 
 #[tokio::test]
@@ -152,7 +155,10 @@ async fn llama_json_reply_is_a_call() {
     for syntax in [ToolSyntax::Llama, ToolSyntax::Auto] {
         let (prose, calls) = replay_every_way("adapters/llama-json.sse", syntax).await;
         assert_eq!(prose, "");
-        assert_eq!(calls, vec![call(0, "read_file", json!({"path": "README.md"}))]);
+        assert_eq!(
+            calls,
+            vec![call(0, "read_file", json!({"path": "README.md"}))]
+        );
     }
 }
 
@@ -160,10 +166,16 @@ async fn llama_json_reply_is_a_call() {
 async fn deepseek_v3_and_v3_1_forms() {
     let (prose, calls) = replay_every_way("adapters/deepseek-v3.sse", ToolSyntax::Deepseek).await;
     assert_eq!(prose, "");
-    assert_eq!(calls, vec![call(0, "read_file", json!({"path": "README.md"}))]);
+    assert_eq!(
+        calls,
+        vec![call(0, "read_file", json!({"path": "README.md"}))]
+    );
     let (prose, calls) = replay_every_way("adapters/deepseek-v3-1.sse", ToolSyntax::Auto).await;
     assert_eq!(prose, "Reading it now.");
-    assert_eq!(calls, vec![call(0, "read_file", json!({"path": "README.md"}))]);
+    assert_eq!(
+        calls,
+        vec![call(0, "read_file", json!({"path": "README.md"}))]
+    );
 }
 
 #[tokio::test]
@@ -173,7 +185,11 @@ async fn glm_pairs_take_their_types_from_the_schema() {
         assert_eq!(prose, "I will read the file.\n");
         assert_eq!(
             calls,
-            vec![call(0, "read_file", json!({"path": "README.md", "limit": 40}))]
+            vec![call(
+                0,
+                "read_file",
+                json!({"path": "README.md", "limit": 40})
+            )]
         );
     }
 }
@@ -209,7 +225,10 @@ async fn replies_that_show_json_or_explain_the_format_stay_prose() {
 async fn native_mode_leaves_text_calls_as_prose() {
     let server = ScriptedServer::start(vec![Reply::fixture("adapters/hermes-two-calls.sse")]).await;
     let events = episode(&server.base_url(), ToolSyntax::Native).await;
-    assert_eq!(content(&events), content_of("adapters/hermes-two-calls.sse"));
+    assert_eq!(
+        content(&events),
+        content_of("adapters/hermes-two-calls.sse")
+    );
     assert!(calls(&events).is_empty());
 }
 
@@ -220,15 +239,26 @@ async fn auto_keeps_native_calls_as_they_are() {
     let calls = calls(&events);
     assert_eq!(calls.len(), 1);
     assert_eq!(calls[0].name, "read_file");
-    assert_eq!(calls[0].id.len(), 32, "the provider's id: {:?}", calls[0].id);
+    assert_eq!(
+        calls[0].id.len(),
+        32,
+        "the provider's id: {:?}",
+        calls[0].id
+    );
 }
 
 #[tokio::test]
 async fn once_native_calls_arrive_text_is_no_longer_read() {
-    let text = "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"b\"}}\n</tool_call>";
+    let text =
+        "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"b\"}}\n</tool_call>";
     let server = ScriptedServer::start(vec![Reply::sse([
         role_chunk(),
-        tool_call_chunk(0, Some("native-id-1"), Some("list_directory"), "{\"path\": \"a\"}"),
+        tool_call_chunk(
+            0,
+            Some("native-id-1"),
+            Some("list_directory"),
+            "{\"path\": \"a\"}",
+        ),
         content_chunk(text),
         finish_chunk("tool_calls"),
     ])])
@@ -248,18 +278,24 @@ async fn a_text_call_is_announced_when_its_name_is_read() {
         .iter()
         .position(|e| matches!(e, StreamEvent::ToolCallStarted { id, name } if id == "call_7_0" && name == "read_file"))
         .expect("announced");
-    let done = events.iter().position(|e| matches!(e, StreamEvent::Done { .. }));
+    let done = events
+        .iter()
+        .position(|e| matches!(e, StreamEvent::Done { .. }));
     assert!(Some(started) < done);
 }
 
 #[tokio::test]
 async fn a_long_text_call_reports_progress_like_a_native_one() {
     let content = "x".repeat(3 * dashfloat::llm::stream::TOOL_CALL_PROGRESS_BYTES);
-    let head = "<tool_call>{\"name\": \"write_file\", \"arguments\": {\"path\": \"a\", \"content\": \"";
+    let head =
+        "<tool_call>{\"name\": \"write_file\", \"arguments\": {\"path\": \"a\", \"content\": \"";
     let mut frames = vec![role_chunk(), content_chunk(head)];
-    frames.extend(content.as_bytes().chunks(100).map(|piece| {
-        content_chunk(std::str::from_utf8(piece).unwrap())
-    }));
+    frames.extend(
+        content
+            .as_bytes()
+            .chunks(100)
+            .map(|piece| content_chunk(std::str::from_utf8(piece).unwrap())),
+    );
     frames.push(content_chunk("\"}}</tool_call>"));
     frames.push(finish_chunk("stop"));
     let server = ScriptedServer::start(vec![Reply::sse(frames)]).await;
