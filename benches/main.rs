@@ -365,7 +365,7 @@ fn throughput_once(rt: &tokio::runtime::Runtime, url: &str, tokens: usize) -> [D
         tokio::spawn(stream::run(
             support::agent::endpoint(url),
             br#"{"messages":[]}"#.to_vec(),
-            "call_".into(),
+            dashfloat::llm::stream::EpisodeSetup::native("call_"),
             tx,
         ));
         let mut text_bytes = 0usize;

@@ -11,6 +11,7 @@ use serde::Deserialize;
 use crate::agent::{
     ApprovalPolicy, COMPACT_AT_MAX, COMPACT_AT_MIN, DEFAULT_COMPACT_AT, DEFAULT_MAX_STEPS,
 };
+use crate::llm::adapters::ToolSyntax;
 use crate::llm::discover::Questions;
 use crate::secret::{Secret, redact_userinfo, strip_userinfo};
 use crate::session::OpenSession;
@@ -53,7 +54,7 @@ pub const TIMEOUT_MAX: Duration = Duration::from_secs(24 * 60 * 60);
 http://127.0.0.1:8088/v1 (start it with scripts/local-model).\n\
 Config file: $XDG_CONFIG_HOME/dashfloat/config.toml (default ~/.config/dashfloat/config.toml) \
 with keys base_url, model, api_key_env, context_window, max_output, compact_at, request_timeout_secs, \
-idle_timeout_secs, max_steps, exec_timeout_secs, exec_timeout_max_secs, temperature, seed, save_sessions, auto_allow_read_only, a [headers] \
+idle_timeout_secs, max_steps, exec_timeout_secs, exec_timeout_max_secs, temperature, seed, save_sessions, auto_allow_read_only, tool_syntax, a [headers] \
 table and an [exec] table with pass_env (variables handed to commands on purpose).\n\
 Sessions are saved in $XDG_CONFIG_HOME/dashfloat/sessions/ (default \
 ~/.config/dashfloat/sessions/).\n\
@@ -104,6 +105,9 @@ pub struct Cli {
     /// The longest time limit the model may ask for one command [default: 1800]
     #[arg(long, env = "DASHFLOAT_EXEC_TIMEOUT_MAX", value_name = "SECS")]
     pub exec_timeout_max: Option<u64>,
+    /// How tool calls written as text are read: auto, native, fenced, hermes, mistral, llama, deepseek or glm [default: auto]
+    #[arg(long, env = "DASHFLOAT_TOOL_SYNTAX", value_name = "SYNTAX", value_parser = parse_tool_syntax)]
+    pub tool_syntax: Option<ToolSyntax>,
     /// Write a log of what the agent does to this file (off by default).
     #[arg(long, env = "DASHFLOAT_LOG", value_name = "PATH")]
     pub log: Option<PathBuf>,
@@ -201,6 +205,7 @@ struct FileConfig {
     seed: Option<u64>,
     save_sessions: Option<bool>,
     auto_allow_read_only: Option<bool>,
+    tool_syntax: Option<ToolSyntax>,
     #[serde(default)]
     headers: BTreeMap<String, String>,
     #[serde(default)]
@@ -324,6 +329,8 @@ pub struct Config {
     /// without asking under `ask` and `auto-edit` (`auto_allow_read_only
     /// = false` turns it off). ADR 0025.
     pub auto_allow_read_only: bool,
+    /// How tool calls written as text are read (ADR 0027).
+    pub tool_syntax: ToolSyntax,
 }
 
 /// The default config file location: `$XDG_CONFIG_HOME/dashfloat/config.toml`,
@@ -510,6 +517,7 @@ impl Config {
             pass_env: file.exec.pass_env,
             save_sessions: !cli.no_save && file.save_sessions.unwrap_or(true),
             auto_allow_read_only: file.auto_allow_read_only.unwrap_or(true),
+            tool_syntax: cli.tool_syntax.or(file.tool_syntax).unwrap_or_default(),
         };
         (config, problems)
     }
@@ -532,6 +540,11 @@ impl Config {
         let rest = url.split_once("://").map_or(url.as_ref(), |(_, r)| r);
         rest.split('/').next().unwrap_or(rest).to_string()
     }
+}
+
+/// `--tool-syntax` as clap reads it.
+fn parse_tool_syntax(name: &str) -> Result<ToolSyntax, crate::llm::adapters::AdapterError> {
+    name.parse()
 }
 
 fn display(path: Option<&Path>) -> String {

@@ -248,6 +248,7 @@ async fn run(
             max_output: config.max_output,
             compact_at: config.compact_at,
             sessions,
+            tool_syntax: config.tool_syntax,
         };
         agent::run(setup, command_rx, event_tx).await;
     });

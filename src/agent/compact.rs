@@ -269,7 +269,12 @@ impl Agent {
             )
         });
         let (tx, rx) = mpsc::channel(STREAM_QUEUE);
-        let task = tokio::spawn(stream::run(endpoint, body, "summary_".to_string(), tx));
+        let task = tokio::spawn(stream::run(
+            endpoint,
+            body,
+            stream::EpisodeSetup::native("summary_"),
+            tx,
+        ));
         self.compaction = Some(Compaction {
             events: rx,
             task,

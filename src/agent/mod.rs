@@ -30,11 +30,14 @@ pub use conversation::{
 pub use policy::ApprovalPolicy;
 pub use repeat::{REPEAT_MAX_KEYS, REPEAT_THRESHOLDS, RepeatDetector};
 
+use std::sync::Arc;
+
 use tokio::sync::mpsc;
 use tokio::task::{JoinError, JoinHandle, JoinSet};
 
+use crate::llm::adapters::{OfferedTools, ToolSyntax};
 use crate::llm::discover::{self, Questions};
-use crate::llm::stream::{self, Endpoint, EndpointError};
+use crate::llm::stream::{self, Endpoint, EndpointError, EpisodeSetup};
 use crate::llm::wire::Sampling;
 use crate::log::Log;
 use crate::protocol::{
@@ -100,6 +103,8 @@ pub struct AgentSetup {
     /// Where sessions are saved and which to open first; `None` keeps
     /// nothing and lists nothing (ADR 0022).
     pub sessions: Option<SessionSetup>,
+    /// How tool calls the model writes as text are read (ADR 0027).
+    pub tool_syntax: ToolSyntax,
 }
 
 /// One model episode in flight.
@@ -133,6 +138,8 @@ enum EpisodeEnd {
 struct Agent {
     setup: AgentSetup,
     tool_catalogue: serde_json::Value,
+    /// The catalogue's names and parameter types, for reading text calls.
+    offered: Arc<OfferedTools>,
     conversation: Conversation,
     ui: mpsc::Sender<AgentEvent>,
     tool_tx: mpsc::Sender<ToolEvent>,
@@ -189,6 +196,7 @@ async fn run_actor(
     let agent = Agent {
         saving: Saving::new(setup.sessions.take()),
         conversation: Conversation::new(&setup.system_prompt),
+        offered: Arc::new(OfferedTools::from_definitions(&crate::tools::definitions())),
         tool_catalogue: crate::tools::definitions(),
         setup,
         ui,
@@ -484,7 +492,12 @@ impl Agent {
         let id_prefix = format!("call_{}_", self.episodes_started);
         let (tx, rx) = mpsc::channel(STREAM_QUEUE);
         let body_bytes = body.len();
-        let task = tokio::spawn(stream::run(endpoint, body, id_prefix, tx));
+        let setup = EpisodeSetup {
+            id_prefix,
+            tool_syntax: self.setup.tool_syntax,
+            tools: Arc::clone(&self.offered),
+        };
+        let task = tokio::spawn(stream::run(endpoint, body, setup, tx));
         self.episode = Some(Episode {
             events: rx,
             task,

@@ -1,6 +1,7 @@
 //! Talking to the model: the wire format, the stream task and the
 //! transport error taxonomy. Knows nothing of the UI or the agent.
 
+pub mod adapters;
 pub mod classify;
 pub mod discover;
 pub mod guarded;

@@ -3,6 +3,7 @@
 //! Everything it holds is bounded; it ends with `Done` or `Failed`, or
 //! silently when the agent drops the receiver (a cancel).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use eventsource_stream::{EventStreamError, Eventsource};
@@ -13,10 +14,11 @@ use tokio::sync::mpsc;
 use crate::protocol::{StreamEvent, ToolCallRequest, TransportError, Usage};
 use crate::secret::{Secret, redact_userinfo};
 
+use super::adapters::{OfferedTools, TextCalls, TextPiece, ToolSyntax};
 use super::classify::{self, RequestContext};
 use super::guarded::{GuardError, GuardedBytes};
 use super::tool_calls::{AccumulatorError, CallError, ToolCallAccumulator};
-use super::wire::ChatChunk;
+use super::wire::{ChatChunk, WireFunctionDelta, WireToolCallDelta};
 
 /// ADR 0007's episode cap: reply and reasoning text together may not exceed
 /// this, so a trickling endpoint cannot grow memory without bound.
@@ -29,6 +31,10 @@ pub const RETRY_MAX: u32 = 2;
 /// Arguments a call being written grows by between two reports of its
 /// size (1 KiB): a long write is seen growing without an event per token.
 pub const TOOL_CALL_PROGRESS_BYTES: usize = 1024;
+/// The stream index given to the first call read from text (ADR 0027);
+/// the n-th is at this plus n. Far above any index a server uses, so text
+/// calls and native ones never share an accumulator slot.
+pub const TEXT_CALL_INDEX_BASE: u32 = 1 << 31;
 /// A Retry-After longer than this is not waited for: the error is shown.
 pub const RETRY_WAIT_MAX: Duration = Duration::from_secs(30);
 /// The first wait when the provider names none; doubled per retry.
@@ -78,13 +84,37 @@ impl Endpoint {
     }
 }
 
+/// What the stream task knows of the episode besides its request: how to
+/// name calls that come without an id, and how to read calls written as
+/// text.
+#[derive(Debug, Clone)]
+pub struct EpisodeSetup {
+    /// Ids made up for calls that arrive without one start with this.
+    pub id_prefix: String,
+    /// How tool calls written in the content are read (ADR 0027).
+    pub tool_syntax: ToolSyntax,
+    /// The tools the request offers: a text call must name one of them.
+    pub tools: Arc<OfferedTools>,
+}
+
+impl EpisodeSetup {
+    /// An episode whose content is never read for calls: a request that
+    /// offers no tools (a summary), or native calls only.
+    pub fn native(id_prefix: impl Into<String>) -> Self {
+        Self {
+            id_prefix: id_prefix.into(),
+            tool_syntax: ToolSyntax::Native,
+            tools: Arc::default(),
+        }
+    }
+}
+
 /// Runs one episode: POSTs `body` (a serialised chat request) and reports on
-/// `tx` until the stream ends. Ids made up for calls that arrive without
-/// one start with `id_prefix`.
+/// `tx` until the stream ends.
 pub async fn run(
     endpoint: Endpoint,
     body: Vec<u8>,
-    id_prefix: String,
+    setup: EpisodeSetup,
     tx: mpsc::Sender<StreamEvent>,
 ) {
     let mut attempt = 0;
@@ -116,7 +146,7 @@ pub async fn run(
             }
         }
     };
-    let end = read(response, &endpoint, id_prefix, &tx).await;
+    let end = read(response, &endpoint, setup, &tx).await;
     if let Some(end) = end {
         let _ = tx.send(end).await;
     }
@@ -227,7 +257,7 @@ pub const BATCH_MAX_EVENTS: usize = 1024;
 async fn read(
     response: reqwest::Response,
     endpoint: &Endpoint,
-    id_prefix: String,
+    setup: EpisodeSetup,
     tx: &mpsc::Sender<StreamEvent>,
 ) -> Option<StreamEvent> {
     let bytes = GuardedBytes::new(
@@ -236,7 +266,7 @@ async fn read(
         FRAME_MAX_BYTES,
     );
     let mut events = bytes.eventsource();
-    let mut episode = EpisodeReader::new(id_prefix);
+    let mut episode = EpisodeReader::new(setup);
     let mut out = Vec::new();
     while let Some(first) = events.next().await {
         let mut next = Some(first);
@@ -262,16 +292,24 @@ async fn read(
     }
     // Some servers close without `[DONE]` after a finish_reason; that reply
     // is whole. Without a finish_reason the stream was cut.
-    Some(if episode.finished {
-        done(episode.calls)
-    } else {
-        StreamEvent::Failed(TransportError::CutShort)
+    let end = episode.finish_text(&mut out);
+    for ev in out.drain(..) {
+        tx.send(ev).await.ok()?;
+    }
+    Some(match end {
+        Some(end) => end,
+        None if episode.finished => done(episode.calls),
+        None => StreamEvent::Failed(TransportError::CutShort),
     })
 }
 
 /// What one episode's stream has said so far.
 struct EpisodeReader {
     calls: ToolCallAccumulator,
+    /// Reads calls written as text; dropped once native calls arrive.
+    text: Option<TextCalls>,
+    /// Calls read from text so far.
+    text_calls: u32,
     announced: usize,
     /// Per announced call, the progress steps of its arguments reported.
     progress: Vec<usize>,
@@ -281,9 +319,11 @@ struct EpisodeReader {
 }
 
 impl EpisodeReader {
-    fn new(id_prefix: String) -> Self {
+    fn new(setup: EpisodeSetup) -> Self {
         Self {
-            calls: ToolCallAccumulator::with_id_prefix(id_prefix),
+            calls: ToolCallAccumulator::with_id_prefix(setup.id_prefix),
+            text: TextCalls::new(setup.tool_syntax, setup.tools),
+            text_calls: 0,
             announced: 0,
             progress: Vec::new(),
             bytes: 0,
@@ -302,11 +342,84 @@ impl EpisodeReader {
         ))
     }
 
+    /// Reports the calls whose names arrived since the last report, and
+    /// every call whose arguments grew by another progress step.
+    fn report_calls(&mut self, out: &mut Vec<StreamEvent>) {
+        let announced = self.calls.announced();
+        for call in announced.iter().skip(self.announced) {
+            out.push(StreamEvent::ToolCallStarted {
+                id: call.id.to_string(),
+                name: call.name.to_string(),
+            });
+        }
+        self.announced = announced.len();
+        self.progress.resize(self.announced, 0);
+        for (call, reported) in announced.iter().zip(&mut self.progress) {
+            let step = call.arguments.len() / TOOL_CALL_PROGRESS_BYTES;
+            if step > *reported {
+                *reported = step;
+                out.push(StreamEvent::ToolCallProgress {
+                    id: call.id.to_string(),
+                    bytes: call.arguments.len(),
+                });
+            }
+        }
+    }
+
+    /// Passes on what the text reader made of the content: prose as
+    /// content, calls as fragments into the same accumulator native calls
+    /// go to. Their bytes were charged as content already. Returns the
+    /// failure when a call is one too many.
+    fn take_pieces(
+        &mut self,
+        pieces: Vec<TextPiece>,
+        out: &mut Vec<StreamEvent>,
+    ) -> Option<StreamEvent> {
+        for piece in pieces {
+            let (name, arguments) = match piece {
+                TextPiece::Prose(text) => {
+                    push_text(out, text, StreamEvent::Content);
+                    continue;
+                }
+                TextPiece::CallStarted(name) => {
+                    self.text_calls += 1;
+                    (Some(name), None)
+                }
+                TextPiece::Arguments(text) => (None, Some(text)),
+            };
+            let fragment = WireToolCallDelta {
+                index: Some(TEXT_CALL_INDEX_BASE + self.text_calls.saturating_sub(1)),
+                id: None,
+                kind: name.as_ref().map(|_| "function".to_string()),
+                function: Some(WireFunctionDelta { name, arguments }),
+            };
+            if let Err(AccumulatorError::TooManyCalls { limit }) = self.calls.feed(&[fragment]) {
+                return Some(StreamEvent::Failed(TransportError::TooManyToolCalls {
+                    limit,
+                }));
+            }
+            self.report_calls(out);
+        }
+        None
+    }
+
+    /// Ends text reading, passing on what the reader still held; the
+    /// failure when that was one call too many.
+    fn finish_text(&mut self, out: &mut Vec<StreamEvent>) -> Option<StreamEvent> {
+        let mut reader = self.text.take()?;
+        let mut pieces = Vec::new();
+        reader.finish(&mut pieces);
+        self.take_pieces(pieces, out)
+    }
+
     /// Handles one SSE event's data, adding what it says to `out`; returns
     /// the stream's final event when this one ends it.
     fn on_event(&mut self, data: &str, out: &mut Vec<StreamEvent>) -> Option<StreamEvent> {
         let data = data.trim();
         if data == "[DONE]" {
+            if let Some(end) = self.finish_text(out) {
+                return Some(end);
+            }
             let calls = std::mem::take(&mut self.calls);
             return Some(done(calls));
         }
@@ -338,28 +451,25 @@ impl EpisodeReader {
                 if let Some(end) = self.count(text.len()) {
                     return Some(end);
                 }
-                push_text(out, text, StreamEvent::Content);
+                match self.text.as_mut() {
+                    Some(reader) => {
+                        let mut pieces = Vec::new();
+                        reader.feed(&text, &mut pieces);
+                        if let Some(end) = self.take_pieces(pieces, out) {
+                            return Some(end);
+                        }
+                    }
+                    None => push_text(out, text, StreamEvent::Content),
+                }
             }
             if !delta.tool_calls.is_empty() {
+                // The server sends native calls: they are the reply's calls,
+                // and the content is no longer read for more.
+                if let Some(end) = self.finish_text(out) {
+                    return Some(end);
+                }
                 let fed = self.calls.feed(&delta.tool_calls);
-                for call in self.calls.announced().iter().skip(self.announced) {
-                    out.push(StreamEvent::ToolCallStarted {
-                        id: call.id.to_string(),
-                        name: call.name.to_string(),
-                    });
-                }
-                self.announced = self.calls.announced().len();
-                self.progress.resize(self.announced, 0);
-                for (call, reported) in self.calls.announced().iter().zip(&mut self.progress) {
-                    let step = call.arguments.len() / TOOL_CALL_PROGRESS_BYTES;
-                    if step > *reported {
-                        *reported = step;
-                        out.push(StreamEvent::ToolCallProgress {
-                            id: call.id.to_string(),
-                            bytes: call.arguments.len(),
-                        });
-                    }
-                }
+                self.report_calls(out);
                 let end = match fed {
                     Ok(bytes) => self.count(bytes),
                     Err(AccumulatorError::TooManyCalls { limit }) => {

@@ -418,3 +418,26 @@ fn the_command_line_names_the_session_to_open() {
     assert_eq!(cli.command, Some(CliCommand::Sessions { json: true }));
     assert!(cli.all);
 }
+
+#[test]
+fn the_tool_syntax_comes_from_the_flag_then_the_file_and_defaults_to_auto() {
+    use dashfloat::llm::adapters::ToolSyntax;
+    let (c, _) = resolve(&Cli::default(), &[], None);
+    assert_eq!(c.tool_syntax, ToolSyntax::Auto);
+    let (c, problems) = resolve(&Cli::default(), &[], Some("tool_syntax = \"hermes\"\n"));
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!(c.tool_syntax, ToolSyntax::Hermes);
+    let cli = Cli::parse_from(["dashfloat", "--tool-syntax", "native"]);
+    let (c, _) = resolve(&cli, &[], Some("tool_syntax = \"hermes\"\n"));
+    assert_eq!(c.tool_syntax, ToolSyntax::Native);
+    for syntax in ToolSyntax::ALL {
+        let cli = Cli::parse_from(["dashfloat", "--tool-syntax", syntax.name()]);
+        assert_eq!(resolve(&cli, &[], None).0.tool_syntax, syntax);
+    }
+    assert!(Cli::try_parse_from(["dashfloat", "--tool-syntax", "qwen"]).is_err());
+    let (_, problems) = resolve(&Cli::default(), &[], Some("tool_syntax = \"qwen\"\n"));
+    assert!(
+        matches!(problems[..], [ConfigError::Parse { .. }]),
+        "{problems:?}"
+    );
+}

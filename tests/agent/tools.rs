@@ -814,3 +814,33 @@ async fn approve_all_writes_into_git_without_asking() {
         "[user]\n"
     );
 }
+
+#[tokio::test]
+async fn a_call_written_as_text_joins_the_conversation_as_a_canonical_call() {
+    let server = ScriptedServer::start(vec![
+        Reply::text(&[
+            "Reading it.\n<tool_call>\n{\"name\": \"read_file\", ",
+            "\"arguments\": {\"path\": \"notes.txt\"}}\n</tool_call>",
+        ]),
+        Reply::text(&["The file says hi."]),
+    ])
+    .await;
+    let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::Ask);
+    std::fs::write(dir_of(&h).join("notes.txt"), "hi\n").unwrap();
+    h.prompt("what is in notes.txt?").await;
+    let events = h.turn().await;
+    assert_eq!(statuses(&events), vec![ToolStatus::Ok]);
+    let second = &server.requests()[1].body;
+    let assistant = &second["messages"][2];
+    assert_eq!(assistant["role"], "assistant");
+    assert_eq!(assistant["content"], "Reading it.\n");
+    assert_eq!(assistant["tool_calls"][0]["id"], "call_1_0");
+    assert_eq!(assistant["tool_calls"][0]["function"]["name"], "read_file");
+    assert_eq!(
+        assistant["tool_calls"][0]["function"]["arguments"],
+        json!(r#"{"path":"notes.txt"}"#)
+    );
+    assert_eq!(second["messages"][3]["role"], "tool");
+    assert_eq!(second["messages"][3]["tool_call_id"], "call_1_0");
+    assert_eq!(tool_results(second)[0]["content"], json!("hi\n"));
+}

@@ -6,6 +6,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod adapters;
 mod discover;
 mod guarded;
 mod secrets;
@@ -55,7 +56,7 @@ async fn run(endpoint: Endpoint) -> Vec<StreamEvent> {
     let task = tokio::spawn(dashfloat::llm::stream::run(
         endpoint,
         body(),
-        "call_".into(),
+        dashfloat::llm::stream::EpisodeSetup::native("call_"),
         tx,
     ));
     let mut events = Vec::new();

@@ -69,6 +69,7 @@ pub fn setup(base_url: &str, root: &Path, approval: ApprovalPolicy) -> AgentSetu
         compact_at: agent::DEFAULT_COMPACT_AT,
         // Saving is off unless a test points it at a temporary directory.
         sessions: None,
+        tool_syntax: dashfloat::llm::adapters::ToolSyntax::Auto,
     }
 }
 

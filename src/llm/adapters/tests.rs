@@ -1,0 +1,244 @@
+//! Unit tests of the adapters: every syntax read whole and split at every
+//! byte offset, false positives staying prose, malformed calls kept raw.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::{OfferedTools, TextCalls, TextPiece, ToolSyntax};
+
+fn offered() -> Arc<OfferedTools> {
+    Arc::new(OfferedTools::from_definitions(&json!([
+        {"type": "function", "function": {"name": "read_file", "parameters": {"properties": {
+            "path": {"type": "string"}, "limit": {"type": "integer"}}}}},
+        {"type": "function", "function": {"name": "list_directory", "parameters": {"properties": {
+            "path": {"type": "string"}}}}}
+    ])))
+}
+
+/// What a reply came to: its prose and its calls as (name, arguments).
+#[derive(Debug, PartialEq)]
+struct Read {
+    prose: String,
+    calls: Vec<(String, String)>,
+}
+
+fn read(setting: ToolSyntax, pieces: &[&str]) -> Read {
+    let mut reader = TextCalls::new(setting, offered()).unwrap();
+    let mut out = Vec::new();
+    for piece in pieces {
+        reader.feed(piece, &mut out);
+    }
+    reader.finish(&mut out);
+    let mut result = Read {
+        prose: String::new(),
+        calls: Vec::new(),
+    };
+    for piece in out {
+        match piece {
+            TextPiece::Prose(text) => result.prose.push_str(&text),
+            TextPiece::CallStarted(name) => result.calls.push((name, String::new())),
+            TextPiece::Arguments(text) => result.calls.last_mut().unwrap().1.push_str(&text),
+        }
+    }
+    result
+}
+
+/// Reads `text` whole, one char at a time, and split in two at every
+/// offset; asserts every reading agrees, and returns it.
+fn read_every_way(setting: ToolSyntax, text: &str) -> Read {
+    let whole = read(setting, &[text]);
+    let chars: Vec<String> = text.chars().map(String::from).collect();
+    let pieces: Vec<&str> = chars.iter().map(String::as_str).collect();
+    assert_eq!(read(setting, &pieces), whole, "char by char");
+    for (at, _) in text.char_indices() {
+        assert_eq!(
+            read(setting, &[&text[..at], &text[at..]]),
+            whole,
+            "split at {at}"
+        );
+    }
+    whole
+}
+
+fn args(text: &str) -> Value {
+    serde_json::from_str(text).unwrap()
+}
+
+fn assert_call(read: &Read, n: usize, name: &str, arguments: Value) {
+    assert_eq!(read.calls[n].0, name);
+    assert_eq!(args(&read.calls[n].1), arguments);
+}
+
+const FENCED: &str = "Let me look.\n```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"README.md\"}}\n```\nDone.";
+
+#[test]
+fn fenced_call_between_prose() {
+    for setting in [ToolSyntax::Fenced, ToolSyntax::Auto] {
+        let read = read_every_way(setting, FENCED);
+        assert_eq!(read.prose, "Let me look.\n\nDone.");
+        assert_eq!(read.calls.len(), 1);
+        assert_call(&read, 0, "read_file", json!({"path": "README.md"}));
+    }
+}
+
+#[test]
+fn fenced_array_and_parameters_key() {
+    let text = "```tool_call\n[{\"name\": \"read_file\", \"parameters\": {\"path\": \"a\"}},\n {\"name\": \"list_directory\", \"arguments\": {\"path\": \"b\"}}]\n```";
+    let read = read_every_way(ToolSyntax::Fenced, text);
+    assert_eq!(read.prose, "");
+    assert_call(&read, 0, "read_file", json!({"path": "a"}));
+    assert_call(&read, 1, "list_directory", json!({"path": "b"}));
+}
+
+#[test]
+fn hermes_two_calls() {
+    let text = "I'll check.\n<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"</tool_call>\"}}\n</tool_call>\n<tool_call>\n{\"name\": \"list_directory\", \"arguments\": {\"path\": \"src\"}}\n</tool_call>";
+    for setting in [ToolSyntax::Hermes, ToolSyntax::Auto] {
+        let read = read_every_way(setting, text);
+        assert_eq!(read.prose, "I'll check.\n\n");
+        assert_call(&read, 0, "read_file", json!({"path": "</tool_call>"}));
+        assert_call(&read, 1, "list_directory", json!({"path": "src"}));
+    }
+}
+
+#[test]
+fn mistral_array_and_args_forms() {
+    let text = "[TOOL_CALLS] [{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}, \"id\": \"abcdefghi\"}]";
+    // The old form's `id` member is not a call's shape: the call is taken,
+    // and what breaks the shape after its arguments is shown.
+    let read = read_every_way(ToolSyntax::Mistral, text);
+    assert_call(&read, 0, "read_file", json!({"path": "a"}));
+    let text = "[TOOL_CALLS] [{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}, {\"name\": \"list_directory\", \"arguments\": {}}]";
+    let read = read_every_way(ToolSyntax::Mistral, text);
+    assert_eq!(read.prose, "");
+    assert_call(&read, 1, "list_directory", json!({}));
+    let text = "[TOOL_CALLS]read_file[ARGS]{\"path\": \"a\"}[TOOL_CALLS]list_directory[CALL_ID]a1b2c3d4e[ARGS]{}";
+    for setting in [ToolSyntax::Mistral, ToolSyntax::Auto] {
+        let read = read_every_way(setting, text);
+        assert_eq!(read.prose, "");
+        assert_call(&read, 0, "read_file", json!({"path": "a"}));
+        assert_call(&read, 1, "list_directory", json!({}));
+    }
+}
+
+#[test]
+fn llama_bare_reply_and_python_tag() {
+    let text = "{\"name\": \"read_file\", \"parameters\": {\"path\": \"a\"}}<|eot_id|>";
+    for setting in [ToolSyntax::Llama, ToolSyntax::Auto] {
+        let read = read_every_way(setting, text);
+        assert_eq!(read.prose, "");
+        assert_call(&read, 0, "read_file", json!({"path": "a"}));
+    }
+    let text =
+        "<|python_tag|>{\"name\": \"list_directory\", \"parameters\": {\"path\": \".\"}}<|eom_id|>";
+    let read = read_every_way(ToolSyntax::Llama, text);
+    assert_eq!(read.prose, "");
+    assert_call(&read, 0, "list_directory", json!({"path": "."}));
+}
+
+#[test]
+fn bare_json_later_in_a_reply_is_prose() {
+    let text = "Here: {\"name\": \"read_file\", \"parameters\": {\"path\": \"a\"}}";
+    let read = read_every_way(ToolSyntax::Llama, text);
+    assert_eq!(read.prose, text);
+    assert!(read.calls.is_empty());
+}
+
+#[test]
+fn deepseek_v3_and_v3_1() {
+    let text = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>read_file\n```json\n{\"path\": \"a\"}\n```<｜tool▁call▁end｜>\n<｜tool▁call▁begin｜>function<｜tool▁sep｜>list_directory\n```json\n{}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
+    for setting in [ToolSyntax::Deepseek, ToolSyntax::Auto] {
+        let read = read_every_way(setting, text);
+        assert_eq!(read.prose, "\n");
+        assert_call(&read, 0, "read_file", json!({"path": "a"}));
+        assert_call(&read, 1, "list_directory", json!({}));
+    }
+    let text = "Sure.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>read_file<｜tool▁sep｜>{\"path\": \"a\"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
+    let read = read_every_way(ToolSyntax::Deepseek, text);
+    assert_eq!(read.prose, "Sure.");
+    assert_call(&read, 0, "read_file", json!({"path": "a"}));
+}
+
+#[test]
+fn glm_pairs_typed_by_the_schema() {
+    let text = "Reading.\n<tool_call>read_file\n<arg_key>path</arg_key>\n<arg_value>12</arg_value>\n<arg_key>limit</arg_key>\n<arg_value>10</arg_value>\n</tool_call>";
+    for setting in [ToolSyntax::Glm, ToolSyntax::Auto] {
+        let read = read_every_way(setting, text);
+        assert_eq!(read.prose, "Reading.\n");
+        assert_call(&read, 0, "read_file", json!({"path": "12", "limit": 10}));
+    }
+}
+
+#[test]
+fn malformed_arguments_are_kept_raw() {
+    let text =
+        "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\",,}}\n</tool_call>";
+    let read = read_every_way(ToolSyntax::Hermes, text);
+    assert_eq!(read.calls[0].1, "{\"path\": \"a\",,}");
+    let text = "```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"\n```\nafter";
+    let read = read_every_way(ToolSyntax::Fenced, text);
+    assert_eq!(read.calls[0].1, "{\"path\": \"a\"\n");
+    assert_eq!(read.prose, "\nafter");
+}
+
+#[test]
+fn a_call_cut_by_the_end_keeps_its_arguments_so_far() {
+    let read = read_every_way(
+        ToolSyntax::Hermes,
+        "<tool_call>{\"name\": \"read_file\", \"arguments\": {\"pa",
+    );
+    assert_eq!(read.calls, vec![("read_file".into(), "{\"pa".into())]);
+}
+
+#[test]
+fn false_positives_stay_prose() {
+    let replies = [
+        "Your config:\n```json\n{\"name\": \"my-app\", \"version\": \"1.0\"}\n```\n",
+        "```json\n{\"name\": \"my-app\", \"arguments\": {}}\n```",
+        "{\"name\": \"Alice\", \"parameters\": {}}",
+        "Write `<tool_call>{\"name\": \"read_file\", \"arguments\": {}}</tool_call>` to call it.",
+        "```xml\n<tool_call>\n{\"name\": \"read_file\", \"arguments\": {}}\n</tool_call>\n```\n",
+        "The tag <tool_call> is how Qwen calls tools.",
+        "[TOOL_CALLS] is Mistral's marker.",
+        "```json\n{\"arguments\": {}, \"name\": \"read_file\"}\n```",
+    ];
+    for text in replies {
+        let read = read_every_way(ToolSyntax::Auto, text);
+        assert_eq!(read.prose, text, "{text}");
+        assert!(read.calls.is_empty(), "{text}");
+    }
+}
+
+#[test]
+fn a_head_undecided_within_the_bound_is_prose() {
+    let text = format!(
+        "<tool_call>{}{{\"name\": \"read_file\", \"arguments\": {{}}}}</tool_call>",
+        " ".repeat(super::HOLD_MAX_BYTES)
+    );
+    assert_eq!(read(ToolSyntax::Hermes, &[&text]).prose, text);
+    let pieces: Vec<String> = text.chars().map(String::from).collect();
+    let pieces: Vec<&str> = pieces.iter().map(String::as_str).collect();
+    assert_eq!(read(ToolSyntax::Hermes, &pieces).prose, text);
+}
+
+#[test]
+fn native_and_no_tools_read_nothing() {
+    assert!(TextCalls::new(ToolSyntax::Native, offered()).is_none());
+    assert!(TextCalls::new(ToolSyntax::Auto, Arc::new(OfferedTools::default())).is_none());
+}
+
+#[test]
+fn a_named_syntax_ignores_the_others() {
+    let read = read_every_way(ToolSyntax::Glm, FENCED);
+    assert_eq!(read.prose, FENCED);
+}
+
+#[test]
+fn syntax_names_round_trip() {
+    for syntax in ToolSyntax::ALL {
+        assert_eq!(syntax.name().parse::<ToolSyntax>(), Ok(syntax));
+    }
+    assert!("qwen".parse::<ToolSyntax>().is_err());
+}

@@ -1,0 +1,326 @@
+//! Text tool-call adapters through the real stream task: SSE transcripts
+//! built from the models' published chat templates
+//! (`tests/fixtures/adapters/README.md`) replayed by the scripted server,
+//! whole and with the content re-chunked at every offset.
+
+use std::sync::Arc;
+
+use dashfloat::llm::adapters::{OfferedTools, ToolSyntax};
+use dashfloat::llm::stream::{EpisodeSetup, run};
+use dashfloat::protocol::{StreamEvent, ToolCallRequest};
+use dashfloat::tools::{ToolFailure, validate};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use crate::support::fixtures::fixture_json;
+use crate::support::server::{
+    Reply, ScriptedServer, content_chunk, finish_chunk, role_chunk, tool_call_chunk,
+};
+use crate::{body, content};
+
+fn endpoint(base_url: &str) -> dashfloat::llm::stream::Endpoint {
+    crate::endpoint(base_url, "sk-test", ("X-Extra", "yes"))
+}
+
+/// Runs one episode reading text calls with `syntax` against dashfloat's
+/// own tool catalogue.
+async fn episode(base_url: &str, syntax: ToolSyntax) -> Vec<StreamEvent> {
+    let setup = EpisodeSetup {
+        id_prefix: "call_7_".into(),
+        tool_syntax: syntax,
+        tools: Arc::new(OfferedTools::from_definitions(
+            &dashfloat::tools::definitions(),
+        )),
+    };
+    let (tx, mut rx) = mpsc::channel(1024);
+    let task = tokio::spawn(run(endpoint(base_url), body(), setup, tx));
+    let mut events = Vec::new();
+    while let Some(ev) = rx.recv().await {
+        events.push(ev);
+    }
+    task.await.unwrap();
+    events
+}
+
+/// The calls of a finished episode.
+fn calls(events: &[StreamEvent]) -> Vec<ToolCallRequest> {
+    match events.last() {
+        Some(StreamEvent::Done { tool_calls }) => tool_calls.clone(),
+        other => panic!("expected Done, got {other:?} in {events:?}"),
+    }
+}
+
+/// A call as the native accumulator gives it: synthesised id, arguments
+/// re-encoded, no error.
+fn call(n: usize, name: &str, arguments: Value) -> ToolCallRequest {
+    ToolCallRequest {
+        id: format!("call_7_{n}"),
+        name: name.into(),
+        arguments: arguments.to_string(),
+        error: None,
+    }
+}
+
+/// The content pieces of a fixture.
+fn content_of(fixture: &str) -> String {
+    fixture_json(fixture)
+        .iter()
+        .filter_map(|frame| frame.pointer("/choices/0/delta/content")?.as_str())
+        .collect()
+}
+
+/// Replays `fixture` whole, then its content cut in two at every char
+/// offset; every run must give the same prose and calls, which it returns.
+async fn replay_every_way(fixture: &str, syntax: ToolSyntax) -> (String, Vec<ToolCallRequest>) {
+    let server = ScriptedServer::start(vec![Reply::fixture(fixture)]).await;
+    let events = episode(&server.base_url(), syntax).await;
+    let whole = (content(&events), calls(&events));
+    let text = content_of(fixture);
+    let offsets: Vec<usize> = text.char_indices().map(|(at, _)| at).skip(1).collect();
+    let replies = offsets
+        .iter()
+        .map(|&at| {
+            Reply::sse([
+                role_chunk(),
+                content_chunk(&text[..at]),
+                content_chunk(&text[at..]),
+                finish_chunk("stop"),
+            ])
+        })
+        .collect();
+    let server = ScriptedServer::start(replies).await;
+    for at in offsets {
+        let events = episode(&server.base_url(), syntax).await;
+        assert_eq!(
+            (content(&events), calls(&events)),
+            whole,
+            "{fixture} split at byte {at}"
+        );
+    }
+    whole
+}
+
+#[tokio::test]
+async fn fenced_json_block_is_a_call_and_the_prose_stays() {
+    for syntax in [ToolSyntax::Fenced, ToolSyntax::Auto] {
+        let (prose, calls) = replay_every_way("adapters/fenced-read-file.sse", syntax).await;
+        assert_eq!(prose, "I'll read the README first.\n");
+        assert_eq!(
+            calls,
+            vec![call(
+                0,
+                "read_file",
+                json!({"path": "README.md", "offset": 1, "limit": 40})
+            )]
+        );
+    }
+}
+
+#[tokio::test]
+async fn hermes_two_calls_in_one_reply() {
+    for syntax in [ToolSyntax::Hermes, ToolSyntax::Auto] {
+        let (prose, calls) = replay_every_way("adapters/hermes-two-calls.sse", syntax).await;
+        assert_eq!(prose, "Let me look at both.\n\n");
+        assert_eq!(
+            calls,
+            vec![
+                call(0, "list_directory", json!({"path": "src"})),
+                call(1, "read_file", json!({"path": "Cargo.toml"})),
+            ]
+        );
+    }
+}
+
+#[tokio::test]
+async fn mistral_array_and_args_forms() {
+    let (prose, calls) = replay_every_way("adapters/mistral-array.sse", ToolSyntax::Mistral).await;
+    assert_eq!(prose, "");
+    assert_eq!(
+        calls,
+        vec![
+            call(0, "read_file", json!({"path": "README.md"})),
+            call(1, "list_directory", json!({"path": "."})),
+        ]
+    );
+    let (prose, calls) = replay_every_way("adapters/mistral-args.sse", ToolSyntax::Auto).await;
+    assert_eq!(prose, "Checking the sources.");
+    assert_eq!(
+        calls,
+        vec![call(0, "list_directory", json!({"path": "src"}))]
+    );
+}
+
+#[tokio::test]
+async fn llama_json_reply_is_a_call() {
+    for syntax in [ToolSyntax::Llama, ToolSyntax::Auto] {
+        let (prose, calls) = replay_every_way("adapters/llama-json.sse", syntax).await;
+        assert_eq!(prose, "");
+        assert_eq!(
+            calls,
+            vec![call(0, "read_file", json!({"path": "README.md"}))]
+        );
+    }
+}
+
+#[tokio::test]
+async fn deepseek_v3_and_v3_1_forms() {
+    let (prose, calls) = replay_every_way("adapters/deepseek-v3.sse", ToolSyntax::Deepseek).await;
+    assert_eq!(prose, "");
+    assert_eq!(
+        calls,
+        vec![call(0, "read_file", json!({"path": "README.md"}))]
+    );
+    let (prose, calls) = replay_every_way("adapters/deepseek-v3-1.sse", ToolSyntax::Auto).await;
+    assert_eq!(prose, "Reading it now.");
+    assert_eq!(
+        calls,
+        vec![call(0, "read_file", json!({"path": "README.md"}))]
+    );
+}
+
+#[tokio::test]
+async fn glm_pairs_take_their_types_from_the_schema() {
+    for syntax in [ToolSyntax::Glm, ToolSyntax::Auto] {
+        let (prose, calls) = replay_every_way("adapters/glm-read-file.sse", syntax).await;
+        assert_eq!(prose, "I will read the file.\n");
+        assert_eq!(
+            calls,
+            vec![call(
+                0,
+                "read_file",
+                json!({"path": "README.md", "limit": 40})
+            )]
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_malformed_text_call_gets_the_validators_precise_error() {
+    let (_, calls) = replay_every_way("adapters/hermes-malformed.sse", ToolSyntax::Auto).await;
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].arguments, "{\"path\": \"README.md\",}");
+    assert_eq!(calls[0].error, None);
+    match validate(&calls[0].name, &calls[0].arguments) {
+        Err(ToolFailure::MalformedArguments { tool, detail }) => {
+            assert_eq!(tool, "read_file");
+            assert!(detail.contains("line 1"), "{detail}");
+        }
+        other => panic!("expected malformed_arguments, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn replies_that_show_json_or_explain_the_format_stay_prose() {
+    for fixture in [
+        "adapters/prose-json-config.sse",
+        "adapters/prose-explains-format.sse",
+    ] {
+        let (prose, calls) = replay_every_way(fixture, ToolSyntax::Auto).await;
+        assert_eq!(prose, content_of(fixture));
+        assert!(calls.is_empty(), "{fixture}: {calls:?}");
+    }
+}
+
+#[tokio::test]
+async fn native_mode_leaves_text_calls_as_prose() {
+    let server = ScriptedServer::start(vec![Reply::fixture("adapters/hermes-two-calls.sse")]).await;
+    let events = episode(&server.base_url(), ToolSyntax::Native).await;
+    assert_eq!(
+        content(&events),
+        content_of("adapters/hermes-two-calls.sse")
+    );
+    assert!(calls(&events).is_empty());
+}
+
+#[tokio::test]
+async fn auto_keeps_native_calls_as_they_are() {
+    let server = ScriptedServer::start(vec![Reply::fixture("tool-call-read-file.sse")]).await;
+    let events = episode(&server.base_url(), ToolSyntax::Auto).await;
+    let calls = calls(&events);
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].name, "read_file");
+    assert_eq!(
+        calls[0].id.len(),
+        32,
+        "the provider's id: {:?}",
+        calls[0].id
+    );
+}
+
+#[tokio::test]
+async fn once_native_calls_arrive_text_is_no_longer_read() {
+    let text =
+        "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"b\"}}\n</tool_call>";
+    let server = ScriptedServer::start(vec![Reply::sse([
+        role_chunk(),
+        tool_call_chunk(
+            0,
+            Some("native-id-1"),
+            Some("list_directory"),
+            "{\"path\": \"a\"}",
+        ),
+        content_chunk(text),
+        finish_chunk("tool_calls"),
+    ])])
+    .await;
+    let events = episode(&server.base_url(), ToolSyntax::Auto).await;
+    assert_eq!(content(&events), text);
+    let calls = calls(&events);
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].id, "native-id-1");
+}
+
+#[tokio::test]
+async fn a_text_call_is_announced_when_its_name_is_read() {
+    let server = ScriptedServer::start(vec![Reply::fixture("adapters/fenced-read-file.sse")]).await;
+    let events = episode(&server.base_url(), ToolSyntax::Auto).await;
+    let started = events
+        .iter()
+        .position(|e| matches!(e, StreamEvent::ToolCallStarted { id, name } if id == "call_7_0" && name == "read_file"))
+        .expect("announced");
+    let done = events
+        .iter()
+        .position(|e| matches!(e, StreamEvent::Done { .. }));
+    assert!(Some(started) < done);
+}
+
+#[tokio::test]
+async fn a_long_text_call_reports_progress_like_a_native_one() {
+    let content = "x".repeat(3 * dashfloat::llm::stream::TOOL_CALL_PROGRESS_BYTES);
+    let head =
+        "<tool_call>{\"name\": \"write_file\", \"arguments\": {\"path\": \"a\", \"content\": \"";
+    let mut frames = vec![role_chunk(), content_chunk(head)];
+    frames.extend(
+        content
+            .as_bytes()
+            .chunks(100)
+            .map(|piece| content_chunk(std::str::from_utf8(piece).unwrap())),
+    );
+    frames.push(content_chunk("\"}}</tool_call>"));
+    frames.push(finish_chunk("stop"));
+    let server = ScriptedServer::start(vec![Reply::sse(frames)]).await;
+    let events = episode(&server.base_url(), ToolSyntax::Hermes).await;
+    let progress = events
+        .iter()
+        .filter(|e| matches!(e, StreamEvent::ToolCallProgress { id, .. } if id == "call_7_0"))
+        .count();
+    assert_eq!(progress, 3);
+    assert_eq!(calls(&events)[0].name, "write_file");
+}
+
+#[tokio::test]
+async fn a_text_call_cut_by_the_end_of_the_stream_is_cut_like_a_native_one() {
+    let server = ScriptedServer::start(vec![Reply::sse([
+        role_chunk(),
+        content_chunk("<tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": \"REA"),
+        finish_chunk("length"),
+    ])])
+    .await;
+    let events = episode(&server.base_url(), ToolSyntax::Auto).await;
+    let calls = calls(&events);
+    assert_eq!(calls[0].arguments, "{\"path\": \"REA");
+    assert!(matches!(
+        validate(&calls[0].name, &calls[0].arguments),
+        Err(ToolFailure::MalformedArguments { .. })
+    ));
+}
