@@ -324,3 +324,56 @@ async fn a_text_call_cut_by_the_end_of_the_stream_is_cut_like_a_native_one() {
         Err(ToolFailure::MalformedArguments { .. })
     ));
 }
+
+/// Recorded from the real Qwen2.5-Coder-0.5B behind llama-server's stock
+/// chat template (`tests/fixtures/recorded-stock/`): its calls arrive as
+/// fenced JSON in the content, which `auto` turns into calls, token by
+/// token as the server sent them and re-chunked at every offset.
+#[tokio::test]
+async fn real_stock_template_replies_are_read_as_calls() {
+    let cases = [
+        (
+            "recorded-stock/read-file.sse",
+            call(
+                0,
+                "read_file",
+                json!({"path": "README.md", "offset": 1, "limit": 10000}),
+            ),
+        ),
+        (
+            "recorded-stock/read-cargo.sse",
+            call(
+                0,
+                "read_file",
+                json!({"path": "Cargo.toml", "offset": 1, "limit": 10000}),
+            ),
+        ),
+        (
+            "recorded-stock/list-directory.sse",
+            call(0, "list_directory", json!({"path": "src"})),
+        ),
+        (
+            "recorded-stock/write-file.sse",
+            call(
+                0,
+                "write_file",
+                json!({"path": "hello.txt", "content": "hello world"}),
+            ),
+        ),
+    ];
+    for (fixture, expected) in cases {
+        let (prose, calls) = replay_every_way(fixture, ToolSyntax::Auto).await;
+        assert_eq!(prose, "", "{fixture}");
+        assert_eq!(calls, vec![expected], "{fixture}");
+    }
+}
+
+/// The same real model, asked for an example JSON object, writes one
+/// shaped like a call but naming no offered tool: it stays prose, whole.
+#[tokio::test]
+async fn a_real_example_json_object_that_names_no_tool_stays_prose() {
+    let (prose, calls) = replay_every_way("recorded-stock/prose-json.sse", ToolSyntax::Auto).await;
+    assert!(calls.is_empty());
+    assert_eq!(prose, content_of("recorded-stock/prose-json.sse"));
+    assert!(prose.contains("\"web_server_config\""));
+}
