@@ -376,9 +376,10 @@ pub enum AgentEvent {
         /// What the log shows, oldest first (empty for a new session).
         log: Vec<LogItem>,
     },
-    /// The id the open session is saved under, or `None` when it is not
-    /// saved (`--no-save`, no config directory). Sent at start-up once
-    /// the first session is open, and again when another opens.
+    /// The id the open session is saved under, or `None` when saving is
+    /// off (`--no-save`). Sent at start-up once the first session is open,
+    /// and again when another opens; never when there is no sessions
+    /// directory (nothing is saved then).
     SessionId(Option<String>),
     /// The saved sessions, newest first: the answer to `ListSessions`.
     Sessions {

@@ -316,14 +316,13 @@ impl Agent {
     }
 
     /// Tells the UI which id the open session is saved under (`None`
-    /// when nothing is saved).
+    /// when saving is off). Without a sessions directory nothing is ever
+    /// saved, and nothing is said.
     pub(super) async fn announce_session(&mut self) {
-        let id = self
-            .saving
-            .setup
-            .as_ref()
-            .filter(|s| s.save)
-            .map(|_| self.saving.id.clone());
+        let Some(setup) = &self.saving.setup else {
+            return;
+        };
+        let id = setup.save.then(|| self.saving.id.clone());
         self.emit(AgentEvent::SessionId(id)).await;
     }
 
