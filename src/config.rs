@@ -183,6 +183,13 @@ pub enum CliCommand {
     },
     /// Run one turn without the full screen: the prompt from the argument,
     /// or from stdin when it is absent or `-`; the reply on stdout.
+    #[command(
+        after_help = "Exit status: 0 answered; 1 the turn failed (stream or endpoint error, \
+--max-steps reached); 2 bad usage or configuration (no prompt was sent); 124 --timeout ran \
+out; 130 interrupted (SIGINT, SIGTERM, SIGHUP).\n\
+Under --approval ask no one can approve a write, edit or command: it is not run, and the \
+model is told how to allow it. Every other flag works before or after `exec`. ADR 0028."
+    )]
     Exec(ExecArgs),
 }
 
