@@ -157,168 +157,205 @@ async fn next_signal(signal: &mut Option<Signal>) -> Option<()> {
     }
 }
 
+/// What start-up left to say: kept back so `turn_start` comes first.
+#[derive(Debug, Default)]
+struct StartUp {
+    /// The model, as discovered if the server said.
+    model: String,
+    /// The id the session is saved under.
+    session: Option<String>,
+    /// Errors: any of them means no prompt is sent.
+    errors: Vec<String>,
+    /// Notices, at most [`STARTUP_NOTES_MAX`].
+    notes: Vec<String>,
+    /// Notices beyond those.
+    left_out: usize,
+}
+
+impl StartUp {
+    fn note(&mut self, severity: Severity, text: String) {
+        if severity == Severity::Error {
+            self.errors.push(text);
+        } else if self.notes.len() < STARTUP_NOTES_MAX {
+            self.notes.push(text);
+        } else {
+            self.left_out += 1;
+        }
+    }
+}
+
+/// The headless driver: the agent's other end.
+struct Driver {
+    commands: mpsc::Sender<UiCommand>,
+    events: mpsc::Receiver<AgentEvent>,
+    signals: Signals,
+    /// When `--timeout` runs out.
+    deadline: Option<Instant>,
+    out: Output,
+    tally: Tally,
+}
+
 /// Runs one turn: returns the exit status.
 pub async fn run(
     setup: ExecSetup,
     commands: mpsc::Sender<UiCommand>,
-    mut events: mpsc::Receiver<AgentEvent>,
+    events: mpsc::Receiver<AgentEvent>,
 ) -> u8 {
-    let mut signals = Signals::new();
-    let deadline = setup.timeout.map(|t| setup.started + t);
-    let mut out = Output::new(setup.json);
-    let mut errors = Vec::new();
-    let mut notes = Vec::new();
-    let mut left_out = 0usize;
-    let mut note = |severity: Severity, text: String| {
-        if severity == Severity::Error {
-            errors.push(text);
-        } else if notes.len() < STARTUP_NOTES_MAX {
-            notes.push(text);
-        } else {
-            left_out += 1;
-        }
+    let mut driver = Driver {
+        commands,
+        events,
+        signals: Signals::new(),
+        deadline: setup.timeout.map(|t| setup.started + t),
+        out: Output::new(setup.json),
+        tally: Tally::default(),
+    };
+    let mut start_up = StartUp {
+        model: setup.model,
+        ..StartUp::default()
     };
     for (severity, text) in setup.notes {
-        note(severity, text);
+        start_up.note(severity, text);
     }
-    // Start-up: the agent opens the session, reads the project's
-    // instructions and asks the server what it was not told, before it
-    // reads a command. A cancel while idle is answered at once with
-    // `TurnDone`, so that answer marks the end of start-up.
-    let _ = commands.send(UiCommand::Cancel).await;
-    let mut model = setup.model;
-    let mut session = None;
-    loop {
-        tokio::select! {
-            ev = events.recv() => match ev {
-                Some(AgentEvent::TurnDone) => break,
-                Some(AgentEvent::System { severity, text }) => note(severity, text),
-                Some(AgentEvent::SessionId(id)) => session = id,
-                Some(AgentEvent::SessionFacts { model: Some(m), .. }) => model = m,
-                Some(_) => {}
-                None => {
-                    note(Severity::Error, "the agent stopped during start-up".into());
-                    break;
-                }
-            },
-            () = signals.next() => return EXIT_INTERRUPTED,
-            () = until(deadline) => return EXIT_TIMED_OUT,
-        }
+    if let Err(status) = driver.start_up(&mut start_up).await {
+        return status;
     }
     // Whatever the full screen would show as an error at start-up (a
     // config problem, a session that cannot be resumed) stops a headless
     // run before its prompt: stdout stays empty, stderr says why.
-    if !errors.is_empty() {
+    if !start_up.errors.is_empty() {
         let mut err = std::io::stderr().lock();
-        for text in &errors {
+        for text in &start_up.errors {
             let _ = writeln!(err, "dashfloat: {}", strip_controls(text));
         }
         let _ = writeln!(err, "dashfloat: no prompt was sent");
-        let _ = commands.send(UiCommand::Quit).await;
+        let _ = driver.commands.send(UiCommand::Quit).await;
         return EXIT_USAGE;
     }
-    out.print(&Line::TurnStart {
-        model,
-        session,
+    driver.out.print(&Line::TurnStart {
+        model: start_up.model,
+        session: start_up.session,
         approval: setup.approval.name(),
     });
-    for text in notes {
-        out.print(&Line::Notice {
-            severity: schema::Loudness::Notice,
-            text,
-        });
-    }
-    if left_out > 0 {
-        out.print(&Line::Notice {
-            severity: schema::Loudness::Notice,
-            text: format!("{left_out} more start-up notices were left out"),
-        });
-    }
-
-    let _ = commands
-        .send(UiCommand::Prompt { text: setup.prompt })
-        .await;
-    let mut tally = Tally::default();
-    let mut stop: Option<(Stop, Instant)> = None;
-    let grace = |stop: &Option<(Stop, Instant)>| stop.map(|(_, at)| at + STOP_GRACE);
-    let mut agent_gone = false;
-    loop {
-        tokio::select! {
-            ev = events.recv() => match ev {
-                Some(AgentEvent::TurnDone) => break,
-                Some(ev) => {
-                    if let Some(line) = tally.see(ev) {
-                        out.print(&line);
-                    }
-                }
-                None => {
-                    agent_gone = true;
-                    break;
-                }
-            },
-            // A second signal while stopping: stop waiting.
-            () = signals.next() => {
-                if stop.is_some() {
-                    break;
-                }
-                stop = Some((Stop::Interrupted, Instant::now()));
-                let _ = commands.send(UiCommand::Cancel).await;
-            }
-            () = until(deadline), if stop.is_none() => {
-                stop = Some((Stop::TimedOut, Instant::now()));
-                let _ = commands.send(UiCommand::Cancel).await;
-            }
-            () = until(grace(&stop)) => break,
-        }
-    }
-    if agent_gone {
-        out.print(&Line::Notice {
-            severity: schema::Loudness::Error,
-            text: "the agent stopped before the turn was over".into(),
-        });
-    }
-    let status = match stop {
-        Some((Stop::Interrupted, _)) => TurnStatus::Interrupted,
-        Some((Stop::TimedOut, _)) => TurnStatus::TimedOut,
-        None if agent_gone => TurnStatus::Failed,
-        None => tally.status(),
+    let notice = |text| Line::Notice {
+        severity: schema::Loudness::Notice,
+        text,
     };
+    for text in start_up.notes {
+        driver.out.print(&notice(text));
+    }
+    if start_up.left_out > 0 {
+        let text = format!("{} more start-up notices were left out", start_up.left_out);
+        driver.out.print(&notice(text));
+    }
+    let status = driver.turn(setup.prompt).await;
     // The agent saves the session after it says the turn is done: what
     // it says while doing so (a failed save) still comes before the end.
-    quit(&commands, &mut events, &mut tally, &mut out).await;
+    driver.quit().await;
     let elapsed = setup.started.elapsed();
-    out.print(&Line::TurnEnd {
+    driver.out.print(&Line::TurnEnd {
         status,
         exit_code: status.exit_code(),
-        steps: tally.steps,
-        tool_calls: tally.tool_calls,
+        steps: driver.tally.steps,
+        tool_calls: driver.tally.tool_calls,
         elapsed_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
     });
     status.exit_code()
 }
 
-/// Tells the agent to quit and prints what it still says until it has
-/// (within [`STOP_GRACE`]).
-async fn quit(
-    commands: &mpsc::Sender<UiCommand>,
-    events: &mut mpsc::Receiver<AgentEvent>,
-    tally: &mut Tally,
-    out: &mut Output,
-) {
-    let _ = commands.send(UiCommand::Quit).await;
-    let give_up = Instant::now() + STOP_GRACE;
-    loop {
-        tokio::select! {
-            ev = events.recv() => match ev {
-                Some(ev @ AgentEvent::System { .. }) => {
-                    if let Some(line) = tally.see(ev) {
-                        out.print(&line);
+impl Driver {
+    /// Waits for the agent's start-up: it opens the session, reads the
+    /// project's instructions and asks the server what it was not told
+    /// before it reads a command, and answers a cancel while idle at once
+    /// with `TurnDone`, which so marks the end of start-up. A signal or
+    /// the timeout meanwhile ends the run with its status.
+    async fn start_up(&mut self, start_up: &mut StartUp) -> Result<(), u8> {
+        let _ = self.commands.send(UiCommand::Cancel).await;
+        loop {
+            tokio::select! {
+                ev = self.events.recv() => match ev {
+                    Some(AgentEvent::TurnDone) => return Ok(()),
+                    Some(AgentEvent::System { severity, text }) => start_up.note(severity, text),
+                    Some(AgentEvent::SessionId(id)) => start_up.session = id,
+                    Some(AgentEvent::SessionFacts { model: Some(m), .. }) => start_up.model = m,
+                    Some(_) => {}
+                    None => {
+                        start_up.note(Severity::Error, "the agent stopped during start-up".into());
+                        return Ok(());
                     }
+                },
+                () = self.signals.next() => return Err(EXIT_INTERRUPTED),
+                () = until(self.deadline) => return Err(EXIT_TIMED_OUT),
+            }
+        }
+    }
+
+    /// Sends the prompt and prints the turn until the agent says it is
+    /// done; a signal or the timeout cancels it first. Returns how it
+    /// ended.
+    async fn turn(&mut self, prompt: String) -> TurnStatus {
+        let _ = self.commands.send(UiCommand::Prompt { text: prompt }).await;
+        let mut stop: Option<(Stop, Instant)> = None;
+        let grace = |stop: &Option<(Stop, Instant)>| stop.map(|(_, at)| at + STOP_GRACE);
+        loop {
+            tokio::select! {
+                ev = self.events.recv() => match ev {
+                    Some(AgentEvent::TurnDone) => break,
+                    Some(ev) => {
+                        if let Some(line) = self.tally.see(ev) {
+                            self.out.print(&line);
+                        }
+                    }
+                    None => {
+                        self.out.print(&Line::Notice {
+                            severity: schema::Loudness::Error,
+                            text: "the agent stopped before the turn was over".into(),
+                        });
+                        if stop.is_none() {
+                            return TurnStatus::Failed;
+                        }
+                        break;
+                    }
+                },
+                // A second signal while stopping: stop waiting.
+                () = self.signals.next() => {
+                    if stop.is_some() {
+                        break;
+                    }
+                    stop = Some((Stop::Interrupted, Instant::now()));
+                    let _ = self.commands.send(UiCommand::Cancel).await;
                 }
-                Some(_) => {}
-                None => return,
-            },
-            () = tokio::time::sleep_until(give_up) => return,
+                () = until(self.deadline), if stop.is_none() => {
+                    stop = Some((Stop::TimedOut, Instant::now()));
+                    let _ = self.commands.send(UiCommand::Cancel).await;
+                }
+                () = until(grace(&stop)) => break,
+            }
+        }
+        match stop {
+            Some((Stop::Interrupted, _)) => TurnStatus::Interrupted,
+            Some((Stop::TimedOut, _)) => TurnStatus::TimedOut,
+            None => self.tally.status(),
+        }
+    }
+
+    /// Tells the agent to quit and prints what it still says until it has
+    /// (within [`STOP_GRACE`]).
+    async fn quit(&mut self) {
+        let _ = self.commands.send(UiCommand::Quit).await;
+        let give_up = Instant::now() + STOP_GRACE;
+        loop {
+            tokio::select! {
+                ev = self.events.recv() => match ev {
+                    Some(ev @ AgentEvent::System { .. }) => {
+                        if let Some(line) = self.tally.see(ev) {
+                            self.out.print(&line);
+                        }
+                    }
+                    Some(_) => {}
+                    None => return,
+                },
+                () = tokio::time::sleep_until(give_up) => return,
+            }
         }
     }
 }
