@@ -302,7 +302,16 @@ fn a_config_problem_or_a_session_that_cannot_be_resumed_exits_2() {
 }
 
 #[test]
-fn sigint_during_a_long_command_kills_it_answers_the_call_and_exits_130() {
+fn sigint_or_sigterm_during_a_long_command_kills_it_answers_the_call_and_exits_130() {
+    for signal in [
+        nix::sys::signal::Signal::SIGINT,
+        nix::sys::signal::Signal::SIGTERM,
+    ] {
+        interrupt_a_long_command(signal);
+    }
+}
+
+fn interrupt_a_long_command(signal: nix::sys::signal::Signal) {
     let (home, project) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let server = ScriptedServer::start_blocking(vec![call(
         "x1",
@@ -322,7 +331,7 @@ fn sigint_during_a_long_command_kills_it_answers_the_call_and_exits_130() {
     let shell = crate::support::wait_for_pid(&project.path().join("pid"), WAIT);
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap()),
-        nix::sys::signal::Signal::SIGINT,
+        signal,
     )
     .unwrap();
     let output = child.wait_with_output().unwrap();
