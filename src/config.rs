@@ -43,6 +43,10 @@ pub const TIMEOUT_MIN: Duration = Duration::from_secs(1);
 /// deadline must fit the clock. ADR 0005.
 pub const TIMEOUT_MAX: Duration = Duration::from_secs(24 * 60 * 60);
 
+/// The longest `dashfloat exec --timeout` accepted, in seconds: the
+/// longest timeout any setting takes ([`TIMEOUT_MAX`]).
+pub const EXEC_RUN_TIMEOUT_MAX_SECS: u64 = TIMEOUT_MAX.as_secs();
+
 /// Command-line flags. Every flag also reads an environment variable; a flag
 /// given on the command line wins over the variable.
 #[derive(Debug, Clone, Default, Parser)]
@@ -64,71 +68,111 @@ configured, never to the local default."
 )]
 pub struct Cli {
     /// Chat-completions base URL, e.g. https://api.openai.com/v1
-    #[arg(long, env = "OPENAI_BASE_URL", value_name = "URL")]
+    #[arg(long, env = "OPENAI_BASE_URL", value_name = "URL", global = true)]
     pub base_url: Option<String>,
     /// Model name sent with each request [default: the one the server serves, if it serves one]
-    #[arg(long, env = "DASHFLOAT_MODEL", value_name = "NAME")]
+    #[arg(long, env = "DASHFLOAT_MODEL", value_name = "NAME", global = true)]
     pub model: Option<String>,
     /// Name of the environment variable holding the API key [default: OPENAI_API_KEY]
-    #[arg(long, env = "DASHFLOAT_API_KEY_ENV", value_name = "VAR")]
+    #[arg(long, env = "DASHFLOAT_API_KEY_ENV", value_name = "VAR", global = true)]
     pub api_key_env: Option<String>,
     /// The model's context window in tokens (for the status bar) [default: asked of the server]
-    #[arg(long, env = "DASHFLOAT_CONTEXT_WINDOW", value_name = "TOKENS")]
+    #[arg(
+        long,
+        env = "DASHFLOAT_CONTEXT_WINDOW",
+        value_name = "TOKENS",
+        global = true
+    )]
     pub context_window: Option<u64>,
     /// Tokens of the window kept free for the reply [default: 1/8 of the window, at least 512]
-    #[arg(long, env = "DASHFLOAT_MAX_OUTPUT", value_name = "TOKENS")]
+    #[arg(
+        long,
+        env = "DASHFLOAT_MAX_OUTPUT",
+        value_name = "TOKENS",
+        global = true
+    )]
     pub max_output: Option<u64>,
     /// Share of the window past which the conversation is compacted [default: 0.8]
-    #[arg(long, env = "DASHFLOAT_COMPACT_AT", value_name = "FRACTION")]
+    #[arg(
+        long,
+        env = "DASHFLOAT_COMPACT_AT",
+        value_name = "FRACTION",
+        global = true
+    )]
     pub compact_at: Option<f64>,
     /// Seconds to wait for a connection and response headers [default: 60]
-    #[arg(long, env = "DASHFLOAT_REQUEST_TIMEOUT", value_name = "SECS")]
+    #[arg(
+        long,
+        env = "DASHFLOAT_REQUEST_TIMEOUT",
+        value_name = "SECS",
+        global = true
+    )]
     pub request_timeout: Option<u64>,
     /// Seconds a stream may stay silent before it is closed [default: 120]
-    #[arg(long, env = "DASHFLOAT_IDLE_TIMEOUT", value_name = "SECS")]
+    #[arg(
+        long,
+        env = "DASHFLOAT_IDLE_TIMEOUT",
+        value_name = "SECS",
+        global = true
+    )]
     pub idle_timeout: Option<u64>,
     /// Which tool calls wait for your y / Esc.
-    #[arg(long, env = "DASHFLOAT_APPROVAL", value_enum, default_value_t = ApprovalFlag::Ask)]
+    #[arg(long, env = "DASHFLOAT_APPROVAL", value_enum, default_value_t = ApprovalFlag::Ask, global = true)]
     pub approval: ApprovalFlag,
     /// Model steps (requests) in one turn before dashfloat stops and asks [default: 16]
-    #[arg(long, env = "DASHFLOAT_MAX_STEPS", value_name = "N")]
+    #[arg(long, env = "DASHFLOAT_MAX_STEPS", value_name = "N", global = true)]
     pub max_steps: Option<u32>,
     /// Sampling temperature sent with each request [default: the provider's]
-    #[arg(long, env = "DASHFLOAT_TEMPERATURE", value_name = "T")]
+    #[arg(long, env = "DASHFLOAT_TEMPERATURE", value_name = "T", global = true)]
     pub temperature: Option<f32>,
     /// Sampling seed sent with each request, for repeatable runs [default: none]
     #[arg(long, env = "DASHFLOAT_SEED", value_name = "N")]
     pub seed: Option<u64>,
     /// Seconds a command may run before its process group is killed [default: 30]
-    #[arg(long, env = "DASHFLOAT_EXEC_TIMEOUT", value_name = "SECS")]
+    #[arg(
+        long,
+        env = "DASHFLOAT_EXEC_TIMEOUT",
+        value_name = "SECS",
+        global = true
+    )]
     pub exec_timeout: Option<u64>,
     /// The longest time limit the model may ask for one command [default: 1800]
-    #[arg(long, env = "DASHFLOAT_EXEC_TIMEOUT_MAX", value_name = "SECS")]
+    #[arg(
+        long,
+        env = "DASHFLOAT_EXEC_TIMEOUT_MAX",
+        value_name = "SECS",
+        global = true
+    )]
     pub exec_timeout_max: Option<u64>,
     /// How tool calls written as text are read: auto, native, fenced, hermes, mistral, llama, deepseek or glm [default: auto]
     #[arg(long, env = "DASHFLOAT_TOOL_SYNTAX", value_name = "SYNTAX", value_parser = parse_tool_syntax)]
     pub tool_syntax: Option<ToolSyntax>,
     /// Write a log of what the agent does to this file (off by default).
-    #[arg(long, env = "DASHFLOAT_LOG", value_name = "PATH")]
+    #[arg(long, env = "DASHFLOAT_LOG", value_name = "PATH", global = true)]
     pub log: Option<PathBuf>,
     /// Extra request header, "Name: value" (repeatable). Taken out of the
     /// command line at start, so other processes cannot read it there.
-    #[arg(long = "header", value_name = "NAME: VALUE")]
+    #[arg(long = "header", value_name = "NAME: VALUE", global = true)]
     pub headers: Vec<String>,
     /// Config file to read instead of the default location.
-    #[arg(long, env = "DASHFLOAT_CONFIG", value_name = "PATH")]
+    #[arg(long, env = "DASHFLOAT_CONFIG", value_name = "PATH", global = true)]
     pub config: Option<PathBuf>,
     /// Resume the latest saved session of this directory.
-    #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
+    #[arg(
+        short = 'c',
+        long = "continue",
+        conflicts_with = "resume",
+        global = true
+    )]
     pub continue_latest: bool,
     /// Resume the saved session ID; without an ID, pick one from a list.
-    #[arg(long, value_name = "ID", num_args = 0..=1)]
+    #[arg(long, value_name = "ID", num_args = 0..=1, global = true)]
     pub resume: Option<Option<String>>,
     /// With --resume or `sessions`: every directory's sessions, not only this one's.
     #[arg(long, global = true)]
     pub all: bool,
     /// Do not save this session (config: save_sessions = false).
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub no_save: bool,
     /// What to do instead of starting a session.
     #[command(subcommand)]
@@ -144,6 +188,33 @@ pub enum CliCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Run one turn without the full screen: the prompt from the argument,
+    /// or from stdin when it is absent or `-`; the reply on stdout.
+    #[command(
+        after_help = "Exit status: 0 answered; 1 the turn failed (stream or endpoint error, \
+--max-steps reached); 2 bad usage or configuration (no prompt was sent); 124 --timeout ran \
+out; 130 interrupted (SIGINT, SIGTERM, SIGHUP).\n\
+Under --approval ask no one can approve a write, edit or command: it is not run, and the \
+model is told how to allow it. Every other flag works before or after `exec`. ADR 0028."
+    )]
+    Exec(ExecArgs),
+}
+
+/// `dashfloat exec`'s own flags; every other flag is dashfloat's and may
+/// come before or after `exec`. ADR 0028.
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
+pub struct ExecArgs {
+    /// One JSON object per line on stdout (docs/exec-json.md) instead of
+    /// the reply's text.
+    #[arg(long)]
+    pub json: bool,
+    /// Seconds the whole run may take; then the turn is cancelled and
+    /// dashfloat exits with status 124.
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=EXEC_RUN_TIMEOUT_MAX_SECS))]
+    pub timeout: Option<u64>,
+    /// The prompt; absent or `-`: read from stdin.
+    #[arg(value_name = "PROMPT")]
+    pub prompt: Option<String>,
 }
 
 impl Cli {

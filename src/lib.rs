@@ -6,6 +6,7 @@
 
 pub mod agent;
 pub mod config;
+pub mod exec;
 pub mod launch;
 pub mod llm;
 pub mod log;

@@ -1,5 +1,6 @@
 //! The `dashfloat` binary: reads the configuration, starts the agent actor
-//! and the UI task, and wires them together with bounded channels.
+//! and the UI task — or, for `dashfloat exec`, the headless driver in its
+//! place — and wires them together with bounded channels.
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -8,14 +9,16 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
 
 use dashfloat::agent::{self, AgentSetup};
-use dashfloat::config::{Cli, CliCommand, Config};
+use dashfloat::config::{Cli, CliCommand, Config, ExecArgs};
+use dashfloat::exec::{self, ExecError, ExecSetup};
 use dashfloat::launch::{HANDOVER_FD_VAR, Launch};
 use dashfloat::llm::classify::RequestContext;
 use dashfloat::llm::stream::{Endpoint, EndpointError};
 use dashfloat::log::Log;
-use dashfloat::protocol::Severity;
+use dashfloat::protocol::{AgentEvent, Severity, UiCommand};
 use dashfloat::safe_text::strip_controls;
 use dashfloat::secret::Secret;
 use dashfloat::session::{OpenSession, SessionSetup, SessionStore};
@@ -42,12 +45,29 @@ fn main() -> ExitCode {
         let cli = <Cli as clap::Parser>::parse();
         Config::load(&cli, |k| std::env::var(k).ok()).0.api_key_env
     });
+    let started = std::time::Instant::now();
     let cli = launch.cli();
     let (config, problems) = Config::load(&cli, |k| launch.var(k));
     let store = SessionStore::default_dir(|k| launch.var(k)).map(SessionStore::at);
-    if let Some(CliCommand::Sessions { json }) = cli.command {
-        return print_sessions(store.as_ref(), json, cli.all);
-    }
+    let headless = match cli.command.clone() {
+        Some(CliCommand::Sessions { json }) => {
+            return print_sessions(store.as_ref(), json, cli.all);
+        }
+        Some(CliCommand::Exec(args)) => {
+            let prompt = match cli.open_session() {
+                OpenSession::Pick { .. } => Err(ExecError::Picker),
+                _ => exec::read_prompt(args.prompt.clone()),
+            };
+            match prompt {
+                Ok(prompt) => Some((args, prompt)),
+                Err(e) => {
+                    eprintln!("dashfloat: {}", strip_controls(&e.to_string()));
+                    return ExitCode::from(exec::EXIT_USAGE);
+                }
+            }
+        }
+        None => None,
+    };
     let pass_env = launch.pass_env(&config.pass_env);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -68,20 +88,26 @@ fn main() -> ExitCode {
         }))
         .map(|text| (Severity::Error, text))
         .collect();
-    let outcome = runtime.block_on(run(
+    let start = Start {
         config,
         pass_env,
-        cli.log.clone(),
+        log_path: cli.log.clone(),
         notes,
-        store.map(|store| (store, cli.open_session())),
-    ));
+        sessions: store.map(|store| (store, cli.open_session())),
+        headless: headless.is_some(),
+    };
+    let outcome = match headless {
+        Some((args, prompt)) => runtime.block_on(run_exec(start, args, prompt, started)),
+        None => runtime.block_on(run_tui(start)),
+    };
     // Tasks still running are dropped, which kills what their commands
     // started; a blocking file operation is not waited for beyond the
     // grace. Then whatever is left under us dies: no command outlives us.
     runtime.shutdown_timeout(RUNTIME_SHUTDOWN_GRACE);
     dashfloat::tools::kill_all_commands();
     match outcome {
-        Ok(transcript) => {
+        Ok(Ended::Exec(status)) => ExitCode::from(status),
+        Ok(Ended::Tui(transcript)) => {
             // Printed on the normal screen after the alternate one is left,
             // so the conversation stays in the terminal's scrollback; like
             // everything printed outside ratatui, without control bytes.
@@ -100,6 +126,14 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// How a run ended.
+enum Ended {
+    /// The full screen closed: the transcript, for the scrollback.
+    Tui(String),
+    /// `dashfloat exec` finished: its exit status.
+    Exec(u8),
 }
 
 /// `dashfloat sessions [--json] [--all]`: the saved sessions on stdout,
@@ -159,27 +193,50 @@ fn print_sessions(store: Option<&SessionStore>, json: bool, all: bool) -> ExitCo
     ExitCode::SUCCESS
 }
 
-async fn run(
+/// What both the full screen and `dashfloat exec` start the agent from.
+struct Start {
     config: Config,
     pass_env: Vec<(OsString, Secret<OsString>)>,
     log_path: Option<PathBuf>,
+    /// Start-up problems, for the screen or stderr.
     notes: Vec<(Severity, String)>,
     sessions: Option<(SessionStore, OpenSession)>,
-) -> std::io::Result<String> {
-    // A path, not a string: a name that is not UTF-8 must reach the tools
-    // as it is, not as a lossy copy naming another directory.
-    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    let shown_cwd = abbreviate_home(&cwd, home.as_deref());
-    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-    let session = SessionInfo {
-        model: config.model.clone(),
-        host: config.host().to_string(),
-        cwd: shown_cwd,
-        context_window: config.context_window,
-        approval: config.approval,
-    };
-    let mut tools = match ToolContext::new(&cwd) {
+    /// No one can confirm a call (`dashfloat exec`).
+    headless: bool,
+}
+
+/// The agent, running on its own task, and the channels to it.
+struct Running {
+    commands: mpsc::Sender<UiCommand>,
+    events: mpsc::Receiver<AgentEvent>,
+    task: JoinHandle<()>,
+    /// The start-up notes with the agent set-up's own added.
+    notes: Vec<(Severity, String)>,
+}
+
+/// Waits a moment for the agent, told to quit, to end (it cancels what
+/// runs, killing command process groups); past it the agent is aborted.
+async fn stop_agent(mut task: JoinHandle<()>) {
+    if tokio::time::timeout(AGENT_SHUTDOWN_GRACE, &mut task)
+        .await
+        .is_err()
+    {
+        task.abort();
+    }
+}
+
+/// Sets the agent up as the configuration says and starts it: the one
+/// place both front ends get their agent from.
+fn start_agent(start: Start, cwd: &Path) -> std::io::Result<Running> {
+    let Start {
+        config,
+        pass_env,
+        log_path,
+        mut notes,
+        sessions,
+        headless,
+    } = start;
+    let mut tools = match ToolContext::new(cwd) {
         Ok(tools) => tools,
         Err(e) => {
             return Err(std::io::Error::new(
@@ -188,8 +245,6 @@ async fn run(
             ));
         }
     };
-    let mut notes = notes;
-    let pick_sessions = matches!(&sessions, Some((_, OpenSession::Pick { .. })));
     let sessions = match sessions {
         Some((store, open)) => Some(SessionSetup {
             store,
@@ -231,7 +286,7 @@ async fn run(
     let system_prompt = agent::system_prompt();
     // The client (TLS roots and all) is built on the agent's task so the
     // first frame does not wait for it.
-    let agent_task = tokio::spawn(async move {
+    let task = tokio::spawn(async move {
         let setup = AgentSetup {
             endpoint: endpoint(&config),
             model: config.model.clone(),
@@ -239,6 +294,7 @@ async fn run(
             tools,
             approval: config.approval,
             read_only,
+            headless,
             max_steps: config.max_steps,
             temperature: config.temperature,
             seed: config.seed,
@@ -252,23 +308,78 @@ async fn run(
         };
         agent::run(setup, command_rx, event_tx).await;
     });
+    Ok(Running {
+        commands: command_tx,
+        events: event_rx,
+        task,
+        notes,
+    })
+}
+
+/// The working directory the tools run in. A path, not a string: a name
+/// that is not UTF-8 must reach the tools as it is, not as a lossy copy
+/// naming another directory.
+fn working_directory() -> PathBuf {
+    std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."))
+}
+
+/// The full-screen session.
+async fn run_tui(start: Start) -> std::io::Result<Ended> {
+    let cwd = working_directory();
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let session = SessionInfo {
+        model: start.config.model.clone(),
+        host: start.config.host().to_string(),
+        cwd: abbreviate_home(&cwd, home.as_deref()),
+        context_window: start.config.context_window,
+        approval: start.config.approval,
+    };
+    let pick_sessions = matches!(&start.sessions, Some((_, OpenSession::Pick { .. })));
+    let Running {
+        commands,
+        events,
+        task,
+        notes,
+    } = start_agent(start, &cwd)?;
     let setup = UiSetup {
         session,
         no_color,
         notes,
         pick_sessions,
     };
-    let transcript = app::run(setup, command_tx, event_rx).await;
-    // The UI sent Quit: the agent cancels what runs (killing command process
-    // groups) and ends. A moment is enough; past it the agent is aborted.
-    let mut agent_task = agent_task;
-    if tokio::time::timeout(AGENT_SHUTDOWN_GRACE, &mut agent_task)
-        .await
-        .is_err()
-    {
-        agent_task.abort();
-    }
-    transcript
+    let transcript = app::run(setup, commands, events).await;
+    // The UI sent Quit: the agent cancels what runs and ends.
+    stop_agent(task).await;
+    transcript.map(Ended::Tui)
+}
+/// `dashfloat exec`: the same agent, driven headless for one turn.
+async fn run_exec(
+    start: Start,
+    args: ExecArgs,
+    prompt: String,
+    started: std::time::Instant,
+) -> std::io::Result<Ended> {
+    let model = start.config.model.clone();
+    let approval = start.config.approval;
+    let Running {
+        commands,
+        events,
+        task,
+        notes,
+    } = start_agent(start, &working_directory())?;
+    let setup = ExecSetup {
+        prompt,
+        json: args.json,
+        timeout: args.timeout.map(Duration::from_secs),
+        model,
+        approval,
+        notes,
+        started: tokio::time::Instant::from_std(started),
+    };
+    let status = exec::run(setup, commands, events).await;
+    stop_agent(task).await;
+    Ok(Ended::Exec(status))
 }
 
 fn endpoint(config: &Config) -> Result<Endpoint, EndpointError> {

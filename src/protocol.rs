@@ -2,8 +2,9 @@
 //!
 //! dashfloat runs as four kinds of tokio task — the UI, the agent actor, one
 //! stream task per model episode and one tool task per call — that share no
-//! mutable state. Everything they say to each other is one of the plain enums
-//! below, sent over bounded `tokio::sync::mpsc` channels — except what a
+//! mutable state. (`dashfloat exec` puts a headless driver, `exec`, where the
+//! UI is; it speaks the same enums.) Everything they say to each other is
+//! one of the plain enums below, sent over bounded `tokio::sync::mpsc` channels — except what a
 //! tool task reports, which carries the typed results of `tools` and so is
 //! declared beside the agent code that spawns the task (`agent::round`).
 //! This module is the contract; it imports nothing else of the crate, so a
@@ -376,6 +377,11 @@ pub enum AgentEvent {
         /// What the log shows, oldest first (empty for a new session).
         log: Vec<LogItem>,
     },
+    /// The id the open session is saved under, or `None` when saving is
+    /// off (`--no-save`). Sent at start-up once the first session is open,
+    /// and again when another opens; never when there is no sessions
+    /// directory (nothing is saved then).
+    SessionId(Option<String>),
     /// The saved sessions, newest first: the answer to `ListSessions`.
     Sessions {
         /// The sessions.

@@ -81,6 +81,10 @@ pub struct AgentSetup {
     /// under `ask` and `auto-edit`; `None` asks for every command
     /// (`auto_allow_read_only = false`). ADR 0025.
     pub read_only: Option<Analyser>,
+    /// No one is there to confirm a call (`dashfloat exec`): a call that
+    /// would wait for the person is answered as not run instead, with how
+    /// to allow it (ADR 0028). Read-only command lines still run unasked.
+    pub headless: bool,
     /// Episodes per turn before stopping.
     pub max_steps: u32,
     /// Sampling temperature, if set.
@@ -222,6 +226,7 @@ impl Agent {
         mut tool_rx: mpsc::Receiver<ToolEvent>,
     ) {
         self.open_at_start().await;
+        self.announce_session().await;
         self.read_instructions().await;
         self.discover().await;
         loop {

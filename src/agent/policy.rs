@@ -1,8 +1,9 @@
-//! The approval policy: which calls wait for the person's y / Esc.
-//! `docs/decisions/0014-approval-policy.md`.
+//! The approval policy: which calls wait for the person's y / Esc, and
+//! what a call that would wait is answered when no one can give one
+//! (`dashfloat exec`). `docs/decisions/0014-approval-policy.md`, ADR 0028.
 
 pub use crate::protocol::ApprovalPolicy;
-use crate::tools::{Effect, ToolCall, ToolContext};
+use crate::tools::{Effect, ToolCall, ToolContext, ToolFailure};
 
 impl ApprovalPolicy {
     /// Whether `call` must wait for the person. Under auto-edit this looks
@@ -15,6 +16,23 @@ impl ApprovalPolicy {
                 call.effect() == Effect::RunsCommands || call.writes_into_git(tools)
             }
             ApprovalPolicy::DangerouslyApproveAll => false,
+        }
+    }
+
+    /// The answer to a call that needs confirmation while dashfloat runs
+    /// headless: not run, naming the least permissive policy that would
+    /// have let it run (auto-edit for a write or edit; approving everything
+    /// for a command, or for a write into `.git`, which auto-edit still
+    /// asks about).
+    pub fn unattended(self, call: &ToolCall) -> ToolFailure {
+        let allow = if call.effect() == Effect::RunsCommands || self == ApprovalPolicy::AutoEdit {
+            ApprovalPolicy::DangerouslyApproveAll
+        } else {
+            ApprovalPolicy::AutoEdit
+        };
+        ToolFailure::Unattended {
+            tool: call.name().to_string(),
+            allow: format!("--approval {}", allow.name()),
         }
     }
 }

@@ -435,6 +435,14 @@ impl Agent {
                         self.finish_call(&id, failure.into()).await;
                         self.advance().await;
                     }
+                    // No one can answer a confirmation: the call is
+                    // answered as not run, saying how to allow it.
+                    Ok(_) if self.setup.headless => {
+                        round.calls[index].needs_confirmation = false;
+                        let failure = self.setup.approval.unattended(&tool);
+                        self.finish_call(&id, failure.into()).await;
+                        self.advance().await;
+                    }
                     Ok(preview) => {
                         round.confirms_shown += 1;
                         let request = ConfirmRequest {

@@ -144,6 +144,7 @@ impl Saving {
             | AgentEvent::SessionFacts { .. }
             | AgentEvent::Confirm(_)
             | AgentEvent::SessionOpened { .. }
+            | AgentEvent::SessionId(_)
             | AgentEvent::Sessions { .. }
             | AgentEvent::ApprovalChanged(_)
             | AgentEvent::TurnDone => {}
@@ -295,6 +296,7 @@ impl Agent {
         self.saving.start_new();
         self.emit(AgentEvent::SessionOpened { log: Vec::new() })
             .await;
+        self.announce_session().await;
         self.emit(AgentEvent::TurnDone).await;
     }
 
@@ -309,7 +311,19 @@ impl Agent {
             return;
         }
         self.open(id).await;
+        self.announce_session().await;
         self.emit(AgentEvent::TurnDone).await;
+    }
+
+    /// Tells the UI which id the open session is saved under (`None`
+    /// when saving is off). Without a sessions directory nothing is ever
+    /// saved, and nothing is said.
+    pub(super) async fn announce_session(&mut self) {
+        let Some(setup) = &self.saving.setup else {
+            return;
+        };
+        let id = setup.save.then(|| self.saving.id.clone());
+        self.emit(AgentEvent::SessionId(id)).await;
     }
 
     /// `/sessions` and the picker's list: this directory's saved sessions

@@ -85,6 +85,19 @@ pub enum ToolFailure {
         /// The tool the call named.
         tool: String,
     },
+    /// The call needed the person's approval, but no one can give it:
+    /// dashfloat runs headless (`dashfloat exec`), so it was not run.
+    /// ADR 0028.
+    #[error(
+        "not run: dashfloat runs headless (dashfloat exec), so no one can approve this call. Do not make it again in this turn; finish with what you have, or say what should be done. The person can allow such calls by running again with {allow}"
+    )]
+    Unattended {
+        /// The tool the call named.
+        tool: String,
+        /// The flag that would let such a call run, e.g.
+        /// `--approval auto-edit`.
+        allow: String,
+    },
 }
 
 impl ToolFailure {
@@ -112,7 +125,7 @@ impl ToolFailure {
             ToolFailure::ExecutionFailed { .. } => "execution_failed",
             ToolFailure::Timeout { .. } => "timeout",
             ToolFailure::Cancelled { .. } => "cancelled",
-            ToolFailure::Rejected { .. } => "rejected",
+            ToolFailure::Rejected { .. } | ToolFailure::Unattended { .. } => "rejected",
         }
     }
 
@@ -127,7 +140,8 @@ impl ToolFailure {
             | ToolFailure::ExecutionFailed { tool, .. }
             | ToolFailure::Timeout { tool, .. }
             | ToolFailure::Cancelled { tool, .. }
-            | ToolFailure::Rejected { tool } => tool,
+            | ToolFailure::Rejected { tool }
+            | ToolFailure::Unattended { tool, .. } => tool,
         }
     }
 }
@@ -165,7 +179,7 @@ impl Serialize for ToolFailure {
                     out.serialize_entry("output", output)?;
                 }
             }
-            ToolFailure::Rejected { .. } => {
+            ToolFailure::Rejected { .. } | ToolFailure::Unattended { .. } => {
                 out.serialize_entry("rejected", &true)?;
                 out.serialize_entry("error", &self.to_string())?;
             }

@@ -256,6 +256,8 @@ fn on_agent(state: &mut State, event: AgentEvent) {
         AgentEvent::ApprovalChanged(policy) => {
             state.session.approval = policy;
         }
+        // The screen does not show it; `/sessions` lists the ids.
+        AgentEvent::SessionId(_) => {}
         AgentEvent::TurnDone => {
             state.phase = Phase::Idle;
             state.quit_armed = false;

@@ -57,6 +57,7 @@ pub fn setup(base_url: &str, root: &Path, approval: ApprovalPolicy) -> AgentSetu
         approval,
         // Every command asks unless a test turns the analyser on.
         read_only: None,
+        headless: false,
         max_steps: agent::DEFAULT_MAX_STEPS,
         temperature: None,
         seed: None,

@@ -1,0 +1,99 @@
+//! What the headless driver keeps of a turn as its events go by: the
+//! line each event becomes, the counts `turn_end` reports, and whether
+//! the turn ended with an answer.
+
+use crate::protocol::{AgentEvent, Phase, ReplyEnd, Severity};
+
+use super::schema::{self, Line, TurnStatus};
+
+/// The turn so far.
+#[derive(Debug, Default)]
+pub struct Tally {
+    /// Model requests made (`Phase(Streaming)` once each).
+    pub steps: u32,
+    /// Tool calls the model made.
+    pub tool_calls: u32,
+    /// The text of the reply streaming now. Bounded by the agent, which
+    /// ends an episode whose reply passes its content cap (ADR 0007).
+    reply: String,
+    /// How the last reply ended.
+    last_reply: Option<ReplyEnd>,
+    /// A tool was called, or an error notice came, after the last reply:
+    /// the turn did not end on that reply.
+    after_reply: bool,
+}
+
+impl Tally {
+    /// Takes one event of the turn in; returns the line it becomes, if
+    /// the output shows it.
+    pub fn see(&mut self, event: AgentEvent) -> Option<Line> {
+        match event {
+            AgentEvent::Phase(Phase::Streaming) => {
+                self.steps += 1;
+                None
+            }
+            AgentEvent::AssistantDelta(text) => {
+                self.reply.push_str(&text);
+                Some(Line::Delta { text })
+            }
+            AgentEvent::ReasoningDelta(text) => Some(Line::Reasoning { text }),
+            AgentEvent::AssistantEnd(end) => {
+                self.last_reply = Some(end);
+                self.after_reply = false;
+                Some(Line::Message {
+                    text: std::mem::take(&mut self.reply),
+                    end: end.into(),
+                })
+            }
+            AgentEvent::ToolCall { id, name, summary } => {
+                self.tool_calls += 1;
+                self.after_reply = true;
+                Some(Line::ToolCall { id, name, summary })
+            }
+            AgentEvent::ToolAllowed { id, summary } => Some(Line::ToolAllowed { id, summary }),
+            AgentEvent::ToolResult {
+                id,
+                status,
+                excerpt,
+            } => {
+                let (status, detail) = schema::status_of(status);
+                Some(Line::ToolResult {
+                    id,
+                    status,
+                    detail,
+                    excerpt,
+                })
+            }
+            AgentEvent::System { severity, text } => {
+                self.after_reply |= severity == Severity::Error;
+                Some(Line::Notice {
+                    severity: severity.into(),
+                    text,
+                })
+            }
+            AgentEvent::Usage(usage) => Some(usage.into()),
+            AgentEvent::Phase(_)
+            | AgentEvent::ToolCallWriting { .. }
+            | AgentEvent::SessionFacts { .. }
+            | AgentEvent::Confirm(_)
+            | AgentEvent::SessionOpened { .. }
+            | AgentEvent::SessionId(_)
+            | AgentEvent::Sessions { .. }
+            | AgentEvent::ApprovalChanged(_)
+            | AgentEvent::Compacted { .. }
+            | AgentEvent::TurnDone => None,
+        }
+    }
+
+    /// How a turn that ended by itself ended: answered when its last reply
+    /// completed and neither a tool call nor an error notice came after
+    /// it; failed otherwise (a failed stream, the step limit reached with
+    /// calls still answered, an endpoint that could not be asked).
+    pub fn status(&self) -> TurnStatus {
+        if self.last_reply == Some(ReplyEnd::Complete) && !self.after_reply {
+            TurnStatus::Answered
+        } else {
+            TurnStatus::Failed
+        }
+    }
+}
