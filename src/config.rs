@@ -126,7 +126,7 @@ pub struct Cli {
     #[arg(long, env = "DASHFLOAT_TEMPERATURE", value_name = "T", global = true)]
     pub temperature: Option<f32>,
     /// Sampling seed sent with each request, for repeatable runs [default: none]
-    #[arg(long, env = "DASHFLOAT_SEED", value_name = "N")]
+    #[arg(long, env = "DASHFLOAT_SEED", value_name = "N", global = true)]
     pub seed: Option<u64>,
     /// Seconds a command may run before its process group is killed [default: 30]
     #[arg(
@@ -145,7 +145,13 @@ pub struct Cli {
     )]
     pub exec_timeout_max: Option<u64>,
     /// How tool calls written as text are read: auto, native, fenced, hermes, mistral, llama, deepseek or glm [default: auto]
-    #[arg(long, env = "DASHFLOAT_TOOL_SYNTAX", value_name = "SYNTAX", value_parser = parse_tool_syntax)]
+    #[arg(
+        long,
+        env = "DASHFLOAT_TOOL_SYNTAX",
+        value_name = "SYNTAX",
+        value_parser = parse_tool_syntax,
+        global = true
+    )]
     pub tool_syntax: Option<ToolSyntax>,
     /// Write a log of what the agent does to this file (off by default).
     #[arg(long, env = "DASHFLOAT_LOG", value_name = "PATH", global = true)]

@@ -441,3 +441,27 @@ fn the_tool_syntax_comes_from_the_flag_then_the_file_and_defaults_to_auto() {
         "{problems:?}"
     );
 }
+
+/// `dashfloat exec` takes every flag after the subcommand as well as
+/// before it: a flag added without `global` would be refused there.
+#[test]
+fn every_flag_is_global_so_exec_takes_it_too() {
+    let command = <Cli as clap::CommandFactory>::command();
+    let local: Vec<String> = command
+        .get_arguments()
+        .filter(|arg| !arg.is_global_set() && arg.get_long().is_some())
+        .filter(|arg| !matches!(arg.get_long(), Some("help" | "version")))
+        .map(|arg| arg.get_id().to_string())
+        .collect();
+    assert!(local.is_empty(), "flags exec would refuse: {local:?}");
+    let cli = Cli::parse_from([
+        "dashfloat",
+        "exec",
+        "--seed",
+        "3",
+        "--tool-syntax",
+        "hermes",
+        "hi",
+    ]);
+    assert_eq!(cli.seed, Some(3));
+}
