@@ -109,7 +109,8 @@ pub(super) async fn next_summary_event(compaction: &mut Option<Compaction>) -> O
 impl Agent {
     /// The size of the request `conversation` makes.
     pub(super) fn request_len(&self, conversation: &Conversation) -> usize {
-        self.encode(conversation).map_or(0, |body| body.len())
+        self.encode(conversation, false)
+            .map_or(0, |body| body.len())
     }
 
     /// Before a request: compacts when the estimate passes the threshold,
@@ -257,6 +258,7 @@ impl Agent {
             },
             tools: &Value::Array(Vec::new()),
             sampling: self.sampling(),
+            tool_choice: None,
         });
         let Some(body) = self.body_or_end_turn(encoded).await else {
             return;

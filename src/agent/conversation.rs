@@ -4,7 +4,8 @@
 //! in call order, before anything else follows.
 
 use crate::llm::wire::{
-    ChatRequest, FunctionCall, Message, Role, Sampling, StreamOptions, ToolCallMessage,
+    ChatRequest, FunctionCall, Message, Role, Sampling, StreamOptions, TOOL_CHOICE_NONE,
+    ToolCallMessage,
 };
 use crate::protocol::CallId;
 use crate::tools::ToolResult;
@@ -209,6 +210,7 @@ impl Conversation {
         model: &str,
         tools: &serde_json::Value,
         sampling: Sampling,
+        answer_now: bool,
     ) -> Result<Vec<u8>, serde_json::Error> {
         serde_json::to_vec(&ChatRequest {
             model,
@@ -219,6 +221,7 @@ impl Conversation {
             },
             tools,
             sampling,
+            tool_choice: answer_now.then_some(TOOL_CHOICE_NONE),
         })
     }
 }
@@ -275,13 +278,18 @@ pub fn tool_message(call_id: CallId, result: &ToolResult) -> Message {
 /// (`./proj/x`) — both refused by the path policy, both seen with
 /// Qwen2.5-Coder-0.5B.
 pub fn system_prompt() -> String {
-    "You are dashfloat, a coding agent in a terminal, working in the person's project, which is the current \
-directory. Give every tool a path relative to it, spelled exactly as the person names the file; `.` is the \
-project itself. read_file, list_directory, glob, grep and read-only commands run at once; write_file, edit_file and other commands wait for \
-the person's approval and may be rejected. To find where a name is defined or used, grep for it; to find files \
-by name, glob. When a tool fails, read its error: it says how to recover. When you \
-have what you need, answer concisely in GitHub-flavoured markdown, with code in fenced blocks tagged with their \
-language."
+    "You are a coding assistant working in the person's project, the current directory. You cannot see its \
+files until you use a tool.\n\
+1. To answer a question about the project, look first: read_file reads a file, list_directory lists a folder, \
+grep finds where a name is defined or used, glob finds files by name.\n\
+2. As soon as a tool result holds the answer, stop calling tools and answer in a sentence or two, quoting the \
+exact value.\n\
+3. Change files only when asked to: edit_file for a small change (copy search_block exactly from the file), \
+write_file to create a file. The person approves each change and may reject it.\n\
+4. Never repeat a call with the same arguments: the result would be the same.\n\
+5. If a tool fails, its error says what to do next.\n\
+Paths are relative to the project, spelled as the person names them, like src/main.rs. Answer in \
+GitHub-flavoured markdown, code in fenced blocks tagged with their language."
         .to_string()
 }
 

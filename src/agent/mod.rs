@@ -150,6 +150,9 @@ struct Agent {
     episode: Option<Episode>,
     round: Option<Round>,
     repeats: RepeatDetector,
+    /// The next request asks for an answer, not a call: the model repeated
+    /// a call that gave it nothing new (ADR 0015).
+    answer_now: bool,
     steps: u32,
     turn_usage: Option<Usage>,
     episodes_started: u64,
@@ -208,6 +211,7 @@ async fn run_actor(
         episode: None,
         round: None,
         repeats: RepeatDetector::default(),
+        answer_now: false,
         steps: 0,
         turn_usage: None,
         episodes_started: 0,
@@ -389,9 +393,19 @@ impl Agent {
         self.episode.is_some() || self.round.is_some() || self.compaction.is_some()
     }
 
-    /// The body of the request `conversation` makes.
-    fn encode(&self, conversation: &Conversation) -> Result<Vec<u8>, serde_json::Error> {
-        conversation.request_body(&self.setup.model, &self.tool_catalogue, self.sampling())
+    /// The body of the request `conversation` makes; with `answer_now`,
+    /// one that asks for an answer, not a call.
+    fn encode(
+        &self,
+        conversation: &Conversation,
+        answer_now: bool,
+    ) -> Result<Vec<u8>, serde_json::Error> {
+        conversation.request_body(
+            &self.setup.model,
+            &self.tool_catalogue,
+            self.sampling(),
+            answer_now,
+        )
     }
 
     /// The sampling fields of every request: the reply is bounded by the
@@ -417,6 +431,7 @@ impl Agent {
             .log
             .line(|| format!("prompt: {} bytes", text.len()));
         self.repeats.reset();
+        self.answer_now = false;
         self.steps = 0;
         self.turn_usage = None;
         self.wall_retried = false;
@@ -478,7 +493,11 @@ impl Agent {
         let Some(endpoint) = self.endpoint_or_end_turn().await else {
             return;
         };
-        let encoded = self.encode(&self.conversation);
+        // The last step of a turn, or one after a repeat that gave nothing
+        // new, asks for an answer: a turn should end with one (ADR 0015).
+        let answer_now =
+            std::mem::take(&mut self.answer_now) || self.steps + 1 >= self.setup.max_steps;
+        let encoded = self.encode(&self.conversation, answer_now);
         let Some(body) = self.body_or_end_turn(encoded).await else {
             return;
         };
@@ -500,7 +519,12 @@ impl Agent {
         let setup = EpisodeSetup {
             id_prefix,
             tool_syntax: self.setup.tool_syntax,
-            tools: Arc::clone(&self.offered),
+            // No call is read from the text of a reply asked to answer.
+            tools: if answer_now {
+                Arc::new(OfferedTools::default())
+            } else {
+                Arc::clone(&self.offered)
+            },
         };
         let task = tokio::spawn(stream::run(endpoint, body, setup, tx));
         self.episode = Some(Episode {

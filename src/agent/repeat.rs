@@ -1,10 +1,13 @@
 //! The exact-repeat detector (ADR 0015): small models often make the
 //! same call again and again. When one canonical (name, arguments) pair is
 //! seen for the 3rd, 5th and 8th time in a session, an advisory notice goes
-//! into that call's result. Calls are never blocked or rewritten; failed and
-//! rejected calls count; a message from the person resets the counts.
+//! into that call's result; when a repeat gives the very result the call
+//! gave before, the model is told it is unchanged instead of reading it
+//! again. Calls are never blocked; failed and rejected calls count; a
+//! message from the person resets the counts.
 
 use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
 
 use serde_json::Value;
 
@@ -17,7 +20,24 @@ pub const REPEAT_MAX_KEYS: usize = 4096;
 /// Counts of canonical calls since the person last wrote.
 #[derive(Debug, Default)]
 pub struct RepeatDetector {
-    counts: HashMap<String, u32>,
+    counts: HashMap<String, Seen>,
+}
+
+/// What is remembered of one canonical call.
+#[derive(Debug, Default)]
+struct Seen {
+    count: u32,
+    /// A hash of the result it last gave.
+    result: Option<u64>,
+}
+
+/// One call as the detector counted it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Repeat {
+    /// The canonical call, for [`RepeatDetector::unchanged`].
+    pub key: String,
+    /// The notice for its result, when its count reached a threshold.
+    pub notice: Option<String>,
 }
 
 impl RepeatDetector {
@@ -26,24 +46,37 @@ impl RepeatDetector {
         self.counts.clear();
     }
 
-    /// Counts one call; returns the notice for its result when the count
+    /// Counts one call; with the notice for its result when the count
     /// reaches a threshold.
-    pub fn record(&mut self, name: &str, arguments: &str) -> Option<String> {
+    pub fn record(&mut self, name: &str, arguments: &str) -> Repeat {
         if self.counts.len() >= REPEAT_MAX_KEYS {
             self.counts.clear();
         }
         let key = format!("{name}\u{0}{}", canonical_arguments(arguments));
-        let count = self.counts.entry(key).or_insert(0);
-        *count += 1;
-        let n = *count;
-        REPEAT_THRESHOLDS.contains(&n).then(|| {
+        let seen = self.counts.entry(key.clone()).or_default();
+        seen.count += 1;
+        let n = seen.count;
+        let notice = REPEAT_THRESHOLDS.contains(&n).then(|| {
             let advice = match n {
-                3 => "if the result did not help, try a different approach",
-                5 => "repeating it will give the same result; change the arguments or answer the person with what you have",
+                3 => "do not make it again: answer the person now from the results you have",
+                5 => "it gives the same result every time; stop calling tools and answer the person now",
                 _ => "stop repeating this call: answer the person now, saying what you tried and what is missing",
             };
             format!("this exact call ({name} with the same arguments) has now been made {n} times since the person last wrote; {advice}")
-        })
+        });
+        Repeat { key, notice }
+    }
+
+    /// Whether the call `key` ([`Repeat::key`]) gave this same result
+    /// (`answer`, the text the model reads) the last time it was made;
+    /// remembers `answer` for the next time.
+    pub fn unchanged(&mut self, key: &str, answer: &str) -> bool {
+        let mut hasher = DefaultHasher::new();
+        answer.hash(&mut hasher);
+        let hash = hasher.finish();
+        self.counts
+            .get_mut(key)
+            .is_some_and(|seen| seen.result.replace(hash) == Some(hash))
     }
 }
 

@@ -15,6 +15,7 @@ use crate::tools::{self, Analyser, Judged, ToolCall, ToolFailure, ToolResult};
 
 use super::conversation::AssistantCall;
 use super::policy::ApprovalPolicy;
+use super::repeat::Repeat;
 use super::{Agent, outcome};
 
 /// What a tool task (or a preview task) tells the agent. It crosses a task
@@ -74,8 +75,9 @@ struct RoundCall {
     /// the assistant message carries them.
     arguments: String,
     needs_confirmation: bool,
-    /// The repeat detector's advice, added to the result.
-    notice: Option<String>,
+    /// How the repeat detector counted the call: its advice, added to the
+    /// result, and the key its result is compared under.
+    repeat: Option<Repeat>,
     state: CallState,
 }
 
@@ -135,7 +137,7 @@ impl Round {
                     name: req.name,
                     arguments,
                     needs_confirmation,
-                    notice: None,
+                    repeat: None,
                     state,
                 }
             })
@@ -275,7 +277,7 @@ impl Agent {
     pub(super) async fn start_round(&mut self, mut round: Round) {
         self.emit(AgentEvent::Phase(Phase::Executing)).await;
         for call in &mut round.calls {
-            call.notice = self.repeats.record(&call.name, &call.arguments);
+            call.repeat = Some(self.repeats.record(&call.name, &call.arguments));
             self.emit(AgentEvent::ToolCall {
                 id: call.id.clone(),
                 name: call.name.clone(),
@@ -470,7 +472,7 @@ impl Agent {
             return;
         };
         let call = &mut round.calls[index];
-        let notice = call.notice.take();
+        let notice = call.repeat.as_ref().and_then(|r| r.notice.clone());
         result.notice.clone_from(&notice);
         let status = outcome::status(&result.outcome);
         self.setup
@@ -565,6 +567,16 @@ impl Agent {
                 // call is outstanding); answered rather than left dangling.
                 _ => cancelled(&call.name),
             };
+            if let Some(repeat) = &call.repeat {
+                // In call order, so "see it above" holds for parallel
+                // calls too; the notice is not part of what is compared.
+                let notice = result.notice.take();
+                result.unchanged = self.repeats.unchanged(&repeat.key, &result.to_json());
+                result.notice = notice;
+                // The model keeps asking for what it has: its next reply
+                // is asked to be an answer.
+                self.answer_now |= result.unchanged;
+            }
             if let Some((size, limit)) = self.fit_result(&mut result) {
                 let name = &call.name;
                 self.setup.log.line(|| {

@@ -93,7 +93,15 @@ pub struct ChatRequest<'a> {
     /// Temperature, seed and the reply's bound.
     #[serde(flatten)]
     pub sampling: Sampling,
+    /// `"none"` when the reply must be an answer, not a call (the tools
+    /// stay listed, so the prompt's cached prefix stays valid); absent
+    /// otherwise, which lets the model choose.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<&'static str>,
 }
+
+/// The `tool_choice` that asks for an answer rather than a call.
+pub const TOOL_CHOICE_NONE: &str = "none";
 
 /// How the reply is sampled and how long it may grow: the request fields
 /// every request of a session shares.

@@ -132,17 +132,11 @@ impl Tool for ExecuteCommand {
 
     fn description() -> String {
         format!(
-            "Run a shell command line with /bin/sh -c (pipes, `;`, `&&`, `cd` work) in its own \
-             process group, stdin empty, provider credentials removed from the environment. stdout \
-             and stderr come back interleaved in `output`, the first {} KiB of it, with a marker \
-             giving the total. A command that finishes has ok:true and `exit_code` (or `signal`): a \
-             non-zero exit is the command's answer, read the output before retrying. A time limit \
-             applies (default {} s; set `timeout_seconds` for builds and test runs): on timeout the \
-             partial output comes back. \
-             When the command ends, everything it started is killed, so background servers do not \
-             survive (`cmd &` is pointless). A read-only line (ls, cat, grep, find, wc, git \
-             status/log/diff/show, joined by | && || ; with no redirect, `$` or glob) runs at once; \
-             any other needs the user's approval.",
+            "Run a shell command line (/bin/sh -c) in the project, e.g. the tests or a build; \
+             returns `exit_code` and `output` (the first {} KiB). Do not use it to change files: \
+             use edit_file or write_file. A read-only line (ls, cat, grep, find, wc, git \
+             status/log/diff/show) runs at once; others need the person's approval. It is killed \
+             after {} s unless `timeout_seconds` says more, and everything it started ends with it.",
             EXEC_OUTPUT_MAX_BYTES / 1024,
             EXEC_DEFAULT_TIMEOUT.as_secs()
         )

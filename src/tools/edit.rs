@@ -163,11 +163,10 @@ impl Tool for EditFile {
     type Output = EditFileOutput;
 
     fn description() -> String {
-        "Replace one exact occurrence of search_block with replace_block. The match is \
-             byte-exact (whitespace and indentation included) and must be unique. If the result says \
-             \"search block not found\", read_file around the line it names and copy the text exactly; \
-             if it says the block matched several times, add surrounding lines until it is unique. \
-             Files over 8 MiB are refused: use write_file or execute_command. Needs the user's approval."
+        "Change part of an existing file: replace search_block, text copied exactly from the file \
+             (whitespace included) that occurs once in it, with replace_block. If the result says \
+             the block was not found, read_file the file and copy the text exactly; if it matched \
+             several times, add surrounding lines. Needs the person's approval."
             .to_owned()
     }
 

@@ -17,7 +17,7 @@ use crate::protocol::FileGuard;
 
 use super::failure::ToolFailure;
 use super::tool::{Effect, Shown, Tool, on_blocking_pool, path_parameter};
-use super::walk::{self, SEARCH_SKIPPED_DIRS};
+use super::walk;
 use super::{
     Seen, ToolContext, Visitor, WalkError, Workspace, cannot_search, io_failure, resolve_for,
 };
@@ -105,18 +105,10 @@ impl Tool for Glob {
     type Output = GlobOutput;
 
     fn description() -> String {
-        format!(
-            "Find files by path. `pattern` is a glob matched against each file's path relative to \
-             `path` (default `.`, the working directory) or to the working directory: `*` and `?` \
-             match within one directory, `**` across any number (`**/*.rs` finds Rust files at any \
-             depth, `src/**/test_*.py` under src), `{{a,b}}` either, `[ab]` one of. Returns files \
-             (never directories) relative to the working directory, sorted, at most `max_results` \
-             (default {GLOB_DEFAULT_MAX_RESULTS}); `truncated` and `total` say when more matched: \
-             narrow with `path` or a more specific pattern. Skips what .gitignore files ignore (even \
-             outside a git repository) and these directories wherever they are, unless `path` names \
-             one: {}. Hidden files are included. Symbolic links are not followed and not listed.",
-            SEARCH_SKIPPED_DIRS.join(", ")
-        )
+        "Find files by name: `pattern` is a glob such as `**/*.py` (at any depth) or `src/*.rs`. \
+             Returns the matching files' paths, sorted; `truncated` says more matched. Skips \
+             .gitignored files and build folders such as target and node_modules."
+            .to_owned()
     }
 
     fn parameters() -> Value {

@@ -27,7 +27,7 @@ use super::failure::ToolFailure;
 use super::result::head;
 use super::tool::{Effect, Shown, Tool, on_blocking_pool, path_parameter};
 use super::validate::received;
-use super::walk::{self, SEARCH_SKIPPED_DIRS};
+use super::walk;
 use super::{
     Opener, Seen, ToolContext, Visitor, WalkError, Workspace, cannot_search, io_failure,
     resolve_for,
@@ -162,23 +162,12 @@ impl Tool for Grep {
     type Output = GrepOutput;
 
     fn description() -> String {
-        format!(
-            "Search file contents for a regular expression, line by line (Rust regex syntax: no \
-             look-around or backreferences; escape ( ) [ ] {{ }} . * + ? | ^ $ \\ with \\ to match \
-             them literally). Returns `matches`, one line per match as `path:line:text`, paths \
-             relative to the working directory, sorted by path then line, at most `max_results` \
-             (default {GREP_DEFAULT_MAX_RESULTS}); `truncated` and `total` say when more matched: \
-             narrow with `path`, `include` or a more specific pattern. A line's text is cut at \
-             {GREP_LINE_MAX_CHARS} characters and ends with `…(+N bytes)`: read_file that line for the \
-             rest. `path` is a file or a directory (default `.`). `include` keeps the files whose name \
-             matches a glob (`*.rs`, `*.{{ts,tsx}}`), or whose path does when it holds a `/` \
-             (`src/**/*.py`). Skips binary files (counted in `binary_skipped`), what .gitignore files \
-             ignore (even outside a git repository) and these directories wherever they are, unless \
-             `path` names one: {}. Hidden files are searched. Symbolic links are not followed. A file \
-             with a line longer than {} MiB is searched up to that line and listed in `unsearched`.",
-            SEARCH_SKIPPED_DIRS.join(", "),
-            GREP_MAX_LINE_BYTES / (1024 * 1024)
-        )
+        "Search file contents for a regular expression, e.g. `def apply_discount` (escape ( ) [ ] \
+             { } . * + ? | ^ $ \\ with \\ to match them literally). Returns the matching lines as \
+             `path:line:text`; `truncated` says more matched. Narrow it with `path` (a file or \
+             folder) or `include` (a file glob such as `*.py`). Skips binary and .gitignored files \
+             and build folders such as target and node_modules."
+            .to_owned()
     }
 
     fn parameters() -> Value {

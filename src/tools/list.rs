@@ -122,10 +122,8 @@ impl Tool for ListDirectory {
 
     fn description() -> String {
         format!(
-            "List one directory: names sorted bytewise, directories end with `/`, files have sizes, \
-             symbolic links show their target. At most {LIST_MAX_ENTRIES} entries (the first by name); \
-             `truncated` and `total` say when there are more: use execute_command with find or ls \
-             and a filter for the rest. Names that are not UTF-8 are shown lossily and flagged."
+            "List the files and folders in one folder (folders end with `/`); `.` is the project \
+             itself. At most {LIST_MAX_ENTRIES} entries; `truncated` says there are more."
         )
     }
 

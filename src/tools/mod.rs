@@ -104,7 +104,7 @@ pub use read::{
 };
 pub use reaper::kill_all_commands;
 pub use registry::{ToolCall, ToolOutput, definitions};
-pub use result::ToolResult;
+pub use result::{ToolResult, UNCHANGED_RESULT};
 pub use tool::{Effect, Shown, Tool};
 pub use validate::validate;
 pub use walk::SEARCH_SKIPPED_DIRS;
@@ -189,6 +189,7 @@ pub async fn execute_guarded(
         outcome,
         confinement_notice: ctx.workspace.take_notice(),
         notice: None,
+        unchanged: false,
     }
 }
 

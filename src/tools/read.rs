@@ -125,11 +125,10 @@ impl Tool for ReadFile {
 
     fn description() -> String {
         format!(
-            "Read a text file as a window of lines (1-based). At most {READ_MAX_LINES} lines and \
-             {} KiB are returned; when more follows, `truncated` is true and a closing marker gives \
-             the totals and the offset to continue from. Binary files are refused; non-UTF-8 bytes \
-             are shown as U+FFFD and `lossy` is true (copy such lines into edit_file only from a \
-             UTF-8 view). If the path is not found, list_directory its parent to find the right name.",
+            "Read a text file. Leave offset and limit out to read it whole (up to {READ_MAX_LINES} \
+             lines or {} KiB; when more follows, `truncated` is true and the last line says which \
+             offset to continue from). If the file is not found, list_directory its folder for the \
+             right name.",
             READ_MAX_BYTES / 1024
         )
     }
@@ -143,14 +142,14 @@ impl Tool for ReadFile {
                     "type": "integer",
                     "minimum": 1,
                     "default": 1,
-                    "description": "First line to return, 1-based."
+                    "description": "First line to return, 1-based; leave it out to start at the top."
                 },
                 "limit": {
                     "type": "integer",
                     "minimum": 1,
                     "maximum": READ_MAX_LIMIT,
                     "default": READ_DEFAULT_LIMIT,
-                    "description": format!("How many lines to return (at most {READ_MAX_LINES} are returned per call).")
+                    "description": "How many lines to return; leave it out to read the whole file."
                 }
             },
             "required": ["path"],

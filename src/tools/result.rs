@@ -20,7 +20,13 @@ pub struct ToolResult {
     /// Advice the agent adds for the model: the repeat detector's
     /// (ADR 0015).
     pub notice: Option<String>,
+    /// The same call gave this same result earlier in the turn: the model
+    /// is told so instead of reading it again (ADR 0015).
+    pub unchanged: bool,
 }
+
+/// What the model reads instead of a result it already has.
+pub const UNCHANGED_RESULT: &str = "this exact call already gave this exact result earlier in this turn (see it above); it will not change. Answer the person from it now, or make a different call";
 
 impl From<ToolFailure> for ToolResult {
     fn from(failure: ToolFailure) -> Self {
@@ -28,6 +34,7 @@ impl From<ToolFailure> for ToolResult {
             outcome: Err(failure),
             confinement_notice: None,
             notice: None,
+            unchanged: false,
         }
     }
 }
@@ -53,11 +60,19 @@ enum Outcome<'a> {
         output: &'a ToolOutput,
     },
     Failed(&'a ToolFailure),
+    Unchanged {
+        ok: bool,
+        unchanged: &'static str,
+    },
 }
 
 impl Serialize for ToolResult {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let outcome = match &self.outcome {
+            _ if self.unchanged => Outcome::Unchanged {
+                ok: self.outcome.is_ok(),
+                unchanged: UNCHANGED_RESULT,
+            },
             Ok(output) => Outcome::Worked { ok: true, output },
             Err(failure) => Outcome::Failed(failure),
         };
@@ -136,6 +151,7 @@ mod tests {
             })),
             confinement_notice: Some("no openat2"),
             notice: Some("again".to_owned()),
+            unchanged: false,
         };
         assert_eq!(
             result.to_json(),
@@ -150,6 +166,21 @@ mod tests {
         assert_eq!(
             failed.to_json(),
             r#"{"ok":false,"rejected":true,"error":"the user rejected this call","code":"rejected","tool":"write_file","confinement_notice":"no openat2"}"#
+        );
+    }
+
+    #[test]
+    fn an_unchanged_result_says_so_instead_of_repeating_itself() {
+        let result = ToolResult {
+            notice: Some("again".to_owned()),
+            unchanged: true,
+            ..ToolResult::from(ToolFailure::Rejected {
+                tool: "write_file".to_owned(),
+            })
+        };
+        assert_eq!(
+            result.to_json(),
+            format!(r#"{{"ok":false,"unchanged":"{UNCHANGED_RESULT}","notice":"again"}}"#)
         );
     }
 }

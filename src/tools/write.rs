@@ -61,10 +61,9 @@ impl Tool for WriteFile {
     type Output = WriteFileOutput;
 
     fn description() -> String {
-        "Create a file or replace its whole content; parent directories are created. \
-             The write is atomic (a temp file renamed into place) and keeps an existing file's \
-             permissions. For a small change to an existing file prefer edit_file, which does not \
-             resend the whole file. Needs the user's approval; if rejected, ask what they want instead."
+        "Create a new file, or replace everything in a file, with `content`. To change part of an \
+             existing file use edit_file instead: write_file would drop the rest of it. Needs the \
+             person's approval; if rejected, ask what they want instead."
             .to_owned()
     }
 

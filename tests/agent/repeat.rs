@@ -5,7 +5,7 @@ use dashfloat::agent::{REPEAT_MAX_KEYS, RepeatDetector};
 
 fn notices(d: &mut RepeatDetector, name: &str, args: &str, times: usize) -> Vec<usize> {
     (1..=times)
-        .filter_map(|n| d.record(name, args).map(|_| n))
+        .filter_map(|n| d.record(name, args).notice.map(|_| n))
         .collect()
 }
 
@@ -23,7 +23,10 @@ fn key_order_and_spacing_do_not_make_a_different_call() {
     let mut d = RepeatDetector::default();
     d.record("read_file", r#"{"path":"a","limit":5}"#);
     d.record("read_file", r#"{ "limit": 5, "path": "a" }"#);
-    let third = d.record("read_file", r#"{"limit":5,"path":"a"}"#).unwrap();
+    let third = d
+        .record("read_file", r#"{"limit":5,"path":"a"}"#)
+        .notice
+        .unwrap();
     assert!(third.contains("3 times"), "{third}");
 }
 
@@ -31,9 +34,9 @@ fn key_order_and_spacing_do_not_make_a_different_call() {
 fn different_arguments_or_tools_count_apart() {
     let mut d = RepeatDetector::default();
     for _ in 0..2 {
-        assert!(d.record("read_file", r#"{"path":"a"}"#).is_none());
-        assert!(d.record("read_file", r#"{"path":"b"}"#).is_none());
-        assert!(d.record("list_directory", r#"{"path":"a"}"#).is_none());
+        assert!(d.record("read_file", r#"{"path":"a"}"#).notice.is_none());
+        assert!(d.record("read_file", r#"{"path":"b"}"#).notice.is_none());
+        assert!(d.record("list_directory", r#"{"path":"a"}"#).notice.is_none());
     }
 }
 
@@ -54,6 +57,22 @@ fn the_table_is_bounded() {
     }
     d.record("x", r#"{"i":0}"#);
     // The table was full, so counting restarted: this is the first again.
-    assert!(d.record("x", r#"{"i":0}"#).is_none());
-    assert!(d.record("x", r#"{"i":0}"#).is_some());
+    assert!(d.record("x", r#"{"i":0}"#).notice.is_none());
+    assert!(d.record("x", r#"{"i":0}"#).notice.is_some());
+}
+
+#[test]
+fn a_repeat_that_gives_the_same_result_is_unchanged_and_a_new_result_is_not() {
+    let mut d = RepeatDetector::default();
+    let first = d.record("read_file", r#"{"path":"a"}"#);
+    assert!(!d.unchanged(&first.key, "one"), "nothing to compare with yet");
+    let second = d.record("read_file", r#"{ "path": "a" }"#);
+    assert_eq!(second.key, first.key);
+    assert!(d.unchanged(&second.key, "one"));
+    assert!(!d.unchanged(&second.key, "two"), "the file changed");
+    let other = d.record("read_file", r#"{"path":"b"}"#);
+    assert!(!d.unchanged(&other.key, "two"), "another call");
+    d.reset();
+    let again = d.record("read_file", r#"{"path":"a"}"#);
+    assert!(!d.unchanged(&again.key, "two"), "the person wrote since");
 }

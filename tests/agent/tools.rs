@@ -396,6 +396,43 @@ async fn a_call_repeated_eight_times_gets_notices_at_three_five_and_eight() {
     assert!(results.iter().all(|r| r["ok"] == json!(true)));
 }
 
+/// A repeat that gives the result the model already has is answered as
+/// unchanged, and the next request asks for an answer, not a call: a call
+/// written as text in that reply stays text and the turn ends.
+#[tokio::test]
+async fn a_repeat_with_the_same_result_is_unchanged_and_the_next_reply_must_answer() {
+    let server = ScriptedServer::start(vec![
+        call("c0", "read_file", json!({"path": "a.txt"})),
+        call("c1", "read_file", json!({"path": "a.txt"})),
+        Reply::text(&[
+            "```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}\n```",
+        ]),
+        Reply::text(&["fine"]),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "alpha\n").unwrap();
+    let mut h = start_with(setup(&server.base_url(), dir.path(), ApprovalPolicy::Ask));
+    h.prompt("read a.txt").await;
+    let events = h.turn().await;
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3, "the text call was not run");
+    assert!(requests[1].body.get("tool_choice").is_none());
+    assert_eq!(requests[2].body["tool_choice"], json!("none"));
+    let results = tool_results(&requests[2].body);
+    assert_eq!(results[0]["content"], json!("alpha\n"));
+    assert_eq!(
+        results[1],
+        json!({"ok": true, "unchanged": dashfloat::tools::UNCHANGED_RESULT})
+    );
+    // Both rows show what the file holds: the person sees every result.
+    assert_eq!(statuses(&events), vec![ToolStatus::Ok, ToolStatus::Ok]);
+    // The person's next message starts afresh: calls may be made again.
+    h.prompt("again").await;
+    h.turn().await;
+    assert!(server.requests()[3].body.get("tool_choice").is_none());
+}
+
 #[tokio::test]
 async fn the_step_limit_ends_a_looping_turn_with_every_call_answered() {
     let replies: Vec<Reply> = (0..5)
@@ -409,6 +446,14 @@ async fn the_step_limit_ends_a_looping_turn_with_every_call_answered() {
     h.prompt("loop").await;
     let events = h.turn().await;
     assert_eq!(server.requests().len(), 3);
+    // The last step asks for an answer rather than a call; this server
+    // calls anyway, and the limit still holds.
+    let choices: Vec<Value> = server
+        .requests()
+        .iter()
+        .map(|r| r.body.get("tool_choice").cloned().unwrap_or(Value::Null))
+        .collect();
+    assert_eq!(choices, vec![Value::Null, Value::Null, json!("none")]);
     assert!(
         system_texts(&events)
             .iter()

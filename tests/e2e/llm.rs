@@ -22,16 +22,29 @@ fn llm_url() -> String {
     )
 }
 
+/// The same model behind its stock chat template, with which it writes its
+/// calls as text (`scripts/local-model start --stock-template`).
+fn stock_url() -> String {
+    std::env::var("DASHFLOAT_LLM_STOCK_URL").expect(
+        "DASHFLOAT_LLM_STOCK_URL is not set: run these through scripts/test, which starts the local model",
+    )
+}
+
 /// An agent on the real model in a temp project holding a README and a
 /// `src` folder; `max_steps` 2 lets one follow-up request go out after the
 /// tool results and then ends the turn (these small models tend to call a
 /// tool again instead of answering).
 fn start_real(max_steps: u32) -> (AgentHarness, tempfile::TempDir) {
+    start_real_at(&llm_url(), max_steps)
+}
+
+/// [`start_real`] against the server at `url`.
+fn start_real_at(url: &str, max_steps: u32) -> (AgentHarness, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("README.md"), "# Demo\n\nA demo project.\n").unwrap();
     std::fs::create_dir(dir.path().join("src")).unwrap();
     std::fs::write(dir.path().join("src/main.rs"), "fn main() {}\n").unwrap();
-    let mut s = setup(&llm_url(), dir.path(), ApprovalPolicy::Ask);
+    let mut s = setup(url, dir.path(), ApprovalPolicy::Ask);
     s.max_steps = max_steps;
     // Deterministic replies keep these tests from depending on luck.
     s.temperature = Some(0.0);
@@ -126,6 +139,34 @@ async fn the_real_model_reads_a_file_and_the_follow_up_is_accepted() {
         ("read_file".to_string(), ToolStatus::Ok)
     );
     follow_up_accepted(&events);
+}
+
+/// Behind its stock template the model writes its call as fenced JSON in
+/// the reply text; the `auto` adapter reads it, the file is read, and the
+/// follow-up (the call sent back as `tool_calls`, which the stock template
+/// renders in its own syntax) is accepted.
+#[tokio::test]
+#[ignore = "needs the real local model; scripts/test runs it"]
+async fn the_real_model_behind_its_stock_template_reads_a_file_through_the_adapter() {
+    let (mut h, _dir) = start_real_at(&stock_url(), 2);
+    h.prompt("Read the file README.md").await;
+    let events = turn_answering(&mut h, Decision::Approve).await;
+    assert_eq!(
+        first_call(&events),
+        ("read_file".to_string(), ToolStatus::Ok)
+    );
+    follow_up_accepted(&events);
+    let shown: String = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::AssistantDelta(text) => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        !shown.contains("\"name\": \"read_file\""),
+        "the call's syntax was shown as prose: {shown}"
+    );
 }
 
 #[tokio::test]
