@@ -22,7 +22,7 @@ use crate::tools::{EXEC_DEFAULT_MAX_TIMEOUT, EXEC_DEFAULT_TIMEOUT};
 pub const LOCAL_BASE_URL: &str = "http://127.0.0.1:8088/v1";
 /// The model name sent to the local server (llama-server serves one model
 /// whatever the name; this is the alias `scripts/local-model` gives it).
-pub const LOCAL_MODEL: &str = "qwen2.5-coder-0.5b";
+pub const LOCAL_MODEL: &str = "qwen2.5-coder-1.5b";
 /// The local model's context window in tokens (the server's `-c`), when
 /// none is configured and the server does not say (ADR 0020).
 pub const LOCAL_CONTEXT_WINDOW: u64 = 8192;

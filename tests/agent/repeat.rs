@@ -36,7 +36,11 @@ fn different_arguments_or_tools_count_apart() {
     for _ in 0..2 {
         assert!(d.record("read_file", r#"{"path":"a"}"#).notice.is_none());
         assert!(d.record("read_file", r#"{"path":"b"}"#).notice.is_none());
-        assert!(d.record("list_directory", r#"{"path":"a"}"#).notice.is_none());
+        assert!(
+            d.record("list_directory", r#"{"path":"a"}"#)
+                .notice
+                .is_none()
+        );
     }
 }
 
@@ -65,7 +69,10 @@ fn the_table_is_bounded() {
 fn a_repeat_that_gives_the_same_result_is_unchanged_and_a_new_result_is_not() {
     let mut d = RepeatDetector::default();
     let first = d.record("read_file", r#"{"path":"a"}"#);
-    assert!(!d.unchanged(&first.key, "one"), "nothing to compare with yet");
+    assert!(
+        !d.unchanged(&first.key, "one"),
+        "nothing to compare with yet"
+    );
     let second = d.record("read_file", r#"{ "path": "a" }"#);
     assert_eq!(second.key, first.key);
     assert!(d.unchanged(&second.key, "one"));
