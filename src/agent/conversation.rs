@@ -288,8 +288,8 @@ exact value.\n\
 write_file to create a file. The person approves each change and may reject it.\n\
 4. Never repeat a call with the same arguments: the result would be the same.\n\
 5. If a tool fails, its error says what to do next.\n\
-Paths are relative to the project, spelled as the person names them, like src/main.rs. Answer in \
-GitHub-flavoured markdown, code in fenced blocks tagged with their language."
+Give every path relative to the project, spelled exactly as the person names the file; `.` is the project \
+itself. Answer in GitHub-flavoured markdown, code in fenced blocks tagged with their language."
         .to_string()
 }
 
