@@ -421,16 +421,16 @@ fn the_command_line_names_the_session_to_open() {
 
 #[test]
 fn the_tool_syntax_comes_from_the_flag_then_the_file_and_defaults_to_auto() {
-    use dashfloat::llm::adapters::ToolSyntax;
+    use dashfloat::llm::adapters::{Syntax, ToolSyntax};
     let (c, _) = resolve(&Cli::default(), &[], None);
     assert_eq!(c.tool_syntax, ToolSyntax::Auto);
     let (c, problems) = resolve(&Cli::default(), &[], Some("tool_syntax = \"hermes\"\n"));
     assert!(problems.is_empty(), "{problems:?}");
-    assert_eq!(c.tool_syntax, ToolSyntax::Hermes);
+    assert_eq!(c.tool_syntax, ToolSyntax::Only(Syntax::Hermes));
     let cli = Cli::parse_from(["dashfloat", "--tool-syntax", "native"]);
     let (c, _) = resolve(&cli, &[], Some("tool_syntax = \"hermes\"\n"));
     assert_eq!(c.tool_syntax, ToolSyntax::Native);
-    for syntax in ToolSyntax::ALL {
+    for syntax in ToolSyntax::all() {
         let cli = Cli::parse_from(["dashfloat", "--tool-syntax", syntax.name()]);
         assert_eq!(resolve(&cli, &[], None).0.tool_syntax, syntax);
     }

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use dashfloat::llm::adapters::{OfferedTools, ToolSyntax};
+use dashfloat::llm::adapters::{OfferedTools, Syntax, ToolSyntax};
 use dashfloat::llm::stream::{EpisodeSetup, run};
 use dashfloat::protocol::{StreamEvent, ToolCallRequest};
 use dashfloat::tools::{ToolFailure, validate};
@@ -102,7 +102,7 @@ async fn replay_every_way(fixture: &str, syntax: ToolSyntax) -> (String, Vec<Too
 
 #[tokio::test]
 async fn fenced_json_block_is_a_call_and_the_prose_stays() {
-    for syntax in [ToolSyntax::Fenced, ToolSyntax::Auto] {
+    for syntax in [ToolSyntax::Only(Syntax::Fenced), ToolSyntax::Auto] {
         let (prose, calls) = replay_every_way("adapters/fenced-read-file.sse", syntax).await;
         assert_eq!(prose, "I'll read the README first.\n");
         assert_eq!(
@@ -118,7 +118,7 @@ async fn fenced_json_block_is_a_call_and_the_prose_stays() {
 
 #[tokio::test]
 async fn hermes_two_calls_in_one_reply() {
-    for syntax in [ToolSyntax::Hermes, ToolSyntax::Auto] {
+    for syntax in [ToolSyntax::Only(Syntax::Hermes), ToolSyntax::Auto] {
         let (prose, calls) = replay_every_way("adapters/hermes-two-calls.sse", syntax).await;
         assert_eq!(prose, "Let me look at both.\n\n");
         assert_eq!(
@@ -133,7 +133,11 @@ async fn hermes_two_calls_in_one_reply() {
 
 #[tokio::test]
 async fn mistral_array_and_args_forms() {
-    let (prose, calls) = replay_every_way("adapters/mistral-array.sse", ToolSyntax::Mistral).await;
+    let (prose, calls) = replay_every_way(
+        "adapters/mistral-array.sse",
+        ToolSyntax::Only(Syntax::Mistral),
+    )
+    .await;
     assert_eq!(prose, "");
     assert_eq!(
         calls,
@@ -152,7 +156,7 @@ async fn mistral_array_and_args_forms() {
 
 #[tokio::test]
 async fn llama_json_reply_is_a_call() {
-    for syntax in [ToolSyntax::Llama, ToolSyntax::Auto] {
+    for syntax in [ToolSyntax::Only(Syntax::Llama), ToolSyntax::Auto] {
         let (prose, calls) = replay_every_way("adapters/llama-json.sse", syntax).await;
         assert_eq!(prose, "");
         assert_eq!(
@@ -164,7 +168,11 @@ async fn llama_json_reply_is_a_call() {
 
 #[tokio::test]
 async fn deepseek_v3_and_v3_1_forms() {
-    let (prose, calls) = replay_every_way("adapters/deepseek-v3.sse", ToolSyntax::Deepseek).await;
+    let (prose, calls) = replay_every_way(
+        "adapters/deepseek-v3.sse",
+        ToolSyntax::Only(Syntax::Deepseek),
+    )
+    .await;
     assert_eq!(prose, "");
     assert_eq!(
         calls,
@@ -180,7 +188,7 @@ async fn deepseek_v3_and_v3_1_forms() {
 
 #[tokio::test]
 async fn glm_pairs_take_their_types_from_the_schema() {
-    for syntax in [ToolSyntax::Glm, ToolSyntax::Auto] {
+    for syntax in [ToolSyntax::Only(Syntax::Glm), ToolSyntax::Auto] {
         let (prose, calls) = replay_every_way("adapters/glm-read-file.sse", syntax).await;
         assert_eq!(prose, "I will read the file.\n");
         assert_eq!(
@@ -299,7 +307,7 @@ async fn a_long_text_call_reports_progress_like_a_native_one() {
     frames.push(content_chunk("\"}}</tool_call>"));
     frames.push(finish_chunk("stop"));
     let server = ScriptedServer::start(vec![Reply::sse(frames)]).await;
-    let events = episode(&server.base_url(), ToolSyntax::Hermes).await;
+    let events = episode(&server.base_url(), ToolSyntax::Only(Syntax::Hermes)).await;
     let progress = events
         .iter()
         .filter(|e| matches!(e, StreamEvent::ToolCallProgress { id, .. } if id == "call_7_0"))

@@ -39,7 +39,7 @@ pub const HOLD_MAX_BYTES: usize = 4096;
 /// How tool calls are read from the model's reply (`--tool-syntax`,
 /// `tool_syntax`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(try_from = "String")]
 pub enum ToolSyntax {
     /// Native `delta.tool_calls` when the server sends them, else any
     /// known text syntax found in the content.
@@ -47,24 +47,14 @@ pub enum ToolSyntax {
     Auto,
     /// Only native `delta.tool_calls`; text is never parsed.
     Native,
-    /// ```json fenced blocks.
-    Fenced,
-    /// Hermes / Qwen `<tool_call>{…}</tool_call>`.
-    Hermes,
-    /// Mistral `[TOOL_CALLS]`.
-    Mistral,
-    /// Llama 3.x JSON replies and `<|python_tag|>`.
-    Llama,
-    /// DeepSeek V3 / R1 / V3.1 `<｜tool▁call▁begin｜>`.
-    Deepseek,
-    /// GLM-4.5 `<tool_call>NAME<arg_key>…`.
-    Glm,
+    /// Native calls, and text calls in this one syntax.
+    Only(Syntax),
 }
 
 /// Why a tool syntax was not accepted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AdapterError {
-    /// The name is none of [`ToolSyntax::ALL`]'s.
+    /// The name is none of [`ToolSyntax::all`]'s.
     #[error(
         "unknown tool syntax `{0}`: expected auto, native, fenced, hermes, mistral, llama, deepseek or glm"
     )]
@@ -73,42 +63,27 @@ pub enum AdapterError {
 
 impl ToolSyntax {
     /// Every setting, as `--tool-syntax` lists them.
-    pub const ALL: [ToolSyntax; 8] = [
-        ToolSyntax::Auto,
-        ToolSyntax::Native,
-        ToolSyntax::Fenced,
-        ToolSyntax::Hermes,
-        ToolSyntax::Mistral,
-        ToolSyntax::Llama,
-        ToolSyntax::Deepseek,
-        ToolSyntax::Glm,
-    ];
+    pub fn all() -> impl Iterator<Item = ToolSyntax> {
+        [ToolSyntax::Auto, ToolSyntax::Native]
+            .into_iter()
+            .chain(Syntax::ALL.into_iter().map(ToolSyntax::Only))
+    }
 
     /// The setting's name as the flag and the config file spell it.
     pub fn name(self) -> &'static str {
         match self {
             ToolSyntax::Auto => "auto",
             ToolSyntax::Native => "native",
-            ToolSyntax::Fenced => "fenced",
-            ToolSyntax::Hermes => "hermes",
-            ToolSyntax::Mistral => "mistral",
-            ToolSyntax::Llama => "llama",
-            ToolSyntax::Deepseek => "deepseek",
-            ToolSyntax::Glm => "glm",
+            ToolSyntax::Only(syntax) => syntax.name(),
         }
     }
 
     /// The text syntaxes this setting reads.
-    fn syntaxes(self) -> &'static [Syntax] {
+    fn syntaxes(&self) -> &[Syntax] {
         match self {
             ToolSyntax::Auto => &Syntax::ALL,
             ToolSyntax::Native => &[],
-            ToolSyntax::Fenced => &[Syntax::Fenced],
-            ToolSyntax::Hermes => &[Syntax::Hermes],
-            ToolSyntax::Mistral => &[Syntax::Mistral],
-            ToolSyntax::Llama => &[Syntax::Llama],
-            ToolSyntax::Deepseek => &[Syntax::Deepseek],
-            ToolSyntax::Glm => &[Syntax::Glm],
+            ToolSyntax::Only(syntax) => std::slice::from_ref(syntax),
         }
     }
 }
@@ -117,10 +92,17 @@ impl FromStr for ToolSyntax {
     type Err = AdapterError;
 
     fn from_str(name: &str) -> Result<Self, Self::Err> {
-        Self::ALL
-            .into_iter()
+        Self::all()
             .find(|s| s.name() == name)
             .ok_or_else(|| AdapterError::UnknownSyntax(name.to_string()))
+    }
+}
+
+impl TryFrom<String> for ToolSyntax {
+    type Error = AdapterError;
+
+    fn try_from(name: String) -> Result<Self, Self::Error> {
+        name.parse()
     }
 }
 
@@ -135,14 +117,20 @@ pub enum TextPiece {
     Arguments(String),
 }
 
-/// One text syntax.
+/// One text syntax of tool calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Syntax {
+pub enum Syntax {
+    /// ```json fenced blocks.
     Fenced,
+    /// Hermes / Qwen `<tool_call>{…}</tool_call>`.
     Hermes,
+    /// Mistral `[TOOL_CALLS]`.
     Mistral,
+    /// Llama 3.x JSON replies and `<|python_tag|>`.
     Llama,
+    /// DeepSeek V3 / R1 / V3.1 `<｜tool▁call▁begin｜>`.
     Deepseek,
+    /// GLM-4.5 `<tool_call>NAME<arg_key>…`.
     Glm,
 }
 
@@ -178,7 +166,8 @@ enum Tail {
 }
 
 impl Syntax {
-    const ALL: [Syntax; 6] = [
+    /// Every text syntax, in the order `auto` tries them.
+    pub const ALL: [Syntax; 6] = [
         Syntax::Fenced,
         Syntax::Hermes,
         Syntax::Mistral,
@@ -186,6 +175,18 @@ impl Syntax {
         Syntax::Deepseek,
         Syntax::Glm,
     ];
+
+    /// The syntax's name as `--tool-syntax` spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Syntax::Fenced => "fenced",
+            Syntax::Hermes => "hermes",
+            Syntax::Mistral => "mistral",
+            Syntax::Llama => "llama",
+            Syntax::Deepseek => "deepseek",
+            Syntax::Glm => "glm",
+        }
+    }
 
     fn openers(self) -> &'static [&'static str] {
         match self {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::{OfferedTools, TextCalls, TextPiece, ToolSyntax};
+use super::{OfferedTools, Syntax, TextCalls, TextPiece, ToolSyntax};
 
 fn offered() -> Arc<OfferedTools> {
     Arc::new(OfferedTools::from_definitions(&json!([
@@ -75,7 +75,7 @@ const FENCED: &str = "Let me look.\n```json\n{\"name\": \"read_file\", \"argumen
 
 #[test]
 fn fenced_call_between_prose() {
-    for setting in [ToolSyntax::Fenced, ToolSyntax::Auto] {
+    for setting in [ToolSyntax::Only(Syntax::Fenced), ToolSyntax::Auto] {
         let read = read_every_way(setting, FENCED);
         assert_eq!(read.prose, "Let me look.\n\nDone.");
         assert_eq!(read.calls.len(), 1);
@@ -86,7 +86,7 @@ fn fenced_call_between_prose() {
 #[test]
 fn fenced_array_and_parameters_key() {
     let text = "```tool_call\n[{\"name\": \"read_file\", \"parameters\": {\"path\": \"a\"}},\n {\"name\": \"list_directory\", \"arguments\": {\"path\": \"b\"}}]\n```";
-    let read = read_every_way(ToolSyntax::Fenced, text);
+    let read = read_every_way(ToolSyntax::Only(Syntax::Fenced), text);
     assert_eq!(read.prose, "");
     assert_call(&read, 0, "read_file", json!({"path": "a"}));
     assert_call(&read, 1, "list_directory", json!({"path": "b"}));
@@ -95,7 +95,7 @@ fn fenced_array_and_parameters_key() {
 #[test]
 fn hermes_two_calls() {
     let text = "I'll check.\n<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"</tool_call>\"}}\n</tool_call>\n<tool_call>\n{\"name\": \"list_directory\", \"arguments\": {\"path\": \"src\"}}\n</tool_call>";
-    for setting in [ToolSyntax::Hermes, ToolSyntax::Auto] {
+    for setting in [ToolSyntax::Only(Syntax::Hermes), ToolSyntax::Auto] {
         let read = read_every_way(setting, text);
         assert_eq!(read.prose, "I'll check.\n\n");
         assert_call(&read, 0, "read_file", json!({"path": "</tool_call>"}));
@@ -108,14 +108,14 @@ fn mistral_array_and_args_forms() {
     let text = "[TOOL_CALLS] [{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}, \"id\": \"abcdefghi\"}]";
     // The old form's `id` member is not a call's shape: the call is taken,
     // and what breaks the shape after its arguments is shown.
-    let read = read_every_way(ToolSyntax::Mistral, text);
+    let read = read_every_way(ToolSyntax::Only(Syntax::Mistral), text);
     assert_call(&read, 0, "read_file", json!({"path": "a"}));
     let text = "[TOOL_CALLS] [{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}, {\"name\": \"list_directory\", \"arguments\": {}}]";
-    let read = read_every_way(ToolSyntax::Mistral, text);
+    let read = read_every_way(ToolSyntax::Only(Syntax::Mistral), text);
     assert_eq!(read.prose, "");
     assert_call(&read, 1, "list_directory", json!({}));
     let text = "[TOOL_CALLS]read_file[ARGS]{\"path\": \"a\"}[TOOL_CALLS]list_directory[CALL_ID]a1b2c3d4e[ARGS]{}";
-    for setting in [ToolSyntax::Mistral, ToolSyntax::Auto] {
+    for setting in [ToolSyntax::Only(Syntax::Mistral), ToolSyntax::Auto] {
         let read = read_every_way(setting, text);
         assert_eq!(read.prose, "");
         assert_call(&read, 0, "read_file", json!({"path": "a"}));
@@ -126,14 +126,14 @@ fn mistral_array_and_args_forms() {
 #[test]
 fn llama_bare_reply_and_python_tag() {
     let text = "{\"name\": \"read_file\", \"parameters\": {\"path\": \"a\"}}<|eot_id|>";
-    for setting in [ToolSyntax::Llama, ToolSyntax::Auto] {
+    for setting in [ToolSyntax::Only(Syntax::Llama), ToolSyntax::Auto] {
         let read = read_every_way(setting, text);
         assert_eq!(read.prose, "");
         assert_call(&read, 0, "read_file", json!({"path": "a"}));
     }
     let text =
         "<|python_tag|>{\"name\": \"list_directory\", \"parameters\": {\"path\": \".\"}}<|eom_id|>";
-    let read = read_every_way(ToolSyntax::Llama, text);
+    let read = read_every_way(ToolSyntax::Only(Syntax::Llama), text);
     assert_eq!(read.prose, "");
     assert_call(&read, 0, "list_directory", json!({"path": "."}));
 }
@@ -141,7 +141,7 @@ fn llama_bare_reply_and_python_tag() {
 #[test]
 fn bare_json_later_in_a_reply_is_prose() {
     let text = "Here: {\"name\": \"read_file\", \"parameters\": {\"path\": \"a\"}}";
-    let read = read_every_way(ToolSyntax::Llama, text);
+    let read = read_every_way(ToolSyntax::Only(Syntax::Llama), text);
     assert_eq!(read.prose, text);
     assert!(read.calls.is_empty());
 }
@@ -149,14 +149,14 @@ fn bare_json_later_in_a_reply_is_prose() {
 #[test]
 fn deepseek_v3_and_v3_1() {
     let text = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>read_file\n```json\n{\"path\": \"a\"}\n```<｜tool▁call▁end｜>\n<｜tool▁call▁begin｜>function<｜tool▁sep｜>list_directory\n```json\n{}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
-    for setting in [ToolSyntax::Deepseek, ToolSyntax::Auto] {
+    for setting in [ToolSyntax::Only(Syntax::Deepseek), ToolSyntax::Auto] {
         let read = read_every_way(setting, text);
         assert_eq!(read.prose, "\n");
         assert_call(&read, 0, "read_file", json!({"path": "a"}));
         assert_call(&read, 1, "list_directory", json!({}));
     }
     let text = "Sure.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>read_file<｜tool▁sep｜>{\"path\": \"a\"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
-    let read = read_every_way(ToolSyntax::Deepseek, text);
+    let read = read_every_way(ToolSyntax::Only(Syntax::Deepseek), text);
     assert_eq!(read.prose, "Sure.");
     assert_call(&read, 0, "read_file", json!({"path": "a"}));
 }
@@ -164,7 +164,7 @@ fn deepseek_v3_and_v3_1() {
 #[test]
 fn glm_pairs_typed_by_the_schema() {
     let text = "Reading.\n<tool_call>read_file\n<arg_key>path</arg_key>\n<arg_value>12</arg_value>\n<arg_key>limit</arg_key>\n<arg_value>10</arg_value>\n</tool_call>";
-    for setting in [ToolSyntax::Glm, ToolSyntax::Auto] {
+    for setting in [ToolSyntax::Only(Syntax::Glm), ToolSyntax::Auto] {
         let read = read_every_way(setting, text);
         assert_eq!(read.prose, "Reading.\n");
         assert_call(&read, 0, "read_file", json!({"path": "12", "limit": 10}));
@@ -175,10 +175,10 @@ fn glm_pairs_typed_by_the_schema() {
 fn malformed_arguments_are_kept_raw() {
     let text =
         "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\",,}}\n</tool_call>";
-    let read = read_every_way(ToolSyntax::Hermes, text);
+    let read = read_every_way(ToolSyntax::Only(Syntax::Hermes), text);
     assert_eq!(read.calls[0].1, "{\"path\": \"a\",,}");
     let text = "```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"\n```\nafter";
-    let read = read_every_way(ToolSyntax::Fenced, text);
+    let read = read_every_way(ToolSyntax::Only(Syntax::Fenced), text);
     assert_eq!(read.calls[0].1, "{\"path\": \"a\"\n");
     assert_eq!(read.prose, "\nafter");
 }
@@ -186,7 +186,7 @@ fn malformed_arguments_are_kept_raw() {
 #[test]
 fn a_call_cut_by_the_end_keeps_its_arguments_so_far() {
     let read = read_every_way(
-        ToolSyntax::Hermes,
+        ToolSyntax::Only(Syntax::Hermes),
         "<tool_call>{\"name\": \"read_file\", \"arguments\": {\"pa",
     );
     assert_eq!(read.calls, vec![("read_file".into(), "{\"pa".into())]);
@@ -217,10 +217,10 @@ fn a_head_undecided_within_the_bound_is_prose() {
         "<tool_call>{}{{\"name\": \"read_file\", \"arguments\": {{}}}}</tool_call>",
         " ".repeat(super::HOLD_MAX_BYTES)
     );
-    assert_eq!(read(ToolSyntax::Hermes, &[&text]).prose, text);
+    assert_eq!(read(ToolSyntax::Only(Syntax::Hermes), &[&text]).prose, text);
     let pieces: Vec<String> = text.chars().map(String::from).collect();
     let pieces: Vec<&str> = pieces.iter().map(String::as_str).collect();
-    assert_eq!(read(ToolSyntax::Hermes, &pieces).prose, text);
+    assert_eq!(read(ToolSyntax::Only(Syntax::Hermes), &pieces).prose, text);
 }
 
 #[test]
@@ -231,13 +231,13 @@ fn native_and_no_tools_read_nothing() {
 
 #[test]
 fn a_named_syntax_ignores_the_others() {
-    let read = read_every_way(ToolSyntax::Glm, FENCED);
+    let read = read_every_way(ToolSyntax::Only(Syntax::Glm), FENCED);
     assert_eq!(read.prose, FENCED);
 }
 
 #[test]
 fn syntax_names_round_trip() {
-    for syntax in ToolSyntax::ALL {
+    for syntax in ToolSyntax::all() {
         assert_eq!(syntax.name().parse::<ToolSyntax>(), Ok(syntax));
     }
     assert!("qwen".parse::<ToolSyntax>().is_err());
