@@ -28,7 +28,9 @@ pub use conversation::{
     system_prompt,
 };
 pub use policy::ApprovalPolicy;
-pub use repeat::{REPEAT_MAX_KEYS, REPEAT_THRESHOLDS, RepeatDetector};
+pub use repeat::{
+    FAILED_REPEAT_NOTICE, FAILED_REPEAT_RETRIES, REPEAT_MAX_KEYS, REPEAT_THRESHOLDS, RepeatDetector,
+};
 
 use std::sync::Arc;
 

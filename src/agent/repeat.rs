@@ -38,7 +38,18 @@ pub struct Repeat {
     pub key: String,
     /// The notice for its result, when its count reached a threshold.
     pub notice: Option<String>,
+    /// How many times the call has been made since the person last
+    /// wrote, this one included.
+    pub count: u32,
 }
+
+/// Until this many identical calls, a failed repeat is answered with its
+/// whole error again (it says how to recover), not as unchanged: a small
+/// model given only "unchanged" copies that into its answer. ADR 0015.
+pub const FAILED_REPEAT_RETRIES: u32 = 2;
+
+/// What a failed call made again reads beside its error.
+pub const FAILED_REPEAT_NOTICE: &str = "this exact call failed the same way before; change what the error says to change, or answer the person";
 
 impl RepeatDetector {
     /// Forgets every count (the person wrote a message).
@@ -64,7 +75,11 @@ impl RepeatDetector {
             };
             format!("this exact call ({name} with the same arguments) has now been made {n} times since the person last wrote; {advice}")
         });
-        Repeat { key, notice }
+        Repeat {
+            key,
+            notice,
+            count: n,
+        }
     }
 
     /// Whether the call `key` ([`Repeat::key`]) gave this same result

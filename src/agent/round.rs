@@ -15,7 +15,7 @@ use crate::tools::{self, Analyser, Judged, ToolCall, ToolFailure, ToolResult};
 
 use super::conversation::AssistantCall;
 use super::policy::ApprovalPolicy;
-use super::repeat::Repeat;
+use super::repeat::{FAILED_REPEAT_NOTICE, FAILED_REPEAT_RETRIES, Repeat};
 use super::{Agent, outcome};
 
 /// What a tool task (or a preview task) tells the agent. It crosses a task
@@ -571,11 +571,19 @@ impl Agent {
                 // In call order, so "see it above" holds for parallel
                 // calls too; the notice is not part of what is compared.
                 let notice = result.notice.take();
-                result.unchanged = self.repeats.unchanged(&repeat.key, &result.to_json());
+                let unchanged = self.repeats.unchanged(&repeat.key, &result.to_json());
                 result.notice = notice;
-                // The model keeps asking for what it has: its next reply
-                // is asked to be an answer.
-                self.answer_now |= result.unchanged;
+                if unchanged && result.outcome.is_err() && repeat.count <= FAILED_REPEAT_RETRIES {
+                    // The error again, whole: it says how to recover.
+                    result
+                        .notice
+                        .get_or_insert_with(|| FAILED_REPEAT_NOTICE.to_owned());
+                } else {
+                    // The model keeps asking for what it has: its next
+                    // reply is asked to be an answer.
+                    result.unchanged = unchanged;
+                    self.answer_now |= unchanged;
+                }
             }
             if let Some((size, limit)) = self.fit_result(&mut result) {
                 let name = &call.name;

@@ -292,6 +292,7 @@ impl Agent {
             return;
         }
         self.conversation = Conversation::new(&self.setup.system_prompt);
+        self.setup.tools.known.clear();
         self.budget.forget_report();
         self.saving.start_new();
         self.emit(AgentEvent::SessionOpened { log: Vec::new() })
@@ -398,6 +399,7 @@ impl Agent {
                     &self.setup.system_prompt,
                     std::mem::take(&mut saved.messages),
                 );
+                self.setup.tools.known.clear();
                 self.budget.forget_report();
                 let lock = if current {
                     self.saving.lock.take()

@@ -19,13 +19,24 @@ use super::guard::{check, content_hash};
 use super::preview::{diff, heading, shown};
 use super::read::count_lines;
 use super::tool::{Effect, Shown, Tool, on_blocking_pool, path_parameter};
-use super::{Parents, ToolContext, Workspace, WriteError, io_failure, resolve_for};
+use super::{KnownFiles, Parents, ToolContext, Workspace, WriteError, io_failure, resolve_for};
 
 const TOOL: &str = EditFile::NAME;
 
 /// Largest file `edit_file` rewrites (8 MiB), refused by `stat` before any
 /// byte is read. ADR 0007 §2.
 pub const EDIT_MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
+
+/// The most of a file a failed edit shows back (2 KiB): the whole file
+/// up to this size, else a window around the nearest match.
+pub const EDIT_EXCERPT_MAX_BYTES: usize = 2048;
+
+/// Lines shown before and after the nearest match of a block not found.
+const EDIT_EXCERPT_CONTEXT_LINES: usize = 3;
+
+/// The shortest matching prefix (bytes) that places a window: a shorter
+/// one, such as a lone `d`, says nothing about where the block belongs.
+const EDIT_EXCERPT_MIN_PREFIX: usize = 8;
 
 /// Why a search block does not select exactly one place.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -244,10 +255,11 @@ impl Tool for EditFile {
         cancel: &CancellationToken,
         guard: FileGuard,
     ) -> Result<EditFileOutput, ToolFailure> {
-        let (call, ws) = (self.clone(), Arc::clone(&ctx.workspace));
+        let (call, ws, known) = (self.clone(), Arc::clone(&ctx.workspace), ctx.known.clone());
         on_blocking_pool(TOOL, cancel, move || {
             edit_file(
                 ws.as_ref(),
+                &known,
                 &call.path,
                 call.search_block.as_bytes(),
                 call.replace_block.as_bytes(),
@@ -306,12 +318,54 @@ fn plan(
     search: &[u8],
     replace: &[u8],
 ) -> Result<(usize, Vec<u8>), ToolFailure> {
-    let range = locate(data, search).map_err(|e| failed(format!("{path}: {e}")))?;
+    let range = locate(data, search).map_err(|e| match e {
+        LocateError::NotFound { nearest } => match excerpt(data, nearest, count_lines(search)) {
+            Some((first, last, text)) => failed(format!(
+                "{path}: search block not found; copy search_block exactly from the file's \
+                 text, lines {first}-{last}:\n{text}"
+            )),
+            None => failed(format!("{path}: {}", LocateError::NotFound { nearest })),
+        },
+        e => failed(format!("{path}: {e}")),
+    })?;
     Ok((line_of(data, range.start), splice(data, range, replace)))
+}
+
+/// The text a block that was not found should have been copied from, with
+/// its 1-based first and last line: the whole file when it is at most
+/// [`EDIT_EXCERPT_MAX_BYTES`], else the lines around the block's longest
+/// prefix that occurs (when one of at least [`EDIT_EXCERPT_MIN_PREFIX`]
+/// bytes does), cut to that size. A small model that guessed the block
+/// can then correct it without another read.
+fn excerpt(
+    data: &[u8],
+    nearest: Option<NearMatch>,
+    block_lines: u64,
+) -> Option<(usize, usize, String)> {
+    let lines: Vec<&[u8]> = data.split_inclusive(|b| *b == b'\n').collect();
+    let (first, last) = if data.len() <= EDIT_EXCERPT_MAX_BYTES {
+        (1, lines.len())
+    } else {
+        let near = nearest.filter(|n| n.matched_bytes >= EDIT_EXCERPT_MIN_PREFIX)?;
+        let first = near.line.saturating_sub(EDIT_EXCERPT_CONTEXT_LINES).max(1);
+        let last = (near.line + block_lines as usize + EDIT_EXCERPT_CONTEXT_LINES).min(lines.len());
+        (first, last)
+    };
+    let mut text = Vec::new();
+    let mut shown = first.saturating_sub(1);
+    for line in lines.get(first.checked_sub(1)?..last)? {
+        if text.len() + line.len() > EDIT_EXCERPT_MAX_BYTES {
+            break;
+        }
+        text.extend_from_slice(line);
+        shown += 1;
+    }
+    (shown >= first).then(|| (first, shown, String::from_utf8_lossy(&text).into_owned()))
 }
 
 fn edit_file(
     ws: &dyn Workspace,
+    known: &KnownFiles,
     path: &str,
     search: &[u8],
     replace: &[u8],
@@ -329,6 +383,7 @@ fn edit_file(
         .map_err(|e| match e {
             WriteError::Parents(e) | WriteError::Write(e) => io_failure(TOOL, path, "write", &e),
         })?;
+    known.record(&target.real);
     Ok(EditFileOutput {
         path: path.to_owned(),
         line,

@@ -105,7 +105,7 @@ impl Tool for Glob {
     type Output = GlobOutput;
 
     fn description() -> String {
-        "Find files by name: `pattern` is a glob such as `**/*.py` (at any depth) or `src/*.rs`. \
+        "Find files by name: `pattern` is a glob such as `**/test_*` (at any depth) or `docs/*.md`. \
              Returns the matching files' paths, sorted; `truncated` says more matched. Skips \
              .gitignored files and build folders such as target and node_modules."
             .to_owned()
@@ -120,7 +120,7 @@ impl Tool for Glob {
                 "pattern": {
                     "type": "string",
                     "minLength": 1,
-                    "description": "The glob, e.g. `**/*.rs` or `src/**/mod.rs`."
+                    "description": "The glob, e.g. `**/*.md` or `docs/**/intro*`."
                 },
                 "path": path,
                 "max_results": {

@@ -99,6 +99,10 @@ pub struct GrepOutput {
     /// as `path:line:text`, the path relative to the working directory;
     /// a closing marker when the context window's cut shortened them.
     pub matches: String,
+    /// When nothing matched: what to try next, so a small model looks
+    /// again instead of answering from a guess.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next: Option<String>,
     /// Matching lines in `matches`.
     pub shown: usize,
     /// Matching lines found in all. Exact, except that a file listed in
@@ -121,6 +125,16 @@ pub struct GrepOutput {
     /// A path or a line is not UTF-8; U+FFFD replaced what is not.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub lossy: bool,
+}
+
+/// What to try when nothing matched.
+fn no_match(files_searched: u64) -> String {
+    if files_searched == 0 {
+        "no file was searched: path and include matched none; list_directory to see the names"
+            .to_owned()
+    } else {
+        "no line matched: try a shorter pattern or ignore_case, or read_file the file".to_owned()
+    }
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -162,10 +176,10 @@ impl Tool for Grep {
     type Output = GrepOutput;
 
     fn description() -> String {
-        "Search file contents for a regular expression, e.g. `def apply_discount` (escape ( ) [ ] \
+        "Search file contents for a regular expression, e.g. `load_settings` (escape ( ) [ ] \
              { } . * + ? | ^ $ \\ with \\ to match them literally). Returns the matching lines as \
              `path:line:text`; `truncated` says more matched. Narrow it with `path` (a file or \
-             folder) or `include` (a file glob such as `*.py`). Skips binary and .gitignored files \
+             folder) or `include` (a glob on file names). Skips binary and .gitignored files \
              and build folders such as target and node_modules."
             .to_owned()
     }
@@ -179,14 +193,14 @@ impl Tool for Grep {
                 "pattern": {
                     "type": "string",
                     "minLength": 1,
-                    "description": "The regular expression, e.g. `fn \\w+_test` or `TODO|FIXME`."
+                    "description": "The regular expression, e.g. `load_settings` or `TODO|FIXME`."
                 },
                 "path": path,
                 "include": {
                     "type": "string",
                     "minLength": 1,
                     "default": "*",
-                    "description": "Only files whose name matches this glob (e.g. `*.rs`), or whose path does when it holds a `/`."
+                    "description": "Only files whose name matches this glob, or whose path does when it holds a `/`."
                 },
                 "ignore_case": {
                     "type": "boolean",
@@ -581,6 +595,7 @@ fn grep(
     Ok(GrepOutput {
         pattern: call.pattern.clone(),
         path: call.path.clone(),
+        next: hits.is_empty().then(|| no_match(files_searched)),
         matches,
         shown: hits.len(),
         total: found.total,

@@ -50,6 +50,7 @@ mod failure;
 mod glob;
 mod grep;
 mod guard;
+mod known;
 mod list;
 mod local;
 mod path_policy;
@@ -80,7 +81,8 @@ pub use analyser::{
 };
 pub use command::{ExecuteCommand, ExecuteCommandOutput};
 pub use edit::{
-    EDIT_MAX_FILE_BYTES, EditFile, EditFileOutput, LocateError, NearMatch, locate, splice,
+    EDIT_EXCERPT_MAX_BYTES, EDIT_MAX_FILE_BYTES, EditFile, EditFileOutput, LocateError, NearMatch,
+    locate, splice,
 };
 pub use env::{SECRET_VARS, child_env, is_secret, is_secret_var, with_settings};
 pub use exec::{
@@ -92,6 +94,7 @@ pub use grep::{
     GREP_DEFAULT_MAX_RESULTS, GREP_LINE_MAX_CHARS, GREP_MAX_LINE_BYTES, GREP_MAX_RESULTS,
     GREP_REGEX_MAX_BYTES, GREP_UNSEARCHED_MAX_LISTED, Grep, GrepOutput,
 };
+pub use known::{KNOWN_MAX_FILES, KnownFiles};
 pub use list::{Entry, EntryKind, LIST_MAX_ENTRIES, ListDirectory, ListDirectoryOutput};
 pub use local::LocalWorkspace;
 pub use path_policy::{PATH_MAX_LINKS, PathError, resolve};
@@ -115,8 +118,8 @@ pub use workspace::{
 pub use write::{WriteAction, WriteFile, WriteFileOutput};
 
 /// Where and how tools run: the workspace every file and process access
-/// goes through, the command time limit, and the extra environment
-/// variables to keep from child processes.
+/// goes through, the command time limit, the extra environment variables
+/// to keep from child processes, and the files the model has seen.
 #[derive(Debug, Clone)]
 pub struct ToolContext {
     /// The workspace's root (for [`ToolContext::new`], the working
@@ -138,6 +141,9 @@ pub struct ToolContext {
     /// Variables handed to every command on purpose (`[exec] pass_env`),
     /// whatever [`is_secret`] says about them.
     pub pass_env: Vec<(OsString, Secret<OsString>)>,
+    /// The files the model has seen in this conversation: `write_file`
+    /// replaces only those (ADR 0030).
+    pub known: KnownFiles,
 }
 
 impl ToolContext {
@@ -163,6 +169,7 @@ impl ToolContext {
             exec_timeout_max: EXEC_DEFAULT_MAX_TIMEOUT,
             secret_vars: Vec::new(),
             pass_env: Vec::new(),
+            known: KnownFiles::default(),
         }
     }
 }

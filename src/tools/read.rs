@@ -15,7 +15,7 @@ use crate::protocol::FileGuard;
 use super::failure::ToolFailure;
 use super::result::head;
 use super::tool::{Effect, Shown, Tool, on_blocking_pool, path_parameter};
-use super::{ToolContext, Workspace, io_failure, resolve_for};
+use super::{KnownFiles, ToolContext, Workspace, io_failure, resolve_for};
 
 const TOOL: &str = ReadFile::NAME;
 
@@ -172,9 +172,9 @@ impl Tool for ReadFile {
         cancel: &CancellationToken,
         _guard: FileGuard,
     ) -> Result<ReadFileOutput, ToolFailure> {
-        let (call, ws) = (self.clone(), Arc::clone(&ctx.workspace));
+        let (call, ws, known) = (self.clone(), Arc::clone(&ctx.workspace), ctx.known.clone());
         on_blocking_pool(TOOL, cancel, move || {
-            read_file(ws.as_ref(), &call.path, call.offset, call.limit)
+            read_file(ws.as_ref(), &known, &call.path, call.offset, call.limit)
         })
         .await
     }
@@ -196,6 +196,7 @@ struct Window {
 
 fn read_file(
     ws: &dyn Workspace,
+    known: &KnownFiles,
     path: &str,
     offset: u64,
     limit: u64,
@@ -251,6 +252,7 @@ fn read_file(
         let total = (!window.more_after).then_some(window.skipped + window.lines);
         (window, total)
     };
+    known.record(&real);
     Ok(render(path, offset, size, window, total_lines))
 }
 

@@ -2,6 +2,7 @@
 //! existing file's mode. `docs/decisions/0012-file-tools.md`.
 
 use std::io::Read;
+use std::path::Path;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -16,7 +17,7 @@ use super::guard::{check, content_hash, guard_of};
 use super::preview::{diff, heading, line, shown};
 use super::read::count_lines;
 use super::tool::{Effect, Shown, Tool, on_blocking_pool, path_parameter};
-use super::{Parents, ToolContext, Workspace, WriteError, io_failure, resolve_for};
+use super::{KnownFiles, Parents, ToolContext, Workspace, WriteError, io_failure, resolve_for};
 
 const TOOL: &str = WriteFile::NAME;
 
@@ -108,6 +109,9 @@ impl Tool for WriteFile {
                 "{path} is not a regular file; it is left as it is"
             )));
         }
+        if meta.is_some() {
+            must_know(&ctx.known, path, &real)?;
+        }
         let target = shown(ws, path, &real);
         let (guard, lines) = match meta {
             None => {
@@ -151,9 +155,9 @@ impl Tool for WriteFile {
         cancel: &CancellationToken,
         guard: FileGuard,
     ) -> Result<WriteFileOutput, ToolFailure> {
-        let (call, ws) = (self.clone(), Arc::clone(&ctx.workspace));
+        let (call, ws, known) = (self.clone(), Arc::clone(&ctx.workspace), ctx.known.clone());
         on_blocking_pool(TOOL, cancel, move || {
-            write_file(ws.as_ref(), &call.path, &call.content, guard)
+            write_file(ws.as_ref(), &known, &call.path, &call.content, guard)
         })
         .await
     }
@@ -161,6 +165,7 @@ impl Tool for WriteFile {
 
 fn write_file(
     ws: &dyn Workspace,
+    known: &KnownFiles,
     path: &str,
     content: &str,
     guard: FileGuard,
@@ -184,6 +189,7 @@ fn write_file(
                 "{path} is not a regular file; it is left as it is"
             )));
         }
+        must_know(known, path, &real)?;
     }
     if guard != FileGuard::Unguarded {
         let now = guard_of(ws, &real).map_err(|e| io_failure(TOOL, path, "read", &e))?;
@@ -195,6 +201,7 @@ fn write_file(
             WriteError::Parents(e) => io_failure(TOOL, path, "create the directories of", &e),
             WriteError::Write(e) => io_failure(TOOL, path, "write", &e),
         })?;
+    known.record(&real);
     Ok(WriteFileOutput {
         path: path.to_owned(),
         action: if existing.is_some() {
@@ -205,6 +212,20 @@ fn write_file(
         bytes: content.len(),
         lines: count_lines(content.as_bytes()),
     })
+}
+
+/// Refuses to replace a file whose content the model has not seen: it
+/// would be writing blind, and a small model asked to add a line writes
+/// the file anew with only that line (ADR 0030).
+fn must_know(known: &KnownFiles, path: &str, real: &Path) -> Result<(), ToolFailure> {
+    if known.contains(real) {
+        return Ok(());
+    }
+    Err(failed(format!(
+        "{path} already exists and you have not read it; write_file would replace all of it. \
+         To change part of it, use edit_file; to replace it, read_file it first, then write its \
+         complete new content"
+    )))
 }
 
 fn failed(message: String) -> ToolFailure {

@@ -183,6 +183,7 @@ async fn a_rejected_edit_leaves_the_file_and_says_rejected() {
 #[tokio::test]
 async fn a_file_changed_after_the_preview_is_not_overwritten() {
     let server = ScriptedServer::start(vec![
+        call("r1", "read_file", json!({"path": "a.txt"})),
         call(
             "w1",
             "write_file",
@@ -431,6 +432,46 @@ async fn a_repeat_with_the_same_result_is_unchanged_and_the_next_reply_must_answ
     h.prompt("again").await;
     h.turn().await;
     assert!(server.requests()[3].body.get("tool_choice").is_none());
+}
+
+/// A failed call made again is answered with its whole error (it says
+/// how to recover) until the third time; only then is it unchanged and
+/// an answer asked for.
+#[tokio::test]
+async fn a_failed_call_made_again_gets_its_error_again_before_it_counts_as_unchanged() {
+    let edit = json!({"path": "a.txt", "search_block": "beta", "replace_block": "gamma"});
+    let server = ScriptedServer::start(vec![
+        call("c0", "edit_file", edit.clone()),
+        call("c1", "edit_file", edit.clone()),
+        call("c2", "edit_file", edit),
+        Reply::text(&["I could not find beta."]),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "alpha\n").unwrap();
+    let mut h = start_with(setup(
+        &server.base_url(),
+        dir.path(),
+        ApprovalPolicy::AutoEdit,
+    ));
+    h.prompt("replace beta").await;
+    h.turn().await;
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    let results = tool_results(&requests[3].body);
+    let error = results[0]["error"].as_str().unwrap();
+    assert!(error.contains("lines 1-1:\nalpha\n"), "{error}");
+    assert_eq!(results[1]["error"], results[0]["error"]);
+    assert_eq!(
+        results[1]["notice"],
+        json!(dashfloat::agent::FAILED_REPEAT_NOTICE)
+    );
+    assert!(requests[2].body.get("tool_choice").is_none());
+    assert_eq!(
+        results[2],
+        json!({"ok": false, "unchanged": dashfloat::tools::UNCHANGED_RESULT, "notice": results[2]["notice"]})
+    );
+    assert_eq!(requests[3].body["tool_choice"], json!("none"));
 }
 
 #[tokio::test]
@@ -757,6 +798,7 @@ fn with_git_link(h: &AgentHarness) {
 #[tokio::test]
 async fn auto_edit_still_asks_before_a_write_lands_in_git_and_shows_where() {
     let server = ScriptedServer::start(vec![
+        call("r", "read_file", json!({"path": "docs/notes.md"})),
         call(
             "w",
             "write_file",
@@ -841,6 +883,7 @@ async fn auto_edit_asks_before_an_edit_inside_git_even_without_a_link() {
 #[tokio::test]
 async fn approve_all_writes_into_git_without_asking() {
     let server = ScriptedServer::start(vec![
+        call("r", "read_file", json!({"path": "docs/notes.md"})),
         call(
             "w",
             "write_file",
@@ -857,6 +900,55 @@ async fn approve_all_writes_into_git_without_asking() {
     assert_eq!(
         std::fs::read_to_string(dir_of(&h).join(".git/config")).unwrap(),
         "[user]\n"
+    );
+}
+
+#[tokio::test]
+async fn a_file_the_model_has_not_read_is_not_replaced_nor_put_to_the_person() {
+    let server = ScriptedServer::start(vec![
+        call(
+            "w1",
+            "write_file",
+            json!({"path": "deps.txt", "content": "requests\n"}),
+        ),
+        call("r1", "read_file", json!({"path": "deps.txt"})),
+        call(
+            "w2",
+            "write_file",
+            json!({"path": "deps.txt", "content": "pytest\nrequests\n"}),
+        ),
+        Reply::text(&["added"]),
+    ])
+    .await;
+    let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::Ask);
+    let file = dir_of(&h).join("deps.txt");
+    std::fs::write(&file, "pytest\n").unwrap();
+    h.prompt("add requests to deps.txt").await;
+    // The blind write is answered without a confirmation; the one after
+    // the read is put to the person.
+    let (id, events) = h.next_confirm().await;
+    assert_eq!(id, "w2");
+    let st = statuses(&events);
+    let Some(ToolStatus::Error(e)) = st.first() else {
+        panic!("{events:#?}")
+    };
+    assert!(e.contains("you have not read it"), "{e}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "pytest\n");
+    h.decide(&id, Decision::Approve).await;
+    h.turn().await;
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "pytest\nrequests\n"
+    );
+    let answered = &server.requests()[1].body["messages"];
+    let last = &answered[answered.as_array().unwrap().len() - 1];
+    assert_eq!(last["tool_call_id"], "w1");
+    assert!(
+        last["content"]
+            .as_str()
+            .unwrap()
+            .contains("read_file it first"),
+        "{last}"
     );
 }
 

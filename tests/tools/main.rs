@@ -41,6 +41,28 @@ async fn run(root: &Path, tool: &str, args: impl Display) -> Value {
     json_of(execute(&call, &ctx, CancellationToken::new()).await)
 }
 
+/// Like [`run`], after the model has read `read` in the same
+/// conversation (with the same context): what `write_file` asks before it
+/// replaces a file.
+async fn run_after_reading(root: &Path, read: &str, tool: &str, args: impl Display) -> Value {
+    let ctx = ToolContext::new(root).unwrap();
+    let read = validate(
+        "read_file",
+        &serde_json::json!({ "path": read }).to_string(),
+    )
+    .unwrap();
+    let v = json_of(execute(&read, &ctx, CancellationToken::new()).await);
+    assert_eq!(v["ok"], true, "{v}");
+    let call = validate(tool, &args.to_string()).unwrap();
+    json_of(execute(&call, &ctx, CancellationToken::new()).await)
+}
+
+/// Marks `path` as read in `ctx`'s conversation, for tests of what comes
+/// after the read (previews of a replacement).
+fn seen(ctx: &ToolContext, path: &str) {
+    ctx.known.record(&ctx.workspace.resolve(path).unwrap());
+}
+
 /// The names in `dir`, sorted.
 fn names(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)

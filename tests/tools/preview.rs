@@ -10,6 +10,8 @@ use dashfloat::tools::{
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use crate::seen;
+
 fn ctx() -> (tempfile::TempDir, ToolContext) {
     let dir = tempfile::tempdir().unwrap();
     let ctx = ToolContext::new(dir.path()).unwrap();
@@ -73,6 +75,7 @@ fn a_new_file_preview_shows_its_lines_and_guards_absence() {
 fn a_replacement_preview_is_a_diff_against_the_file() {
     let (dir, ctx) = ctx();
     std::fs::write(dir.path().join("f.txt"), "keep\nold\n").unwrap();
+    seen(&ctx, "f.txt");
     let p = preview(
         &call(
             "write_file",
@@ -144,6 +147,7 @@ fn replacing_a_file_too_large_to_diff_shows_the_new_content_whole() {
     let big = std::fs::File::create(dir.path().join("big.log")).unwrap();
     big.set_len(dashfloat::tools::EDIT_MAX_FILE_BYTES + 1)
         .unwrap();
+    seen(&ctx, "big.log");
     let p = preview(
         &call(
             "write_file",
@@ -222,6 +226,7 @@ fn a_diff_shows_every_change_and_caps_only_its_context() {
         })
         .collect();
     std::fs::write(dir.path().join("f.txt"), &old).unwrap();
+    seen(&ctx, "f.txt");
     let p = preview(
         &call("write_file", json!({"path": "f.txt", "content": new})),
         &ctx,
@@ -351,6 +356,7 @@ fn summaries_say_what_a_call_does_in_brief() {
 fn a_write_that_changes_nothing_says_so() {
     let (dir, ctx) = ctx();
     std::fs::write(dir.path().join("same.txt"), "same\n").unwrap();
+    seen(&ctx, "same.txt");
     let p = preview(
         &call(
             "write_file",
@@ -371,6 +377,7 @@ fn a_preview_names_where_the_bytes_land_when_a_link_leads_elsewhere() {
     std::fs::create_dir_all(dir.path().join("docs")).unwrap();
     std::fs::write(dir.path().join(".git/config"), "[core]\n").unwrap();
     std::os::unix::fs::symlink("../.git/config", dir.path().join("docs/notes.md")).unwrap();
+    seen(&ctx, "docs/notes.md");
     let write = preview(
         &call(
             "write_file",
@@ -412,6 +419,7 @@ fn a_preview_names_where_the_bytes_land_when_a_link_leads_elsewhere() {
 fn a_preview_names_the_path_as_given_when_it_lands_there() {
     let (dir, ctx) = ctx();
     std::fs::write(dir.path().join("a.txt"), "old\n").unwrap();
+    seen(&ctx, "a.txt");
     let absolute = dir.path().canonicalize().unwrap().join("a.txt");
     for path in ["a.txt", "./a.txt", absolute.to_str().unwrap()] {
         let p = preview(

@@ -538,3 +538,24 @@ async fn a_line_too_long_to_hold_stops_that_file_without_holding_it() {
         "the search grew the peak RSS by {grown} KiB for a 20 MiB line"
     );
 }
+
+#[tokio::test]
+async fn a_grep_that_finds_nothing_says_what_to_try_next() {
+    let dir = tempfile::tempdir().unwrap();
+    plant(dir.path(), &[("app/config.toml", "port = 8421\n")]);
+    let v = grep(dir.path(), json!({"pattern": "server_port"})).await;
+    assert_eq!(v["matches"], "");
+    assert_eq!(
+        v["next"],
+        "no line matched: try a shorter pattern or ignore_case, or read_file the file"
+    );
+    let v = grep(dir.path(), json!({"pattern": "port", "include": "*.py"})).await;
+    assert_eq!(
+        v["next"],
+        "no file was searched: path and include matched none; list_directory to see the names"
+    );
+    // A search that matched has nothing to add.
+    let v = grep(dir.path(), json!({"pattern": "port"})).await;
+    assert_eq!(lines(&v), vec!["app/config.toml:1:port = 8421"]);
+    assert!(v.get("next").is_none(), "{v}");
+}

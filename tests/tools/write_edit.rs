@@ -6,7 +6,10 @@ use std::os::unix::fs::PermissionsExt;
 use dashfloat::tools::{EDIT_MAX_FILE_BYTES, LocateError, NearMatch, locate, splice};
 use serde_json::json;
 
-use crate::{names, run};
+use dashfloat::tools::{EDIT_EXCERPT_MAX_BYTES, ToolContext, execute, validate};
+use tokio_util::sync::CancellationToken;
+
+use crate::{json_of, names, run, run_after_reading};
 
 #[tokio::test]
 async fn write_creates_parents_and_reports_what_it_did() {
@@ -25,8 +28,9 @@ async fn write_creates_parents_and_reports_what_it_did() {
         std::fs::read_to_string(dir.path().join("a/b/c.txt")).unwrap(),
         "one\ntwo"
     );
-    let v = run(
+    let v = run_after_reading(
         dir.path(),
+        "a/b/c.txt",
         "write_file",
         json!({"path":"a/b/c.txt","content":""}),
     )
@@ -42,12 +46,14 @@ async fn write_preserves_an_existing_files_mode() {
     let f = dir.path().join("run.sh");
     std::fs::write(&f, "old").unwrap();
     std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o750)).unwrap();
-    run(
+    run_after_reading(
         dir.path(),
+        "run.sh",
         "write_file",
         json!({"path":"run.sh","content":"new"}),
     )
     .await;
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), "new");
     assert_eq!(
         std::fs::metadata(&f).unwrap().permissions().mode() & 0o7777,
         0o750
@@ -59,9 +65,49 @@ async fn write_preserves_an_existing_files_mode() {
         json!({"path":"run.sh","search_block":"new","replace_block":"newer"}),
     )
     .await;
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), "newer");
     assert_eq!(
         std::fs::metadata(&f).unwrap().permissions().mode() & 0o7777,
         0o600
+    );
+}
+
+#[tokio::test]
+async fn write_replaces_only_a_file_the_conversation_has_seen() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("keep.txt"), "line 1\nline 2\n").unwrap();
+    let ctx = ToolContext::new(dir.path()).unwrap();
+    let run = async |tool: &str, args: serde_json::Value| {
+        let call = validate(tool, &args.to_string()).unwrap();
+        json_of(execute(&call, &ctx, CancellationToken::new()).await)
+    };
+    let blind = json!({"path":"keep.txt","content":"line 3\n"});
+    let v = run("write_file", blind.clone()).await;
+    assert_eq!(v["code"], "execution_failed");
+    assert_eq!(
+        v["error"],
+        "keep.txt already exists and you have not read it; write_file would replace all of it. \
+         To change part of it, use edit_file; to replace it, read_file it first, then write its \
+         complete new content"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("keep.txt")).unwrap(),
+        "line 1\nline 2\n"
+    );
+    // A file the model created, or edited, it has seen.
+    run("write_file", json!({"path":"new.txt","content":"a\n"})).await;
+    let v = run("write_file", json!({"path":"new.txt","content":"b\n"})).await;
+    assert_eq!(v["action"], "replaced", "{v}");
+    // After a read the same call lands; after the conversation is cleared
+    // it needs another.
+    run("read_file", json!({"path":"keep.txt"})).await;
+    assert_eq!(run("write_file", blind.clone()).await["action"], "replaced");
+    ctx.known.clear();
+    let v = run("write_file", json!({"path":"keep.txt","content":"again\n"})).await;
+    assert_eq!(v["code"], "execution_failed");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("keep.txt")).unwrap(),
+        "line 3\n"
     );
 }
 
@@ -88,8 +134,9 @@ async fn write_through_a_link_inside_replaces_the_target_and_keeps_the_link() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("real.txt"), "old").unwrap();
     std::os::unix::fs::symlink("real.txt", dir.path().join("alias.txt")).unwrap();
-    run(
+    run_after_reading(
         dir.path(),
+        "alias.txt",
         "write_file",
         json!({"path":"alias.txt","content":"new"}),
     )
@@ -187,18 +234,52 @@ async fn edit_rejects_a_block_that_matches_twice_and_changes_nothing() {
 }
 
 #[tokio::test]
-async fn edit_reports_a_missing_block_with_the_nearest_partial_match() {
+async fn a_missing_block_in_a_small_file_is_answered_with_the_whole_file() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("a"), "one\ntwo\n    three = 3\n").unwrap();
+    std::fs::write(dir.path().join("a.py"), "def f():\n    return 1\n").unwrap();
     let v = run(
         dir.path(),
         "edit_file",
-        json!({"path":"a","search_block":"    three = 4","replace_block":"x"}),
+        json!({"path":"a.py","search_block":"def g():","replace_block":"def h():"}),
+    )
+    .await;
+    assert_eq!(
+        v["error"],
+        "a.py: search block not found; copy search_block exactly from the file's text, \
+         lines 1-2:\ndef f():\n    return 1\n"
+    );
+}
+
+#[tokio::test]
+async fn a_missing_block_in_a_large_file_is_answered_with_the_lines_around_its_nearest_match() {
+    let dir = tempfile::tempdir().unwrap();
+    let text: String = (1..=400).map(|n| format!("value_{n} = {n}\n")).collect();
+    assert!(text.len() > EDIT_EXCERPT_MAX_BYTES);
+    std::fs::write(dir.path().join("big.py"), &text).unwrap();
+    let v = run(
+        dir.path(),
+        "edit_file",
+        json!({"path":"big.py","search_block":"value_200 = 2000\n","replace_block":"x"}),
+    )
+    .await;
+    let expected: String = (197..=204).map(|n| format!("value_{n} = {n}\n")).collect();
+    assert_eq!(
+        v["error"],
+        format!(
+            "big.py: search block not found; copy search_block exactly from the file's text, \
+             lines 197-204:\n{expected}"
+        )
+    );
+    // A match of a few bytes places nothing: the error says to read.
+    let v = run(
+        dir.path(),
+        "edit_file",
+        json!({"path":"big.py","search_block":"valid = 1","replace_block":"x"}),
     )
     .await;
     let error = v["error"].as_str().unwrap();
     assert!(
-        error.starts_with("a: search block not found; its first 12 of 13 bytes match at line 3"),
+        error.starts_with("big.py: search block not found; its first 3 of 9 bytes match at line 1"),
         "{error}"
     );
 }
