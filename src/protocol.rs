@@ -494,6 +494,18 @@ pub enum TransportError {
         /// The provider's message.
         message: String,
     },
+    /// 400 or 422 about tools: the server takes no `tools` field or no
+    /// `tool` messages. The agent then offers the tools in the prompt
+    /// instead (ADR 0031); shown only if that fails too.
+    #[error(
+        "the provider refused the request's tool calls (HTTP {status}): {message}. Set tool_syntax to the model's own syntax if its calls are not read"
+    )]
+    ToolsRefused {
+        /// 400 or 422.
+        status: u16,
+        /// The provider's message.
+        message: String,
+    },
     /// The request no longer fits the model's context window (the
     /// provider said so in a 400). The agent compacts and retries once;
     /// shown only when that did not help, so the entry says what the

@@ -3,6 +3,7 @@
 //! call in an assistant message is answered by exactly one tool message,
 //! in call order, before anything else follows.
 
+use crate::llm::adapters::Syntax;
 use crate::llm::wire::{
     ChatRequest, FunctionCall, Message, Role, Sampling, StreamOptions, TOOL_CHOICE_NONE,
     ToolCallMessage,
@@ -208,22 +209,95 @@ impl Conversation {
     pub fn request_body(
         &self,
         model: &str,
-        tools: &serde_json::Value,
+        offer: ToolOffer<'_>,
         sampling: Sampling,
         answer_now: bool,
     ) -> Result<Vec<u8>, serde_json::Error> {
-        serde_json::to_vec(&ChatRequest {
-            model,
-            messages: &self.messages,
-            stream: true,
-            stream_options: StreamOptions {
-                include_usage: true,
-            },
-            tools,
-            sampling,
-            tool_choice: answer_now.then_some(TOOL_CHOICE_NONE),
-        })
+        let stream_options = StreamOptions {
+            include_usage: true,
+        };
+        match offer {
+            ToolOffer::Api(tools) => serde_json::to_vec(&ChatRequest {
+                model,
+                messages: &self.messages,
+                stream: true,
+                stream_options,
+                tools,
+                sampling,
+                tool_choice: answer_now.then_some(TOOL_CHOICE_NONE),
+            }),
+            ToolOffer::Prompt(syntax, tools) => serde_json::to_vec(&ChatRequest {
+                model,
+                messages: &self.prompted(syntax, tools),
+                stream: true,
+                stream_options,
+                tools: &serde_json::Value::Array(Vec::new()),
+                sampling,
+                tool_choice: None,
+            }),
+        }
     }
+
+    /// The messages with the tools offered in the system prompt, each
+    /// call written in `syntax` and each run of results as one user
+    /// message in its result format. Derived afresh for every request
+    /// from the canonical messages, so it is the same bytes each time.
+    fn prompted(&self, syntax: Syntax, tools: &serde_json::Value) -> Vec<Message> {
+        let mut out: Vec<Message> = Vec::with_capacity(self.messages.len());
+        let mut after_result = false;
+        for message in &self.messages {
+            let text = message.content.as_deref().unwrap_or_default();
+            let is_result = message.role == Role::Tool;
+            match message.role {
+                Role::System => out.push(Message::new(
+                    Role::System,
+                    format!("{text}{}", syntax.instructions(tools)),
+                )),
+                Role::Assistant if !message.tool_calls.is_empty() => {
+                    let calls = message
+                        .tool_calls
+                        .iter()
+                        .map(|c| syntax.write_call(&c.function.name, &c.function.arguments));
+                    let prose = text.trim_end();
+                    let parts: Vec<String> = (!prose.is_empty())
+                        .then(|| prose.to_owned())
+                        .into_iter()
+                        .chain(calls)
+                        .collect();
+                    out.push(Message::new(Role::Assistant, parts.join("\n\n")));
+                }
+                Role::Tool => {
+                    let name = self
+                        .call(message.tool_call_id.as_deref())
+                        .map_or("the tool", |c| c.name.as_str());
+                    let result = syntax.write_result(name, text);
+                    match out.last_mut() {
+                        Some(last) if after_result => {
+                            if let Some(content) = last.content.as_mut() {
+                                content.push_str("\n\n");
+                                content.push_str(&result);
+                            }
+                        }
+                        _ => out.push(Message::new(Role::User, result)),
+                    }
+                }
+                Role::User | Role::Assistant => out.push(message.clone()),
+            }
+            after_result = is_result;
+        }
+        out
+    }
+}
+
+/// How a request offers the tools.
+#[derive(Debug, Clone, Copy)]
+pub enum ToolOffer<'a> {
+    /// In the API's `tools` field (this catalogue); calls and results
+    /// travel as `tool_calls` and `tool` messages.
+    Api(&'a serde_json::Value),
+    /// In the system prompt, calls and results written in this syntax:
+    /// for a server that refuses the API's way (ADR 0031).
+    Prompt(Syntax, &'a serde_json::Value),
 }
 
 /// Whether a message is a compaction summary.

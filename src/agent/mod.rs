@@ -37,7 +37,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio::task::{JoinError, JoinHandle, JoinSet};
 
-use crate::llm::adapters::{OfferedTools, ToolSyntax};
+use crate::llm::adapters::{OfferedTools, Syntax, ToolSyntax};
 use crate::llm::discover::{self, Questions};
 use crate::llm::stream::{self, Endpoint, EndpointError, EpisodeSetup};
 use crate::llm::wire::Sampling;
@@ -51,6 +51,7 @@ use crate::tools::Analyser;
 use crate::tools::ToolContext;
 
 use compact::{Compaction, next_summary_event};
+use conversation::ToolOffer;
 use round::{Abandon, Round, ToolEvent};
 use saving::Saving;
 
@@ -165,6 +166,9 @@ struct Agent {
     /// This turn already compacted and retried after the provider said a
     /// request did not fit: the next such error is shown.
     wall_retried: bool,
+    /// The server refused the API's tools: from then on they are offered
+    /// in the prompt, calls written in this syntax (ADR 0031).
+    prompted: Option<Syntax>,
     saving: Saving,
 }
 
@@ -221,6 +225,7 @@ async fn run_actor(
         budget,
         compaction: None,
         wall_retried: false,
+        prompted: None,
     };
     agent.run(commands, tool_rx).await;
 }
@@ -402,12 +407,11 @@ impl Agent {
         conversation: &Conversation,
         answer_now: bool,
     ) -> Result<Vec<u8>, serde_json::Error> {
-        conversation.request_body(
-            &self.setup.model,
-            &self.tool_catalogue,
-            self.sampling(),
-            answer_now,
-        )
+        let offer = match self.prompted {
+            Some(syntax) => ToolOffer::Prompt(syntax, &self.tool_catalogue),
+            None => ToolOffer::Api(&self.tool_catalogue),
+        };
+        conversation.request_body(&self.setup.model, offer, self.sampling(), answer_now)
     }
 
     /// The sampling fields of every request: the reply is bounded by the
@@ -520,7 +524,12 @@ impl Agent {
         let body_bytes = body.len();
         let setup = EpisodeSetup {
             id_prefix,
-            tool_syntax: self.setup.tool_syntax,
+            // Calls offered in the prompt come back as text, whatever the
+            // setting said of native ones.
+            tool_syntax: match (self.prompted, self.setup.tool_syntax) {
+                (Some(_), ToolSyntax::Native) => ToolSyntax::Auto,
+                (_, setting) => setting,
+            },
             // No call is read from the text of a reply asked to answer.
             tools: if answer_now {
                 Arc::new(OfferedTools::default())
@@ -634,8 +643,13 @@ impl Agent {
         // The provider said the request does not fit: compacted and
         // retried once a turn, the entry shown only if there is nothing
         // to compact.
-        let mut wall = None;
+        let mut recover = None;
         match &end {
+            EpisodeEnd::Failed(TransportError::ToolsRefused { .. })
+                if self.prompted.is_none() && episode.announced.is_empty() =>
+            {
+                recover = Some(Recover::PromptedTools);
+            }
             EpisodeEnd::Failed(why) => {
                 if let TransportError::ContextExceeded { window, .. } = why {
                     if let Some(window) = *window {
@@ -647,10 +661,10 @@ impl Agent {
                         .await;
                     }
                     if !self.wall_retried && episode.announced.is_empty() {
-                        wall = Some(why.to_string());
+                        recover = Some(Recover::Wall(why.to_string()));
                     }
                 }
-                if wall.is_none() {
+                if recover.is_none() {
                     self.system(Severity::Error, why.to_string()).await;
                 }
             }
@@ -693,8 +707,9 @@ impl Agent {
                 .push_assistant(episode.content, round.assistant_calls());
         }
         if round.is_empty() {
-            match wall {
-                Some(error) => self.recover_from_wall(error).await,
+            match recover {
+                Some(Recover::Wall(error)) => self.recover_from_wall(error).await,
+                Some(Recover::PromptedTools) => self.offer_tools_in_the_prompt().await,
                 None => self.end_turn().await,
             }
             return;
@@ -704,6 +719,28 @@ impl Agent {
             ReplyEnd::Interrupted => self.abandon_round(round, Abandon::Interrupted).await,
             ReplyEnd::Failed => self.abandon_round(round, Abandon::Failed).await,
         }
+    }
+
+    /// The server refused the API's tools: the same step is sent again
+    /// with them in the prompt, and so is every later one (ADR 0031).
+    async fn offer_tools_in_the_prompt(&mut self) {
+        let syntax = match self.setup.tool_syntax {
+            ToolSyntax::Only(syntax) => syntax,
+            ToolSyntax::Auto | ToolSyntax::Native => Syntax::Fenced,
+        };
+        self.prompted = Some(syntax);
+        self.system(
+            Severity::Notice,
+            format!(
+                "the server refused the request's tools; offering them in the prompt instead \
+                 ({} syntax) for the rest of this run",
+                syntax.name()
+            ),
+        )
+        .await;
+        // The refused request was no step of the model's.
+        self.steps = self.steps.saturating_sub(1);
+        self.start_episode().await;
     }
 
     /// The turn is over: the last usage, idle, done; then the session is
@@ -718,6 +755,14 @@ impl Agent {
         // prompt sent meanwhile is read once the save is done.
         self.save().await;
     }
+}
+
+/// How a failed episode is recovered from, instead of ending the turn.
+enum Recover {
+    /// The request did not fit: compact and retry (this error otherwise).
+    Wall(String),
+    /// The server refused the API's tools: offer them in the prompt.
+    PromptedTools,
 }
 
 async fn next_stream_event(episode: &mut Option<Episode>) -> Option<StreamEvent> {

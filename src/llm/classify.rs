@@ -99,6 +99,7 @@ pub fn status_error(
             window: learned_window(&message),
             message,
         },
+        400 | 422 if tools_refused(&message) => TransportError::ToolsRefused { status, message },
         400 | 413 | 422 => TransportError::BadRequest { message },
         429 => TransportError::RateLimited {
             retry_after,
@@ -112,6 +113,18 @@ pub fn status_error(
         _ => TransportError::Status { status, message },
     }
 }
+
+/// Whether a refusal is about the request's tools: its `tools` field
+/// ("Unrecognized request argument supplied: tools", "does not support
+/// tools"), the `tool` role or a message's `tool_calls`. Any 400 naming
+/// them counts: offering the tools in the prompt works on every server,
+/// so a false positive costs only the API's native calls.
+fn tools_refused(message: &str) -> bool {
+    let text = message.to_lowercase();
+    TOOLS_REFUSED_WORDS.iter().any(|w| text.contains(w))
+}
+
+const TOOLS_REFUSED_WORDS: &[&str] = &["tool", "function call", "functions"];
 
 /// Whether an error body says the request exceeds the model's context
 /// window, in any of the shapes the providers use: llama.cpp's

@@ -981,3 +981,72 @@ async fn a_call_written_as_text_joins_the_conversation_as_a_canonical_call() {
     assert_eq!(second["messages"][3]["tool_call_id"], "call_1_0");
     assert_eq!(tool_results(second)[0]["content"], json!("hi\n"));
 }
+
+#[tokio::test]
+async fn a_server_that_refuses_the_tools_gets_them_in_the_prompt_from_then_on() {
+    let server = ScriptedServer::start(vec![
+        Reply::status(
+            400,
+            "application/json",
+            r#"{"error":{"message":"Unrecognized request argument supplied: tools"}}"#,
+        ),
+        Reply::text(&[
+            "Reading both.\n```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}\n```\n",
+            "```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"b.txt\"}}\n```",
+        ]),
+        Reply::text(&["a and b."]),
+        Reply::text(&["Still prompted."]),
+    ])
+    .await;
+    let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::Ask);
+    std::fs::write(dir_of(&h).join("a.txt"), "a\n").unwrap();
+    std::fs::write(dir_of(&h).join("b.txt"), "b\n").unwrap();
+    h.prompt("what is in a.txt and b.txt?").await;
+    let events = h.turn().await;
+    assert!(
+        system_texts(&events)
+            .iter()
+            .any(|t| t.contains("offering them in the prompt instead (fenced syntax)")),
+        "{events:#?}"
+    );
+    assert_eq!(statuses(&events), vec![ToolStatus::Ok, ToolStatus::Ok]);
+    assert_eq!(reply_text(&events), "Reading both.\n\na and b.");
+    let requests = server.requests();
+    assert!(requests[0].body.get("tools").is_some());
+    // The retry and every request after it: no tools field, no tool
+    // role, the catalogue in the system prompt.
+    for request in &requests[1..] {
+        let body = &request.body;
+        assert!(body.get("tools").is_none(), "{body}");
+        assert!(body.get("tool_choice").is_none(), "{body}");
+        let messages = body["messages"].as_array().unwrap();
+        assert!(
+            messages
+                .iter()
+                .all(|m| m["role"] != "tool" && m.get("tool_calls").is_none())
+        );
+        let system = messages[0]["content"].as_str().unwrap();
+        assert!(system.starts_with("system prompt\n\n# Tools\n"), "{system}");
+        assert!(system.contains("\"name\":\"read_file\""), "{system}");
+    }
+    // The calls written back as the syntax writes them, both results in
+    // one user message after them.
+    let third = requests[2].body["messages"].as_array().unwrap().clone();
+    assert_eq!(third[2]["role"], "assistant");
+    assert_eq!(
+        third[2]["content"],
+        "Reading both.\n\n```json\n{\"name\": \"read_file\", \"arguments\": {\"path\":\"a.txt\"}}\n```\n\n```json\n{\"name\": \"read_file\", \"arguments\": {\"path\":\"b.txt\"}}\n```"
+    );
+    assert_eq!(third[3]["role"], "user");
+    let results = third[3]["content"].as_str().unwrap();
+    assert!(
+        results.starts_with("Result of read_file:\n```json\n{\"ok\":true")
+            && results.contains("\"content\":\"b\\n\""),
+        "{results}"
+    );
+    assert_eq!(third.len(), 4);
+    // The next turn goes straight to the prompt.
+    h.prompt("again").await;
+    h.turn().await;
+    assert_eq!(server.requests().len(), 4);
+}

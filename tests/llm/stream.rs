@@ -238,6 +238,38 @@ async fn bad_request_shows_the_providers_message() {
     );
 }
 
+#[tokio::test]
+async fn a_refusal_of_the_tools_is_told_apart_from_other_bad_requests() {
+    for (status, body, message) in [
+        (
+            400,
+            r#"{"error":{"message":"Unrecognized request argument supplied: tools","type":"invalid_request_error"}}"#,
+            "Unrecognized request argument supplied: tools",
+        ),
+        (
+            422,
+            r#"{"detail":"Invalid role: tool"}"#,
+            r#"{"detail":"Invalid role: tool"}"#,
+        ),
+        (
+            400,
+            r#"{"error":"registry.ollama.ai/library/gemma:2b does not support tools"}"#,
+            "registry.ollama.ai/library/gemma:2b does not support tools",
+        ),
+    ] {
+        let server =
+            ScriptedServer::start(vec![Reply::status(status, "application/json", body)]).await;
+        let err = failure(&run(endpoint(&server.base_url())).await);
+        assert_eq!(
+            err,
+            TransportError::ToolsRefused {
+                status,
+                message: message.into()
+            }
+        );
+    }
+}
+
 /// Each provider's context-exceeded 400, as its server sends it, and the
 /// window the message states, if it states one.
 const CONTEXT_EXCEEDED_BODIES: [(&str, &str, Option<u64>); 6] = [

@@ -21,6 +21,7 @@ mod json_call;
 mod llama;
 mod mistral;
 mod offered;
+mod prompted;
 mod scanner;
 
 use std::str::FromStr;

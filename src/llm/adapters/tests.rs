@@ -242,3 +242,61 @@ fn syntax_names_round_trip() {
     }
     assert!("qwen".parse::<ToolSyntax>().is_err());
 }
+
+/// A call written back for a server that takes no `tool_calls`: its text
+/// and arguments.
+fn written(syntax: Syntax) -> (String, Value) {
+    let arguments = r#"{"path": "src/a \"b\".py", "limit": 3}"#;
+    (
+        syntax.write_call("read_file", arguments),
+        serde_json::from_str(arguments).unwrap(),
+    )
+}
+
+#[test]
+fn every_syntax_reads_back_the_calls_it_writes_for_the_prompt() {
+    for syntax in Syntax::ALL {
+        let (text, arguments) = written(syntax);
+        let back = read(ToolSyntax::Only(syntax), &[&text]);
+        assert_eq!(back.prose.trim(), "", "{}: {text}", syntax.name());
+        let [(name, args)] = back.calls.as_slice() else {
+            panic!("{}: {text} read as {back:?}", syntax.name())
+        };
+        assert_eq!(name, "read_file");
+        assert_eq!(serde_json::from_str::<Value>(args).unwrap(), arguments);
+    }
+}
+
+#[test]
+fn results_written_for_the_prompt_use_each_syntax_format_and_never_read_as_calls() {
+    let result = r#"{"ok":true,"content":"hi"}"#;
+    assert_eq!(
+        Syntax::Hermes.write_result("read_file", result),
+        "<tool_response>\n{\"ok\":true,\"content\":\"hi\"}\n</tool_response>"
+    );
+    assert_eq!(
+        Syntax::Fenced.write_result("read_file", result),
+        "Result of read_file:\n```json\n{\"ok\":true,\"content\":\"hi\"}\n```"
+    );
+    assert_eq!(
+        Syntax::Mistral.write_result("read_file", result),
+        "[TOOL_RESULTS]{\"content\": {\"ok\":true,\"content\":\"hi\"}}[/TOOL_RESULTS]"
+    );
+    for syntax in Syntax::ALL {
+        let text = syntax.write_result("read_file", result);
+        assert!(read(ToolSyntax::Auto, &[&text]).calls.is_empty(), "{text}");
+    }
+}
+
+#[test]
+fn the_prompt_lists_each_tool_and_shows_a_call_in_the_syntax() {
+    let tools = json!([{"type": "function", "function": {"name": "read_file"}}]);
+    let text = Syntax::Hermes.instructions(&tools);
+    assert!(text.contains("{\"name\":\"read_file\"}\n"), "{text}");
+    assert!(
+        text.contains(
+            "<tool_call>\n{\"name\": \"TOOL_NAME\", \"arguments\": {\"ARGUMENT\": \"VALUE\"}}\n</tool_call>"
+        ),
+        "{text}"
+    );
+}
