@@ -251,7 +251,7 @@ impl Agent {
         let request = summary_request(older, focus.as_deref(), max_bytes);
         let encoded = serde_json::to_vec(&ChatRequest {
             model: &self.setup.model,
-            messages: &request,
+            messages: request.as_slice().into(),
             stream: true,
             stream_options: StreamOptions {
                 include_usage: true,

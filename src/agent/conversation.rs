@@ -5,7 +5,7 @@
 
 use crate::llm::adapters::Syntax;
 use crate::llm::wire::{
-    ChatRequest, FunctionCall, Message, Role, Sampling, StreamOptions, TOOL_CHOICE_NONE,
+    ChatRequest, FunctionCall, Message, Messages, Role, Sampling, StreamOptions, TOOL_CHOICE_NONE,
     ToolCallMessage,
 };
 use crate::protocol::CallId;
@@ -216,10 +216,14 @@ impl Conversation {
         let stream_options = StreamOptions {
             include_usage: true,
         };
+        let answer = Message::new(Role::User, ANSWER_NOW_PROMPT);
         match offer {
             ToolOffer::Api(tools) => serde_json::to_vec(&ChatRequest {
                 model,
-                messages: &self.messages,
+                messages: Messages {
+                    conversation: &self.messages,
+                    then: answer_now.then_some(&answer),
+                },
                 stream: true,
                 stream_options,
                 tools,
@@ -228,7 +232,7 @@ impl Conversation {
             }),
             ToolOffer::Prompt(syntax, tools) => serde_json::to_vec(&ChatRequest {
                 model,
-                messages: &self.prompted(syntax, tools),
+                messages: self.prompted(syntax, tools, answer_now).as_slice().into(),
                 stream: true,
                 stream_options,
                 tools: &serde_json::Value::Array(Vec::new()),
@@ -240,9 +244,16 @@ impl Conversation {
 
     /// The messages with the tools offered in the system prompt, each
     /// call written in `syntax` and each run of results as one user
-    /// message in its result format. Derived afresh for every request
-    /// from the canonical messages, so it is the same bytes each time.
-    fn prompted(&self, syntax: Syntax, tools: &serde_json::Value) -> Vec<Message> {
+    /// message in its result format, which ends with the ask to answer
+    /// when `answer_now` (so roles still alternate). Derived afresh for
+    /// every request from the canonical messages, so it is the same bytes
+    /// each time.
+    fn prompted(
+        &self,
+        syntax: Syntax,
+        tools: &serde_json::Value,
+        answer_now: bool,
+    ) -> Vec<Message> {
         let mut out: Vec<Message> = Vec::with_capacity(self.messages.len());
         let mut after_result = false;
         for message in &self.messages {
@@ -285,9 +296,27 @@ impl Conversation {
             }
             after_result = is_result;
         }
+        if answer_now {
+            match out.last_mut() {
+                Some(last) if last.role == Role::User => {
+                    if let Some(content) = last.content.as_mut() {
+                        content.push_str("\n\n");
+                        content.push_str(ANSWER_NOW_PROMPT);
+                    }
+                }
+                _ => out.push(Message::new(Role::User, ANSWER_NOW_PROMPT)),
+            }
+        }
         out
     }
 }
+
+/// What the last message of a request that asks for an answer says: sent
+/// with that request only, never kept. A small model asked with
+/// `tool_choice: "none"` alone writes its next call as text, or copies the
+/// last result, as its answer (ADR 0015).
+pub const ANSWER_NOW_PROMPT: &str = "Answer my question now, in words, from the tool results above. \
+Do not call a tool and do not write JSON.";
 
 /// How a request offers the tools.
 #[derive(Debug, Clone, Copy)]
@@ -451,6 +480,35 @@ mod tests {
         assert_eq!(
             marker["pruned"],
             format!("read_file {expected}: 3 KB {PRUNED_TAIL}")
+        );
+    }
+
+    #[test]
+    fn prompted_results_are_one_user_message_that_carries_the_ask_to_answer() {
+        let mut c = Conversation::new("system");
+        c.push_user("read a".to_string());
+        c.push_assistant(String::new(), vec![call("c0", r#"{"path":"a"}"#)]);
+        c.push_tool_result("c0".to_string(), &result(1));
+        let tools = serde_json::json!([]);
+        let roles = |m: &[Message]| m.iter().map(|m| m.role).collect::<Vec<_>>();
+        let plain = c.prompted(Syntax::Hermes, &tools, false);
+        assert_eq!(
+            roles(&plain),
+            [Role::System, Role::User, Role::Assistant, Role::User]
+        );
+        let asked = c.prompted(Syntax::Hermes, &tools, true);
+        assert_eq!(roles(&asked), roles(&plain));
+        let last = asked[3].content.as_deref().unwrap_or_default();
+        assert!(last.starts_with("<tool_response>\n{\"ok\":false"), "{last}");
+        assert!(
+            last.ends_with(&format!("</tool_response>\n\n{ANSWER_NOW_PROMPT}")),
+            "{last}"
+        );
+        assert_eq!(
+            asked[2].content.as_deref(),
+            Some(
+                "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\":\"a\"}}\n</tool_call>"
+            )
         );
     }
 

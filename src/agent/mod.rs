@@ -24,8 +24,8 @@ pub use compact::{
     SUMMARY_RESULT_MAX_BYTES,
 };
 pub use conversation::{
-    AssistantCall, Conversation, PRUNED_ARGUMENTS_MAX_CHARS, PRUNED_TAIL, Pruned, SUMMARY_PREFIX,
-    system_prompt,
+    ANSWER_NOW_PROMPT, AssistantCall, Conversation, PRUNED_ARGUMENTS_MAX_CHARS, PRUNED_TAIL,
+    Pruned, SUMMARY_PREFIX, system_prompt,
 };
 pub use policy::ApprovalPolicy;
 pub use repeat::{

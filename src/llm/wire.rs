@@ -80,7 +80,7 @@ pub struct ChatRequest<'a> {
     /// Model name.
     pub model: &'a str,
     /// The whole conversation.
-    pub messages: &'a [Message],
+    pub messages: Messages<'a>,
     /// Always true: dashfloat only streams.
     pub stream: bool,
     /// Always asks for usage.
@@ -98,6 +98,31 @@ pub struct ChatRequest<'a> {
     /// otherwise, which lets the model choose.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_choice: Option<&'static str>,
+}
+
+/// A request's messages: the conversation as it stands, and optionally
+/// one more that is not part of it (the ask to answer now, ADR 0015).
+#[derive(Debug, Clone, Copy)]
+pub struct Messages<'a> {
+    /// The conversation's messages, in order.
+    pub conversation: &'a [Message],
+    /// A last message sent with this request only.
+    pub then: Option<&'a Message>,
+}
+
+impl<'a> From<&'a [Message]> for Messages<'a> {
+    fn from(conversation: &'a [Message]) -> Self {
+        Messages {
+            conversation,
+            then: None,
+        }
+    }
+}
+
+impl Serialize for Messages<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.conversation.iter().chain(self.then))
+    }
 }
 
 /// The `tool_choice` that asks for an answer rather than a call.

@@ -426,12 +426,33 @@ async fn a_repeat_with_the_same_result_is_unchanged_and_the_next_reply_must_answ
         results[1],
         json!({"ok": true, "unchanged": dashfloat::tools::UNCHANGED_RESULT})
     );
+    // The request ends with the ask to answer, sent with it only.
+    let last = requests[2].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .cloned();
+    assert_eq!(
+        last,
+        Some(json!({"role": "user", "content": dashfloat::agent::ANSWER_NOW_PROMPT}))
+    );
     // Both rows show what the file holds: the person sees every result.
     assert_eq!(statuses(&events), vec![ToolStatus::Ok, ToolStatus::Ok]);
     // The person's next message starts afresh: calls may be made again.
     h.prompt("again").await;
     h.turn().await;
-    assert!(server.requests()[3].body.get("tool_choice").is_none());
+    let next = &server.requests()[3].body;
+    assert!(next.get("tool_choice").is_none());
+    let texts: Vec<&str> = next["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    assert!(
+        !texts.contains(&dashfloat::agent::ANSWER_NOW_PROMPT),
+        "{texts:?}"
+    );
 }
 
 /// A failed call made again is answered with its whole error (it says
