@@ -58,7 +58,7 @@ pub const EXEC_RUN_TIMEOUT_MAX_SECS: u64 = TIMEOUT_MAX.as_secs();
 http://127.0.0.1:8088/v1 (start it with scripts/local-model).\n\
 Config file: $XDG_CONFIG_HOME/dashfloat/config.toml (default ~/.config/dashfloat/config.toml) \
 with keys base_url, model, api_key_env, context_window, max_output, compact_at, request_timeout_secs, \
-idle_timeout_secs, max_steps, exec_timeout_secs, exec_timeout_max_secs, temperature, seed, save_sessions, auto_allow_read_only, tool_syntax, a [headers] \
+idle_timeout_secs, max_steps, exec_timeout_secs, exec_timeout_max_secs, temperature, seed, save_sessions, auto_allow_read_only, tool_syntax, warm_cache, a [headers] \
 table and an [exec] table with pass_env (variables handed to commands on purpose).\n\
 Sessions are saved in $XDG_CONFIG_HOME/dashfloat/sessions/ (default \
 ~/.config/dashfloat/sessions/).\n\
@@ -153,6 +153,17 @@ pub struct Cli {
         global = true
     )]
     pub tool_syntax: Option<ToolSyntax>,
+    /// Send the conversation ahead to the server while you type, so its
+    /// prompt cache holds it: on or off [default: on for a server on this
+    /// machine, off for a remote one]
+    #[arg(
+        long,
+        env = "DASHFLOAT_WARM_CACHE",
+        value_name = "ON|OFF",
+        value_parser = clap::builder::BoolishValueParser::new(),
+        global = true
+    )]
+    pub warm_cache: Option<bool>,
     /// Write a log of what the agent does to this file (off by default).
     #[arg(long, env = "DASHFLOAT_LOG", value_name = "PATH", global = true)]
     pub log: Option<PathBuf>,
@@ -283,6 +294,7 @@ struct FileConfig {
     save_sessions: Option<bool>,
     auto_allow_read_only: Option<bool>,
     tool_syntax: Option<ToolSyntax>,
+    warm_cache: Option<bool>,
     #[serde(default)]
     headers: BTreeMap<String, String>,
     #[serde(default)]
@@ -408,6 +420,9 @@ pub struct Config {
     pub auto_allow_read_only: bool,
     /// How tool calls written as text are read (ADR 0027).
     pub tool_syntax: ToolSyntax,
+    /// Whether the conversation is sent ahead while the person types, so
+    /// the server's prompt cache holds it (ADR 0032).
+    pub warm_cache: bool,
 }
 
 /// The default config file location: `$XDG_CONFIG_HOME/dashfloat/config.toml`,
@@ -479,6 +494,7 @@ impl Config {
         };
         let provider_configured = accepted_url.is_some();
         let base_url = accepted_url.unwrap_or_else(|| LOCAL_BASE_URL.to_string());
+        let local = is_loopback(&base_url);
         let configured_model = cli.model.clone().or(file.model);
         let model_configured = configured_model.is_some();
         let model = configured_model.unwrap_or_else(|| LOCAL_MODEL.to_string());
@@ -595,6 +611,7 @@ impl Config {
             save_sessions: !cli.no_save && file.save_sessions.unwrap_or(true),
             auto_allow_read_only: file.auto_allow_read_only.unwrap_or(true),
             tool_syntax: cli.tool_syntax.or(file.tool_syntax).unwrap_or_default(),
+            warm_cache: cli.warm_cache.or(file.warm_cache).unwrap_or(local),
         };
         (config, problems)
     }
@@ -620,6 +637,21 @@ impl Config {
 }
 
 /// `--tool-syntax` as clap reads it.
+/// Whether `base_url` names this machine: warming its cache costs only
+/// idle cycles, where a remote provider would bill for it.
+pub fn is_loopback(base_url: &str) -> bool {
+    let Ok(url) = reqwest::Url::parse(base_url) else {
+        return false;
+    };
+    url.host_str().is_some_and(|host| {
+        host.eq_ignore_ascii_case("localhost")
+            || host
+                .trim_matches(['[', ']'])
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback())
+    })
+}
+
 fn parse_tool_syntax(name: &str) -> Result<ToolSyntax, crate::llm::adapters::AdapterError> {
     name.parse()
 }

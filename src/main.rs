@@ -305,6 +305,7 @@ fn start_agent(start: Start, cwd: &Path) -> std::io::Result<Running> {
             compact_at: config.compact_at,
             sessions,
             tool_syntax: config.tool_syntax,
+            warm_cache: config.warm_cache,
         };
         agent::run(setup, command_rx, event_tx).await;
     });

@@ -265,6 +265,36 @@ impl Phase {
     }
 }
 
+/// How far the server has read a request's prompt: llama.cpp's
+/// `prompt_progress`, sent while a long prompt is read, before the first
+/// token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PromptProgress {
+    /// Tokens in the prompt.
+    pub total: u64,
+    /// Of those, tokens the server had cached and did not read again.
+    pub cache: u64,
+    /// Tokens ready so far, the cached ones included.
+    pub processed: u64,
+    /// Milliseconds since the server began reading.
+    pub elapsed_ms: u64,
+}
+
+impl PromptProgress {
+    /// How much longer reading should take, at the rate so far; `None`
+    /// before anything was read.
+    pub fn remaining(&self) -> Option<Duration> {
+        let read = self.processed.saturating_sub(self.cache);
+        if read == 0 || self.elapsed_ms == 0 {
+            return None;
+        }
+        let left = self.total.saturating_sub(self.processed);
+        Some(Duration::from_millis(
+            left.saturating_mul(self.elapsed_ms) / read,
+        ))
+    }
+}
+
 /// Token counts from the provider's last usage frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Usage {
@@ -343,6 +373,9 @@ pub enum AgentEvent {
         /// Bytes of its arguments so far.
         bytes: usize,
     },
+    /// The server is reading a long prompt before its first token: how
+    /// far it has got, for the status bar.
+    ReadingPrompt(PromptProgress),
     /// A command the analyser showed to be read-only runs without asking:
     /// its row's summary becomes the line as it runs, marked so (ADR
     /// 0025).
@@ -726,6 +759,9 @@ pub enum StreamEvent {
         /// Bytes of its arguments so far.
         bytes: usize,
     },
+    /// The server is still reading the prompt (llama.cpp, asked with
+    /// `return_progress`).
+    PromptProgress(PromptProgress),
     /// The reply is complete (`[DONE]`, or a finish_reason and the end of
     /// the body), with the tool calls it asked for, in order.
     Done {

@@ -167,6 +167,7 @@ impl Agent {
             }
             None => {
                 self.commit(plan, 0).await;
+                self.warm_cache();
                 self.end_turn().await;
             }
         }
@@ -243,6 +244,7 @@ impl Agent {
         focus: Option<String>,
         after: After,
     ) {
+        self.stop_warming();
         let Some(endpoint) = self.endpoint_or_end_turn().await else {
             return;
         };
@@ -319,7 +321,8 @@ impl Agent {
                 | StreamEvent::Usage(_)
                 | StreamEvent::Finish(_)
                 | StreamEvent::ToolCallStarted { .. }
-                | StreamEvent::ToolCallProgress { .. },
+                | StreamEvent::ToolCallProgress { .. }
+                | StreamEvent::PromptProgress(_),
             ) => {}
             None => {
                 let why = match (&mut compaction.task).await {
@@ -363,7 +366,10 @@ impl Agent {
         self.commit(plan, summarised).await;
         match compaction.after {
             After::Request => self.start_episode().await,
-            After::Done => self.end_turn().await,
+            After::Done => {
+                self.warm_cache();
+                self.end_turn().await;
+            }
         }
     }
 

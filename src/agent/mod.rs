@@ -112,6 +112,9 @@ pub struct AgentSetup {
     pub sessions: Option<SessionSetup>,
     /// How tool calls the model writes as text are read (ADR 0027).
     pub tool_syntax: ToolSyntax,
+    /// Send the conversation ahead whenever a session opens, so the
+    /// server's prompt cache holds it before the first prompt (ADR 0032).
+    pub warm_cache: bool,
 }
 
 /// One model episode in flight.
@@ -169,6 +172,10 @@ struct Agent {
     /// The server refused the API's tools: from then on they are offered
     /// in the prompt, calls written in this syntax (ADR 0031).
     prompted: Option<Syntax>,
+    /// The warm-up request in flight, stopped by any real request.
+    warming: Option<JoinHandle<()>>,
+    /// The server is llama.cpp: requests ask it how far it has read.
+    return_progress: bool,
     saving: Saving,
 }
 
@@ -226,6 +233,8 @@ async fn run_actor(
         compaction: None,
         wall_retried: false,
         prompted: None,
+        warming: None,
+        return_progress: false,
     };
     agent.run(commands, tool_rx).await;
 }
@@ -240,6 +249,7 @@ impl Agent {
         self.announce_session().await;
         self.read_instructions().await;
         self.discover().await;
+        self.warm_cache();
         loop {
             tokio::select! {
                 cmd = commands.recv() => match cmd {
@@ -259,6 +269,7 @@ impl Agent {
                 Some(ev) = tool_rx.recv() => self.on_tool_event(ev).await,
             }
         }
+        self.stop_warming();
         if let Some(episode) = self.episode.take() {
             episode.task.abort();
         }
@@ -309,6 +320,7 @@ impl Agent {
         if let Some(window) = answers.context_window {
             self.budget.set_window(window);
         }
+        self.return_progress = answers.llama_cpp;
         if model.is_some() || answers.context_window.is_some() {
             self.setup.log.line(|| {
                 format!(
@@ -407,11 +419,16 @@ impl Agent {
         conversation: &Conversation,
         answer_now: bool,
     ) -> Result<Vec<u8>, serde_json::Error> {
-        let offer = match self.prompted {
+        conversation.request_body(&self.setup.model, self.offer(), self.sampling(), answer_now)
+    }
+
+    /// How requests offer the tools: in the API, or in the prompt once the
+    /// server refused that (ADR 0031).
+    fn offer(&self) -> ToolOffer<'_> {
+        match self.prompted {
             Some(syntax) => ToolOffer::Prompt(syntax, &self.tool_catalogue),
             None => ToolOffer::Api(&self.tool_catalogue),
-        };
-        conversation.request_body(&self.setup.model, offer, self.sampling(), answer_now)
+        }
     }
 
     /// The sampling fields of every request: the reply is bounded by the
@@ -421,6 +438,7 @@ impl Agent {
             temperature: self.setup.temperature,
             seed: self.setup.seed,
             max_tokens: Some(self.budget.reserve()),
+            return_progress: self.return_progress,
         }
     }
 
@@ -493,9 +511,55 @@ impl Agent {
         }
     }
 
+    /// While the person types: sends the conversation as it stands,
+    /// asking for one token, so the server reads it into its prompt cache
+    /// now rather than after the next prompt (ADR 0032). Invisible; an
+    /// outcome only reaches the log.
+    fn warm_cache(&mut self) {
+        self.stop_warming();
+        let Ok(endpoint) = &self.setup.endpoint else {
+            return;
+        };
+        if !self.setup.warm_cache || self.setup.headless {
+            return;
+        }
+        let sampling = Sampling {
+            max_tokens: Some(1),
+            ..self.sampling()
+        };
+        let Ok(body) =
+            self.conversation
+                .request_body(&self.setup.model, self.offer(), sampling, false)
+        else {
+            return;
+        };
+        let (endpoint, log) = (endpoint.clone(), self.setup.log.clone());
+        log.line(|| format!("cache warm-up: {} bytes", body.len()));
+        self.warming = Some(tokio::spawn(async move {
+            let started = std::time::Instant::now();
+            let outcome = stream::warm(&endpoint, &body).await;
+            log.line(|| {
+                let secs = started.elapsed().as_secs_f64();
+                match outcome {
+                    Ok(()) => format!("cache warm-up: done in {secs:.1}s"),
+                    Err(e) => format!("cache warm-up: failed after {secs:.1}s: {e}"),
+                }
+            });
+        }));
+    }
+
+    /// Stops the warm-up, if any: a real request is about to be sent, and
+    /// the server should read that one, not finish the warm-up first.
+    fn stop_warming(&mut self) {
+        if let Some(task) = self.warming.take() {
+            task.abort();
+        }
+    }
+
     /// Sends the conversation as it stands: the budget was looked at
     /// already ([`Agent::next_request`]).
     async fn start_episode(&mut self) {
+        self.stop_warming();
         let Some(endpoint) = self.endpoint_or_end_turn().await else {
             return;
         };
@@ -572,6 +636,14 @@ impl Agent {
                 episode.announced.push((id, name.clone()));
                 self.emit(AgentEvent::ToolCallWriting { name, bytes: 0 })
                     .await;
+            }
+            // Only until the reply starts: a late frame would put the
+            // status bar back to reading.
+            Some(StreamEvent::PromptProgress(progress)) => {
+                if episode.content.is_empty() && !episode.reasoning && episode.announced.is_empty()
+                {
+                    self.emit(AgentEvent::ReadingPrompt(progress)).await;
+                }
             }
             Some(StreamEvent::ToolCallProgress { id, bytes }) => {
                 let name = episode.announced.iter().find(|(i, _)| *i == id);

@@ -140,6 +140,7 @@ impl Saving {
             AgentEvent::Usage(usage) => self.last_usage = Some(*usage),
             AgentEvent::Phase(_)
             | AgentEvent::ToolCallWriting { .. }
+            | AgentEvent::ReadingPrompt(_)
             | AgentEvent::Compacted { .. }
             | AgentEvent::SessionFacts { .. }
             | AgentEvent::Confirm(_)
@@ -295,6 +296,7 @@ impl Agent {
         self.setup.tools.known.clear();
         self.budget.forget_report();
         self.saving.start_new();
+        self.warm_cache();
         self.emit(AgentEvent::SessionOpened { log: Vec::new() })
             .await;
         self.announce_session().await;
@@ -312,6 +314,7 @@ impl Agent {
             return;
         }
         self.open(id).await;
+        self.warm_cache();
         self.announce_session().await;
         self.emit(AgentEvent::TurnDone).await;
     }

@@ -74,6 +74,7 @@ impl Tally {
             AgentEvent::Usage(usage) => Some(usage.into()),
             AgentEvent::Phase(_)
             | AgentEvent::ToolCallWriting { .. }
+            | AgentEvent::ReadingPrompt(_)
             | AgentEvent::SessionFacts { .. }
             | AgentEvent::Confirm(_)
             | AgentEvent::SessionOpened { .. }

@@ -39,6 +39,9 @@ pub struct Answers {
     pub served: Vec<String>,
     /// Whether the server listed more models than were kept.
     pub more_served: bool,
+    /// The server answered llama.cpp's `/props`: it is llama.cpp, and
+    /// reports how far it has read a prompt when asked.
+    pub llama_cpp: bool,
     /// What went wrong, for the log only.
     pub problems: Vec<String>,
 }
@@ -76,8 +79,12 @@ pub async fn ask(endpoint: &Endpoint, model: &str, questions: Questions) -> Answ
         match get::<Props>(endpoint, &props_url(&endpoint.context.base_url)).await {
             Ok(props) if props.default_generation_settings.n_ctx > 0 => {
                 answers.context_window = Some(props.default_generation_settings.n_ctx);
+                answers.llama_cpp = true;
             }
-            Ok(_) => answers.problems.push("/props: n_ctx is 0".to_string()),
+            Ok(_) => {
+                answers.llama_cpp = true;
+                answers.problems.push("/props: n_ctx is 0".to_string());
+            }
             Err(why) => answers.problems.push(format!("/props: {why}")),
         }
     }

@@ -11,7 +11,7 @@ use futures_util::{FutureExt, StreamExt};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, LOCATION, RETRY_AFTER};
 use tokio::sync::mpsc;
 
-use crate::protocol::{StreamEvent, ToolCallRequest, TransportError, Usage};
+use crate::protocol::{PromptProgress, StreamEvent, ToolCallRequest, TransportError, Usage};
 use crate::secret::{Secret, redact_userinfo};
 
 use super::adapters::{OfferedTools, TextCalls, TextPiece, ToolSyntax};
@@ -221,6 +221,25 @@ async fn open(endpoint: &Endpoint, body: &[u8]) -> Result<reqwest::Response, Tra
         });
     }
     Ok(response)
+}
+
+/// The most of a warm-up's reply that is read (it asks for one token).
+pub const WARM_REPLY_MAX_BYTES: usize = 64 * 1024;
+
+/// Sends `body`, a request for at most one token, and reads its short
+/// reply: the server reads the whole prompt first, so its prompt cache then
+/// holds it, and the next real request pays only for what it adds.
+/// Dropping the future closes the connection, which stops the server
+/// reading. ADR 0032.
+pub async fn warm(endpoint: &Endpoint, body: &[u8]) -> Result<(), TransportError> {
+    let response = open(endpoint, body).await?;
+    read_bounded(
+        response,
+        endpoint.context.request_timeout,
+        WARM_REPLY_MAX_BYTES,
+    )
+    .await;
+    Ok(())
 }
 
 /// Reads at most [`classify::ERROR_BODY_MAX_BYTES`] of an error body, giving
@@ -437,6 +456,14 @@ impl EpisodeReader {
         if let Some(err) = chunk.error {
             return Some(StreamEvent::Failed(TransportError::InStream {
                 message: classify::excerpt(&err.message),
+            }));
+        }
+        if let Some(p) = chunk.prompt_progress {
+            out.push(StreamEvent::PromptProgress(PromptProgress {
+                total: p.total,
+                cache: p.cache,
+                processed: p.processed,
+                elapsed_ms: p.time_ms.max(0.0) as u64,
             }));
         }
         if let Some(choice) = chunk.choices.into_iter().next() {

@@ -128,8 +128,9 @@ impl Serialize for Messages<'_> {
 /// The `tool_choice` that asks for an answer rather than a call.
 pub const TOOL_CHOICE_NONE: &str = "none";
 
-/// How the reply is sampled and how long it may grow: the request fields
-/// every request of a session shares.
+/// How the reply is sampled, how long it may grow and whether the
+/// server's reading is reported: the request fields every request of a
+/// session shares.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct Sampling {
     /// Sampling temperature; the provider's default when absent.
@@ -143,6 +144,11 @@ pub struct Sampling {
     /// window (ADR 0021).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u64>,
+    /// Ask llama.cpp for `prompt_progress` frames while it reads a long
+    /// prompt; sent only to a server that answered llama.cpp's `/props`,
+    /// as others may refuse a field they do not know.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub return_progress: bool,
 }
 
 fn no_tools(tools: &&serde_json::Value) -> bool {
@@ -159,6 +165,23 @@ pub struct ChatChunk {
     pub usage: Option<WireUsage>,
     /// Some servers report failures inside the stream.
     pub error: Option<WireError>,
+    /// llama.cpp, asked with `return_progress`: how far the prompt has
+    /// been read.
+    pub prompt_progress: Option<WirePromptProgress>,
+}
+
+/// llama.cpp's `prompt_progress` frame field.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(default)]
+pub struct WirePromptProgress {
+    /// Tokens in the prompt.
+    pub total: u64,
+    /// Tokens it had cached.
+    pub cache: u64,
+    /// Tokens ready so far, cached ones included.
+    pub processed: u64,
+    /// Milliseconds since it began reading.
+    pub time_ms: f64,
 }
 
 /// A choice inside a chunk.

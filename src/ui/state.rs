@@ -1,6 +1,8 @@
 //! Everything the screen shows, owned by the UI task.
 
-use crate::protocol::{ApprovalPolicy, CallId, Phase, SessionSummary, Severity, Usage};
+use crate::protocol::{
+    ApprovalPolicy, CallId, Phase, PromptProgress, SessionSummary, Severity, Usage,
+};
 
 use super::editor::{Editor, EditorLayout, History};
 use super::entry::clean;
@@ -143,6 +145,8 @@ pub struct State {
     /// The call the model is writing, and its arguments' bytes so far,
     /// until the phase changes.
     pub writing: Option<(String, usize)>,
+    /// How far the server has read the prompt, until the reply starts.
+    pub reading: Option<PromptProgress>,
     /// The agent's estimate of the next prompt, after a compaction made
     /// `usage` stale; cleared by the next usage frame.
     pub context_estimate: Option<u64>,
@@ -194,6 +198,7 @@ impl State {
             spinner: 0,
             usage: None,
             writing: None,
+            reading: None,
             context_estimate: None,
             transcript: Transcript::default(),
             editor: Editor::new(),

@@ -177,6 +177,7 @@ fn on_agent(state: &mut State, event: AgentEvent) {
         AgentEvent::Phase(phase) => {
             state.phase = phase;
             state.writing = None;
+            state.reading = None;
             if !phase.is_active() {
                 state.quit_armed = false;
             }
@@ -186,9 +187,17 @@ fn on_agent(state: &mut State, event: AgentEvent) {
             // shown no longer than this.
             let name = name.chars().take(WRITING_NAME_MAX_CHARS).collect();
             state.writing = Some((name, bytes));
+            state.reading = None;
         }
-        AgentEvent::AssistantDelta(text) => state.transcript.append_reply(&text),
-        AgentEvent::ReasoningDelta(text) => state.transcript.append_reasoning(&text),
+        AgentEvent::ReadingPrompt(progress) => state.reading = Some(progress),
+        AgentEvent::AssistantDelta(text) => {
+            state.reading = None;
+            state.transcript.append_reply(&text);
+        }
+        AgentEvent::ReasoningDelta(text) => {
+            state.reading = None;
+            state.transcript.append_reasoning(&text);
+        }
         AgentEvent::AssistantEnd(end) => state.transcript.end_reply(end),
         AgentEvent::Usage(usage) => {
             state.usage = Some(usage);

@@ -6,7 +6,7 @@ use ratatui::layout::{Constraint, Layout, Position, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph};
 
-use crate::protocol::Phase;
+use crate::protocol::{Phase, PromptProgress};
 
 use super::keys;
 use super::picker::size;
@@ -81,14 +81,42 @@ fn phase_label(state: &State) -> String {
     match (state.phase, &state.confirm) {
         (Phase::Confirming, Some(c)) => format!("Confirm ({} of {})", c.position, c.of),
         (Phase::Idle, _) => "idle".to_string(),
-        (Phase::Streaming, _) => match &state.writing {
-            Some((name, bytes)) => format!("streaming · {name} {}", size(*bytes as u64)),
-            None => "streaming".to_string(),
+        (Phase::Streaming, _) => match (&state.writing, &state.reading) {
+            (Some((name, bytes)), _) => format!("streaming · {name} {}", size(*bytes as u64)),
+            (None, Some(progress)) => reading_label(progress),
+            (None, None) => "streaming".to_string(),
         },
         (Phase::Executing, _) => "executing".to_string(),
         (Phase::Confirming, None) => "confirm".to_string(),
         (Phase::Compacting, _) => "compacting".to_string(),
     }
+}
+
+/// "reading prompt 1,204/5,800 · ~30 s": how far the server has read a
+/// long prompt, and how long the rest should take at its rate so far.
+fn reading_label(progress: &PromptProgress) -> String {
+    let mut label = format!(
+        "reading prompt {}/{}",
+        grouped(progress.processed),
+        grouped(progress.total)
+    );
+    if let Some(left) = progress.remaining() {
+        label.push_str(&format!(" · ~{} s", left.as_secs().max(1)));
+    }
+    label
+}
+
+/// A count with thousands separated: 5,800.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Formats a token count compactly: 950, 12.3k, 128k.

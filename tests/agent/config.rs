@@ -442,6 +442,35 @@ fn the_tool_syntax_comes_from_the_flag_then_the_file_and_defaults_to_auto() {
     );
 }
 
+#[test]
+fn the_cache_is_warmed_for_a_server_on_this_machine_unless_told_otherwise() {
+    use dashfloat::config::is_loopback;
+    let (c, _) = resolve(&Cli::default(), &[], None);
+    assert!(c.warm_cache, "the local default");
+    let remote = Cli::parse_from(["dashfloat", "--base-url", "https://api.openai.com/v1"]);
+    assert!(!resolve(&remote, &[], None).0.warm_cache);
+    let (c, problems) = resolve(&remote, &[], Some("warm_cache = true\n"));
+    assert!(problems.is_empty(), "{problems:?}");
+    assert!(c.warm_cache);
+    let off = Cli::parse_from(["dashfloat", "--warm-cache", "off"]);
+    assert!(!resolve(&off, &[], Some("warm_cache = true\n")).0.warm_cache);
+    for url in [
+        "http://127.0.0.1:8088/v1",
+        "http://localhost:11434/v1",
+        "http://[::1]:8080/v1",
+    ] {
+        assert!(is_loopback(url), "{url}");
+    }
+    for url in [
+        "https://api.openai.com/v1",
+        "http://10.0.0.2:8080/v1",
+        "http://localhost.evil.com/v1",
+        "not a url",
+    ] {
+        assert!(!is_loopback(url), "{url}");
+    }
+}
+
 /// `dashfloat exec` takes every flag after the subcommand as well as
 /// before it: a flag added without `global` would be refused there.
 #[test]

@@ -15,3 +15,4 @@ mod repeat;
 mod sessions;
 mod tools;
 mod turns;
+mod warm;

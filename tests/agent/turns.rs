@@ -325,6 +325,65 @@ async fn the_one_model_served_is_used_and_shown_with_its_window() {
     assert_eq!(chat.body["model"], "served-model");
 }
 
+/// A server that answered llama.cpp's `/props` is asked how far it has
+/// read each prompt, and its frames reach the UI until the reply starts.
+#[tokio::test]
+async fn llama_cpp_reports_how_far_it_has_read_the_prompt_until_the_reply_starts() {
+    let progress = |processed: u64, ms: f64| json!({"choices": [], "prompt_progress": {"total": 5800, "cache": 1000, "processed": processed, "time_ms": ms}});
+    let server = ScriptedServer::start(vec![
+        Reply::status(
+            200,
+            "application/json",
+            r#"{"default_generation_settings":{"n_ctx":8192}}"#,
+        ),
+        Reply::sse([
+            progress(1000, 0.0),
+            progress(3400, 20_000.0),
+            content_chunk("hi"),
+            progress(5800, 40_000.0),
+            finish_chunk("stop"),
+        ]),
+    ])
+    .await;
+    let events = discovering_turn(
+        &server,
+        Questions {
+            window: true,
+            models: false,
+        },
+    )
+    .await;
+    assert_eq!(server.requests()[1].body["return_progress"], json!(true));
+    let reading: Vec<(u64, Option<u64>)> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ReadingPrompt(p) => Some((p.processed, p.remaining().map(|d| d.as_secs()))),
+            _ => None,
+        })
+        .collect();
+    // 2,400 tokens read in 20 s: the 2,400 left take 20 s more. The frame
+    // after the first token is not shown.
+    assert_eq!(reading, [(1000, None), (3400, Some(20))]);
+    assert_eq!(text(&events), "hi");
+
+    // A server that is not llama.cpp is never sent the field.
+    let server = ScriptedServer::start(vec![
+        Reply::status(404, "text/plain", "Not Found"),
+        Reply::text(&["hi"]),
+    ])
+    .await;
+    discovering_turn(
+        &server,
+        Questions {
+            window: true,
+            models: false,
+        },
+    )
+    .await;
+    let chat = &server.requests()[1].body;
+    assert!(chat.get("return_progress").is_none(), "{chat}");
+}
+
 #[tokio::test]
 async fn several_models_served_are_listed_with_how_to_choose() {
     let server = ScriptedServer::start(vec![

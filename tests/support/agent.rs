@@ -71,6 +71,9 @@ pub fn setup(base_url: &str, root: &Path, approval: ApprovalPolicy) -> AgentSetu
         // Saving is off unless a test points it at a temporary directory.
         sessions: None,
         tool_syntax: dashfloat::llm::adapters::ToolSyntax::Auto,
+        // Scripts answer the requests a test expects; a test of the
+        // warm-up turns it on.
+        warm_cache: false,
     }
 }
 

@@ -195,6 +195,33 @@ fn after_a_compaction_the_status_bar_shows_the_estimate_until_the_next_report() 
     assert!(draw(&mut s).contains("ctx –/8.2k"), "{}", draw(&mut s));
 }
 
+/// While the server reads a long prompt the status bar says how far it
+/// has got and how long the rest should take; the first token clears it.
+#[test]
+fn a_long_prompt_being_read_shows_its_progress_until_the_reply_starts() {
+    let mut s = state(80, 6);
+    agent(&mut s, AgentEvent::Phase(Phase::Streaming));
+    let progress = |processed, elapsed_ms| dashfloat::protocol::PromptProgress {
+        total: 5_800,
+        cache: 0,
+        processed,
+        elapsed_ms,
+    };
+    agent(&mut s, AgentEvent::ReadingPrompt(progress(0, 0)));
+    let screen = draw(&mut s);
+    assert!(screen.contains("reading prompt 0/5,800 "), "{screen}");
+    agent(&mut s, AgentEvent::ReadingPrompt(progress(1_204, 6_000)));
+    let screen = draw(&mut s);
+    assert!(
+        screen.contains("reading prompt 1,204/5,800 · ~22 s"),
+        "{screen}"
+    );
+    agent(&mut s, AgentEvent::AssistantDelta("Hi".into()));
+    let screen = draw(&mut s);
+    assert!(!screen.contains("reading prompt"), "{screen}");
+    assert!(screen.contains("streaming"), "{screen}");
+}
+
 /// A call being written shows in the status bar with its size, so a long
 /// or runaway one is seen before it is whole; the next phase clears it.
 #[test]

@@ -1,0 +1,288 @@
+//! Time to first token on the real local model, on a CPU (issue 12): what
+//! a person waits for after pressing Enter. Four moments, each from a
+//! freshly started server (nothing in its caches), each with the cache
+//! warm-up off and on (ADR 0032), measured in the same run:
+//!
+//! - (a) the first prompt of a new session, typed for 10 s;
+//! - (b) the follow-up right after it;
+//! - (c) the first prompt after resuming a saved session of ~6k tokens,
+//!   typed for 10 s;
+//! - (d) the first prompt after `/compact` of that session, typed for 10 s.
+//!
+//! Also the fixed prefix (system prompt and tool schemas) in the server's
+//! own tokens (`/apply-template`, then `/tokenize`).
+//!
+//! Run with `cargo bench --bench latency`. It starts its own llama-server
+//! with `scripts/local-model` on port 8093 and restarts it before every
+//! moment; `LATENCY_MODEL` picks the model (default: the local default),
+//! `LATENCY_PAUSE_SECS` the typing pause (default 10).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "../tests/support/mod.rs"]
+mod support;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use dashfloat::agent::{self, ApprovalPolicy};
+use dashfloat::config::{LOCAL_CONTEXT_WINDOW, LOCAL_MODEL};
+use dashfloat::llm::wire::{FunctionCall, Message, Role, ToolCallMessage};
+use dashfloat::protocol::{AgentEvent, UiCommand};
+use dashfloat::session::{OpenSession, SessionRecord, SessionSetup, SessionStore};
+use serde_json::{Value, json};
+use support::agent::{AgentHarness, setup, start_with};
+
+const PORT: u16 = 8093;
+/// Bytes of tool output in the resumed session: about 6k tokens of code.
+const SESSION_OUTPUT_BYTES: usize = 19_000;
+const SESSION_ID: &str = "20261202-000000-bbbbbb";
+
+fn main() {
+    let model = std::env::var("LATENCY_MODEL").unwrap_or_else(|_| LOCAL_MODEL.to_string());
+    let pause = Duration::from_secs(
+        std::env::var("LATENCY_PAUSE_SECS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(10),
+    );
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    println!(
+        "time to first token, {model}, two cores, typing pause {}s\n",
+        pause.as_secs()
+    );
+    let url = restart(&model);
+    let prefix = runtime.block_on(prefix_tokens(&url));
+    println!("fixed prefix (system prompt + tool schemas): {prefix} tokens (target ≤ 700)\n");
+    println!("| moment | warm-up off | warm-up on | on / off | prompt tokens |");
+    println!("| --- | --- | --- | --- | --- |");
+    let mut rows: Vec<(&str, [Option<Measured>; 2])> = vec![
+        ("(a) first prompt, new session", [None, None]),
+        ("(b) follow-up", [None, None]),
+        ("(c) first prompt after resuming ~6k tokens", [None, None]),
+        ("(d) first prompt after /compact", [None, None]),
+    ];
+    for (i, warm) in [false, true].into_iter().enumerate() {
+        let url = restart(&model);
+        let (a, b) = runtime.block_on(new_session(&url, warm, pause));
+        rows[0].1[i] = Some(a);
+        rows[1].1[i] = Some(b);
+        let url = restart(&model);
+        rows[2].1[i] = Some(runtime.block_on(resumed(&url, warm, pause, false)));
+        let url = restart(&model);
+        rows[3].1[i] = Some(runtime.block_on(resumed(&url, warm, pause, true)));
+    }
+    for (name, [off, on]) in rows {
+        let (off, on) = (off.unwrap(), on.unwrap());
+        println!(
+            "| {name} | {:.2} s | {:.2} s | {:.2} | {} |",
+            off.ttft.as_secs_f64(),
+            on.ttft.as_secs_f64(),
+            on.ttft.as_secs_f64() / off.ttft.as_secs_f64(),
+            on.prompt_tokens
+        );
+    }
+}
+
+/// One prompt's wait.
+#[derive(Debug, Clone, Copy)]
+struct Measured {
+    /// From sending the prompt to the first thing the model wrote.
+    ttft: Duration,
+    /// The request's size in the server's tokens.
+    prompt_tokens: u64,
+}
+
+/// (Re)starts the bench's server, so nothing is in its caches.
+fn restart(model: &str) -> String {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/local-model");
+    let port = PORT.to_string();
+    let status = Command::new(&script)
+        .args(["stop", &port])
+        .status()
+        .unwrap();
+    assert!(status.success(), "scripts/local-model stop failed");
+    let out = Command::new(&script)
+        .args(["start", "--model", model, &port])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "scripts/local-model start failed");
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .last()
+        .unwrap()
+        .to_string()
+}
+
+/// The agent as the binary sets it up for the local model, warming or not.
+fn start_agent(url: &str, root: &Path, warm: bool, sessions: Option<SessionSetup>) -> AgentHarness {
+    let mut s = setup(url, root, ApprovalPolicy::Ask);
+    s.system_prompt = agent::system_prompt();
+    s.context_window = LOCAL_CONTEXT_WINDOW;
+    s.temperature = Some(0.0);
+    s.max_steps = 1;
+    s.warm_cache = warm;
+    s.sessions = sessions;
+    start_with(s)
+}
+
+/// Sends `prompt` and waits for the turn; how long until the first token.
+async fn measure(h: &mut AgentHarness, prompt: &str) -> Measured {
+    h.prompt(prompt).await;
+    let sent = Instant::now();
+    let mut ttft = None;
+    let mut prompt_tokens = 0;
+    loop {
+        let event = h.events.recv().await.expect("agent hung up");
+        match event {
+            AgentEvent::AssistantDelta(_)
+            | AgentEvent::ReasoningDelta(_)
+            | AgentEvent::ToolCallWriting { .. } => {
+                ttft.get_or_insert_with(|| sent.elapsed());
+            }
+            AgentEvent::Usage(usage) => prompt_tokens = usage.prompt_tokens,
+            AgentEvent::TurnDone => break,
+            _ => {}
+        }
+    }
+    Measured {
+        ttft: ttft.expect("the model wrote nothing"),
+        prompt_tokens,
+    }
+}
+
+async fn new_session(url: &str, warm: bool, pause: Duration) -> (Measured, Measured) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = start_agent(url, dir.path(), warm, None);
+    tokio::time::sleep(pause).await;
+    let first = measure(&mut h, "Reply with one word: hello.").await;
+    let follow = measure(&mut h, "Now reply with one word: goodbye.").await;
+    (first, follow)
+}
+
+/// Resumes a saved session of about 6k tokens; with `compact`, runs
+/// `/compact` first. Then the pause and a prompt.
+async fn resumed(url: &str, warm: bool, pause: Duration, compact: bool) -> Measured {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SessionStore::at(dir.path().join("sessions"));
+    let here = dir
+        .path()
+        .canonicalize()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let messages = session_messages();
+    let record = SessionRecord {
+        id: SESSION_ID,
+        created: 1,
+        updated: dashfloat::session::now_secs(),
+        directory: &here,
+        model: LOCAL_MODEL,
+        base_url: url,
+        title: "latency",
+        usage: Default::default(),
+        last_usage: None,
+        messages: &messages,
+        pending: &[],
+        log: &[],
+    };
+    store.write(SESSION_ID, &record.encode().unwrap()).unwrap();
+    let sessions = SessionSetup {
+        store,
+        open: OpenSession::Resume(SESSION_ID.to_string()),
+        save: false,
+        directory: here,
+        base_url: url.to_string(),
+    };
+    let mut h = start_agent(url, dir.path(), warm, Some(sessions));
+    if compact {
+        h.send(UiCommand::Compact { focus: None }).await;
+        h.until(|e| *e == AgentEvent::TurnDone).await;
+    }
+    tokio::time::sleep(pause).await;
+    measure(&mut h, "Reply with one word: ready.").await
+}
+
+/// Turns that each read a slice of this repository's source, until the
+/// tool output reaches [`SESSION_OUTPUT_BYTES`].
+fn session_messages() -> Vec<Message> {
+    let source = include_str!("../src/agent/mod.rs");
+    let mut out = Vec::new();
+    let mut taken = 0;
+    for (n, chunk) in source.as_bytes().chunks(1_900).enumerate() {
+        if taken >= SESSION_OUTPUT_BYTES {
+            break;
+        }
+        let text = String::from_utf8_lossy(chunk).into_owned();
+        taken += text.len();
+        let id = format!("call_{n}");
+        out.push(Message::new(
+            Role::User,
+            format!("Show me part {n} of src/agent/mod.rs"),
+        ));
+        out.push(Message {
+            role: Role::Assistant,
+            content: None,
+            tool_calls: vec![ToolCallMessage {
+                id: id.clone(),
+                kind: "function".into(),
+                function: FunctionCall {
+                    name: "read_file".into(),
+                    arguments:
+                        json!({"path": "src/agent/mod.rs", "offset": n * 40 + 1, "limit": 40})
+                            .to_string(),
+                },
+            }],
+            tool_call_id: None,
+        });
+        out.push(Message {
+            role: Role::Tool,
+            content: Some(json!({"ok": true, "content": text}).to_string()),
+            tool_calls: Vec::new(),
+            tool_call_id: Some(id),
+        });
+        out.push(Message::new(Role::Assistant, format!("That is part {n}.")));
+    }
+    out
+}
+
+/// The fixed prefix in the server's tokens: the system prompt and the tool
+/// schemas through the server's chat template, less the template's
+/// framing of an empty system and user message.
+async fn prefix_tokens(url: &str) -> usize {
+    let root = url.trim_end_matches('/').trim_end_matches("/v1");
+    let client = reqwest::Client::new();
+    let count = async |body: Value| -> usize {
+        let prompt: Value = client
+            .post(format!("{root}/apply-template"))
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let tokens: Value = client
+            .post(format!("{root}/tokenize"))
+            .json(&json!({"content": prompt["prompt"], "parse_special": true}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        tokens["tokens"].as_array().unwrap().len()
+    };
+    let user = json!({"role": "user", "content": ""});
+    let whole = count(json!({
+        "messages": [{"role": "system", "content": agent::system_prompt()}, user],
+        "tools": dashfloat::tools::definitions(),
+    }))
+    .await;
+    let framing = count(json!({"messages": [{"role": "system", "content": ""}, user]})).await;
+    whole - framing
+}
