@@ -13,7 +13,9 @@ use crate::support;
 use support::agent::{
     AgentHarness, EVENT_WAIT, reply_text, setup, start_in_temp, start_with, system_texts,
 };
-use support::server::{Reply, ScriptedServer, finish_chunk, role_chunk, tool_call_chunk};
+use support::server::{
+    Reply, ScriptedServer, assert_prefix_stable, finish_chunk, role_chunk, tool_call_chunk,
+};
 
 fn call(id: &str, name: &str, args: Value) -> Reply {
     Reply::tool_call(id, name, &[&args.to_string()])
@@ -453,6 +455,8 @@ async fn a_repeat_with_the_same_result_is_unchanged_and_the_next_reply_must_answ
         !texts.contains(&dashfloat::agent::ANSWER_NOW_PROMPT),
         "{texts:?}"
     );
+    // The ask to answer is the only message not repeated, and it is last.
+    assert_prefix_stable(&server.requests());
 }
 
 /// A failed call made again is answered with its whole error (it says
@@ -1070,4 +1074,6 @@ async fn a_server_that_refuses_the_tools_gets_them_in_the_prompt_from_then_on() 
     h.prompt("again").await;
     h.turn().await;
     assert_eq!(server.requests().len(), 4);
+    // From the switch on, the prompted form is as stable as the API's.
+    assert_prefix_stable(&server.requests()[1..]);
 }

@@ -9,7 +9,7 @@ use dashfloat::protocol::{AgentEvent, UiCommand};
 use serde_json::{Value, json};
 
 use crate::support::agent::{EVENT_WAIT, reply_text, setup, start_with};
-use crate::support::server::{Reply, ScriptedServer};
+use crate::support::server::{Reply, ScriptedServer, assert_prefix_stable};
 
 /// An agent with the warm-up on, in a fresh directory.
 fn start_warming(
@@ -52,6 +52,7 @@ async fn a_new_session_sends_its_prefix_ahead_for_one_token_and_nothing_of_it_sh
     let real_raw = String::from_utf8(real.raw_body.clone()).unwrap();
     let system = serde_json::to_string(&warm.body["messages"][0]).unwrap();
     assert!(warm_raw.contains(&system) && real_raw.contains(&system));
+    assert_prefix_stable(&server.requests());
 }
 
 #[tokio::test]

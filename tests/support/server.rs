@@ -101,6 +101,41 @@ pub struct Recorded {
     pub raw_body: Vec<u8>,
 }
 
+/// Asserts what keeps a server's prompt cache warm (issue 12): each chat
+/// request begins with the bytes of the one before it up to that one's
+/// last message — no earlier message encoded anew, no timestamp — and
+/// offers the same tools.
+pub fn assert_prefix_stable(requests: &[Recorded]) {
+    let chats: Vec<&Recorded> = requests
+        .iter()
+        .filter(|r| r.path.ends_with("/chat/completions"))
+        .collect();
+    for pair in chats.windows(2) {
+        let (before, after) = (pair[0], pair[1]);
+        let messages = before.body["messages"].as_array().expect("messages");
+        let kept: Vec<String> = messages[..messages.len().saturating_sub(1)]
+            .iter()
+            .map(Value::to_string)
+            .collect();
+        let prefix = format!(
+            "{{\"model\":{},\"messages\":[{}",
+            before.body["model"],
+            kept.join(",")
+        );
+        for request in [before, after] {
+            assert!(
+                request.raw_body.starts_with(prefix.as_bytes()),
+                "a request does not begin with the previous one's bytes up to its last message:\n{}\nexpected to begin with\n{prefix}",
+                String::from_utf8_lossy(&request.raw_body)
+            );
+        }
+        assert_eq!(
+            before.body["tools"], after.body["tools"],
+            "the tools changed"
+        );
+    }
+}
+
 impl Recorded {
     /// The first header with this name (case-insensitive).
     pub fn header(&self, name: &str) -> Option<&str> {
