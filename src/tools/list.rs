@@ -121,10 +121,7 @@ impl Tool for ListDirectory {
     type Output = ListDirectoryOutput;
 
     fn description() -> String {
-        format!(
-            "List the files and folders in one folder (folders end with `/`); `.` is the project \
-             itself. At most {LIST_MAX_ENTRIES} entries; `truncated` says there are more."
-        )
+        "List a folder.".to_owned()
     }
 
     fn parameters() -> Value {
@@ -134,8 +131,7 @@ impl Tool for ListDirectory {
                 "path": {
                     "type": "string",
                     "minLength": 1,
-                    "default": ".",
-                    "description": "The directory to list, relative to the working directory (or absolute inside it)."
+                    "default": "."
                 }
             },
             "additionalProperties": false
