@@ -375,27 +375,24 @@ pub fn tool_message(call_id: CallId, result: &ToolResult) -> Message {
     }
 }
 
-/// The most tokens the fixed prefix of every request — the system prompt
-/// and the tool schemas, through the server's chat template — may take on
-/// the local model: on a CPU each is read before the first token of every
-/// cold prompt (ADR 0033). The real-model tests count them with the
-/// server's tokenizer.
-pub const PREFIX_MAX_TOKENS: usize = 700;
-
-/// The same budget in bytes, for the offline test: the system prompt and
-/// the compact JSON of the tools measured 2,190 bytes at 693 tokens.
-pub const PREFIX_MAX_BYTES: usize = 2_200;
-
 /// The system prompt. It names no directory: small models shown an
 /// absolute path build absolute paths from its parent (`/tmp/x` for a
 /// project in `/tmp/proj`), and shown the directory's name they prefix it
 /// (`./proj/x`) — both refused by the path policy, both seen with
 /// Qwen2.5-Coder-0.5B.
 pub fn system_prompt() -> String {
-    "You are a coding assistant in the person's project; you see its files only through tools. \
-Look before you answer, then answer briefly, quoting the exact value. Change files only when asked. \
-Never repeat a call; a failed call's error says what to do. \
-Paths are relative to the project, spelled as the person wrote them."
+    "You are a coding assistant working in the person's project, the current directory. You cannot see its \
+files until you use a tool.\n\
+1. To answer a question about the project, look first: read_file reads a file, list_directory lists a folder, \
+grep finds where a name is defined or used, glob finds files by name.\n\
+2. As soon as a tool result holds the answer, stop calling tools and answer in a sentence or two, quoting the \
+exact value.\n\
+3. Change files only when asked to: edit_file for a small change (copy search_block exactly from the file), \
+write_file to create a file. The person approves each change and may reject it.\n\
+4. Never repeat a call with the same arguments: the result would be the same.\n\
+5. If a tool fails, its error says what to do next.\n\
+Give every path relative to the project, spelled exactly as the person names the file; `.` is the project \
+itself. Answer in GitHub-flavoured markdown, code in fenced blocks tagged with their language."
         .to_string()
 }
 
@@ -483,16 +480,6 @@ mod tests {
         assert_eq!(
             marker["pruned"],
             format!("read_file {expected}: 3 KB {PRUNED_TAIL}")
-        );
-    }
-
-    #[test]
-    fn the_fixed_prefix_stays_within_its_budget() {
-        let tools = serde_json::to_string(&crate::tools::definitions()).unwrap_or_default();
-        let bytes = system_prompt().len() + tools.len();
-        assert!(
-            bytes <= PREFIX_MAX_BYTES,
-            "the fixed prefix is {bytes} bytes"
         );
     }
 

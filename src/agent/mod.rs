@@ -24,8 +24,8 @@ pub use compact::{
     SUMMARY_RESULT_MAX_BYTES,
 };
 pub use conversation::{
-    ANSWER_NOW_PROMPT, AssistantCall, Conversation, PREFIX_MAX_BYTES, PREFIX_MAX_TOKENS,
-    PRUNED_ARGUMENTS_MAX_CHARS, PRUNED_TAIL, Pruned, SUMMARY_PREFIX, system_prompt,
+    ANSWER_NOW_PROMPT, AssistantCall, Conversation, PRUNED_ARGUMENTS_MAX_CHARS, PRUNED_TAIL,
+    Pruned, SUMMARY_PREFIX, system_prompt,
 };
 pub use policy::ApprovalPolicy;
 pub use repeat::{
@@ -216,7 +216,7 @@ async fn run_actor(
     let agent = Agent {
         saving: Saving::new(setup.sessions.take()),
         conversation: Conversation::new(&setup.system_prompt),
-        offered: Arc::new(OfferedTools::from_definitions(&crate::tools::schemas())),
+        offered: Arc::new(OfferedTools::from_definitions(&crate::tools::definitions())),
         tool_catalogue: crate::tools::definitions(),
         setup,
         ui,

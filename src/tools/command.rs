@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use crate::protocol::{FileGuard, Preview, PreviewKind, ToolStatus};
 
 use super::analyser::ANALYSER_RUN_ENV;
-use super::exec::{Run, execute_command};
+use super::exec::{EXEC_DEFAULT_TIMEOUT, EXEC_OUTPUT_MAX_BYTES, Run, execute_command};
 use super::failure::ToolFailure;
 use super::preview::{header, line};
 use super::result::head;
@@ -128,11 +128,18 @@ pub(crate) fn cut_output(output: &mut String, max_bytes: usize) -> bool {
 impl Tool for ExecuteCommand {
     const NAME: &'static str = "execute_command";
     const EFFECT: Effect = Effect::RunsCommands;
-    const UNLISTED: &'static [&'static str] = &["cwd"];
     type Output = ExecuteCommandOutput;
 
     fn description() -> String {
-        "Run a shell command.".to_owned()
+        format!(
+            "Run a shell command line (/bin/sh -c) in the project, e.g. the tests or a build; \
+             returns `exit_code` and `output` (the first {} KiB). Do not use it to change files: \
+             use edit_file or write_file. A read-only line (ls, cat, grep, find, wc, git \
+             status/log/diff/show) runs at once; others need the person's approval. It is killed \
+             after {} s unless `timeout_seconds` says more, and everything it started ends with it.",
+            EXEC_OUTPUT_MAX_BYTES / 1024,
+            EXEC_DEFAULT_TIMEOUT.as_secs()
+        )
     }
 
     fn parameters() -> Value {
@@ -141,17 +148,19 @@ impl Tool for ExecuteCommand {
             "properties": {
                 "command": {
                     "type": "string",
-                    "minLength": 1
+                    "minLength": 1,
+                    "description": "The command line."
                 },
                 "cwd": {
                     "type": "string",
                     "minLength": 1,
-                    "default": "."
+                    "default": ".",
+                    "description": "Directory to run in, relative to the working directory; must stay inside it."
                 },
                 "timeout_seconds": {
                     "type": "integer",
                     "minimum": 1,
-                    "description": "Seconds; leave it out for the default."
+                    "description": "Seconds the command may run before it is killed; leave it out for the default. Raise it for builds and test runs."
                 }
             },
             "required": ["command"],

@@ -174,20 +174,26 @@ impl Tool for EditFile {
     type Output = EditFileOutput;
 
     fn description() -> String {
-        "Replace `search_block`, copied exactly from the file, with `replace_block`.".to_owned()
+        "Change part of an existing file: replace search_block, text copied exactly from the file \
+             (whitespace included) that occurs once in it, with replace_block. If the result says \
+             the block was not found, read_file the file and copy the text exactly; if it matched \
+             several times, add surrounding lines. Needs the person's approval."
+            .to_owned()
     }
 
     fn parameters() -> Value {
         json!({
             "type": "object",
             "properties": {
-                "path": path_parameter(),
+                "path": path_parameter("The file to edit"),
                 "search_block": {
                     "type": "string",
-                    "minLength": 1
+                    "minLength": 1,
+                    "description": "The exact text to find; it must occur exactly once."
                 },
                 "replace_block": {
-                    "type": "string"
+                    "type": "string",
+                    "description": "The text that replaces it; must differ from search_block (may be empty to delete)."
                 }
             },
             "required": ["path", "search_block", "replace_block"],

@@ -102,29 +102,33 @@ impl Shown for GlobOutput {
 impl Tool for Glob {
     const NAME: &'static str = "glob";
     const EFFECT: Effect = Effect::Reads;
-    const UNLISTED: &'static [&'static str] = &["max_results"];
     type Output = GlobOutput;
 
     fn description() -> String {
-        "Find files by name, e.g. `**/test_*`.".to_owned()
+        "Find files by name: `pattern` is a glob such as `**/test_*` (at any depth) or `docs/*.md`. \
+             Returns the matching files' paths, sorted; `truncated` says more matched. Skips \
+             .gitignored files and build folders such as target and node_modules."
+            .to_owned()
     }
 
     fn parameters() -> Value {
-        let mut path = path_parameter();
+        let mut path = path_parameter("The directory to search");
         path["default"] = json!(".");
         json!({
             "type": "object",
             "properties": {
                 "pattern": {
                     "type": "string",
-                    "minLength": 1
+                    "minLength": 1,
+                    "description": "The glob, e.g. `**/*.md` or `docs/**/intro*`."
                 },
                 "path": path,
                 "max_results": {
                     "type": "integer",
                     "minimum": 1,
                     "maximum": GLOB_MAX_RESULTS,
-                    "default": GLOB_DEFAULT_MAX_RESULTS
+                    "default": GLOB_DEFAULT_MAX_RESULTS,
+                    "description": "Most paths to return."
                 }
             },
             "required": ["pattern"],

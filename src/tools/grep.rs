@@ -173,39 +173,46 @@ impl Shown for GrepOutput {
 impl Tool for Grep {
     const NAME: &'static str = "grep";
     const EFFECT: Effect = Effect::Reads;
-    const UNLISTED: &'static [&'static str] = &["max_results"];
     type Output = GrepOutput;
 
     fn description() -> String {
-        "Find lines matching a regular expression.".to_owned()
+        "Search file contents for a regular expression, e.g. `load_settings` (escape ( ) [ ] \
+             { } . * + ? | ^ $ \\ with \\ to match them literally). Returns the matching lines as \
+             `path:line:text`; `truncated` says more matched. Narrow it with `path` (a file or \
+             folder) or `include` (a glob on file names). Skips binary and .gitignored files \
+             and build folders such as target and node_modules."
+            .to_owned()
     }
 
     fn parameters() -> Value {
-        let mut path = path_parameter();
+        let mut path = path_parameter("The file or directory to search");
         path["default"] = json!(".");
         json!({
             "type": "object",
             "properties": {
                 "pattern": {
                     "type": "string",
-                    "minLength": 1
+                    "minLength": 1,
+                    "description": "The regular expression, e.g. `load_settings` or `TODO|FIXME`."
                 },
                 "path": path,
                 "include": {
                     "type": "string",
                     "minLength": 1,
                     "default": "*",
-                    "description": "Only files whose name matches this glob."
+                    "description": "Only files whose name matches this glob, or whose path does when it holds a `/`."
                 },
                 "ignore_case": {
                     "type": "boolean",
-                    "default": false
+                    "default": false,
+                    "description": "Match regardless of case."
                 },
                 "max_results": {
                     "type": "integer",
                     "minimum": 1,
                     "maximum": GREP_MAX_RESULTS,
-                    "default": GREP_DEFAULT_MAX_RESULTS
+                    "default": GREP_DEFAULT_MAX_RESULTS,
+                    "description": "Most matching lines to return."
                 }
             },
             "required": ["pattern"],

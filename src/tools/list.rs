@@ -121,7 +121,10 @@ impl Tool for ListDirectory {
     type Output = ListDirectoryOutput;
 
     fn description() -> String {
-        "List a folder.".to_owned()
+        format!(
+            "List the files and folders in one folder (folders end with `/`); `.` is the project \
+             itself. At most {LIST_MAX_ENTRIES} entries; `truncated` says there are more."
+        )
     }
 
     fn parameters() -> Value {
@@ -131,7 +134,8 @@ impl Tool for ListDirectory {
                 "path": {
                     "type": "string",
                     "minLength": 1,
-                    "default": "."
+                    "default": ".",
+                    "description": "The directory to list, relative to the working directory (or absolute inside it)."
                 }
             },
             "additionalProperties": false

@@ -106,7 +106,7 @@ pub use read::{
     READ_MAX_LIMIT, READ_MAX_LINES, READ_STREAM_THRESHOLD_BYTES, ReadFile, ReadFileOutput,
 };
 pub use reaper::kill_all_commands;
-pub use registry::{ToolCall, ToolOutput, definitions, schemas};
+pub use registry::{ToolCall, ToolOutput, definitions};
 pub use result::{ToolResult, UNCHANGED_RESULT};
 pub use tool::{Effect, Shown, Tool};
 pub use validate::validate;

@@ -124,25 +124,32 @@ impl Tool for ReadFile {
     type Output = ReadFileOutput;
 
     fn description() -> String {
-        "Read a text file's lines.".to_owned()
+        format!(
+            "Read a text file. Leave offset and limit out to read it whole (up to {READ_MAX_LINES} \
+             lines or {} KiB; when more follows, `truncated` is true and the last line says which \
+             offset to continue from). If the file is not found, list_directory its folder for the \
+             right name.",
+            READ_MAX_BYTES / 1024
+        )
     }
 
     fn parameters() -> Value {
         json!({
             "type": "object",
             "properties": {
-                "path": path_parameter(),
+                "path": path_parameter("The file to read"),
                 "offset": {
                     "type": "integer",
                     "minimum": 1,
                     "default": 1,
-                    "description": "First line."
+                    "description": "First line to return, 1-based; leave it out to start at the top."
                 },
                 "limit": {
                     "type": "integer",
                     "minimum": 1,
                     "maximum": READ_MAX_LIMIT,
-                    "default": READ_DEFAULT_LIMIT
+                    "default": READ_DEFAULT_LIMIT,
+                    "description": "How many lines to return; leave it out to read the whole file."
                 }
             },
             "required": ["path"],

@@ -23,10 +23,8 @@ pub(crate) struct ToolSpec {
     pub(crate) name: &'static str,
     /// What the model reads about the tool.
     pub(crate) description: String,
-    /// The JSON Schema validation enforces.
+    /// The JSON Schema validation enforces and the model is shown.
     pub(crate) parameters: Value,
-    /// Parameters the model is not shown ([`Tool::UNLISTED`]).
-    pub(crate) unlisted: &'static [&'static str],
     /// The typed parse, run once the schema accepted the arguments.
     pub(crate) parse: fn(Value) -> Result<ToolCall, ToolFailure>,
 }
@@ -59,7 +57,6 @@ macro_rules! registry {
                 name: <$tool>::NAME,
                 description: <$tool>::description(),
                 parameters: <$tool>::parameters(),
-                unlisted: <$tool>::UNLISTED,
                 parse: |value| {
                     let call: $tool = typed(<$tool>::NAME, value)?;
                     call.check()?;
@@ -181,55 +178,21 @@ impl ToolCall {
     }
 }
 
-/// The OpenAI `tools` array for a chat-completions request: each tool's
-/// schema as the model reads it, [`offered`] (ADR 0033).
+/// The OpenAI `tools` array for a chat-completions request.
 pub fn definitions() -> Value {
-    catalogue(|spec| offered(&spec.parameters, spec.unlisted))
-}
-
-/// The tools with the whole schemas validation enforces, in the shape of
-/// [`definitions`]: what a call read from text is typed by.
-pub fn schemas() -> Value {
-    catalogue(|spec| spec.parameters.clone())
-}
-
-fn catalogue(parameters: impl Fn(&ToolSpec) -> Value) -> Value {
     Value::Array(
         specs()
-            .iter()
+            .into_iter()
             .map(|spec| {
                 json!({
                     "type": "function",
                     "function": {
                         "name": spec.name,
                         "description": spec.description,
-                        "parameters": parameters(spec),
+                        "parameters": spec.parameters,
                     }
                 })
             })
             .collect(),
     )
-}
-
-/// Keywords of a parameter the model is not shown: bounds and defaults
-/// are enforced and applied whether it reads them or not, and cost prompt
-/// tokens on every request (ADR 0033).
-const UNSHOWN_KEYWORDS: [&str; 4] = ["minLength", "minimum", "maximum", "default"];
-
-/// A schema as the model reads it: without `additionalProperties`, the
-/// [`UNSHOWN_KEYWORDS`] of each parameter, and the `unlisted` parameters.
-fn offered(parameters: &Value, unlisted: &[&str]) -> Value {
-    let mut schema = parameters.clone();
-    if let Some(object) = schema.as_object_mut() {
-        object.remove("additionalProperties");
-    }
-    if let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) {
-        properties.retain(|name, _| !unlisted.contains(&name.as_str()));
-        for property in properties.values_mut().filter_map(Value::as_object_mut) {
-            for keyword in UNSHOWN_KEYWORDS {
-                property.remove(keyword);
-            }
-        }
-    }
-    schema
 }

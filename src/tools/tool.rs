@@ -50,15 +50,9 @@ pub trait Tool:
     /// how to recover from its failures.
     fn description() -> String;
 
-    /// The JSON Schema of the arguments, enforced by validation before
-    /// anything else. The model reads it without its bounds, defaults and
-    /// [`UNLISTED`](Tool::UNLISTED) parameters (ADR 0033).
+    /// The JSON Schema of the arguments: shown to the model and enforced by
+    /// validation before anything else.
     fn parameters() -> Value;
-
-    /// Optional parameters accepted but left out of what the model reads:
-    /// their defaults serve, and every token of the fixed prompt is paid
-    /// for on a CPU (ADR 0033).
-    const UNLISTED: &'static [&'static str] = &[];
 
     /// Rules the schema cannot state (two fields compared), checked after
     /// the typed parse and before any side effect.
@@ -144,11 +138,14 @@ pub(crate) async fn on_blocking_pool<T: Send + 'static>(
     })
 }
 
-/// A path parameter's schema: a non-empty string. What a path may be is
-/// said once, in the system prompt, and a refused path's error says why.
-pub(crate) fn path_parameter() -> Value {
+/// A path parameter's schema: the same words for every tool.
+pub(crate) fn path_parameter(what: &str) -> Value {
     json!({
         "type": "string",
         "minLength": 1,
+        "description": format!(
+            "{what}, relative to the working directory (or absolute inside it). \
+             Paths that leave the working directory, directly or through a symbolic link, are refused."
+        ),
     })
 }

@@ -62,16 +62,20 @@ impl Tool for WriteFile {
     type Output = WriteFileOutput;
 
     fn description() -> String {
-        "Create a file, or replace all of a file you have read.".to_owned()
+        "Create a new file, or replace everything in a file, with `content`. To change part of an \
+             existing file use edit_file instead: write_file would drop the rest of it. Needs the \
+             person's approval; if rejected, ask what they want instead."
+            .to_owned()
     }
 
     fn parameters() -> Value {
         json!({
             "type": "object",
             "properties": {
-                "path": path_parameter(),
+                "path": path_parameter("The file to write"),
                 "content": {
-                    "type": "string"
+                    "type": "string",
+                    "description": "The complete new content of the file."
                 }
             },
             "required": ["path", "content"],

@@ -549,9 +549,9 @@ async fn a_full_window_still_keeps_the_smallest_cut_of_a_result() {
     let dir = tempfile::tempdir().unwrap();
     write_lines(dir.path(), "a.txt", 250);
     let server = ScriptedServer::start(vec![read("ra", "a.txt"), plain("ok")]).await;
-    // 1,000 tokens, 400 for the reply: the system prompt and tools leave
+    // 1,700 tokens, 400 for the reply: the system prompt and tools leave
     // almost nothing, yet the cut keeps RESULT_CUT_MIN_BYTES.
-    let mut h = start(&server, dir.path(), ApprovalPolicy::Ask, 1_000, 400);
+    let mut h = start(&server, dir.path(), ApprovalPolicy::Ask, 1_700, 400);
     h.prompt("read a").await;
     h.turn().await;
     let sent = messages(&server.requests()[1]);

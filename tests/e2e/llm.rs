@@ -189,19 +189,6 @@ async fn the_real_model_lists_a_directory_and_the_follow_up_is_accepted() {
     follow_up_accepted(&events);
 }
 
-/// The fixed prefix of every request — system prompt and tool schemas —
-/// stays within 700 of the real server's tokens (issue 12): on a CPU each
-/// one is read before the first token of every cold prompt.
-#[tokio::test]
-#[ignore = "needs the real local model; scripts/test runs it"]
-async fn the_fixed_prefix_is_at_most_700_tokens_of_the_real_model() {
-    let tokens = crate::support::prefix::prefix_tokens(&llm_url()).await;
-    assert!(
-        tokens <= dashfloat::agent::PREFIX_MAX_TOKENS,
-        "the fixed prefix is {tokens} tokens"
-    );
-}
-
 /// A search task: the local model looks for where a function is defined
 /// with `grep` or `glob`, which run without asking, and the search finds
 /// the file.

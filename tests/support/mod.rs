@@ -2,8 +2,7 @@
 //! OpenAI-compatible server ([`server`]) that checks the conversation
 //! invariant ([`pairing`]) on every request, an agent harness ([`agent`]),
 //! a pseudo-terminal driver ([`pty`]), the recorded SSE fixtures
-//! ([`fixtures`]), saved sessions written for a test ([`sessions`]) and
-//! the fixed prompt prefix counted by a real server ([`prefix`]).
+//! ([`fixtures`]) and saved sessions written for a test ([`sessions`]).
 //!
 //! Each test crate (`tests/<area>/main.rs`) includes it with
 //! `#[path = "../support/mod.rs"] mod support;`, as `benches/main.rs` does.
@@ -14,7 +13,6 @@
 pub mod agent;
 pub mod fixtures;
 pub mod pairing;
-pub mod prefix;
 pub mod pty;
 pub mod server;
 pub mod sessions;

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use dashfloat::tools::{
     ExecuteCommand, Glob, Grep, ListDirectory, ReadFile, ToolCall, ToolContext, ToolFailure,
-    definitions, execute, schemas, validate,
+    definitions, execute, validate,
 };
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -398,13 +398,13 @@ fn sample(schema: &Value) -> Value {
     }
 }
 
-/// The schema and the runtime agree: everything the schema declares is
-/// accepted, every required field is really required, every optional one
-/// really optional with the default the schema states, every wrong type
-/// and every undeclared field refused, for every tool.
+/// The model-visible schema and the runtime agree: everything the schema
+/// declares is accepted, every required field is really required, every
+/// optional one really optional with the default the schema states, every
+/// wrong type and every undeclared field refused, for every tool.
 #[test]
-fn the_schema_is_the_one_validation_enforces() {
-    let defs = schemas();
+fn the_schema_the_model_sees_is_the_one_validation_enforces() {
+    let defs = definitions();
     let tools = defs.as_array().unwrap();
     assert_eq!(tools.len(), 7);
     for def in tools {
@@ -479,65 +479,9 @@ fn the_schema_is_the_one_validation_enforces() {
     }
 }
 
-/// What the model reads is the enforced schema less its bounds, defaults
-/// and unlisted optional parameters (ADR 0033): every parameter it is
-/// shown exists with the same type, and it is told of every required one.
-#[test]
-fn the_schema_the_model_reads_is_the_enforced_one_without_its_bounds() {
-    let (shown, whole) = (definitions(), schemas());
-    for (shown, whole) in shown
-        .as_array()
-        .unwrap()
-        .iter()
-        .zip(whole.as_array().unwrap())
-    {
-        let (shown, whole) = (&shown["function"], &whole["function"]);
-        let name = &shown["name"];
-        assert_eq!(name, &whole["name"]);
-        assert_eq!(shown["description"], whole["description"]);
-        let (params, full) = (&shown["parameters"], &whole["parameters"]);
-        assert_eq!(params["required"], full["required"], "{name}");
-        assert!(params.get("additionalProperties").is_none(), "{name}");
-        let full_props = full["properties"].as_object().unwrap();
-        for (field, schema) in params["properties"].as_object().unwrap() {
-            assert_eq!(schema["type"], full_props[field]["type"], "{name}.{field}");
-            for keyword in ["minLength", "minimum", "maximum", "default"] {
-                assert!(
-                    schema.get(keyword).is_none(),
-                    "{name}.{field} shows {keyword}"
-                );
-            }
-        }
-        let required = full["required"].as_array().cloned().unwrap_or_default();
-        for field in full_props.keys() {
-            if params["properties"].get(field).is_none() {
-                assert!(
-                    !required.contains(&json!(field)),
-                    "{name}.{field} is required but unlisted"
-                );
-            }
-        }
-    }
-    let unlisted = |tool: usize| -> Vec<String> {
-        let full = whole[tool]["function"]["parameters"]["properties"]
-            .as_object()
-            .unwrap();
-        let seen = shown[tool]["function"]["parameters"]["properties"]
-            .as_object()
-            .unwrap();
-        full.keys()
-            .filter(|k| !seen.contains_key(*k))
-            .cloned()
-            .collect()
-    };
-    assert_eq!(unlisted(3), ["cwd"]);
-    assert_eq!(unlisted(5), ["max_results"]);
-    assert_eq!(unlisted(6), ["max_results"]);
-}
-
 #[test]
 fn the_schema_defaults_are_the_runtime_defaults() {
-    let defs = schemas();
+    let defs = definitions();
     let read = &defs[0]["function"]["parameters"]["properties"];
     let ToolCall::ReadFile(ReadFile { offset, limit, .. }) =
         validate("read_file", r#"{"path":"a"}"#).unwrap()
