@@ -46,6 +46,7 @@ fn main() {
             .and_then(|s| s.parse().ok())
             .unwrap_or(10),
     );
+    dashfloat::llm::install_crypto_provider();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -145,6 +146,7 @@ async fn measure(h: &mut AgentHarness, prompt: &str) -> Measured {
                 ttft.get_or_insert_with(|| sent.elapsed());
             }
             AgentEvent::Usage(usage) => prompt_tokens = usage.prompt_tokens,
+            AgentEvent::System { text, .. } => println!("  (notice: {text})"),
             AgentEvent::TurnDone => break,
             _ => {}
         }
@@ -207,11 +209,12 @@ async fn resumed(url: &str, warm: bool, pause: Duration, compact: bool) -> Measu
     measure(&mut h, "Reply with one word: ready.").await
 }
 
-/// Turns that each read a slice of this repository's source, until the
-/// tool output reaches [`SESSION_OUTPUT_BYTES`].
+/// The system prompt, then turns that each read a slice of this
+/// repository's source, until the tool output reaches
+/// [`SESSION_OUTPUT_BYTES`].
 fn session_messages() -> Vec<Message> {
     let source = include_str!("../src/agent/mod.rs");
-    let mut out = Vec::new();
+    let mut out = vec![Message::new(Role::System, agent::system_prompt())];
     let mut taken = 0;
     for (n, chunk) in source.as_bytes().chunks(1_900).enumerate() {
         if taken >= SESSION_OUTPUT_BYTES {
