@@ -281,33 +281,32 @@ impl Conversation {
                     let name = self
                         .call(message.tool_call_id.as_deref())
                         .map_or("the tool", |c| c.name.as_str());
-                    let result = syntax.write_result(name, text);
-                    match out.last_mut() {
-                        Some(last) if after_result => {
-                            if let Some(content) = last.content.as_mut() {
-                                content.push_str("\n\n");
-                                content.push_str(&result);
-                            }
-                        }
-                        _ => out.push(Message::new(Role::User, result)),
-                    }
+                    push_user_text(&mut out, &syntax.write_result(name, text), after_result);
                 }
                 Role::User | Role::Assistant => out.push(message.clone()),
             }
             after_result = is_result;
         }
         if answer_now {
-            match out.last_mut() {
-                Some(last) if last.role == Role::User => {
-                    if let Some(content) = last.content.as_mut() {
-                        content.push_str("\n\n");
-                        content.push_str(ANSWER_NOW_PROMPT);
-                    }
-                }
-                _ => out.push(Message::new(Role::User, ANSWER_NOW_PROMPT)),
-            }
+            let after_user = out.last().is_some_and(|m| m.role == Role::User);
+            push_user_text(&mut out, ANSWER_NOW_PROMPT, after_user);
         }
         out
+    }
+}
+
+/// Adds `text` to the last message (a user message) when `merge`, so roles
+/// still alternate; as a new user message otherwise.
+fn push_user_text(out: &mut Vec<Message>, text: &str, merge: bool) {
+    match out.last_mut() {
+        Some(Message {
+            content: Some(content),
+            ..
+        }) if merge => {
+            content.push_str("\n\n");
+            content.push_str(text);
+        }
+        _ => out.push(Message::new(Role::User, text)),
     }
 }
 
