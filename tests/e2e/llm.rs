@@ -134,7 +134,13 @@ async fn the_agent_chats_with_the_real_model() {
 #[tokio::test]
 #[ignore = "needs the real local model; scripts/test runs it"]
 async fn the_real_model_reads_a_file_and_the_follow_up_is_accepted() {
-    let (mut h, _dir) = start_real(2);
+    reads_the_readme(&llm_url()).await;
+}
+
+/// Asks the model at `url` to read README.md: its first call reads it,
+/// and the follow-up is accepted. The turn's events.
+async fn reads_the_readme(url: &str) -> Vec<AgentEvent> {
+    let (mut h, _dir) = start_real_at(url, 2);
     h.prompt("Read the file README.md").await;
     let events = turn_answering(&mut h, Decision::Approve).await;
     assert_eq!(
@@ -142,6 +148,7 @@ async fn the_real_model_reads_a_file_and_the_follow_up_is_accepted() {
         ("read_file".to_string(), ToolStatus::Ok)
     );
     follow_up_accepted(&events);
+    events
 }
 
 /// Behind its stock template the model writes its call as fenced JSON in
@@ -151,14 +158,7 @@ async fn the_real_model_reads_a_file_and_the_follow_up_is_accepted() {
 #[tokio::test]
 #[ignore = "needs the real local model; scripts/test runs it"]
 async fn the_real_model_behind_its_stock_template_reads_a_file_through_the_adapter() {
-    let (mut h, _dir) = start_real_at(&stock_url(), 2);
-    h.prompt("Read the file README.md").await;
-    let events = turn_answering(&mut h, Decision::Approve).await;
-    assert_eq!(
-        first_call(&events),
-        ("read_file".to_string(), ToolStatus::Ok)
-    );
-    follow_up_accepted(&events);
+    let events = reads_the_readme(&stock_url()).await;
     // The first reply's call became a row, not prose. (The last step asks
     // for an answer and reads no calls: what this model writes there
     // instead, often the call again, is shown as it is; ADR 0015.)

@@ -72,7 +72,6 @@ async fn text_reply_streams_one_frame_per_chunk_with_delays() {
     assert_eq!(frames.len(), 7, "role, 3 contents, finish, usage, [DONE]");
     let server = ScriptedServer::start(vec![reply]).await;
 
-    let started = Instant::now();
     let resp = post(&server, &request_body()).await;
     assert_eq!(resp.status(), 200);
     assert_eq!(
@@ -81,12 +80,9 @@ async fn text_reply_streams_one_frame_per_chunk_with_delays() {
     );
     assert_eq!(resp.headers()["transfer-encoding"], "chunked");
     let (got, err) = chunks(resp).await;
-    let elapsed = started.elapsed();
     assert!(err.is_none(), "{err:?}");
+    // The delays between frames are what keeps each one its own chunk.
     assert_eq!(got, frames, "each SSE frame arrives as its own chunk");
-    // Delays can only stretch time: 6 gaps happened server-side after the
-    // request was sent.
-    assert!(elapsed >= delay * 6, "delays honoured: {elapsed:?}");
 
     let data = sse_data(&got.concat());
     assert_eq!(data.last().unwrap(), "[DONE]");
@@ -126,12 +122,13 @@ async fn a_frame_arrives_before_the_next_is_sent() {
 
 #[tokio::test]
 async fn head_delay_holds_back_the_status_line() {
-    let reply = Reply::text(&["x"]).head_delay(Duration::from_millis(300));
+    let reply = Reply::text(&["x"]).head_delay(Duration::from_secs(60));
     let server = ScriptedServer::start(vec![reply]).await;
-    let started = Instant::now();
-    let resp = post(&server, &request_body()).await;
-    assert!(started.elapsed() >= Duration::from_millis(300));
-    assert_eq!(resp.status(), 200);
+    // Behaviour, not speed: a minute's hold is still holding when a
+    // client gives up after a second.
+    let held = tokio::time::timeout(Duration::from_secs(1), post(&server, &request_body())).await;
+    assert!(held.is_err(), "the status line came before the hold ended");
+    assert_eq!(server.requests().len(), 1, "the request itself arrived");
 }
 
 #[tokio::test]
