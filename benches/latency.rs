@@ -9,6 +9,10 @@
 //!   typed for 10 s;
 //! - (d) the first prompt after `/compact` of that session, typed for 10 s.
 //!
+//! With the warm-up on, the session of (c) and (d) was last run on an
+//! earlier server, which saved its slot on quit (ADR 0034): the server is
+//! restarted between that run and the resume, as after a reboot.
+//!
 //! Also the fixed prefix (system prompt and tool schemas) in the server's
 //! own tokens (`/apply-template`, then `/tokenize`).
 //!
@@ -27,6 +31,7 @@ use std::time::{Duration, Instant};
 
 use dashfloat::agent::{self, ApprovalPolicy};
 use dashfloat::config::{LOCAL_CONTEXT_WINDOW, LOCAL_MODEL};
+use dashfloat::llm::discover::Questions;
 use dashfloat::llm::wire::{FunctionCall, Message, Role, ToolCallMessage};
 use dashfloat::protocol::{AgentEvent, UiCommand};
 use dashfloat::session::{OpenSession, SessionRecord, SessionSetup, SessionStore};
@@ -72,10 +77,16 @@ fn main() {
         let (a, b) = runtime.block_on(new_session(&url, warm, pause));
         rows[0].1[i] = Some(a);
         rows[1].1[i] = Some(b);
-        let url = restart(&model);
-        rows[2].1[i] = Some(runtime.block_on(resumed(&url, warm, pause, false)));
-        let url = restart(&model);
-        rows[3].1[i] = Some(runtime.block_on(resumed(&url, warm, pause, true)));
+        for (row, compact) in [(2, false), (3, true)] {
+            let mut url = restart(&model);
+            let dir = saved_session(&url);
+            if warm {
+                runtime.block_on(run_and_quit(&url, dir.path()));
+                url = restart(&model);
+            }
+            rows[row].1[i] =
+                Some(runtime.block_on(resumed(&url, dir.path(), warm, pause, compact)));
+        }
     }
     for (name, [off, on]) in rows {
         let (off, on) = (off.unwrap(), on.unwrap());
@@ -125,6 +136,11 @@ fn start_agent(url: &str, root: &Path, warm: bool, sessions: Option<SessionSetup
     let mut s = setup(url, root, ApprovalPolicy::Ask);
     s.system_prompt = agent::system_prompt();
     s.context_window = LOCAL_CONTEXT_WINDOW;
+    s.questions = Questions {
+        window: true,
+        models: false,
+        kind: true,
+    };
     s.temperature = Some(0.0);
     s.max_steps = 1;
     s.warm_cache = warm;
@@ -167,18 +183,12 @@ async fn new_session(url: &str, warm: bool, pause: Duration) -> (Measured, Measu
     (first, follow)
 }
 
-/// Resumes a saved session of about 6k tokens; with `compact`, runs
-/// `/compact` first. Then the pause and a prompt.
-async fn resumed(url: &str, warm: bool, pause: Duration, compact: bool) -> Measured {
+/// A directory holding a saved session of about 6k tokens last run
+/// against `url`.
+fn saved_session(url: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let store = SessionStore::at(dir.path().join("sessions"));
-    let here = dir
-        .path()
-        .canonicalize()
-        .unwrap()
-        .to_string_lossy()
-        .into_owned();
     let messages = session_messages();
+    let here = directory(dir.path());
     let record = SessionRecord {
         id: SESSION_ID,
         created: 1,
@@ -193,21 +203,51 @@ async fn resumed(url: &str, warm: bool, pause: Duration, compact: bool) -> Measu
         pending: &[],
         log: &[],
     };
-    store.write(SESSION_ID, &record.encode().unwrap()).unwrap();
+    store(dir.path())
+        .write(SESSION_ID, &record.encode().unwrap())
+        .unwrap();
+    dir
+}
+
+fn store(dir: &Path) -> SessionStore {
+    SessionStore::at(dir.join("sessions"))
+}
+
+fn directory(dir: &Path) -> String {
+    dir.canonicalize().unwrap().to_string_lossy().into_owned()
+}
+
+/// The agent resuming the session in `dir`, warming or not.
+fn resume(url: &str, dir: &Path, warm: bool) -> AgentHarness {
     let sessions = SessionSetup {
-        store,
+        store: store(dir),
         open: OpenSession::Resume(SESSION_ID.to_string()),
-        save: false,
-        directory: here,
+        save: true,
+        directory: directory(dir),
         base_url: url.to_string(),
     };
-    let mut h = start_agent(url, dir.path(), warm, Some(sessions));
+    start_agent(url, dir, warm, Some(sessions))
+}
+
+/// An earlier run of the session in `dir`: resumed, one prompt, quit, so
+/// the server saves its slot.
+async fn run_and_quit(url: &str, dir: &Path) {
+    let mut h = resume(url, dir, true);
+    measure(&mut h, "Reply with one word: ready.").await;
+    h.send(UiCommand::Quit).await;
+    h.task.await.unwrap();
+}
+
+/// Resumes the session in `dir`; with `compact`, runs `/compact` first.
+/// Then the pause and a prompt.
+async fn resumed(url: &str, dir: &Path, warm: bool, pause: Duration, compact: bool) -> Measured {
+    let mut h = resume(url, dir, warm);
     if compact {
         h.send(UiCommand::Compact { focus: None }).await;
         h.until(|e| *e == AgentEvent::TurnDone).await;
     }
     tokio::time::sleep(pause).await;
-    measure(&mut h, "Reply with one word: ready.").await
+    measure(&mut h, "Reply with one word: again.").await
 }
 
 /// The system prompt, then turns that each read a slice of this

@@ -619,11 +619,14 @@ impl Config {
     /// What the server is to be asked at start-up: the window unless one
     /// was configured; the models served unless a model was configured or
     /// the base URL is the local default, whose model name is fixed by
-    /// `scripts/local-model` (ADR 0020).
+    /// `scripts/local-model` (ADR 0020); what kind of server it is when
+    /// the cache is warmed for it, as it is by default on this machine: a
+    /// llama.cpp server's slot is then saved and restored (ADR 0034).
     pub fn questions(&self) -> Questions {
         Questions {
             window: !self.context_window_configured,
             models: self.provider_configured && !self.model_configured,
+            kind: self.warm_cache,
         }
     }
 

@@ -33,8 +33,10 @@ const COMMAND_QUEUE: usize = 64;
 /// Events queued from the agent to the UI. When full, the agent (and so the
 /// stream behind it) waits for the UI: backpressure, not growth.
 const EVENT_QUEUE: usize = 1024;
-/// How long the agent gets to stop its tasks after the UI quits.
-const AGENT_SHUTDOWN_GRACE: Duration = Duration::from_millis(500);
+/// How long the agent gets to stop its tasks after the UI quits, and to
+/// have the server save its slot (ADR 0034).
+const AGENT_SHUTDOWN_GRACE: Duration =
+    Duration::from_millis(500).saturating_add(dashfloat::llm::slots::SLOT_ACTION_TIMEOUT);
 /// How long exiting waits for blocking file operations still running.
 const RUNTIME_SHUTDOWN_GRACE: Duration = Duration::from_millis(500);
 
@@ -229,13 +231,16 @@ async fn stop_agent(mut task: JoinHandle<()>) {
 /// place both front ends get their agent from.
 fn start_agent(start: Start, cwd: &Path) -> std::io::Result<Running> {
     let Start {
-        config,
+        mut config,
         pass_env,
         log_path,
         mut notes,
         sessions,
         headless,
     } = start;
+    // `exec`'s prompt comes at once: no typing to warm the cache during,
+    // and no slot to keep (ADR 0032, 0034).
+    config.warm_cache &= !headless;
     let mut tools = match ToolContext::new(cwd) {
         Ok(tools) => tools,
         Err(e) => {

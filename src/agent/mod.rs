@@ -39,6 +39,7 @@ use tokio::task::{JoinError, JoinHandle, JoinSet};
 
 use crate::llm::adapters::{OfferedTools, Syntax, ToolSyntax};
 use crate::llm::discover::{self, Questions};
+use crate::llm::slots::{self, SlotAction};
 use crate::llm::stream::{self, Endpoint, EndpointError, EpisodeSetup};
 use crate::llm::wire::Sampling;
 use crate::log::Log;
@@ -174,8 +175,14 @@ struct Agent {
     prompted: Option<Syntax>,
     /// The warm-up request in flight, stopped by any real request.
     warming: Option<JoinHandle<()>>,
-    /// The server is llama.cpp: requests ask it how far it has read.
-    return_progress: bool,
+    /// The server is llama.cpp: requests ask it how far it has read, and
+    /// its slot may be saved with the session (ADR 0034).
+    llama_cpp: bool,
+    /// A saved session was just opened: the warm-up first asks the server
+    /// to restore the slot saved with it.
+    restore_slot: bool,
+    /// A request of the open session was sent: its slot is worth saving.
+    sent_since_open: bool,
     saving: Saving,
 }
 
@@ -234,7 +241,9 @@ async fn run_actor(
         wall_retried: false,
         prompted: None,
         warming: None,
-        return_progress: false,
+        llama_cpp: false,
+        restore_slot: false,
+        sent_since_open: false,
     };
     agent.run(commands, tool_rx).await;
 }
@@ -279,6 +288,7 @@ impl Agent {
         if let Some(compaction) = self.compaction.take() {
             compaction.abort();
         }
+        self.save_slot().await;
     }
 
     /// Asks the server what the configuration left open — the window, the
@@ -320,7 +330,7 @@ impl Agent {
         if let Some(window) = answers.context_window {
             self.budget.set_window(window);
         }
-        self.return_progress = answers.llama_cpp;
+        self.llama_cpp = answers.llama_cpp;
         if model.is_some() || answers.context_window.is_some() {
             self.setup.log.line(|| {
                 format!(
@@ -438,7 +448,7 @@ impl Agent {
             temperature: self.setup.temperature,
             seed: self.setup.seed,
             max_tokens: Some(self.budget.reserve()),
-            return_progress: self.return_progress,
+            return_progress: self.llama_cpp,
         }
     }
 
@@ -513,10 +523,13 @@ impl Agent {
 
     /// While the person types: sends the conversation as it stands,
     /// asking for one token, so the server reads it into its prompt cache
-    /// now rather than after the next prompt (ADR 0032). Invisible; an
-    /// outcome only reaches the log.
+    /// now rather than after the next prompt (ADR 0032). A session just
+    /// opened from its file first asks the server to restore the slot saved
+    /// with it, and is sent only if that is refused (ADR 0034). Invisible;
+    /// an outcome only reaches the log.
     fn warm_cache(&mut self) {
         self.stop_warming();
+        let restore = std::mem::take(&mut self.restore_slot);
         let Ok(endpoint) = &self.setup.endpoint else {
             return;
         };
@@ -533,10 +546,23 @@ impl Agent {
         else {
             return;
         };
+        let slot = self.slot_file().filter(|_| restore);
         let (endpoint, log) = (endpoint.clone(), self.setup.log.clone());
-        log.line(|| format!("cache warm-up: {} bytes", body.len()));
         self.warming = Some(tokio::spawn(async move {
             let started = std::time::Instant::now();
+            if let Some(file) = slot {
+                match slots::act(&endpoint, SlotAction::Restore, &file).await {
+                    Ok(tokens) => {
+                        let secs = started.elapsed().as_secs_f64();
+                        log.line(|| {
+                            format!("slot restored from {file}: {tokens} tokens in {secs:.1}s")
+                        });
+                        return;
+                    }
+                    Err(e) => log.line(|| format!("slot not restored from {file}: {e}")),
+                }
+            }
+            log.line(|| format!("cache warm-up: {} bytes", body.len()));
             let outcome = stream::warm(&endpoint, &body).await;
             log.line(|| {
                 let secs = started.elapsed().as_secs_f64();
@@ -573,6 +599,7 @@ impl Agent {
         };
         self.steps += 1;
         self.episodes_started += 1;
+        self.sent_since_open = true;
         self.setup.log.line(|| {
             format!(
                 "request: step {} of the turn, {} bytes",

@@ -4,10 +4,12 @@
 //! `--resume`), on `/clear` and on `/resume`. A saved conversation is
 //! always valid: the calls of a round still in flight are saved as
 //! cancelled. A failed save is one notice, and the session goes on.
-//! ADR 0022.
+//! On quit, a llama.cpp server is asked to save its slot beside it.
+//! ADR 0022, 0034.
 
 use std::collections::VecDeque;
 
+use crate::llm::slots::{self, SlotAction};
 use crate::llm::wire::Message;
 use crate::protocol::{AgentEvent, LogItem, Severity, Usage};
 use crate::session::{
@@ -237,6 +239,37 @@ impl Agent {
         }
     }
 
+    /// The file the open session's slot is saved under on the server, when
+    /// it may be: a llama.cpp server on which the warm-up is on (the same
+    /// idle work, kept across runs), a session that is saved. ADR 0034.
+    pub(super) fn slot_file(&self) -> Option<String> {
+        let saved = self.saving.setup.as_ref().is_some_and(|s| s.save);
+        (saved && self.llama_cpp && self.setup.warm_cache && !self.setup.headless)
+            .then(|| slots::file_name(&self.saving.id, &self.setup.model))
+    }
+
+    /// On quit: asks the server to save what its slot holds of this
+    /// session, so `--continue` restores it instead of reading it again.
+    /// Bounded by [`slots::SLOT_ACTION_TIMEOUT`]; a refusal only reaches
+    /// the log.
+    pub(super) async fn save_slot(&mut self) {
+        let (Some(file), Ok(endpoint)) = (self.slot_file(), &self.setup.endpoint) else {
+            return;
+        };
+        if !self.sent_since_open || self.saving.title.is_empty() {
+            return;
+        }
+        let started = std::time::Instant::now();
+        let outcome = slots::act(endpoint, SlotAction::Save, &file).await;
+        self.setup.log.line(|| {
+            let secs = started.elapsed().as_secs_f64();
+            match outcome {
+                Ok(tokens) => format!("slot saved to {file}: {tokens} tokens in {secs:.1}s"),
+                Err(e) => format!("slot not saved to {file}: {e}"),
+            }
+        });
+    }
+
     /// Reports a failed save, once until a save succeeds again.
     async fn save_failed(&mut self, why: String) {
         if self.saving.failed {
@@ -296,6 +329,7 @@ impl Agent {
         self.setup.tools.known.clear();
         self.budget.forget_report();
         self.saving.start_new();
+        self.sent_since_open = false;
         self.warm_cache();
         self.emit(AgentEvent::SessionOpened { log: Vec::new() })
             .await;
@@ -410,6 +444,8 @@ impl Agent {
                     lock
                 };
                 self.saving.adopt(saved, lock);
+                self.restore_slot = true;
+                self.sent_since_open = false;
                 let log = self.saving.log.iter().cloned().collect();
                 self.emit(AgentEvent::SessionOpened { log }).await;
                 if let Some(usage) = last_usage {

@@ -27,6 +27,10 @@ pub struct Questions {
     /// The models served (none was configured for a base URL the person
     /// set).
     pub models: bool,
+    /// Whether it is llama.cpp, which says how far it has read a prompt
+    /// and can save its cache (ADR 0032, 0034): asked of a server the cache
+    /// is warmed for, even when the window was configured.
+    pub kind: bool,
 }
 
 /// What the server said; `None` / empty where it said nothing usable.
@@ -39,8 +43,8 @@ pub struct Answers {
     pub served: Vec<String>,
     /// Whether the server listed more models than were kept.
     pub more_served: bool,
-    /// The server answered llama.cpp's `/props`: it is llama.cpp, and
-    /// reports how far it has read a prompt when asked.
+    /// The server answered llama.cpp's `/props`: it is llama.cpp, reports
+    /// how far it has read a prompt when asked, and may save its slot.
     pub llama_cpp: bool,
     /// What went wrong, for the log only.
     pub problems: Vec<String>,
@@ -75,10 +79,11 @@ struct ModelCard {
 /// At most one request per endpoint.
 pub async fn ask(endpoint: &Endpoint, model: &str, questions: Questions) -> Answers {
     let mut answers = Answers::default();
-    if questions.window {
+    if questions.window || questions.kind {
         match get::<Props>(endpoint, &props_url(&endpoint.context.base_url)).await {
             Ok(props) if props.default_generation_settings.n_ctx > 0 => {
-                answers.context_window = Some(props.default_generation_settings.n_ctx);
+                answers.context_window =
+                    Some(props.default_generation_settings.n_ctx).filter(|_| questions.window);
                 answers.llama_cpp = true;
             }
             Ok(_) => {

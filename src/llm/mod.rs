@@ -5,6 +5,7 @@ pub mod adapters;
 pub mod classify;
 pub mod discover;
 pub mod guarded;
+pub mod slots;
 pub mod stream;
 pub mod tool_calls;
 pub mod wire;

@@ -298,11 +298,39 @@ fn durations_outside_their_bounds_are_config_errors_and_the_default_stands() {
 #[test]
 fn the_server_is_asked_only_what_was_not_configured() {
     use dashfloat::llm::discover::Questions;
-    let ask = |window, models| Questions { window, models };
-    // The local default: its model name is fixed, its window may be asked.
+    let ask = |window, models| Questions {
+        window,
+        models,
+        kind: false,
+    };
+    // The local default: its model name is fixed, its window may be asked,
+    // and so is its kind, as the cache is warmed for a server on this
+    // machine.
     let (c, _) = resolve(&Cli::default(), &[], None);
     assert!(!c.model_configured && !c.context_window_configured);
-    assert_eq!(c.questions(), ask(true, false));
+    let local = Questions {
+        kind: true,
+        ..ask(true, false)
+    };
+    assert_eq!(c.questions(), local);
+    // A window configured for a server on this machine: only its kind;
+    // with the warm-up off, nothing.
+    let cli = Cli::parse_from(["dashfloat", "--context-window", "4096"]);
+    let (c, _) = resolve(&cli, &[], None);
+    let kind_only = Questions {
+        kind: true,
+        ..ask(false, false)
+    };
+    assert_eq!(c.questions(), kind_only);
+    let cli = Cli::parse_from([
+        "dashfloat",
+        "--context-window",
+        "4096",
+        "--warm-cache",
+        "off",
+    ]);
+    let (c, _) = resolve(&cli, &[], None);
+    assert_eq!(c.questions(), ask(false, false));
     // A provider without a model or window: both are asked.
     let cli = Cli::parse_from(["dashfloat", "--base-url", "http://gpu:8000/v1"]);
     let (c, _) = resolve(&cli, &[], None);

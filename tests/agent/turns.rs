@@ -311,6 +311,7 @@ async fn the_one_model_served_is_used_and_shown_with_its_window() {
     let ask_both = Questions {
         window: true,
         models: true,
+        kind: false,
     };
     let events = discovering_turn(&server, ask_both).await;
     assert_eq!(
@@ -350,6 +351,7 @@ async fn llama_cpp_reports_how_far_it_has_read_the_prompt_until_the_reply_starts
         Questions {
             window: true,
             models: false,
+            kind: false,
         },
     )
     .await;
@@ -377,6 +379,7 @@ async fn llama_cpp_reports_how_far_it_has_read_the_prompt_until_the_reply_starts
         Questions {
             window: true,
             models: false,
+            kind: false,
         },
     )
     .await;
@@ -398,6 +401,7 @@ async fn several_models_served_are_listed_with_how_to_choose() {
     let ask_models = Questions {
         window: false,
         models: true,
+        kind: false,
     };
     let events = discovering_turn(&server, ask_models).await;
     assert!(

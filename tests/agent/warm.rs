@@ -1,11 +1,16 @@
 //! Warming the server's prompt cache while the person types (ADR 0032):
 //! what the warm-up sends, that nothing of it shows, that a prompt stops
-//! it, and when a session sends one.
+//! it, and when a session sends one. Saving llama.cpp's slot on quit and
+//! restoring it on resume (ADR 0034).
 
 use std::time::Duration;
 
 use dashfloat::agent::ApprovalPolicy;
+use dashfloat::llm::discover::Questions;
+use dashfloat::llm::slots;
+use dashfloat::llm::wire::{Message, Role};
 use dashfloat::protocol::{AgentEvent, UiCommand};
+use dashfloat::session::{OpenSession, SessionRecord, SessionSetup, SessionStore};
 use serde_json::{Value, json};
 
 use crate::support::agent::{EVENT_WAIT, reply_text, setup, start_with};
@@ -97,4 +102,168 @@ async fn clear_warms_the_new_conversation_and_a_headless_run_never_warms() {
     let requests = server.requests();
     assert_eq!(requests.len(), 1);
     assert_eq!(roles(&requests[0].body), ["system", "user"]);
+}
+
+/// A llama.cpp server on this machine, asked nothing but its kind.
+fn llama_props() -> Reply {
+    Reply::status(
+        200,
+        "application/json",
+        r#"{"default_generation_settings":{"n_ctx":8192}}"#,
+    )
+}
+
+/// An agent that warms, asks the server's kind, and saves into `store`,
+/// opening as `open`.
+fn start_saving(
+    server: &ScriptedServer,
+    root: &std::path::Path,
+    store: &SessionStore,
+    open: OpenSession,
+) -> crate::support::agent::AgentHarness {
+    let mut s = setup(&server.base_url(), root, ApprovalPolicy::Ask);
+    s.warm_cache = true;
+    s.questions = Questions {
+        window: false,
+        models: false,
+        kind: true,
+    };
+    s.sessions = Some(SessionSetup {
+        store: store.clone(),
+        open,
+        save: true,
+        directory: "/projects/demo".into(),
+        base_url: server.base_url(),
+    });
+    start_with(s)
+}
+
+/// Tells the agent to quit and waits until it has ended.
+async fn quit(h: crate::support::agent::AgentHarness) {
+    h.send(UiCommand::Quit).await;
+    tokio::time::timeout(EVENT_WAIT, h.task)
+        .await
+        .expect("the agent did not end")
+        .unwrap();
+}
+
+/// On quit, a llama.cpp server is asked to save its slot under the
+/// session's id and model; resuming the session asks it to restore that
+/// file, and a restored slot needs no warm-up (ADR 0034).
+#[tokio::test]
+async fn quitting_saves_the_slot_and_resuming_restores_it_instead_of_warming() {
+    let server = ScriptedServer::start(vec![
+        llama_props(),
+        Reply::text(&["warm"]),
+        Reply::text(&["hello"]),
+        Reply::status(
+            200,
+            "application/json",
+            r#"{"id_slot":0,"filename":"x","n_saved":57,"n_written":1000,"timings":{"save_ms":3.0}}"#,
+        ),
+    ])
+    .await;
+    let project = tempfile::tempdir().unwrap();
+    let store = SessionStore::at(project.path().join("sessions"));
+    let mut h = start_saving(&server, project.path(), &store, OpenSession::New);
+    server.wait_requests(2, EVENT_WAIT).await;
+    h.prompt("hi").await;
+    h.turn().await;
+    quit(h).await;
+    let requests = server.requests();
+    let paths: Vec<&str> = requests.iter().map(|r| r.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "/props",
+            "/v1/chat/completions",
+            "/v1/chat/completions",
+            "/slots/0?action=save"
+        ]
+    );
+    let listing = store.list(None);
+    let id = &listing.sessions[0].id;
+    let file = slots::file_name(id, "test-model");
+    assert_eq!(requests[3].body, json!({ "filename": file }));
+
+    let server = ScriptedServer::start(vec![
+        llama_props(),
+        Reply::status(
+            200,
+            "application/json",
+            r#"{"id_slot":0,"filename":"x","n_restored":57,"n_read":1000,"timings":{"restore_ms":2.0}}"#,
+        ),
+        Reply::text(&["welcome back"]),
+    ])
+    .await;
+    let mut h = start_saving(
+        &server,
+        project.path(),
+        &store,
+        OpenSession::Resume(id.clone()),
+    );
+    server.wait_requests(2, EVENT_WAIT).await;
+    h.prompt("again").await;
+    let events = h.turn().await;
+    assert_eq!(reply_text(&events), "welcome back");
+    let requests = server.requests();
+    assert_eq!(requests[1].path, "/slots/0?action=restore");
+    assert_eq!(requests[1].body, json!({ "filename": file }));
+    // No warm-up: the next request is the prompt's.
+    assert_eq!(requests.len(), 3);
+    assert_eq!(
+        roles(&requests[2].body),
+        ["system", "user", "assistant", "user"]
+    );
+}
+
+/// A server that refuses the restore (no `--slot-save-path`, no file) gets
+/// the resumed conversation as a warm-up instead; a session that sent
+/// nothing since it opened saves no slot on quit.
+#[tokio::test]
+async fn a_refused_restore_falls_back_to_warming_and_an_idle_session_saves_no_slot() {
+    let project = tempfile::tempdir().unwrap();
+    let store = SessionStore::at(project.path().join("sessions"));
+    let messages = [
+        Message::new(Role::System, "system prompt"),
+        Message::new(Role::User, "earlier"),
+        Message::new(Role::Assistant, "noted"),
+    ];
+    let record = SessionRecord {
+        id: "20261202-000000-cccccc",
+        created: 1,
+        updated: 2,
+        directory: "/projects/demo",
+        model: "test-model",
+        base_url: "http://127.0.0.1:1/v1",
+        title: "earlier",
+        usage: Default::default(),
+        last_usage: None,
+        messages: &messages,
+        pending: &[],
+        log: &[],
+    };
+    store.write(record.id, &record.encode().unwrap()).unwrap();
+    let server = ScriptedServer::start(vec![
+        llama_props(),
+        Reply::status(
+            501,
+            "application/json",
+            r#"{"error":{"code":501,"message":"This server does not support slots action.","type":"not_supported_error"}}"#,
+        ),
+        Reply::text(&["warm"]),
+    ])
+    .await;
+    let h = start_saving(
+        &server,
+        project.path(),
+        &store,
+        OpenSession::Resume(record.id.to_string()),
+    );
+    let requests = server.wait_requests(3, EVENT_WAIT).await;
+    assert_eq!(requests[1].path, "/slots/0?action=restore");
+    assert_eq!(requests[2].body["max_tokens"], json!(1));
+    assert_eq!(roles(&requests[2].body), ["system", "user", "assistant"]);
+    quit(h).await;
+    assert_eq!(server.requests().len(), 3);
 }

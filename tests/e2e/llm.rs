@@ -351,6 +351,7 @@ async fn twenty_file_reads_in_a_row_fit_the_real_window() {
     s.questions = Questions {
         window: true,
         models: false,
+        kind: false,
     };
     let mut h = start_with(s);
     let mut seen = Vec::new();

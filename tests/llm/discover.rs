@@ -15,10 +15,12 @@ use crate::support::server::{Reply, ScriptedServer};
 const WINDOW: Questions = Questions {
     window: true,
     models: false,
+    kind: false,
 };
 const BOTH: Questions = Questions {
     window: true,
     models: true,
+    kind: false,
 };
 
 fn json_reply(value: &serde_json::Value) -> Reply {
@@ -60,6 +62,29 @@ async fn llama_cpp_tells_its_window_in_props_at_the_server_root() {
     let got = answers(&server, "test-model", WINDOW).await;
     assert_eq!(got.context_window, Some(8192));
     assert!(got.problems.is_empty(), "{:?}", got.problems);
+    assert_eq!(paths(&server), ["/props"]);
+}
+
+/// A server on this machine whose window was configured is still asked
+/// what it is: llama.cpp reports prompt progress and saves slots. Its
+/// window does not replace the configured one; a server that is not
+/// llama.cpp is asked nothing more.
+#[tokio::test]
+async fn the_kind_alone_asks_props_and_leaves_the_window_alone() {
+    let kind = Questions {
+        window: false,
+        models: false,
+        kind: true,
+    };
+    let server = ScriptedServer::start(vec![llama_props(8192)]).await;
+    let got = answers(&server, "test-model", kind).await;
+    assert!(got.llama_cpp);
+    assert_eq!(got.context_window, None);
+    assert_eq!(paths(&server), ["/props"]);
+
+    let server = ScriptedServer::start(vec![not_found()]).await;
+    let got = answers(&server, "test-model", kind).await;
+    assert!(!got.llama_cpp);
     assert_eq!(paths(&server), ["/props"]);
 }
 
@@ -123,6 +148,7 @@ async fn many_models_are_listed_up_to_the_cap() {
         Questions {
             window: false,
             models: true,
+            kind: false,
         },
     )
     .await;
