@@ -3,8 +3,10 @@
 //! freshly started server (nothing in its caches), each with the cache
 //! warm-up off and on (ADR 0032), measured in the same run:
 //!
-//! - (a) the first prompt of a new session, typed for 10 s;
-//! - (b) the follow-up right after it;
+//! - (a) the first prompt of a new session, typed for 10 s, on the first
+//!   run (nothing saved), and (a') on a later run, after the server
+//!   restarted (the fixed prefix's slot saved, ADR 0034);
+//! - (b) the follow-up right after (a);
 //! - (c) the first prompt after resuming a saved session of ~6k tokens,
 //!   typed for 10 s;
 //! - (d) the first prompt after `/compact` of that session, typed for 10 s.
@@ -67,17 +69,21 @@ fn main() {
     println!("| moment | warm-up off | warm-up on | on / off | prompt tokens |");
     println!("| --- | --- | --- | --- | --- |");
     let mut rows: Vec<(&str, [Option<Measured>; 2])> = vec![
-        ("(a) first prompt, new session", [None, None]),
+        ("(a) first prompt, new session, first run", [None, None]),
+        ("(a') first prompt, new session, a later run", [None, None]),
         ("(b) follow-up", [None, None]),
         ("(c) first prompt after resuming ~6k tokens", [None, None]),
         ("(d) first prompt after /compact", [None, None]),
     ];
     for (i, warm) in [false, true].into_iter().enumerate() {
+        forget_saved_prefixes();
         let url = restart(&model);
         let (a, b) = runtime.block_on(new_session(&url, warm, pause));
         rows[0].1[i] = Some(a);
-        rows[1].1[i] = Some(b);
-        for (row, compact) in [(2, false), (3, true)] {
+        rows[2].1[i] = Some(b);
+        let url = restart(&model);
+        rows[1].1[i] = Some(runtime.block_on(new_session(&url, warm, pause)).0);
+        for (row, compact) in [(3, false), (4, true)] {
             let mut url = restart(&model);
             let dir = saved_session(&url);
             if warm {
@@ -174,13 +180,47 @@ async fn measure(h: &mut AgentHarness, prompt: &str) -> Measured {
     }
 }
 
+/// A new session: the pause, a first prompt, a follow-up, quit (when the
+/// server saves the slot as the fixed prefix's, ADR 0034).
 async fn new_session(url: &str, warm: bool, pause: Duration) -> (Measured, Measured) {
     let dir = tempfile::tempdir().unwrap();
     let mut h = start_agent(url, dir.path(), warm, None);
     tokio::time::sleep(pause).await;
     let first = measure(&mut h, "Reply with one word: hello.").await;
     let follow = measure(&mut h, "Now reply with one word: goodbye.").await;
+    quit(h).await;
     (first, follow)
+}
+
+async fn quit(h: AgentHarness) {
+    h.send(UiCommand::Quit).await;
+    h.task.await.unwrap();
+}
+
+/// Deletes the fixed prefix's saved slots in `scripts/local-model`'s slot
+/// folder, as on the first run after installing.
+fn forget_saved_prefixes() {
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    let home = var("DASHFLOAT_LLM_HOME")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            let cache = var("XDG_CACHE_HOME")
+                .map(std::path::PathBuf::from)
+                .unwrap_or_else(|| Path::new(&var("HOME").unwrap()).join(".cache"));
+            cache.join("dashfloat-llm")
+        });
+    let Ok(entries) = std::fs::read_dir(home.join("slots")) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if entry
+            .file_name()
+            .to_string_lossy()
+            .starts_with("dashfloat-prefix-")
+        {
+            std::fs::remove_file(entry.path()).unwrap();
+        }
+    }
 }
 
 /// A directory holding a saved session of about 6k tokens last run
@@ -234,8 +274,7 @@ fn resume(url: &str, dir: &Path, warm: bool) -> AgentHarness {
 async fn run_and_quit(url: &str, dir: &Path) {
     let mut h = resume(url, dir, true);
     measure(&mut h, "Reply with one word: ready.").await;
-    h.send(UiCommand::Quit).await;
-    h.task.await.unwrap();
+    quit(h).await;
 }
 
 /// Resumes the session in `dir`; with `compact`, runs `/compact` first.
@@ -247,7 +286,9 @@ async fn resumed(url: &str, dir: &Path, warm: bool, pause: Duration, compact: bo
         h.until(|e| *e == AgentEvent::TurnDone).await;
     }
     tokio::time::sleep(pause).await;
-    measure(&mut h, "Reply with one word: again.").await
+    let measured = measure(&mut h, "Reply with one word: again.").await;
+    quit(h).await;
+    measured
 }
 
 /// The system prompt, then turns that each read a slice of this

@@ -34,9 +34,10 @@ const COMMAND_QUEUE: usize = 64;
 /// stream behind it) waits for the UI: backpressure, not growth.
 const EVENT_QUEUE: usize = 1024;
 /// How long the agent gets to stop its tasks after the UI quits, and to
-/// have the server save its slot (ADR 0034).
-const AGENT_SHUTDOWN_GRACE: Duration =
-    Duration::from_millis(500).saturating_add(dashfloat::llm::slots::SLOT_ACTION_TIMEOUT);
+/// have the server save its slot twice, as the session's and as the fixed
+/// prefix's (ADR 0034).
+const AGENT_SHUTDOWN_GRACE: Duration = Duration::from_millis(500)
+    .saturating_add(dashfloat::llm::slots::SLOT_ACTION_TIMEOUT.saturating_mul(2));
 /// How long exiting waits for blocking file operations still running.
 const RUNTIME_SHUTDOWN_GRACE: Duration = Duration::from_millis(500);
 

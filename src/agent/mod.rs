@@ -523,37 +523,40 @@ impl Agent {
 
     /// While the person types: sends the conversation as it stands,
     /// asking for one token, so the server reads it into its prompt cache
-    /// now rather than after the next prompt (ADR 0032). A session just
-    /// opened from its file first asks the server to restore the slot saved
-    /// with it, and is sent only if that is refused (ADR 0034). Invisible;
-    /// an outcome only reaches the log.
+    /// now rather than after the next prompt (ADR 0032). On llama.cpp a
+    /// saved slot spares the reading (ADR 0034): a session just opened from
+    /// its file restores the slot saved with it, and a new session the
+    /// slot of its fixed prefix, which is saved after the first warm-up
+    /// that reads it. Invisible; an outcome only reaches the log.
     fn warm_cache(&mut self) {
         self.stop_warming();
-        let restore = std::mem::take(&mut self.restore_slot);
+        let resumed = std::mem::take(&mut self.restore_slot);
         let Ok(endpoint) = &self.setup.endpoint else {
             return;
         };
         if !self.setup.warm_cache || self.setup.headless {
             return;
         }
-        let sampling = Sampling {
-            max_tokens: Some(1),
-            ..self.sampling()
-        };
-        let Ok(body) =
-            self.conversation
-                .request_body(&self.setup.model, self.offer(), sampling, false)
-        else {
+        let Some(body) = self.warm_body(&self.conversation) else {
             return;
         };
-        let slot = self.slot_file().filter(|_| restore);
+        let prefix_only = self.slots_on() && self.conversation.messages().len() == 1;
+        let (restore, save) = if resumed {
+            (self.slot_file(), None)
+        } else if prefix_only {
+            let file = slots::prefix_file_name(&body, &self.setup.model);
+            (Some(file.clone()), Some(file))
+        } else {
+            (None, None)
+        };
         let (endpoint, log) = (endpoint.clone(), self.setup.log.clone());
         self.warming = Some(tokio::spawn(async move {
             let started = std::time::Instant::now();
-            if let Some(file) = slot {
+            let secs = || started.elapsed().as_secs_f64();
+            if let Some(file) = restore {
                 match slots::act(&endpoint, SlotAction::Restore, &file).await {
                     Ok(tokens) => {
-                        let secs = started.elapsed().as_secs_f64();
+                        let secs = secs();
                         log.line(|| {
                             format!("slot restored from {file}: {tokens} tokens in {secs:.1}s")
                         });
@@ -563,15 +566,51 @@ impl Agent {
                 }
             }
             log.line(|| format!("cache warm-up: {} bytes", body.len()));
-            let outcome = stream::warm(&endpoint, &body).await;
-            log.line(|| {
-                let secs = started.elapsed().as_secs_f64();
-                match outcome {
-                    Ok(()) => format!("cache warm-up: done in {secs:.1}s"),
-                    Err(e) => format!("cache warm-up: failed after {secs:.1}s: {e}"),
-                }
-            });
+            if let Err(e) = stream::warm(&endpoint, &body).await {
+                let secs = secs();
+                log.line(|| format!("cache warm-up: failed after {secs:.1}s: {e}"));
+                return;
+            }
+            let read = secs();
+            log.line(|| format!("cache warm-up: done in {read:.1}s"));
+            if let Some(file) = save {
+                let outcome = slots::act(&endpoint, SlotAction::Save, &file).await;
+                log.line(|| match outcome {
+                    Ok(tokens) => format!("slot saved to {file}: {tokens} tokens"),
+                    Err(e) => format!("slot not saved to {file}: {e}"),
+                });
+            }
         }));
+    }
+
+    /// The warm-up request for `conversation`: the real request's body,
+    /// asking for one token.
+    fn warm_body(&self, conversation: &Conversation) -> Option<Vec<u8>> {
+        let sampling = Sampling {
+            max_tokens: Some(1),
+            ..self.sampling()
+        };
+        conversation
+            .request_body(&self.setup.model, self.offer(), sampling, false)
+            .ok()
+    }
+
+    /// Whether the server's slot is saved and restored: a llama.cpp server
+    /// on which the warm-up is on, the same idle work kept across runs
+    /// (ADR 0034).
+    fn slots_on(&self) -> bool {
+        self.llama_cpp && self.setup.warm_cache && !self.setup.headless
+    }
+
+    /// The file the slot of a new session's fixed prefix is saved under,
+    /// when slots are on.
+    fn prefix_slot_file(&self) -> Option<String> {
+        if !self.slots_on() {
+            return None;
+        }
+        let fresh = Conversation::new(&self.setup.system_prompt);
+        let body = self.warm_body(&fresh)?;
+        Some(slots::prefix_file_name(&body, &self.setup.model))
     }
 
     /// Stops the warm-up, if any: a real request is about to be sent, and

@@ -240,34 +240,37 @@ impl Agent {
     }
 
     /// The file the open session's slot is saved under on the server, when
-    /// it may be: a llama.cpp server on which the warm-up is on (the same
-    /// idle work, kept across runs), a session that is saved. ADR 0034.
+    /// slots are on and the session is saved. ADR 0034.
     pub(super) fn slot_file(&self) -> Option<String> {
         let saved = self.saving.setup.as_ref().is_some_and(|s| s.save);
-        (saved && self.llama_cpp && self.setup.warm_cache && !self.setup.headless)
-            .then(|| slots::file_name(&self.saving.id, &self.setup.model))
+        (saved && self.slots_on()).then(|| slots::file_name(&self.saving.id, &self.setup.model))
     }
 
-    /// On quit: asks the server to save what its slot holds of this
-    /// session, so `--continue` restores it instead of reading it again.
-    /// Bounded by [`slots::SLOT_ACTION_TIMEOUT`]; a refusal only reaches
-    /// the log.
+    /// On quit: asks the server to save what its slot holds, which begins
+    /// with the fixed prefix: as this session's slot, so `--continue`
+    /// restores it instead of reading it again, and as the prefix's, so the
+    /// next new session does not read the prefix either (a warm-up cut
+    /// short by the first prompt never saved it). Each bounded by
+    /// [`slots::SLOT_ACTION_TIMEOUT`]; a refusal only reaches the log.
     pub(super) async fn save_slot(&mut self) {
-        let (Some(file), Ok(endpoint)) = (self.slot_file(), &self.setup.endpoint) else {
+        let Ok(endpoint) = &self.setup.endpoint else {
             return;
         };
-        if !self.sent_since_open || self.saving.title.is_empty() {
+        if !self.sent_since_open {
             return;
         }
-        let started = std::time::Instant::now();
-        let outcome = slots::act(endpoint, SlotAction::Save, &file).await;
-        self.setup.log.line(|| {
-            let secs = started.elapsed().as_secs_f64();
-            match outcome {
-                Ok(tokens) => format!("slot saved to {file}: {tokens} tokens in {secs:.1}s"),
-                Err(e) => format!("slot not saved to {file}: {e}"),
-            }
-        });
+        let session = self.slot_file().filter(|_| !self.saving.title.is_empty());
+        for file in session.into_iter().chain(self.prefix_slot_file()) {
+            let started = std::time::Instant::now();
+            let outcome = slots::act(endpoint, SlotAction::Save, &file).await;
+            self.setup.log.line(|| {
+                let secs = started.elapsed().as_secs_f64();
+                match outcome {
+                    Ok(tokens) => format!("slot saved to {file}: {tokens} tokens in {secs:.1}s"),
+                    Err(e) => format!("slot not saved to {file}: {e}"),
+                }
+            });
+        }
     }
 
     /// Reports a failed save, once until a save succeeds again.

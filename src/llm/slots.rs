@@ -68,10 +68,10 @@ struct Answer {
 }
 
 /// The file a session's slot is saved under on the server: the session's
-/// id and the model, so that a session resumed with another model never
+/// id (or what else owns the slot) and the model, so that a session resumed with another model never
 /// gets a cache the model did not write. Only characters every file system
 /// takes.
-pub fn file_name(session_id: &str, model: &str) -> String {
+pub fn file_name(owner: &str, model: &str) -> String {
     let safe = |s: &str| -> String {
         s.chars()
             .map(|c| {
@@ -83,7 +83,19 @@ pub fn file_name(session_id: &str, model: &str) -> String {
             })
             .collect()
     };
-    format!("dashfloat-{}-{}.bin", safe(session_id), safe(model))
+    format!("dashfloat-{}-{}.bin", safe(owner), safe(model))
+}
+
+/// The file the slot holding only the fixed prefix of a new session is
+/// saved under: a hash of the warm-up request that read it (system prompt,
+/// project instructions, tools, model), so a changed prefix gets a file of
+/// its own. The hash is FNV-1a, the same in every build; a collision would
+/// cost only time, as llama.cpp reuses no token that differs.
+pub fn prefix_file_name(request: &[u8], model: &str) -> String {
+    let hash = request.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
+    });
+    file_name(&format!("prefix-{hash:016x}"), model)
 }
 
 /// Asks the server to save its slot to `file`, or to restore it from
@@ -139,6 +151,15 @@ mod tests {
             file_name("20261202-000000-bbbbbb", "org/model:q4 K"),
             "dashfloat-20261202-000000-bbbbbb-org_model_q4_K.bin"
         );
+    }
+
+    #[test]
+    fn a_prefix_file_changes_with_any_byte_of_the_request() {
+        let one = prefix_file_name(b"{\"messages\":[]}", "m");
+        assert_eq!(one, prefix_file_name(b"{\"messages\":[]}", "m"));
+        assert!(one.starts_with("dashfloat-prefix-") && one.ends_with("-m.bin"));
+        assert_ne!(one, prefix_file_name(b"{\"messages\":[ ]}", "m"));
+        assert_ne!(one, prefix_file_name(b"{\"messages\":[]}", "n"));
     }
 
     #[test]

@@ -113,6 +113,32 @@ fn llama_props() -> Reply {
     )
 }
 
+/// llama.cpp refusing a slot action, as a server without
+/// `--slot-save-path` does.
+fn refused() -> Reply {
+    Reply::status(
+        501,
+        "application/json",
+        r#"{"error":{"code":501,"message":"This server does not support slots action.","type":"not_supported_error"}}"#,
+    )
+}
+
+fn saved() -> Reply {
+    Reply::status(
+        200,
+        "application/json",
+        r#"{"id_slot":0,"filename":"x","n_saved":57,"n_written":1000,"timings":{"save_ms":3.0}}"#,
+    )
+}
+
+fn restored() -> Reply {
+    Reply::status(
+        200,
+        "application/json",
+        r#"{"id_slot":0,"filename":"x","n_restored":57,"n_read":1000,"timings":{"restore_ms":2.0}}"#,
+    )
+}
+
 /// An agent that warms, asks the server's kind, and saves into `store`,
 /// opening as `open`.
 fn start_saving(
@@ -148,25 +174,25 @@ async fn quit(h: crate::support::agent::AgentHarness) {
 }
 
 /// On quit, a llama.cpp server is asked to save its slot under the
-/// session's id and model; resuming the session asks it to restore that
-/// file, and a restored slot needs no warm-up (ADR 0034).
+/// session's id and model, and as the fixed prefix's; resuming the session
+/// asks it to restore the session's file, and a restored slot needs no
+/// warm-up (ADR 0034).
 #[tokio::test]
 async fn quitting_saves_the_slot_and_resuming_restores_it_instead_of_warming() {
     let server = ScriptedServer::start(vec![
         llama_props(),
+        refused(),
         Reply::text(&["warm"]),
+        saved(),
         Reply::text(&["hello"]),
-        Reply::status(
-            200,
-            "application/json",
-            r#"{"id_slot":0,"filename":"x","n_saved":57,"n_written":1000,"timings":{"save_ms":3.0}}"#,
-        ),
+        saved(),
+        saved(),
     ])
     .await;
     let project = tempfile::tempdir().unwrap();
     let store = SessionStore::at(project.path().join("sessions"));
     let mut h = start_saving(&server, project.path(), &store, OpenSession::New);
-    server.wait_requests(2, EVENT_WAIT).await;
+    server.wait_requests(4, EVENT_WAIT).await;
     h.prompt("hi").await;
     h.turn().await;
     quit(h).await;
@@ -176,23 +202,25 @@ async fn quitting_saves_the_slot_and_resuming_restores_it_instead_of_warming() {
         paths,
         [
             "/props",
+            "/slots/0?action=restore",
             "/v1/chat/completions",
+            "/slots/0?action=save",
             "/v1/chat/completions",
+            "/slots/0?action=save",
             "/slots/0?action=save"
         ]
     );
     let listing = store.list(None);
     let id = &listing.sessions[0].id;
     let file = slots::file_name(id, "test-model");
-    assert_eq!(requests[3].body, json!({ "filename": file }));
+    assert_eq!(requests[5].body, json!({ "filename": file }));
+    // The slot is also saved as the fixed prefix's: the warm-up that would
+    // have saved it may be cut short by the first prompt.
+    assert_eq!(requests[6].body, requests[1].body);
 
     let server = ScriptedServer::start(vec![
         llama_props(),
-        Reply::status(
-            200,
-            "application/json",
-            r#"{"id_slot":0,"filename":"x","n_restored":57,"n_read":1000,"timings":{"restore_ms":2.0}}"#,
-        ),
+        restored(),
         Reply::text(&["welcome back"]),
     ])
     .await;
@@ -244,16 +272,8 @@ async fn a_refused_restore_falls_back_to_warming_and_an_idle_session_saves_no_sl
         log: &[],
     };
     store.write(record.id, &record.encode().unwrap()).unwrap();
-    let server = ScriptedServer::start(vec![
-        llama_props(),
-        Reply::status(
-            501,
-            "application/json",
-            r#"{"error":{"code":501,"message":"This server does not support slots action.","type":"not_supported_error"}}"#,
-        ),
-        Reply::text(&["warm"]),
-    ])
-    .await;
+    let server =
+        ScriptedServer::start(vec![llama_props(), refused(), Reply::text(&["warm"])]).await;
     let h = start_saving(
         &server,
         project.path(),
@@ -266,4 +286,43 @@ async fn a_refused_restore_falls_back_to_warming_and_an_idle_session_saves_no_sl
     assert_eq!(roles(&requests[2].body), ["system", "user", "assistant"]);
     quit(h).await;
     assert_eq!(server.requests().len(), 3);
+}
+
+/// A new session's fixed prefix is read once per server start at most: the
+/// first warm-up that reads it has the server save the slot under a hash
+/// of the request, and the next new session, even on a restarted server,
+/// restores that file instead of reading the prefix again (ADR 0034).
+#[tokio::test]
+async fn a_new_session_restores_the_prefix_slot_saved_by_the_first_warm_up() {
+    let project = tempfile::tempdir().unwrap();
+    let store = SessionStore::at(project.path().join("sessions"));
+    let server = ScriptedServer::start(vec![
+        llama_props(),
+        refused(),
+        Reply::text(&["warm"]),
+        saved(),
+    ])
+    .await;
+    let h = start_saving(&server, project.path(), &store, OpenSession::New);
+    let first = server.wait_requests(4, EVENT_WAIT).await;
+    quit(h).await;
+    assert_eq!(first[1].path, "/slots/0?action=restore");
+    assert_eq!(first[3].path, "/slots/0?action=save");
+    let file = first[1].body["filename"].as_str().unwrap().to_string();
+    assert!(file.starts_with("dashfloat-prefix-"), "{file}");
+    assert_eq!(first[3].body["filename"], json!(file));
+    // Nothing was sent since the session opened: no session slot on quit.
+    assert_eq!(server.requests().len(), 4);
+
+    let server =
+        ScriptedServer::start(vec![llama_props(), restored(), Reply::text(&["hello"])]).await;
+    let mut h = start_saving(&server, project.path(), &store, OpenSession::New);
+    server.wait_requests(2, EVENT_WAIT).await;
+    h.prompt("hi").await;
+    let events = h.turn().await;
+    assert_eq!(reply_text(&events), "hello");
+    let requests = server.requests();
+    assert_eq!(requests[1].body["filename"], json!(file));
+    assert_eq!(requests.len(), 3, "no warm-up after a restored prefix");
+    assert_eq!(roles(&requests[2].body), ["system", "user"]);
 }
