@@ -524,10 +524,11 @@ impl Agent {
     /// While the person types: sends the conversation as it stands,
     /// asking for one token, so the server reads it into its prompt cache
     /// now rather than after the next prompt (ADR 0032). On llama.cpp a
-    /// saved slot spares the reading (ADR 0034): a session just opened from
-    /// its file restores the slot saved with it, and a new session the
-    /// slot of its fixed prefix, which is saved after the first warm-up
-    /// that reads it. Invisible; an outcome only reaches the log.
+    /// saved slot spares most of the reading (ADR 0034): a session just
+    /// opened from its file restores the slot saved with it; otherwise the
+    /// slot of the fixed prefix is restored, and only what follows the
+    /// prefix is read. A new session's warm-up that had to read the prefix
+    /// saves it. Invisible; an outcome only reaches the log.
     fn warm_cache(&mut self) {
         self.stop_warming();
         let resumed = std::mem::take(&mut self.restore_slot);
@@ -540,40 +541,44 @@ impl Agent {
         let Some(body) = self.warm_body(&self.conversation) else {
             return;
         };
-        let prefix_only = self.slots_on() && self.conversation.messages().len() == 1;
-        let (restore, save) = if resumed {
-            (self.slot_file(), None)
-        } else if prefix_only {
-            let file = slots::prefix_file_name(&body, &self.setup.model);
-            (Some(file.clone()), Some(file))
-        } else {
-            (None, None)
-        };
+        let session = self.slot_file().filter(|_| resumed);
+        let prefix = self.prefix_slot_file();
+        let prefix_only = self.conversation.messages().len() == 1;
         let (endpoint, log) = (endpoint.clone(), self.setup.log.clone());
         self.warming = Some(tokio::spawn(async move {
             let started = std::time::Instant::now();
-            let secs = || started.elapsed().as_secs_f64();
-            if let Some(file) = restore {
-                match slots::act(&endpoint, SlotAction::Restore, &file).await {
+            let restore = async |file: &str| {
+                let outcome = slots::act(&endpoint, SlotAction::Restore, file).await;
+                let secs = started.elapsed().as_secs_f64();
+                log.line(|| match &outcome {
                     Ok(tokens) => {
-                        let secs = secs();
-                        log.line(|| {
-                            format!("slot restored from {file}: {tokens} tokens in {secs:.1}s")
-                        });
-                        return;
+                        format!("slot restored from {file}: {tokens} tokens in {secs:.1}s")
                     }
-                    Err(e) => log.line(|| format!("slot not restored from {file}: {e}")),
-                }
+                    Err(e) => format!("slot not restored from {file}: {e}"),
+                });
+                outcome.is_ok()
+            };
+            if let Some(file) = &session
+                && restore(file).await
+            {
+                return;
+            }
+            let prefix_restored = match &prefix {
+                Some(file) => restore(file).await,
+                None => false,
+            };
+            if prefix_restored && prefix_only {
+                return;
             }
             log.line(|| format!("cache warm-up: {} bytes", body.len()));
             if let Err(e) = stream::warm(&endpoint, &body).await {
-                let secs = secs();
+                let secs = started.elapsed().as_secs_f64();
                 log.line(|| format!("cache warm-up: failed after {secs:.1}s: {e}"));
                 return;
             }
-            let read = secs();
-            log.line(|| format!("cache warm-up: done in {read:.1}s"));
-            if let Some(file) = save {
+            let secs = started.elapsed().as_secs_f64();
+            log.line(|| format!("cache warm-up: done in {secs:.1}s"));
+            if let Some(file) = prefix.filter(|_| prefix_only) {
                 let outcome = slots::act(&endpoint, SlotAction::Save, &file).await;
                 log.line(|| match outcome {
                     Ok(tokens) => format!("slot saved to {file}: {tokens} tokens"),

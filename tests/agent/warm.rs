@@ -245,11 +245,13 @@ async fn quitting_saves_the_slot_and_resuming_restores_it_instead_of_warming() {
     );
 }
 
-/// A server that refuses the restore (no `--slot-save-path`, no file) gets
-/// the resumed conversation as a warm-up instead; a session that sent
-/// nothing since it opened saves no slot on quit.
+/// A server that refuses the restore of the session's slot (no file) is
+/// asked to restore the fixed prefix's, then gets the resumed conversation
+/// as a warm-up, whose prefix it then has no need to read; a session that
+/// sent nothing since it opened saves no slot on quit.
 #[tokio::test]
-async fn a_refused_restore_falls_back_to_warming_and_an_idle_session_saves_no_slot() {
+async fn a_refused_restore_falls_back_to_the_prefix_and_warming_and_an_idle_session_saves_no_slot()
+{
     let project = tempfile::tempdir().unwrap();
     let store = SessionStore::at(project.path().join("sessions"));
     let messages = [
@@ -272,20 +274,33 @@ async fn a_refused_restore_falls_back_to_warming_and_an_idle_session_saves_no_sl
         log: &[],
     };
     store.write(record.id, &record.encode().unwrap()).unwrap();
-    let server =
-        ScriptedServer::start(vec![llama_props(), refused(), Reply::text(&["warm"])]).await;
+    let server = ScriptedServer::start(vec![
+        llama_props(),
+        refused(),
+        restored(),
+        Reply::text(&["warm"]),
+    ])
+    .await;
     let h = start_saving(
         &server,
         project.path(),
         &store,
         OpenSession::Resume(record.id.to_string()),
     );
-    let requests = server.wait_requests(3, EVENT_WAIT).await;
+    let requests = server.wait_requests(4, EVENT_WAIT).await;
+    let session_file = slots::file_name(record.id, "test-model");
     assert_eq!(requests[1].path, "/slots/0?action=restore");
-    assert_eq!(requests[2].body["max_tokens"], json!(1));
-    assert_eq!(roles(&requests[2].body), ["system", "user", "assistant"]);
+    assert_eq!(requests[1].body["filename"], json!(session_file));
+    assert_eq!(requests[2].path, "/slots/0?action=restore");
+    let prefix_file = requests[2].body["filename"].as_str().unwrap();
+    assert!(
+        prefix_file.starts_with("dashfloat-prefix-"),
+        "{prefix_file}"
+    );
+    assert_eq!(requests[3].body["max_tokens"], json!(1));
+    assert_eq!(roles(&requests[3].body), ["system", "user", "assistant"]);
     quit(h).await;
-    assert_eq!(server.requests().len(), 3);
+    assert_eq!(server.requests().len(), 4);
 }
 
 /// A new session's fixed prefix is read once per server start at most: the
