@@ -341,3 +341,21 @@ async fn a_new_session_restores_the_prefix_slot_saved_by_the_first_warm_up() {
     assert_eq!(requests.len(), 3, "no warm-up after a restored prefix");
     assert_eq!(roles(&requests[2].body), ["system", "user"]);
 }
+
+/// The most bytes the fixed prefix — the system prompt and the tool
+/// schemas, compact JSON — may take. Every session whose prefix slot is
+/// not saved reads all of it before its first token: 1,968 tokens of
+/// llama.cpp's tokenizer for these 7,149 bytes, about 27 s on two cores
+/// (ADR 0033, 0034). Raise it only on purpose, with the task suite's
+/// figures.
+const FIXED_PREFIX_MAX_BYTES: usize = 7_149;
+
+#[test]
+fn the_fixed_prefix_does_not_grow() {
+    let bytes =
+        dashfloat::agent::system_prompt().len() + dashfloat::tools::definitions().to_string().len();
+    assert!(
+        bytes <= FIXED_PREFIX_MAX_BYTES,
+        "the system prompt and tool schemas take {bytes} bytes, over the {FIXED_PREFIX_MAX_BYTES} budget"
+    );
+}
