@@ -278,6 +278,15 @@ impl Agent {
                 Some(ev) = tool_rx.recv() => self.on_tool_event(ev).await,
             }
         }
+        // A request cut short leaves the server reading it into a slot
+        // half filled: nothing worth saving, and the save would wait for
+        // the read to end.
+        let server_busy = self.episode.is_some()
+            || self.compaction.is_some()
+            || self
+                .warming
+                .as_ref()
+                .is_some_and(|task| !task.is_finished());
         self.stop_warming();
         if let Some(episode) = self.episode.take() {
             episode.task.abort();
@@ -288,7 +297,9 @@ impl Agent {
         if let Some(compaction) = self.compaction.take() {
             compaction.abort();
         }
-        self.save_slot().await;
+        if !server_busy {
+            self.save_slot().await;
+        }
     }
 
     /// Asks the server what the configuration left open — the window, the
@@ -547,17 +558,8 @@ impl Agent {
         let (endpoint, log) = (endpoint.clone(), self.setup.log.clone());
         self.warming = Some(tokio::spawn(async move {
             let started = std::time::Instant::now();
-            let restore = async |file: &str| {
-                let outcome = slots::act(&endpoint, SlotAction::Restore, file).await;
-                let secs = started.elapsed().as_secs_f64();
-                log.line(|| match &outcome {
-                    Ok(tokens) => {
-                        format!("slot restored from {file}: {tokens} tokens in {secs:.1}s")
-                    }
-                    Err(e) => format!("slot not restored from {file}: {e}"),
-                });
-                outcome.is_ok()
-            };
+            let restore =
+                async |file: &str| slot_logged(&endpoint, SlotAction::Restore, file, &log).await;
             if let Some(file) = &session
                 && restore(file).await
             {
@@ -579,11 +581,7 @@ impl Agent {
             let secs = started.elapsed().as_secs_f64();
             log.line(|| format!("cache warm-up: done in {secs:.1}s"));
             if let Some(file) = prefix.filter(|_| prefix_only) {
-                let outcome = slots::act(&endpoint, SlotAction::Save, &file).await;
-                log.line(|| match outcome {
-                    Ok(tokens) => format!("slot saved to {file}: {tokens} tokens"),
-                    Err(e) => format!("slot not saved to {file}: {e}"),
-                });
+                slot_logged(&endpoint, SlotAction::Save, &file, &log).await;
             }
         }));
     }
@@ -906,6 +904,23 @@ enum Recover {
     Wall(String),
     /// The server refused the API's tools: offer them in the prompt.
     PromptedTools,
+}
+
+/// Asks the server to save or restore its slot as `file`, and writes how
+/// that went to the log; whether it did (ADR 0034).
+async fn slot_logged(endpoint: &Endpoint, action: SlotAction, file: &str, log: &Log) -> bool {
+    let started = std::time::Instant::now();
+    let outcome = slots::act(endpoint, action, file).await;
+    let secs = started.elapsed().as_secs_f64();
+    let (done, not_done) = match action {
+        SlotAction::Save => ("saved to", "not saved to"),
+        SlotAction::Restore => ("restored from", "not restored from"),
+    };
+    log.line(|| match &outcome {
+        Ok(tokens) => format!("slot {done} {file}: {tokens} tokens in {secs:.1}s"),
+        Err(e) => format!("slot {not_done} {file}: {e}"),
+    });
+    outcome.is_ok()
 }
 
 async fn next_stream_event(episode: &mut Option<Episode>) -> Option<StreamEvent> {

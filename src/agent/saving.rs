@@ -18,7 +18,7 @@ use crate::session::{
 };
 
 use super::conversation::{Conversation, tool_message};
-use super::{Agent, task_failure};
+use super::{Agent, slot_logged, task_failure};
 
 /// The session the agent has open.
 pub(super) struct Saving {
@@ -261,15 +261,7 @@ impl Agent {
         }
         let session = self.slot_file().filter(|_| !self.saving.title.is_empty());
         for file in session.into_iter().chain(self.prefix_slot_file()) {
-            let started = std::time::Instant::now();
-            let outcome = slots::act(endpoint, SlotAction::Save, &file).await;
-            self.setup.log.line(|| {
-                let secs = started.elapsed().as_secs_f64();
-                match outcome {
-                    Ok(tokens) => format!("slot saved to {file}: {tokens} tokens in {secs:.1}s"),
-                    Err(e) => format!("slot not saved to {file}: {e}"),
-                }
-            });
+            slot_logged(endpoint, SlotAction::Save, &file, &self.setup.log).await;
         }
     }
 

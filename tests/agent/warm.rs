@@ -342,6 +342,31 @@ async fn a_new_session_restores_the_prefix_slot_saved_by_the_first_warm_up() {
     assert_eq!(roles(&requests[2].body), ["system", "user"]);
 }
 
+/// Quitting while a reply streams saves no slot: the server would go on
+/// reading into a half-filled slot, and the save would wait for it.
+#[tokio::test]
+async fn quitting_mid_reply_saves_no_slot() {
+    let server = ScriptedServer::start(vec![
+        llama_props(),
+        restored(),
+        Reply::text(&["never", "ends"]).hang_after(2),
+    ])
+    .await;
+    let project = tempfile::tempdir().unwrap();
+    let store = SessionStore::at(project.path().join("sessions"));
+    let mut h = start_saving(&server, project.path(), &store, OpenSession::New);
+    server.wait_requests(2, EVENT_WAIT).await;
+    h.prompt("hi").await;
+    h.until(|e| matches!(e, AgentEvent::AssistantDelta(_)))
+        .await;
+    quit(h).await;
+    let paths: Vec<String> = server.requests().into_iter().map(|r| r.path).collect();
+    assert_eq!(
+        paths,
+        ["/props", "/slots/0?action=restore", "/v1/chat/completions"]
+    );
+}
+
 /// The most bytes the fixed prefix — the system prompt and the tool
 /// schemas, compact JSON — may take. Every session whose prefix slot is
 /// not saved reads all of it before its first token: 1,968 tokens of
