@@ -128,8 +128,7 @@ pub async fn ask(endpoint: &Endpoint, model: &str, questions: Questions) -> Answ
 
 /// llama-server serves `/props` at its root, beside `/v1`.
 fn props_url(base_url: &str) -> String {
-    let root = base_url.strip_suffix("/v1").unwrap_or(base_url);
-    format!("{root}/props")
+    format!("{}/props", super::server_root(base_url))
 }
 
 /// One GET with the provider's credentials, parsed as `T`, all of it

@@ -18,6 +18,12 @@ use reqwest::redirect::{Attempt, Policy};
 /// the base URL. reqwest's own default; ADR 0004.
 pub const REDIRECT_MAX: usize = 10;
 
+/// Where llama-server serves its own endpoints (`/props`, `/slots`): the
+/// root beside `/v1`.
+pub(crate) fn server_root(base_url: &str) -> &str {
+    base_url.strip_suffix("/v1").unwrap_or(base_url)
+}
+
 /// Installs the ring crypto provider for rustls, once per process. reqwest
 /// is built without a default provider (aws-lc would add a C build), and
 /// panics if a client is built before one is installed.

@@ -68,9 +68,9 @@ struct Answer {
 }
 
 /// The file a session's slot is saved under on the server: the session's
-/// id (or what else owns the slot) and the model, so that a session resumed with another model never
-/// gets a cache the model did not write. Only characters every file system
-/// takes.
+/// id (or what else owns the slot) and the model, so that a session
+/// resumed with another model never gets a cache the model did not write.
+/// Only characters every file system takes.
 pub fn file_name(owner: &str, model: &str) -> String {
     let safe = |s: &str| -> String {
         s.chars()
@@ -101,8 +101,7 @@ pub fn prefix_file_name(request: &[u8], model: &str) -> String {
 /// Asks the server to save its slot to `file`, or to restore it from
 /// `file`; the tokens written or read.
 pub async fn act(endpoint: &Endpoint, action: SlotAction, file: &str) -> Result<u64, SlotError> {
-    let base = &endpoint.context.base_url;
-    let root = base.strip_suffix("/v1").unwrap_or(base);
+    let root = super::server_root(&endpoint.context.base_url);
     let url = format!("{root}/slots/{SLOT_ID}?action={}", action.name());
     let body = serde_json::json!({ "filename": file });
     let exchange = async {
