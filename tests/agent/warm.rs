@@ -164,6 +164,13 @@ fn start_saving(
     start_with(s)
 }
 
+/// A project directory, and a session store inside it.
+fn project_and_store() -> (tempfile::TempDir, SessionStore) {
+    let project = tempfile::tempdir().unwrap();
+    let store = SessionStore::at(project.path().join("sessions"));
+    (project, store)
+}
+
 /// Tells the agent to quit and waits until it has ended.
 async fn quit(h: crate::support::agent::AgentHarness) {
     h.send(UiCommand::Quit).await;
@@ -189,8 +196,7 @@ async fn quitting_saves_the_slot_and_resuming_restores_it_instead_of_warming() {
         saved(),
     ])
     .await;
-    let project = tempfile::tempdir().unwrap();
-    let store = SessionStore::at(project.path().join("sessions"));
+    let (project, store) = project_and_store();
     let mut h = start_saving(&server, project.path(), &store, OpenSession::New);
     server.wait_requests(4, EVENT_WAIT).await;
     h.prompt("hi").await;
@@ -252,8 +258,7 @@ async fn quitting_saves_the_slot_and_resuming_restores_it_instead_of_warming() {
 #[tokio::test]
 async fn a_refused_restore_falls_back_to_the_prefix_and_warming_and_an_idle_session_saves_no_slot()
 {
-    let project = tempfile::tempdir().unwrap();
-    let store = SessionStore::at(project.path().join("sessions"));
+    let (project, store) = project_and_store();
     let messages = [
         Message::new(Role::System, "system prompt"),
         Message::new(Role::User, "earlier"),
@@ -309,8 +314,7 @@ async fn a_refused_restore_falls_back_to_the_prefix_and_warming_and_an_idle_sess
 /// restores that file instead of reading the prefix again (ADR 0034).
 #[tokio::test]
 async fn a_new_session_restores_the_prefix_slot_saved_by_the_first_warm_up() {
-    let project = tempfile::tempdir().unwrap();
-    let store = SessionStore::at(project.path().join("sessions"));
+    let (project, store) = project_and_store();
     let server = ScriptedServer::start(vec![
         llama_props(),
         refused(),
@@ -352,8 +356,7 @@ async fn quitting_mid_reply_saves_no_slot() {
         Reply::text(&["never", "ends"]).hang_after(2),
     ])
     .await;
-    let project = tempfile::tempdir().unwrap();
-    let store = SessionStore::at(project.path().join("sessions"));
+    let (project, store) = project_and_store();
     let mut h = start_saving(&server, project.path(), &store, OpenSession::New);
     server.wait_requests(2, EVENT_WAIT).await;
     h.prompt("hi").await;
