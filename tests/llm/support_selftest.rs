@@ -3,7 +3,7 @@
 //! and the pty driver running real programs on a real pseudo-terminal.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use futures_util::StreamExt;
 use serde_json::{Value, json};
@@ -836,14 +836,12 @@ fn pty_ctrl_c_and_wait_exit_timeout() {
 
     let mut pty = sh("trap '' INT; printf ready; sleep 30", 80, 24);
     pty.wait_for("ready", SLOW).unwrap();
-    let started = Instant::now();
     assert!(
         pty.wait_exit(Duration::from_millis(300)).is_none(),
         "killed on timeout"
     );
-    // Behaviour, not speed: the wait gave up at its timeout and killed the
-    // child instead of waiting the 30 s for it to end.
-    assert!(started.elapsed() < SLOW);
+    // The wait gave up at its timeout and killed the child, which would
+    // otherwise sleep on for 30 s.
     assert!(!pty.is_running());
     let err = pty
         .wait_for("never", Duration::from_millis(50))

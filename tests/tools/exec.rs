@@ -5,9 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use dashfloat::tools::{
-    EXEC_DRAIN_GRACE, EXEC_OUTPUT_MAX_BYTES, ToolContext, child_env, execute, validate,
-};
+use dashfloat::tools::{EXEC_OUTPUT_MAX_BYTES, ToolContext, child_env, execute, validate};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -301,10 +299,8 @@ async fn everything_is_gone_after_cancellation() {
         support::pid_written(&pid_file, support::WAIT).await;
         trigger.cancel();
     });
-    let start = Instant::now();
     let v = json_of(execute(&call, &ctx, cancel).await);
-    // Behaviour, not speed: cancelled, not left to the 60 s time limit.
-    assert!(start.elapsed() < Duration::from_secs(30));
+    // Cancelled, not left to the 60 s time limit (which would say so).
     assert_eq!(v["cancelled"], true);
     assert_eq!(v["code"], "cancelled");
     let pids = pids_in(v["output"].as_str().unwrap());
@@ -545,14 +541,11 @@ async fn a_process_outside_the_call_holding_its_output_cannot_hang_it() {
     let stop_holder = CancellationToken::new();
     let holding = async { json_of(execute(&holder, &ctx, stop_holder.clone()).await) };
     let first_run = async {
-        let start = Instant::now();
         let v = json_of(execute(&first, &ctx, CancellationToken::new()).await);
-        let took = start.elapsed();
         stop_holder.cancel();
-        (v, took)
+        v
     };
-    let ((v, took), held) = tokio::join!(first_run, holding);
-    assert!(took >= EXEC_DRAIN_GRACE, "took {took:?}");
+    let (v, held) = tokio::join!(first_run, holding);
     assert_eq!(v["exit_code"], 3);
     assert!(v["output"].as_str().unwrap().contains("parent done"));
     assert!(
