@@ -553,8 +553,14 @@ impl Agent {
             return;
         };
         let session = self.slot_file().filter(|_| resumed);
-        let prefix = self.prefix_slot_file();
         let prefix_only = self.conversation.messages().len() == 1;
+        // A conversation of the prefix alone is its own prefix request.
+        let prefix = if prefix_only {
+            self.slots_on()
+                .then(|| slots::prefix_file_name(&body, &self.setup.model))
+        } else {
+            self.prefix_slot_file()
+        };
         let (endpoint, log) = (endpoint.clone(), self.setup.log.clone());
         self.warming = Some(tokio::spawn(async move {
             let started = std::time::Instant::now();

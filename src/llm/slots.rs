@@ -16,6 +16,9 @@ use super::stream::{Endpoint, read_bounded};
 pub const SLOT_ACTION_TIMEOUT: Duration = Duration::from_secs(10);
 /// The most of the server's answer read.
 pub const SLOT_REPLY_MAX_BYTES: usize = 16 * 1024;
+/// The most of a refusal's body that is not llama.cpp's JSON shown in the
+/// log.
+pub const REFUSAL_SHOWN_MAX_BYTES: usize = 200;
 /// The slot used: `scripts/local-model` starts the server with one.
 const SLOT_ID: u32 = 0;
 
@@ -132,7 +135,9 @@ fn refusal_message(body: &[u8]) -> String {
     let parsed: Option<serde_json::Value> = serde_json::from_slice(body).ok();
     match parsed.as_ref().and_then(|v| v["error"]["message"].as_str()) {
         Some(message) => message.to_string(),
-        None => String::from_utf8_lossy(&body[..body.len().min(200)]).into_owned(),
+        None => {
+            String::from_utf8_lossy(&body[..body.len().min(REFUSAL_SHOWN_MAX_BYTES)]).into_owned()
+        }
     }
 }
 

@@ -10,6 +10,7 @@ mod adapters;
 mod discover;
 mod guarded;
 mod secrets;
+mod slots;
 mod stream;
 mod support_selftest;
 mod tool_calls;
