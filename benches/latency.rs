@@ -242,6 +242,7 @@ fn saved_session(url: &str) -> tempfile::TempDir {
         messages: &messages,
         pending: &[],
         log: &[],
+        checkpoints: &dashfloat::tools::CheckpointLog::default(),
     };
     store(dir.path())
         .write(SESSION_ID, &record.encode().unwrap())

@@ -560,8 +560,13 @@ fn record<'a>(
         messages,
         pending: &[],
         log,
+        checkpoints: &NO_CHECKPOINTS,
     }
 }
+
+/// A session without checkpoints.
+static NO_CHECKPOINTS: std::sync::LazyLock<dashfloat::tools::CheckpointLog> =
+    std::sync::LazyLock::new(Default::default);
 
 /// What the agent does after every step: encode the whole session, write
 /// it to a temporary file, fsync, rename, fsync the directory.

@@ -72,6 +72,24 @@ pub enum UiCommand {
     /// Change which calls wait for the person (`/approval`). Answered by
     /// `ApprovalChanged`.
     SetApproval(ApprovalPolicy),
+    /// Revert the files changed by the latest turn that changed any
+    /// (`/undo`): each change is put to the person as a `Confirm`, then a
+    /// notice says what was restored, and `TurnDone`. Sent only while idle.
+    Undo,
+    /// Re-apply what the last `/undo` reverted (`/redo`); answered as
+    /// `Undo` is.
+    Redo,
+    /// List the conversation's prompts to rewind to (`/rewind`, Esc Esc).
+    /// Answered by `Prompts`.
+    ListPrompts,
+    /// Drop the conversation from prompt `prompt` (an index into the
+    /// `Prompts` list) on. Answered by `Rewound`, then a `Confirm` offering
+    /// to undo the files those turns changed (when they changed any), and
+    /// `TurnDone`. Sent only while idle.
+    Rewind {
+        /// The prompt, 0-based, oldest first.
+        prompt: usize,
+    },
     /// The person is leaving. The agent stops its tasks and ends; the UI
     /// does not wait for an answer.
     Quit,
@@ -425,6 +443,18 @@ pub enum AgentEvent {
     },
     /// The approval policy now in force.
     ApprovalChanged(ApprovalPolicy),
+    /// The prompts a rewind can return to, oldest first: the answer to
+    /// `ListPrompts`.
+    Prompts {
+        /// Each prompt's text.
+        list: Vec<String>,
+    },
+    /// The conversation was rewound: the prompt it went back to, for the
+    /// input box to hold again.
+    Rewound {
+        /// The prompt's text.
+        text: String,
+    },
     /// The conversation was compacted: the last usage no longer says how
     /// full the window is; this estimate of the next prompt does, until
     /// the next request reports its own.

@@ -392,6 +392,9 @@ impl Agent {
     async fn commit(&mut self, plan: Plan, summarised: usize) {
         let after = self.budget.estimate(self.request_len(&plan.candidate));
         self.conversation = plan.candidate;
+        // The prompts summarised away can no longer be rewound to.
+        let prompts = self.conversation.prompts().count();
+        self.setup.tools.checkpoints.lock().align(prompts);
         let mut done = Vec::new();
         if plan.pruned > 0 {
             done.push(format!("pruned {} old tool results", plan.pruned));

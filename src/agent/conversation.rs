@@ -127,8 +127,24 @@ impl Conversation {
     pub fn turn_start(&self) -> usize {
         self.messages
             .iter()
-            .rposition(|m| m.role == Role::User && !is_summary(m))
+            .rposition(is_prompt)
             .unwrap_or(self.messages.len())
+    }
+
+    /// The person's prompts, oldest first, with their indices: what a
+    /// rewind can return to.
+    pub fn prompts(&self) -> impl Iterator<Item = (usize, &str)> {
+        self.messages
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| is_prompt(m))
+            .map(|(at, m)| (at, m.content.as_deref().unwrap_or_default()))
+    }
+
+    /// Drops the messages from index `at` on (a rewind to the prompt
+    /// there); the system prompt stays.
+    pub fn truncate(&mut self, at: usize) {
+        self.messages.truncate(at.max(1));
     }
 
     /// Replaces the content of the oldest tool results before `before`
@@ -316,6 +332,21 @@ fn push_user_text(out: &mut Vec<Message>, text: &str, merge: bool) {
 /// last result, as its answer (ADR 0015).
 pub const ANSWER_NOW_PROMPT: &str = "Answer my question now, in words, from the tool results above. \
 Do not call a tool and do not write JSON.";
+
+/// How a note dashfloat adds to the conversation begins (what `/undo`
+/// did to the files): a user message that is not the person's prompt.
+pub const NOTE_PREFIX: &str = "[dashfloat] ";
+
+/// Whether `message` is one of the person's prompts: a user message that
+/// is neither a summary nor a note of dashfloat's.
+pub fn is_prompt(message: &Message) -> bool {
+    message.role == Role::User
+        && !is_summary(message)
+        && !message
+            .content
+            .as_deref()
+            .is_some_and(|text| text.starts_with(NOTE_PREFIX))
+}
 
 /// How a request offers the tools.
 #[derive(Debug, Clone, Copy)]

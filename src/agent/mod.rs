@@ -11,6 +11,7 @@ pub mod instructions;
 mod outcome;
 mod policy;
 mod repeat;
+mod restoring;
 mod round;
 mod saving;
 
@@ -53,6 +54,7 @@ use crate::tools::ToolContext;
 
 use compact::{Compaction, next_summary_event};
 use conversation::ToolOffer;
+use restoring::Restoring;
 use round::{Abandon, Round, ToolEvent};
 use saving::Saving;
 
@@ -184,6 +186,10 @@ struct Agent {
     /// A request of the open session was sent: its slot is worth saving.
     sent_since_open: bool,
     saving: Saving,
+    /// A `/undo`, `/redo` or rewind waiting for the person (ADR 0035).
+    restoring: Option<Restoring>,
+    /// Restore confirmations shown, counted: each one's id.
+    restores_started: u64,
 }
 
 /// Runs the agent until the UI says quit or hangs up. The actor runs as a
@@ -244,6 +250,8 @@ async fn run_actor(
         llama_cpp: false,
         restore_slot: false,
         sent_since_open: false,
+        restoring: None,
+        restores_started: 0,
     };
     agent.run(commands, tool_rx).await;
 }
@@ -272,6 +280,10 @@ impl Agent {
                     Some(UiCommand::Clear) => self.clear().await,
                     Some(UiCommand::Resume { id }) => self.resume(id).await,
                     Some(UiCommand::ListSessions { all }) => self.list_sessions(all).await,
+                    Some(UiCommand::Undo) => self.undo().await,
+                    Some(UiCommand::Redo) => self.redo().await,
+                    Some(UiCommand::ListPrompts) => self.list_prompts().await,
+                    Some(UiCommand::Rewind { prompt }) => self.rewind(prompt).await,
                 },
                 ev = next_stream_event(&mut self.episode) => self.on_stream_event(ev).await,
                 ev = next_summary_event(&mut self.compaction) => self.on_summary_event(ev).await,
@@ -430,7 +442,10 @@ impl Agent {
     }
 
     fn busy(&self) -> bool {
-        self.episode.is_some() || self.round.is_some() || self.compaction.is_some()
+        self.episode.is_some()
+            || self.round.is_some()
+            || self.compaction.is_some()
+            || self.restoring.is_some()
     }
 
     /// The body of the request `conversation` makes; with `answer_now`,
@@ -481,6 +496,7 @@ impl Agent {
         self.turn_usage = None;
         self.wall_retried = false;
         self.saving.record_prompt(&text);
+        self.setup.tools.checkpoints.lock().begin_turn();
         self.conversation.push_user(text);
         self.save().await;
         self.next_request().await;
@@ -493,6 +509,8 @@ impl Agent {
             self.cancel_round().await;
         } else if self.compaction.is_some() {
             self.cancel_compaction().await;
+        } else if self.restoring.is_some() {
+            self.cancel_restore().await;
         } else {
             // Nothing runs: confirm it, so a UI that believes otherwise
             // (a prompt it could not deliver) returns to idle.

@@ -354,6 +354,9 @@ impl Agent {
 
     /// The person's answer to a confirmation.
     pub(super) async fn decide(&mut self, id: &str, decision: Decision) {
+        if self.restoring.as_ref().is_some_and(|r| r.asks(id)) {
+            return self.restore_decided(decision).await;
+        }
         let Some(round) = self.round.as_mut() else {
             return;
         };

@@ -17,6 +17,8 @@ use crate::session::{
     SessionSetup, check_conversation,
 };
 
+use crate::tools::CheckpointLog;
+
 use super::conversation::{Conversation, tool_message};
 use super::{Agent, slot_logged, task_failure};
 
@@ -147,6 +149,8 @@ impl Saving {
             | AgentEvent::SessionFacts { .. }
             | AgentEvent::Confirm(_)
             | AgentEvent::SessionOpened { .. }
+            | AgentEvent::Prompts { .. }
+            | AgentEvent::Rewound { .. }
             | AgentEvent::SessionId(_)
             | AgentEvent::Sessions { .. }
             | AgentEvent::ApprovalChanged(_)
@@ -201,21 +205,26 @@ impl Agent {
             return;
         }
         self.saving.log.make_contiguous();
-        let record = SessionRecord {
-            id: &self.saving.id,
-            created: self.saving.created,
-            updated: session::now_secs(),
-            directory: &setup.directory,
-            model: &self.setup.model,
-            base_url: &setup.base_url,
-            title: &self.saving.title,
-            usage: self.saving.usage,
-            last_usage: self.saving.last_usage,
-            messages,
-            pending: &pending,
-            log: self.saving.log.as_slices().0,
+        let encoded = {
+            let checkpoints = self.setup.tools.checkpoints.lock();
+            SessionRecord {
+                id: &self.saving.id,
+                created: self.saving.created,
+                updated: session::now_secs(),
+                directory: &setup.directory,
+                model: &self.setup.model,
+                base_url: &setup.base_url,
+                title: &self.saving.title,
+                usage: self.saving.usage,
+                last_usage: self.saving.last_usage,
+                messages,
+                pending: &pending,
+                log: self.saving.log.as_slices().0,
+                checkpoints: &checkpoints,
+            }
+            .encode()
         };
-        let bytes = match record.encode() {
+        let bytes = match encoded {
             Ok(bytes) => bytes,
             Err(e) => return self.save_failed(e.to_string()).await,
         };
@@ -322,6 +331,10 @@ impl Agent {
         }
         self.conversation = Conversation::new(&self.setup.system_prompt);
         self.setup.tools.known.clear();
+        self.setup
+            .tools
+            .checkpoints
+            .replace(CheckpointLog::default());
         self.budget.forget_report();
         self.saving.start_new();
         self.sent_since_open = false;
@@ -432,6 +445,9 @@ impl Agent {
                     std::mem::take(&mut saved.messages),
                 );
                 self.setup.tools.known.clear();
+                let mut checkpoints = std::mem::take(&mut saved.checkpoints);
+                checkpoints.align(self.conversation.prompts().count());
+                self.setup.tools.checkpoints.replace(checkpoints);
                 self.budget.forget_report();
                 let lock = if current {
                     self.saving.lock.take()

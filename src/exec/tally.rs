@@ -78,6 +78,8 @@ impl Tally {
             | AgentEvent::SessionFacts { .. }
             | AgentEvent::Confirm(_)
             | AgentEvent::SessionOpened { .. }
+            | AgentEvent::Prompts { .. }
+            | AgentEvent::Rewound { .. }
             | AgentEvent::SessionId(_)
             | AgentEvent::Sessions { .. }
             | AgentEvent::ApprovalChanged(_)

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::llm::wire::Message;
 use crate::protocol::{LogItem, SessionSummary, ToolStatus, Usage};
 use crate::secret::strip_userinfo;
+use crate::tools::CheckpointLog;
 
 use super::{SESSION_FILE_MAX_BYTES, SavedSession, SessionError, check_conversation};
 
@@ -52,6 +53,8 @@ pub struct SessionRecord<'a> {
     pub pending: &'a [Message],
     /// What the log shows, oldest first.
     pub log: &'a [LogItem],
+    /// What the file tools changed, turn by turn, for `/undo` (ADR 0035).
+    pub checkpoints: &'a CheckpointLog,
 }
 
 /// The file's shape as written.
@@ -69,6 +72,7 @@ struct FileOut<'a> {
     last_usage: Option<Usage>,
     messages: Chained<'a>,
     log: SavedLog<'a>,
+    checkpoints: &'a CheckpointLog,
 }
 
 /// The file's shape as read whole.
@@ -87,6 +91,8 @@ struct FileIn {
     messages: Vec<Message>,
     #[serde(default)]
     log: Vec<LogItem>,
+    #[serde(default)]
+    checkpoints: CheckpointLog,
 }
 
 /// What a list needs; the conversation and the log are skipped unread.
@@ -161,6 +167,7 @@ impl SessionRecord<'_> {
             last_usage: self.last_usage,
             messages: Chained(self.messages, self.pending),
             log: SavedLog(self.log),
+            checkpoints: self.checkpoints,
         })
         .map_err(SessionError::Encode)
     }
@@ -293,5 +300,6 @@ pub(super) fn read_session(path: &Path, id: &str) -> Result<SavedSession, Sessio
         last_usage: file.last_usage,
         messages: file.messages,
         log: file.log,
+        checkpoints: file.checkpoints,
     })
 }

@@ -197,6 +197,9 @@ pub struct SavedSession {
     pub messages: Vec<Message>,
     /// What the log shows, oldest first.
     pub log: Vec<LogItem>,
+    /// What the file tools changed, turn by turn (empty in a session saved
+    /// before checkpoints).
+    pub checkpoints: crate::tools::CheckpointLog,
 }
 
 /// The saved sessions, and the files that could not be listed.

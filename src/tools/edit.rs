@@ -5,7 +5,6 @@
 use std::io::Read;
 use std::ops::Range;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use memchr::memmem::{self, Finder};
 use serde::{Deserialize, Serialize};
@@ -14,12 +13,13 @@ use tokio_util::sync::CancellationToken;
 
 use crate::protocol::{FileGuard, Preview};
 
+use super::checkpoint::FileState;
 use super::failure::ToolFailure;
 use super::guard::{check, content_hash};
 use super::preview::{diff, heading, shown};
 use super::read::count_lines;
 use super::tool::{Effect, Shown, Tool, on_blocking_pool, path_parameter};
-use super::{KnownFiles, Parents, ToolContext, Workspace, WriteError, io_failure, resolve_for};
+use super::{Parents, ToolContext, Workspace, WriteError, io_failure, resolve_for};
 
 const TOOL: &str = EditFile::NAME;
 
@@ -255,11 +255,10 @@ impl Tool for EditFile {
         cancel: &CancellationToken,
         guard: FileGuard,
     ) -> Result<EditFileOutput, ToolFailure> {
-        let (call, ws, known) = (self.clone(), Arc::clone(&ctx.workspace), ctx.known.clone());
+        let (call, ctx) = (self.clone(), ctx.clone());
         on_blocking_pool(TOOL, cancel, move || {
             edit_file(
-                ws.as_ref(),
-                &known,
+                &ctx,
                 &call.path,
                 call.search_block.as_bytes(),
                 call.replace_block.as_bytes(),
@@ -364,13 +363,13 @@ fn excerpt(
 }
 
 fn edit_file(
-    ws: &dyn Workspace,
-    known: &KnownFiles,
+    ctx: &ToolContext,
     path: &str,
     search: &[u8],
     replace: &[u8],
     guard: FileGuard,
 ) -> Result<EditFileOutput, ToolFailure> {
+    let ws = ctx.workspace.as_ref();
     let target = read_target(ws, path)?;
     check(
         TOOL,
@@ -379,11 +378,17 @@ fn edit_file(
         FileGuard::Content(content_hash(&target.data)),
     )?;
     let (line, new) = plan(path, &target.data, search, replace)?;
+    ctx.checkpoints
+        .capture(ws, &target.real, || FileState::File {
+            content: target.data.clone(),
+            mode: target.mode,
+        });
     ws.write_atomic(&target.real, &new, Some(target.mode), Parents::Existing)
         .map_err(|e| match e {
             WriteError::Parents(e) | WriteError::Write(e) => io_failure(TOOL, path, "write", &e),
         })?;
-    known.record(&target.real);
+    ctx.checkpoints.landed(ws, &target.real, &new);
+    ctx.known.record(&target.real);
     Ok(EditFileOutput {
         path: path.to_owned(),
         line,

@@ -130,6 +130,12 @@ impl Workspace for LocalWorkspace {
         atomic::write_atomic(&dir, name, data, mode).map_err(WriteError::Write)
     }
 
+    fn remove_file(&self, real: &Path) -> io::Result<()> {
+        let (dir, name) = beneath::parent(&self.root, real)?;
+        nix::unistd::unlinkat(&dir, name, nix::unistd::UnlinkatFlags::NoRemoveDir)
+            .map_err(io::Error::from)
+    }
+
     fn read_small(&self, path: &Path, max: u64) -> io::Result<Option<String>> {
         let file = match File::options()
             .read(true)

@@ -42,6 +42,7 @@
 mod analyser;
 mod atomic;
 mod beneath;
+mod checkpoint;
 mod command;
 mod edit;
 mod env;
@@ -78,6 +79,10 @@ use crate::secret::Secret;
 pub use analyser::{
     ANALYSER_MAX_FILE_BYTES, ANALYSER_MAX_LINE_BYTES, ANALYSER_RUN_ENV, Analyser, EnvSetting,
     ParseError, Plan, Verdict, analyse, parse,
+};
+pub use checkpoint::{
+    CHECKPOINT_MAX_BYTES, CHECKPOINT_MAX_TURNS, CheckpointLog, Checkpoints, FileChange, FileState,
+    Restored, Standing, Surveyed, TurnChanges, restore, survey,
 };
 pub use command::{ExecuteCommand, ExecuteCommandOutput};
 pub use edit::{
@@ -144,6 +149,8 @@ pub struct ToolContext {
     /// The files the model has seen in this conversation: `write_file`
     /// replaces only those (ADR 0030).
     pub known: KnownFiles,
+    /// What the file tools changed in each turn, for `/undo` (ADR 0035).
+    pub checkpoints: Checkpoints,
 }
 
 impl ToolContext {
@@ -170,6 +177,7 @@ impl ToolContext {
             secret_vars: Vec::new(),
             pass_env: Vec::new(),
             known: KnownFiles::default(),
+            checkpoints: Checkpoints::default(),
         }
     }
 }

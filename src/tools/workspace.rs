@@ -78,6 +78,10 @@ pub trait Workspace: Send + Sync + fmt::Debug {
         parents: Parents,
     ) -> Result<(), WriteError>;
 
+    /// Removes the file `real` (a resolved path; not a directory), as
+    /// `/undo` does to a file a turn created.
+    fn remove_file(&self, real: &Path) -> io::Result<()>;
+
     /// A small regular file's text (bytes that are not UTF-8 replaced),
     /// `None` when it does not exist, an error when it is larger than `max`
     /// bytes or not a regular file. Opened without blocking. For the

@@ -3,7 +3,6 @@
 
 use std::io::Read;
 use std::path::Path;
-use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -11,13 +10,14 @@ use tokio_util::sync::CancellationToken;
 
 use crate::protocol::{FileGuard, Preview, PreviewKind};
 
+use super::checkpoint::{FileState, state_of};
 use super::edit::EDIT_MAX_FILE_BYTES;
 use super::failure::ToolFailure;
 use super::guard::{check, content_hash, guard_of};
 use super::preview::{diff, heading, line, shown};
 use super::read::count_lines;
 use super::tool::{Effect, Shown, Tool, on_blocking_pool, path_parameter};
-use super::{KnownFiles, Parents, ToolContext, Workspace, WriteError, io_failure, resolve_for};
+use super::{KnownFiles, Parents, ToolContext, WriteError, io_failure, resolve_for};
 
 const TOOL: &str = WriteFile::NAME;
 
@@ -139,7 +139,10 @@ impl Tool for WriteFile {
                 let mut lines = heading(format!("replace {target}"), ws, &real);
                 lines.push(line(
                     PreviewKind::Marker,
-                    "(the current file is too large to diff; it is replaced whole by:)",
+                    &format!(
+                        "(the current file is over {} MiB: too large to diff, and /undo cannot restore it; it is replaced whole by:)",
+                        EDIT_MAX_FILE_BYTES >> 20
+                    ),
                 ));
                 // What lands is shown whole, as for a new file.
                 lines.extend(content.lines().map(|l| line(PreviewKind::Added, l)));
@@ -155,21 +158,21 @@ impl Tool for WriteFile {
         cancel: &CancellationToken,
         guard: FileGuard,
     ) -> Result<WriteFileOutput, ToolFailure> {
-        let (call, ws, known) = (self.clone(), Arc::clone(&ctx.workspace), ctx.known.clone());
+        let (call, ctx) = (self.clone(), ctx.clone());
         on_blocking_pool(TOOL, cancel, move || {
-            write_file(ws.as_ref(), &known, &call.path, &call.content, guard)
+            write_file(&ctx, &call.path, &call.content, guard)
         })
         .await
     }
 }
 
 fn write_file(
-    ws: &dyn Workspace,
-    known: &KnownFiles,
+    ctx: &ToolContext,
     path: &str,
     content: &str,
     guard: FileGuard,
 ) -> Result<WriteFileOutput, ToolFailure> {
+    let (ws, known) = (ctx.workspace.as_ref(), &ctx.known);
     let real = resolve_for(TOOL, ws, path)?;
     let existing = match ws.lstat(&real) {
         Ok(meta) => Some(meta),
@@ -196,11 +199,16 @@ fn write_file(
         check(TOOL, path, guard, now)?;
     }
     let mode = existing.as_ref().map(|m| m.mode);
+    ctx.checkpoints.capture(ws, &real, || match &existing {
+        Some(meta) => state_of(ws, &real, meta),
+        None => FileState::Absent,
+    });
     ws.write_atomic(&real, content.as_bytes(), mode, Parents::Create)
         .map_err(|e| match e {
             WriteError::Parents(e) => io_failure(TOOL, path, "create the directories of", &e),
             WriteError::Write(e) => io_failure(TOOL, path, "write", &e),
         })?;
+    ctx.checkpoints.landed(ws, &real, content.as_bytes());
     known.record(&real);
     Ok(WriteFileOutput {
         path: path.to_owned(),

@@ -12,6 +12,7 @@ pub const IDLE: &[&str] = &[
     "^D quit",
     "↑↓ history",
     "Alt+1-9 copy code",
+    "Esc Esc rewind",
 ];
 
 /// Keys while a reply streams, a call runs or the conversation is
@@ -33,11 +34,15 @@ pub const POPUP: &[&str] = &["Tab complete", "↑↓ select", "⏎ run", "Esc cl
 /// Keys while the session picker is open.
 pub const PICKER: &[&str] = &["↑↓ choose", "⏎ resume", "Esc close"];
 
+/// Keys while the rewind picker is open.
+pub const REWIND: &[&str] = &["↑↓ choose", "⏎ rewind to it", "Esc close"];
+
 /// Every table with the heading `/help` gives it.
-pub const TABLES: [(&str, &[&str]); 5] = [
+pub const TABLES: [(&str, &[&str]); 6] = [
     ("keys", IDLE),
     ("while the agent works", BUSY),
     ("while a call waits for you", CONFIRMING),
     ("in the command list", POPUP),
     ("in the session picker", PICKER),
+    ("in the rewind picker", REWIND),
 ];

@@ -1,7 +1,8 @@
-//! The session picker drawn over the log (`--resume` without an id,
-//! `/resume` without one): the saved sessions the agent listed, newest
-//! first, with title, directory, age and size; ↑/↓ choose, Enter resumes,
-//! Esc closes it and the session open goes on. It holds what the agent
+//! The picker drawn over the log: the saved sessions to resume
+//! (`--resume` without an id, `/resume` without one), newest first, with
+//! title, directory, age and size; or the conversation's prompts to rewind
+//! to (`/rewind`, Esc Esc), newest first. ↑/↓ choose, Enter takes the
+//! choice, Esc closes it and the session goes on. It holds what the agent
 //! sent; it reads no file.
 
 use ratatui::Frame;
@@ -19,35 +20,86 @@ use super::width::str_width;
 /// The most columns a title takes in the picker; the directory follows.
 pub const PICKER_TITLE_COLUMNS: usize = 48;
 
+/// What a row of the picker stands for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Choice {
+    /// A saved session, by id.
+    Session(String),
+    /// A prompt of the conversation, by its index (0-based, oldest first).
+    Prompt(usize),
+}
+
 /// The picker's state.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Picker {
-    /// The sessions, newest first, their texts without control characters.
-    sessions: Vec<SessionSummary>,
+    /// Its title.
+    title: &'static str,
+    /// The keys it takes, for its bottom border and the help line.
+    keys: &'static [&'static str],
+    /// Each row's text (without control characters) and what it stands
+    /// for, in the order shown.
+    rows: Vec<(String, Choice)>,
     /// The row chosen.
     selected: usize,
-    /// When the list arrived, in seconds since the Unix epoch: ages are
-    /// told from it.
-    now: u64,
 }
 
 impl Picker {
-    /// A picker over `sessions` (not empty), the newest chosen, ages told
-    /// relative to `now`.
-    pub fn new(sessions: Vec<SessionSummary>, now: u64) -> Self {
-        let sessions = sessions
+    /// A picker over `sessions` (not empty), newest first, the newest
+    /// chosen, ages told relative to `now` (seconds since the Unix epoch).
+    pub fn sessions(sessions: Vec<SessionSummary>, now: u64) -> Self {
+        let rows = sessions
             .into_iter()
-            .map(|s| SessionSummary {
-                title: clean(s.title),
-                directory: clean(s.directory),
-                ..s
+            .map(|s| {
+                let text = format!(
+                    "{:>9}  {:>8}  {}  {}",
+                    age(now, s.updated),
+                    size(s.bytes),
+                    pad(&clean(s.title), PICKER_TITLE_COLUMNS),
+                    clean(s.directory)
+                );
+                (text, Choice::Session(s.id))
             })
             .collect();
         Self {
-            sessions,
+            title: " Resume a session ",
+            keys: keys::PICKER,
+            rows,
             selected: 0,
-            now,
         }
+    }
+
+    /// A picker over the conversation's `prompts` (not empty; oldest
+    /// first, as the agent lists them), shown newest first, the newest
+    /// chosen; each row is its number and first line.
+    pub fn prompts(prompts: Vec<String>) -> Self {
+        let rows = prompts
+            .into_iter()
+            .enumerate()
+            .rev()
+            .map(|(i, text)| {
+                let first = text.lines().next().unwrap_or_default().to_owned();
+                let more = if text.trim_end().contains('\n') {
+                    " …"
+                } else {
+                    ""
+                };
+                (
+                    format!("{:>3}  {}{more}", i + 1, clean(first)),
+                    Choice::Prompt(i),
+                )
+            })
+            .collect();
+        Self {
+            title: " Rewind to a prompt ",
+            keys: keys::REWIND,
+            rows,
+            selected: 0,
+        }
+    }
+
+    /// The keys it takes.
+    pub fn keys(&self) -> &'static [&'static str] {
+        self.keys
     }
 
     /// Moves the choice up one row.
@@ -57,14 +109,14 @@ impl Picker {
 
     /// Moves the choice down one row.
     pub fn down(&mut self) {
-        if self.selected + 1 < self.sessions.len() {
+        if self.selected + 1 < self.rows.len() {
             self.selected += 1;
         }
     }
 
-    /// The id of the session chosen.
-    pub fn chosen(&self) -> Option<&str> {
-        self.sessions.get(self.selected).map(|s| s.id.as_str())
+    /// What the chosen row stands for.
+    pub fn chosen(&self) -> Option<&Choice> {
+        self.rows.get(self.selected).map(|(_, choice)| choice)
     }
 
     /// Draws the picker over `area` (the log).
@@ -72,9 +124,9 @@ impl Picker {
         let block = Block::default()
             .borders(Borders::ALL)
             .border_style(theme.border)
-            .title(Span::styled(" Resume a session ", theme.accent))
+            .title(Span::styled(self.title, theme.accent))
             .title_bottom(Span::styled(
-                format!(" {} ", keys::PICKER.join(" · ")),
+                format!(" {} ", self.keys.join(" · ")),
                 theme.dim,
             ));
         let inner = block.inner(area);
@@ -82,21 +134,15 @@ impl Picker {
         // The chosen row stays in view: the list scrolls by pages of rows.
         let first = self.selected / rows * rows;
         let lines: Vec<Line> = self
-            .sessions
+            .rows
             .iter()
             .enumerate()
             .skip(first)
             .take(rows)
-            .map(|(i, s)| {
-                let text = format!(
-                    "{} {:>9}  {:>8}  {}  {}",
-                    if i == self.selected { "›" } else { " " },
-                    age(self.now, s.updated),
-                    size(s.bytes),
-                    pad(&s.title, PICKER_TITLE_COLUMNS),
-                    s.directory
-                );
-                if i == self.selected {
+            .map(|(i, (text, _))| {
+                let chosen = i == self.selected;
+                let text = format!("{} {text}", if chosen { "›" } else { " " });
+                if chosen {
                     Line::styled(text, theme.accent)
                 } else {
                     Line::raw(text)

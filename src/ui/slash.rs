@@ -33,7 +33,7 @@ impl Command {
 }
 
 /// Every command, in the order the popup and `/help` list them.
-pub const COMMANDS: [Command; 9] = [
+pub const COMMANDS: [Command; 12] = [
     Command {
         name: "help",
         usage: "",
@@ -55,6 +55,24 @@ pub const COMMANDS: [Command; 9] = [
                 focus: arg.map(str::to_string),
             })
         },
+    },
+    Command {
+        name: "undo",
+        usage: "",
+        about: "revert the files the latest turn changed (after showing the diff)",
+        build: |arg| no_argument(arg, Slash::Undo),
+    },
+    Command {
+        name: "redo",
+        usage: "",
+        about: "re-apply what the last /undo reverted",
+        build: |arg| no_argument(arg, Slash::Redo),
+    },
+    Command {
+        name: "rewind",
+        usage: "",
+        about: "go back to an earlier prompt (also Esc Esc)",
+        build: |arg| no_argument(arg, Slash::Rewind),
     },
     Command {
         name: "sessions",
@@ -127,6 +145,12 @@ pub enum Slash {
         /// What the summary should keep in focus.
         focus: Option<String>,
     },
+    /// `/undo`.
+    Undo,
+    /// `/redo`.
+    Redo,
+    /// `/rewind`.
+    Rewind,
     /// `/sessions`.
     Sessions,
     /// `/resume [ID]`.
@@ -160,7 +184,13 @@ impl Slash {
     /// nothing of the agent.
     pub fn needs_idle(&self) -> bool {
         match self {
-            Slash::Clear | Slash::Compact { .. } | Slash::Sessions | Slash::Resume { .. } => true,
+            Slash::Clear
+            | Slash::Compact { .. }
+            | Slash::Undo
+            | Slash::Redo
+            | Slash::Rewind
+            | Slash::Sessions
+            | Slash::Resume { .. } => true,
             Slash::Model { name } => name.is_some(),
             Slash::Approval { policy } => policy.is_some(),
             Slash::Help | Slash::Copy { .. } | Slash::Quit => false,

@@ -175,8 +175,12 @@ pub struct State {
     pub pick_sessions: bool,
     /// The command popup's selection, following the input.
     pub completion: Completion,
-    /// The session picker, while it is open over the log.
+    /// The picker (sessions, or prompts to rewind to), while it is open
+    /// over the log.
     pub picker: Option<Picker>,
+    /// Esc was pressed on an empty input while idle: another Esc opens
+    /// the rewind picker; any other key disarms it.
+    pub rewind_armed: bool,
     /// The input box as laid out for the next frame by [`State::prepare`].
     input: EditorLayout,
 }
@@ -212,6 +216,7 @@ impl State {
             pick_sessions: false,
             completion: Completion::default(),
             picker: None,
+            rewind_armed: false,
             input: Editor::new().layout(input_width(size.0), INPUT_MAX_ROWS, 0),
         }
     }

@@ -6,7 +6,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent
 use crate::protocol::{AgentEvent, Decision, Phase, Severity, UiCommand};
 
 use super::markdown;
-use super::picker::Picker;
+use super::picker::{Choice, Picker};
 use super::slash::{self, Input, Slash};
 use super::state::{Hint, PendingConfirm, SPINNER, State};
 use super::transcript::EntryKind;
@@ -257,7 +257,7 @@ fn on_agent(state: &mut State, event: AgentEvent) {
         }
         AgentEvent::Sessions { list, now } => {
             if std::mem::take(&mut state.pick_sessions) && !list.is_empty() {
-                state.picker = Some(Picker::new(list, now));
+                state.picker = Some(Picker::sessions(list, now));
             } else {
                 state.show_sessions(list);
             }
@@ -265,6 +265,14 @@ fn on_agent(state: &mut State, event: AgentEvent) {
         AgentEvent::ApprovalChanged(policy) => {
             state.session.approval = policy;
         }
+        AgentEvent::Prompts { list } if list.is_empty() => {
+            state.transcript.push(
+                EntryKind::System(Severity::Notice),
+                "no prompt to rewind to yet".to_string(),
+            );
+        }
+        AgentEvent::Prompts { list } => state.picker = Some(Picker::prompts(list)),
+        AgentEvent::Rewound { text } => state.editor.set(&text),
         // The screen does not show it; `/sessions` lists the ids.
         AgentEvent::SessionId(_) => {}
         AgentEvent::TurnDone => {
@@ -292,6 +300,7 @@ fn on_key(state: &mut State, key: KeyEvent) -> Outcome {
     let shift = key.modifiers.contains(KeyModifiers::SHIFT);
     let busy = state.phase.is_active();
     let page = usize::from(state.log_height().saturating_sub(2).max(1));
+    let rewind_armed = std::mem::take(&mut state.rewind_armed);
     if state.picker.is_some() && !ctrl {
         return on_picker_key(state, key.code);
     }
@@ -341,6 +350,13 @@ fn on_key(state: &mut State, key: KeyEvent) -> Outcome {
         KeyCode::Esc if busy => {
             state.hint = Some(Hint("interrupting…".to_string()));
             return Outcome::with(vec![Effect::Send(UiCommand::Cancel)]);
+        }
+        KeyCode::Esc if state.editor.is_empty() && rewind_armed => {
+            return run_command(state, Slash::Rewind);
+        }
+        KeyCode::Esc if state.editor.is_empty() => {
+            state.rewind_armed = true;
+            state.hint = Some(Hint("Esc again to rewind to an earlier prompt".to_string()));
         }
         KeyCode::Esc => {}
         KeyCode::Enter if alt || shift => state.editor.newline(),
@@ -409,9 +425,9 @@ fn popup_key(state: &mut State, code: KeyCode) -> Option<Outcome> {
     Some(Outcome::changed())
 }
 
-/// A key while the session picker is open: ↑/↓ choose, Enter resumes the
-/// chosen session, Esc closes the picker (the new session goes on); other
-/// keys do nothing.
+/// A key while the picker is open: ↑/↓ choose, Enter resumes the chosen
+/// session or rewinds to the chosen prompt, Esc closes the picker (the
+/// session goes on); other keys do nothing.
 fn on_picker_key(state: &mut State, code: KeyCode) -> Outcome {
     let Some(picker) = &mut state.picker else {
         return Outcome::default();
@@ -420,10 +436,13 @@ fn on_picker_key(state: &mut State, code: KeyCode) -> Outcome {
         KeyCode::Up => picker.up(),
         KeyCode::Down => picker.down(),
         KeyCode::Enter => {
-            let id = picker.chosen().map(str::to_string);
+            let command = picker.chosen().map(|choice| match choice {
+                Choice::Session(id) => UiCommand::Resume { id: id.clone() },
+                Choice::Prompt(prompt) => UiCommand::Rewind { prompt: *prompt },
+            });
             state.picker = None;
-            if let Some(id) = id {
-                return Outcome::with(vec![Effect::Send(UiCommand::Resume { id })]);
+            if let Some(command) = command {
+                return Outcome::with(vec![Effect::Send(command)]);
             }
         }
         KeyCode::Esc => state.picker = None,
@@ -560,6 +579,9 @@ fn run_command(state: &mut State, command: Slash) -> Outcome {
             notice(state, text)
         }
         Slash::Copy { block } => copy_reply(state, block.map(|n| n - 1)),
+        Slash::Undo => send(UiCommand::Undo),
+        Slash::Redo => send(UiCommand::Redo),
+        Slash::Rewind => send(UiCommand::ListPrompts),
         Slash::Quit => quit(state),
     }
 }

@@ -276,8 +276,8 @@ fn draw_input(state: &State, frame: &mut Frame, area: Rect) {
 
 /// The keys that apply now, most useful first; as many as fit are shown.
 fn help_items(state: &State) -> &'static [&'static str] {
-    if state.picker.is_some() {
-        return keys::PICKER;
+    if let Some(picker) = &state.picker {
+        return picker.keys();
     }
     if !state.completion.candidates().is_empty() {
         return keys::POPUP;

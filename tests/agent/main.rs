@@ -6,6 +6,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod checkpoints;
 mod commands;
 mod compaction;
 mod config;

@@ -277,6 +277,7 @@ async fn a_refused_restore_falls_back_to_the_prefix_and_warming_and_an_idle_sess
         messages: &messages,
         pending: &[],
         log: &[],
+        checkpoints: &dashfloat::tools::CheckpointLog::default(),
     };
     store.write(record.id, &record.encode().unwrap()).unwrap();
     let server = ScriptedServer::start(vec![

@@ -33,6 +33,7 @@ pub fn write_record(
         messages,
         pending: &[],
         log,
+        checkpoints: &dashfloat::tools::CheckpointLog::default(),
     };
     store.write(id, &record.encode().unwrap()).unwrap();
 }

@@ -67,7 +67,7 @@ fn the_picker_shows_title_directory_age_and_size_over_the_log() {
         &mut s,
         AgentEvent::AssistantDelta("an earlier reply".into()),
     );
-    s.picker = Some(Picker::new(three(), NOW));
+    s.picker = Some(Picker::sessions(three(), NOW));
     press(&mut s, KeyCode::Down);
     insta::assert_snapshot!(draw(&mut s));
 }
@@ -150,7 +150,7 @@ fn a_list_not_asked_for_the_picker_is_a_notice_and_so_is_an_empty_one() {
 fn a_long_title_is_cut_at_the_title_columns() {
     let mut s = state(120, 8);
     let long = "t".repeat(PICKER_TITLE_COLUMNS + 20);
-    s.picker = Some(Picker::new(
+    s.picker = Some(Picker::sessions(
         vec![summary("20261201-080000-aaaaaa", &long, "/d", 0, 1)],
         NOW,
     ));

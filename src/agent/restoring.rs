@@ -1,0 +1,387 @@
+//! `/undo`, `/redo` and rewind: putting files back from the session's
+//! checkpoints, each change shown for approval first, and dropping the
+//! conversation from an earlier prompt on. The files are surveyed and
+//! written on the blocking pool, awaited: a restore is a few small files,
+//! and nothing else runs while the person is asked. ADR 0035.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use crate::protocol::{
+    AgentEvent, CallId, ConfirmRequest, Decision, Phase, PreviewKind, PreviewLine, Severity,
+};
+use crate::tools::{self, Restored, Standing, Surveyed, TurnChanges, Workspace};
+
+use super::conversation::NOTE_PREFIX;
+use super::{Agent, task_failure};
+
+/// Which way a restore goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Direction {
+    /// `/undo`: back to before the latest turn that changed files.
+    Undo,
+    /// `/redo`: forward again to what the last `/undo` reverted.
+    Redo,
+    /// A rewind's offer: back to before the turns it dropped.
+    Rewind,
+}
+
+/// A restore waiting for the person.
+pub(super) struct Restoring {
+    direction: Direction,
+    /// The changes being restored, kept whole should none be applied.
+    source: TurnChanges,
+    /// The confirmation shown now, and its files.
+    asking: (CallId, Vec<Surveyed>),
+    /// Confirmations still to show: the files changed since the turn.
+    waiting: VecDeque<(Vec<PreviewLine>, Vec<Surveyed>)>,
+    position: usize,
+    of: usize,
+    /// How each file ended.
+    outcomes: Vec<(String, Restored)>,
+    /// What undoes what was applied.
+    back: Vec<tools::FileChange>,
+}
+
+impl Restoring {
+    /// Whether `id` is the confirmation this restore shows.
+    pub(super) fn asks(&self, id: &str) -> bool {
+        self.asking.0 == id
+    }
+}
+
+impl Agent {
+    /// `/undo`.
+    pub(super) async fn undo(&mut self) {
+        if !self.idle_for("undo").await {
+            return;
+        }
+        let last = self.setup.tools.checkpoints.lock().done.pop();
+        match last {
+            Some(changes) => self.start_restore(Direction::Undo, changes).await,
+            None => {
+                self.nothing_to("undo: no turn of this session changed a file with write_file or edit_file (commands are not tracked)")
+                    .await;
+            }
+        }
+    }
+
+    /// `/redo`.
+    pub(super) async fn redo(&mut self) {
+        if !self.idle_for("redo").await {
+            return;
+        }
+        let last = self.setup.tools.checkpoints.lock().undone.pop();
+        match last {
+            Some(changes) => self.start_restore(Direction::Redo, changes).await,
+            None => {
+                self.nothing_to("redo: /undo has not reverted anything since the last change")
+                    .await
+            }
+        }
+    }
+
+    /// `/rewind` and Esc Esc: the prompts to choose from.
+    pub(super) async fn list_prompts(&mut self) {
+        if !self.idle_for("rewind").await {
+            return;
+        }
+        let list = self
+            .conversation
+            .prompts()
+            .map(|(_, text)| text.to_owned())
+            .collect();
+        self.emit(AgentEvent::Prompts { list }).await;
+        self.emit(AgentEvent::TurnDone).await;
+    }
+
+    /// Drops the conversation from prompt `index` on; offers to undo what
+    /// the dropped turns changed.
+    pub(super) async fn rewind(&mut self, index: usize) {
+        if !self.idle_for("rewind").await {
+            return;
+        }
+        let Some((at, text)) = self
+            .conversation
+            .prompts()
+            .nth(index)
+            .map(|(at, text)| (at, text.to_owned()))
+        else {
+            return self
+                .nothing_to("rewind to: that prompt is no longer in the conversation")
+                .await;
+        };
+        let dropped = self.conversation.prompts().count() - index;
+        self.conversation.truncate(at);
+        // The model no longer saw what the dropped turns read.
+        self.setup.tools.known.clear();
+        self.budget.forget_report();
+        let turns = self.setup.tools.checkpoints.lock().take_from_prompt(index);
+        self.emit(AgentEvent::Rewound { text }).await;
+        let turns_word = if dropped == 1 { "turn" } else { "turns" };
+        self.system(
+            Severity::Notice,
+            format!(
+                "rewound to prompt {}: its {dropped} {turns_word} are no longer sent to the model (the log above keeps them); the prompt is back in the input box",
+                index + 1
+            ),
+        )
+        .await;
+        self.save().await;
+        match TurnChanges::merged(turns) {
+            Some(changes) => self.start_restore(Direction::Rewind, changes).await,
+            None => self.emit(AgentEvent::TurnDone).await,
+        }
+    }
+
+    /// Whether nothing runs; if something does, a notice says `what`
+    /// must wait.
+    async fn idle_for(&mut self, what: &str) -> bool {
+        if self.busy() {
+            self.system(
+                Severity::Notice,
+                format!("the agent is busy; interrupt it (Esc) before you {what}"),
+            )
+            .await;
+            return false;
+        }
+        true
+    }
+
+    async fn nothing_to(&mut self, what: &str) {
+        self.system(Severity::Notice, format!("nothing to {what}"))
+            .await;
+        self.emit(AgentEvent::TurnDone).await;
+    }
+
+    /// Surveys `changes` and asks about the first group of files: those
+    /// as the turn left them (with the unrestorable named), then those
+    /// changed since, which wait for an approval of their own.
+    async fn start_restore(&mut self, direction: Direction, changes: TurnChanges) {
+        let ws: Arc<dyn Workspace> = Arc::clone(&self.setup.tools.workspace);
+        let surveyed = {
+            let changes = changes.clone();
+            tokio::task::spawn_blocking(move || {
+                let files = tools::survey(ws.as_ref(), &changes);
+                let (changed, rest): (Vec<_>, Vec<_>) = files
+                    .into_iter()
+                    .partition(|f| f.standing == Standing::ChangedSince);
+                [(rest, false), (changed, true)]
+                    .into_iter()
+                    .filter(|(files, _)| !files.is_empty())
+                    .map(|(files, changed)| {
+                        let mut lines = vec![title(direction, changed)];
+                        lines.extend(files.iter().flat_map(|f| f.preview(ws.as_ref())));
+                        (lines, files)
+                    })
+                    .collect::<VecDeque<_>>()
+            })
+            .await
+        };
+        let mut waiting = match surveyed {
+            Ok(groups) => groups,
+            Err(e) => {
+                self.put_back(direction, changes);
+                self.system(Severity::Error, task_failure("restore", &e))
+                    .await;
+                return self.emit(AgentEvent::TurnDone).await;
+            }
+        };
+        let of = waiting.len();
+        let Some((preview, files)) = waiting.pop_front() else {
+            return self.nothing_to("restore: no file is recorded").await;
+        };
+        self.restores_started += 1;
+        let id = format!("restore-{}", self.restores_started);
+        let mut restoring = Restoring {
+            direction,
+            source: changes,
+            asking: (id.clone(), files),
+            waiting,
+            position: 1,
+            of,
+            outcomes: Vec::new(),
+            back: Vec::new(),
+        };
+        // Nothing to approve when no file can be restored: only said.
+        let restorable = restoring
+            .asking
+            .1
+            .iter()
+            .any(|f| !matches!(f.standing, Standing::Unrestorable(_)));
+        if !restorable && restoring.waiting.is_empty() {
+            let files = std::mem::take(&mut restoring.asking.1);
+            // Touches no file: each is only reported as not restorable.
+            let (outcomes, _) = tools::restore(self.setup.tools.workspace.as_ref(), &files);
+            restoring.outcomes = outcomes;
+            return self.finish_restore(restoring).await;
+        }
+        self.restoring = Some(restoring);
+        self.ask(id, preview, 1, of).await;
+    }
+
+    async fn ask(&mut self, id: CallId, preview: Vec<PreviewLine>, position: usize, of: usize) {
+        let request = ConfirmRequest {
+            id,
+            preview,
+            position,
+            of,
+        };
+        self.emit(AgentEvent::Confirm(request)).await;
+        self.emit(AgentEvent::Phase(Phase::Confirming)).await;
+    }
+
+    /// The person's answer to a restore's confirmation.
+    pub(super) async fn restore_decided(&mut self, decision: Decision) {
+        let Some(mut restoring) = self.restoring.take() else {
+            return;
+        };
+        let files = std::mem::take(&mut restoring.asking.1);
+        match decision {
+            Decision::Approve => {
+                self.emit(AgentEvent::Phase(Phase::Executing)).await;
+                let ws = Arc::clone(&self.setup.tools.workspace);
+                let restored =
+                    tokio::task::spawn_blocking(move || tools::restore(ws.as_ref(), &files)).await;
+                match restored {
+                    Ok((outcomes, back)) => {
+                        restoring.outcomes.extend(outcomes);
+                        restoring.back.extend(back);
+                    }
+                    Err(e) => {
+                        self.system(Severity::Error, task_failure("restore", &e))
+                            .await;
+                    }
+                }
+            }
+            Decision::Reject => restoring.outcomes.extend(
+                files
+                    .into_iter()
+                    .map(|f| (f.path, Restored::Left("you kept it as it is".to_owned()))),
+            ),
+        }
+        match restoring.waiting.pop_front() {
+            Some((preview, files)) => {
+                self.restores_started += 1;
+                let id = format!("restore-{}", self.restores_started);
+                restoring.asking = (id.clone(), files);
+                restoring.position += 1;
+                let (position, of) = (restoring.position, restoring.of);
+                self.restoring = Some(restoring);
+                self.ask(id, preview, position, of).await;
+            }
+            None => self.finish_restore(restoring).await,
+        }
+    }
+
+    /// Esc or Ctrl+C during a restore: what is still asked is declined.
+    pub(super) async fn cancel_restore(&mut self) {
+        if let Some(mut restoring) = self.restoring.take() {
+            let left = std::mem::take(&mut restoring.asking.1)
+                .into_iter()
+                .chain(restoring.waiting.drain(..).flat_map(|(_, files)| files));
+            let kept: Vec<_> = left
+                .map(|f| (f.path, Restored::Left("you kept it as it is".to_owned())))
+                .collect();
+            restoring.outcomes.extend(kept);
+            self.finish_restore(restoring).await;
+        }
+    }
+
+    /// Says what the restore did, keeps the way back, tells the model,
+    /// and ends.
+    async fn finish_restore(&mut self, restoring: Restoring) {
+        let Restoring {
+            direction,
+            source,
+            outcomes,
+            back,
+            ..
+        } = restoring;
+        let applied: Vec<String> = outcomes
+            .iter()
+            .filter_map(|(path, outcome)| match outcome {
+                Restored::Done(verb) => Some(format!("{verb} {path}")),
+                Restored::Left(_) => None,
+            })
+            .collect();
+        if back.is_empty() {
+            self.put_back(direction, source);
+        } else {
+            let undone = TurnChanges {
+                turn: source.turn,
+                files: back,
+            };
+            let mut log = self.setup.tools.checkpoints.lock();
+            match direction {
+                Direction::Undo | Direction::Rewind => log.undone.push(undone),
+                Direction::Redo => log.push_done(undone),
+            }
+        }
+        let mut report: Vec<String> = outcomes
+            .iter()
+            .map(|(path, outcome)| match outcome {
+                Restored::Done(verb) => format!("{verb} {path}"),
+                Restored::Left(why) => format!("{path}: left as it is — {why}"),
+            })
+            .collect();
+        if direction != Direction::Redo {
+            report.push(
+                "commands run with execute_command are not undone: only write_file and edit_file are tracked"
+                    .to_owned(),
+            );
+        }
+        let heading = match direction {
+            Direction::Undo => "undo",
+            Direction::Redo => "redo",
+            Direction::Rewind => "undo of the rewound turns",
+        };
+        self.system(
+            Severity::Notice,
+            format!("{heading}:\n{}", report.join("\n")),
+        )
+        .await;
+        if !applied.is_empty() {
+            let what = match direction {
+                Direction::Redo => "re-applied file changes that an undo had reverted",
+                Direction::Undo | Direction::Rewind => {
+                    "undid the file changes of an earlier turn; those files are as they were before it"
+                }
+            };
+            self.conversation.push_user(format!(
+                "{NOTE_PREFIX}The person {what}: {}.",
+                applied.join(", ")
+            ));
+        }
+        self.emit(AgentEvent::Phase(Phase::Idle)).await;
+        self.emit(AgentEvent::TurnDone).await;
+        self.save().await;
+    }
+
+    /// Returns changes nothing was applied from to where they came from.
+    fn put_back(&self, direction: Direction, changes: TurnChanges) {
+        let mut log = self.setup.tools.checkpoints.lock();
+        match direction {
+            Direction::Undo | Direction::Rewind => log.push_done(changes),
+            Direction::Redo => log.undone.push(changes),
+        }
+    }
+}
+
+/// The first line of a restore's confirmation.
+fn title(direction: Direction, changed_since: bool) -> PreviewLine {
+    let text = match (direction, changed_since) {
+        (_, true) => {
+            "these files changed after that turn: y overwrites those changes too · n keeps them"
+        }
+        (Direction::Undo, false) => "undo: put these files back as they were before the turn",
+        (Direction::Redo, false) => "redo: put these files back as the undone turn left them",
+        (Direction::Rewind, false) => {
+            "undo the files the rewound turns changed as well? y undo files too · n conversation only"
+        }
+    };
+    PreviewLine {
+        kind: PreviewKind::Header,
+        text: text.to_owned(),
+    }
+}

@@ -1,0 +1,552 @@
+//! Checkpoints: the state each turn's `write_file` and `edit_file` calls
+//! found before they first changed a file, so `/undo`, `/redo` and rewind
+//! can put it back. The tools capture; the agent decides when to restore,
+//! through [`survey`] (what a restore would do, shown for approval) and
+//! [`restore`] (doing it, file by file, through the same path policy and
+//! atomic write as the tools). Commands are not tracked.
+//! `docs/decisions/0035-checkpoints.md`.
+
+use std::io::Read;
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use serde::{Deserialize, Serialize};
+
+use crate::protocol::{PreviewKind, PreviewLine};
+
+use super::edit::EDIT_MAX_FILE_BYTES;
+use super::guard::content_hash;
+use super::preview::{diff, heading, line};
+use super::{Parents, Stat, Workspace, WriteError};
+
+/// The most bytes of earlier file content all checkpoints of a session
+/// keep (16 MiB). Past it the oldest turns are forgotten; a file that
+/// cannot fit even then is recorded as not restorable. The session file
+/// carries them, so this also bounds what every save writes.
+pub const CHECKPOINT_MAX_BYTES: u64 = 16 * 1024 * 1024;
+
+/// The most turns whose changes are kept; older ones are forgotten.
+pub const CHECKPOINT_MAX_TURNS: usize = 100;
+
+/// A file's state as a checkpoint keeps it: what a restore puts back.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum FileState {
+    /// There was no file.
+    Absent,
+    /// A regular file with this content and mode.
+    File {
+        /// Its bytes.
+        #[serde(with = "encoded")]
+        content: Vec<u8>,
+        /// Its permission bits.
+        mode: u32,
+    },
+    /// What was there is not kept, and cannot be restored.
+    NotKept {
+        /// Why, as the person reads it ("over 8 MiB").
+        why: String,
+    },
+}
+
+impl FileState {
+    fn kept_bytes(&self) -> u64 {
+        match self {
+            FileState::File { content, .. } => content.len() as u64,
+            FileState::Absent | FileState::NotKept { .. } => 0,
+        }
+    }
+}
+
+/// One file a turn changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileChange {
+    /// The file, relative to the project's root.
+    pub path: String,
+    /// What it was before the turn first changed it.
+    pub before: FileState,
+    /// A hash of the content the turn left ([`None`]: no file), to tell
+    /// whether the file changed since.
+    pub after: Option<u64>,
+}
+
+/// The files one turn changed, in the order it first changed them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TurnChanges {
+    /// The turn, numbered within the session.
+    pub turn: u64,
+    /// Its files.
+    pub files: Vec<FileChange>,
+}
+
+impl TurnChanges {
+    /// Several turns (oldest first) as one: each file's state before the
+    /// first of them, and what the last of them left.
+    pub fn merged(turns: Vec<TurnChanges>) -> Option<TurnChanges> {
+        let turn = turns.first()?.turn;
+        let mut files: Vec<FileChange> = Vec::new();
+        for change in turns.into_iter().flat_map(|t| t.files) {
+            match files.iter_mut().find(|f| f.path == change.path) {
+                Some(kept) => kept.after = change.after,
+                None => files.push(change),
+            }
+        }
+        Some(TurnChanges { turn, files })
+    }
+}
+
+/// A session's checkpoints, as saved with it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckpointLog {
+    /// The turn the file tools capture into now.
+    #[serde(default)]
+    pub turn: u64,
+    /// The turn number of each prompt of the conversation, oldest first,
+    /// so a rewind knows which turns it drops.
+    #[serde(default)]
+    pub prompt_turns: Vec<u64>,
+    /// Turns whose changes `/undo` can revert, oldest first.
+    #[serde(default)]
+    pub done: Vec<TurnChanges>,
+    /// What `/undo` reverted, which `/redo` re-applies, newest last.
+    #[serde(default)]
+    pub undone: Vec<TurnChanges>,
+}
+
+impl CheckpointLog {
+    /// Starts the next turn for the prompt about to be appended.
+    pub fn begin_turn(&mut self) {
+        self.turn += 1;
+        self.prompt_turns.push(self.turn);
+    }
+
+    /// Keeps the turn numbers of the last `prompts` prompts, after
+    /// earlier ones were summarised away (or, for a session saved before
+    /// checkpoints, numbers them as turns that changed nothing).
+    pub fn align(&mut self, prompts: usize) {
+        let have = self.prompt_turns.len();
+        if have > prompts {
+            self.prompt_turns.drain(..have - prompts);
+        } else {
+            let missing = vec![0; prompts - have];
+            self.prompt_turns.splice(..0, missing);
+        }
+    }
+
+    /// The turns from prompt `index` (0-based) on, taken out of `done`;
+    /// the prompts from it on are forgotten.
+    pub fn take_from_prompt(&mut self, index: usize) -> Vec<TurnChanges> {
+        let Some(&first) = self.prompt_turns.get(index) else {
+            return Vec::new();
+        };
+        self.prompt_turns.truncate(index);
+        let at = self.done.partition_point(|t| t.turn < first);
+        self.done.split_off(at)
+    }
+
+    /// Keeps `turn` among the turns `/undo` reverts (a redo, or a restore
+    /// that was declined), in turn order.
+    pub fn push_done(&mut self, turn: TurnChanges) {
+        let at = self.done.partition_point(|t| t.turn <= turn.turn);
+        self.done.insert(at, turn);
+        self.evict();
+    }
+
+    fn kept_bytes(&self) -> u64 {
+        self.done
+            .iter()
+            .chain(&self.undone)
+            .flat_map(|t| &t.files)
+            .map(|f| f.before.kept_bytes())
+            .sum()
+    }
+
+    /// Forgets the oldest redo, then the oldest turns, until the bounds
+    /// hold; the current turn is never forgotten.
+    fn evict(&mut self) {
+        while self.done.len() > CHECKPOINT_MAX_TURNS {
+            self.done.remove(0);
+        }
+        while self.kept_bytes() > CHECKPOINT_MAX_BYTES {
+            if !self.undone.is_empty() {
+                self.undone.remove(0);
+            } else if self.done.len() > 1 {
+                self.done.remove(0);
+            } else {
+                break;
+            }
+        }
+    }
+
+    /// The current turn's changes, begun if this is its first.
+    fn current(&mut self) -> &mut TurnChanges {
+        let turn = self.turn;
+        if self.done.last().is_none_or(|t| t.turn != turn) {
+            // A new change makes what was undone unreachable.
+            self.undone.clear();
+            self.done.push(TurnChanges {
+                turn,
+                files: Vec::new(),
+            });
+        }
+        let last = self.done.len() - 1;
+        &mut self.done[last]
+    }
+}
+
+/// The session's checkpoints, shared by every clone of a
+/// [`ToolContext`](super::ToolContext): the file tools add to them, the
+/// agent restores from them.
+#[derive(Debug, Clone, Default)]
+pub struct Checkpoints {
+    log: Arc<Mutex<CheckpointLog>>,
+}
+
+impl Checkpoints {
+    /// The log, held until the guard drops (not across an await).
+    pub fn lock(&self) -> MutexGuard<'_, CheckpointLog> {
+        // Every change is one call that leaves the log valid.
+        self.log.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Replaces the log: a session was opened, or a new one begun.
+    pub fn replace(&self, log: CheckpointLog) {
+        *self.lock() = log;
+    }
+
+    /// Before a file tool first changes `real` in this turn: keeps what
+    /// `before` says it was (called only then). Files over
+    /// [`EDIT_MAX_FILE_BYTES`] and files that do not fit in
+    /// [`CHECKPOINT_MAX_BYTES`] are kept as not restorable.
+    pub(crate) fn capture(
+        &self,
+        ws: &dyn Workspace,
+        real: &Path,
+        before: impl FnOnce() -> FileState,
+    ) {
+        let (path, named) = relative(ws, real);
+        let mut log = self.lock();
+        if log.current().files.iter().any(|f| f.path == path) {
+            return;
+        }
+        let before = if named {
+            before()
+        } else {
+            not_kept("its name is not UTF-8")
+        };
+        log.current().files.push(FileChange {
+            path,
+            before,
+            after: None,
+        });
+        log.evict();
+        if log.kept_bytes() > CHECKPOINT_MAX_BYTES {
+            let full = not_kept(&format!(
+                "the checkpoints' {} MiB were full",
+                CHECKPOINT_MAX_BYTES >> 20
+            ));
+            if let Some(change) = log.current().files.last_mut() {
+                change.before = full;
+            }
+        }
+    }
+
+    /// After a file tool wrote `real`: what it left.
+    pub(crate) fn landed(&self, ws: &dyn Workspace, real: &Path, data: &[u8]) {
+        let (path, _) = relative(ws, real);
+        let hash = content_hash(data);
+        if let Some(change) = self
+            .lock()
+            .current()
+            .files
+            .iter_mut()
+            .find(|f| f.path == path)
+        {
+            change.after = Some(hash);
+        }
+    }
+}
+
+/// The state of an existing regular file `real` whose metadata is `meta`,
+/// as a checkpoint keeps it.
+pub(crate) fn state_of(ws: &dyn Workspace, real: &Path, meta: &Stat) -> FileState {
+    if meta.len > EDIT_MAX_FILE_BYTES {
+        return too_large();
+    }
+    match read_bounded(ws, real) {
+        Ok(Some(content)) => FileState::File {
+            content,
+            mode: meta.mode,
+        },
+        Ok(None) => too_large(),
+        Err(e) => not_kept(&format!("it could not be read: {e}")),
+    }
+}
+
+/// The content of regular file `real`, `None` past [`EDIT_MAX_FILE_BYTES`].
+fn read_bounded(ws: &dyn Workspace, real: &Path) -> std::io::Result<Option<Vec<u8>>> {
+    let mut data = Vec::new();
+    ws.open_regular(real)?
+        .take(EDIT_MAX_FILE_BYTES + 1)
+        .read_to_end(&mut data)?;
+    Ok((data.len() as u64 <= EDIT_MAX_FILE_BYTES).then_some(data))
+}
+
+fn too_large() -> FileState {
+    not_kept(&format!("over {} MiB", EDIT_MAX_FILE_BYTES >> 20))
+}
+
+fn not_kept(why: &str) -> FileState {
+    FileState::NotKept {
+        why: why.to_owned(),
+    }
+}
+
+/// `real` relative to the root, and whether that is its exact name.
+fn relative(ws: &dyn Workspace, real: &Path) -> (String, bool) {
+    let rel = real.strip_prefix(ws.root()).unwrap_or(real);
+    match rel.to_str() {
+        Some(name) => (name.to_owned(), true),
+        None => (rel.to_string_lossy().into_owned(), false),
+    }
+}
+
+/// How a file a restore would touch stands now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Standing {
+    /// As the turn left it: restoring loses nothing.
+    AsLeft,
+    /// Changed since the turn (by hand, a command, another tool):
+    /// restoring overwrites that, so it waits for its own approval.
+    ChangedSince,
+    /// It cannot be restored; it is left as it is.
+    Unrestorable(String),
+}
+
+/// One file of a restore, surveyed.
+#[derive(Debug, Clone)]
+pub struct Surveyed {
+    /// The file, relative to the root.
+    pub path: String,
+    /// Where it stands now.
+    pub standing: Standing,
+    /// What the restore puts back.
+    target: FileState,
+    /// What it is now, kept for the way back (`/redo` after `/undo`).
+    now: FileState,
+    /// A hash of it now ([`None`]: no file), checked again just before
+    /// writing.
+    now_hash: Option<u64>,
+}
+
+impl Surveyed {
+    /// The preview lines of restoring it: a header and the diff.
+    pub fn preview(&self, ws: &dyn Workspace) -> Vec<PreviewLine> {
+        let path = &self.path;
+        let real = ws.resolve(path).unwrap_or_else(|_| ws.root().join(path));
+        if let Standing::Unrestorable(why) = &self.standing {
+            return vec![line(
+                PreviewKind::Marker,
+                &format!("{path}: not restorable ({why}); left as it is"),
+            )];
+        }
+        let verb = match (&self.now, &self.target) {
+            (FileState::Absent, _) => "recreate",
+            (_, FileState::Absent) => "remove",
+            _ => "restore",
+        };
+        let bytes = |state: &FileState| match state {
+            FileState::File { content, .. } => content.clone(),
+            FileState::Absent | FileState::NotKept { .. } => Vec::new(),
+        };
+        let (from, to) = (bytes(&self.now), bytes(&self.target));
+        let mut lines = heading(format!("{verb} {path}"), ws, &real);
+        if self.standing == Standing::ChangedSince {
+            lines.push(line(
+                PreviewKind::Marker,
+                "(changed since that turn: restoring overwrites those changes)",
+            ));
+        }
+        lines.extend(diff(&from, &to));
+        lines
+    }
+}
+
+/// What a restore of `changes` would do to each file, read from the
+/// files as they are now. Reads files: run it off the agent's task.
+pub fn survey(ws: &dyn Workspace, changes: &TurnChanges) -> Vec<Surveyed> {
+    changes
+        .files
+        .iter()
+        .map(|change| {
+            let (now, now_hash, problem) = match look(ws, &change.path) {
+                Ok((now, hash)) => (now, hash, None),
+                Err(why) => (not_kept(&why), None, Some(why)),
+            };
+            let standing = match (&change.before, problem) {
+                (_, Some(why)) => Standing::Unrestorable(why),
+                (FileState::NotKept { why }, None) => Standing::Unrestorable(why.clone()),
+                (_, None) if now_hash == change.after => Standing::AsLeft,
+                (_, None) => Standing::ChangedSince,
+            };
+            Surveyed {
+                path: change.path.clone(),
+                standing,
+                target: change.before.clone(),
+                now,
+                now_hash,
+            }
+        })
+        .collect()
+}
+
+/// A file as it is now: its state and its hash; why not, when it is
+/// refused by the path policy or is not a regular file.
+fn look(ws: &dyn Workspace, path: &str) -> Result<(FileState, Option<u64>), String> {
+    let real = ws.resolve(path).map_err(|e| e.to_string())?;
+    let meta = match ws.lstat(&real) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((FileState::Absent, None)),
+        Err(e) => return Err(format!("cannot read it: {e}")),
+    };
+    if !meta.is_file() {
+        return Err("it is no longer a regular file".to_owned());
+    }
+    let state = state_of(ws, &real, &meta);
+    let hash = match &state {
+        FileState::File { content, .. } => content_hash(content),
+        // Past the bound it is not as any turn left it: a turn's write
+        // of it would have been kept whole.
+        FileState::Absent | FileState::NotKept { .. } => u64::MAX,
+    };
+    Ok((state, Some(hash)))
+}
+
+/// How restoring one file ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Restored {
+    /// It holds what the checkpoint kept: "restored", "removed",
+    /// "recreated".
+    Done(&'static str),
+    /// It was left as it is, and why.
+    Left(String),
+}
+
+/// Restores each surveyed file, one atomic write or removal each: a file
+/// is either wholly as it was or wholly as the checkpoint kept it. A file
+/// that changed since the survey is left. Returns each file's outcome and
+/// the changes that undo this restore. Writes files: run it off the
+/// agent's task.
+pub fn restore(
+    ws: &dyn Workspace,
+    files: &[Surveyed],
+) -> (Vec<(String, Restored)>, Vec<FileChange>) {
+    let mut outcomes = Vec::new();
+    let mut back = Vec::new();
+    for file in files {
+        let outcome = restore_one(ws, file);
+        if let Restored::Done(_) = outcome {
+            back.push(FileChange {
+                path: file.path.clone(),
+                before: file.now.clone(),
+                after: match &file.target {
+                    FileState::File { content, .. } => Some(content_hash(content)),
+                    FileState::Absent | FileState::NotKept { .. } => None,
+                },
+            });
+        }
+        outcomes.push((file.path.clone(), outcome));
+    }
+    (outcomes, back)
+}
+
+fn restore_one(ws: &dyn Workspace, file: &Surveyed) -> Restored {
+    if let Standing::Unrestorable(why) = &file.standing {
+        return Restored::Left(format!("not restorable ({why})"));
+    }
+    let real = match ws.resolve(&file.path) {
+        Ok(real) => real,
+        Err(e) => return Restored::Left(e.to_string()),
+    };
+    match look(ws, &file.path) {
+        Ok((_, hash)) if hash == file.now_hash => {}
+        Ok(_) => return Restored::Left("it changed while the restore was shown".to_owned()),
+        Err(why) => return Restored::Left(why),
+    }
+    let done = match (&file.target, &file.now) {
+        (FileState::File { content, mode }, now) => ws
+            .write_atomic(&real, content, Some(*mode), Parents::Create)
+            .map(|()| {
+                if *now == FileState::Absent {
+                    "recreated"
+                } else {
+                    "restored"
+                }
+            })
+            .map_err(|e| match e {
+                WriteError::Parents(e) | WriteError::Write(e) => e,
+            }),
+        (FileState::Absent, FileState::Absent) => Ok("already absent"),
+        (FileState::Absent, _) => ws.remove_file(&real).map(|()| "removed"),
+        (FileState::NotKept { why }, _) => {
+            return Restored::Left(format!("not restorable ({why})"));
+        }
+    };
+    match done {
+        Ok(verb) => Restored::Done(verb),
+        Err(e) => Restored::Left(format!("cannot write it: {e}; it is as it was")),
+    }
+}
+
+/// File content in a session file: as text when it is UTF-8, else as hex.
+mod encoded {
+    use std::fmt::Write;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    #[derive(Serialize)]
+    #[serde(rename_all = "snake_case")]
+    enum Out<'a> {
+        Text(&'a str),
+        Hex(String),
+    }
+
+    #[derive(Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    enum In {
+        Text(String),
+        Hex(String),
+    }
+
+    pub(super) fn serialize<S: Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        match std::str::from_utf8(bytes) {
+            Ok(text) => Out::Text(text),
+            Err(_) => Out::Hex(bytes.iter().fold(String::new(), |mut hex, b| {
+                let _ = write!(hex, "{b:02x}");
+                hex
+            })),
+        }
+        .serialize(s)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        match In::deserialize(d)? {
+            In::Text(text) => Ok(text.into_bytes()),
+            In::Hex(hex) => {
+                let digits = hex.as_bytes();
+                if digits.len() % 2 != 0 {
+                    return Err(serde::de::Error::custom("odd-length hex content"));
+                }
+                digits
+                    .chunks(2)
+                    .map(|pair| {
+                        std::str::from_utf8(pair)
+                            .ok()
+                            .and_then(|p| u8::from_str_radix(p, 16).ok())
+                            .ok_or_else(|| serde::de::Error::custom("content is not hex"))
+                    })
+                    .collect()
+            }
+        }
+    }
+}

@@ -1,0 +1,444 @@
+//! Checkpoints against the scripted server and real files: `/undo` puts
+//! back what a turn's file tools changed (content, mode, a created file
+//! removed), refuses a file changed since unless asked again, `/redo`
+//! re-applies, a rewind drops the conversation from a prompt on and
+//! offers to undo its files, and all of it survives `--continue`.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use dashfloat::agent::ApprovalPolicy;
+use dashfloat::llm::wire::Message;
+use dashfloat::protocol::{AgentEvent, Decision, PreviewKind, UiCommand};
+use dashfloat::session::{OpenSession, SessionSetup, SessionStore};
+use dashfloat::tools::EDIT_MAX_FILE_BYTES;
+use serde_json::json;
+
+use crate::support;
+use support::agent::{AgentHarness, setup, start_with, system_texts};
+use support::server::{Reply, ScriptedServer};
+
+/// An agent in `root` that applies file changes unasked, saving into
+/// `store` when one is given.
+fn start(
+    server: &ScriptedServer,
+    root: &Path,
+    store: Option<(&SessionStore, OpenSession)>,
+) -> AgentHarness {
+    let mut s = setup(&server.base_url(), root, ApprovalPolicy::AutoEdit);
+    s.sessions = store.map(|(store, open)| SessionSetup {
+        store: store.clone(),
+        open,
+        save: true,
+        directory: "/projects/demo".to_string(),
+        base_url: server.base_url(),
+    });
+    start_with(s)
+}
+
+fn edit(id: &str, path: &str, search: &str, replace: &str) -> (String, String, String) {
+    let args = json!({"path": path, "search_block": search, "replace_block": replace});
+    (id.to_owned(), "edit_file".to_owned(), args.to_string())
+}
+
+fn write(id: &str, path: &str, content: &str) -> (String, String, String) {
+    let args = json!({"path": path, "content": content});
+    (id.to_owned(), "write_file".to_owned(), args.to_string())
+}
+
+/// One reply making `calls`, then one answering in words.
+fn turn_of(calls: &[(String, String, String)]) -> Vec<Reply> {
+    let calls: Vec<(&str, &str, &str)> = calls
+        .iter()
+        .map(|(id, name, args)| (id.as_str(), name.as_str(), args.as_str()))
+        .collect();
+    vec![Reply::tool_calls(&calls), Reply::text(&["done"])]
+}
+
+fn mode(path: &Path) -> u32 {
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+/// Sends `command`, approves every restore it asks about, and returns the
+/// events until the turn is over.
+async fn restore(
+    h: &mut AgentHarness,
+    command: UiCommand,
+    answers: &[Decision],
+) -> Vec<AgentEvent> {
+    h.send(command).await;
+    let mut events = Vec::new();
+    for answer in answers {
+        let (id, seen) = h.next_confirm().await;
+        events.extend(seen);
+        h.decide(&id, *answer).await;
+    }
+    events.extend(h.turn().await);
+    events
+}
+
+/// The texts of every confirmation's preview in `events`, added and
+/// removed lines marked `+` and `-`.
+fn previews(events: &[AgentEvent]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Confirm(req) => Some(
+                req.preview
+                    .iter()
+                    .map(|l| {
+                        let sign = match l.kind {
+                            PreviewKind::Added => "+",
+                            PreviewKind::Removed => "-",
+                            _ => "",
+                        };
+                        format!("{sign}{}", l.text)
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            ),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The messages of the last request the server received.
+fn last_sent(server: &ScriptedServer) -> Vec<Message> {
+    let requests = server.requests();
+    let body = &requests.last().expect("a request").body;
+    serde_json::from_value(body["messages"].clone()).unwrap()
+}
+
+/// A project of three files: text (0644), a script (0755) and bytes that
+/// are not UTF-8 (0600).
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    std::fs::write(p.join("notes.txt"), "alpha\nbeta\n").unwrap();
+    std::fs::write(p.join("run.sh"), "#!/bin/sh\necho old\n").unwrap();
+    std::fs::set_permissions(p.join("run.sh"), PermissionsExt::from_mode(0o755)).unwrap();
+    std::fs::write(p.join("data.bin"), b"\xff\xfe\x00key=1\n\x80").unwrap();
+    std::fs::set_permissions(p.join("data.bin"), PermissionsExt::from_mode(0o600)).unwrap();
+    dir
+}
+
+fn snapshot(root: &Path) -> Vec<(String, Vec<u8>, u32)> {
+    let mut files: Vec<_> = std::fs::read_dir(root)
+        .unwrap()
+        .map(|e| {
+            let path = e.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            (name, std::fs::read(&path).unwrap(), mode(&path))
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// The turn every test starts from: three edits and a new file.
+fn three_edits_and_a_new_file() -> Vec<Reply> {
+    turn_of(&[
+        edit("e1", "notes.txt", "beta", "gamma"),
+        edit("e2", "run.sh", "echo old", "echo new"),
+        edit("e3", "data.bin", "key=1", "key=2"),
+        write("w1", "new.txt", "fresh\n"),
+    ])
+}
+
+#[tokio::test]
+async fn undo_restores_a_turns_files_byte_for_byte_and_removes_what_it_created() {
+    let dir = project();
+    let before = snapshot(dir.path());
+    let mut replies = three_edits_and_a_new_file();
+    replies.push(Reply::text(&["noted"]));
+    let server = ScriptedServer::start(replies).await;
+    let mut h = start(&server, dir.path(), None);
+    h.prompt("change them").await;
+    h.turn().await;
+    let after = snapshot(dir.path());
+    assert_ne!(after, before);
+
+    let events = restore(&mut h, UiCommand::Undo, &[Decision::Approve]).await;
+    let shown = previews(&events);
+    assert_eq!(shown.len(), 1, "{shown:?}");
+    for expected in [
+        "restore notes.txt",
+        "-gamma",
+        "+beta",
+        "restore run.sh",
+        "remove new.txt",
+    ] {
+        assert!(shown[0].contains(expected), "{expected} in {}", shown[0]);
+    }
+    assert_eq!(
+        snapshot(dir.path()),
+        before,
+        "content and modes as before, new.txt gone"
+    );
+    let notice = system_texts(&events).join("\n");
+    assert!(notice.contains("restored notes.txt"), "{notice}");
+    assert!(notice.contains("removed new.txt"), "{notice}");
+    assert!(
+        notice.contains("execute_command are not undone"),
+        "{notice}"
+    );
+
+    // The model is told what was undone, before the next prompt.
+    h.prompt("what now?").await;
+    h.turn().await;
+    let sent = last_sent(&server);
+    let note = sent[sent.len() - 2].content.clone().unwrap_or_default();
+    assert!(note.starts_with("[dashfloat] The person undid"), "{note}");
+    assert!(note.contains("removed new.txt"), "{note}");
+    assert_eq!(sent.last().unwrap().content.as_deref(), Some("what now?"));
+}
+
+#[tokio::test]
+async fn redo_reapplies_what_undo_reverted_and_another_undo_steps_further_back() {
+    let dir = project();
+    let before = snapshot(dir.path());
+    let mut replies = three_edits_and_a_new_file();
+    replies.extend(turn_of(&[edit("e4", "notes.txt", "alpha", "omega")]));
+    let server = ScriptedServer::start(replies).await;
+    let mut h = start(&server, dir.path(), None);
+    h.prompt("change them").await;
+    h.turn().await;
+    let after_first = snapshot(dir.path());
+    h.prompt("and the first line").await;
+    h.turn().await;
+    let after_second = snapshot(dir.path());
+
+    restore(&mut h, UiCommand::Undo, &[Decision::Approve]).await;
+    assert_eq!(snapshot(dir.path()), after_first);
+    restore(&mut h, UiCommand::Undo, &[Decision::Approve]).await;
+    assert_eq!(snapshot(dir.path()), before);
+    restore(&mut h, UiCommand::Redo, &[Decision::Approve]).await;
+    assert_eq!(snapshot(dir.path()), after_first);
+    restore(&mut h, UiCommand::Redo, &[Decision::Approve]).await;
+    assert_eq!(snapshot(dir.path()), after_second);
+    let events = restore(&mut h, UiCommand::Redo, &[]).await;
+    assert!(
+        system_texts(&events)
+            .iter()
+            .any(|t| t.starts_with("nothing to redo")),
+        "{events:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_file_changed_since_the_turn_is_refused_unless_approved_on_its_own() {
+    let dir = project();
+    let server = ScriptedServer::start(turn_of(&[
+        edit("e1", "notes.txt", "beta", "gamma"),
+        edit("e2", "run.sh", "echo old", "echo new"),
+    ]))
+    .await;
+    let mut h = start(&server, dir.path(), None);
+    h.prompt("change them").await;
+    h.turn().await;
+    std::fs::write(dir.path().join("run.sh"), "#!/bin/sh\necho mine\n").unwrap();
+
+    // The unchanged file first; the changed one is asked about on its own
+    // and kept when declined.
+    let events = restore(
+        &mut h,
+        UiCommand::Undo,
+        &[Decision::Approve, Decision::Reject],
+    )
+    .await;
+    let shown = previews(&events);
+    assert_eq!(shown.len(), 2, "{shown:?}");
+    assert!(shown[0].contains("restore notes.txt") && !shown[0].contains("run.sh"));
+    assert!(shown[1].contains("changed after that turn") && shown[1].contains("restore run.sh"));
+    assert!(shown[1].contains("-echo mine"), "{}", shown[1]);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(),
+        "alpha\nbeta\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("run.sh")).unwrap(),
+        "#!/bin/sh\necho mine\n"
+    );
+    let notice = system_texts(&events).join("\n");
+    assert!(notice.contains("run.sh: left as it is"), "{notice}");
+}
+
+#[tokio::test]
+async fn a_changed_file_is_overwritten_only_with_its_own_approval() {
+    let dir = project();
+    let server = ScriptedServer::start(turn_of(&[edit("e1", "notes.txt", "beta", "gamma")])).await;
+    let mut h = start(&server, dir.path(), None);
+    h.prompt("change it").await;
+    h.turn().await;
+    std::fs::write(dir.path().join("notes.txt"), "by hand\n").unwrap();
+    let events = restore(&mut h, UiCommand::Undo, &[Decision::Approve]).await;
+    let shown = previews(&events);
+    assert_eq!(shown.len(), 1);
+    assert!(
+        shown[0].contains("y overwrites those changes"),
+        "{}",
+        shown[0]
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(),
+        "alpha\nbeta\n"
+    );
+}
+
+/// Four prompts answered in words, the second and third each writing a
+/// file of their own.
+fn four_turns() -> Vec<Reply> {
+    let mut replies = vec![Reply::text(&["one"])];
+    replies.extend(turn_of(&[write("w2", "two.txt", "2\n")]));
+    replies.extend(turn_of(&[edit("e3", "notes.txt", "alpha", "three")]));
+    replies.push(Reply::text(&["four"]));
+    replies.push(Reply::text(&["again"]));
+    replies
+}
+
+async fn four_prompts(h: &mut AgentHarness) {
+    for prompt in ["first", "second", "third", "fourth"] {
+        h.prompt(prompt).await;
+        h.turn().await;
+    }
+}
+
+#[tokio::test]
+async fn rewinding_to_the_second_of_four_prompts_sends_the_conversation_before_it() {
+    let dir = project();
+    let server = ScriptedServer::start(four_turns()).await;
+    let mut h = start(&server, dir.path(), None);
+    four_prompts(&mut h).await;
+
+    h.send(UiCommand::ListPrompts).await;
+    let listed = h.turn().await;
+    assert!(
+        listed.contains(&AgentEvent::Prompts {
+            list: ["first", "second", "third", "fourth"]
+                .map(String::from)
+                .to_vec()
+        }),
+        "{listed:?}"
+    );
+    // Conversation only: the files stay as the turns left them.
+    let events = restore(&mut h, UiCommand::Rewind { prompt: 1 }, &[Decision::Reject]).await;
+    assert!(
+        events.contains(&AgentEvent::Rewound {
+            text: "second".into()
+        }),
+        "{events:?}"
+    );
+    let shown = previews(&events);
+    assert!(
+        shown[0].contains("y undo files too · n conversation only"),
+        "{shown:?}"
+    );
+    assert!(shown[0].contains("remove two.txt") && shown[0].contains("restore notes.txt"));
+    assert!(dir.path().join("two.txt").exists());
+
+    h.prompt("second, edited").await;
+    h.turn().await;
+    let sent: Vec<(String, String)> = last_sent(&server)
+        .into_iter()
+        .map(|m| (format!("{:?}", m.role), m.content.unwrap_or_default()))
+        .collect();
+    let expected = [
+        ("System", "system prompt"),
+        ("User", "first"),
+        ("Assistant", "one"),
+        ("User", "second, edited"),
+    ]
+    .map(|(r, c)| (r.to_owned(), c.to_owned()));
+    assert_eq!(sent, expected);
+}
+
+#[tokio::test]
+async fn a_rewind_can_undo_the_files_its_dropped_turns_changed() {
+    let dir = project();
+    let before = snapshot(dir.path());
+    let server = ScriptedServer::start(four_turns()).await;
+    let mut h = start(&server, dir.path(), None);
+    four_prompts(&mut h).await;
+    restore(
+        &mut h,
+        UiCommand::Rewind { prompt: 1 },
+        &[Decision::Approve],
+    )
+    .await;
+    assert_eq!(snapshot(dir.path()), before);
+    // What the rewind undid, `/redo` re-applies.
+    restore(&mut h, UiCommand::Redo, &[Decision::Approve]).await;
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("two.txt")).unwrap(),
+        "2\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(),
+        "three\nbeta\n"
+    );
+}
+
+#[tokio::test]
+async fn undo_works_after_continue() {
+    let home = tempfile::tempdir().unwrap();
+    let store = SessionStore::at(home.path().join("sessions"));
+    let dir = project();
+    let before = snapshot(dir.path());
+    let server = ScriptedServer::start(three_edits_and_a_new_file()).await;
+    let mut h = start(&server, dir.path(), Some((&store, OpenSession::New)));
+    h.prompt("change them").await;
+    h.turn().await;
+    h.send(UiCommand::Quit).await;
+    h.task.await.unwrap();
+
+    let server = ScriptedServer::start(Vec::new()).await;
+    let mut h = start(&server, dir.path(), Some((&store, OpenSession::Continue)));
+    h.until(|e| matches!(e, AgentEvent::SessionOpened { .. }))
+        .await;
+    restore(&mut h, UiCommand::Undo, &[Decision::Approve]).await;
+    assert_eq!(snapshot(dir.path()), before);
+}
+
+#[tokio::test]
+async fn a_file_over_the_edit_bound_is_not_restorable_and_the_confirmation_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = vec![b'x'; usize::try_from(EDIT_MAX_FILE_BYTES).unwrap() + 1];
+    std::fs::write(dir.path().join("big.log"), &big).unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_call("r1", "read_file", &[r#"{"path":"big.log","limit":1}"#]),
+        Reply::tool_calls(&[(
+            "w1",
+            "write_file",
+            r#"{"path":"big.log","content":"small\n"}"#,
+        )]),
+        Reply::text(&["replaced"]),
+    ])
+    .await;
+    let mut s = setup(&server.base_url(), dir.path(), ApprovalPolicy::Ask);
+    s.sessions = None;
+    let mut h = start_with(s);
+    h.prompt("shrink it").await;
+    let (id, events) = h.next_confirm().await;
+    let shown = previews(&events).join("\n");
+    assert!(shown.contains("/undo cannot restore it"), "{shown}");
+    let markers = events.iter().any(|e| match e {
+        AgentEvent::Confirm(req) => req.preview.iter().any(|l| l.kind == PreviewKind::Marker),
+        _ => false,
+    });
+    assert!(markers);
+    h.decide(&id, Decision::Approve).await;
+    h.turn().await;
+
+    // Nothing can be put back, so nothing is asked: the notice says why.
+    let events = restore(&mut h, UiCommand::Undo, &[]).await;
+    assert!(previews(&events).is_empty());
+    let notice = system_texts(&events).join("\n");
+    assert!(
+        notice.contains("big.log: left as it is — not restorable (over 8 MiB)"),
+        "{notice}"
+    );
+    assert_eq!(
+        std::fs::read(dir.path().join("big.log")).unwrap(),
+        b"small\n"
+    );
+}
