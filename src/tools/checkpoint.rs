@@ -550,3 +550,167 @@ mod encoded {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::LocalWorkspace;
+
+    fn kept(path: &str, bytes: usize) -> FileChange {
+        FileChange {
+            path: path.to_owned(),
+            before: FileState::File {
+                content: vec![b'x'; bytes],
+                mode: 0o644,
+            },
+            after: Some(1),
+        }
+    }
+
+    fn turn(turn: u64, files: Vec<FileChange>) -> TurnChanges {
+        TurnChanges { turn, files }
+    }
+
+    #[test]
+    fn only_a_files_first_change_in_a_turn_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = LocalWorkspace::new(dir.path());
+        let real = dir.path().join("a.txt");
+        let checkpoints = Checkpoints::default();
+        checkpoints.lock().begin_turn();
+        checkpoints.capture(&ws, &real, || FileState::Absent);
+        checkpoints.landed(&ws, &real, b"one");
+        checkpoints.capture(&ws, &real, || unreachable!("kept already"));
+        checkpoints.landed(&ws, &real, b"two");
+        let log = checkpoints.lock().clone();
+        assert_eq!(log.done.len(), 1);
+        assert_eq!(
+            log.done[0].files,
+            [FileChange {
+                path: "a.txt".into(),
+                before: FileState::Absent,
+                after: Some(content_hash(b"two")),
+            }]
+        );
+    }
+
+    #[test]
+    fn a_new_change_forgets_what_was_undone() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = LocalWorkspace::new(dir.path());
+        let checkpoints = Checkpoints::default();
+        checkpoints.lock().undone.push(turn(1, vec![kept("a", 1)]));
+        checkpoints.lock().begin_turn();
+        checkpoints.capture(&ws, &dir.path().join("b"), || FileState::Absent);
+        assert!(checkpoints.lock().undone.is_empty());
+    }
+
+    #[test]
+    fn past_the_byte_bound_the_oldest_go_first_and_the_current_turn_stays() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = LocalWorkspace::new(dir.path());
+        let checkpoints = Checkpoints::default();
+        let half = usize::try_from(CHECKPOINT_MAX_BYTES / 2).unwrap();
+        {
+            let mut log = checkpoints.lock();
+            log.undone.push(turn(1, vec![kept("u", 10)]));
+            log.done.push(turn(2, vec![kept("a", half)]));
+            log.done.push(turn(3, vec![kept("b", half)]));
+            log.turn = 3;
+        }
+        // Still turn 3: what was undone goes first, then turn 2.
+        let big = || FileState::File {
+            content: vec![b'y'; 100],
+            mode: 0o600,
+        };
+        checkpoints.capture(&ws, &dir.path().join("c"), big);
+        let log = checkpoints.lock().clone();
+        assert!(log.undone.is_empty());
+        assert_eq!(log.done.iter().map(|t| t.turn).collect::<Vec<_>>(), [3]);
+        assert!(log.kept_bytes() <= CHECKPOINT_MAX_BYTES);
+        // A file that cannot fit beside the current turn's is not kept.
+        checkpoints.capture(&ws, &dir.path().join("d"), || FileState::File {
+            content: vec![b'z'; half + 1],
+            mode: 0o600,
+        });
+        let log = checkpoints.lock().clone();
+        let last = log.done[0].files.last().unwrap();
+        assert_eq!(last.path, "d");
+        assert!(matches!(&last.before, FileState::NotKept { why } if why.contains("full")));
+    }
+
+    #[test]
+    fn past_the_turn_bound_the_oldest_turn_is_forgotten() {
+        let mut log = CheckpointLog::default();
+        for n in 1..=CHECKPOINT_MAX_TURNS as u64 + 1 {
+            log.push_done(turn(n, vec![kept("a", 1)]));
+        }
+        assert_eq!(log.done.len(), CHECKPOINT_MAX_TURNS);
+        assert_eq!(log.done[0].turn, 2);
+    }
+
+    #[test]
+    fn turns_merge_to_the_first_state_and_the_last_result() {
+        let mut first = kept("a", 1);
+        first.after = Some(10);
+        let mut again = kept("a", 2);
+        again.after = Some(20);
+        let merged = TurnChanges::merged(vec![
+            turn(4, vec![first.clone()]),
+            turn(5, vec![kept("b", 3), again]),
+        ])
+        .unwrap();
+        assert_eq!(merged.turn, 4);
+        assert_eq!(merged.files.len(), 2);
+        assert_eq!(merged.files[0].before, first.before);
+        assert_eq!(merged.files[0].after, Some(20));
+        assert_eq!(TurnChanges::merged(Vec::new()), None);
+    }
+
+    #[test]
+    fn prompts_map_to_turns_through_compaction_and_rewind() {
+        let mut log = CheckpointLog::default();
+        for _ in 0..4 {
+            log.begin_turn();
+        }
+        log.done = vec![turn(2, vec![kept("a", 1)]), turn(4, vec![kept("b", 1)])];
+        // Two prompts summarised away.
+        log.align(2);
+        assert_eq!(log.prompt_turns, [3, 4]);
+        // A session saved before checkpoints: its prompts changed nothing.
+        let mut old = CheckpointLog::default();
+        old.align(2);
+        assert_eq!(old.prompt_turns, [0, 0]);
+        // Rewinding to the second prompt left takes turn 4 on.
+        let taken = log.take_from_prompt(1);
+        assert_eq!(taken.iter().map(|t| t.turn).collect::<Vec<_>>(), [4]);
+        assert_eq!(log.prompt_turns, [3]);
+        assert_eq!(log.done.len(), 1);
+        assert!(log.take_from_prompt(5).is_empty());
+    }
+
+    #[test]
+    fn content_is_saved_as_text_or_hex_and_read_back_the_same() {
+        let mut log = CheckpointLog::default();
+        log.done.push(turn(
+            1,
+            vec![
+                kept("t", 3),
+                FileChange {
+                    path: "b".into(),
+                    before: FileState::File {
+                        content: vec![0xff, 0x00, b'a'],
+                        mode: 0o755,
+                    },
+                    after: None,
+                },
+            ],
+        ));
+        let json = serde_json::to_string(&log).unwrap();
+        assert!(json.contains(r#""text":"xxx""#), "{json}");
+        assert!(json.contains(r#""hex":"ff0061""#), "{json}");
+        assert_eq!(serde_json::from_str::<CheckpointLog>(&json).unwrap(), log);
+        let bad = json.replace("ff0061", "ff006");
+        assert!(serde_json::from_str::<CheckpointLog>(&bad).is_err());
+    }
+}

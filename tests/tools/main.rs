@@ -7,6 +7,7 @@
 mod support;
 
 mod analyser;
+mod checkpoints;
 mod confinement;
 mod env;
 mod exec;
