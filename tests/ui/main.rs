@@ -12,6 +12,7 @@ mod editor;
 mod markdown;
 mod panics;
 mod picker;
+mod rewind;
 mod screens;
 mod slash;
 mod update;
