@@ -494,3 +494,55 @@ fn a_server_value_that_once_panicked_a_task_is_an_entry_under_a_running_ui() {
     assert!(session.wait_exit(WAIT).expect("no exit").success());
     assert_terminal_restored(&session);
 }
+
+#[test]
+fn esc_esc_rewinds_to_a_chosen_prompt_which_is_edited_and_sent_again() {
+    let server = ScriptedServer::start_blocking(vec![
+        edit_reply(),
+        Reply::text(&["Edited."]),
+        Reply::text(&["second reply"]),
+        Reply::text(&["after the rewind"]),
+    ]);
+    let (mut session, dir) = spawn_in_project(&server);
+    session.send(b"change the greeting\r");
+    session.wait_for("Confirm (1 of 1)", WAIT).unwrap();
+    session.wait_for("+ goodbye world", WAIT).unwrap();
+    session.send(b"y");
+    session.wait_for("Edited.", WAIT).unwrap();
+    session.wait_for("idle", WAIT).unwrap();
+    session.send(b"and then?\r");
+    session.wait_for("second reply", WAIT).unwrap();
+    session.wait_for("idle", WAIT).unwrap();
+
+    session.send(b"\x1b");
+    session.wait_for("Esc again to rewind", WAIT).unwrap();
+    session.send(b"\x1b");
+    session.wait_for("Rewind to a prompt", WAIT).unwrap();
+    // Newest first: down to the first prompt, and take it.
+    session.send(b"\x1b[B");
+    session.wait_for("›   1  change the greeting", WAIT).unwrap();
+    session.send(b"\r");
+    // The edit its turn made is offered for undoing; n keeps the file.
+    session.wait_for("y undo files too · n conversation only", WAIT).unwrap();
+    session.send(b"n");
+    session.wait_for("greet.txt: left as it is", WAIT).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("greet.txt")).unwrap(),
+        "goodbye world\n"
+    );
+    // The prompt is back in the input box, to be edited and sent.
+    session.wait_for("› change the greeting", WAIT).unwrap();
+    session.send(b" politely\r");
+    session.wait_for("after the rewind", WAIT).unwrap();
+    let requests = server.requests();
+    let messages = requests.last().unwrap().body["messages"].as_array().unwrap().clone();
+    let sent: Vec<(&str, &str)> = messages
+        .iter()
+        .map(|m| (m["role"].as_str().unwrap(), m["content"].as_str().unwrap_or("")))
+        .collect();
+    assert_eq!(sent.len(), 2, "{sent:?}");
+    assert_eq!(sent[1], ("user", "change the greeting politely"));
+    session.send(b"\x04");
+    assert!(session.wait_exit(WAIT).expect("no exit").success());
+    assert_terminal_restored(&session);
+}
