@@ -13,7 +13,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use dashfloat::tools::{ToolCall, ToolContext, execute, validate};
+use dashfloat::tools::{Checkpoints, Parents, ToolCall, ToolContext, execute, state_of, validate};
 use serde_json::{Value, json};
 use support::{peak_rss_kib, reset_peak_rss};
 use tokio_util::sync::CancellationToken;
@@ -226,6 +226,49 @@ fn main() {
         }),
         "includes fsync",
     );
+
+    // A checkpoint per mutation (ADR 0035): keeping a file's prior state
+    // before write_file replaces it (the worst case: the file is read
+    // again; edit_file already holds it) and hashing what landed, against
+    // the atomic write itself with its fsync, each in a turn of its own.
+    let ws = ctx.workspace.as_ref();
+    for (label, bytes) in [
+        ("4 KiB", 4 << 10),
+        ("64 KiB", 64 << 10),
+        ("1 MiB", 1 << 20),
+        ("8 MiB", 8 << 20),
+    ] {
+        let real = dir.path().join(format!("checkpointed-{label}"));
+        let data = vec![b'c'; bytes];
+        std::fs::write(&real, &data).unwrap();
+        let runs = if bytes > 1 << 20 { 10 } else { 50 };
+        let write = time(runs, || {
+            ws.write_atomic(&real, &data, Some(0o644), Parents::Existing)
+                .unwrap();
+        });
+        let checkpoints = Checkpoints::default();
+        let keep = time(runs, || {
+            checkpoints.lock().begin_turn();
+            let meta = ws.lstat(&real).unwrap();
+            checkpoints.capture(ws, &real, || state_of(ws, &real, &meta));
+            checkpoints.landed(ws, &real, &data);
+        });
+        row(
+            &format!("atomic write {label} (the write a checkpoint guards)"),
+            runs,
+            write,
+            "includes fsync",
+        );
+        row(
+            &format!("checkpoint of a {label} file (read, keep, hash)"),
+            runs,
+            keep,
+            &format!(
+                "{:.2}x the write",
+                keep.0.as_secs_f64() / write.0.as_secs_f64()
+            ),
+        );
+    }
 
     // list_directory of 10,000 entries.
     std::fs::create_dir(dir.path().join("many")).unwrap();

@@ -218,12 +218,7 @@ impl Checkpoints {
     /// `before` says it was (called only then). Files over
     /// [`EDIT_MAX_FILE_BYTES`] and files that do not fit in
     /// [`CHECKPOINT_MAX_BYTES`] are kept as not restorable.
-    pub(crate) fn capture(
-        &self,
-        ws: &dyn Workspace,
-        real: &Path,
-        before: impl FnOnce() -> FileState,
-    ) {
+    pub fn capture(&self, ws: &dyn Workspace, real: &Path, before: impl FnOnce() -> FileState) {
         let (path, named) = relative(ws, real);
         let mut log = self.lock();
         if log.current().files.iter().any(|f| f.path == path) {
@@ -252,7 +247,7 @@ impl Checkpoints {
     }
 
     /// After a file tool wrote `real`: what it left.
-    pub(crate) fn landed(&self, ws: &dyn Workspace, real: &Path, data: &[u8]) {
+    pub fn landed(&self, ws: &dyn Workspace, real: &Path, data: &[u8]) {
         let (path, _) = relative(ws, real);
         let hash = content_hash(data);
         if let Some(change) = self
@@ -269,7 +264,7 @@ impl Checkpoints {
 
 /// The state of an existing regular file `real` whose metadata is `meta`,
 /// as a checkpoint keeps it.
-pub(crate) fn state_of(ws: &dyn Workspace, real: &Path, meta: &Stat) -> FileState {
+pub fn state_of(ws: &dyn Workspace, real: &Path, meta: &Stat) -> FileState {
     if meta.len > EDIT_MAX_FILE_BYTES {
         return too_large();
     }

@@ -82,7 +82,7 @@ pub use analyser::{
 };
 pub use checkpoint::{
     CHECKPOINT_MAX_BYTES, CHECKPOINT_MAX_TURNS, CheckpointLog, Checkpoints, FileChange, FileState,
-    Restored, Standing, Surveyed, TurnChanges, restore, survey,
+    Restored, Standing, Surveyed, TurnChanges, restore, state_of, survey,
 };
 pub use command::{ExecuteCommand, ExecuteCommandOutput};
 pub use edit::{

@@ -520,10 +520,14 @@ fn esc_esc_rewinds_to_a_chosen_prompt_which_is_edited_and_sent_again() {
     session.wait_for("Rewind to a prompt", WAIT).unwrap();
     // Newest first: down to the first prompt, and take it.
     session.send(b"\x1b[B");
-    session.wait_for("›   1  change the greeting", WAIT).unwrap();
+    session
+        .wait_for("›   1  change the greeting", WAIT)
+        .unwrap();
     session.send(b"\r");
     // The edit its turn made is offered for undoing; n keeps the file.
-    session.wait_for("y undo files too · n conversation only", WAIT).unwrap();
+    session
+        .wait_for("y undo files too · n conversation only", WAIT)
+        .unwrap();
     session.send(b"n");
     session.wait_for("greet.txt: left as it is", WAIT).unwrap();
     assert_eq!(
@@ -535,10 +539,18 @@ fn esc_esc_rewinds_to_a_chosen_prompt_which_is_edited_and_sent_again() {
     session.send(b" politely\r");
     session.wait_for("after the rewind", WAIT).unwrap();
     let requests = server.requests();
-    let messages = requests.last().unwrap().body["messages"].as_array().unwrap().clone();
+    let messages = requests.last().unwrap().body["messages"]
+        .as_array()
+        .unwrap()
+        .clone();
     let sent: Vec<(&str, &str)> = messages
         .iter()
-        .map(|m| (m["role"].as_str().unwrap(), m["content"].as_str().unwrap_or("")))
+        .map(|m| {
+            (
+                m["role"].as_str().unwrap(),
+                m["content"].as_str().unwrap_or(""),
+            )
+        })
         .collect();
     assert_eq!(sent.len(), 2, "{sent:?}");
     assert_eq!(sent[1], ("user", "change the greeting politely"));
