@@ -548,6 +548,8 @@ mod encoded {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
+
     use super::*;
     use crate::tools::LocalWorkspace;
 
