@@ -54,7 +54,7 @@ use crate::tools::ToolContext;
 
 use compact::{Compaction, next_summary_event};
 use conversation::ToolOffer;
-use restoring::Restoring;
+use restoring::{Direction, Restoring};
 use round::{Abandon, Round, ToolEvent};
 use saving::Saving;
 
@@ -280,8 +280,8 @@ impl Agent {
                     Some(UiCommand::Clear) => self.clear().await,
                     Some(UiCommand::Resume { id }) => self.resume(id).await,
                     Some(UiCommand::ListSessions { all }) => self.list_sessions(all).await,
-                    Some(UiCommand::Undo) => self.undo().await,
-                    Some(UiCommand::Redo) => self.redo().await,
+                    Some(UiCommand::Undo) => self.step(Direction::Undo).await,
+                    Some(UiCommand::Redo) => self.step(Direction::Redo).await,
                     Some(UiCommand::ListPrompts) => self.list_prompts().await,
                     Some(UiCommand::Rewind { prompt }) => self.rewind(prompt).await,
                 },

@@ -51,33 +51,32 @@ impl Restoring {
 }
 
 impl Agent {
-    /// `/undo`.
-    pub(super) async fn undo(&mut self) {
-        if !self.idle_for("undo").await {
+    /// `/undo` (the latest turn that changed files) or `/redo` (what the
+    /// last `/undo` reverted).
+    pub(super) async fn step(&mut self, direction: Direction) {
+        let (name, none) = match direction {
+            Direction::Redo => (
+                "redo",
+                "/undo has not reverted anything since the last change",
+            ),
+            Direction::Undo | Direction::Rewind => (
+                "undo",
+                "no turn of this session changed a file with write_file or edit_file (commands are not tracked)",
+            ),
+        };
+        if !self.idle_for(name).await {
             return;
         }
-        let last = self.setup.tools.checkpoints.lock().done.pop();
-        match last {
-            Some(changes) => self.start_restore(Direction::Undo, changes).await,
-            None => {
-                self.nothing_to("undo: no turn of this session changed a file with write_file or edit_file (commands are not tracked)")
-                    .await;
+        let last = {
+            let mut log = self.setup.tools.checkpoints.lock();
+            match direction {
+                Direction::Redo => log.undone.pop(),
+                Direction::Undo | Direction::Rewind => log.done.pop(),
             }
-        }
-    }
-
-    /// `/redo`.
-    pub(super) async fn redo(&mut self) {
-        if !self.idle_for("redo").await {
-            return;
-        }
-        let last = self.setup.tools.checkpoints.lock().undone.pop();
+        };
         match last {
-            Some(changes) => self.start_restore(Direction::Redo, changes).await,
-            None => {
-                self.nothing_to("redo: /undo has not reverted anything since the last change")
-                    .await
-            }
+            Some(changes) => self.start_restore(direction, changes).await,
+            None => self.nothing_to(&format!("{name}: {none}")).await,
         }
     }
 
