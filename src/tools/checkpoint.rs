@@ -493,33 +493,31 @@ fn restore_one(ws: &dyn Workspace, file: &Surveyed) -> Restored {
     }
 }
 
-/// File content in a session file: as text when it is UTF-8, else as hex.
+/// File content in a session file: as text when it is UTF-8, else as
+/// base64.
 mod encoded {
-    use std::fmt::Write;
-
+    use base64::Engine as _;
+    use base64::engine::general_purpose::STANDARD;
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
     #[derive(Serialize)]
     #[serde(rename_all = "snake_case")]
     enum Out<'a> {
         Text(&'a str),
-        Hex(String),
+        Base64(String),
     }
 
     #[derive(Deserialize)]
     #[serde(rename_all = "snake_case")]
     enum In {
         Text(String),
-        Hex(String),
+        Base64(String),
     }
 
     pub(super) fn serialize<S: Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
         match std::str::from_utf8(bytes) {
             Ok(text) => Out::Text(text),
-            Err(_) => Out::Hex(bytes.iter().fold(String::new(), |mut hex, b| {
-                let _ = write!(hex, "{b:02x}");
-                hex
-            })),
+            Err(_) => Out::Base64(STANDARD.encode(bytes)),
         }
         .serialize(s)
     }
@@ -527,21 +525,7 @@ mod encoded {
     pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
         match In::deserialize(d)? {
             In::Text(text) => Ok(text.into_bytes()),
-            In::Hex(hex) => {
-                let digits = hex.as_bytes();
-                if digits.len() % 2 != 0 {
-                    return Err(serde::de::Error::custom("odd-length hex content"));
-                }
-                digits
-                    .chunks(2)
-                    .map(|pair| {
-                        std::str::from_utf8(pair)
-                            .ok()
-                            .and_then(|p| u8::from_str_radix(p, 16).ok())
-                            .ok_or_else(|| serde::de::Error::custom("content is not hex"))
-                    })
-                    .collect()
-            }
+            In::Base64(encoded) => STANDARD.decode(encoded).map_err(serde::de::Error::custom),
         }
     }
 }
@@ -687,7 +671,7 @@ mod tests {
     }
 
     #[test]
-    fn content_is_saved_as_text_or_hex_and_read_back_the_same() {
+    fn content_is_saved_as_text_or_base64_and_read_back_the_same() {
         let mut log = CheckpointLog::default();
         log.done.push(turn(
             1,
@@ -705,9 +689,9 @@ mod tests {
         ));
         let json = serde_json::to_string(&log).unwrap();
         assert!(json.contains(r#""text":"xxx""#), "{json}");
-        assert!(json.contains(r#""hex":"ff0061""#), "{json}");
+        assert!(json.contains(r#""base64":"/wBh""#), "{json}");
         assert_eq!(serde_json::from_str::<CheckpointLog>(&json).unwrap(), log);
-        let bad = json.replace("ff0061", "ff006");
+        let bad = json.replace("/wBh", "/w*h");
         assert!(serde_json::from_str::<CheckpointLog>(&bad).is_err());
     }
 }
