@@ -11,7 +11,7 @@ use dashfloat::agent::ApprovalPolicy;
 use dashfloat::llm::wire::Message;
 use dashfloat::protocol::{AgentEvent, Decision, PreviewKind, UiCommand};
 use dashfloat::session::{OpenSession, SessionSetup, SessionStore};
-use dashfloat::tools::EDIT_MAX_FILE_BYTES;
+use dashfloat::tools::{EDIT_MAX_FILE_BYTES, FileState};
 use serde_json::json;
 
 use crate::support;
@@ -441,4 +441,29 @@ async fn a_file_over_the_edit_bound_is_not_restorable_and_the_confirmation_says_
         std::fs::read(dir.path().join("big.log")).unwrap(),
         b"small\n"
     );
+}
+
+#[test]
+fn a_session_file_with_checkpoints_loads_as_written() {
+    let home = tempfile::tempdir().unwrap();
+    let store = SessionStore::at(home.path().join("sessions"));
+    std::fs::create_dir_all(store.dir()).unwrap();
+    let id = "20261202-120000-c0ffee";
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/session-checkpoints.json");
+    std::fs::copy(fixture, store.path_of(id)).unwrap();
+    let saved = store.load(id).unwrap();
+    let undone = &saved.checkpoints.undone[0].files;
+    assert_eq!(undone.len(), 4);
+    assert_eq!(
+        undone[1].before,
+        FileState::File {
+            content: b"\x89PNG\r\n\x1a\n\x00\xff".to_vec(),
+            mode: 0o600
+        }
+    );
+    assert_eq!(undone[2].before, FileState::Absent);
+    assert!(matches!(&undone[3].before, FileState::NotKept { why } if why == "over 8 MiB"));
+    // A note is not a prompt: one prompt, one turn.
+    assert_eq!(saved.checkpoints.prompt_turns, [1]);
 }
