@@ -37,9 +37,12 @@
 //! echo it. The prefix is `call_` unless the agent picks one with
 //! [`ToolCallAccumulator::with_id_prefix`] (to keep ids unique across the
 //! episodes of a conversation). A provider that sends the id only on a
-//! *later* fragment is not supported: that fragment starts a new call. A
-//! provider id that happens to equal a synthesised one is not detected
-//! (real ids are long random strings; `call_0` is not one of them).
+//! *later* fragment is not supported: that fragment starts a new call. No
+//! two calls share an id: a synthesised id already taken (a provider sent
+//! `call_1` first) gets a suffix (`call_1_1`), and a provider id equal to
+//! one already given is answered under a synthesised one, its fragments
+//! still finding the call by the provider's id (found by fuzzing, ADR
+//! 0036).
 //!
 //! `finish_reason` is not this module's business: calls that end with
 //! `stop`, `length`, no finish reason at all, or only at `[DONE]` are
@@ -167,9 +170,10 @@ pub struct ToolCallAccumulator {
 #[derive(Debug, Clone)]
 struct PartialCall {
     index: u32,
+    /// The id the call is answered under: unique in the episode.
     id: String,
-    /// The id came from the provider (only those route fragments).
-    provider_id: bool,
+    /// The id the provider gave, which routes its later fragments.
+    provider_id: Option<String>,
     kind: Option<String>,
     name: Option<String>,
     arguments: String,
@@ -313,7 +317,7 @@ impl ToolCallAccumulator {
             let known = self
                 .calls
                 .iter()
-                .position(|call| call.provider_id && call.id == id);
+                .position(|call| call.provider_id.as_deref() == Some(id));
             if let Some(position) = known {
                 return Ok(Some(self.address(position)));
             }
@@ -359,10 +363,27 @@ impl ToolCallAccumulator {
             });
         }
         let position = self.calls.len();
+        let taken = |candidate: &str| self.calls.iter().any(|call| call.id == candidate);
+        // A provider id that equals an id already given (one synthesised
+        // here) is answered under a synthesised one, so no two calls share
+        // an answer; its fragments still find it by the provider's id.
+        let unique = match id {
+            Some(id) if !taken(id) => id.to_owned(),
+            _ => {
+                let base = format!("{}{position}", self.id_prefix);
+                let mut candidate = base.clone();
+                let mut n = 0;
+                while taken(&candidate) {
+                    n += 1;
+                    candidate = format!("{base}_{n}");
+                }
+                candidate
+            }
+        };
         self.calls.push(PartialCall {
             index,
-            id: id.map_or_else(|| format!("{}{position}", self.id_prefix), str::to_owned),
-            provider_id: id.is_some(),
+            id: unique,
+            provider_id: id.map(str::to_owned),
             kind: None,
             name: None,
             arguments: String::new(),

@@ -8,6 +8,8 @@ use dashfloat::llm::tool_calls::{
 use dashfloat::llm::wire::{ChatChunk, WireFunctionDelta, WireToolCallDelta};
 use serde_json::{Map, Value, json};
 
+use crate::support::random::Rng;
+
 // ---------------------------------------------------------------- helpers
 
 /// A fragment as a server sends it; `type` accompanies the id, as in
@@ -77,32 +79,6 @@ fn sse_tool_calls(transcript: &str) -> Vec<Vec<WireToolCallDelta>> {
                 .unwrap_or_default()
         })
         .collect()
-}
-
-/// splitmix64: a small deterministic PRNG, so failures reproduce.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (n > 0).
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn chance(&mut self, one_in: usize) -> bool {
-        self.below(one_in) == 0
-    }
-
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
 }
 
 /// Arguments text with multi-byte characters and every kind of JSON escape:
@@ -766,7 +742,7 @@ fn random_pieces(rng: &mut Rng, text: &str) -> Vec<String> {
         .chain([text.len()])
         .collect();
     let mut cuts: Vec<usize> = (0..rng.below(boundaries.len() + 1))
-        .map(|_| *rng.pick(&boundaries))
+        .map(|_| rng.pick(&boundaries))
         .collect();
     cuts.sort_unstable();
     split_at(text, &cuts)
@@ -796,7 +772,7 @@ fn random_splits_and_interleavings_assemble_the_same_calls() {
         let mut streams: Vec<Vec<WireToolCallDelta>> = Vec::new();
         let mut wanted: Vec<(Option<String>, String, String)> = Vec::new();
         for n in 0..count {
-            let name = *rng.pick(NAMES);
+            let name = rng.pick(NAMES);
             let text = random_arguments(&mut rng);
             let id = match shape {
                 Shape::NoIds => None,
@@ -930,4 +906,33 @@ fn random_garbage_never_panics_and_never_exceeds_the_call_cap() {
             let _ = call.parsed.map_err(|e| e.to_string());
         }
     }
+}
+
+#[test]
+fn no_two_calls_share_an_id_when_a_provider_id_meets_a_synthesised_one() {
+    // The provider names its second call `call_0`, the id the first was
+    // given: it is answered as `call_1`, and its later pieces still find
+    // it by the provider's id. (Found by the tool_calls fuzz target.)
+    let calls = assemble(&[
+        frag(Some(0), None, Some("read_file"), r#"{"path":"a"}"#),
+        frag(Some(1), Some("call_0"), Some("glob"), r#"{"pattern":"#),
+        frag(Some(2), Some("call_2"), Some("grep"), r#"{"pattern":"x"}"#),
+        frag(Some(3), None, Some("list_directory"), "{}"),
+        // A later piece by the provider's id finds its call.
+        frag(None, Some("call_0"), None, r#""*.rs"}"#),
+    ]);
+    assert_eq!(ids(&calls), ["call_0", "call_1", "call_2", "call_3"]);
+    assert_eq!(calls[1].name, "glob");
+    assert_eq!(parsed(&calls[1])["pattern"], "*.rs");
+    // A synthesised id the provider took first gets a suffix.
+    let calls = assemble(&[
+        frag(
+            Some(0),
+            Some("call_1"),
+            Some("read_file"),
+            r#"{"path":"a"}"#,
+        ),
+        frag(Some(1), None, Some("glob"), r#"{"pattern":"*"}"#),
+    ]);
+    assert_eq!(ids(&calls), ["call_1", "call_1_1"]);
 }

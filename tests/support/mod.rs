@@ -14,6 +14,7 @@ pub mod agent;
 pub mod fixtures;
 pub mod pairing;
 pub mod pty;
+pub mod random;
 pub mod server;
 pub mod sessions;
 

@@ -434,9 +434,16 @@ pub fn tool_call_chunk(
     chunk(json!({"tool_calls": [Value::Object(call)]}), None)
 }
 
+/// Makes the reply to a request the script has none for.
+type Responder = Box<dyn FnMut(&Recorded) -> Reply + Send>;
+
 struct State {
     replies: VecDeque<Reply>,
     requests: Vec<Recorded>,
+    /// Requests received in all, taken or not.
+    received: usize,
+    /// Answers what the script does not.
+    responder: Option<Responder>,
     /// The chat requests that broke the tool-call pairing, said.
     unpaired: Vec<String>,
 }
@@ -480,6 +487,8 @@ impl ScriptedServer {
             state: Mutex::new(State {
                 replies: replies.into(),
                 requests: Vec::new(),
+                received: 0,
+                responder: None,
                 unpaired: Vec::new(),
             }),
             count,
@@ -530,6 +539,18 @@ impl ScriptedServer {
     /// Every request so far, in arrival order.
     pub fn requests(&self) -> Vec<Recorded> {
         self.shared.lock().requests.clone()
+    }
+
+    /// Takes the requests recorded so far, so a long run keeps no more
+    /// than one turn's (the pairing of each was checked as it arrived).
+    pub fn take_requests(&self) -> Vec<Recorded> {
+        std::mem::take(&mut self.shared.lock().requests)
+    }
+
+    /// Answers every request the script has no reply for with what
+    /// `responder` makes of it, instead of a 500.
+    pub fn respond_with(&self, responder: impl FnMut(&Recorded) -> Reply + Send + 'static) {
+        self.shared.lock().responder = Some(Box::new(responder));
     }
 
     /// Waits until at least `n` requests have arrived and returns them all.
@@ -808,30 +829,35 @@ async fn handle_connection(stream: TcpStream, shared: Arc<Shared>, cancel: Cance
     let reply = {
         let mut state = shared.lock();
         let body = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
-        let number = state.requests.len() + 1;
+        state.received += 1;
+        let number = state.received;
         if request.method == "POST"
             && request.path.ends_with("/chat/completions")
             && let Err(broken) = super::pairing::check(&body)
         {
             state.unpaired.push(format!("request #{number}: {broken}"));
         }
-        state.requests.push(Recorded {
+        let recorded = Recorded {
             method: request.method.clone(),
             path: request.path.clone(),
             headers: request.headers,
             body,
             raw_body: request.body,
-        });
-        let reply = state.replies.pop_front().unwrap_or_else(|| {
-            Reply::status(
+        };
+        let scripted = state.replies.pop_front();
+        let reply = match (scripted, state.responder.as_mut()) {
+            (Some(reply), _) => reply,
+            (None, Some(responder)) => responder(&recorded),
+            (None, None) => Reply::status(
                 500,
                 "text/plain",
                 &format!(
                     "script exhausted: request #{number} ({} {}) has no scripted reply",
-                    request.method, request.path
+                    recorded.method, recorded.path
                 ),
-            )
-        });
+            ),
+        };
+        state.requests.push(recorded);
         shared.count.send_replace(number);
         reply
     };

@@ -29,6 +29,8 @@ use dashfloat::tools::{ToolContext, ToolResult, execute, validate};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use support::random::{Rng, env_or};
+
 /// A result as the model reads it.
 fn json_of(result: ToolResult) -> Value {
     serde_json::to_value(result).unwrap()
@@ -96,41 +98,5 @@ impl Tree {
             root,
             outside,
         }
-    }
-}
-
-/// SplitMix64: tiny, seedable, good enough to pick shapes; the fuzz and
-/// property tests share it.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn percent(&mut self, p: usize) -> bool {
-        self.below(100) < p
-    }
-
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[self.below(items.len())]
-    }
-}
-
-/// The number in variable `name`, or `default` when it is not set.
-fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
-    match std::env::var(name) {
-        Ok(v) => v
-            .parse()
-            .unwrap_or_else(|_| panic!("{name}={v:?} is not a number")),
-        Err(_) => default,
     }
 }
