@@ -13,8 +13,8 @@ use crate::llm::slots::{self, SlotAction};
 use crate::llm::wire::Message;
 use crate::protocol::{AgentEvent, LogItem, Severity, Usage};
 use crate::session::{
-    self, LOG_ITEMS_MAX, OpenSession, SavedSession, SessionError, SessionLock, SessionRecord,
-    SessionSetup, check_conversation,
+    self, LOG_BYTES_MAX, LOG_ITEMS_MAX, OpenSession, SavedSession, SessionError, SessionLock,
+    SessionRecord, SessionSetup, check_conversation,
 };
 
 use crate::tools::CheckpointLog;
@@ -69,10 +69,21 @@ impl Saving {
     }
 
     fn push(&mut self, item: LogItem) {
-        if self.log.len() >= LOG_ITEMS_MAX {
-            self.log.pop_front();
-        }
         self.log.push_back(item);
+        self.trim_log();
+    }
+
+    /// Drops the oldest log items past [`LOG_ITEMS_MAX`] items or
+    /// [`LOG_BYTES_MAX`] bytes of text (the newest item always stays), so
+    /// the log, and the session file that holds it, stay bounded however
+    /// long the replies.
+    fn trim_log(&mut self) {
+        let mut bytes: usize = self.log.iter().map(text_bytes).sum();
+        while self.log.len() > LOG_ITEMS_MAX || (bytes > LOG_BYTES_MAX && self.log.len() > 1) {
+            if let Some(old) = self.log.pop_front() {
+                bytes -= text_bytes(&old);
+            }
+        }
     }
 
     /// Records the person's prompt; the first one is the title.
@@ -164,8 +175,8 @@ impl Saving {
         self.created = saved.created;
         self.title = saved.title;
         self.lock = lock;
-        let skip = saved.log.len().saturating_sub(LOG_ITEMS_MAX);
-        self.log = saved.log.into_iter().skip(skip).collect();
+        self.log = saved.log.into();
+        self.trim_log();
         self.reply = None;
         self.usage = saved.usage;
         self.last_usage = saved.last_usage;
@@ -469,6 +480,23 @@ impl Agent {
                     .await;
             }
         }
+    }
+}
+
+/// The text a log item holds, in bytes.
+fn text_bytes(item: &LogItem) -> usize {
+    match item {
+        LogItem::User(text) => text.len(),
+        LogItem::Assistant {
+            text, reasoning, ..
+        } => text.len() + reasoning.len(),
+        LogItem::Tool {
+            id,
+            name,
+            summary,
+            outcome,
+        } => id.len() + name.len() + summary.len() + outcome.as_ref().map_or(0, |(_, e)| e.len()),
+        LogItem::System { text, .. } => text.len(),
     }
 }
 

@@ -10,9 +10,9 @@ use dashfloat::llm::wire::{FunctionCall, Message, Role, ToolCallMessage};
 use dashfloat::protocol::{AgentEvent, LogItem, ReplyEnd, Severity, ToolStatus, UiCommand};
 use dashfloat::secret::Secret;
 use dashfloat::session::{
-    ID_MAX_CHARS, InvalidConversation, LOG_ITEMS_MAX, OpenSession, PROBLEMS_LISTED_MAX,
-    SCHEMA_VERSION, SESSION_FILE_MAX_BYTES, SESSIONS_LISTED_MAX, SessionError, SessionSetup,
-    SessionStore, TITLE_MAX_CHARS, check_conversation, new_id, title_of, valid_id,
+    ID_MAX_CHARS, InvalidConversation, LOG_BYTES_MAX, LOG_ITEMS_MAX, OpenSession,
+    PROBLEMS_LISTED_MAX, SCHEMA_VERSION, SESSION_FILE_MAX_BYTES, SESSIONS_LISTED_MAX, SessionError,
+    SessionSetup, SessionStore, TITLE_MAX_CHARS, check_conversation, new_id, title_of, valid_id,
 };
 use serde_json::Value;
 
@@ -844,4 +844,43 @@ async fn a_resumed_log_keeps_its_newest_items_up_to_the_bound() {
     };
     assert_eq!(shown.len(), LOG_ITEMS_MAX);
     assert_eq!(shown[0], LogItem::User("prompt 5".into()));
+}
+
+#[tokio::test]
+async fn a_log_of_long_replies_keeps_its_newest_up_to_the_byte_bound() {
+    let home = tempfile::tempdir().unwrap();
+    let store = SessionStore::at(home.path());
+    let messages = [message(Role::System, "s"), message(Role::User, "u")];
+    // Six replies of 4 MiB: over the bound, which keeps the newest four.
+    let reply = |i: usize| LogItem::Assistant {
+        text: format!("{i}{}", "x".repeat(4 * 1024 * 1024 - 1)),
+        reasoning: String::new(),
+        end: ReplyEnd::Complete,
+    };
+    let log: Vec<LogItem> = (0..6).map(reply).collect();
+    write_record(
+        &store,
+        "20261201-000000-bbbbbb",
+        PROJECT,
+        1,
+        &messages,
+        &log,
+    );
+    let server = ScriptedServer::start(vec![]).await;
+    let project = tempfile::tempdir().unwrap();
+    let mut h = start_saving(
+        &server,
+        project.path(),
+        &store,
+        OpenSession::Resume("20261201-000000-bbbbbb".into()),
+    );
+    let events = h
+        .until(|e| matches!(e, AgentEvent::SessionOpened { .. }))
+        .await;
+    let Some(AgentEvent::SessionOpened { log: shown }) = events.last() else {
+        unreachable!()
+    };
+    assert_eq!(shown.len(), LOG_BYTES_MAX / (4 * 1024 * 1024));
+    assert_eq!(shown[0], reply(2));
+    assert_eq!(shown.last(), Some(&reply(5)));
 }

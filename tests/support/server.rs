@@ -51,7 +51,7 @@ pub enum Step {
     /// ("connection reset") instead of an orderly FIN.
     Reset,
     /// Keep the connection open and send nothing more until the server is
-    /// dropped.
+    /// dropped or the client closes it.
     Hang,
 }
 
@@ -911,8 +911,18 @@ async fn play(stream: &mut TcpStream, reply: Reply, cancel: &CancellationToken) 
                 return Ok(());
             }
             Step::Hang => {
-                cancel.cancelled().await;
-                return Ok(());
+                // Until the server stops or the client goes away: a client
+                // that gave up must not leave the connection held.
+                let mut buf = [0u8; 512];
+                loop {
+                    tokio::select! {
+                        () = cancel.cancelled() => return Ok(()),
+                        read = stream.read(&mut buf) => match read {
+                            Ok(0) | Err(_) => return Ok(()),
+                            Ok(_) => {}
+                        },
+                    }
+                }
             }
         }
     }

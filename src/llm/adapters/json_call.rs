@@ -63,7 +63,9 @@ pub(super) fn object_end(c: &mut Cursor<'_>, list: bool) -> Step<Tail> {
     take!(c.ws_then_more());
     match take!(c.one_of(&[",", "]"])) {
         0 => {
-            c.ws();
+            // The whitespace after the comma is the separator's, however
+            // the stream was cut (found by fuzzing, ADR 0036).
+            take!(c.ws_then_more());
             Step::Yes(Tail::Next(c.at()))
         }
         _ => Step::Yes(Tail::Done(c.at())),
