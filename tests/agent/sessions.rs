@@ -851,9 +851,9 @@ async fn a_log_of_long_replies_keeps_its_newest_up_to_the_byte_bound() {
     let home = tempfile::tempdir().unwrap();
     let store = SessionStore::at(home.path());
     let messages = [message(Role::System, "s"), message(Role::User, "u")];
-    // Six replies of 4 MiB: over the bound, which keeps the newest four.
+    // Six replies of 1 MiB: over the bound, which keeps the newest four.
     let reply = |i: usize| LogItem::Assistant {
-        text: format!("{i}{}", "x".repeat(4 * 1024 * 1024 - 1)),
+        text: format!("{i}{}", "x".repeat(1024 * 1024 - 1)),
         reasoning: String::new(),
         end: ReplyEnd::Complete,
     };
@@ -880,7 +880,7 @@ async fn a_log_of_long_replies_keeps_its_newest_up_to_the_byte_bound() {
     let Some(AgentEvent::SessionOpened { log: shown }) = events.last() else {
         unreachable!()
     };
-    assert_eq!(shown.len(), LOG_BYTES_MAX / (4 * 1024 * 1024));
+    assert_eq!(shown.len(), LOG_BYTES_MAX / (1024 * 1024));
     assert_eq!(shown[0], reply(2));
     assert_eq!(shown.last(), Some(&reply(5)));
 }

@@ -123,12 +123,32 @@ fn call_frames(calls: &[(&str, &str)], episode: u64) -> Vec<Value> {
     out
 }
 
-/// The server's side of the mix: a reply for each request.
+/// Whether a request body offers tools: a turn's request, not a summary's.
+fn offers_tools(body: &Value) -> bool {
+    body["tools"].as_array().is_some_and(|t| !t.is_empty())
+}
+
+/// A reply of `pieces` × 64 KiB of text: from one megabyte to past what
+/// one reply may hold (4 MiB, at 64 pieces).
+fn huge(pieces: usize) -> Reply {
+    let mut out = vec![role_chunk()];
+    let piece = "x".repeat(64 * 1024);
+    out.extend((0..pieces).map(|_| content_chunk(&piece)));
+    out.push(finish_chunk("stop"));
+    frames(out)
+}
+
+/// The server's side of the mix: a reply for each request. The first two
+/// are the largest replies of the run, one just under the reply bound and
+/// one past it, so the memory they leave with the allocator is there
+/// before the measuring starts.
 fn reply_for(rng: &mut Rng, request: &Recorded, episode: u64) -> Reply {
-    let offers_tools = request.body["tools"]
-        .as_array()
-        .is_some_and(|t| !t.is_empty());
-    if !offers_tools {
+    match episode {
+        1 => return huge(63),
+        2 => return huge(72),
+        _ => {}
+    }
+    if !offers_tools(&request.body) {
         // The summary of a compaction (or a request that asks for words).
         return match rng.below(10) {
             0 => Reply::status(503, "text/plain", "busy"),
@@ -177,14 +197,7 @@ fn reply_for(rng: &mut Rng, request: &Recorded, episode: u64) -> Reply {
             let sent = 2 + rng.below(4);
             frames(text_frames(rng, 10)).hang_after(sent)
         }
-        84..=85 => {
-            // A huge reply: past what one reply may hold, or close to it.
-            let mut out = vec![role_chunk()];
-            let piece = "x".repeat(64 * 1024);
-            out.extend((0..40 + rng.below(40)).map(|_| content_chunk(&piece)));
-            out.push(finish_chunk("stop"));
-            frames(out)
-        }
+        84 => huge(16 + rng.below(56)),
         _ => frames(text_frames(rng, 5)),
     }
 }
@@ -284,7 +297,7 @@ fn last_conversation(requests: &[Recorded]) -> Option<Vec<Message>> {
         .filter(|r| r.path.ends_with("/chat/completions"))
         .collect();
     let last = chats.last()?;
-    if !last.body["tools"].as_array().is_some_and(|t| !t.is_empty()) {
+    if !offers_tools(&last.body) {
         return None;
     }
     let mut messages: Vec<Message> = serde_json::from_value(last.body["messages"].clone()).ok()?;
@@ -381,6 +394,8 @@ async fn turns_under_random_faults_lose_nothing() {
 
     let mut tally = Tally::default();
     let mut curve = Vec::new();
+    let mut sizes: Vec<u64> = Vec::new();
+    let started = std::time::Instant::now();
     let mut baseline = None;
     for turn in 1..=turns {
         if rng.chance(25) {
@@ -413,6 +428,7 @@ async fn turns_under_random_faults_lose_nothing() {
         }
         if turn % (turns / 10).max(1) == 0 || turn == turns {
             curve.push((turn, live_rss_kib(), open_fds()));
+            sizes.push(std::fs::metadata(store.path_of(id)).unwrap().len());
             eprintln!(
                 "DEBUG turn {turn}: session {} bytes, {} messages, log {} items",
                 std::fs::metadata(store.path_of(id)).unwrap().len(),
@@ -421,18 +437,15 @@ async fn turns_under_random_faults_lose_nothing() {
             );
         }
     }
-    h.send(UiCommand::Clear).await;
-    settled(&mut h).await;
-    eprintln!("DEBUG after clear: {}", live_rss_kib());
     h.send(UiCommand::Quit).await;
     h.task.await.unwrap();
-    eprintln!("DEBUG after quit: {}", live_rss_kib());
 
-    println!("| turn | RSS (KiB) | open fds |");
-    println!("| --- | --- | --- |");
-    for (turn, rss, fds) in &curve {
-        println!("| {turn} | {rss} | {fds} |");
+    println!("| turn | RSS in use (KiB) | open fds | session file (bytes) |");
+    println!("| --- | --- | --- | --- |");
+    for ((turn, rss, fds), size) in curve.iter().zip(&sizes) {
+        println!("| {turn} | {rss} | {fds} | {size} |");
     }
+    println!("{turns} turns in {:.0} s", started.elapsed().as_secs_f64());
     println!("{tally:?}");
     // The mix reached the agent: each kind of event happened.
     assert!(
