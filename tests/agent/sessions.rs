@@ -812,45 +812,43 @@ async fn with_saving_off_nothing_is_written() {
     assert!(!store.dir().exists());
 }
 
-#[tokio::test]
-async fn a_resumed_log_keeps_its_newest_items_up_to_the_bound() {
+/// Saves a session whose log is `log`, resumes it, and returns the log the
+/// screen is given.
+async fn resumed_log(log: &[LogItem]) -> Vec<LogItem> {
     let home = tempfile::tempdir().unwrap();
     let store = SessionStore::at(home.path());
     let messages = [message(Role::System, "s"), message(Role::User, "u")];
-    let log: Vec<LogItem> = (0..LOG_ITEMS_MAX + 5)
-        .map(|i| LogItem::User(format!("prompt {i}")))
-        .collect();
-    write_record(
-        &store,
-        "20261201-000000-aaaaaa",
-        PROJECT,
-        1,
-        &messages,
-        &log,
-    );
+    let id = "20261201-000000-aaaaaa";
+    write_record(&store, id, PROJECT, 1, &messages, log);
     let server = ScriptedServer::start(vec![]).await;
     let project = tempfile::tempdir().unwrap();
     let mut h = start_saving(
         &server,
         project.path(),
         &store,
-        OpenSession::Resume("20261201-000000-aaaaaa".into()),
+        OpenSession::Resume(id.into()),
     );
-    let events = h
+    let mut events = h
         .until(|e| matches!(e, AgentEvent::SessionOpened { .. }))
         .await;
-    let Some(AgentEvent::SessionOpened { log: shown }) = events.last() else {
+    let Some(AgentEvent::SessionOpened { log: shown }) = events.pop() else {
         unreachable!()
     };
+    shown
+}
+
+#[tokio::test]
+async fn a_resumed_log_keeps_its_newest_items_up_to_the_bound() {
+    let log: Vec<LogItem> = (0..LOG_ITEMS_MAX + 5)
+        .map(|i| LogItem::User(format!("prompt {i}")))
+        .collect();
+    let shown = resumed_log(&log).await;
     assert_eq!(shown.len(), LOG_ITEMS_MAX);
     assert_eq!(shown[0], LogItem::User("prompt 5".into()));
 }
 
 #[tokio::test]
 async fn a_log_of_long_replies_keeps_its_newest_up_to_the_byte_bound() {
-    let home = tempfile::tempdir().unwrap();
-    let store = SessionStore::at(home.path());
-    let messages = [message(Role::System, "s"), message(Role::User, "u")];
     // Six replies of 1 MiB: over the bound, which keeps the newest four.
     let reply = |i: usize| LogItem::Assistant {
         text: format!("{i}{}", "x".repeat(1024 * 1024 - 1)),
@@ -858,28 +856,7 @@ async fn a_log_of_long_replies_keeps_its_newest_up_to_the_byte_bound() {
         end: ReplyEnd::Complete,
     };
     let log: Vec<LogItem> = (0..6).map(reply).collect();
-    write_record(
-        &store,
-        "20261201-000000-bbbbbb",
-        PROJECT,
-        1,
-        &messages,
-        &log,
-    );
-    let server = ScriptedServer::start(vec![]).await;
-    let project = tempfile::tempdir().unwrap();
-    let mut h = start_saving(
-        &server,
-        project.path(),
-        &store,
-        OpenSession::Resume("20261201-000000-bbbbbb".into()),
-    );
-    let events = h
-        .until(|e| matches!(e, AgentEvent::SessionOpened { .. }))
-        .await;
-    let Some(AgentEvent::SessionOpened { log: shown }) = events.last() else {
-        unreachable!()
-    };
+    let shown = resumed_log(&log).await;
     assert_eq!(shown.len(), LOG_BYTES_MAX / (1024 * 1024));
     assert_eq!(shown[0], reply(2));
     assert_eq!(shown.last(), Some(&reply(5)));

@@ -11,9 +11,10 @@
 //!   scripted server's pairing check);
 //! - after every turn, that the session file loads, is valid, and holds
 //!   the conversation the last request carried;
-//! - at the end, that memory and open descriptors did not grow from the
-//!   tenth of the run to its end, no child process is left, and no
-//!   temporary file remains.
+//! - at the end, that memory in use and open descriptors, read every
+//!   tenth of the run, were no higher in its second half than in its
+//!   first, that no child process is left, and that no temporary file
+//!   remains.
 //!
 //! `SOAK_TURNS` (default 150, as CI runs it; 1000 by hand) and
 //! `SOAK_SEED` choose the run; a failure prints the seed. ADR 0036.
@@ -44,9 +45,9 @@ const DEFAULT_TURNS: usize = 150;
 const DEFAULT_SEED: u64 = 0x50a4_0000_2026_1202;
 /// Silence after which the person presses Esc: a stalled reply.
 const STALL: Duration = Duration::from_millis(1500);
-/// Slack on the memory compared across the run: the allocator keeps
-/// freed pages, and the session's own bounded buffers fill up.
-const RSS_SLACK_KIB: u64 = 24 * 1024;
+/// Slack on the memory compared across the run: what the allocator keeps
+/// after `malloc_trim` varies with how the heap was cut up.
+const RSS_SLACK_KIB: u64 = 16 * 1024;
 
 /// The calls the mix makes: each (tool, arguments).
 const CALLS: [(&str, &str); 9] = [
@@ -396,7 +397,6 @@ async fn turns_under_random_faults_lose_nothing() {
     let mut curve = Vec::new();
     let mut sizes: Vec<u64> = Vec::new();
     let started = std::time::Instant::now();
-    let mut baseline = None;
     for turn in 1..=turns {
         if rng.chance(25) {
             h.send(UiCommand::Compact { focus: None }).await;
@@ -422,9 +422,6 @@ async fn turns_under_random_faults_lose_nothing() {
                 saved.messages.len() >= sent.len() && saved.messages[..sent.len()] == sent[..],
                 "turn {turn}: the saved conversation does not hold the last request's"
             );
-        }
-        if turn == turns.div_ceil(10) {
-            baseline = Some((live_rss_kib(), open_fds()));
         }
         if turn % (turns / 10).max(1) == 0 || turn == turns {
             curve.push((turn, live_rss_kib(), open_fds()));
@@ -453,16 +450,24 @@ async fn turns_under_random_faults_lose_nothing() {
         "{tally:?}"
     );
     assert!(tally.tool_results > 0 && tally.errors > 0, "{tally:?}");
-    let (rss_then, fds_then) = baseline.expect("a tenth of the run");
-    let &(_, rss_end, _) = curve.last().unwrap();
+    // Flat from a tenth of the run on: the second half never needs more
+    // than the first did. Memory in use moves with what the session holds
+    // (a long reply in the log, a conversation before its compaction), so
+    // a leak shows as a second half above the first, not as one reading.
+    let half = |later: bool| {
+        curve
+            .iter()
+            .filter(|(turn, ..)| (*turn > turns / 2) == later)
+            .fold((0, 0), |(rss, fds), &(_, r, f)| (rss.max(r), fds.max(f)))
+    };
+    let ((rss_first, fds_first), (rss_second, fds_second)) = (half(false), half(true));
     assert!(
-        rss_end <= rss_then + RSS_SLACK_KIB,
-        "memory grew from {rss_then} KiB to {rss_end} KiB: {curve:?}"
+        rss_second <= rss_first + RSS_SLACK_KIB,
+        "memory in use grew from at most {rss_first} KiB to {rss_second} KiB: {curve:?}"
     );
-    let fds_end = open_fds();
     assert!(
-        fds_end <= fds_then,
-        "open descriptors grew from {fds_then} to {fds_end}: {curve:?}"
+        fds_second <= fds_first && open_fds() <= fds_first,
+        "open descriptors grew: {curve:?}"
     );
     assert_eq!(children(), Vec::<String>::new(), "child processes left");
     assert_eq!(temporaries(store.dir()), Vec::<String>::new());
