@@ -41,6 +41,10 @@ pub(super) struct Restoring {
     outcomes: Vec<(String, Restored)>,
     /// What undoes what was applied.
     back: Vec<tools::FileChange>,
+    /// Some file could be restored: a restore that applied nothing keeps
+    /// the changes for another try; one of only unrestorable files drops
+    /// them, so the next `/undo` steps further back.
+    restorable: bool,
 }
 
 impl Restoring {
@@ -192,6 +196,10 @@ impl Agent {
         };
         self.restores_started += 1;
         let id = format!("restore-{}", self.restores_started);
+        let restorable = files
+            .iter()
+            .chain(waiting.iter().flat_map(|(_, files)| files))
+            .any(|f| !matches!(f.standing, Standing::Unrestorable(_)));
         let mut restoring = Restoring {
             direction,
             source: changes,
@@ -201,14 +209,10 @@ impl Agent {
             of,
             outcomes: Vec::new(),
             back: Vec::new(),
+            restorable,
         };
         // Nothing to approve when no file can be restored: only said.
-        let restorable = restoring
-            .asking
-            .1
-            .iter()
-            .any(|f| !matches!(f.standing, Standing::Unrestorable(_)));
-        if !restorable && restoring.waiting.is_empty() {
+        if !restorable {
             let files = std::mem::take(&mut restoring.asking.1);
             // Touches no file: each is only reported as not restorable.
             let (outcomes, _) = tools::restore(self.setup.tools.workspace.as_ref(), &files);
@@ -295,6 +299,7 @@ impl Agent {
             source,
             outcomes,
             back,
+            restorable,
             ..
         } = restoring;
         let applied: Vec<String> = outcomes
@@ -305,7 +310,9 @@ impl Agent {
             })
             .collect();
         if back.is_empty() {
-            self.put_back(direction, source);
+            if restorable {
+                self.put_back(direction, source);
+            }
         } else {
             let undone = TurnChanges {
                 turn: source.turn,

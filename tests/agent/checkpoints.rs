@@ -441,6 +441,14 @@ async fn a_file_over_the_edit_bound_is_not_restorable_and_the_confirmation_says_
         std::fs::read(dir.path().join("big.log")).unwrap(),
         b"small\n"
     );
+    // The turn is spent: the next /undo steps past it.
+    let events = restore(&mut h, UiCommand::Undo, &[]).await;
+    assert!(
+        system_texts(&events)
+            .iter()
+            .any(|t| t.starts_with("nothing to undo")),
+        "{events:?}"
+    );
 }
 
 #[test]
