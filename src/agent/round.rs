@@ -101,17 +101,11 @@ impl Round {
         policy: ApprovalPolicy,
         tools: &tools::ToolContext,
     ) -> Self {
-        let mut seen = std::collections::HashSet::new();
+        // Results are matched to calls by id; the stream's accumulator
+        // gives every call of an episode an id of its own.
         let calls = requests
             .into_iter()
-            .map(|mut req| {
-                // Results are matched to calls by id, so ids must be unique
-                // in a round. A stream can repeat one (a provider id equal
-                // to a made-up one); the repeat is renamed, in the
-                // assistant message too, so pairing stays exact.
-                while !seen.insert(req.id.clone()) {
-                    req.id.push_str("_dup");
-                }
+            .map(|req| {
                 let arguments = object_text(&req.arguments);
                 let state = match req.error {
                     Some(why) => CallState::Done(

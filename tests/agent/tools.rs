@@ -715,7 +715,8 @@ async fn only_the_last_episodes_usage_reaches_the_ui() {
 
 #[tokio::test]
 async fn two_calls_with_one_id_are_both_answered_under_distinct_ids() {
-    // Index 0 has no id (made up as call_1_0); index 1 brings that same id.
+    // Index 0 has no id (made up as call_1_0); index 1 brings that same id,
+    // and is answered under one made up for it.
     let frames = vec![
         role_chunk(),
         tool_call_chunk(0, None, Some("list_directory"), "{}"),
@@ -734,7 +735,7 @@ async fn two_calls_with_one_id_are_both_answered_under_distinct_ids() {
         .iter()
         .map(|c| c["id"].as_str().unwrap())
         .collect();
-    assert_eq!(ids, vec!["call_1_0", "call_1_0_dup"]);
+    assert_eq!(ids, vec!["call_1_0", "call_1_1"]);
 }
 
 #[tokio::test]
