@@ -257,11 +257,7 @@ impl Agent {
                     }
                 }
             }
-            Decision::Reject => restoring.outcomes.extend(
-                files
-                    .into_iter()
-                    .map(|f| (f.path, Restored::Left("you kept it as it is".to_owned()))),
-            ),
+            Decision::Reject => restoring.outcomes.extend(kept(files)),
         }
         match restoring.waiting.pop_front() {
             Some((preview, files)) => {
@@ -283,10 +279,8 @@ impl Agent {
             let left = std::mem::take(&mut restoring.asking.1)
                 .into_iter()
                 .chain(restoring.waiting.drain(..).flat_map(|(_, files)| files));
-            let kept: Vec<_> = left
-                .map(|f| (f.path, Restored::Left("you kept it as it is".to_owned())))
-                .collect();
-            restoring.outcomes.extend(kept);
+            let outcomes = kept(left);
+            restoring.outcomes.extend(outcomes);
             self.finish_restore(restoring).await;
         }
     }
@@ -372,6 +366,14 @@ impl Agent {
             Direction::Redo => log.undone.push(changes),
         }
     }
+}
+
+/// The outcomes of files the person chose to keep as they are.
+fn kept(files: impl IntoIterator<Item = Surveyed>) -> Vec<(String, Restored)> {
+    files
+        .into_iter()
+        .map(|f| (f.path, Restored::Left("you kept it as it is".to_owned())))
+        .collect()
 }
 
 /// The first line of a restore's confirmation.

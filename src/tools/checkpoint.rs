@@ -12,10 +12,10 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::{PreviewKind, PreviewLine};
+use crate::protocol::{FileGuard, PreviewKind, PreviewLine};
 
 use super::edit::EDIT_MAX_FILE_BYTES;
-use super::guard::content_hash;
+use super::guard::{content_hash, guard_of};
 use super::preview::{diff, heading, line};
 use super::{Parents, Stat, Workspace, WriteError};
 
@@ -50,11 +50,16 @@ pub enum FileState {
 }
 
 impl FileState {
-    fn kept_bytes(&self) -> u64 {
+    /// The content kept: empty for no file, or one not kept.
+    fn content(&self) -> &[u8] {
         match self {
-            FileState::File { content, .. } => content.len() as u64,
-            FileState::Absent | FileState::NotKept { .. } => 0,
+            FileState::File { content, .. } => content,
+            FileState::Absent | FileState::NotKept { .. } => &[],
         }
+    }
+
+    fn kept_bytes(&self) -> u64 {
+        self.content().len() as u64
     }
 }
 
@@ -350,11 +355,6 @@ impl Surveyed {
             (_, FileState::Absent) => "remove",
             _ => "restore",
         };
-        let bytes = |state: &FileState| match state {
-            FileState::File { content, .. } => content.clone(),
-            FileState::Absent | FileState::NotKept { .. } => Vec::new(),
-        };
-        let (from, to) = (bytes(&self.now), bytes(&self.target));
         let mut lines = heading(format!("{verb} {path}"), ws, &real);
         if self.standing == Standing::ChangedSince {
             lines.push(line(
@@ -362,7 +362,7 @@ impl Surveyed {
                 "(changed since that turn: restoring overwrites those changes)",
             ));
         }
-        lines.extend(diff(&from, &to));
+        lines.extend(diff(self.now.content(), self.target.content()));
         lines
     }
 }
@@ -409,12 +409,21 @@ fn look(ws: &dyn Workspace, path: &str) -> Result<(FileState, Option<u64>), Stri
     }
     let state = state_of(ws, &real, &meta);
     let hash = match &state {
-        FileState::File { content, .. } => content_hash(content),
-        // Past the bound it is not as any turn left it: a turn's write
-        // of it would have been kept whole.
-        FileState::Absent | FileState::NotKept { .. } => u64::MAX,
+        FileState::File { content, .. } => Some(content_hash(content)),
+        // Not kept (past the bound): hashed as the guard does, unread.
+        FileState::Absent | FileState::NotKept { .. } => now_hash(ws, &real)?,
     };
-    Ok((state, Some(hash)))
+    Ok((state, hash))
+}
+
+/// The hash of the file `real` as it is now ([`None`]: no file), in
+/// bounded pieces: the file guard's.
+fn now_hash(ws: &dyn Workspace, real: &Path) -> Result<Option<u64>, String> {
+    match guard_of(ws, real) {
+        Ok(FileGuard::Content(hash)) => Ok(Some(hash)),
+        Ok(FileGuard::Absent | FileGuard::Unguarded) => Ok(None),
+        Err(e) => Err(format!("cannot read it: {e}")),
+    }
 }
 
 /// How restoring one file ended.
@@ -463,8 +472,8 @@ fn restore_one(ws: &dyn Workspace, file: &Surveyed) -> Restored {
         Ok(real) => real,
         Err(e) => return Restored::Left(e.to_string()),
     };
-    match look(ws, &file.path) {
-        Ok((_, hash)) if hash == file.now_hash => {}
+    match now_hash(ws, &real) {
+        Ok(hash) if hash == file.now_hash => {}
         Ok(_) => return Restored::Left("it changed while the restore was shown".to_owned()),
         Err(why) => return Restored::Left(why),
     }

@@ -89,11 +89,6 @@ impl Drop for SeedOnFailure {
     }
 }
 
-/// An SSE reply of these frames, each sent as one chunk.
-fn frames(frames: Vec<Value>) -> Reply {
-    Reply::sse(frames)
-}
-
 fn text_frames(rng: &mut Rng, words: usize) -> Vec<Value> {
     let mut out = vec![role_chunk()];
     for i in 0..words {
@@ -136,7 +131,7 @@ fn huge(pieces: usize) -> Reply {
     let piece = "x".repeat(64 * 1024);
     out.extend((0..pieces).map(|_| content_chunk(&piece)));
     out.push(finish_chunk("stop"));
-    frames(out)
+    Reply::sse(out)
 }
 
 /// The server's side of the mix: a reply for each request. The first two
@@ -153,29 +148,29 @@ fn reply_for(rng: &mut Rng, request: &Recorded, episode: u64) -> Reply {
         // The summary of a compaction (or a request that asks for words).
         return match rng.below(10) {
             0 => Reply::status(503, "text/plain", "busy"),
-            1 => frames(text_frames(rng, 8)).cut_after(3),
-            _ => frames(text_frames(rng, 12)),
+            1 => Reply::sse(text_frames(rng, 8)).cut_after(3),
+            _ => Reply::sse(text_frames(rng, 12)),
         };
     }
     let answer_now = request.body["tool_choice"] == "none";
     let roll = rng.below(100);
     match roll {
-        _ if answer_now => frames(text_frames(rng, 6)),
+        _ if answer_now => Reply::sse(text_frames(rng, 6)),
         0..=29 => {
             let words = 1 + rng.below(40);
-            frames(text_frames(rng, words))
+            Reply::sse(text_frames(rng, words))
         }
-        30..=54 => frames(call_frames(&[rng.pick(&CALLS)], episode)),
+        30..=54 => Reply::sse(call_frames(&[rng.pick(&CALLS)], episode)),
         55..=61 => {
             let calls: Vec<_> = (0..2 + rng.below(2)).map(|_| rng.pick(&CALLS)).collect();
-            frames(call_frames(&calls, episode))
+            Reply::sse(call_frames(&calls, episode))
         }
-        62..=66 => frames(call_frames(&[rng.pick(&MALFORMED)], episode)),
+        62..=66 => Reply::sse(call_frames(&[rng.pick(&MALFORMED)], episode)),
         67..=70 => {
             let sent = 2 + rng.below(20);
-            frames(text_frames(rng, 30)).cut_after(sent)
+            Reply::sse(text_frames(rng, 30)).cut_after(sent)
         }
-        71..=73 => frames(call_frames(&[rng.pick(&CALLS)], episode)).cut_after(2),
+        71..=73 => Reply::sse(call_frames(&[rng.pick(&CALLS)], episode)).cut_after(2),
         74..=76 => {
             let (status, why) = rng.pick(&[(429, "slow down"), (500, "oops"), (503, "busy")]);
             Reply::status(
@@ -196,10 +191,10 @@ fn reply_for(rng: &mut Rng, request: &Recorded, episode: u64) -> Reply {
         ),
         81..=83 => {
             let sent = 2 + rng.below(4);
-            frames(text_frames(rng, 10)).hang_after(sent)
+            Reply::sse(text_frames(rng, 10)).hang_after(sent)
         }
         84 => huge(16 + rng.below(56)),
-        _ => frames(text_frames(rng, 5)),
+        _ => Reply::sse(text_frames(rng, 5)),
     }
 }
 
