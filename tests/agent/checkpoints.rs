@@ -55,6 +55,11 @@ fn turn_of(calls: &[(String, String, String)]) -> Vec<Reply> {
     vec![Reply::tool_calls(&calls), Reply::text(&["done"])]
 }
 
+/// The text of file `name` in `dir`.
+fn text(dir: &Path, name: &str) -> String {
+    std::fs::read_to_string(dir.join(name)).unwrap()
+}
+
 fn mode(path: &Path) -> u32 {
     std::fs::metadata(path).unwrap().permissions().mode() & 0o777
 }
@@ -251,14 +256,8 @@ async fn a_file_changed_since_the_turn_is_refused_unless_approved_on_its_own() {
     assert!(shown[0].contains("restore notes.txt") && !shown[0].contains("run.sh"));
     assert!(shown[1].contains("changed after that turn") && shown[1].contains("restore run.sh"));
     assert!(shown[1].contains("-echo mine"), "{}", shown[1]);
-    assert_eq!(
-        std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(),
-        "alpha\nbeta\n"
-    );
-    assert_eq!(
-        std::fs::read_to_string(dir.path().join("run.sh")).unwrap(),
-        "#!/bin/sh\necho mine\n"
-    );
+    assert_eq!(text(dir.path(), "notes.txt"), "alpha\nbeta\n");
+    assert_eq!(text(dir.path(), "run.sh"), "#!/bin/sh\necho mine\n");
     let notice = system_texts(&events).join("\n");
     assert!(notice.contains("run.sh: left as it is"), "{notice}");
 }
@@ -279,10 +278,7 @@ async fn a_changed_file_is_overwritten_only_with_its_own_approval() {
         "{}",
         shown[0]
     );
-    assert_eq!(
-        std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(),
-        "alpha\nbeta\n"
-    );
+    assert_eq!(text(dir.path(), "notes.txt"), "alpha\nbeta\n");
 }
 
 /// Four prompts answered in words, the second and third each writing a
@@ -368,14 +364,8 @@ async fn a_rewind_can_undo_the_files_its_dropped_turns_changed() {
     assert_eq!(snapshot(dir.path()), before);
     // What the rewind undid, `/redo` re-applies.
     restore(&mut h, UiCommand::Redo, &[Decision::Approve]).await;
-    assert_eq!(
-        std::fs::read_to_string(dir.path().join("two.txt")).unwrap(),
-        "2\n"
-    );
-    assert_eq!(
-        std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(),
-        "three\nbeta\n"
-    );
+    assert_eq!(text(dir.path(), "two.txt"), "2\n");
+    assert_eq!(text(dir.path(), "notes.txt"), "three\nbeta\n");
 }
 
 #[tokio::test]
