@@ -99,6 +99,9 @@ pub struct Entry {
     pub text: String,
     pub(super) lines: Vec<Line<'static>>,
     pub(super) dirty: bool,
+    /// Its text's bytes when it was last wrapped, as the log's byte total
+    /// counts it.
+    pub(super) counted: usize,
 }
 
 impl Entry {
@@ -110,7 +113,22 @@ impl Entry {
             text: clean(text),
             lines: Vec::new(),
             dirty: true,
+            counted: 0,
         }
+    }
+
+    /// The bytes of text it holds, all kinds' strings together: what the
+    /// log's byte bound counts.
+    pub(super) fn text_bytes(&self) -> usize {
+        let own = match &self.kind {
+            EntryKind::Assistant { reasoning, .. } => reasoning.len(),
+            EntryKind::Tool { name, outcome, .. } => {
+                name.len() + outcome.as_ref().map_or(0, |(_, excerpt)| excerpt.len())
+            }
+            EntryKind::Preview(lines) => lines.iter().map(|l| l.text.len()).sum(),
+            EntryKind::User | EntryKind::System(_) => 0,
+        };
+        self.text.len() + own
     }
 
     /// Whether this is a reply that is still streaming.

@@ -270,14 +270,21 @@ impl State {
     }
 
     /// Lays out the input box and re-wraps the transcript for the current
-    /// size, and records what of a pending preview the next frame shows;
+    /// size (keeping the previews still waiting for an answer), and
+    /// records what of a pending preview the next frame shows;
     /// call right before drawing, which then only reads the state.
     pub fn prepare(&mut self) {
         self.input =
             self.editor
                 .layout(input_width(self.size.0), INPUT_MAX_ROWS, self.input.scroll);
         let height = self.log_height();
-        self.transcript.prepare(self.size.0, height, &self.theme);
+        let keep = [&self.confirm, &self.answered]
+            .into_iter()
+            .flatten()
+            .map(|c| c.entry)
+            .min();
+        self.transcript
+            .prepare(self.size.0, height, &self.theme, keep);
         if let Some(confirm) = &mut self.confirm {
             confirm.track(&mut self.transcript, self.size.0);
         }

@@ -1,6 +1,9 @@
 //! The log: the transcript's entries, each with its wrapped lines cached for
 //! the current width, and the scroll position. A frame costs the visible
-//! lines plus the entry that changed, never the whole transcript.
+//! lines plus the entry that changed, never the whole transcript. Like the
+//! session's log, it keeps the newest [`LOG_ITEMS_MAX`] entries and
+//! [`LOG_BYTES_MAX`] bytes of text, so a session of any length holds a
+//! bounded screen.
 
 use std::ops::Range;
 
@@ -8,6 +11,7 @@ use ratatui::text::Line;
 
 use crate::protocol::{CallId, LogItem, ReplyEnd, Severity, ToolStatus};
 use crate::safe_text::strip_controls;
+use crate::session::{LOG_BYTES_MAX, LOG_ITEMS_MAX};
 
 pub use super::entry::{Entry, EntryKind};
 use super::entry::{clean, clean_status, status_label};
@@ -38,10 +42,26 @@ fn entry_of(item: LogItem) -> Entry {
     }
 }
 
-/// The transcript and its viewport.
+/// What the top of the log says once older entries have been dropped.
+pub fn dropped_notice() -> String {
+    format!(
+        "earlier entries are no longer shown: the log keeps the newest {LOG_ITEMS_MAX} entries and {} MiB of text",
+        LOG_BYTES_MAX / (1024 * 1024)
+    )
+}
+
+/// The transcript and its viewport. An entry is known by its index: its
+/// place among every entry pushed since the log was last replaced, which
+/// dropping older entries does not change.
 #[derive(Debug, Default)]
 pub struct Transcript {
+    /// The entries kept, oldest first; once any was dropped, the first is
+    /// the [`dropped_notice`].
     entries: Vec<Entry>,
+    /// How many entries were dropped from the front.
+    dropped: usize,
+    /// The bytes of text the entries held when last wrapped.
+    text_bytes: usize,
     width: u16,
     total_lines: usize,
     /// Lines hidden below the viewport; 0 means following the bottom.
@@ -54,16 +74,25 @@ pub struct Transcript {
 }
 
 impl Transcript {
-    /// The entries, oldest first.
+    /// The entries kept, oldest first.
     pub fn entries(&self) -> &[Entry] {
         &self.entries
     }
 
-    /// Adds an entry at the bottom. Like every text the log receives, it
-    /// is stored without control characters.
-    pub fn push(&mut self, kind: EntryKind, text: String) {
+    /// Where the entry of `index` is in `entries`, if it is kept.
+    fn position(&self, index: usize) -> Option<usize> {
+        let notice = usize::from(self.dropped > 0);
+        let at = index.checked_sub(self.dropped)? + notice;
+        (at < self.entries.len()).then_some(at)
+    }
+
+    /// Adds an entry at the bottom and returns its index. Like every text
+    /// the log receives, it is stored without control characters.
+    pub fn push(&mut self, kind: EntryKind, text: String) -> usize {
+        let index = self.dropped + self.entries.len() - usize::from(self.dropped > 0);
         self.dirty_from = self.dirty_from.min(self.entries.len());
         self.entries.push(Entry::new(kind, text));
+        index
     }
 
     /// Replaces every entry with a saved session's log, following its
@@ -142,9 +171,11 @@ impl Transcript {
         }
     }
 
-    /// Re-wraps what changed for `width`; call before drawing. Keeps the
-    /// view still when the person has scrolled up and lines arrive below.
-    pub fn prepare(&mut self, width: u16, height: u16, theme: &Theme) {
+    /// Re-wraps what changed for `width` and drops the oldest entries past
+    /// the bounds, but never entry `keep` or a later one, nor the newest;
+    /// call before drawing. Keeps the view still when the person has
+    /// scrolled up and lines arrive below.
+    pub fn prepare(&mut self, width: u16, height: u16, theme: &Theme, keep: Option<usize>) {
         self.height = height as usize;
         let resized = width != self.width;
         if resized {
@@ -164,12 +195,60 @@ impl Transcript {
             self.total_lines = self.total_lines - entry.lines.len() + lines.len();
             entry.lines = lines;
             entry.dirty = false;
+            let bytes = entry.text_bytes();
+            self.text_bytes = self.text_bytes - entry.counted + bytes;
+            entry.counted = bytes;
         }
         self.dirty_from = self.entries.len();
+        let lines_before_drop = self.total_lines;
+        self.drop_oldest(keep, width, theme);
+        let gone = lines_before_drop.saturating_sub(self.total_lines);
         if !resized && self.scroll > 0 {
-            self.scroll += self.total_lines.saturating_sub(before);
+            self.scroll += (self.total_lines + gone).saturating_sub(before);
         }
         self.scroll = self.scroll.min(self.max_scroll());
+    }
+
+    /// Drops the oldest entries while the log holds more than
+    /// [`LOG_ITEMS_MAX`] entries or [`LOG_BYTES_MAX`] bytes of text,
+    /// stopping at entry `keep` and at the newest; the first drop puts the
+    /// [`dropped_notice`] on top. Entries are wrapped when this runs.
+    fn drop_oldest(&mut self, keep: Option<usize>, width: u16, theme: &Theme) {
+        let over = |t: &Self| t.entries.len() > LOG_ITEMS_MAX || t.text_bytes > LOG_BYTES_MAX;
+        if !over(self) {
+            return;
+        }
+        let first = usize::from(self.dropped > 0);
+        let stop = keep
+            .and_then(|k| self.position(k))
+            .unwrap_or(usize::MAX)
+            .min(self.entries.len() - 1);
+        let notice = usize::from(first == 0);
+        let mut end = first;
+        let (mut lines, mut bytes) = (0, 0);
+        while end < stop
+            && (self.entries.len() + notice - (end - first) > LOG_ITEMS_MAX
+                || self.text_bytes - bytes > LOG_BYTES_MAX)
+        {
+            lines += self.entries[end].lines.len();
+            bytes += self.entries[end].counted;
+            end += 1;
+        }
+        if end == first {
+            return;
+        }
+        self.entries.drain(first..end);
+        self.dropped += end - first;
+        self.total_lines -= lines;
+        self.text_bytes -= bytes;
+        if first == 0 {
+            let mut notice = Entry::new(EntryKind::System(Severity::Notice), dropped_notice());
+            notice.lines = notice.render(width, theme);
+            notice.dirty = false;
+            self.total_lines += notice.lines.len();
+            self.entries.insert(0, notice);
+        }
+        self.dirty_from = self.entries.len();
     }
 
     fn max_scroll(&self) -> usize {
@@ -223,15 +302,14 @@ impl Transcript {
     }
 
     /// Where entry `index` lies in the whole transcript at the current
-    /// width, without its blank separator line.
+    /// width, without its blank separator line; empty at the top for an
+    /// entry no longer kept.
     pub fn entry_rows(&self, index: usize) -> Range<usize> {
-        let before = &self.entries[..index.min(self.entries.len())];
-        let start = before.iter().map(|e| e.lines.len()).sum();
-        let len = self
-            .entries
-            .get(index)
-            .map_or(0, |e| e.lines.len().saturating_sub(1));
-        start..start + len
+        let Some(at) = self.position(index) else {
+            return 0..0;
+        };
+        let start = self.entries[..at].iter().map(|e| e.lines.len()).sum();
+        start..start + self.entries[at].lines.len().saturating_sub(1)
     }
 
     /// Jumps to the first line.

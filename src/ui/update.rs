@@ -223,10 +223,9 @@ fn on_agent(state: &mut State, event: AgentEvent) {
         }
         AgentEvent::ToolAllowed { id, summary } => state.transcript.set_tool_summary(&id, summary),
         AgentEvent::Confirm(request) => {
-            state
+            let entry = state
                 .transcript
                 .push(EntryKind::Preview(request.preview), String::new());
-            let entry = state.transcript.entries().len() - 1;
             state.confirm = Some(PendingConfirm::new(
                 request.id,
                 request.position,

@@ -7,6 +7,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod bounds;
 mod control_bytes;
 mod editor;
 mod markdown;

@@ -9,31 +9,39 @@ use dashfloat::llm::guarded::GuardedBytes;
 use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
 
-/// What the parser makes of `chunks`: each event up to the first error,
-/// and that error (the stream's reader stops there).
-fn events(chunks: Vec<Bytes>, frame_max: usize) -> Vec<String> {
-    let rt = tokio::runtime::Builder::new_current_thread()
+thread_local! {
+    /// One runtime for every input of the process: building one per input
+    /// cost more than the parsing it ran.
+    static RUNTIME: tokio::runtime::Runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()
         .expect("runtime");
-    rt.block_on(async {
-        let reads = futures_util::stream::iter(chunks.into_iter().map(Ok::<_, reqwest::Error>));
-        let mut events =
-            GuardedBytes::new(Box::pin(reads), Duration::from_secs(3600), frame_max).eventsource();
-        let mut out = Vec::new();
-        while let Some(event) = events.next().await {
-            match event {
-                Ok(e) => out.push(format!(
-                    "{:?} {:?} {:?} {:?}",
-                    e.event, e.data, e.id, e.retry
-                )),
-                Err(e) => {
-                    out.push(format!("error: {e}"));
-                    break;
+}
+
+/// What the parser makes of `chunks`: each event up to the first error,
+/// and that error (the stream's reader stops there).
+fn events(chunks: Vec<Bytes>, frame_max: usize) -> Vec<String> {
+    RUNTIME.with(|rt| {
+        rt.block_on(async {
+            let reads = futures_util::stream::iter(chunks.into_iter().map(Ok::<_, reqwest::Error>));
+            let mut events =
+                GuardedBytes::new(Box::pin(reads), Duration::from_secs(3600), frame_max)
+                    .eventsource();
+            let mut out = Vec::new();
+            while let Some(event) = events.next().await {
+                match event {
+                    Ok(e) => out.push(format!(
+                        "{:?} {:?} {:?} {:?}",
+                        e.event, e.data, e.id, e.retry
+                    )),
+                    Err(e) => {
+                        out.push(format!("error: {e}"));
+                        break;
+                    }
                 }
             }
-        }
-        out
+            out
+        })
     })
 }
 

@@ -1,0 +1,125 @@
+//! The log's bound: like the session's log, the screen keeps the newest
+//! entries and bytes of text, never a preview still waiting for an answer.
+
+use dashfloat::protocol::{AgentEvent, Severity, ToolStatus};
+use dashfloat::session::{LOG_BYTES_MAX, LOG_ITEMS_MAX};
+use dashfloat::ui::state::State;
+use dashfloat::ui::transcript::{EntryKind, dropped_notice};
+
+use crate::{agent, confirm_command, draw, state, tool_result};
+
+/// Tells the log notices `from..from + count` ("notice N"), each padded
+/// with `pad` more bytes of text.
+fn notices(s: &mut State, from: usize, count: usize, pad: usize) {
+    for i in from..from + count {
+        agent(
+            s,
+            AgentEvent::System {
+                severity: Severity::Notice,
+                text: format!("notice {i}{}", " pad".repeat(pad / 4)),
+            },
+        );
+    }
+}
+
+/// Each kept entry's first two words.
+fn heads(s: &State) -> Vec<String> {
+    s.transcript
+        .entries()
+        .iter()
+        .map(|e| e.text.split(' ').take(2).collect::<Vec<_>>().join(" "))
+        .collect()
+}
+
+#[test]
+fn the_log_keeps_the_newest_entries_under_a_notice() {
+    let mut s = state(80, 24);
+    notices(&mut s, 0, LOG_ITEMS_MAX + 500, 0);
+    s.prepare();
+    let heads = heads(&s);
+    assert_eq!(heads.len(), LOG_ITEMS_MAX);
+    assert_eq!(s.transcript.entries()[0].text, dropped_notice());
+    assert_eq!(heads[1], "notice 501");
+    assert_eq!(
+        heads.last().unwrap(),
+        &format!("notice {}", LOG_ITEMS_MAX + 499)
+    );
+    s.transcript.scroll_to_top();
+    let top = draw(&mut s);
+    assert!(top.contains("earlier entries are no longer shown"), "{top}");
+    assert!(top.contains("notice 501"), "{top}");
+    assert!(!top.contains("notice 500\""), "{top}");
+    s.transcript.follow();
+    let bottom = draw(&mut s);
+    assert!(
+        bottom.contains(&format!("notice {}", LOG_ITEMS_MAX + 499)),
+        "{bottom}"
+    );
+}
+
+#[test]
+fn the_log_keeps_at_most_its_bytes_of_text_and_always_the_newest_entry() {
+    let mut s = state(80, 24);
+    notices(&mut s, 0, 10, 512 * 1024);
+    s.prepare();
+    let kept = heads(&s);
+    assert_eq!(kept[0], "earlier entries");
+    assert_eq!(
+        kept[1..],
+        [
+            "notice 3", "notice 4", "notice 5", "notice 6", "notice 7", "notice 8", "notice 9"
+        ]
+    );
+    let bytes: usize = s.transcript.entries().iter().map(|e| e.text.len()).sum();
+    assert!(bytes <= LOG_BYTES_MAX, "{bytes} bytes kept");
+
+    notices(&mut s, 10, 1, LOG_BYTES_MAX + 1);
+    s.prepare();
+    assert_eq!(heads(&s)[1..], ["notice 10"]);
+}
+
+#[test]
+fn a_preview_waiting_for_an_answer_is_kept_until_it_is_answered() {
+    let mut s = state(80, 24);
+    confirm_command(&mut s, 3);
+    let preview = s.confirm.as_ref().unwrap().entry;
+    notices(&mut s, 0, LOG_ITEMS_MAX + 10, 0);
+    s.prepare();
+    assert!(matches!(
+        s.transcript.entries()[1].kind,
+        EntryKind::Preview(_)
+    ));
+    assert!(!s.transcript.entry_rows(preview).is_empty());
+    let screen = {
+        s.transcript.scroll_to_top();
+        draw(&mut s)
+    };
+    assert!(screen.contains("echo EVIL > marker"), "{screen}");
+
+    tool_result(&mut s, "x", ToolStatus::Rejected, "");
+    s.prepare();
+    let heads = heads(&s);
+    assert_eq!(heads.len(), LOG_ITEMS_MAX);
+    assert_eq!(heads[1], "notice 11");
+}
+
+#[test]
+fn a_scrolled_up_view_stays_on_its_lines_while_old_entries_go() {
+    let mut s = state(80, 24);
+    notices(&mut s, 0, LOG_ITEMS_MAX, 0);
+    s.prepare();
+    s.transcript.scroll_up(40);
+    let before = draw(&mut s);
+    notices(&mut s, LOG_ITEMS_MAX, 300, 0);
+    let after = draw(&mut s);
+    assert_eq!(s.transcript.entries()[0].text, dropped_notice());
+    let log = |screen: &str| {
+        screen
+            .lines()
+            .skip(1)
+            .take(18)
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(log(&after), log(&before));
+}
