@@ -200,11 +200,10 @@ impl Transcript {
             entry.counted = bytes;
         }
         self.dirty_from = self.entries.len();
-        let lines_before_drop = self.total_lines;
+        let grown = self.total_lines.saturating_sub(before);
         self.drop_oldest(keep, width, theme);
-        let gone = lines_before_drop.saturating_sub(self.total_lines);
         if !resized && self.scroll > 0 {
-            self.scroll += (self.total_lines + gone).saturating_sub(before);
+            self.scroll += grown;
         }
         self.scroll = self.scroll.min(self.max_scroll());
     }

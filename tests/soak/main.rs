@@ -421,12 +421,6 @@ async fn turns_under_random_faults_lose_nothing() {
         if turn % (turns / 10).max(1) == 0 || turn == turns {
             curve.push((turn, live_rss_kib(), open_fds()));
             sizes.push(std::fs::metadata(store.path_of(id)).unwrap().len());
-            eprintln!(
-                "DEBUG turn {turn}: session {} bytes, {} messages, log {} items",
-                std::fs::metadata(store.path_of(id)).unwrap().len(),
-                saved.messages.len(),
-                saved.log.len()
-            );
         }
     }
     h.send(UiCommand::Quit).await;
