@@ -17,6 +17,10 @@ use crate::secret::redact_userinfo;
 
 /// Lines waiting for the writer at most.
 pub const LOG_QUEUE: usize = 1024;
+/// The most bytes of one line's text; the rest is cut (a line may quote
+/// what the model wrote, up to a reply's 4 MiB), so the queue holds at
+/// most about 8 MiB.
+pub const LOG_LINE_MAX_BYTES: usize = 8 * 1024;
 
 /// A handle for writing log lines; cheap to clone, does nothing when the
 /// log is off.
@@ -52,18 +56,26 @@ impl Log {
         Ok(Self { tx: Some(tx) })
     }
 
-    /// Logs one line, URL credentials redacted; `text` is only built when
-    /// the log is on.
+    /// Logs one line, URL credentials redacted, cut at
+    /// [`LOG_LINE_MAX_BYTES`]; `text` is only built when the log is on.
     pub fn line(&self, text: impl FnOnce() -> String) {
         if let Some(tx) = &self.tx {
             let now = SystemTime::now()
                 .duration_since(UNIX_EPOCH)
                 .unwrap_or_default();
+            // Cut after redacting: a cut URL could hide its credentials
+            // from the redaction.
+            let text = strip_controls(&redact_userinfo(&text())).replace('\n', " ");
+            let kept = &text[..text.floor_char_boundary(LOG_LINE_MAX_BYTES)];
+            let more = if kept.len() < text.len() {
+                " […]"
+            } else {
+                ""
+            };
             let line = format!(
-                "{}.{:03} {}\n",
+                "{}.{:03} {kept}{more}\n",
                 now.as_secs(),
-                now.subsec_millis(),
-                strip_controls(&redact_userinfo(&text())).replace('\n', " ")
+                now.subsec_millis()
             );
             let _ = tx.try_send(line);
         }

@@ -96,9 +96,14 @@ impl Saving {
 
     /// Adds one request's token counts to the totals.
     pub(super) fn add_usage(&mut self, usage: Usage) {
-        self.usage.prompt_tokens += usage.prompt_tokens;
-        self.usage.completion_tokens += usage.completion_tokens;
-        self.usage.total_tokens += usage.total_tokens;
+        // Counts come from the server and the session file: a nonsense
+        // figure stops at the top instead of overflowing.
+        let total = &mut self.usage;
+        total.prompt_tokens = total.prompt_tokens.saturating_add(usage.prompt_tokens);
+        total.completion_tokens = total
+            .completion_tokens
+            .saturating_add(usage.completion_tokens);
+        total.total_tokens = total.total_tokens.saturating_add(usage.total_tokens);
     }
 
     /// The newest tool row of a call.

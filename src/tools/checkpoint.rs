@@ -121,7 +121,8 @@ pub struct CheckpointLog {
 impl CheckpointLog {
     /// Starts the next turn for the prompt about to be appended.
     pub fn begin_turn(&mut self) {
-        self.turn += 1;
+        // The count may come from a session file: one at the top stays there.
+        self.turn = self.turn.saturating_add(1);
         self.prompt_turns.push(self.turn);
     }
 

@@ -465,3 +465,40 @@ fn a_session_file_with_checkpoints_loads_as_written() {
     // A note is not a prompt: one prompt, one turn.
     assert_eq!(saved.checkpoints.prompt_turns, [1]);
 }
+
+#[tokio::test]
+async fn counts_at_their_top_in_a_session_file_stay_there_instead_of_overflowing() {
+    let home = tempfile::tempdir().unwrap();
+    let store = SessionStore::at(home.path().join("sessions"));
+    std::fs::create_dir_all(store.dir()).unwrap();
+    let id = "20261202-120000-c0ffee";
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/session-checkpoints.json");
+    let mut file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
+    let top = u64::MAX - 1;
+    file["usage"] = json!({"prompt_tokens": top, "completion_tokens": top, "total_tokens": top});
+    file["checkpoints"]["turn"] = json!(u64::MAX);
+    std::fs::write(store.path_of(id), file.to_string()).unwrap();
+
+    let dir = project();
+    let server = ScriptedServer::start(turn_of(&[edit("e1", "notes.txt", "beta", "gamma")])).await;
+    let mut h = start(
+        &server,
+        dir.path(),
+        Some((&store, OpenSession::Resume(id.to_string()))),
+    );
+    h.prompt("change it").await;
+    let events = h.turn().await;
+    assert!(
+        events.iter().any(|e| matches!(e, AgentEvent::TurnDone)),
+        "{events:?}"
+    );
+    assert_eq!(text(dir.path(), "notes.txt"), "alpha\ngamma\n");
+    // The turn's last save follows TurnDone.
+    h.send(UiCommand::Quit).await;
+    h.task.await.unwrap();
+    let saved = store.load(id).unwrap();
+    assert_eq!(saved.usage.total_tokens, u64::MAX);
+    assert_eq!(saved.checkpoints.turn, u64::MAX);
+}

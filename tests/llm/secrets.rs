@@ -181,6 +181,34 @@ async fn the_log_redacts_a_url_with_credentials_whoever_wrote_the_line() {
     assert!(!text.contains("pw-marker"), "{text}");
 }
 
+#[tokio::test]
+async fn a_long_line_is_cut_after_its_credentials_are_redacted() {
+    use dashfloat::log::LOG_LINE_MAX_BYTES;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("session.log");
+    let log = dashfloat::log::Log::to_file(&path).unwrap();
+    // The URL straddles the cut: cutting first would keep
+    // "http://bob:pw-mark", with no '@' left for the redaction to find.
+    let pad = "é".repeat((LOG_LINE_MAX_BYTES - "http://bob:pw-mark".len()) / 2);
+    log.line(|| {
+        format!(
+            "{pad}http://bob:pw-marker@proxy:3128 {}",
+            "x".repeat(1 << 20)
+        )
+    });
+    log.line(|| "done".into());
+    let text = log_text(&path, WAIT, |t| t.contains("done")).await;
+    let first = text.lines().next().unwrap();
+    assert!(!first.contains("pw-mark"), "{first}");
+    assert!(first.contains("http://[redacted]@"), "{first}");
+    assert!(first.ends_with(" […]"), "{}", &first[first.len() - 40..]);
+    assert!(
+        first.len() < LOG_LINE_MAX_BYTES + 64,
+        "{} bytes",
+        first.len()
+    );
+}
+
 #[test]
 fn the_one_redaction_helper_finds_every_url_with_credentials() {
     use dashfloat::secret::{redact_userinfo, strip_userinfo};
