@@ -41,6 +41,11 @@ pub const PRUNE_TARGET_DIVISOR: u64 = 2;
 /// the prompt budget. ADR 0021.
 pub const KEEP_DIVISOR: u64 = 2;
 
+/// The largest window taken, in tokens: the largest any model publishes
+/// (10M). A window stated larger is wrong, and would let the conversation
+/// grow without ever being compacted. ADR 0021.
+pub const CONTEXT_WINDOW_MAX: u64 = 10_000_000;
+
 /// A usage report: the request's size and what the provider counted.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Anchor {
@@ -59,7 +64,8 @@ pub struct Budget {
 }
 
 impl Budget {
-    /// A budget for `window` tokens, reserving `max_output` for the reply
+    /// A budget for `window` tokens (at most [`CONTEXT_WINDOW_MAX`]),
+    /// reserving `max_output` for the reply
     /// (or the default share), compacting past `compact_at` of the window
     /// (clamped to [`COMPACT_AT_MIN`] ..= [`COMPACT_AT_MAX`]).
     pub fn new(window: u64, max_output: Option<u64>, compact_at: f64) -> Self {
@@ -69,7 +75,7 @@ impl Budget {
             DEFAULT_COMPACT_AT
         };
         Self {
-            window: window.max(1),
+            window: window.clamp(1, CONTEXT_WINDOW_MAX),
             max_output,
             compact_at,
             bytes_per_token: BYTES_PER_TOKEN_START,
@@ -83,10 +89,11 @@ impl Budget {
     }
 
     /// Takes the window the server stated (discovery, or a
-    /// context-exceeded message). Zero is no answer.
+    /// context-exceeded message), at most [`CONTEXT_WINDOW_MAX`]. Zero is
+    /// no answer.
     pub fn set_window(&mut self, window: u64) {
         if window > 0 {
-            self.window = window;
+            self.window = window.min(CONTEXT_WINDOW_MAX);
         }
     }
 
@@ -251,5 +258,11 @@ mod tests {
         assert_eq!(budget.window(), 8_192);
         budget.set_window(2_000);
         assert_eq!(budget.window(), 2_000);
+        budget.set_window(u64::MAX);
+        assert_eq!(budget.window(), CONTEXT_WINDOW_MAX);
+        assert_eq!(
+            Budget::new(u64::MAX, None, 0.8).window(),
+            CONTEXT_WINDOW_MAX
+        );
     }
 }

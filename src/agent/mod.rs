@@ -350,11 +350,13 @@ impl Agent {
                 self.system(Severity::Notice, text).await;
             }
         }
-        if let Some(window) = answers.context_window {
+        // The window as taken (bounded), so the header shows the one used.
+        let window = answers.context_window.map(|window| {
             self.budget.set_window(window);
-        }
+            self.budget.window()
+        });
         self.llama_cpp = answers.llama_cpp;
-        if model.is_some() || answers.context_window.is_some() {
+        if model.is_some() || window.is_some() {
             self.setup.log.line(|| {
                 format!(
                     "discovered: model {model:?}, context window {:?}",
@@ -363,7 +365,7 @@ impl Agent {
             });
             self.emit(AgentEvent::SessionFacts {
                 model,
-                context_window: answers.context_window,
+                context_window: window,
             })
             .await;
         }
@@ -821,7 +823,7 @@ impl Agent {
                         self.budget.set_window(window);
                         self.emit(AgentEvent::SessionFacts {
                             model: None,
-                            context_window: Some(window),
+                            context_window: Some(self.budget.window()),
                         })
                         .await;
                     }
