@@ -17,6 +17,11 @@
 
 use std::time::Duration;
 
+/// The largest prompt, in bytes, whether typed, pasted or piped to
+/// `dashfloat exec`: a thousand pages. A larger one would not fit any
+/// context window and could not be compacted away.
+pub const PROMPT_MAX_BYTES: u64 = 4 * 1024 * 1024;
+
 /// What the UI asks of the agent. Sent on every user action that leaves the
 /// screen; the agent answers with [`AgentEvent`]s.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,7 +30,8 @@ pub enum UiCommand {
     /// conversation and starts a turn; answered by `Phase(Streaming)`, the
     /// reply's deltas and finally `TurnDone`. Sent only while idle.
     Prompt {
-        /// The prompt exactly as typed (may span lines).
+        /// The prompt exactly as typed (may span lines), at most
+        /// [`PROMPT_MAX_BYTES`].
         text: String,
     },
     /// Stop whatever the current turn is doing (Esc, or Ctrl+C while busy).

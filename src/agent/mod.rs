@@ -45,8 +45,8 @@ use crate::llm::stream::{self, Endpoint, EndpointError, EpisodeSetup};
 use crate::llm::wire::Sampling;
 use crate::log::Log;
 use crate::protocol::{
-    AgentEvent, CallId, FinishReason, Phase, ReplyEnd, Severity, StreamEvent, ToolCallRequest,
-    TransportError, UiCommand, Usage,
+    AgentEvent, CallId, FinishReason, PROMPT_MAX_BYTES, Phase, ReplyEnd, Severity, StreamEvent,
+    ToolCallRequest, TransportError, UiCommand, Usage,
 };
 use crate::session::SessionSetup;
 use crate::tools::Analyser;
@@ -487,6 +487,21 @@ impl Agent {
                 "the agent is still busy; that prompt was not sent",
             )
             .await;
+            return;
+        }
+        if text.len() as u64 > PROMPT_MAX_BYTES {
+            // The input box and `exec` stop such a prompt first; whatever
+            // else drives the agent gets the same answer.
+            self.system(
+                Severity::Error,
+                format!(
+                    "a prompt holds at most {} MiB; that one was not sent",
+                    PROMPT_MAX_BYTES >> 20
+                ),
+            )
+            .await;
+            self.emit(AgentEvent::Phase(Phase::Idle)).await;
+            self.emit(AgentEvent::TurnDone).await;
             return;
         }
         self.setup

@@ -16,7 +16,7 @@ use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use crate::protocol::{AgentEvent, ApprovalPolicy, Severity, UiCommand};
+use crate::protocol::{AgentEvent, ApprovalPolicy, PROMPT_MAX_BYTES, Severity, UiCommand};
 use crate::safe_text::strip_controls;
 
 use output::Output;
@@ -34,8 +34,6 @@ pub const EXIT_USAGE: u8 = 2;
 pub const EXIT_TIMED_OUT: u8 = 124;
 /// Exit status: a signal interrupted the turn (128 + SIGINT).
 pub const EXIT_INTERRUPTED: u8 = 130;
-/// The largest prompt read from stdin.
-pub const PROMPT_MAX_BYTES: u64 = 4 * 1024 * 1024;
 /// How long the agent gets, after being told to cancel or quit, to end
 /// the turn (killing its commands) and save the session. Past it the
 /// driver stops waiting; the process then kills what is left.

@@ -12,6 +12,8 @@ use std::collections::VecDeque;
 
 use unicode_segmentation::UnicodeSegmentation;
 
+use crate::protocol::PROMPT_MAX_BYTES;
+
 use super::width::str_width;
 use super::wrap::{Fill, fill_columns};
 
@@ -131,35 +133,47 @@ impl Editor {
     }
 
     /// Types one character at the cursor. CR becomes a newline; other
-    /// control characters except tab are ignored.
-    pub fn insert_char(&mut self, c: char) {
+    /// control characters except tab are ignored. Whether it went in: not
+    /// when the prompt would grow past [`PROMPT_MAX_BYTES`].
+    #[must_use]
+    pub fn insert_char(&mut self, c: char) -> bool {
         match c {
             '\r' | '\n' => self.newline(),
             '\t' => self.insert_clean("\t"),
-            c if c.is_control() => {}
+            c if c.is_control() => true,
             c => {
                 let mut buf = [0u8; 4];
-                self.insert_clean(c.encode_utf8(&mut buf));
+                self.insert_clean(c.encode_utf8(&mut buf))
             }
         }
     }
 
     /// Inserts pasted text at the cursor: CRLF and CR become LF, other
     /// control characters except newline and tab are dropped. Never submits.
-    pub fn insert_str(&mut self, s: &str) {
+    /// Whether it went in: all of it, or nothing when the prompt would grow
+    /// past [`PROMPT_MAX_BYTES`] (a paste cut short would be sent as if
+    /// whole).
+    #[must_use]
+    pub fn insert_str(&mut self, s: &str) -> bool {
         let cleaned = clean(s);
-        self.insert_clean(&cleaned);
+        self.insert_clean(&cleaned)
     }
 
-    /// Inserts a line break at the cursor.
-    pub fn newline(&mut self) {
-        self.insert_clean("\n");
+    /// Inserts a line break at the cursor; whether it went in, as
+    /// [`Editor::insert_char`].
+    #[must_use]
+    pub fn newline(&mut self) -> bool {
+        self.insert_clean("\n")
     }
 
-    fn insert_clean(&mut self, s: &str) {
+    fn insert_clean(&mut self, s: &str) -> bool {
+        if (self.text.len() + s.len()) as u64 > PROMPT_MAX_BYTES {
+            return false;
+        }
         self.text.insert_str(self.cursor, s);
         self.cursor += s.len();
         self.goal_col = None;
+        true
     }
 
     /// Deletes the character (with its combining marks) before the cursor;
@@ -448,9 +462,12 @@ fn to_u16(n: usize) -> u16 {
 
 /// How many earlier prompts [`History`] keeps.
 pub const HISTORY_LIMIT: usize = 1_000;
+/// The most bytes of earlier prompts [`History`] keeps; the newest always
+/// stays.
+pub const HISTORY_MAX_BYTES: usize = 8 * 1024 * 1024;
 
 /// Earlier prompts for Up/Down recall, oldest first; bounded by
-/// [`HISTORY_LIMIT`], skipping a prompt equal to the one before it. Going
+/// [`HISTORY_LIMIT`] and [`HISTORY_MAX_BYTES`], skipping a prompt equal to the one before it. Going
 /// back keeps the in-progress draft, and coming forward past the newest
 /// entry restores it.
 #[derive(Debug, Clone, Default)]
@@ -459,6 +476,8 @@ pub struct History {
     /// The entry being shown, or None when editing the draft.
     position: Option<usize>,
     draft: String,
+    /// The entries' bytes.
+    bytes: usize,
 }
 
 impl History {
@@ -474,10 +493,15 @@ impl History {
         if entry.trim().is_empty() || self.entries.back() == Some(&entry) {
             return;
         }
-        if self.entries.len() == HISTORY_LIMIT {
-            self.entries.pop_front();
-        }
+        self.bytes += entry.len();
         self.entries.push_back(entry);
+        while self.entries.len() > HISTORY_LIMIT
+            || (self.bytes > HISTORY_MAX_BYTES && self.entries.len() > 1)
+        {
+            if let Some(old) = self.entries.pop_front() {
+                self.bytes -= old.len();
+            }
+        }
     }
 
     /// Steps back to the next older entry. `current` is the editor's text,

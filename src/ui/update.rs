@@ -3,8 +3,9 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
 
-use crate::protocol::{AgentEvent, Decision, Phase, Severity, UiCommand};
+use crate::protocol::{AgentEvent, Decision, PROMPT_MAX_BYTES, Phase, Severity, UiCommand};
 
+use super::editor::Editor;
 use super::markdown;
 use super::picker::{Choice, Picker};
 use super::slash::{self, Input, Slash};
@@ -105,7 +106,7 @@ fn apply(state: &mut State, msg: Msg) -> Outcome {
             out
         }
         Msg::Paste(text) => {
-            state.editor.insert_str(&text);
+            insert(state, |editor| editor.insert_str(&text));
             Outcome::changed()
         }
         Msg::Mouse(mouse) => on_mouse(state, mouse),
@@ -143,6 +144,17 @@ fn apply(state: &mut State, msg: Msg) -> Outcome {
             undelivered(state, command, why);
             Outcome::changed()
         }
+    }
+}
+
+/// Types or pastes into the input box through `put`; what would grow the
+/// prompt past [`PROMPT_MAX_BYTES`] is left out, and the help line says so.
+fn insert(state: &mut State, put: impl FnOnce(&mut Editor) -> bool) {
+    if !put(&mut state.editor) {
+        state.hint = Some(Hint(format!(
+            "a prompt holds at most {} MiB; that was not inserted",
+            PROMPT_MAX_BYTES >> 20
+        )));
     }
 }
 
@@ -358,8 +370,8 @@ fn on_key(state: &mut State, key: KeyEvent) -> Outcome {
             state.hint = Some(Hint("Esc again to rewind to an earlier prompt".to_string()));
         }
         KeyCode::Esc => {}
-        KeyCode::Enter if alt || shift => state.editor.newline(),
-        KeyCode::Char('j') if ctrl => state.editor.newline(),
+        KeyCode::Enter if alt || shift => insert(state, Editor::newline),
+        KeyCode::Char('j') if ctrl => insert(state, Editor::newline),
         KeyCode::Enter => return submit(state),
         KeyCode::Char('y') if ctrl => return copy_reply(state, None),
         KeyCode::Char(c @ '1'..='9') if alt => {
@@ -370,8 +382,8 @@ fn on_key(state: &mut State, key: KeyEvent) -> Outcome {
         KeyCode::Char('w') if ctrl => state.editor.delete_word_back(),
         KeyCode::Char('a') if ctrl => state.editor.move_home(),
         KeyCode::Char('e') if ctrl => state.editor.move_end(),
-        KeyCode::Char(c) if !ctrl && !alt => state.editor.insert_char(c),
-        KeyCode::Tab => state.editor.insert_char('\t'),
+        KeyCode::Char(c) if !ctrl && !alt => insert(state, |editor| editor.insert_char(c)),
+        KeyCode::Tab => insert(state, |editor| editor.insert_char('\t')),
         KeyCode::Backspace => state.editor.backspace(),
         KeyCode::Delete => state.editor.delete(),
         KeyCode::Left if ctrl || alt => state.editor.word_left(),

@@ -54,6 +54,25 @@ async fn a_turn_streams_the_reply_and_ends_idle() {
     assert_eq!(events[n - 1], AgentEvent::TurnDone);
 }
 
+#[tokio::test]
+async fn a_prompt_over_the_bound_is_refused_and_the_next_one_is_sent() {
+    use dashfloat::protocol::PROMPT_MAX_BYTES;
+    let server = ScriptedServer::start(vec![Reply::text(&["ok"])]).await;
+    let mut h = start(&server.base_url());
+    h.prompt(&"x".repeat(usize::try_from(PROMPT_MAX_BYTES).unwrap() + 1))
+        .await;
+    let events = h.turn().await;
+    assert_eq!(
+        system_texts(&events),
+        ["a prompt holds at most 4 MiB; that one was not sent"]
+    );
+    assert!(server.requests().is_empty());
+    h.prompt("hello").await;
+    let events = h.turn().await;
+    assert_eq!(text(&events), "ok");
+    assert_eq!(roles(&server.requests()[0].body).last().unwrap().1, "hello");
+}
+
 /// Temperature, seed and the reply bound go with every request, the
 /// compaction's summary request too: a reply cannot outgrow its reserve.
 #[tokio::test]

@@ -1,12 +1,13 @@
 //! The input editor and prompt history, one behaviour per test.
 
-use dashfloat::ui::editor::{Editor, HISTORY_LIMIT, History};
+use dashfloat::protocol::PROMPT_MAX_BYTES;
+use dashfloat::ui::editor::{Editor, HISTORY_LIMIT, HISTORY_MAX_BYTES, History};
 
 /// An editor holding `text` with the cursor at the `|` marker.
 fn editor(marked: &str) -> Editor {
     let at = marked.find('|').expect("cursor marker");
     let mut e = Editor::new();
-    e.insert_str(&marked.replace('|', ""));
+    assert!(e.insert_str(&marked.replace('|', "")));
     let moves = marked.len() - at - 1;
     // Walk back from the end; every test text is ASCII around the marker.
     for _ in 0..marked[at + 1..].chars().count() {
@@ -35,26 +36,26 @@ fn new_editor_is_empty() {
 fn insert_char_types_at_the_cursor() {
     let mut e = editor("ac|");
     e.move_left();
-    e.insert_char('b');
+    assert!(e.insert_char('b'));
     assert_eq!(shown(&e), "ab|c");
-    e.insert_char('é');
+    assert!(e.insert_char('é'));
     assert_eq!(shown(&e), "abé|c");
 }
 
 #[test]
 fn control_characters_are_not_typed() {
     let mut e = Editor::new();
-    e.insert_char('\u{7}');
-    e.insert_char('\u{1b}');
+    assert!(e.insert_char('\u{7}'));
+    assert!(e.insert_char('\u{1b}'));
     assert!(e.is_empty());
-    e.insert_char('\t');
+    assert!(e.insert_char('\t'));
     assert_eq!(e.text(), "\t");
 }
 
 #[test]
 fn paste_normalises_crlf_and_cr_and_drops_controls() {
     let mut e = Editor::new();
-    e.insert_str("one\r\ntwo\rthree\u{1b}[0m\tend\n");
+    assert!(e.insert_str("one\r\ntwo\rthree\u{1b}[0m\tend\n"));
     assert_eq!(e.text(), "one\ntwo\nthree[0m\tend\n");
     assert_eq!(e.cursor(), e.text().len());
 }
@@ -62,14 +63,14 @@ fn paste_normalises_crlf_and_cr_and_drops_controls() {
 #[test]
 fn paste_goes_in_at_the_cursor() {
     let mut e = editor("ab|cd");
-    e.insert_str("X\r\nY");
+    assert!(e.insert_str("X\r\nY"));
     assert_eq!(shown(&e), "abX\nY|cd");
 }
 
 #[test]
 fn newline_splits_the_line() {
     let mut e = editor("ab|cd");
-    e.newline();
+    assert!(e.newline());
     assert_eq!(shown(&e), "ab\n|cd");
 }
 
@@ -92,12 +93,12 @@ fn backspace_at_the_start_does_nothing() {
 #[test]
 fn backspace_and_delete_remove_whole_characters_with_their_marks() {
     let mut e = Editor::new();
-    e.insert_str("xe\u{301}👍🏽");
+    assert!(e.insert_str("xe\u{301}👍🏽"));
     e.backspace();
     assert_eq!(e.text(), "xe\u{301}");
     e.backspace();
     assert_eq!(e.text(), "x");
-    e.insert_str("👨\u{200D}👩\u{200D}👧");
+    assert!(e.insert_str("👨\u{200D}👩\u{200D}👧"));
     e.move_home();
     e.move_right();
     e.delete();
@@ -107,7 +108,7 @@ fn backspace_and_delete_remove_whole_characters_with_their_marks() {
 #[test]
 fn backspace_and_delete_remove_a_flag_whole() {
     let mut e = Editor::new();
-    e.insert_str("x🇺🇸🇫🇷");
+    assert!(e.insert_str("x🇺🇸🇫🇷"));
     e.backspace();
     assert_eq!(e.text(), "x🇺🇸");
     e.move_left();
@@ -119,7 +120,7 @@ fn backspace_and_delete_remove_a_flag_whole() {
 #[test]
 fn word_jumps_treat_an_accented_letter_as_a_letter() {
     let mut e = Editor::new();
-    e.insert_str("un cafe\u{301}");
+    assert!(e.insert_str("un cafe\u{301}"));
     e.word_left();
     assert_eq!(e.cursor(), 3);
 }
@@ -304,7 +305,7 @@ fn layout_of_empty_text_is_one_empty_row() {
 #[test]
 fn layout_scrolls_to_keep_the_cursor_visible() {
     let mut e = Editor::new();
-    e.insert_str("1\n2\n3\n4\n5\n6");
+    assert!(e.insert_str("1\n2\n3\n4\n5\n6"));
     let l = e.layout(10, 3, 0);
     assert_eq!(l.total_rows, 6);
     assert_eq!(l.rows, ["4", "5", "6"]);
@@ -402,6 +403,35 @@ fn history_is_bounded_and_drops_the_oldest() {
         oldest = Some(e.to_owned());
     }
     assert_eq!(oldest.as_deref(), Some("prompt 5"));
+}
+
+#[test]
+fn history_keeps_at_most_its_bytes_and_always_the_newest() {
+    let mut h = History::new();
+    let big = |c: char| c.to_string().repeat(HISTORY_MAX_BYTES * 2 / 5);
+    for c in ['a', 'b', 'c', 'd'] {
+        h.push(big(c));
+    }
+    assert_eq!(h.len(), 2);
+    assert_eq!(h.prev("").map(|e| e.starts_with('d')), Some(true));
+    assert_eq!(h.prev("").map(|e| e.starts_with('c')), Some(true));
+    assert_eq!(h.prev(""), None);
+    h.push("x".repeat(HISTORY_MAX_BYTES + 1));
+    assert_eq!(h.len(), 1);
+}
+
+#[test]
+fn the_prompt_takes_nothing_past_its_bound() {
+    let max = usize::try_from(PROMPT_MAX_BYTES).unwrap();
+    let mut e = Editor::new();
+    assert!(e.insert_str(&"a".repeat(max - 2)));
+    assert!(!e.insert_str("bcd"), "a paste goes in whole or not at all");
+    assert!(e.insert_str("bc"));
+    assert!(!e.insert_char('d'));
+    assert!(!e.newline());
+    assert!(e.insert_char('\u{7}'), "a control character takes no room");
+    assert_eq!(e.text().len(), max);
+    assert!(e.text().ends_with("abc"));
 }
 
 #[test]

@@ -47,6 +47,29 @@ fn enter_submits_the_prompt_and_clears_the_input() {
 }
 
 #[test]
+fn a_paste_past_the_prompt_bound_is_left_out_and_the_help_line_says_so() {
+    let max = usize::try_from(dashfloat::protocol::PROMPT_MAX_BYTES).unwrap();
+    let mut s = state();
+    typed(&mut s, "see: ");
+    update(&mut s, Msg::Paste("x".repeat(max)));
+    assert_eq!(s.editor.text(), "see: ");
+    let hint = s.hint.as_ref().map(|h| h.0.as_str());
+    assert_eq!(
+        hint,
+        Some("a prompt holds at most 4 MiB; that was not inserted")
+    );
+    update(&mut s, Msg::Paste("x".repeat(max - 5)));
+    assert_eq!(s.editor.text().len(), max);
+    press(&mut s, KeyCode::Char('!'));
+    assert_eq!(s.editor.text().len(), max);
+    assert!(s.hint.is_some());
+    press(&mut s, KeyCode::Backspace);
+    press(&mut s, KeyCode::Char('!'));
+    assert!(s.editor.text().ends_with("x!"));
+    assert!(s.hint.is_none());
+}
+
+#[test]
 fn an_undelivered_prompt_goes_back_into_the_input_and_no_turn_runs() {
     let mut s = state();
     typed(&mut s, "hi there");

@@ -133,7 +133,7 @@ fn markdown_lines_fit_every_width_and_keep_every_cluster_whole() {
 fn input_box_rows_fit_every_width_and_keep_every_cluster_whole() {
     for sample in SAMPLES {
         let mut editor = Editor::new();
-        editor.insert_str(sample);
+        assert!(editor.insert_str(sample));
         for width in 1..=200u16 {
             let layout = editor.layout(width, 100, 0);
             for row in &layout.rows {
@@ -197,7 +197,7 @@ fn readable_input_box_rows() {
     let mut out = String::new();
     for (sample, width) in [(SAMPLES[2], 7), (SAMPLES[4], 5), (SAMPLES[9], 9)] {
         let mut editor = Editor::new();
-        editor.insert_str(sample);
+        assert!(editor.insert_str(sample));
         let layout = editor.layout(width, 100, 0);
         out.push_str(&format!(
             "--- width {width}, cursor {:?}: {sample:?}\n",
