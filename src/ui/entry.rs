@@ -14,6 +14,12 @@ use super::theme::Theme;
 use super::width::str_width;
 use super::wrap::wrap_plain;
 
+/// The most rows an entry other than a preview takes on screen: its first
+/// and last halves, with a line saying how many between are not shown.
+/// A row costs far more memory than the text it shows (a 4 MiB reply of
+/// short lines is two million rows).
+pub const ENTRY_ROWS_MAX: usize = 10_000;
+
 /// What kind of entry it is, with what only that kind has.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EntryKind {
@@ -164,6 +170,17 @@ impl Entry {
             }
             EntryKind::Preview(preview) => preview_lines(preview, width, theme),
         };
+        // A preview is shown whole: `y` waits until every row was seen.
+        if !matches!(self.kind, EntryKind::Preview(_)) && lines.len() > ENTRY_ROWS_MAX {
+            let hidden = lines.len() - ENTRY_ROWS_MAX + 1;
+            let tail = lines.split_off(lines.len() - ENTRY_ROWS_MAX / 2);
+            lines.truncate(ENTRY_ROWS_MAX / 2 - 1);
+            lines.push(Line::styled(
+                format!("… {hidden} more lines, not shown here"),
+                theme.dim,
+            ));
+            lines.extend(tail);
+        }
         lines.push(Line::default());
         lines
     }

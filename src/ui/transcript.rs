@@ -2,8 +2,8 @@
 //! the current width, and the scroll position. A frame costs the visible
 //! lines plus the entry that changed, never the whole transcript. Like the
 //! session's log, it keeps the newest [`LOG_ITEMS_MAX`] entries and
-//! [`LOG_BYTES_MAX`] bytes of text, so a session of any length holds a
-//! bounded screen.
+//! [`LOG_BYTES_MAX`] bytes of text, and at most [`ROWS_MAX`] wrapped rows,
+//! so a session of any length holds a bounded screen.
 
 use std::ops::Range;
 
@@ -42,10 +42,14 @@ fn entry_of(item: LogItem) -> Entry {
     }
 }
 
+/// The most wrapped rows the log keeps (each entry's at most
+/// [`super::entry::ENTRY_ROWS_MAX`]); older entries go first.
+pub const ROWS_MAX: usize = 100_000;
+
 /// What the top of the log says once older entries have been dropped.
 pub fn dropped_notice() -> String {
     format!(
-        "earlier entries are no longer shown: the log keeps the newest {LOG_ITEMS_MAX} entries and {} MiB of text",
+        "earlier entries are no longer shown: the log keeps the newest {LOG_ITEMS_MAX} entries, {} MiB of text and {ROWS_MAX} rows",
         LOG_BYTES_MAX / (1024 * 1024)
     )
 }
@@ -209,11 +213,16 @@ impl Transcript {
     }
 
     /// Drops the oldest entries while the log holds more than
-    /// [`LOG_ITEMS_MAX`] entries or [`LOG_BYTES_MAX`] bytes of text,
+    /// [`LOG_ITEMS_MAX`] entries, [`LOG_BYTES_MAX`] bytes of text or
+    /// [`ROWS_MAX`] rows,
     /// stopping at entry `keep` and at the newest; the first drop puts the
     /// [`dropped_notice`] on top. Entries are wrapped when this runs.
     fn drop_oldest(&mut self, keep: Option<usize>, width: u16, theme: &Theme) {
-        let over = |t: &Self| t.entries.len() > LOG_ITEMS_MAX || t.text_bytes > LOG_BYTES_MAX;
+        let over = |t: &Self| {
+            t.entries.len() > LOG_ITEMS_MAX
+                || t.text_bytes > LOG_BYTES_MAX
+                || t.total_lines > ROWS_MAX
+        };
         if !over(self) {
             return;
         }
@@ -227,7 +236,8 @@ impl Transcript {
         let (mut lines, mut bytes) = (0, 0);
         while end < stop
             && (self.entries.len() + notice - (end - first) > LOG_ITEMS_MAX
-                || self.text_bytes - bytes > LOG_BYTES_MAX)
+                || self.text_bytes - bytes > LOG_BYTES_MAX
+                || self.total_lines - lines > ROWS_MAX)
         {
             lines += self.entries[end].lines.len();
             bytes += self.entries[end].counted;

@@ -1,10 +1,11 @@
 //! The log's bound: like the session's log, the screen keeps the newest
 //! entries and bytes of text, never a preview still waiting for an answer.
 
-use dashfloat::protocol::{AgentEvent, Severity, ToolStatus};
+use dashfloat::protocol::{AgentEvent, ReplyEnd, Severity, ToolStatus};
 use dashfloat::session::{LOG_BYTES_MAX, LOG_ITEMS_MAX};
+use dashfloat::ui::entry::ENTRY_ROWS_MAX;
 use dashfloat::ui::state::State;
-use dashfloat::ui::transcript::{EntryKind, dropped_notice};
+use dashfloat::ui::transcript::{EntryKind, ROWS_MAX, dropped_notice};
 
 use crate::{agent, confirm_command, draw, state, tool_result};
 
@@ -122,4 +123,50 @@ fn a_scrolled_up_view_stays_on_its_lines_while_old_entries_go() {
             .join("\n")
     };
     assert_eq!(log(&after), log(&before));
+}
+
+#[test]
+fn an_entry_of_very_many_rows_shows_its_first_and_last_halves() {
+    let mut s = state(80, 24);
+    let rows: String = (0..50_000).map(|i| format!("row {i}\n")).collect();
+    agent(
+        &mut s,
+        AgentEvent::AssistantDelta(format!("```\n{rows}```\n")),
+    );
+    agent(&mut s, AgentEvent::AssistantEnd(ReplyEnd::Complete));
+    s.prepare();
+    assert_eq!(s.transcript.total_lines(), ENTRY_ROWS_MAX + 1);
+    let bottom = draw(&mut s);
+    assert!(bottom.contains("row 49999"), "{bottom}");
+    s.transcript.scroll_to_top();
+    let top = draw(&mut s);
+    assert!(top.contains("row 0 "), "{top}");
+    s.transcript.show_from(ENTRY_ROWS_MAX / 2 - 2);
+    let middle = draw(&mut s);
+    assert!(middle.contains("row 4997"), "{middle}");
+    // The rows between the halves.
+    assert!(
+        middle.contains("… 40002 more lines, not shown here"),
+        "{middle}"
+    );
+    assert!(middle.contains("row 45000"), "{middle}");
+}
+
+#[test]
+fn the_log_keeps_at_most_its_rows() {
+    let mut s = state(80, 24);
+    let rows = "r\n".repeat(ENTRY_ROWS_MAX / 2);
+    for i in 0..30 {
+        agent(
+            &mut s,
+            AgentEvent::System {
+                severity: Severity::Notice,
+                text: format!("notice {i}\n{rows}"),
+            },
+        );
+    }
+    s.prepare();
+    assert!(s.transcript.total_lines() <= ROWS_MAX + 3);
+    assert!(heads(&s)[1].starts_with("notice 11\n"));
+    assert!(heads(&s).last().unwrap().starts_with("notice 29"));
 }
