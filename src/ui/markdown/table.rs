@@ -18,6 +18,48 @@ pub(super) struct Table {
     pub(super) header_rows: usize,
 }
 
+/// Narrows `widths` until the table, with `sep` columns between cells,
+/// fits `avail` (or every column is 1 wide): the widest columns are cut to
+/// a common width, the largest that fits, and the last of them one column
+/// further until the table fits exactly. In O(columns × log width): a
+/// streamed header of thousands of columns is laid out on every frame.
+fn fit_widths(widths: &mut [usize], avail: usize, sep: usize) {
+    let total = |widths: &[usize], cap: usize| {
+        widths.iter().map(|w| (*w).min(cap)).sum::<usize>() + sep * (widths.len() - 1)
+    };
+    let widest = widths.iter().copied().max().unwrap_or(1);
+    if total(widths, widest) <= avail {
+        return;
+    }
+    if total(widths, 1) > avail {
+        widths.fill(1);
+        return;
+    }
+    // `fits` fits and `over` does not.
+    let (mut fits, mut over) = (1, widest);
+    while over - fits > 1 {
+        let mid = fits + (over - fits) / 2;
+        if total(widths, mid) <= avail {
+            fits = mid;
+        } else {
+            over = mid;
+        }
+    }
+    let mut excess = total(widths, over) - avail;
+    for w in widths.iter_mut() {
+        *w = (*w).min(over);
+    }
+    for w in widths.iter_mut().rev() {
+        if excess == 0 {
+            break;
+        }
+        if *w == over {
+            *w -= 1;
+            excess -= 1;
+        }
+    }
+}
+
 impl Renderer<'_> {
     pub(super) fn emit_table(&mut self, table: &Table) {
         let avail = self.avail();
@@ -33,31 +75,7 @@ impl Renderer<'_> {
                 widths[i] = widths[i].max(cell_width(cell).min(avail));
             }
         }
-        let sep = 3;
-        let total = |w: &[usize]| w.iter().sum::<usize>() + sep * (w.len() - 1);
-        // Shrink the widest column until the table fits (or all are 1 wide).
-        let mut excess = total(&widths).saturating_sub(avail);
-        while excess > 0 {
-            let (i, &max) = widths
-                .iter()
-                .enumerate()
-                .max_by_key(|(_, w)| **w)
-                .unwrap_or((0, &1));
-            if max <= 1 {
-                break;
-            }
-            let second = widths
-                .iter()
-                .enumerate()
-                .filter(|(j, _)| *j != i)
-                .map(|(_, w)| *w)
-                .max()
-                .unwrap_or(1)
-                .max(1);
-            let cut = excess.min(max - second.min(max - 1)).max(1);
-            widths[i] = max - cut;
-            excess -= cut;
-        }
+        fit_widths(&mut widths, avail, 3);
         let dim = self.theme.dim;
         for (r, row) in table.rows.iter().enumerate() {
             let mut spans: Vec<Span<'static>> = Vec::new();
@@ -170,4 +188,33 @@ fn truncate_spans(spans: Vec<Span<'static>>, w: usize) -> Vec<Span<'static>> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fit_widths;
+
+    fn fitted(mut widths: Vec<usize>, avail: usize) -> Vec<usize> {
+        fit_widths(&mut widths, avail, 3);
+        widths
+    }
+
+    #[test]
+    fn a_table_that_fits_keeps_its_widths() {
+        assert_eq!(fitted(vec![4, 9, 2], 21), [4, 9, 2]);
+    }
+
+    #[test]
+    fn the_widest_columns_are_cut_to_a_common_width_the_last_one_further() {
+        assert_eq!(fitted(vec![10, 5], 15), [7, 5]);
+        assert_eq!(fitted(vec![10, 10, 3], 20), [6, 5, 3]);
+        assert_eq!(fitted(vec![3, 30, 12, 30], 40), [3, 10, 9, 9]);
+    }
+
+    #[test]
+    fn columns_that_cannot_fit_are_one_wide() {
+        assert_eq!(fitted(vec![5; 30], 80), [1; 30]);
+        let many = fitted(vec![2; 100_000], 80);
+        assert!(many.iter().all(|w| *w == 1));
+    }
 }
