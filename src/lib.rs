@@ -10,6 +10,7 @@ pub mod exec;
 pub mod launch;
 pub mod llm;
 pub mod log;
+pub mod memory;
 pub mod protocol;
 pub mod safe_text;
 pub mod secret;

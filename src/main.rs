@@ -42,6 +42,7 @@ const AGENT_SHUTDOWN_GRACE: Duration = Duration::from_millis(500)
 const RUNTIME_SHUTDOWN_GRACE: Duration = Duration::from_millis(500);
 
 fn main() -> ExitCode {
+    dashfloat::memory::give_large_buffers_own_pages();
     // First, while there is one thread: the key must not stay in this
     // process image, where commands could read it (this may re-execute).
     let launch = Launch::conceal(|| {
