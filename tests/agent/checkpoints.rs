@@ -441,16 +441,29 @@ async fn a_file_over_the_edit_bound_is_not_restorable_and_the_confirmation_says_
     );
 }
 
-#[test]
-fn a_session_file_with_checkpoints_loads_as_written() {
+/// The id of the session saved in `tests/fixtures/session-checkpoints.json`.
+const FIXTURE_ID: &str = "20261202-120000-c0ffee";
+
+/// The text of `tests/fixtures/session-checkpoints.json`.
+fn fixture_text() -> String {
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/session-checkpoints.json");
+    std::fs::read_to_string(fixture).unwrap()
+}
+
+/// A store in a fresh home whose one session, [`FIXTURE_ID`], is `text`.
+fn store_holding(text: &str) -> (tempfile::TempDir, SessionStore) {
     let home = tempfile::tempdir().unwrap();
     let store = SessionStore::at(home.path().join("sessions"));
     std::fs::create_dir_all(store.dir()).unwrap();
-    let id = "20261202-120000-c0ffee";
-    let fixture =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/session-checkpoints.json");
-    std::fs::copy(fixture, store.path_of(id)).unwrap();
-    let saved = store.load(id).unwrap();
+    std::fs::write(store.path_of(FIXTURE_ID), text).unwrap();
+    (home, store)
+}
+
+#[test]
+fn a_session_file_with_checkpoints_loads_as_written() {
+    let (_home, store) = store_holding(&fixture_text());
+    let saved = store.load(FIXTURE_ID).unwrap();
     let undone = &saved.checkpoints.undone[0].files;
     assert_eq!(undone.len(), 4);
     assert_eq!(
@@ -468,25 +481,18 @@ fn a_session_file_with_checkpoints_loads_as_written() {
 
 #[tokio::test]
 async fn counts_at_their_top_in_a_session_file_stay_there_instead_of_overflowing() {
-    let home = tempfile::tempdir().unwrap();
-    let store = SessionStore::at(home.path().join("sessions"));
-    std::fs::create_dir_all(store.dir()).unwrap();
-    let id = "20261202-120000-c0ffee";
-    let fixture =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/session-checkpoints.json");
-    let mut file: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
+    let mut file: serde_json::Value = serde_json::from_str(&fixture_text()).unwrap();
     let top = u64::MAX - 1;
     file["usage"] = json!({"prompt_tokens": top, "completion_tokens": top, "total_tokens": top});
     file["checkpoints"]["turn"] = json!(u64::MAX);
-    std::fs::write(store.path_of(id), file.to_string()).unwrap();
+    let (_home, store) = store_holding(&file.to_string());
 
     let dir = project();
     let server = ScriptedServer::start(turn_of(&[edit("e1", "notes.txt", "beta", "gamma")])).await;
     let mut h = start(
         &server,
         dir.path(),
-        Some((&store, OpenSession::Resume(id.to_string()))),
+        Some((&store, OpenSession::Resume(FIXTURE_ID.to_string()))),
     );
     h.prompt("change it").await;
     let events = h.turn().await;
@@ -498,7 +504,7 @@ async fn counts_at_their_top_in_a_session_file_stay_there_instead_of_overflowing
     // The turn's last save follows TurnDone.
     h.send(UiCommand::Quit).await;
     h.task.await.unwrap();
-    let saved = store.load(id).unwrap();
+    let saved = store.load(FIXTURE_ID).unwrap();
     assert_eq!(saved.usage.total_tokens, u64::MAX);
     assert_eq!(saved.checkpoints.turn, u64::MAX);
 }
