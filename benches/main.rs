@@ -41,6 +41,8 @@ const TRANSCRIPT_LINES: usize = 100_000;
 const MARKDOWN_DOCUMENT: &str = include_str!("../tests/fixtures/markdown-document.md");
 
 fn main() {
+    // As the binary's `main` does: the figures are the shipped allocator's.
+    dashfloat::memory::give_large_buffers_own_pages();
     // `cargo bench` passes `--bench`; a filter argument selects one figure.
     let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with('-'));
     let want = |name: &str| filter.as_deref().is_none_or(|f| name.contains(f));

@@ -113,6 +113,8 @@ fn generate_tree(dir: &Path) {
 }
 
 fn main() {
+    // As the binary's `main` does: the figures are the shipped allocator's.
+    dashfloat::memory::give_large_buffers_own_pages();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
