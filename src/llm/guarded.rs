@@ -46,6 +46,8 @@ pub struct GuardedBytes {
     skip_lf: bool,
     /// What is left of the last read, not yet handed on.
     pending: Bytes,
+    /// A frame ended with a lone CR: an LF is handed on next.
+    lf_owed: bool,
     failed: bool,
 }
 
@@ -61,6 +63,7 @@ impl GuardedBytes {
             at_line_start: true,
             skip_lf: false,
             pending: Bytes::new(),
+            lf_owed: false,
             failed: false,
         }
     }
@@ -68,12 +71,14 @@ impl GuardedBytes {
     /// Splits off the front of `pending` up to and including the first
     /// frame end (a blank line, with any of the SSE line ends: LF, CRLF or a
     /// lone CR), or all of it when no frame ends in it. A frame's length
-    /// counts every byte up to and including its blank line; `Err` once it
-    /// passes the cap.
+    /// counts every byte up to and including its blank line, but for the
+    /// LF of a blank line's CRLF; `Err` once it passes the cap.
     fn next_piece(&mut self) -> Result<Bytes, GuardError> {
         let data = &self.pending[..];
         let mut next = 0;
         let mut end = None;
+        // The LF of a blank line's CRLF, which no frame counts.
+        let mut uncounted = 0;
         for at in memchr::memchr2_iter(b'\n', b'\r', data) {
             if at > next {
                 // Text since the last line end.
@@ -95,7 +100,14 @@ impl GuardedBytes {
             let mut cut = at + 1;
             if self.skip_lf && data.get(cut) == Some(&b'\n') {
                 cut += 1;
+                uncounted = 1;
                 self.skip_lf = false;
+            } else if self.skip_lf {
+                // A lone CR, or the read ends on it: the parser would wait
+                // for the next byte to tell, so it gets an LF now (a CRLF
+                // ends a line as a CR does), and an LF that turns out to
+                // follow is dropped.
+                self.lf_owed = true;
             }
             end = Some(cut);
             break;
@@ -105,7 +117,7 @@ impl GuardedBytes {
             self.skip_lf = false;
         }
         let take = end.unwrap_or(data.len());
-        self.frame_len += take;
+        self.frame_len += take - uncounted;
         if self.frame_len > self.frame_max {
             return Err(GuardError::FrameTooLarge(self.frame_max));
         }
@@ -126,7 +138,10 @@ impl Stream for GuardedBytes {
         if self.failed {
             return Poll::Ready(None);
         }
-        if self.pending.is_empty() {
+        if std::mem::take(&mut self.lf_owed) {
+            return Poll::Ready(Some(Ok(Bytes::from_static(b"\n"))));
+        }
+        while self.pending.is_empty() {
             match self.inner.as_mut().poll_next(cx) {
                 Poll::Ready(Some(Ok(chunk))) => {
                     let idle = self.idle;
@@ -138,6 +153,12 @@ impl Stream for GuardedBytes {
                         self.deadline.as_mut().reset(deadline);
                     }
                     self.pending = chunk;
+                    if self.skip_lf && self.frame_len == 0 && self.pending.first() == Some(&b'\n') {
+                        // The tail of the CRLF that ended the last frame:
+                        // the parser was handed an LF for it already.
+                        self.skip_lf = false;
+                        self.pending = self.pending.slice(1..);
+                    }
                 }
                 Poll::Ready(Some(Err(e))) => {
                     self.failed = true;

@@ -1,6 +1,8 @@
 //! The frame cutter in front of the SSE parser: pieces end exactly at frame
 //! ends whatever the line ends (LF, CRLF, lone CR) and however the bytes
-//! are split across reads; the frame cap counts per frame.
+//! are split across reads; a frame that ends with a lone CR is handed an
+//! LF after it, so the parser need not wait for the next byte to see it
+//! end; the frame cap counts per frame.
 
 use std::time::Duration;
 
@@ -8,7 +10,9 @@ use bytes::Bytes;
 use dashfloat::llm::guarded::{GuardError, GuardedBytes};
 use futures_util::StreamExt;
 
-/// Feeds `reads` through the cutter; the pieces it hands on, or the error.
+/// Feeds `reads` through the cutter; the pieces it hands on, each LF it
+/// adds after a frame's lone CR joined to that frame's piece, or the
+/// error.
 async fn cut(reads: Vec<&[u8]>, cap: usize) -> Result<Vec<Vec<u8>>, String> {
     let inner = futures_util::stream::iter(
         reads
@@ -20,6 +24,12 @@ async fn cut(reads: Vec<&[u8]>, cap: usize) -> Result<Vec<Vec<u8>>, String> {
     let mut pieces = Vec::new();
     while let Some(piece) = guarded.next().await {
         match piece {
+            Ok(p)
+                if &p[..] == b"\n"
+                    && pieces.last().is_some_and(|l: &Vec<u8>| l.ends_with(b"\r")) =>
+            {
+                pieces.last_mut().unwrap().push(b'\n');
+            }
             Ok(p) => pieces.push(p.to_vec()),
             Err(GuardError::FrameTooLarge(n)) => return Err(format!("too large {n}")),
             Err(e) => return Err(e.to_string()),
@@ -45,27 +55,30 @@ fn frame_ends(pieces: &[Vec<u8>], frames_end_at: impl Fn(&[u8]) -> bool) -> Vec<
 const LF: &[u8] = b"data: one\n\ndata: two\n\n";
 const CRLF: &[u8] = b"data: one\r\n\r\ndata: two\r\n\r\n";
 const CR: &[u8] = b"data: one\r\rdata: two\r\r";
+/// What the parser is handed of [`CR`]: an LF after each frame's end.
+const CR_HANDED: &[u8] = b"data: one\r\r\ndata: two\r\r\n";
 
 #[tokio::test]
 async fn one_read_is_cut_at_each_frame_end_for_every_kind_of_line_end() {
-    for (stream, first) in [(LF, 11), (CRLF, 13), (CR, 11)] {
+    for (stream, handed, first) in [(LF, LF, 11), (CRLF, CRLF, 13), (CR, CR_HANDED, 12)] {
         let pieces = cut(vec![stream], 1024).await.unwrap();
         assert_eq!(pieces.len(), 2, "{:?}", String::from_utf8_lossy(stream));
         assert_eq!(pieces[0].len(), first);
-        assert_eq!(pieces.concat(), stream);
+        assert_eq!(pieces.concat(), handed);
     }
 }
 
 #[tokio::test]
 async fn frame_ends_split_across_two_or_three_reads_are_found() {
-    for stream in [LF, CRLF, CR] {
+    for (stream, handed) in [(LF, LF), (CRLF, CRLF), (CR, CR_HANDED)] {
         let whole = cut(vec![stream], 1024).await.unwrap();
         let expected: Vec<usize> = frame_ends(&whole, |_| true);
         for i in 1..stream.len() {
             for j in i..stream.len() {
                 let reads = vec![&stream[..i], &stream[i..j], &stream[j..]];
                 let pieces = cut(reads, 1024).await.unwrap();
-                assert_eq!(pieces.concat(), stream);
+                // A CRLF cut between its CR and LF is handed whole too.
+                assert_eq!(pieces.concat(), handed);
                 // Every frame end of the whole stream is a piece end here.
                 let mut at = 0;
                 let piece_ends: Vec<usize> = pieces
@@ -76,13 +89,8 @@ async fn frame_ends_split_across_two_or_three_reads_are_found() {
                     })
                     .collect();
                 for &e in &expected {
-                    // A CR that ends a read ends the frame there; the LF of
-                    // its CRLF then starts the next piece.
-                    let cr_cut = stream[e - 1] == b'\n'
-                        && stream[e - 2] == b'\r'
-                        && piece_ends.contains(&(e - 1));
                     assert!(
-                        piece_ends.contains(&e) || cr_cut,
+                        piece_ends.contains(&e),
                         "split {i}/{j} of {:?} missed the frame end at {e}",
                         String::from_utf8_lossy(stream)
                     );
@@ -119,4 +127,66 @@ async fn an_idle_timeout_too_long_for_the_clock_does_not_overflow() {
     let piece = guarded.next().await.unwrap().unwrap();
     assert_eq!(&piece[..], b"data: one\n\n");
     assert!(guarded.next().await.is_none());
+}
+
+/// The events the SSE parser makes of `reads` through the cutter, then
+/// the error that ended them, if any; the stream behind stays open
+/// (pending) after the last read unless `closes`.
+async fn events(reads: Vec<&'static [u8]>, cap: usize, closes: bool) -> Vec<String> {
+    use eventsource_stream::Eventsource;
+    let reads = futures_util::stream::iter(
+        reads
+            .into_iter()
+            .map(|r| Ok::<_, reqwest::Error>(Bytes::from_static(r))),
+    );
+    let inner: std::pin::Pin<Box<dyn futures_util::Stream<Item = _> + Send>> = if closes {
+        Box::pin(reads)
+    } else {
+        Box::pin(reads.chain(futures_util::stream::pending()))
+    };
+    let mut parsed = GuardedBytes::new(inner, Duration::from_secs(3600), cap).eventsource();
+    let mut out = Vec::new();
+    // A hang here is the failure: the test's bound only turns it into one.
+    while let Ok(Some(event)) = tokio::time::timeout(Duration::from_secs(20), parsed.next()).await {
+        match event {
+            Ok(e) => out.push(e.data),
+            Err(e) => {
+                out.push(format!("error: {e}"));
+                break;
+            }
+        }
+        if !closes && out.len() == 1 {
+            break;
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn a_frame_ended_by_a_lone_cr_is_an_event_before_the_next_byte_comes() {
+    assert_eq!(events(vec![b"data: one\r\r"], 1024, false).await, ["one"]);
+    assert_eq!(
+        events(vec![b"data: one\r", b"\r"], 1024, false).await,
+        ["one"]
+    );
+}
+
+#[tokio::test]
+async fn a_frame_ended_by_a_lone_cr_is_an_event_before_the_error_after_it() {
+    let too_large: &[u8] = b"data: 0123456789012345678901234567890123456789\n\n";
+    let whole = events(
+        vec![b"data: one\r\rdata: 0123456789012345678901234567890123456789\n\n"],
+        32,
+        true,
+    )
+    .await;
+    assert_eq!(
+        whole,
+        ["one", "error: Transport error: frame larger than 32 bytes"]
+    );
+    let split = events(vec![b"data: one\r\r", too_large], 32, true).await;
+    assert_eq!(split, whole);
+    // A CRLF split after its CR is one line end, not two.
+    let crlf = events(vec![b"data: one\r\n\r", b"\ndata: two\r\n\r\n"], 1024, true).await;
+    assert_eq!(crlf, ["one", "two"]);
 }
