@@ -9,7 +9,7 @@
 
 use serde_json::Value;
 
-use super::cursor::{Cursor, Step, take};
+use super::cursor::{Cursor, Step, floor_boundary, take};
 use super::offered::OfferedTools;
 use super::{CallHead, HOLD_MAX_BYTES, Shape};
 
@@ -90,7 +90,10 @@ impl PairArgs {
         }
         let Some(key) = self.key.take() else {
             return match c.one_of(&[KEY, CLOSE]) {
-                Step::Yes(0) => match c.rest().find(KEY_END) {
+                // The key's end is looked for within the hold bound only, so
+                // whether it is found does not depend on how much text had
+                // arrived when it was looked for.
+                Step::Yes(0) => match within_hold(c.rest()).find(KEY_END) {
                     Some(end) => {
                         self.key = Some(c.rest()[..end].to_string());
                         PairStep::Took {
@@ -98,7 +101,7 @@ impl PairArgs {
                             arguments: String::new(),
                         }
                     }
-                    None if c.rest().len() > HOLD_MAX_BYTES => self.broken(),
+                    None if c.rest().len() >= HOLD_MAX_BYTES => self.broken(),
                     None => PairStep::Wait,
                 },
                 Step::Yes(_) => PairStep::Closed {
@@ -151,6 +154,11 @@ impl PairArgs {
     }
 }
 
+/// The first [`HOLD_MAX_BYTES`] of `text`, or less to end on a character.
+fn within_hold(text: &str) -> &str {
+    &text[..floor_boundary(text, HOLD_MAX_BYTES)]
+}
+
 /// The rest of a broken call, as raw arguments text, up to `</tool_call>`.
 fn raw(text: &str) -> PairStep {
     match text.find(CLOSE) {
@@ -159,7 +167,7 @@ fn raw(text: &str) -> PairStep {
             arguments: text[..end].to_string(),
         },
         None => {
-            let safe = super::cursor::floor_boundary(text, text.len().saturating_sub(CLOSE.len()));
+            let safe = floor_boundary(text, text.len().saturating_sub(CLOSE.len()));
             if safe == 0 {
                 PairStep::Wait
             } else {

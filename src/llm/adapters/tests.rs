@@ -172,6 +172,24 @@ fn glm_pairs_typed_by_the_schema() {
 }
 
 #[test]
+fn a_glm_key_is_read_within_the_hold_bound_however_the_text_arrives() {
+    let call = |key_len: usize| {
+        format!(
+            "<tool_call>read_file\n<arg_key>{}</arg_key>\n<arg_value>a</arg_value>\n</tool_call>",
+            "k".repeat(key_len)
+        )
+    };
+    let glm = ToolSyntax::Only(Syntax::Glm);
+    let within = read_every_way(glm, &call(super::HOLD_MAX_BYTES - "</arg_key>".len()));
+    let key = "k".repeat(super::HOLD_MAX_BYTES - "</arg_key>".len());
+    assert_call(&within, 0, "read_file", json!({ key: "a" }));
+    // One byte further the key is broken, read whole or in pieces alike:
+    // the rest of the call is kept raw for the validator to refuse.
+    let past = read_every_way(glm, &call(super::HOLD_MAX_BYTES - "</arg_key>".len() + 1));
+    assert!(past.calls[0].1.starts_with("\n<arg_key>kkk"), "{past:?}");
+}
+
+#[test]
 fn malformed_arguments_are_kept_raw() {
     let text =
         "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\",,}}\n</tool_call>";
