@@ -122,8 +122,9 @@ impl GuardedBytes {
             return Err(GuardError::FrameTooLarge(self.frame_max));
         }
         if end.is_some() {
-            // A new frame starts at a line start; `skip_lf` may stay set when
-            // a CR ended this read, so the next read's LF completes it.
+            // A new frame starts at a line start; `skip_lf` stays set when
+            // a CR ended this read, so an LF that starts the next one is
+            // known as that CR's tail (and dropped: the parser had one).
             self.frame_len = 0;
             self.at_line_start = true;
         }
