@@ -270,7 +270,7 @@ impl State {
     }
 
     /// Lays out the input box and re-wraps the transcript for the current
-    /// size (keeping the previews still waiting for an answer), and
+    /// size (keeping the preview still waiting for an answer), and
     /// records what of a pending preview the next frame shows;
     /// call right before drawing, which then only reads the state.
     pub fn prepare(&mut self) {
@@ -278,11 +278,10 @@ impl State {
             self.editor
                 .layout(input_width(self.size.0), INPUT_MAX_ROWS, self.input.scroll);
         let height = self.log_height();
-        let keep = [&self.confirm, &self.answered]
-            .into_iter()
-            .flatten()
-            .map(|c| c.entry)
-            .min();
+        // An answer that could not be sent puts its confirmation back
+        // before the next frame (the loop handles that in the same pass),
+        // so only the pending one's preview must stay.
+        let keep = self.confirm.as_ref().map(|c| c.entry);
         self.transcript
             .prepare(self.size.0, height, &self.theme, keep);
         if let Some(confirm) = &mut self.confirm {

@@ -254,6 +254,10 @@ fn on_agent(state: &mut State, event: AgentEvent) {
             if state.confirm.as_ref().is_some_and(|c| c.id == id) {
                 state.confirm = None;
             }
+            if state.answered.as_ref().is_some_and(|a| a.id == id) {
+                // The answer reached the agent: it cannot come back.
+                state.answered = None;
+            }
             state.transcript.set_tool_outcome(&id, status, excerpt);
         }
         AgentEvent::System { severity, text } => {
