@@ -5,6 +5,7 @@
 //! idle, the save time of a 1 MiB session, and `--continue` of a
 //! 10,000-message session to its first frame. Each figure is printed with
 //! a baseline measured in the same run, as a ratio where one makes sense.
+//! Also the parse of one large SSE frame that comes in small reads.
 //!
 //! Run with `cargo bench --bench dashfloat-bench` (release build).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -58,6 +59,9 @@ fn main() {
     }
     if want("throughput") {
         throughput();
+    }
+    if want("large_frame") {
+        large_frame();
     }
     if want("memory") {
         memory_and_idle_cpu();
@@ -292,6 +296,7 @@ fn markdown() {
 }
 
 /// A reply of `tokens` one-token content chunks, sent in 64 KiB writes.
+/// A reply of `tokens` one-token content chunks, sent in 64 KiB writes.
 fn token_reply(tokens: usize) -> Reply {
     let mut body = Vec::new();
     for i in 0..tokens {
@@ -408,6 +413,65 @@ fn throughput_once(rt: &tokio::runtime::Runtime, url: &str, tokens: usize) -> [D
         elapsed
     });
     [json_floor, stream_only, full]
+}
+
+/// The events the SSE parser makes of `reads`, through the frame cutter.
+fn parse_reads(rt: &tokio::runtime::Runtime, reads: Vec<bytes::Bytes>) -> usize {
+    use eventsource_stream::Eventsource;
+    use futures_util::StreamExt;
+    let inner = futures_util::stream::iter(reads.into_iter().map(Ok::<_, reqwest::Error>));
+    rt.block_on(async {
+        let guarded = dashfloat::llm::guarded::GuardedBytes::new(
+            Box::pin(inner),
+            Duration::from_secs(60),
+            stream::FRAME_MAX_BYTES,
+        );
+        let events = guarded.eventsource();
+        events
+            .filter(|e| std::future::ready(e.is_ok()))
+            .count()
+            .await
+    })
+}
+
+/// One frame just under the cap (a delta of 1 MiB, as a model that writes
+/// a whole file in one chunk sends), parsed from 1 KiB reads against the
+/// same bytes in one read.
+fn large_frame() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let text = "x".repeat(stream::FRAME_MAX_BYTES - 1024);
+    let body = bytes::Bytes::from(sse_frame(&content_chunk(&text)));
+    let runs = 5;
+    let time = |read: usize| {
+        let mut times: Vec<Duration> = (0..runs)
+            .map(|_| {
+                let reads: Vec<bytes::Bytes> = (0..body.len())
+                    .step_by(read)
+                    .map(|at| body.slice(at..body.len().min(at + read)))
+                    .collect();
+                let t = Instant::now();
+                assert_eq!(parse_reads(&rt, reads), 1);
+                t.elapsed()
+            })
+            .collect();
+        times.sort();
+        percentile(&times, 0.5)
+    };
+    let (small, whole) = (time(1024), time(body.len()));
+    println!(
+        "
+one {} KiB SSE frame through the frame cutter and the parser ({runs} runs)",
+        body.len() >> 10
+    );
+    println!(
+        "  in 1 KiB reads: median {}   | in one read: median {}   ratio {:.2}x   target ≤ 2x",
+        ms(small),
+        ms(whole),
+        small.as_secs_f64() / whole.as_secs_f64()
+    );
 }
 
 /// User + system CPU time of a process, in clock ticks.

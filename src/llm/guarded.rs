@@ -3,16 +3,20 @@
 //! idle timeout (no bytes for N seconds) and the frame cap (no single SSE
 //! frame larger than N bytes; the parser buffers until a blank line, so a
 //! server that never sends one could otherwise grow memory without end) —
-//! and it hands the parser one frame at a time. eventsource-stream shifts
-//! its buffer after every event, so a network read holding hundreds of
-//! events would cost time quadratic in its size; cut at frame ends (a
+//! and it hands the parser whole frames, one at a time. eventsource-stream
+//! shifts its buffer after every event, so a network read holding hundreds
+//! of events would cost time quadratic in its size; cut at frame ends (a
 //! zero-copy split), each shift moves only the few bytes after one event.
+//! And it parses its buffer again from the start whenever bytes arrive, so
+//! a frame that came in many reads would cost its length times the number
+//! of reads; the reads of a frame are joined here first, and the parser
+//! reads each frame once.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use futures_util::Stream;
 use tokio::time::{Instant, Sleep};
 
@@ -46,9 +50,12 @@ pub struct GuardedBytes {
     skip_lf: bool,
     /// What is left of the last read, not yet handed on.
     pending: Bytes,
+    /// The reads of a frame that has not ended yet (at most the cap).
+    partial: BytesMut,
     /// A frame ended with a lone CR: an LF is handed on next.
     lf_owed: bool,
-    failed: bool,
+    /// Nothing more is handed on: the stream failed or ended.
+    done: bool,
 }
 
 impl GuardedBytes {
@@ -63,8 +70,9 @@ impl GuardedBytes {
             at_line_start: true,
             skip_lf: false,
             pending: Bytes::new(),
+            partial: BytesMut::new(),
             lf_owed: false,
-            failed: false,
+            done: false,
         }
     }
 
@@ -72,8 +80,9 @@ impl GuardedBytes {
     /// frame end (a blank line, with any of the SSE line ends: LF, CRLF or a
     /// lone CR), or all of it when no frame ends in it. A frame's length
     /// counts every byte up to and including its blank line, but for the
-    /// LF of a blank line's CRLF; `Err` once it passes the cap.
-    fn next_piece(&mut self) -> Result<Bytes, GuardError> {
+    /// LF of a blank line's CRLF; `Err` once it passes the cap. The flag
+    /// says whether the piece ends a frame.
+    fn next_piece(&mut self) -> Result<(Bytes, bool), GuardError> {
         let data = &self.pending[..];
         let mut next = 0;
         let mut end = None;
@@ -128,7 +137,17 @@ impl GuardedBytes {
             self.frame_len = 0;
             self.at_line_start = true;
         }
-        Ok(self.pending.split_to(take))
+        Ok((self.pending.split_to(take), end.is_some()))
+    }
+
+    /// The frame that `piece` ends: the piece itself when it came in one
+    /// read (no copy), else the frame's earlier reads joined with it.
+    fn whole_frame(&mut self, piece: Bytes) -> Bytes {
+        if self.partial.is_empty() {
+            return piece;
+        }
+        self.partial.extend_from_slice(&piece);
+        self.partial.split().freeze()
     }
 }
 
@@ -136,51 +155,67 @@ impl Stream for GuardedBytes {
     type Item = Result<Bytes, GuardError>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        if self.failed {
+        if self.done {
             return Poll::Ready(None);
         }
         if std::mem::take(&mut self.lf_owed) {
             return Poll::Ready(Some(Ok(Bytes::from_static(b"\n"))));
         }
-        while self.pending.is_empty() {
-            match self.inner.as_mut().poll_next(cx) {
-                Poll::Ready(Some(Ok(chunk))) => {
-                    let idle = self.idle;
-                    let now = Instant::now();
-                    // A timeout too long for the clock (the config bounds
-                    // it; a library caller may not) keeps the first
-                    // deadline, which tokio put as far off as it goes.
-                    if let Some(deadline) = now.checked_add(idle) {
-                        self.deadline.as_mut().reset(deadline);
-                    }
-                    self.pending = chunk;
-                    if self.skip_lf && self.frame_len == 0 && self.pending.first() == Some(&b'\n') {
-                        // The tail of the CRLF that ended the last frame:
-                        // the parser was handed an LF for it already.
-                        self.skip_lf = false;
-                        self.pending = self.pending.slice(1..);
-                    }
-                }
-                Poll::Ready(Some(Err(e))) => {
-                    self.failed = true;
-                    return Poll::Ready(Some(Err(GuardError::Read(e))));
-                }
-                Poll::Ready(None) => return Poll::Ready(None),
-                Poll::Pending => {
-                    return match self.deadline.as_mut().poll(cx) {
-                        Poll::Ready(()) => {
-                            self.failed = true;
-                            Poll::Ready(Some(Err(GuardError::Idle(self.idle))))
+        loop {
+            while self.pending.is_empty() {
+                match self.inner.as_mut().poll_next(cx) {
+                    Poll::Ready(Some(Ok(chunk))) => {
+                        let idle = self.idle;
+                        let now = Instant::now();
+                        // A timeout too long for the clock (the config
+                        // bounds it; a library caller may not) keeps the
+                        // first deadline, which tokio put as far off as it
+                        // goes.
+                        if let Some(deadline) = now.checked_add(idle) {
+                            self.deadline.as_mut().reset(deadline);
                         }
-                        Poll::Pending => Poll::Pending,
-                    };
+                        self.pending = chunk;
+                        if self.skip_lf
+                            && self.frame_len == 0
+                            && self.pending.first() == Some(&b'\n')
+                        {
+                            // The tail of the CRLF that ended the last
+                            // frame: the parser was handed an LF for it
+                            // already.
+                            self.skip_lf = false;
+                            self.pending = self.pending.slice(1..);
+                        }
+                    }
+                    Poll::Ready(Some(Err(e))) => {
+                        self.done = true;
+                        return Poll::Ready(Some(Err(GuardError::Read(e))));
+                    }
+                    Poll::Ready(None) => {
+                        // The end of the body: what came of an unended
+                        // frame is the parser's to judge.
+                        self.done = true;
+                        let rest = self.partial.split().freeze();
+                        return Poll::Ready((!rest.is_empty()).then_some(Ok(rest)));
+                    }
+                    Poll::Pending => {
+                        return match self.deadline.as_mut().poll(cx) {
+                            Poll::Ready(()) => {
+                                self.done = true;
+                                Poll::Ready(Some(Err(GuardError::Idle(self.idle))))
+                            }
+                            Poll::Pending => Poll::Pending,
+                        };
+                    }
+                }
+            }
+            match self.next_piece() {
+                Ok((piece, true)) => return Poll::Ready(Some(Ok(self.whole_frame(piece)))),
+                Ok((piece, false)) => self.partial.extend_from_slice(&piece),
+                Err(e) => {
+                    self.done = true;
+                    return Poll::Ready(Some(Err(e)));
                 }
             }
         }
-        let piece = self.next_piece();
-        if piece.is_err() {
-            self.failed = true;
-        }
-        Poll::Ready(Some(piece))
     }
 }

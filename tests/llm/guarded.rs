@@ -2,7 +2,8 @@
 //! ends whatever the line ends (LF, CRLF, lone CR) and however the bytes
 //! are split across reads; a frame that ends with a lone CR is handed an
 //! LF after it, so the parser need not wait for the next byte to see it
-//! end; the frame cap counts per frame.
+//! end; a frame that comes in many reads is handed on whole, once; the
+//! frame cap counts per frame.
 
 use std::time::Duration;
 
@@ -98,6 +99,24 @@ async fn frame_ends_split_across_two_or_three_reads_are_found() {
             }
         }
     }
+}
+
+#[tokio::test]
+async fn a_frame_that_comes_a_byte_at_a_time_is_handed_on_whole() {
+    for (stream, handed) in [(LF, LF), (CRLF, CRLF), (CR, CR_HANDED)] {
+        let whole = cut(vec![stream], 1024).await.unwrap();
+        let bytes: Vec<&[u8]> = stream.chunks(1).collect();
+        assert_eq!(cut(bytes, 1024).await.unwrap(), whole);
+        assert_eq!(whole.concat(), handed);
+    }
+}
+
+#[tokio::test]
+async fn the_unended_frame_at_the_end_of_the_body_is_handed_on() {
+    let pieces = cut(vec![b"data: one\n\ndata: t", b"w", b"o\n"], 1024)
+        .await
+        .unwrap();
+    assert_eq!(pieces, [&b"data: one\n\n"[..], b"data: two\n"]);
 }
 
 #[tokio::test]
