@@ -3,14 +3,14 @@
 //! idle timeout (no bytes for N seconds) and the frame cap (no single SSE
 //! frame larger than N bytes; the parser buffers until a blank line, so a
 //! server that never sends one could otherwise grow memory without end) —
-//! and it hands the parser whole frames, one at a time. eventsource-stream
-//! shifts its buffer after every event, so a network read holding hundreds
-//! of events would cost time quadratic in its size; cut at frame ends (a
-//! zero-copy split), each shift moves only the few bytes after one event.
-//! And it parses its buffer again from the start whenever bytes arrive, so
-//! a frame that came in many reads would cost its length times the number
-//! of reads; the reads of a frame are joined here first, and the parser
-//! reads each frame once.
+//! and it hands the parser whole lines, cut where a frame ends.
+//! eventsource-stream reads its buffer line by line from the start
+//! whenever bytes arrive, and copies what follows each line it reads. So:
+//! - a read holding hundreds of events is cut at frame ends (a zero-copy
+//!   split), and a frame of many lines every [`PIECE_BYTES`] at a line end,
+//!   so each copy is short;
+//! - a line that comes in many reads is held until it ends, then handed on
+//!   joined, so the parser reads it once, not once per read.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -19,6 +19,11 @@ use std::time::Duration;
 use bytes::{Bytes, BytesMut};
 use futures_util::Stream;
 use tokio::time::{Instant, Sleep};
+
+/// Past this many bytes, a piece handed on ends at its next line end: the
+/// parser copies what follows each line it reads, so a frame of many short
+/// lines handed on whole would cost its length times its lines.
+pub const PIECE_BYTES: usize = 1024;
 
 /// Why the guarded stream stopped.
 #[derive(Debug, thiserror::Error)]
@@ -50,7 +55,7 @@ pub struct GuardedBytes {
     skip_lf: bool,
     /// What is left of the last read, not yet handed on.
     pending: Bytes,
-    /// The reads of a frame that has not ended yet (at most the cap).
+    /// The reads of a line that has not ended yet (at most the cap).
     partial: BytesMut,
     /// A frame ended with a lone CR: an LF is handed on next.
     lf_owed: bool,
@@ -78,14 +83,16 @@ impl GuardedBytes {
 
     /// Splits off the front of `pending` up to and including the first
     /// frame end (a blank line, with any of the SSE line ends: LF, CRLF or a
-    /// lone CR), or all of it when no frame ends in it. A frame's length
-    /// counts every byte up to and including its blank line, but for the
-    /// LF of a blank line's CRLF; `Err` once it passes the cap. The flag
-    /// says whether the piece ends a frame.
-    fn next_piece(&mut self) -> Result<(Bytes, bool), GuardError> {
+    /// lone CR); or, when no frame ends in it, up to the first line end
+    /// [`PIECE_BYTES`] on, or the last line end; or an unended line. A
+    /// frame's length counts every byte up to and including its blank
+    /// line, but for the LF of a blank line's CRLF; `Err` once it passes
+    /// the cap.
+    fn next_piece(&mut self) -> Result<Piece, GuardError> {
         let data = &self.pending[..];
         let mut next = 0;
         let mut end = None;
+        let mut ends_frame = false;
         // The LF of a blank line's CRLF, which no frame counts.
         let mut uncounted = 0;
         for at in memchr::memchr2_iter(b'\n', b'\r', data) {
@@ -103,6 +110,15 @@ impl GuardedBytes {
             self.skip_lf = data[at] == b'\r';
             if !self.at_line_start {
                 self.at_line_start = true;
+                if self.partial.len() + next >= PIECE_BYTES {
+                    // A CRLF stays in one piece.
+                    if self.skip_lf && data.get(next) == Some(&b'\n') {
+                        next += 1;
+                        self.skip_lf = false;
+                    }
+                    end = Some(next);
+                    break;
+                }
                 continue;
             }
             // A line end at a line start: the blank line that ends a frame.
@@ -119,36 +135,58 @@ impl GuardedBytes {
                 self.lf_owed = true;
             }
             end = Some(cut);
+            ends_frame = true;
             break;
         }
-        if end.is_none() && data.len() > next {
-            self.at_line_start = false;
-            self.skip_lf = false;
-        }
-        let take = end.unwrap_or(data.len());
+        let take = match end {
+            Some(end) => end,
+            // The lines before an unended one go first; the unended one
+            // is looked at again, alone, on the next call.
+            None if next > 0 => next,
+            None => {
+                if !data.is_empty() {
+                    self.at_line_start = false;
+                    self.skip_lf = false;
+                }
+                data.len()
+            }
+        };
         self.frame_len += take - uncounted;
         if self.frame_len > self.frame_max {
             return Err(GuardError::FrameTooLarge(self.frame_max));
         }
-        if end.is_some() {
+        if ends_frame {
             // A new frame starts at a line start; `skip_lf` stays set when
             // a CR ended this read, so an LF that starts the next one is
             // known as that CR's tail (and dropped: the parser had one).
             self.frame_len = 0;
-            self.at_line_start = true;
         }
-        Ok((self.pending.split_to(take), end.is_some()))
+        let bytes = self.pending.split_to(take);
+        Ok(if next > 0 {
+            Piece::Lines(bytes)
+        } else {
+            Piece::Unended(bytes)
+        })
     }
 
-    /// The frame that `piece` ends: the piece itself when it came in one
-    /// read (no copy), else the frame's earlier reads joined with it.
-    fn whole_frame(&mut self, piece: Bytes) -> Bytes {
+    /// The lines that `piece` ends: the piece itself when its first line
+    /// came in one read (no copy), else that line's earlier reads joined
+    /// with it.
+    fn whole_lines(&mut self, piece: Bytes) -> Bytes {
         if self.partial.is_empty() {
             return piece;
         }
         self.partial.extend_from_slice(&piece);
         self.partial.split().freeze()
     }
+}
+
+/// What [`GuardedBytes::next_piece`] cut off.
+enum Piece {
+    /// Whole lines (the first perhaps begun in earlier reads), to hand on.
+    Lines(Bytes),
+    /// Text of a line that has not ended yet, to hold.
+    Unended(Bytes),
 }
 
 impl Stream for GuardedBytes {
@@ -209,8 +247,8 @@ impl Stream for GuardedBytes {
                 }
             }
             match self.next_piece() {
-                Ok((piece, true)) => return Poll::Ready(Some(Ok(self.whole_frame(piece)))),
-                Ok((piece, false)) => self.partial.extend_from_slice(&piece),
+                Ok(Piece::Lines(lines)) => return Poll::Ready(Some(Ok(self.whole_lines(lines)))),
+                Ok(Piece::Unended(text)) => self.partial.extend_from_slice(&text),
                 Err(e) => {
                     self.done = true;
                     return Poll::Ready(Some(Err(e)));

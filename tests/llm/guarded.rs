@@ -2,13 +2,13 @@
 //! ends whatever the line ends (LF, CRLF, lone CR) and however the bytes
 //! are split across reads; a frame that ends with a lone CR is handed an
 //! LF after it, so the parser need not wait for the next byte to see it
-//! end; a frame that comes in many reads is handed on whole, once; the
-//! frame cap counts per frame.
+//! end; a line that comes in many reads is handed on whole, once, and a
+//! frame of many lines in short pieces; the frame cap counts per frame.
 
 use std::time::Duration;
 
 use bytes::Bytes;
-use dashfloat::llm::guarded::{GuardError, GuardedBytes};
+use dashfloat::llm::guarded::{GuardError, GuardedBytes, PIECE_BYTES};
 use futures_util::StreamExt;
 
 /// Feeds `reads` through the cutter; the pieces it hands on, each LF it
@@ -102,13 +102,42 @@ async fn frame_ends_split_across_two_or_three_reads_are_found() {
 }
 
 #[tokio::test]
-async fn a_frame_that_comes_a_byte_at_a_time_is_handed_on_whole() {
+async fn a_line_that_comes_a_byte_at_a_time_is_handed_on_whole() {
     for (stream, handed) in [(LF, LF), (CRLF, CRLF), (CR, CR_HANDED)] {
-        let whole = cut(vec![stream], 1024).await.unwrap();
         let bytes: Vec<&[u8]> = stream.chunks(1).collect();
-        assert_eq!(cut(bytes, 1024).await.unwrap(), whole);
-        assert_eq!(whole.concat(), handed);
+        let pieces = cut(bytes, 1024).await.unwrap();
+        assert_eq!(pieces.concat(), handed);
+        // Every piece ends a line: none is text the parser would read
+        // again when the rest of its line came.
+        for piece in &pieces {
+            assert!(
+                piece.ends_with(b"\n") || piece.ends_with(b"\r"),
+                "{:?}",
+                String::from_utf8_lossy(piece)
+            );
+        }
+        assert!(pieces.iter().any(|p| p.starts_with(b"data: one")));
     }
+}
+
+#[tokio::test]
+async fn a_frame_of_many_lines_is_handed_on_in_short_pieces() {
+    let line = b"data: 0123456789\n";
+    let mut frame = line.repeat(1_000);
+    frame.push(b'\n');
+    let pieces = cut(vec![&frame], 64 * 1024).await.unwrap();
+    assert_eq!(pieces.concat(), frame);
+    assert!(pieces.len() > 10, "{} pieces", pieces.len());
+    for piece in &pieces {
+        assert!(piece.len() < PIECE_BYTES + line.len(), "{}", piece.len());
+        assert!(piece.ends_with(b"\n"));
+    }
+    // Cut in two reads inside a line, the line is handed on whole still.
+    let split = cut(vec![&frame[..5_000], &frame[5_000..]], 64 * 1024)
+        .await
+        .unwrap();
+    assert_eq!(split.concat(), frame);
+    assert!(split.iter().all(|p| p.ends_with(b"\n")));
 }
 
 #[tokio::test]
@@ -117,6 +146,22 @@ async fn the_unended_frame_at_the_end_of_the_body_is_handed_on() {
         .await
         .unwrap();
     assert_eq!(pieces, [&b"data: one\n\n"[..], b"data: two\n"]);
+}
+
+#[tokio::test]
+async fn the_idle_timeout_fires_while_a_line_is_held() {
+    let inner = futures_util::stream::iter(vec![Ok::<_, reqwest::Error>(Bytes::from_static(
+        b"data: one\n\ndata: t",
+    ))])
+    .chain(futures_util::stream::pending());
+    let mut guarded = GuardedBytes::new(Box::pin(inner), Duration::from_millis(50), 1024);
+    let first = guarded.next().await.unwrap().unwrap();
+    assert_eq!(&first[..], b"data: one\n\n");
+    assert!(matches!(
+        guarded.next().await,
+        Some(Err(GuardError::Idle(_)))
+    ));
+    assert!(guarded.next().await.is_none());
 }
 
 #[tokio::test]
