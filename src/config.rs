@@ -358,6 +358,9 @@ pub enum ConfigError {
     /// The key variable is set for a remote provider but empty.
     #[error("{0} is set but empty; requests go without an API key")]
     EmptyKey(String),
+    /// The model was given as an empty name.
+    #[error("the model name is empty; it is taken as not given")]
+    EmptyModel,
 }
 
 /// Everything the rest of dashfloat needs to know about the provider.
@@ -495,7 +498,13 @@ impl Config {
         let provider_configured = accepted_url.is_some();
         let base_url = accepted_url.unwrap_or_else(|| LOCAL_BASE_URL.to_string());
         let local = is_loopback(&base_url);
-        let configured_model = cli.model.clone().or(file.model);
+        let configured_model = match cli.model.clone().or(file.model) {
+            Some(name) if name.trim().is_empty() => {
+                problems.push(ConfigError::EmptyModel);
+                None
+            }
+            other => other,
+        };
         let model_configured = configured_model.is_some();
         let model = configured_model.unwrap_or_else(|| LOCAL_MODEL.to_string());
         let configured_window = cli.context_window.or(file.context_window);

@@ -522,3 +522,25 @@ fn every_flag_is_global_so_exec_takes_it_too() {
     ]);
     assert_eq!(cli.seed, Some(3));
 }
+
+#[test]
+fn an_empty_model_name_is_reported_and_taken_as_not_given() {
+    // Found by the config_file fuzz target: `model = ""` was sent as is.
+    let file = "base_url = \"https://api.example.com/v1\"\nmodel = \" \"\n";
+    let (c, problems) = resolve(&Cli::default(), &[], Some(file));
+    assert!(
+        matches!(problems[..], [ConfigError::EmptyModel]),
+        "{problems:?}"
+    );
+    assert!(!c.model.trim().is_empty());
+    assert!(!c.model_configured);
+    // So the provider is asked which models it serves.
+    assert!(c.questions().models);
+    let cli = Cli::parse_from(["dashfloat", "--model", ""]);
+    let (c, problems) = resolve(&cli, &[], None);
+    assert!(
+        matches!(problems[..], [ConfigError::EmptyModel]),
+        "{problems:?}"
+    );
+    assert_eq!(c.model, dashfloat::config::LOCAL_MODEL);
+}
