@@ -305,7 +305,10 @@ impl Editor {
         std::mem::take(&mut self.text)
     }
 
-    /// Replaces the text (history recall), cursor at the end.
+    /// Replaces the text (history recall, a prompt put back), cursor at
+    /// the end. Never cut, even past [`PROMPT_MAX_BYTES`]: the text is the
+    /// person's, and the agent refuses to send it with a message saying
+    /// why.
     pub fn set(&mut self, text: &str) {
         self.text = clean(text);
         self.cursor = self.text.len();

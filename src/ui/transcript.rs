@@ -216,7 +216,8 @@ impl Transcript {
     /// [`LOG_ITEMS_MAX`] entries, [`LOG_BYTES_MAX`] bytes of text or
     /// [`ROWS_MAX`] rows,
     /// stopping at entry `keep` and at the newest; the first drop puts the
-    /// [`dropped_notice`] on top. Entries are wrapped when this runs.
+    /// [`dropped_notice`] on top, counted in the bounds like any entry.
+    /// Entries are wrapped when this runs.
     fn drop_oldest(&mut self, keep: Option<usize>, width: u16, theme: &Theme) {
         let over = |t: &Self| {
             t.entries.len() > LOG_ITEMS_MAX
@@ -231,13 +232,19 @@ impl Transcript {
             .and_then(|k| self.position(k))
             .unwrap_or(usize::MAX)
             .min(self.entries.len() - 1);
-        let notice = usize::from(first == 0);
+        let notice = (first == 0).then(|| {
+            let mut notice = Entry::new(EntryKind::System(Severity::Notice), dropped_notice());
+            notice.lines = notice.render(width, theme);
+            notice.dirty = false;
+            notice
+        });
+        let (notice_items, notice_rows) = notice.as_ref().map_or((0, 0), |n| (1, n.lines.len()));
         let mut end = first;
         let (mut lines, mut bytes) = (0, 0);
         while end < stop
-            && (self.entries.len() + notice - (end - first) > LOG_ITEMS_MAX
+            && (self.entries.len() + notice_items - (end - first) > LOG_ITEMS_MAX
                 || self.text_bytes - bytes > LOG_BYTES_MAX
-                || self.total_lines - lines > ROWS_MAX)
+                || self.total_lines + notice_rows - lines > ROWS_MAX)
         {
             lines += self.entries[end].lines.len();
             bytes += self.entries[end].counted;
@@ -250,10 +257,7 @@ impl Transcript {
         self.dropped += end - first;
         self.total_lines -= lines;
         self.text_bytes -= bytes;
-        if first == 0 {
-            let mut notice = Entry::new(EntryKind::System(Severity::Notice), dropped_notice());
-            notice.lines = notice.render(width, theme);
-            notice.dirty = false;
+        if let Some(notice) = notice {
             self.total_lines += notice.lines.len();
             self.entries.insert(0, notice);
         }

@@ -156,21 +156,40 @@ fn an_entry_of_very_many_rows_shows_its_first_and_last_halves() {
     assert!(middle.contains("row 45000"), "{middle}");
 }
 
+/// Tells the log notice `i` ("notice N"), followed by `rows` rows of text.
+fn tall_notice(s: &mut State, i: usize, rows: usize) {
+    agent(
+        s,
+        AgentEvent::System {
+            severity: Severity::Notice,
+            text: format!("notice {i}\n{}", "r\n".repeat(rows)),
+        },
+    );
+}
+
 #[test]
-fn the_log_keeps_at_most_its_rows() {
+fn the_log_keeps_at_most_its_rows_counting_the_notice_on_top() {
     let mut s = state(80, 24);
-    let rows = "r\n".repeat(ENTRY_ROWS_MAX / 2);
-    for i in 0..30 {
-        agent(
-            &mut s,
-            AgentEvent::System {
-                severity: Severity::Notice,
-                text: format!("notice {i}\n{rows}"),
-            },
-        );
+    tall_notice(&mut s, 0, 1000);
+    s.prepare();
+    let framing = s.transcript.total_lines() - 1000;
+    // Twenty entries fill the rows exactly; the notice of the dropped ones
+    // then needs room too.
+    let per = ROWS_MAX / 20;
+    for i in 1..30 {
+        tall_notice(&mut s, i, per - framing);
     }
     s.prepare();
-    assert!(s.transcript.total_lines() <= ROWS_MAX + 3);
-    assert!(heads(&s)[1].starts_with("notice 11\n"));
+    assert!(
+        s.transcript.total_lines() <= ROWS_MAX,
+        "{}",
+        s.transcript.total_lines()
+    );
+    assert_eq!(s.transcript.entries()[0].text, dropped_notice());
+    assert!(
+        heads(&s)[1].starts_with("notice 11\n"),
+        "{:?}",
+        heads(&s)[1]
+    );
     assert!(heads(&s).last().unwrap().starts_with("notice 29"));
 }

@@ -435,6 +435,15 @@ fn the_prompt_takes_nothing_past_its_bound() {
 }
 
 #[test]
+fn text_put_back_past_the_bound_is_kept_whole() {
+    let long = "a".repeat(usize::try_from(PROMPT_MAX_BYTES).unwrap() + 10);
+    let mut e = Editor::new();
+    e.set(&long);
+    assert_eq!(e.text(), long, "the person's words are not cut");
+    assert!(!e.insert_char('b'), "but nothing more goes in");
+}
+
+#[test]
 fn empty_history_recalls_nothing() {
     let mut h = History::new();
     assert!(h.is_empty());
