@@ -1,13 +1,16 @@
 //! The byte stream → frame cutter → SSE events: whatever the bytes and
 //! however they are cut into reads, the events up to the first error (and
 //! that error: the frame cap's verdict, bad UTF-8), where the reader stops,
-//! are those of the same bytes in one read.
+//! are those of the same bytes in one read. And the cutter changes no
+//! event: for UTF-8 bytes, the events are those of the parser alone.
+use std::fmt::Display;
+use std::pin::pin;
 use std::time::Duration;
 
 use bytes::Bytes;
 use dashfloat::llm::guarded::GuardedBytes;
-use eventsource_stream::Eventsource;
-use futures_util::StreamExt;
+use eventsource_stream::{Event, EventStreamError, Eventsource};
+use futures_util::{Stream, StreamExt};
 
 thread_local! {
     /// One runtime for every input of the process: building one per input
@@ -18,15 +21,19 @@ thread_local! {
         .expect("runtime");
 }
 
-/// What the parser makes of `chunks`: each event up to the first error,
-/// and that error (the stream's reader stops there).
-fn events(chunks: Vec<Bytes>, frame_max: usize) -> Vec<String> {
+/// The reads of a body that arrives as `chunks`.
+fn reads(chunks: Vec<Bytes>) -> impl Stream<Item = Result<Bytes, reqwest::Error>> + Send {
+    futures_util::stream::iter(chunks.into_iter().map(Ok))
+}
+
+/// Each event of the stream `events` makes (inside the runtime) up to the
+/// first error, and that error (the stream's reader stops there).
+fn collect<E: Display, S: Stream<Item = Result<Event, EventStreamError<E>>>>(
+    events: impl FnOnce() -> S,
+) -> Vec<String> {
     RUNTIME.with(|rt| {
         rt.block_on(async {
-            let reads = futures_util::stream::iter(chunks.into_iter().map(Ok::<_, reqwest::Error>));
-            let mut events =
-                GuardedBytes::new(Box::pin(reads), Duration::from_secs(3600), frame_max)
-                    .eventsource();
+            let mut events = pin!(events());
             let mut out = Vec::new();
             while let Some(event) = events.next().await {
                 match event {
@@ -43,6 +50,36 @@ fn events(chunks: Vec<Bytes>, frame_max: usize) -> Vec<String> {
             out
         })
     })
+}
+
+/// What the parser makes of `chunks` through the cutter.
+fn events(chunks: Vec<Bytes>, frame_max: usize) -> Vec<String> {
+    collect(|| {
+        GuardedBytes::new(
+            Box::pin(reads(chunks)),
+            Duration::from_secs(3600),
+            frame_max,
+        )
+        .eventsource()
+    })
+}
+
+/// Whether the events through the cutter (`through`, of the bytes in one
+/// read) are the parser's own (`alone`): the same, but for two things the
+/// cutter does on purpose. It stops at a frame over the cap, which the
+/// parser alone would read on; and it ends a frame whose last line end is
+/// a lone CR at once, where the parser alone waits for the next byte to
+/// tell it from a CRLF, and so never yields the frame at the body's end.
+fn unchanged(through: &[String], alone: &[String], bytes: &[u8]) -> bool {
+    match through.split_last() {
+        Some((last, before)) if last.contains("frame larger than") => alone.starts_with(before),
+        _ => {
+            through == alone
+                || (bytes.ends_with(b"\r")
+                    && through.len() == alone.len() + 1
+                    && through.starts_with(alone))
+        }
+    }
 }
 
 /// Two bytes of frame cap (from 1), one choosing the read sizes, then the
@@ -64,6 +101,17 @@ pub fn run(data: &[u8]) {
         chunks.push(rest.split_to((*n).min(rest.len())));
     }
     let cut = events(chunks, frame_max);
+    if std::str::from_utf8(bytes).is_ok() {
+        let alone = collect(|| reads(vec![Bytes::copy_from_slice(bytes)]).eventsource());
+        assert!(
+            unchanged(&whole, &alone, bytes),
+            "the cutter changed the events: {} through it, {} from the parser alone; \
+             first difference at {:?}",
+            whole.len(),
+            alone.len(),
+            (0..whole.len().max(alone.len())).find(|&i| whole.get(i) != alone.get(i))
+        );
+    }
     if let Some(at) = (0..cut.len().max(whole.len())).find(|&i| cut.get(i) != whole.get(i)) {
         let tail = |e: Option<&String>| {
             e.map(|e| {
