@@ -72,7 +72,11 @@ fn events(chunks: Vec<Bytes>, frame_max: usize) -> Vec<String> {
 /// tell it from a CRLF, and so never yields the frame at the body's end.
 fn unchanged(through: &[String], alone: &[String], bytes: &[u8]) -> bool {
     match through.split_last() {
-        Some((last, before)) if last.contains("frame larger than") => alone.starts_with(before),
+        Some((last, before))
+            if last.starts_with("error: ") && last.contains("frame larger than") =>
+        {
+            alone.starts_with(before)
+        }
         _ => {
             through == alone
                 || (bytes.ends_with(b"\r")
