@@ -307,8 +307,7 @@ impl Editor {
 
     /// Replaces the text (history recall, a prompt put back), cursor at
     /// the end. Never cut, even past [`PROMPT_MAX_BYTES`]: the text is the
-    /// person's, and the agent refuses to send it with a message saying
-    /// why.
+    /// person's, and it is not sent until they shorten it.
     pub fn set(&mut self, text: &str) {
         self.text = clean(text);
         self.cursor = self.text.len();

@@ -125,7 +125,7 @@ impl Entry {
 
     /// The bytes of text it holds, all kinds' strings together: what the
     /// log's byte bound counts.
-    pub(super) fn text_bytes(&self) -> usize {
+    fn text_bytes(&self) -> usize {
         let own = match &self.kind {
             EntryKind::Assistant { reasoning, .. } => reasoning.len(),
             EntryKind::Tool { name, outcome, .. } => {
@@ -142,8 +142,18 @@ impl Entry {
         matches!(self.kind, EntryKind::Assistant { end: None, .. })
     }
 
+    /// Wraps it at `width`, and counts its bytes anew; the rows and bytes
+    /// it was counted at before, for the log's totals.
+    pub(super) fn wrap(&mut self, width: u16, theme: &Theme) -> (usize, usize) {
+        let before = (self.lines.len(), self.counted);
+        self.lines = self.render(width, theme);
+        self.dirty = false;
+        self.counted = self.text_bytes();
+        before
+    }
+
     /// The entry's lines at `width`, ending with a blank separator line.
-    pub(super) fn render(&self, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    fn render(&self, width: u16, theme: &Theme) -> Vec<Line<'static>> {
         let mut lines = match &self.kind {
             EntryKind::User => prefixed(&self.text, width, "› ", theme.user, theme.text),
             EntryKind::System(Severity::Notice) => {

@@ -195,13 +195,9 @@ impl Transcript {
             if !entry.dirty {
                 continue;
             }
-            let lines = entry.render(width, theme);
-            self.total_lines = self.total_lines - entry.lines.len() + lines.len();
-            entry.lines = lines;
-            entry.dirty = false;
-            let bytes = entry.text_bytes();
-            self.text_bytes = self.text_bytes - entry.counted + bytes;
-            entry.counted = bytes;
+            let (rows, bytes) = entry.wrap(width, theme);
+            self.total_lines = self.total_lines - rows + entry.lines.len();
+            self.text_bytes = self.text_bytes - bytes + entry.counted;
         }
         self.dirty_from = self.entries.len();
         let grown = self.total_lines.saturating_sub(before);
@@ -234,16 +230,17 @@ impl Transcript {
             .min(self.entries.len() - 1);
         let notice = (first == 0).then(|| {
             let mut notice = Entry::new(EntryKind::System(Severity::Notice), dropped_notice());
-            notice.lines = notice.render(width, theme);
-            notice.dirty = false;
+            notice.wrap(width, theme);
             notice
         });
-        let (notice_items, notice_rows) = notice.as_ref().map_or((0, 0), |n| (1, n.lines.len()));
+        let (notice_items, notice_rows, notice_bytes) = notice
+            .as_ref()
+            .map_or((0, 0, 0), |n| (1, n.lines.len(), n.counted));
         let mut end = first;
         let (mut lines, mut bytes) = (0, 0);
         while end < stop
             && (self.entries.len() + notice_items - (end - first) > LOG_ITEMS_MAX
-                || self.text_bytes - bytes > LOG_BYTES_MAX
+                || self.text_bytes + notice_bytes - bytes > LOG_BYTES_MAX
                 || self.total_lines + notice_rows - lines > ROWS_MAX)
         {
             lines += self.entries[end].lines.len();
@@ -259,6 +256,7 @@ impl Transcript {
         self.text_bytes -= bytes;
         if let Some(notice) = notice {
             self.total_lines += notice.lines.len();
+            self.text_bytes += notice.counted;
             self.entries.insert(0, notice);
         }
         self.dirty_from = self.entries.len();

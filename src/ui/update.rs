@@ -151,11 +151,17 @@ fn apply(state: &mut State, msg: Msg) -> Outcome {
 /// prompt past [`PROMPT_MAX_BYTES`] is left out, and the help line says so.
 fn insert(state: &mut State, put: impl FnOnce(&mut Editor) -> bool) {
     if !put(&mut state.editor) {
-        state.hint = Some(Hint(format!(
-            "a prompt holds at most {} MiB; that was not inserted",
-            PROMPT_MAX_BYTES >> 20
-        )));
+        past_the_bound(state, "that was not inserted");
     }
+}
+
+/// Says on the help line that [`PROMPT_MAX_BYTES`] kept something from
+/// happening (`what`).
+fn past_the_bound(state: &mut State, what: &str) {
+    state.hint = Some(Hint(format!(
+        "a prompt holds at most {} MiB; {what}",
+        PROMPT_MAX_BYTES >> 20
+    )));
 }
 
 /// Tells the person a command went nowhere. An undelivered prompt goes
@@ -543,6 +549,11 @@ fn take_into_history(state: &mut State) {
 
 fn send_prompt(state: &mut State, text: String) -> Outcome {
     if !agent_ready(state) {
+        return Outcome::changed();
+    }
+    if text.len() as u64 > PROMPT_MAX_BYTES {
+        // Text put back whole (a rewound prompt, history) can be past it.
+        past_the_bound(state, "shorten this one to send it");
         return Outcome::changed();
     }
     take_into_history(state);

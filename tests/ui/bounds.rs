@@ -80,6 +80,36 @@ fn the_log_keeps_at_most_its_bytes_of_text_and_always_the_newest_entry() {
     assert_eq!(heads(&s)[1..], ["notice 10"]);
 }
 
+/// Tells the log notice `i`: `bytes` bytes of text in all.
+fn notice_of(s: &mut State, i: usize, bytes: usize) {
+    let head = format!("notice {i} ");
+    agent(
+        s,
+        AgentEvent::System {
+            severity: Severity::Notice,
+            text: format!("{head}{}", "x".repeat(bytes - head.len())),
+        },
+    );
+}
+
+#[test]
+fn the_log_keeps_at_most_its_bytes_counting_the_notice_on_top() {
+    let mut s = state(80, 24);
+    // Past the bound by the first entry; the notice of its drop needs
+    // room too.
+    notice_of(&mut s, 0, 100);
+    for i in 1..=4 {
+        notice_of(&mut s, i, LOG_BYTES_MAX / 4);
+    }
+    s.prepare();
+    let bytes: usize = s.transcript.entries().iter().map(|e| e.text.len()).sum();
+    assert!(bytes <= LOG_BYTES_MAX, "{bytes} bytes kept");
+    assert_eq!(
+        heads(&s),
+        ["earlier entries", "notice 2", "notice 3", "notice 4"]
+    );
+}
+
 #[test]
 fn a_preview_waiting_for_an_answer_is_kept_until_it_is_answered() {
     let mut s = state(80, 24);

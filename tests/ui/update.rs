@@ -70,6 +70,21 @@ fn a_paste_past_the_prompt_bound_is_left_out_and_the_help_line_says_so() {
 }
 
 #[test]
+fn a_prompt_put_back_past_the_bound_stays_in_the_input_when_sent() {
+    let long = "x".repeat(usize::try_from(dashfloat::protocol::PROMPT_MAX_BYTES).unwrap() + 1);
+    let mut s = state();
+    agent(&mut s, AgentEvent::Rewound { text: long.clone() });
+    assert_eq!(press(&mut s, KeyCode::Enter), [], "nothing is sent");
+    assert_eq!(s.editor.text(), long);
+    assert_eq!(s.phase, Phase::Idle);
+    assert!(s.transcript.entries().is_empty());
+    assert_eq!(
+        s.hint.as_ref().map(|h| h.0.as_str()),
+        Some("a prompt holds at most 4 MiB; shorten this one to send it")
+    );
+}
+
+#[test]
 fn an_undelivered_prompt_goes_back_into_the_input_and_no_turn_runs() {
     let mut s = state();
     typed(&mut s, "hi there");
