@@ -464,15 +464,16 @@ fn large_frame() {
         times.sort();
         percentile(&times, 0.5)
     };
-    let baseline = time(&one_line, one_line.len());
+    let timed = [("one line", &one_line), ("short lines", &short_lines)]
+        .map(|(name, body)| (name, time(body, 1024), time(body, body.len())));
+    let baseline = timed[0].2;
     println!(
         "
 an SSE frame of {} KiB through the frame cutter and the parser (median of {runs}; ratio to one line in one read, {})",
         one_line.len() >> 10,
         ms(baseline)
     );
-    for (name, body) in [("one line", &one_line), ("short lines", &short_lines)] {
-        let (small, whole) = (time(body, 1024), time(body, body.len()));
+    for (name, small, whole) in timed {
         println!(
             "  {name:<11}  in 1 KiB reads {} ({:.2}x)   in one read {} ({:.2}x)   target ≤ 4x",
             ms(small),

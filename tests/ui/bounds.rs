@@ -10,17 +10,22 @@ use dashfloat::ui::transcript::{EntryKind, ROWS_MAX, dropped_notice};
 
 use crate::{agent, confirm_command, draw, press, state, tool_result};
 
+/// Tells the log a notice of `text`.
+fn notice(s: &mut State, text: String) {
+    agent(
+        s,
+        AgentEvent::System {
+            severity: Severity::Notice,
+            text,
+        },
+    );
+}
+
 /// Tells the log notices `from..from + count` ("notice N"), each padded
 /// with `pad` more bytes of text.
 fn notices(s: &mut State, from: usize, count: usize, pad: usize) {
     for i in from..from + count {
-        agent(
-            s,
-            AgentEvent::System {
-                severity: Severity::Notice,
-                text: format!("notice {i}{}", " pad".repeat(pad / 4)),
-            },
-        );
+        notice(s, format!("notice {i}{}", " pad".repeat(pad / 4)));
     }
 }
 
@@ -80,16 +85,15 @@ fn the_log_keeps_at_most_its_bytes_of_text_and_always_the_newest_entry() {
     assert_eq!(heads(&s)[1..], ["notice 10"]);
 }
 
-/// Tells the log notice `i`: `bytes` bytes of text in all.
-fn notice_of(s: &mut State, i: usize, bytes: usize) {
+/// The text of notice `i` ("notice N"), `bytes` bytes in all.
+fn sized(i: usize, bytes: usize) -> String {
     let head = format!("notice {i} ");
-    agent(
-        s,
-        AgentEvent::System {
-            severity: Severity::Notice,
-            text: format!("{head}{}", "x".repeat(bytes - head.len())),
-        },
-    );
+    format!("{head}{}", "x".repeat(bytes - head.len()))
+}
+
+/// The text of notice `i` ("notice N"), followed by `rows` rows.
+fn tall(i: usize, rows: usize) -> String {
+    format!("notice {i}\n{}", "r\n".repeat(rows))
 }
 
 #[test]
@@ -97,9 +101,9 @@ fn the_log_keeps_at_most_its_bytes_counting_the_notice_on_top() {
     let mut s = state(80, 24);
     // Past the bound by the first entry; the notice of its drop needs
     // room too.
-    notice_of(&mut s, 0, 100);
+    notice(&mut s, sized(0, 100));
     for i in 1..=4 {
-        notice_of(&mut s, i, LOG_BYTES_MAX / 4);
+        notice(&mut s, sized(i, LOG_BYTES_MAX / 4));
     }
     s.prepare();
     let bytes: usize = s.transcript.entries().iter().map(|e| e.text.len()).sum();
@@ -186,28 +190,17 @@ fn an_entry_of_very_many_rows_shows_its_first_and_last_halves() {
     assert!(middle.contains("row 45000"), "{middle}");
 }
 
-/// Tells the log notice `i` ("notice N"), followed by `rows` rows of text.
-fn tall_notice(s: &mut State, i: usize, rows: usize) {
-    agent(
-        s,
-        AgentEvent::System {
-            severity: Severity::Notice,
-            text: format!("notice {i}\n{}", "r\n".repeat(rows)),
-        },
-    );
-}
-
 #[test]
 fn the_log_keeps_at_most_its_rows_counting_the_notice_on_top() {
     let mut s = state(80, 24);
-    tall_notice(&mut s, 0, 1000);
+    notice(&mut s, tall(0, 1000));
     s.prepare();
     let framing = s.transcript.total_lines() - 1000;
     // Twenty entries fill the rows exactly; the notice of the dropped ones
     // then needs room too.
     let per = ROWS_MAX / 20;
     for i in 1..30 {
-        tall_notice(&mut s, i, per - framing);
+        notice(&mut s, tall(i, per - framing));
     }
     s.prepare();
     assert!(
