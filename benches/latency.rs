@@ -37,7 +37,7 @@ use dashfloat::llm::discover::Questions;
 use dashfloat::llm::wire::{FunctionCall, Message, Role, ToolCallMessage};
 use dashfloat::protocol::{AgentEvent, UiCommand};
 use dashfloat::session::{OpenSession, SessionRecord, SessionSetup, SessionStore};
-use serde_json::{Value, json};
+use serde_json::json;
 use support::agent::{AgentHarness, setup, start_with};
 
 const PORT: u16 = 8093;
@@ -64,7 +64,7 @@ fn main() {
         pause.as_secs()
     );
     let url = restart(&model);
-    let prefix = runtime.block_on(prefix_tokens(&url));
+    let prefix = runtime.block_on(support::prefix::prefix_tokens(&url));
     println!("fixed prefix (system prompt + tool schemas): {prefix} tokens (target ≤ 700)\n");
     println!("| moment | warm-up off | warm-up on | on / off | prompt tokens |");
     println!("| --- | --- | --- | --- | --- |");
@@ -334,32 +334,4 @@ fn session_messages() -> Vec<Message> {
         out.push(Message::new(Role::Assistant, format!("That is part {n}.")));
     }
     out
-}
-
-/// The fixed prefix in the server's tokens: the system prompt and the tool
-/// schemas through the server's chat template, less the template's
-/// framing of an empty system and user message.
-async fn prefix_tokens(url: &str) -> usize {
-    let root = url.trim_end_matches('/').trim_end_matches("/v1");
-    let client = reqwest::Client::new();
-    let post = async |path: &str, body: Value| -> Value {
-        let response = client.post(format!("{root}{path}")).json(&body).send();
-        response.await.unwrap().json().await.unwrap()
-    };
-    let count = async |body: Value| -> usize {
-        let prompt = post("/apply-template", body).await;
-        let content = json!({"content": prompt["prompt"], "parse_special": true});
-        post("/tokenize", content).await["tokens"]
-            .as_array()
-            .unwrap()
-            .len()
-    };
-    let user = json!({"role": "user", "content": ""});
-    let whole = count(json!({
-        "messages": [{"role": "system", "content": agent::system_prompt()}, user],
-        "tools": dashfloat::tools::definitions(),
-    }))
-    .await;
-    let framing = count(json!({"messages": [{"role": "system", "content": ""}, user]})).await;
-    whole - framing
 }

@@ -2,7 +2,8 @@
 //! OpenAI-compatible server ([`server`]) that checks the conversation
 //! invariant ([`pairing`]) on every request, an agent harness ([`agent`]),
 //! a pseudo-terminal driver ([`pty`]), the recorded SSE fixtures
-//! ([`fixtures`]) and saved sessions written for a test ([`sessions`]).
+//! ([`fixtures`]), saved sessions written for a test ([`sessions`]) and the
+//! fixed prefix counted by a real server ([`prefix`]).
 //!
 //! Each test crate (`tests/<area>/main.rs`) includes it with
 //! `#[path = "../support/mod.rs"] mod support;`, as `benches/main.rs` does.
@@ -13,6 +14,7 @@
 pub mod agent;
 pub mod fixtures;
 pub mod pairing;
+pub mod prefix;
 pub mod pty;
 pub mod random;
 pub mod server;
