@@ -105,9 +105,7 @@ impl Tool for Glob {
     type Output = GlobOutput;
 
     fn description() -> String {
-        "Find files by name: `pattern` is a glob such as `**/test_*` (at any depth) or `docs/*.md`. \
-             Returns the matching files' paths, sorted; `truncated` says more matched. Skips \
-             .gitignored files and build folders such as target and node_modules."
+        "Find files by name: `pattern` is a glob such as `**/test_*` (at any depth) or `docs/*.md`."
             .to_owned()
     }
 

@@ -178,9 +178,8 @@ impl Tool for Grep {
     fn description() -> String {
         "Search file contents for a regular expression, e.g. `load_settings` (escape ( ) [ ] \
              { } . * + ? | ^ $ \\ with \\ to match them literally). Returns the matching lines as \
-             `path:line:text`; `truncated` says more matched. Narrow it with `path` (a file or \
-             folder) or `include` (a glob on file names). Skips binary and .gitignored files \
-             and build folders such as target and node_modules."
+             `path:line:text`. Narrow it with `path` (a file or folder) or `include` (a glob on \
+             file names)."
             .to_owned()
     }
 

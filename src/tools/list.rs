@@ -121,10 +121,7 @@ impl Tool for ListDirectory {
     type Output = ListDirectoryOutput;
 
     fn description() -> String {
-        format!(
-            "List the files and folders in one folder (folders end with `/`); `.` is the project \
-             itself. At most {LIST_MAX_ENTRIES} entries; `truncated` says there are more."
-        )
+        "List the files and folders in one folder (folders end with `/`).".to_owned()
     }
 
     fn parameters() -> Value {

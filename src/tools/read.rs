@@ -124,13 +124,9 @@ impl Tool for ReadFile {
     type Output = ReadFileOutput;
 
     fn description() -> String {
-        format!(
-            "Read a text file. Leave offset and limit out to read it whole (up to {READ_MAX_LINES} \
-             lines or {} KiB; when more follows, `truncated` is true and the last line says which \
-             offset to continue from). If the file is not found, list_directory its folder for the \
-             right name.",
-            READ_MAX_BYTES / 1024
-        )
+        "Read a text file. If the file is not found, list_directory its folder for the right \
+             name."
+            .to_owned()
     }
 
     fn parameters() -> Value {
