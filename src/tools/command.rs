@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use crate::protocol::{FileGuard, Preview, PreviewKind, ToolStatus};
 
 use super::analyser::ANALYSER_RUN_ENV;
-use super::exec::{EXEC_DEFAULT_TIMEOUT, Run, execute_command};
+use super::exec::{EXEC_DEFAULT_TIMEOUT, EXEC_OUTPUT_MAX_BYTES, Run, execute_command};
 use super::failure::ToolFailure;
 use super::preview::{header, line};
 use super::result::head;
@@ -132,10 +132,12 @@ impl Tool for ExecuteCommand {
 
     fn description() -> String {
         format!(
-            "Run a shell command line in the project, e.g. the tests or a build; returns \
-             `exit_code` and `output`. Do not use it to change files: use edit_file or write_file. \
-             A read-only line (ls, cat, grep, git log) runs at once; others need the person's \
-             approval. It is killed after {} s unless `timeout_seconds` says more.",
+            "Run a shell command line (/bin/sh -c) in the project, e.g. the tests or a build; \
+             returns `exit_code` and `output` (the first {} KiB). Do not use it to change files: \
+             use edit_file or write_file. A read-only line (ls, cat, grep, find, wc, git \
+             status/log/diff/show) runs at once; others need the person's approval. It is killed \
+             after {} s unless `timeout_seconds` says more, and everything it started ends with it.",
+            EXEC_OUTPUT_MAX_BYTES / 1024,
             EXEC_DEFAULT_TIMEOUT.as_secs()
         )
     }

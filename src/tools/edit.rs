@@ -176,8 +176,8 @@ impl Tool for EditFile {
     fn description() -> String {
         "Change part of an existing file: replace search_block, text copied exactly from the file \
              (whitespace included) that occurs once in it, with replace_block. If the result says \
-             the block was not found, read_file the file and copy the text exactly. Needs the \
-             person's approval."
+             the block was not found, read_file the file and copy the text exactly; if it matched \
+             several times, add surrounding lines. Needs the person's approval."
             .to_owned()
     }
 

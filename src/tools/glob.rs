@@ -105,7 +105,9 @@ impl Tool for Glob {
     type Output = GlobOutput;
 
     fn description() -> String {
-        "Find files by name: `pattern` is a glob such as `**/test_*` (at any depth) or `docs/*.md`."
+        "Find files by name: `pattern` is a glob such as `**/test_*` (at any depth) or `docs/*.md`. \
+             Returns the matching files' paths, sorted; `truncated` says more matched. Skips \
+             .gitignored files and build folders such as target and node_modules."
             .to_owned()
     }
 

@@ -178,8 +178,9 @@ impl Tool for Grep {
     fn description() -> String {
         "Search file contents for a regular expression, e.g. `load_settings` (escape ( ) [ ] \
              { } . * + ? | ^ $ \\ with \\ to match them literally). Returns the matching lines as \
-             `path:line:text`. Narrow it with `path` (a file or folder) or `include` (a glob on \
-             file names)."
+             `path:line:text`; `truncated` says more matched. Narrow it with `path` (a file or \
+             folder) or `include` (a glob on file names). Skips binary and .gitignored files \
+             and build folders such as target and node_modules."
             .to_owned()
     }
 

@@ -121,7 +121,10 @@ impl Tool for ListDirectory {
     type Output = ListDirectoryOutput;
 
     fn description() -> String {
-        "List the files and folders in one folder (folders end with `/`).".to_owned()
+        format!(
+            "List the files and folders in one folder (folders end with `/`); `.` is the project \
+             itself. At most {LIST_MAX_ENTRIES} entries; `truncated` says there are more."
+        )
     }
 
     fn parameters() -> Value {

@@ -124,9 +124,13 @@ impl Tool for ReadFile {
     type Output = ReadFileOutput;
 
     fn description() -> String {
-        "Read a text file. If the file is not found, list_directory its folder for the right \
-             name."
-            .to_owned()
+        format!(
+            "Read a text file. Leave offset and limit out to read it whole (up to {READ_MAX_LINES} \
+             lines or {} KiB; when more follows, `truncated` is true and the last line says which \
+             offset to continue from). If the file is not found, list_directory its folder for the \
+             right name.",
+            READ_MAX_BYTES / 1024
+        )
     }
 
     fn parameters() -> Value {

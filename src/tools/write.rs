@@ -64,7 +64,7 @@ impl Tool for WriteFile {
     fn description() -> String {
         "Create a new file, or replace everything in a file, with `content`. To change part of an \
              existing file use edit_file instead: write_file would drop the rest of it. Needs the \
-             person's approval."
+             person's approval; if rejected, ask what they want instead."
             .to_owned()
     }
 

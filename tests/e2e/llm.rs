@@ -135,7 +135,7 @@ async fn the_agent_chats_with_the_real_model() {
 /// template, by its own tokenizer (the 0.5B's is the 1.5B's). Issue 12's
 /// budget is 700; ADR 0033 records why the prefix is still over it.
 /// Lower it with every cut; raise it only with the task suite's figures.
-const FIXED_PREFIX_MAX_TOKENS: usize = 1_791;
+const FIXED_PREFIX_MAX_TOKENS: usize = 1_968;
 
 #[tokio::test]
 #[ignore = "needs the real local model; scripts/test runs it"]
