@@ -20,7 +20,7 @@ pub const REDIRECT_MAX: usize = 10;
 
 /// Where llama-server serves its own endpoints (`/props`, `/slots`): the
 /// root beside `/v1`.
-pub(crate) fn server_root(base_url: &str) -> &str {
+pub fn server_root(base_url: &str) -> &str {
     base_url.strip_suffix("/v1").unwrap_or(base_url)
 }
 

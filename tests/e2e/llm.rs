@@ -145,6 +145,12 @@ async fn the_fixed_prefix_stays_within_its_tokens_on_the_local_template() {
         tokens <= FIXED_PREFIX_MAX_TOKENS,
         "the system prompt and tool schemas take {tokens} tokens, over {FIXED_PREFIX_MAX_TOKENS}"
     );
+    // Within a tenth of the bound: a cut lowers the bound with it, and a
+    // count that lost the tools (a server that ignored them) fails.
+    assert!(
+        tokens >= FIXED_PREFIX_MAX_TOKENS * 9 / 10,
+        "the prefix counts {tokens} tokens: lower FIXED_PREFIX_MAX_TOKENS to it, or check the tools were counted"
+    );
 }
 
 #[tokio::test]

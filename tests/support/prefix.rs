@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 /// less the template's framing of an empty system and user message.
 pub async fn prefix_tokens(url: &str) -> usize {
     dashfloat::llm::install_crypto_provider();
-    let root = url.trim_end_matches('/').trim_end_matches("/v1");
+    let root = dashfloat::llm::server_root(url);
     let client = reqwest::Client::new();
     let post = async |path: &str, body: Value| -> Value {
         let response = client.post(format!("{root}{path}")).json(&body).send();
