@@ -212,11 +212,12 @@ impl Transcript {
     /// [`LOG_ITEMS_MAX`] entries, [`LOG_BYTES_MAX`] bytes of text or
     /// [`ROWS_MAX`] rows,
     /// stopping at entry `keep` and at the newest; the first drop puts the
-    /// [`dropped_notice`] on top, counted in the bounds like any entry.
+    /// [`dropped_notice`] on top, whose text and rows count in the bounds
+    /// but which is not one of the entries it says are kept.
     /// Entries are wrapped when this runs.
     fn drop_oldest(&mut self, keep: Option<usize>, width: u16, theme: &Theme) {
         let over = |t: &Self| {
-            t.entries.len() > LOG_ITEMS_MAX
+            t.entries.len() - usize::from(t.dropped > 0) > LOG_ITEMS_MAX
                 || t.text_bytes > LOG_BYTES_MAX
                 || t.total_lines > ROWS_MAX
         };
@@ -233,13 +234,13 @@ impl Transcript {
             notice.wrap(width, theme);
             notice
         });
-        let (notice_items, notice_rows, notice_bytes) = notice
+        let (notice_rows, notice_bytes) = notice
             .as_ref()
-            .map_or((0, 0, 0), |n| (1, n.lines.len(), n.counted));
+            .map_or((0, 0), |n| (n.lines.len(), n.counted));
         let mut end = first;
         let (mut lines, mut bytes) = (0, 0);
         while end < stop
-            && (self.entries.len() + notice_items - (end - first) > LOG_ITEMS_MAX
+            && (self.entries.len() - end > LOG_ITEMS_MAX
                 || self.text_bytes + notice_bytes - bytes > LOG_BYTES_MAX
                 || self.total_lines + notice_rows - lines > ROWS_MAX)
         {

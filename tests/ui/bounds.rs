@@ -44,9 +44,13 @@ fn the_log_keeps_the_newest_entries_under_a_notice() {
     notices(&mut s, 0, LOG_ITEMS_MAX + 500, 0);
     s.prepare();
     let heads = heads(&s);
-    assert_eq!(heads.len(), LOG_ITEMS_MAX);
+    assert_eq!(
+        heads.len(),
+        LOG_ITEMS_MAX + 1,
+        "the notice and the entries it says are kept"
+    );
     assert_eq!(s.transcript.entries()[0].text, dropped_notice());
-    assert_eq!(heads[1], "notice 501");
+    assert_eq!(heads[1], "notice 500");
     assert_eq!(
         heads.last().unwrap(),
         &format!("notice {}", LOG_ITEMS_MAX + 499)
@@ -54,8 +58,8 @@ fn the_log_keeps_the_newest_entries_under_a_notice() {
     s.transcript.scroll_to_top();
     let top = draw(&mut s);
     assert!(top.contains("earlier entries are no longer shown"), "{top}");
-    assert!(top.contains("notice 501"), "{top}");
-    assert!(!top.contains("notice 500 "), "{top}");
+    assert!(top.contains("notice 500"), "{top}");
+    assert!(!top.contains("notice 499 "), "{top}");
     s.transcript.follow();
     let bottom = draw(&mut s);
     assert!(
@@ -136,8 +140,8 @@ fn a_preview_waiting_for_an_answer_is_kept_until_it_is_answered() {
     assert_eq!(press(&mut s, KeyCode::Char('n')).len(), 1);
     s.prepare();
     let kept = heads(&s);
-    assert_eq!(kept.len(), LOG_ITEMS_MAX);
-    assert_eq!(kept[1], "notice 11");
+    assert_eq!(kept.len(), LOG_ITEMS_MAX + 1);
+    assert_eq!(kept[1], "notice 10");
     tool_result(&mut s, "x", ToolStatus::Rejected, "");
     assert!(s.answered.is_none());
 }
