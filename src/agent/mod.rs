@@ -163,7 +163,6 @@ struct Agent {
     /// a call that gave it nothing new (ADR 0015).
     answer_now: bool,
     steps: u32,
-    turn_usage: Option<Usage>,
     episodes_started: u64,
     /// Preview tasks started, counted: each task's ticket.
     previews_started: u64,
@@ -239,7 +238,6 @@ async fn run_actor(
         repeats: RepeatDetector::default(),
         answer_now: false,
         steps: 0,
-        turn_usage: None,
         episodes_started: 0,
         previews_started: 0,
         budget,
@@ -510,7 +508,6 @@ impl Agent {
         self.repeats.reset();
         self.answer_now = false;
         self.steps = 0;
-        self.turn_usage = None;
         self.wall_retried = false;
         self.saving.record_prompt(&text);
         self.setup.tools.checkpoints.lock().begin_turn();
@@ -804,9 +801,10 @@ impl Agent {
         // the server stops generating for a reply nobody reads.
         episode.task.abort();
         if let Some(usage) = episode.usage {
-            self.turn_usage = Some(usage);
             self.budget.report(episode.body_bytes, usage.prompt_tokens);
             self.saving.add_usage(usage);
+            // Each step, so the context meter follows a long turn.
+            self.emit(AgentEvent::Usage(usage)).await;
         }
         let reply_end = match &end {
             EpisodeEnd::Complete(_) => ReplyEnd::Complete,
@@ -925,12 +923,8 @@ impl Agent {
         self.start_episode().await;
     }
 
-    /// The turn is over: the last usage, idle, done; then the session is
-    /// saved.
+    /// The turn is over: idle, done; then the session is saved.
     async fn end_turn(&mut self) {
-        if let Some(usage) = self.turn_usage.take() {
-            self.emit(AgentEvent::Usage(usage)).await;
-        }
         self.emit(AgentEvent::Phase(Phase::Idle)).await;
         self.emit(AgentEvent::TurnDone).await;
         // After the UI is told, so the person never waits for the disk; a

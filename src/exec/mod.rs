@@ -297,7 +297,12 @@ impl Driver {
         loop {
             tokio::select! {
                 ev = self.events.recv() => match ev {
-                    Some(AgentEvent::TurnDone) => break,
+                    Some(AgentEvent::TurnDone) => {
+                        if let Some(line) = self.tally.take_usage() {
+                            self.out.print(&line);
+                        }
+                        break;
+                    }
                     Some(ev) => {
                         if let Some(line) = self.tally.see(ev) {
                             self.out.print(&line);

@@ -2,7 +2,7 @@
 //! line each event becomes, the counts `turn_end` reports, and whether
 //! the turn ended with an answer.
 
-use crate::protocol::{AgentEvent, Phase, ReplyEnd, Severity};
+use crate::protocol::{AgentEvent, Phase, ReplyEnd, Severity, Usage};
 
 use super::schema::{self, Line, TurnStatus};
 
@@ -21,6 +21,9 @@ pub struct Tally {
     /// A tool was called, or an error notice came, after the last reply:
     /// the turn did not end on that reply.
     after_reply: bool,
+    /// The usage of the latest request: the schema reports the turn's
+    /// last one, once, at the end.
+    usage: Option<Usage>,
 }
 
 impl Tally {
@@ -71,7 +74,10 @@ impl Tally {
                     text,
                 })
             }
-            AgentEvent::Usage(usage) => Some(usage.into()),
+            AgentEvent::Usage(usage) => {
+                self.usage = Some(usage);
+                None
+            }
             AgentEvent::Phase(_)
             | AgentEvent::ToolCallWriting { .. }
             | AgentEvent::ReadingPrompt(_)
@@ -86,6 +92,11 @@ impl Tally {
             | AgentEvent::Compacted { .. }
             | AgentEvent::TurnDone => None,
         }
+    }
+
+    /// The `usage` line of the turn's last request, once the turn is done.
+    pub fn take_usage(&mut self) -> Option<Line> {
+        self.usage.take().map(Line::from)
     }
 
     /// How a turn that ended by itself ended: answered when its last reply

@@ -695,7 +695,7 @@ async fn the_recorded_llama_server_tool_call_replays_into_a_valid_round_trip() {
 }
 
 #[tokio::test]
-async fn only_the_last_episodes_usage_reaches_the_ui() {
+async fn every_steps_usage_reaches_the_ui_as_it_ends() {
     let server = ScriptedServer::start(vec![
         call("c", "list_directory", json!({})),
         Reply::text(&["done"]),
@@ -704,13 +704,24 @@ async fn only_the_last_episodes_usage_reaches_the_ui() {
     let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::Ask);
     h.prompt("go").await;
     let events = h.turn().await;
-    let usages: Vec<_> = events
+    // The context meter follows the turn: a step's usage comes before
+    // the next step's tool runs, not only at the end.
+    let kinds: Vec<&str> = events
         .iter()
-        .filter(|e| matches!(e, AgentEvent::Usage(_)))
+        .filter_map(|e| match e {
+            AgentEvent::Usage(_) => Some("usage"),
+            AgentEvent::ToolResult { .. } => Some("result"),
+            AgentEvent::TurnDone => Some("done"),
+            _ => None,
+        })
         .collect();
-    assert_eq!(usages.len(), 1);
+    assert_eq!(kinds, ["usage", "result", "usage", "done"]);
     // Reply::text reports one completion token per delta.
-    assert!(matches!(usages[0], AgentEvent::Usage(u) if u.completion_tokens == 1));
+    let last = events.iter().rev().find_map(|e| match e {
+        AgentEvent::Usage(u) => Some(u),
+        _ => None,
+    });
+    assert_eq!(last.map(|u| u.completion_tokens), Some(1));
 }
 
 #[tokio::test]
