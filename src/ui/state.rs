@@ -147,6 +147,9 @@ pub struct State {
     pub writing: Option<(String, usize)>,
     /// How far the server has read the prompt, until the reply starts.
     pub reading: Option<PromptProgress>,
+    /// Whether anything of the request in flight has come back yet: until
+    /// then the status bar says the server is being waited for.
+    pub heard: bool,
     /// The agent's estimate of the next prompt, after a compaction made
     /// `usage` stale; cleared by the next usage frame.
     pub context_estimate: Option<u64>,
@@ -203,6 +206,7 @@ impl State {
             usage: None,
             writing: None,
             reading: None,
+            heard: false,
             context_estimate: None,
             transcript: Transcript::default(),
             editor: Editor::new(),

@@ -196,6 +196,7 @@ fn on_agent(state: &mut State, event: AgentEvent) {
             state.phase = phase;
             state.writing = None;
             state.reading = None;
+            state.heard = false;
             if !phase.is_active() {
                 state.quit_armed = false;
             }
@@ -206,14 +207,20 @@ fn on_agent(state: &mut State, event: AgentEvent) {
             let name = name.chars().take(WRITING_NAME_MAX_CHARS).collect();
             state.writing = Some((name, bytes));
             state.reading = None;
+            state.heard = true;
         }
-        AgentEvent::ReadingPrompt(progress) => state.reading = Some(progress),
+        AgentEvent::ReadingPrompt(progress) => {
+            state.reading = Some(progress);
+            state.heard = true;
+        }
         AgentEvent::AssistantDelta(text) => {
             state.reading = None;
+            state.heard = true;
             state.transcript.append_reply(&text);
         }
         AgentEvent::ReasoningDelta(text) => {
             state.reading = None;
+            state.heard = true;
             state.transcript.append_reasoning(&text);
         }
         AgentEvent::AssistantEnd(end) => state.transcript.end_reply(end),

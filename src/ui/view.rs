@@ -84,6 +84,7 @@ fn phase_label(state: &State) -> String {
         (Phase::Streaming, _) => match (&state.writing, &state.reading) {
             (Some((name, bytes)), _) => format!("streaming · {name} {}", size(*bytes as u64)),
             (None, Some(progress)) => reading_label(progress),
+            (None, None) if !state.heard => "waiting for the server".to_string(),
             (None, None) => "streaming".to_string(),
         },
         (Phase::Executing, _) => "executing".to_string(),

@@ -195,12 +195,15 @@ fn after_a_compaction_the_status_bar_shows_the_estimate_until_the_next_report() 
     assert!(draw(&mut s).contains("ctx –/8.2k"), "{}", draw(&mut s));
 }
 
-/// While the server reads a long prompt the status bar says how far it
-/// has got and how long the rest should take; the first token clears it.
+/// Until the server says anything the status bar says it is waited
+/// for; while it reads a long prompt, how far it has got and how long the
+/// rest should take; the first token clears that.
 #[test]
 fn a_long_prompt_being_read_shows_its_progress_until_the_reply_starts() {
     let mut s = state(80, 6);
     agent(&mut s, AgentEvent::Phase(Phase::Streaming));
+    let screen = draw(&mut s);
+    assert!(screen.contains("waiting for the server"), "{screen}");
     let progress = |processed, elapsed_ms| dashfloat::protocol::PromptProgress {
         total: 5_800,
         cache: 0,
@@ -219,7 +222,12 @@ fn a_long_prompt_being_read_shows_its_progress_until_the_reply_starts() {
     agent(&mut s, AgentEvent::AssistantDelta("Hi".into()));
     let screen = draw(&mut s);
     assert!(!screen.contains("reading prompt"), "{screen}");
+    assert!(!screen.contains("waiting"), "{screen}");
     assert!(screen.contains("streaming"), "{screen}");
+    // The next request is waited for again.
+    agent(&mut s, AgentEvent::Phase(Phase::Executing));
+    agent(&mut s, AgentEvent::Phase(Phase::Streaming));
+    assert!(draw(&mut s).contains("waiting for the server"));
 }
 
 /// A call being written shows in the status bar with its size, so a long
