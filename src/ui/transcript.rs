@@ -83,17 +83,22 @@ impl Transcript {
         &self.entries
     }
 
+    /// How many of `entries` are the [`dropped_notice`]: one once any
+    /// entry was dropped, on top.
+    fn notices(&self) -> usize {
+        usize::from(self.dropped > 0)
+    }
+
     /// Where the entry of `index` is in `entries`, if it is kept.
     fn position(&self, index: usize) -> Option<usize> {
-        let notice = usize::from(self.dropped > 0);
-        let at = index.checked_sub(self.dropped)? + notice;
+        let at = index.checked_sub(self.dropped)? + self.notices();
         (at < self.entries.len()).then_some(at)
     }
 
     /// Adds an entry at the bottom and returns its index. Like every text
     /// the log receives, it is stored without control characters.
     pub fn push(&mut self, kind: EntryKind, text: String) -> usize {
-        let index = self.dropped + self.entries.len() - usize::from(self.dropped > 0);
+        let index = self.dropped + self.entries.len() - self.notices();
         self.dirty_from = self.dirty_from.min(self.entries.len());
         self.entries.push(Entry::new(kind, text));
         index
@@ -217,14 +222,14 @@ impl Transcript {
     /// Entries are wrapped when this runs.
     fn drop_oldest(&mut self, keep: Option<usize>, width: u16, theme: &Theme) {
         let over = |t: &Self| {
-            t.entries.len() - usize::from(t.dropped > 0) > LOG_ITEMS_MAX
+            t.entries.len() - t.notices() > LOG_ITEMS_MAX
                 || t.text_bytes > LOG_BYTES_MAX
                 || t.total_lines > ROWS_MAX
         };
         if !over(self) {
             return;
         }
-        let first = usize::from(self.dropped > 0);
+        let first = self.notices();
         let stop = keep
             .and_then(|k| self.position(k))
             .unwrap_or(usize::MAX)

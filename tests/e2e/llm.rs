@@ -413,3 +413,46 @@ async fn twenty_file_reads_in_a_row_fit_the_real_window() {
         "the window was asked of the server"
     );
 }
+
+/// A prompt longer than a batch of `scripts/local-model`'s server (512
+/// tokens) is reported while it is read, not only once it is whole: the
+/// status bar's "reading prompt" moves (ADR 0032).
+#[tokio::test]
+#[ignore = "needs the real local model; scripts/test runs it"]
+async fn a_long_prompt_reports_its_progress_between_batches() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = setup(&llm_url(), dir.path(), ApprovalPolicy::Ask);
+    s.max_steps = 1;
+    s.max_output = Some(16);
+    s.temperature = Some(0.0);
+    s.questions = Questions {
+        window: false,
+        models: false,
+        kind: true,
+    };
+    let mut h = start_with(s);
+    // The tools are read and cached first, so what the long prompt adds
+    // (about 1,200 tokens) is less than llama-server's default batch of
+    // 2,048 and would come as one.
+    h.prompt("Reply with OK.").await;
+    turn_answering(&mut h, Decision::Reject).await;
+    // First, so that nothing after it is in the server's cache.
+    let nonce = format!("{:?}", std::time::SystemTime::now());
+    let words: Vec<String> = (0..400).map(|i| format!("item{i}")).collect();
+    h.prompt(&format!("{nonce}\n{}\nReply with OK.", words.join(" ")))
+        .await;
+    let events = turn_answering(&mut h, Decision::Reject).await;
+    let frames: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ReadingPrompt(p) => Some(*p),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        frames
+            .iter()
+            .any(|p| p.processed > p.cache && p.processed < p.total),
+        "no frame between the first and the last batch: {frames:?}"
+    );
+}
