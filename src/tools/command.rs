@@ -12,13 +12,13 @@ use tokio_util::sync::CancellationToken;
 
 use crate::protocol::{FileGuard, Preview, PreviewKind, ToolStatus};
 
+use super::ToolContext;
 use super::analyser::ANALYSER_RUN_ENV;
-use super::exec::{EXEC_DEFAULT_TIMEOUT, EXEC_OUTPUT_MAX_BYTES, Run, execute_command};
+use super::exec::{EXEC_DEFAULT_TIMEOUT, EXEC_OUTPUT_MAX_BYTES, Run, execute_command, working_dir};
 use super::failure::ToolFailure;
 use super::preview::{header, line};
 use super::result::head;
 use super::tool::{Effect, Shown, Tool};
-use super::{ToolContext, resolve_for};
 
 /// An `execute_command` call: a `/bin/sh -c` command line.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -178,7 +178,7 @@ impl Tool for ExecuteCommand {
 
     /// The directory, the time limit and every line of the command.
     fn preview(&self, ctx: &ToolContext) -> Result<Preview, ToolFailure> {
-        resolve_for(Self::NAME, ctx.workspace.as_ref(), &self.cwd)?;
+        working_dir(ctx.workspace.as_ref(), &self.cwd)?;
         let limit = self.time_limit(ctx)?;
         let mut lines = vec![header(format!(
             "run in {} (time limit {}):",

@@ -5,6 +5,7 @@
 //! `docs/decisions/0013-command-runner.md`.
 
 use std::os::unix::process::ExitStatusExt;
+use std::path::PathBuf;
 use std::process::ExitStatus;
 use std::time::Duration;
 
@@ -19,7 +20,7 @@ use super::env::{child_env, with_settings};
 use super::failure::{ToolFailure, format_duration};
 use super::read::trim_partial_char;
 use super::tool::Tool;
-use super::{SpawnError, Spawned, ToolContext, io_failure, resolve_for};
+use super::{SpawnError, Spawned, ToolContext, Workspace, io_failure, resolve_for};
 
 const TOOL: &str = ExecuteCommand::NAME;
 
@@ -104,6 +105,20 @@ pub(crate) struct Run<'a> {
     pub(crate) env: &'a [EnvSetting],
 }
 
+/// The directory a command runs in: `cwd` beneath the root, and a
+/// directory that exists, so a call that could not start fails before
+/// the person is asked to approve it.
+pub(crate) fn working_dir(ws: &dyn Workspace, cwd: &str) -> Result<PathBuf, ToolFailure> {
+    let dir = resolve_for(TOOL, ws, cwd)?;
+    let meta = ws
+        .stat(&dir)
+        .map_err(|e| io_failure(TOOL, cwd, "run in", &e))?;
+    if !meta.is_dir() {
+        return Err(failed(format!("cwd {cwd} is not a directory")));
+    }
+    Ok(dir)
+}
+
 /// Runs a command line under `/bin/sh -c` in its `cwd` (opened beneath the
 /// root), with the output captured and everything it started killed
 /// however the call ends.
@@ -124,13 +139,7 @@ pub(crate) async fn execute_command(
         });
     }
     let ws = ctx.workspace.as_ref();
-    let dir = resolve_for(TOOL, ws, cwd)?;
-    let meta = ws
-        .stat(&dir)
-        .map_err(|e| io_failure(TOOL, cwd, "run in", &e))?;
-    if !meta.is_dir() {
-        return Err(failed(format!("cwd {cwd} is not a directory")));
-    }
+    let dir = working_dir(ws, cwd)?;
     let env = with_settings(
         child_env(std::env::vars_os(), &ctx.secret_vars, &ctx.pass_env),
         env,

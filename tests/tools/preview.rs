@@ -108,6 +108,29 @@ fn a_command_preview_shows_the_command_and_its_directory() {
     assert_eq!(p.guard, FileGuard::Unguarded);
 }
 
+/// A model that takes "the project" for a folder's name asks to run in
+/// `project`: the call could never start, so the person is never asked.
+#[test]
+fn a_command_whose_directory_is_missing_or_a_file_fails_in_its_preview() {
+    let (dir, ctx) = ctx();
+    std::fs::write(dir.path().join("notes.txt"), "x\n").unwrap();
+    let in_dir = |cwd: &str| {
+        call(
+            "execute_command",
+            json!({"command": "python3 test_stats.py", "cwd": cwd}),
+        )
+    };
+    assert_eq!(
+        preview(&in_dir("project"), &ctx).unwrap_err().to_string(),
+        "cannot run in project: No such file or directory (os error 2); \
+         list_directory the parent to find the right name"
+    );
+    assert_eq!(
+        preview(&in_dir("notes.txt"), &ctx).unwrap_err().to_string(),
+        "cwd notes.txt is not a directory"
+    );
+}
+
 #[test]
 fn a_command_preview_shows_the_time_limit_asked_for_and_refuses_one_past_the_maximum() {
     let (_dir, mut ctx) = ctx();
