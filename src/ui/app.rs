@@ -115,7 +115,7 @@ pub async fn run(
                     vec![Msg::AgentGone]
                 }
             },
-            _ = tick.tick(), if state.phase.is_active() => vec![Msg::Tick],
+            now = tick.tick(), if state.phase.is_active() => vec![Msg::Tick(now.into_std())],
             _ = tokio::time::sleep_until(last_frame + FRAME_INTERVAL), if dirty => {
                 // A terminal that cannot be written to is gone (EIO after a
                 // hang-up): quit as after one, not as a failure.

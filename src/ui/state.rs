@@ -1,5 +1,7 @@
 //! Everything the screen shows, owned by the UI task.
 
+use std::time::{Duration, Instant};
+
 use crate::protocol::{
     ApprovalPolicy, CallId, Phase, PromptProgress, SessionSummary, Severity, Usage,
 };
@@ -15,6 +17,30 @@ use super::transcript::{EntryKind, Transcript};
 pub const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 /// The input box grows with its content up to this many rows, then scrolls.
 pub const INPUT_MAX_ROWS: u16 = 8;
+
+/// How long the turn in flight has been working: the time between the
+/// spinner's ticks, not counting a wait for the person's confirmation.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct TurnClock {
+    last: Option<Instant>,
+    worked: Duration,
+}
+
+impl TurnClock {
+    /// Counts the time since the previous tick when `running`; the first
+    /// tick of a turn starts the clock.
+    pub fn tick(&mut self, now: Instant, running: bool) {
+        if let (Some(last), true) = (self.last, running) {
+            self.worked += now.saturating_duration_since(last);
+        }
+        self.last = Some(now);
+    }
+
+    /// The time worked, once the clock has started.
+    pub fn worked(&self) -> Option<Duration> {
+        self.last.map(|_| self.worked)
+    }
+}
 
 /// The input box's text columns in a terminal `columns` wide: all but the
 /// prompt mark.
@@ -140,6 +166,9 @@ pub struct State {
     pub phase: Phase,
     /// The spinner's step.
     pub spinner: usize,
+    /// How long the turn in flight has been working, shown beside the
+    /// spinner: a long reply or prompt read is seen to progress.
+    pub turn_clock: TurnClock,
     /// The last usage frame.
     pub usage: Option<Usage>,
     /// The call the model is writing, and its arguments' bytes so far,
@@ -203,6 +232,7 @@ impl State {
             theme,
             phase: Phase::Idle,
             spinner: 0,
+            turn_clock: TurnClock::default(),
             usage: None,
             writing: None,
             reading: None,

@@ -1,6 +1,8 @@
 //! The pure state transition: a message in, the state changed, and the
 //! effects the UI loop must carry out. Key bindings live here (ADR 0003).
 
+use std::time::Instant;
+
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
 
 use crate::protocol::{AgentEvent, Decision, PROMPT_MAX_BYTES, Phase, Severity, UiCommand};
@@ -9,7 +11,7 @@ use super::editor::Editor;
 use super::markdown;
 use super::picker::{Choice, Picker};
 use super::slash::{self, Input, Slash};
-use super::state::{Hint, PendingConfirm, SPINNER, State};
+use super::state::{Hint, PendingConfirm, SPINNER, State, TurnClock};
 use super::transcript::EntryKind;
 
 /// The largest text put on the clipboard; terminals drop larger OSC 52
@@ -36,8 +38,8 @@ pub enum Msg {
     Agent(AgentEvent),
     /// The agent's channel closed.
     AgentGone,
-    /// The spinner tick.
-    Tick,
+    /// The spinner tick, and when it fired: it also runs the turn's clock.
+    Tick(Instant),
     /// A command the UI could not hand to the agent, and why.
     Undelivered(UiCommand, SendFailure),
 }
@@ -132,9 +134,10 @@ fn apply(state: &mut State, msg: Msg) -> Outcome {
             state.phase = Phase::Idle;
             Outcome::changed()
         }
-        Msg::Tick => {
+        Msg::Tick(now) => {
             if state.phase.is_active() {
                 state.spinner = (state.spinner + 1) % SPINNER.len();
+                state.turn_clock.tick(now, state.phase != Phase::Confirming);
                 Outcome::changed()
             } else {
                 Outcome::default()
@@ -199,6 +202,7 @@ fn on_agent(state: &mut State, event: AgentEvent) {
             state.heard = false;
             if !phase.is_active() {
                 state.quit_armed = false;
+                state.turn_clock = TurnClock::default();
             }
         }
         AgentEvent::ToolCallWriting { name, bytes } => {

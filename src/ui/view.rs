@@ -93,6 +93,18 @@ fn phase_label(state: &State) -> String {
     }
 }
 
+/// "2:31 ": how long the turn in flight has been working, while it works
+/// (not while a confirmation waits for the person).
+fn stopwatch(state: &State) -> String {
+    match state.turn_clock.worked() {
+        Some(worked) if state.phase.is_active() && state.phase != Phase::Confirming => {
+            let secs = worked.as_secs();
+            format!("{}:{:02} ", secs / 60, secs % 60)
+        }
+        _ => String::new(),
+    }
+}
+
 /// "reading prompt 1,204/5,800 · ~30 s": how far the server has read a
 /// long prompt, and how long the rest should take at its rate so far.
 fn reading_label(progress: &PromptProgress) -> String {
@@ -157,7 +169,7 @@ fn draw_header(state: &State, frame: &mut Frame, area: Rect) {
         theme.header
     };
     let mut left = vec![Span::styled(
-        format!(" {glyph} {} ", phase_label(state)),
+        format!(" {glyph} {}{} ", stopwatch(state), phase_label(state)),
         phase_style,
     )];
     if let Some(warning) = s.approval.warning() {

@@ -230,6 +230,46 @@ fn a_long_prompt_being_read_shows_its_progress_until_the_reply_starts() {
     assert!(draw(&mut s).contains("waiting for the server"));
 }
 
+/// A model writing a long call may stream nothing the status bar can
+/// count for minutes: the turn's clock beside the spinner shows it is still
+/// at work. It stops while a confirmation waits for the person, and a new
+/// turn starts it again from nought.
+#[test]
+fn the_turns_clock_runs_while_it_works_and_stops_for_a_confirmation() {
+    let mut s = state(80, 6);
+    let start = std::time::Instant::now();
+    let tick = |s: &mut State, secs: u64| {
+        update(s, Msg::Tick(start + std::time::Duration::from_secs(secs)));
+    };
+    agent(&mut s, AgentEvent::Phase(Phase::Streaming));
+    tick(&mut s, 0);
+    assert!(draw(&mut s).contains(" 0:00 waiting for the server"));
+    tick(&mut s, 1);
+    agent(
+        &mut s,
+        AgentEvent::ToolCallWriting {
+            name: "grep".into(),
+            bytes: 0,
+        },
+    );
+    tick(&mut s, 151);
+    let screen = draw(&mut s);
+    assert!(screen.contains(" 2:31 streaming · grep 0 B "), "{screen}");
+    agent(&mut s, AgentEvent::Phase(Phase::Confirming));
+    tick(&mut s, 152);
+    assert!(!draw(&mut s).contains("2:3"), "{}", draw(&mut s));
+    tick(&mut s, 400);
+    agent(&mut s, AgentEvent::Phase(Phase::Executing));
+    tick(&mut s, 402);
+    let screen = draw(&mut s);
+    assert!(screen.contains(" 2:33 executing "), "{screen}");
+    agent(&mut s, AgentEvent::Phase(Phase::Idle));
+    agent(&mut s, AgentEvent::Phase(Phase::Streaming));
+    tick(&mut s, 500);
+    let screen = draw(&mut s);
+    assert!(screen.contains(" 0:00 waiting for the server"), "{screen}");
+}
+
 /// A call being written shows in the status bar with its size, so a long
 /// or runaway one is seen before it is whole; the next phase clears it.
 #[test]

@@ -296,9 +296,10 @@ fn a_system_entry_after_a_reply_starts_a_new_entry() {
 #[test]
 fn tick_advances_the_spinner_only_while_active() {
     let mut s = state();
-    assert!(!update(&mut s, Msg::Tick).changed);
+    let now = std::time::Instant::now();
+    assert!(!update(&mut s, Msg::Tick(now)).changed);
     agent(&mut s, AgentEvent::Phase(Phase::Streaming));
-    assert!(update(&mut s, Msg::Tick).changed);
+    assert!(update(&mut s, Msg::Tick(now)).changed);
     assert_eq!(s.spinner, 1);
 }
 
