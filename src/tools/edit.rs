@@ -16,7 +16,7 @@ use crate::protocol::{FileGuard, Preview};
 use super::checkpoint::FileState;
 use super::failure::ToolFailure;
 use super::guard::{check, content_hash};
-use super::preview::{diff, heading, shown};
+use super::preview::{diff, first_changed_line, heading, shown};
 use super::read::count_lines;
 use super::tool::{Effect, Shown, Tool, on_blocking_pool, path_parameter};
 use super::{Parents, ToolContext, Workspace, WriteError, io_failure, resolve_for};
@@ -224,11 +224,13 @@ impl Tool for EditFile {
     }
 
     /// The diff of the located block, built with the `plan` the edit
-    /// runs, so the diff is exactly what lands.
+    /// runs, so the diff is exactly what lands. Its heading names the first
+    /// line that changes, not where the block starts: a block copied with
+    /// lines of context above its change would otherwise point above it.
     fn preview(&self, ctx: &ToolContext) -> Result<Preview, ToolFailure> {
         let ws = ctx.workspace.as_ref();
         let target = read_target(ws, &self.path)?;
-        let (line, new) = plan(
+        let (_, new) = plan(
             &self.path,
             &target.data,
             self.search_block.as_bytes(),
@@ -236,8 +238,9 @@ impl Tool for EditFile {
         )?;
         let mut lines = heading(
             format!(
-                "edit {} at line {line}",
-                shown(ws, &self.path, &target.real)
+                "edit {} at line {}",
+                shown(ws, &self.path, &target.real),
+                first_changed_line(&target.data, &new)
             ),
             ws,
             &target.real,

@@ -198,6 +198,12 @@ pub(crate) fn diff(old: &[u8], new: &[u8]) -> Vec<PreviewLine> {
     cap_context(out)
 }
 
+/// The 1-based line of `old` where `new` first differs from it.
+pub(crate) fn first_changed_line(old: &[u8], new: &[u8]) -> usize {
+    let same = old.iter().zip(new).take_while(|(a, b)| a == b).count();
+    old[..same].iter().filter(|b| **b == b'\n').count() + 1
+}
+
 /// Keeps every line but the unchanged context past the first
 /// [`PREVIEW_MAX_LINES`]; each run of context left out becomes one marker
 /// saying how many lines it held.

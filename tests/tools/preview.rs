@@ -55,6 +55,28 @@ fn an_edit_preview_is_the_located_block_with_context() {
     assert!(matches!(p.guard, FileGuard::Content(_)));
 }
 
+/// The 1.5B copies the whole function as its block to change its last
+/// line: the heading names the line that changes, not the block's first.
+#[test]
+fn an_edit_preview_names_the_first_line_that_changes() {
+    let (dir, ctx) = ctx();
+    let text = "def median(values):\n    ordered = sorted(values)\n    return ordered[0]\n";
+    std::fs::write(dir.path().join("stats.py"), text).unwrap();
+    let p = preview(
+        &call(
+            "edit_file",
+            json!({
+                "path": "stats.py",
+                "search_block": text,
+                "replace_block": text.replace("ordered[0]", "ordered[len(ordered) // 2]"),
+            }),
+        ),
+        &ctx,
+    )
+    .unwrap();
+    assert_eq!(p.lines[0].text, "edit stats.py at line 3");
+}
+
 #[test]
 fn a_new_file_preview_shows_its_lines_and_guards_absence() {
     let (_dir, ctx) = ctx();
