@@ -18,6 +18,9 @@ use super::policy::ApprovalPolicy;
 use super::repeat::{FAILED_REPEAT_NOTICE, FAILED_REPEAT_RETRIES, Repeat};
 use super::{Agent, outcome};
 
+/// Characters of an invalid call's arguments its row shows at most.
+const SUMMARY_RAW_MAX_CHARS: usize = 80;
+
 /// What a tool task (or a preview task) tells the agent. It crosses a task
 /// boundary typed: the JSON the model reads is made only when the result
 /// joins the conversation.
@@ -254,14 +257,23 @@ fn cancelled(tool: &str) -> ToolResult {
     .into()
 }
 
-/// A call's summary for its row: the validated call's, or the raw
-/// arguments cut short.
+/// A call's summary for its row: the validated call's; for one that
+/// failed validation, the file, command or pattern its arguments name, or
+/// else the raw arguments, cut short.
 fn summary(call: &RoundCall) -> String {
     match &call.state {
         CallState::Ready(tool) => tool.summary(),
         _ => {
-            let raw: String = call.arguments.chars().take(80).collect();
-            if raw == "{}" { String::new() } else { raw }
+            let named = serde_json::from_str::<serde_json::Map<String, Value>>(&call.arguments)
+                .ok()
+                .and_then(|args| {
+                    ["path", "command", "pattern"]
+                        .iter()
+                        .find_map(|key| args.get(*key)?.as_str()?.lines().next().map(str::to_owned))
+                });
+            let shown = named.as_deref().unwrap_or(&call.arguments);
+            let cut: String = shown.chars().take(SUMMARY_RAW_MAX_CHARS).collect();
+            if cut == "{}" { String::new() } else { cut }
         }
     }
 }

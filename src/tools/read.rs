@@ -157,7 +157,12 @@ impl Tool for ReadFile {
         })
     }
 
+    /// The path, with the window only when one was asked for: a whole
+    /// file's row reads `notes.txt`, not `notes.txt:1-2000`.
     fn summary(&self) -> String {
+        if self.offset == 1 && self.limit == READ_DEFAULT_LIMIT {
+            return self.path.clone();
+        }
         format!(
             "{}:{}-{}",
             self.path,

@@ -93,7 +93,7 @@ async fn read_then_answer() {
     assert!(events.contains(&AgentEvent::ToolCall {
         id: "c1".into(),
         name: "read_file".into(),
-        summary: "notes.txt:1-2000".into(),
+        summary: "notes.txt".into(),
     }));
     assert_eq!(statuses(&events), vec![ToolStatus::Ok]);
     assert!(!events.iter().any(|e| matches!(e, AgentEvent::Confirm(_))));
@@ -361,6 +361,44 @@ async fn invalid_arguments_never_reach_a_confirmation_or_the_disk() {
     let events = h.turn().await;
     assert!(!events.iter().any(|e| matches!(e, AgentEvent::Confirm(_))));
     assert!(!dir_of(&h).join("a.txt").exists());
+}
+
+/// An invalid call's row names the file or command its arguments give,
+/// not a prefix of their JSON; what names nothing shows the JSON cut short.
+#[tokio::test]
+async fn an_invalid_calls_row_names_what_its_arguments_name() {
+    let server = ScriptedServer::start(vec![
+        call(
+            "e1",
+            "edit_file",
+            json!({"path": "calc/stats.py", "search_block": "x\n", "replace_block": "x\n"}),
+        ),
+        call(
+            "c1",
+            "execute_command",
+            json!({"command": "make\nmake test", "timeout_seconds": "60"}),
+        ),
+        call("g1", "grep", json!({"regex": "median"})),
+        Reply::text(&["ok"]),
+    ])
+    .await;
+    let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::Ask);
+    h.prompt("fix it").await;
+    let events = h.turn().await;
+    let rows: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolCall { summary, .. } => Some(summary.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(rows, ["calc/stats.py", "make", r#"{"regex":"median"}"#]);
+    assert!(
+        statuses(&events)
+            .iter()
+            .all(|s| matches!(s, ToolStatus::Error(_))),
+        "{events:#?}"
+    );
 }
 
 #[tokio::test]
