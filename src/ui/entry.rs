@@ -44,8 +44,17 @@ pub enum EntryKind {
         /// How it ended and an excerpt of its output.
         outcome: Option<(ToolStatus, String)>,
     },
-    /// What a call waiting for confirmation will do.
-    Preview(Vec<PreviewLine>),
+    /// What a call waiting for confirmation will do and, once it ended,
+    /// its outcome: the result is read under what the person decided on,
+    /// not on the call's row above it.
+    Preview {
+        /// The call.
+        id: CallId,
+        /// What it will do.
+        preview: Vec<PreviewLine>,
+        /// How it ended and an excerpt of its output.
+        outcome: Option<(ToolStatus, String)>,
+    },
 }
 
 impl EntryKind {
@@ -59,17 +68,23 @@ impl EntryKind {
             EntryKind::Tool { id, name, outcome } => EntryKind::Tool {
                 id,
                 name: clean(name),
-                outcome: outcome.map(|(status, excerpt)| (clean_status(status), clean(excerpt))),
+                outcome: outcome.map(clean_outcome),
             },
-            EntryKind::Preview(lines) => EntryKind::Preview(
-                lines
+            EntryKind::Preview {
+                id,
+                preview,
+                outcome,
+            } => EntryKind::Preview {
+                id,
+                preview: preview
                     .into_iter()
                     .map(|line| PreviewLine {
                         kind: line.kind,
                         text: clean(line.text),
                     })
                     .collect(),
-            ),
+                outcome: outcome.map(clean_outcome),
+            },
             EntryKind::User | EntryKind::System(_) => self,
         }
     }
@@ -84,6 +99,11 @@ pub(super) fn clean(text: String) -> String {
         Cow::Borrowed(_) => text,
         Cow::Owned(stripped) => stripped,
     }
+}
+
+/// A call's status and excerpt with their words [`clean`]ed.
+pub(super) fn clean_outcome((status, excerpt): (ToolStatus, String)) -> (ToolStatus, String) {
+    (clean_status(status), clean(excerpt))
 }
 
 /// A call's status with its words [`clean`]ed.
@@ -128,13 +148,28 @@ impl Entry {
     fn text_bytes(&self) -> usize {
         let own = match &self.kind {
             EntryKind::Assistant { reasoning, .. } => reasoning.len(),
-            EntryKind::Tool { name, outcome, .. } => {
-                name.len() + outcome.as_ref().map_or(0, |(_, excerpt)| excerpt.len())
-            }
-            EntryKind::Preview(lines) => lines.iter().map(|l| l.text.len()).sum(),
+            EntryKind::Tool { name, outcome, .. } => name.len() + excerpt_bytes(outcome),
+            EntryKind::Preview {
+                preview, outcome, ..
+            } => preview.iter().map(|l| l.text.len()).sum::<usize>() + excerpt_bytes(outcome),
             EntryKind::User | EntryKind::System(_) => 0,
         };
         self.text.len() + own
+    }
+
+    /// The outcome of call `call`, when this is its row or its preview.
+    pub(super) fn outcome_of(
+        &mut self,
+        call: &CallId,
+    ) -> Option<&mut Option<(ToolStatus, String)>> {
+        match &mut self.kind {
+            EntryKind::Tool { id, outcome, .. } | EntryKind::Preview { id, outcome, .. }
+                if id == call =>
+            {
+                Some(outcome)
+            }
+            _ => None,
+        }
     }
 
     /// Whether this is a reply that is still streaming.
@@ -154,34 +189,41 @@ impl Entry {
 
     /// The entry's lines at `width`, ending with a blank separator line.
     fn render(&self, width: u16, theme: &Theme) -> Vec<Line<'static>> {
-        let mut lines = match &self.kind {
-            EntryKind::User => prefixed(&self.text, width, "› ", theme.user, theme.text),
-            EntryKind::System(Severity::Notice) => {
-                prefixed(&self.text, width, "· ", theme.dim, theme.dim)
-            }
-            EntryKind::System(Severity::Error) => {
-                prefixed(&self.text, width, "! ", theme.error, theme.error)
-            }
+        let (mut lines, outcome) = match &self.kind {
+            EntryKind::User => (
+                prefixed(&self.text, width, "› ", theme.user, theme.text),
+                None,
+            ),
+            EntryKind::System(Severity::Notice) => (
+                prefixed(&self.text, width, "· ", theme.dim, theme.dim),
+                None,
+            ),
+            EntryKind::System(Severity::Error) => (
+                prefixed(&self.text, width, "! ", theme.error, theme.error),
+                None,
+            ),
             EntryKind::Assistant { reasoning, end } => {
-                reply(&self.text, reasoning, *end, width, theme)
+                (reply(&self.text, reasoning, *end, width, theme), None)
             }
-            EntryKind::Tool { name, outcome, .. } => {
-                let mut lines = prefixed(
+            EntryKind::Tool { name, outcome, .. } => (
+                prefixed(
                     &format!("{name} {}", self.text),
                     width,
                     "⚙ ",
                     theme.accent,
                     theme.dim,
-                );
-                if let Some((status, excerpt)) = outcome {
-                    lines.extend(outcome_lines(status, excerpt, width, theme));
-                }
-                lines
-            }
-            EntryKind::Preview(preview) => preview_lines(preview, width, theme),
+                ),
+                outcome.as_ref(),
+            ),
+            EntryKind::Preview {
+                preview, outcome, ..
+            } => (preview_lines(preview, width, theme), outcome.as_ref()),
         };
+        if let Some((status, excerpt)) = outcome {
+            lines.extend(outcome_lines(status, excerpt, width, theme));
+        }
         // A preview is shown whole: `y` waits until every row was seen.
-        if !matches!(self.kind, EntryKind::Preview(_)) && lines.len() > ENTRY_ROWS_MAX {
+        if !matches!(self.kind, EntryKind::Preview { .. }) && lines.len() > ENTRY_ROWS_MAX {
             let hidden = lines.len() - ENTRY_ROWS_MAX + 1;
             let tail = lines.split_off(lines.len() - ENTRY_ROWS_MAX / 2);
             lines.truncate(ENTRY_ROWS_MAX / 2 - 1);
@@ -194,6 +236,11 @@ impl Entry {
         lines.push(Line::default());
         lines
     }
+}
+
+/// The bytes of an outcome's excerpt, none before it ended.
+fn excerpt_bytes(outcome: &Option<(ToolStatus, String)>) -> usize {
+    outcome.as_ref().map_or(0, |(_, excerpt)| excerpt.len())
 }
 
 fn reply(

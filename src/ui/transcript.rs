@@ -9,12 +9,12 @@ use std::ops::Range;
 
 use ratatui::text::Line;
 
-use crate::protocol::{CallId, LogItem, ReplyEnd, Severity, ToolStatus};
+use crate::protocol::{CallId, LogItem, PreviewKind, ReplyEnd, Severity, ToolStatus};
 use crate::safe_text::strip_controls;
 use crate::session::{LOG_BYTES_MAX, LOG_ITEMS_MAX};
 
 pub use super::entry::{Entry, EntryKind};
-use super::entry::{clean, clean_status, status_label};
+use super::entry::{clean, clean_outcome, status_label};
 use super::theme::Theme;
 
 /// The log entry that redraws one item of a saved session.
@@ -118,13 +118,19 @@ impl Transcript {
         entry
     }
 
-    /// Puts a call's outcome under its tool row (calls may finish in any
-    /// order, so the row is found by id).
+    /// Puts a call's outcome under the newest of its entries: the preview
+    /// the person decided on, or else its tool row (calls may finish in
+    /// any order, so the entry is found by id).
     pub fn set_tool_outcome(&mut self, call: &CallId, status: ToolStatus, excerpt: String) {
-        if let Some(entry) = self.tool_row(call)
-            && let EntryKind::Tool { outcome, .. } = &mut entry.kind
-        {
-            *outcome = Some((clean_status(status), clean(excerpt)));
+        let Some(found) = self
+            .entries
+            .iter_mut()
+            .rposition(|e| e.outcome_of(call).is_some())
+        else {
+            return;
+        };
+        if let Some(outcome) = self.touch(found).outcome_of(call) {
+            *outcome = Some(clean_outcome((status, excerpt)));
         }
     }
 
@@ -379,7 +385,17 @@ impl Transcript {
         for entry in &self.entries {
             let lead = match &entry.kind {
                 EntryKind::User => "› ",
-                EntryKind::Assistant { .. } | EntryKind::Preview(_) => "",
+                EntryKind::Assistant { .. } => "",
+                EntryKind::Preview { preview, .. } => {
+                    let headers: Vec<&str> = preview
+                        .iter()
+                        .filter(|l| l.kind == PreviewKind::Header)
+                        .map(|l| l.text.as_str())
+                        .collect();
+                    out.push_str("  ");
+                    out.push_str(&headers.join("\n  "));
+                    ""
+                }
                 EntryKind::System(Severity::Notice) => "· ",
                 EntryKind::System(Severity::Error) => "! ",
                 EntryKind::Tool { name, .. } => {
@@ -391,6 +407,10 @@ impl Transcript {
             out.push_str(lead);
             out.push_str(entry.text.trim_end());
             if let EntryKind::Tool {
+                outcome: Some((status, _)),
+                ..
+            }
+            | EntryKind::Preview {
                 outcome: Some((status, _)),
                 ..
             } = &entry.kind

@@ -252,9 +252,14 @@ fn on_agent(state: &mut State, event: AgentEvent) {
         }
         AgentEvent::ToolAllowed { id, summary } => state.transcript.set_tool_summary(&id, summary),
         AgentEvent::Confirm(request) => {
-            let entry = state
-                .transcript
-                .push(EntryKind::Preview(request.preview), String::new());
+            let entry = state.transcript.push(
+                EntryKind::Preview {
+                    id: request.id.clone(),
+                    preview: request.preview,
+                    outcome: None,
+                },
+                String::new(),
+            );
             state.confirm = Some(PendingConfirm::new(
                 request.id,
                 request.position,

@@ -127,7 +127,7 @@ fn a_preview_waiting_for_an_answer_is_kept_until_it_is_answered() {
     s.prepare();
     assert!(matches!(
         s.transcript.entries()[1].kind,
-        EntryKind::Preview(_)
+        EntryKind::Preview { .. }
     ));
     assert!(!s.transcript.entry_rows(preview).is_empty());
     let screen = {

@@ -114,7 +114,7 @@ fn the_transcript_printed_on_exit_holds_no_control_character() {
                 outcome: Some((_, excerpt)),
                 ..
             } => vec![excerpt.as_str()],
-            EntryKind::Preview(lines) => lines.iter().map(|l| l.text.as_str()).collect(),
+            EntryKind::Preview { preview, .. } => preview.iter().map(|l| l.text.as_str()).collect(),
             _ => Vec::new(),
         })
         .collect();

@@ -527,6 +527,54 @@ fn a_command_preview_and_the_approve_all_warning() {
     insta::assert_snapshot!(draw(&mut s));
 }
 
+/// A call put to the person has its outcome under the preview they
+/// decided on, so the log reads call, what it would do, what it did; a
+/// call that needed no answer keeps its outcome on its row. The transcript
+/// printed on exit reads the same way.
+#[test]
+fn an_approved_calls_outcome_follows_its_preview() {
+    let mut s = state(80, 20);
+    tool_call(&mut s, "g", "grep", "median");
+    tool_call(&mut s, "x", "execute_command", "python3 test_stats.py");
+    tool_result(
+        &mut s,
+        "g",
+        ToolStatus::Ok,
+        "calc/stats.py:9:def median(values):",
+    );
+    agent(
+        &mut s,
+        AgentEvent::Confirm(ConfirmRequest {
+            id: "x".into(),
+            preview: vec![
+                preview_line(PreviewKind::Header, "run in . (time limit 1 min):"),
+                preview_line(PreviewKind::Added, "$ python3 test_stats.py"),
+            ],
+            position: 1,
+            of: 1,
+        }),
+    );
+    draw(&mut s);
+    press(&mut s, KeyCode::Char('y'));
+    agent(&mut s, AgentEvent::Phase(Phase::Executing));
+    tool_result(
+        &mut s,
+        "x",
+        ToolStatus::Error("exit code 1".into()),
+        "AssertionError",
+    );
+    agent(&mut s, AgentEvent::Phase(Phase::Idle));
+    insta::assert_snapshot!(draw(&mut s));
+    let printed = s.transcript.plain_text();
+    assert!(
+        printed.contains(
+            "⚙ execute_command python3 test_stats.py\n\n  \
+             run in . (time limit 1 min):\n  → error: exit code 1\n"
+        ),
+        "{printed}"
+    );
+}
+
 #[test]
 fn a_long_command_preview_opens_at_its_top_with_its_position() {
     let mut s = state(80, 24);
