@@ -3,8 +3,9 @@
 //! seen for the 3rd, 5th and 8th time in a session, an advisory notice goes
 //! into that call's result; when a repeat gives the very result the call
 //! gave before, the model is told it is unchanged instead of reading it
-//! again. Calls are never blocked; failed and rejected calls count; a
-//! message from the person resets the counts.
+//! again. Calls are never blocked, except that a call the person rejected
+//! is not put to them again; failed and rejected calls count; a message
+//! from the person resets the counts.
 
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -29,6 +30,8 @@ struct Seen {
     count: u32,
     /// A hash of the result it last gave.
     result: Option<u64>,
+    /// The person rejected it.
+    rejected: bool,
 }
 
 /// One call as the detector counted it.
@@ -80,6 +83,20 @@ impl RepeatDetector {
             notice,
             count: n,
         }
+    }
+
+    /// Remembers that the person rejected the call `key`
+    /// ([`Repeat::key`]), until they next write.
+    pub fn reject(&mut self, key: &str) {
+        if let Some(seen) = self.counts.get_mut(key) {
+            seen.rejected = true;
+        }
+    }
+
+    /// Whether the person rejected the call `key` since they last wrote:
+    /// the same call is then not put to them again.
+    pub fn rejected(&self, key: &str) -> bool {
+        self.counts.get(key).is_some_and(|seen| seen.rejected)
     }
 
     /// Whether the call `key` ([`Repeat::key`]) gave this same result

@@ -381,8 +381,12 @@ impl Agent {
             }
             Decision::Reject => {
                 let id = call.id.clone();
+                if let Some(repeat) = &call.repeat {
+                    self.repeats.reject(&repeat.key);
+                }
                 let result = ToolFailure::Rejected {
                     tool: call.name.clone(),
+                    again: false,
                 }
                 .into();
                 self.finish_call(&id, result).await;
@@ -451,6 +455,28 @@ impl Agent {
                     Ok(_) if self.setup.headless => {
                         round.calls[index].needs_confirmation = false;
                         let failure = self.setup.approval.unattended(&tool);
+                        self.finish_call(&id, failure.into()).await;
+                        self.advance().await;
+                    }
+                    // The person said no to this very call already: asking
+                    // again would only make them say it again.
+                    Ok(_)
+                        if round.calls[index]
+                            .repeat
+                            .as_ref()
+                            .is_some_and(|r| self.repeats.rejected(&r.key)) =>
+                    {
+                        round.calls[index].needs_confirmation = false;
+                        let failure = ToolFailure::Rejected {
+                            tool: tool.name().to_string(),
+                            again: true,
+                        };
+                        let text = format!(
+                            "not asked again: you rejected this same call ({} {}) since your last message",
+                            tool.name(),
+                            tool.summary()
+                        );
+                        self.system(Severity::Notice, text).await;
                         self.finish_call(&id, failure.into()).await;
                         self.advance().await;
                     }

@@ -79,11 +79,15 @@ pub enum ToolFailure {
         /// Output gathered before the interruption, if the tool makes any.
         output: Option<String>,
     },
-    /// The person declined the call at the confirmation prompt.
-    #[error("the user rejected this call")]
+    /// The person declined the call at the confirmation prompt or,
+    /// `again`, declined this exact call since they last wrote, so it was
+    /// not put to them a second time.
+    #[error("{}", if *again { REJECTED_AGAIN } else { REJECTED })]
     Rejected {
         /// The tool the call named.
         tool: String,
+        /// The same call was rejected before; this one was not asked.
+        again: bool,
     },
     /// The call needed the person's approval, but no one can give it:
     /// dashfloat runs headless (`dashfloat exec`), so it was not run.
@@ -99,6 +103,12 @@ pub enum ToolFailure {
         allow: String,
     },
 }
+
+/// What the model reads when the person rejects a call: without a next
+/// step, a small model asks for the very same call again.
+const REJECTED: &str = "the person rejected this call. Do not make the same call again: change it as they would want, or ask them what they want instead";
+/// What the model reads for a call the person rejected before.
+const REJECTED_AGAIN: &str = "not run: the person already rejected this exact call since they last wrote, so it was not put to them again. Ask them what they want instead";
 
 impl ToolFailure {
     /// Cuts the output a command printed before it timed out or was
@@ -140,7 +150,7 @@ impl ToolFailure {
             | ToolFailure::ExecutionFailed { tool, .. }
             | ToolFailure::Timeout { tool, .. }
             | ToolFailure::Cancelled { tool, .. }
-            | ToolFailure::Rejected { tool }
+            | ToolFailure::Rejected { tool, .. }
             | ToolFailure::Unattended { tool, .. } => tool,
         }
     }

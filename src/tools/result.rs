@@ -161,11 +161,12 @@ mod tests {
             confinement_notice: Some("no openat2"),
             ..ToolResult::from(ToolFailure::Rejected {
                 tool: "write_file".to_owned(),
+                again: false,
             })
         };
         assert_eq!(
             failed.to_json(),
-            r#"{"ok":false,"rejected":true,"error":"the user rejected this call","code":"rejected","tool":"write_file","confinement_notice":"no openat2"}"#
+            r#"{"ok":false,"rejected":true,"error":"the person rejected this call. Do not make the same call again: change it as they would want, or ask them what they want instead","code":"rejected","tool":"write_file","confinement_notice":"no openat2"}"#
         );
     }
 
@@ -176,6 +177,7 @@ mod tests {
             unchanged: true,
             ..ToolResult::from(ToolFailure::Rejected {
                 tool: "write_file".to_owned(),
+                again: false,
             })
         };
         assert_eq!(

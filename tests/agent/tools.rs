@@ -182,6 +182,65 @@ async fn a_rejected_edit_leaves_the_file_and_says_rejected() {
     assert_eq!(result["rejected"], json!(true));
 }
 
+/// The 1.5B asked for the command it had just been refused, again and
+/// again. Once rejected, the same call is answered without asking until
+/// the person writes; their next message may ask for it after all.
+#[tokio::test]
+async fn a_call_the_person_rejected_is_not_put_to_them_again_until_they_write() {
+    let args = json!({"command": "python3 test_stats.py"});
+    let server = ScriptedServer::start(vec![
+        call("c1", "execute_command", args.clone()),
+        call(
+            "c2",
+            "execute_command",
+            json!({"command": "python3 test_stats.py", "cwd": "."}),
+        ),
+        call("c3", "execute_command", args.clone()),
+        Reply::text(&["I will not run it."]),
+    ])
+    .await;
+    let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::Ask);
+    h.prompt("run the tests").await;
+    let (id, _) = h.next_confirm().await;
+    assert_eq!(id, "c1");
+    h.decide(&id, Decision::Reject).await;
+    let (id, _) = h.next_confirm().await;
+    assert_eq!(id, "c2", "another call is asked as usual");
+    h.decide(&id, Decision::Reject).await;
+    let events = h.turn().await;
+    assert!(
+        !events.iter().any(|e| matches!(e, AgentEvent::Confirm(_))),
+        "the same call was asked again: {events:#?}"
+    );
+    assert_eq!(
+        statuses(&events),
+        vec![ToolStatus::Rejected, ToolStatus::Rejected],
+        "c2 rejected by the person, c3 as it was before"
+    );
+    assert!(
+        system_texts(&events).iter().any(|t| t
+            == "not asked again: you rejected this same call (execute_command python3 test_stats.py) since your last message"),
+        "{:#?}",
+        system_texts(&events)
+    );
+    let results = tool_results(&server.requests()[3].body);
+    assert_eq!(
+        results[2]["error"],
+        json!(
+            "not run: the person already rejected this exact call since they last wrote, so it was not put to them again. Ask them what they want instead"
+        )
+    );
+    assert_eq!(results[2]["rejected"], json!(true));
+
+    server.push_reply(call("c4", "execute_command", args));
+    server.push_reply(Reply::text(&["ran"]));
+    h.prompt("run it after all").await;
+    let (id, _) = h.next_confirm().await;
+    assert_eq!(id, "c4");
+    h.decide(&id, Decision::Reject).await;
+    h.turn().await;
+}
+
 #[tokio::test]
 async fn a_file_changed_after_the_preview_is_not_overwritten() {
     let server = ScriptedServer::start(vec![

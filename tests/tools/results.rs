@@ -407,6 +407,7 @@ fn a_timed_out_commands_output_is_cut_like_a_finished_ones_and_a_write_is_never_
     let mut rejected =
         dashfloat::tools::ToolResult::from(dashfloat::tools::ToolFailure::Rejected {
             tool: "write_file".to_owned(),
+            again: false,
         });
     assert!(!rejected.cut(0));
 }

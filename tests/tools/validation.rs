@@ -312,9 +312,17 @@ fn an_unknown_tool_is_reported_before_the_arguments_are_parsed() {
 fn rejected_and_cancelled_have_their_own_shapes() {
     assert_eq!(
         json_of(ToolFailure::Rejected {
-            tool: "write_file".into()
+            tool: "write_file".into(),
+            again: false,
         }),
-        json!({"ok": false, "rejected": true, "error": "the user rejected this call", "code": "rejected", "tool": "write_file"})
+        json!({"ok": false, "rejected": true, "error": "the person rejected this call. Do not make the same call again: change it as they would want, or ask them what they want instead", "code": "rejected", "tool": "write_file"})
+    );
+    assert_eq!(
+        json_of(ToolFailure::Rejected {
+            tool: "write_file".into(),
+            again: true,
+        }),
+        json!({"ok": false, "rejected": true, "error": "not run: the person already rejected this exact call since they last wrote, so it was not put to them again. Ask them what they want instead", "code": "rejected", "tool": "write_file"})
     );
     assert_eq!(
         json_of(ToolFailure::Cancelled {
@@ -359,7 +367,10 @@ fn every_failure_class_has_a_distinct_code() {
             tool: "t".into(),
             output: None,
         },
-        ToolFailure::Rejected { tool: "t".into() },
+        ToolFailure::Rejected {
+            tool: "t".into(),
+            again: false,
+        },
     ];
     let codes: std::collections::BTreeSet<_> = failures.iter().map(ToolFailure::code).collect();
     assert_eq!(codes.len(), failures.len());
