@@ -29,8 +29,24 @@ pub const FRAME_MAX_BYTES: usize = 1024 * 1024;
 /// Retries of a 429/503 before any token arrived.
 pub const RETRY_MAX: u32 = 2;
 /// Arguments a call being written grows by between two reports of its
-/// size (1 KiB): a long write is seen growing without an event per token.
+/// size past its first KiB: a long write is seen growing without an event
+/// per token.
 pub const TOOL_CALL_PROGRESS_BYTES: usize = 1024;
+/// The same within a call's first KiB: a small call on a slow model is
+/// seen growing too, where a KiB would take it a minute.
+pub const TOOL_CALL_EARLY_PROGRESS_BYTES: usize = 64;
+
+/// How many progress reports a call's arguments of `bytes` have earned:
+/// one per [`TOOL_CALL_EARLY_PROGRESS_BYTES`] up to the first KiB, one per
+/// [`TOOL_CALL_PROGRESS_BYTES`] after it (a 4 MiB call: about 4,100).
+pub fn progress_step(bytes: usize) -> usize {
+    if bytes < TOOL_CALL_PROGRESS_BYTES {
+        bytes / TOOL_CALL_EARLY_PROGRESS_BYTES
+    } else {
+        TOOL_CALL_PROGRESS_BYTES / TOOL_CALL_EARLY_PROGRESS_BYTES + bytes / TOOL_CALL_PROGRESS_BYTES
+            - 1
+    }
+}
 /// The stream index given to the first call read from text (ADR 0027);
 /// the n-th is at this plus n. Far above any index a server uses, so text
 /// calls and native ones never share an accumulator slot.
@@ -374,7 +390,7 @@ impl EpisodeReader {
         self.announced = announced.len();
         self.progress.resize(self.announced, 0);
         for (call, reported) in announced.iter().zip(&mut self.progress) {
-            let step = call.arguments.len() / TOOL_CALL_PROGRESS_BYTES;
+            let step = progress_step(call.arguments.len());
             if step > *reported {
                 *reported = step;
                 out.push(StreamEvent::ToolCallProgress {

@@ -308,11 +308,16 @@ async fn a_long_text_call_reports_progress_like_a_native_one() {
     frames.push(finish_chunk("stop"));
     let server = ScriptedServer::start(vec![Reply::sse(frames)]).await;
     let events = episode(&server.base_url(), ToolSyntax::Only(Syntax::Hermes)).await;
-    let progress = events
+    let kib = dashfloat::llm::stream::TOOL_CALL_PROGRESS_BYTES;
+    let sizes: Vec<usize> = events
         .iter()
-        .filter(|e| matches!(e, StreamEvent::ToolCallProgress { id, .. } if id == "call_7_0"))
-        .count();
-    assert_eq!(progress, 3);
+        .filter_map(|e| match e {
+            StreamEvent::ToolCallProgress { id, bytes } if id == "call_7_0" => Some(*bytes),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(sizes.iter().filter(|b| **b >= kib).count(), 3, "{sizes:?}");
+    assert!(sizes.iter().any(|b| *b < kib), "{sizes:?}");
     assert_eq!(calls(&events)[0].name, "write_file");
 }
 

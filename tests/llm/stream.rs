@@ -5,7 +5,8 @@
 use std::time::Duration;
 
 use dashfloat::llm::stream::{
-    Endpoint, FRAME_MAX_BYTES, REPLY_MAX_BYTES, TOOL_CALL_PROGRESS_BYTES,
+    Endpoint, FRAME_MAX_BYTES, REPLY_MAX_BYTES, TOOL_CALL_EARLY_PROGRESS_BYTES,
+    TOOL_CALL_PROGRESS_BYTES, progress_step,
 };
 use dashfloat::protocol::{FinishReason, StreamEvent, TransportError, Usage};
 use serde_json::json;
@@ -694,8 +695,10 @@ async fn the_65th_tool_call_stops_the_stream_after_announcing_64() {
     );
 }
 
-/// A long call reports its size every `TOOL_CALL_PROGRESS_BYTES`, not
-/// per piece: five reports for 5 KiB streamed in 100-byte pieces.
+/// A long call reports its size every `TOOL_CALL_PROGRESS_BYTES` once past
+/// its first KiB, not per piece: five reports for the next 4 KiB streamed
+/// in 100-byte pieces. Within the first KiB it reports every
+/// `TOOL_CALL_EARLY_PROGRESS_BYTES`, so a small call is seen growing.
 #[tokio::test]
 async fn a_long_call_reports_its_growing_size_a_kib_at_a_time() {
     let mut frames = vec![support::server::tool_call_chunk(
@@ -718,10 +721,25 @@ async fn a_long_call_reports_its_growing_size_a_kib_at_a_time() {
             _ => None,
         })
         .collect();
-    assert_eq!(sizes.len(), 5, "{sizes:?}");
-    for (step, bytes) in sizes.iter().enumerate() {
+    let (early, late): (Vec<usize>, Vec<usize>) = sizes
+        .iter()
+        .partition(|bytes| **bytes < TOOL_CALL_PROGRESS_BYTES);
+    assert_eq!(early, (1..=10).map(|i| i * 100).collect::<Vec<_>>());
+    assert_eq!(late.len(), 5, "{sizes:?}");
+    for (step, bytes) in late.iter().enumerate() {
         assert_eq!(bytes / TOOL_CALL_PROGRESS_BYTES, step + 1, "{sizes:?}");
     }
+}
+
+#[test]
+fn progress_steps_never_go_back_and_are_few() {
+    let steps: Vec<usize> = (0..=3 * TOOL_CALL_PROGRESS_BYTES)
+        .map(progress_step)
+        .collect();
+    assert!(steps.windows(2).all(|w| w[1] == w[0] || w[1] == w[0] + 1));
+    assert_eq!(progress_step(TOOL_CALL_EARLY_PROGRESS_BYTES - 1), 0);
+    assert_eq!(progress_step(TOOL_CALL_EARLY_PROGRESS_BYTES), 1);
+    assert_eq!(progress_step(REPLY_MAX_BYTES), 16 + 4095);
 }
 
 #[tokio::test]
