@@ -157,16 +157,19 @@ pub(crate) fn line(kind: PreviewKind, text: &str) -> PreviewLine {
     }
 }
 
+/// "1 line", "12 lines".
+pub(crate) fn line_count(n: usize) -> String {
+    if n == 1 {
+        "1 line".to_owned()
+    } else {
+        format!("{n} lines")
+    }
+}
+
 /// The changed hunks between two versions: every changed line, with a few
 /// lines of context around each and at most [`PREVIEW_MAX_LINES`] of
-/// context in all; a note when there are none.
+/// context in all.
 pub(crate) fn diff(old: &[u8], new: &[u8]) -> Vec<PreviewLine> {
-    if old == new {
-        return vec![line(
-            PreviewKind::Marker,
-            "(no change: the file already holds exactly this content)",
-        )];
-    }
     let old = String::from_utf8_lossy(old);
     let new = String::from_utf8_lossy(new);
     // A deadline keeps a diff of two large unrelated texts from running

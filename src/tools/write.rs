@@ -14,7 +14,7 @@ use super::checkpoint::{FileState, state_of};
 use super::edit::EDIT_MAX_FILE_BYTES;
 use super::failure::ToolFailure;
 use super::guard::{check, content_hash, guard_of};
-use super::preview::{diff, heading, line, shown};
+use super::preview::{diff, heading, line, line_count, shown};
 use super::read::count_lines;
 use super::tool::{Effect, Shown, Tool, on_blocking_pool, path_parameter};
 use super::{KnownFiles, Parents, ToolContext, WriteError, io_failure, resolve_for};
@@ -84,7 +84,11 @@ impl Tool for WriteFile {
     }
 
     fn summary(&self) -> String {
-        format!("{} ({} lines)", self.path, self.content.lines().count())
+        format!(
+            "{} ({})",
+            self.path,
+            line_count(self.content.lines().count())
+        )
     }
 
     fn written_path(&self) -> Option<&str> {
@@ -116,7 +120,7 @@ impl Tool for WriteFile {
         let (guard, lines) = match meta {
             None => {
                 let mut lines = heading(
-                    format!("create {target} ({} lines)", content.lines().count()),
+                    format!("create {target} ({})", line_count(content.lines().count())),
                     ws,
                     &real,
                 );
@@ -130,6 +134,13 @@ impl Tool for WriteFile {
                 ws.open_regular(&real)
                     .and_then(|mut file| file.read_to_end(&mut old))
                     .map_err(|e| io_failure(TOOL, path, "read", &e))?;
+                // Nothing to approve: the model is told the file is as it
+                // wants it, and the person is not asked about a no-op.
+                if old == content.as_bytes() {
+                    return Err(failed(format!(
+                        "{path} already holds exactly this content; nothing was written"
+                    )));
+                }
                 let mut lines = heading(format!("replace {target}"), ws, &real);
                 lines.extend(diff(&old, content.as_bytes()));
                 (FileGuard::Content(content_hash(&old)), lines)

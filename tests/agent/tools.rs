@@ -982,7 +982,7 @@ async fn auto_edit_asks_for_a_git_write_that_an_earlier_call_made_possible() {
     assert_eq!(id, "w");
     assert_eq!(
         confirm_preview(&events)[0],
-        "create docs/notes.md → .git/config (1 lines)"
+        "create docs/notes.md → .git/config (1 line)"
     );
     h.decide(&id, Decision::Reject).await;
     h.turn().await;

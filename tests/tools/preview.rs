@@ -398,21 +398,25 @@ fn summaries_say_what_a_call_does_in_brief() {
 }
 
 #[test]
-fn a_write_that_changes_nothing_says_so() {
+/// The 1.5B wrote the file it had just written, byte for byte: there is
+/// nothing to approve, so the call fails in its preview and the person is
+/// never asked.
+fn a_write_that_changes_nothing_is_answered_without_asking() {
     let (dir, ctx) = ctx();
     std::fs::write(dir.path().join("same.txt"), "same\n").unwrap();
     seen(&ctx, "same.txt");
-    let p = preview(
+    let failure = preview(
         &call(
             "write_file",
             json!({"path": "same.txt", "content": "same\n"}),
         ),
         &ctx,
     )
-    .unwrap();
-    assert_eq!(p.lines.len(), 2);
-    assert_eq!(p.lines[1].kind, PreviewKind::Marker);
-    assert!(p.lines[1].text.contains("no change"));
+    .unwrap_err();
+    assert_eq!(
+        failure.to_string(),
+        "same.txt already holds exactly this content; nothing was written"
+    );
 }
 
 #[test]
@@ -456,7 +460,7 @@ fn a_preview_names_where_the_bytes_land_when_a_link_leads_elsewhere() {
         &ctx,
     )
     .unwrap();
-    assert_eq!(new.lines[0].text, "create docs/../docs/new.md (1 lines)");
+    assert_eq!(new.lines[0].text, "create docs/../docs/new.md (1 line)");
     assert!(kinds(&new.lines, PreviewKind::Marker).is_empty());
 }
 

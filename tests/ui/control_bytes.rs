@@ -45,7 +45,7 @@ fn hostile_state() -> State {
         &mut s,
         "1",
         &format!("write{OSC_TITLE}_file"),
-        "docs/\x1b]2;x\x07evil.md (1 lines)",
+        "docs/\x1b]2;x\x07evil.md (1 line)",
     );
     tool_result(
         &mut s,
