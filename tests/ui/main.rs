@@ -103,6 +103,19 @@ fn preview_line(kind: PreviewKind, text: &str) -> PreviewLine {
     }
 }
 
+/// Asks to confirm call `id`, the only one of its reply, on `preview`.
+fn confirm(s: &mut State, id: &str, preview: Vec<PreviewLine>) {
+    agent(
+        s,
+        AgentEvent::Confirm(ConfirmRequest {
+            id: id.into(),
+            preview,
+            position: 1,
+            of: 1,
+        }),
+    );
+}
+
 /// Asks to confirm a command of `commands` lines, the call `x`: harmless
 /// ones and the last, `echo EVIL > marker` (past the first screen when
 /// there are 61).
@@ -113,14 +126,6 @@ fn confirm_command(s: &mut State, commands: usize) {
     );
     preview.push(preview_line(PreviewKind::Added, "$ echo EVIL > marker"));
     tool_call(s, "x", "execute_command", "echo harmless 1 …");
-    agent(
-        s,
-        AgentEvent::Confirm(ConfirmRequest {
-            id: "x".into(),
-            preview,
-            position: 1,
-            of: 1,
-        }),
-    );
+    confirm(s, "x", preview);
     agent(s, AgentEvent::Phase(Phase::Confirming));
 }

@@ -14,7 +14,7 @@ use ratatui::buffer::Cell;
 use ratatui::style::{Color, Modifier};
 
 use crate::{
-    agent, confirm_command, draw, press, preview_line, render, session, state, tool_call,
+    agent, confirm, confirm_command, draw, press, preview_line, render, session, state, tool_call,
     tool_result,
 };
 
@@ -512,17 +512,13 @@ fn a_command_preview_and_the_approve_all_warning() {
     let mut s = state(80, 16);
     s.session.approval = dashfloat::protocol::ApprovalPolicy::DangerouslyApproveAll;
     tool_call(&mut s, "x", "execute_command", "cargo build");
-    agent(
+    confirm(
         &mut s,
-        AgentEvent::Confirm(ConfirmRequest {
-            id: "x".into(),
-            preview: vec![
-                preview_line(PreviewKind::Header, "run in .:"),
-                preview_line(PreviewKind::Added, "$ cargo build"),
-            ],
-            position: 1,
-            of: 1,
-        }),
+        "x",
+        vec![
+            preview_line(PreviewKind::Header, "run in .:"),
+            preview_line(PreviewKind::Added, "$ cargo build"),
+        ],
     );
     insta::assert_snapshot!(draw(&mut s));
 }
@@ -542,17 +538,13 @@ fn an_approved_calls_outcome_follows_its_preview() {
         ToolStatus::Ok,
         "calc/stats.py:9:def median(values):",
     );
-    agent(
+    confirm(
         &mut s,
-        AgentEvent::Confirm(ConfirmRequest {
-            id: "x".into(),
-            preview: vec![
-                preview_line(PreviewKind::Header, "run in . (time limit 1 min):"),
-                preview_line(PreviewKind::Added, "$ python3 test_stats.py"),
-            ],
-            position: 1,
-            of: 1,
-        }),
+        "x",
+        vec![
+            preview_line(PreviewKind::Header, "run in . (time limit 1 min):"),
+            preview_line(PreviewKind::Added, "$ python3 test_stats.py"),
+        ],
     );
     draw(&mut s);
     press(&mut s, KeyCode::Char('y'));
