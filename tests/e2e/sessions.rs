@@ -140,11 +140,16 @@ fn the_picker_resumes_the_session_chosen_with_the_arrows() {
     );
     let server = ScriptedServer::start_blocking(vec![Reply::text(&["carrying on"])]);
     let mut session = spawn(home.path(), project.path(), &server, &["--resume"]);
-    let screen = session.wait_for("Resume a session", WAIT).unwrap();
-    assert!(
-        screen.contains("newest prompt") && screen.contains("older prompt"),
-        "{screen}"
-    );
+    // The picker may be caught half drawn: wait for its last row, not
+    // for its title.
+    let screen = session
+        .wait_until(WAIT, |s| {
+            s.contains("Resume a session")
+                && s.contains("newest prompt")
+                && s.contains("older prompt")
+        })
+        .map_err(|screen| format!("the picker did not list both sessions:\n{screen}"))
+        .unwrap();
     assert!(!screen.contains("elsewhere prompt"), "{screen}");
     session.send(b"\x1b[B");
     session

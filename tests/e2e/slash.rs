@@ -170,10 +170,20 @@ fn the_popup_lists_completes_and_closes_and_an_unknown_command_sends_nothing() {
     session.wait_for("idle", WAIT).unwrap();
 
     session.send(b"/");
-    let screen = session.wait_for("/compact [focus]", WAIT).unwrap();
-    for command in ["/help", "/clear", "/sessions", "/resume [ID]", "/quit"] {
-        assert!(screen.contains(command), "{command} missing:\n{screen}");
-    }
+    // The popup may be caught half drawn (a frame reaches the pty in
+    // pieces): wait for the whole of it, not for its first line.
+    let listed = [
+        "/help",
+        "/clear",
+        "/compact [focus]",
+        "/sessions",
+        "/resume [ID]",
+        "/quit",
+    ];
+    session
+        .wait_until(WAIT, |s| listed.iter().all(|command| s.contains(command)))
+        .map_err(|screen| format!("the popup did not list every command:\n{screen}"))
+        .unwrap();
     session.send(b"co");
     session
         .wait_until(WAIT, |s| input_reads(s, "/co") && !s.contains("/help"))
