@@ -36,6 +36,15 @@ pub const TOOL_CALL_PROGRESS_BYTES: usize = 1024;
 /// seen growing too, where a KiB would take it a minute.
 pub const TOOL_CALL_EARLY_PROGRESS_BYTES: usize = 64;
 
+/// The stream index given to the first call read from text (ADR 0027);
+/// the n-th is at this plus n. Far above any index a server uses, so text
+/// calls and native ones never share an accumulator slot.
+pub const TEXT_CALL_INDEX_BASE: u32 = 1 << 31;
+/// A Retry-After longer than this is not waited for: the error is shown.
+pub const RETRY_WAIT_MAX: Duration = Duration::from_secs(30);
+/// The first wait when the provider names none; doubled per retry.
+pub const RETRY_WAIT_FIRST: Duration = Duration::from_secs(1);
+
 /// How many progress reports a call's arguments of `bytes` have earned:
 /// one per [`TOOL_CALL_EARLY_PROGRESS_BYTES`] up to the first KiB, one per
 /// [`TOOL_CALL_PROGRESS_BYTES`] after it (a 4 MiB call: about 4,100).
@@ -47,14 +56,6 @@ pub fn progress_step(bytes: usize) -> usize {
             - 1
     }
 }
-/// The stream index given to the first call read from text (ADR 0027);
-/// the n-th is at this plus n. Far above any index a server uses, so text
-/// calls and native ones never share an accumulator slot.
-pub const TEXT_CALL_INDEX_BASE: u32 = 1 << 31;
-/// A Retry-After longer than this is not waited for: the error is shown.
-pub const RETRY_WAIT_MAX: Duration = Duration::from_secs(30);
-/// The first wait when the provider names none; doubled per retry.
-pub const RETRY_WAIT_FIRST: Duration = Duration::from_secs(1);
 
 /// Where and how to send requests. Cheap to clone (the client is shared).
 #[derive(Debug, Clone)]

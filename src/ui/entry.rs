@@ -20,6 +20,9 @@ use super::wrap::wrap_plain;
 /// short lines is two million rows).
 pub const ENTRY_ROWS_MAX: usize = 10_000;
 
+/// How a call ended and an excerpt of its output.
+pub type Outcome = (ToolStatus, String);
+
 /// What kind of entry it is, with what only that kind has.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EntryKind {
@@ -42,7 +45,7 @@ pub enum EntryKind {
         /// The tool's name.
         name: String,
         /// How it ended and an excerpt of its output.
-        outcome: Option<(ToolStatus, String)>,
+        outcome: Option<Outcome>,
     },
     /// What a call waiting for confirmation will do and, once it ended,
     /// its outcome: the result is read under what the person decided on,
@@ -53,7 +56,7 @@ pub enum EntryKind {
         /// What it will do.
         preview: Vec<PreviewLine>,
         /// How it ended and an excerpt of its output.
-        outcome: Option<(ToolStatus, String)>,
+        outcome: Option<Outcome>,
     },
 }
 
@@ -161,7 +164,7 @@ impl Entry {
     pub(super) fn outcome_of(
         &mut self,
         call: &CallId,
-    ) -> Option<&mut Option<(ToolStatus, String)>> {
+    ) -> Option<&mut Option<Outcome>> {
         match &mut self.kind {
             EntryKind::Tool { id, outcome, .. } | EntryKind::Preview { id, outcome, .. }
                 if id == call =>
@@ -239,7 +242,7 @@ impl Entry {
 }
 
 /// The bytes of an outcome's excerpt, none before it ended.
-fn excerpt_bytes(outcome: &Option<(ToolStatus, String)>) -> usize {
+fn excerpt_bytes(outcome: &Option<Outcome>) -> usize {
     outcome.as_ref().map_or(0, |(_, excerpt)| excerpt.len())
 }
 
