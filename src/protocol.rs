@@ -217,6 +217,10 @@ pub enum Decision {
 pub enum ToolStatus {
     /// It ran and succeeded.
     Ok,
+    /// It ran and succeeded with nothing to show: the words say what the
+    /// empty output means ("no output", "no matches"), so a bare "ok" is
+    /// not left to be guessed at.
+    Empty(String),
     /// It was refused before running, or failed while running.
     Error(String),
     /// The person rejected it.

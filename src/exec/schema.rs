@@ -198,7 +198,7 @@ impl From<Usage> for Line {
 /// A tool status as `tool_result` splits it: the status and its detail.
 pub fn status_of(status: ToolStatus) -> (Status, Option<String>) {
     match status {
-        ToolStatus::Ok => (Status::Ok, None),
+        ToolStatus::Ok | ToolStatus::Empty(_) => (Status::Ok, None),
         ToolStatus::Error(detail) => (Status::Error, Some(detail)),
         ToolStatus::Rejected => (Status::Rejected, None),
         ToolStatus::Cancelled => (Status::Cancelled, None),

@@ -90,6 +90,7 @@ impl Shown for ExecuteCommandOutput {
         match (self.exit_code, &self.signal) {
             (Some(code), _) if code != 0 => ToolStatus::Error(format!("exit code {code}")),
             (_, Some(signal)) => ToolStatus::Error(format!("killed by {signal}")),
+            _ if self.output.is_empty() => ToolStatus::Empty("no output".into()),
             _ => ToolStatus::Ok,
         }
     }

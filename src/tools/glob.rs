@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::protocol::FileGuard;
+use crate::protocol::{FileGuard, ToolStatus};
 
 use super::failure::ToolFailure;
 use super::tool::{Effect, Shown, Tool, on_blocking_pool, path_parameter};
@@ -74,6 +74,14 @@ pub struct GlobOutput {
 }
 
 impl Shown for GlobOutput {
+    fn status(&self) -> ToolStatus {
+        if self.total == 0 {
+            ToolStatus::Empty("nothing matches".into())
+        } else {
+            ToolStatus::Ok
+        }
+    }
+
     fn text(&self) -> Cow<'_, str> {
         Cow::Owned(self.files.join("\n"))
     }

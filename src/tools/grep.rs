@@ -21,9 +21,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::protocol::FileGuard;
+use crate::protocol::{FileGuard, ToolStatus};
 
 use super::failure::ToolFailure;
+use super::preview::count;
 use super::result::head;
 use super::tool::{Effect, Shown, Tool, on_blocking_pool, path_parameter};
 use super::validate::received;
@@ -142,6 +143,17 @@ fn is_zero(n: &u64) -> bool {
 }
 
 impl Shown for GrepOutput {
+    fn status(&self) -> ToolStatus {
+        if self.total == 0 {
+            ToolStatus::Empty(format!(
+                "no matches in {}",
+                count(self.files_searched as usize, "file")
+            ))
+        } else {
+            ToolStatus::Ok
+        }
+    }
+
     fn text(&self) -> Cow<'_, str> {
         Cow::Borrowed(&self.matches)
     }

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::protocol::FileGuard;
+use crate::protocol::{FileGuard, ToolStatus};
 
 use super::failure::ToolFailure;
 use super::tool::{Effect, Shown, Tool, on_blocking_pool};
@@ -80,6 +80,14 @@ pub enum EntryKind {
 }
 
 impl Shown for ListDirectoryOutput {
+    fn status(&self) -> ToolStatus {
+        if self.total == 0 {
+            ToolStatus::Empty("empty directory".into())
+        } else {
+            ToolStatus::Ok
+        }
+    }
+
     fn text(&self) -> Cow<'_, str> {
         Cow::Owned(
             self.entries

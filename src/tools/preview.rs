@@ -157,12 +157,12 @@ pub(crate) fn line(kind: PreviewKind, text: &str) -> PreviewLine {
     }
 }
 
-/// "1 line", "12 lines".
-pub(crate) fn line_count(n: usize) -> String {
+/// "1 line", "12 lines": `n` of a `noun` whose plural takes an s.
+pub(crate) fn count(n: usize, noun: &str) -> String {
     if n == 1 {
-        "1 line".to_owned()
+        format!("1 {noun}")
     } else {
-        format!("{n} lines")
+        format!("{n} {noun}s")
     }
 }
 

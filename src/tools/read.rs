@@ -10,9 +10,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::protocol::FileGuard;
+use crate::protocol::{FileGuard, ToolStatus};
 
 use super::failure::ToolFailure;
+use super::preview::count;
 use super::result::head;
 use super::tool::{Effect, Shown, Tool, on_blocking_pool, path_parameter};
 use super::{KnownFiles, ToolContext, Workspace, io_failure, resolve_for};
@@ -87,6 +88,14 @@ pub struct ReadFileOutput {
 }
 
 impl Shown for ReadFileOutput {
+    fn status(&self) -> ToolStatus {
+        match (&self.note, self.content.is_empty()) {
+            (Some(note), _) => ToolStatus::Empty(note.clone()),
+            (None, true) => ToolStatus::Empty("empty file".into()),
+            (None, false) => ToolStatus::Ok,
+        }
+    }
+
     fn text(&self) -> Cow<'_, str> {
         Cow::Borrowed(&self.content)
     }
@@ -309,8 +318,8 @@ fn render(
     }
     let note = (window.lines == 0 && window.skipped + 1 < offset).then(|| {
         format!(
-            "offset {offset} is past the end of the file ({} lines)",
-            window.skipped
+            "offset {offset} is past the end of the file ({})",
+            count(window.skipped as usize, "line")
         )
     });
     ReadFileOutput {

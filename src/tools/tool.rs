@@ -95,7 +95,8 @@ pub trait Tool:
 /// model reads all of it).
 pub trait Shown {
     /// How the row reads: ok, unless the output itself is worth seeing as
-    /// a failure at a glance (a command's non-zero exit).
+    /// a failure at a glance (a command's non-zero exit), or is empty and
+    /// the row should say what that means.
     fn status(&self) -> ToolStatus {
         ToolStatus::Ok
     }

@@ -14,7 +14,7 @@ use super::checkpoint::{FileState, state_of};
 use super::edit::EDIT_MAX_FILE_BYTES;
 use super::failure::ToolFailure;
 use super::guard::{check, content_hash, guard_of};
-use super::preview::{diff, heading, line, line_count, shown};
+use super::preview::{count, diff, heading, line, shown};
 use super::read::count_lines;
 use super::tool::{Effect, Shown, Tool, on_blocking_pool, path_parameter};
 use super::{KnownFiles, Parents, ToolContext, WriteError, io_failure, resolve_for};
@@ -87,7 +87,7 @@ impl Tool for WriteFile {
         format!(
             "{} ({})",
             self.path,
-            line_count(self.content.lines().count())
+            count(self.content.lines().count(), "line")
         )
     }
 
@@ -120,7 +120,10 @@ impl Tool for WriteFile {
         let (guard, lines) = match meta {
             None => {
                 let mut lines = heading(
-                    format!("create {target} ({})", line_count(content.lines().count())),
+                    format!(
+                        "create {target} ({})",
+                        count(content.lines().count(), "line")
+                    ),
                     ws,
                     &real,
                 );

@@ -114,6 +114,7 @@ pub(super) fn clean_status(status: ToolStatus) -> ToolStatus {
     match status {
         ToolStatus::Error(e) => ToolStatus::Error(clean(e)),
         ToolStatus::TimedOut(e) => ToolStatus::TimedOut(clean(e)),
+        ToolStatus::Empty(note) => ToolStatus::Empty(clean(note)),
         ToolStatus::Ok | ToolStatus::Rejected | ToolStatus::Cancelled => status,
     }
 }
@@ -161,10 +162,7 @@ impl Entry {
     }
 
     /// The outcome of call `call`, when this is its row or its preview.
-    pub(super) fn outcome_of(
-        &mut self,
-        call: &CallId,
-    ) -> Option<&mut Option<Outcome>> {
+    pub(super) fn outcome_of(&mut self, call: &CallId) -> Option<&mut Option<Outcome>> {
         match &mut self.kind {
             EntryKind::Tool { id, outcome, .. } | EntryKind::Preview { id, outcome, .. }
                 if id == call =>
@@ -303,6 +301,7 @@ fn prefixed(
 pub(super) fn status_label(status: &ToolStatus) -> String {
     match status {
         ToolStatus::Ok => "ok".to_string(),
+        ToolStatus::Empty(note) => format!("ok · {note}"),
         ToolStatus::Error(e) => format!("error: {e}"),
         ToolStatus::Rejected => "rejected".to_string(),
         ToolStatus::Cancelled => "cancelled".to_string(),
@@ -318,7 +317,9 @@ fn outcome_lines(
 ) -> Vec<Line<'static>> {
     let style = match status {
         ToolStatus::Error(_) | ToolStatus::TimedOut(_) => theme.error,
-        ToolStatus::Ok | ToolStatus::Rejected | ToolStatus::Cancelled => theme.dim,
+        ToolStatus::Ok | ToolStatus::Empty(_) | ToolStatus::Rejected | ToolStatus::Cancelled => {
+            theme.dim
+        }
     };
     let label = format!("→ {}", status_label(status));
     let mut lines = prefixed(&label, width, "  ", style, style);

@@ -221,7 +221,7 @@ async fn a_last_line_without_a_newline_counts_past_the_stream_threshold() {
     assert_eq!(v["total_lines"], 1);
     assert_eq!(v.get("note"), None, "offset 2 is just after the one line");
     let v = read(&dir, r#"{"path":"one.txt","offset":3}"#).await;
-    assert_eq!(v["note"], "offset 3 is past the end of the file (1 lines)");
+    assert_eq!(v["note"], "offset 3 is past the end of the file (1 line)");
 
     let mut tail = lines(1).repeat(READ_STREAM_THRESHOLD_BYTES as usize / 7 + 1);
     tail.push_str("tail");

@@ -83,18 +83,22 @@ async fn every_tool_result_as_the_model_reads_it() {
     symlink("file.txt", tree.join("link")).unwrap();
     nix::unistd::mkfifo(&tree.join("pipe"), nix::sys::stat::Mode::S_IRWXU).unwrap();
     std::fs::write(tree.join(OsStr::from_bytes(b"bad\xffname")), "").unwrap();
+    std::fs::write(root.join("empty.txt"), "").unwrap();
+    std::fs::create_dir(root.join("hollow")).unwrap();
     let list = r#"{"path":"tree"}"#;
     let server = ScriptedServer::start(vec![
         Reply::tool_calls(&[
             ("r1", "read_file", r#"{"path":"notes.txt"}"#),
             ("r2", "read_file", r#"{"path":"five.txt","offset":2,"limit":2}"#),
             ("r3", "read_file", r#"{"path":"notes.txt","offset":9}"#),
+            ("r4", "read_file", r#"{"path":"empty.txt"}"#),
             ("w1", "write_file", r#"{"path":"new/a.txt","content":"one\ntwo\n"}"#),
             ("w2", "write_file", r#"{"path":"notes.txt","content":"bye"}"#),
             ("e1", "edit_file", r#"{"path":"new/a.txt","search_block":"two","replace_block":"2"}"#),
             ("x1", "execute_command", r#"{"command":"echo out; echo err >&2"}"#),
             ("x2", "execute_command", r#"{"command":"exit 3","cwd":"tree"}"#),
             ("x3", "execute_command", r#"{"command":"kill -TERM $$"}"#),
+            ("x5", "execute_command", r#"{"command":"true"}"#),
             (
                 "x4",
                 "execute_command",
@@ -103,6 +107,7 @@ async fn every_tool_result_as_the_model_reads_it() {
             ("l1", "list_directory", list),
             ("l2", "list_directory", list),
             ("l3", "list_directory", list),
+            ("l4", "list_directory", r#"{"path":"hollow"}"#),
         ]),
         Reply::text(&["done"]),
     ])
@@ -158,6 +163,8 @@ async fn the_search_tools_results_as_the_model_reads_them() {
             ),
             ("f1", "grep", r#"{"pattern":"fn main("}"#),
             ("f2", "glob", r#"{"pattern":"**","path":".."}"#),
+            ("n1", "grep", r#"{"pattern":"absent","include":"*.rs"}"#),
+            ("n2", "glob", r#"{"pattern":"*.py"}"#),
         ]),
         Reply::text(&["done"]),
     ])

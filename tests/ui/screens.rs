@@ -464,7 +464,14 @@ fn tool_rows_with_every_outcome() {
         ToolStatus::TimedOut("timed out after 30s".into()),
         "partial",
     );
-    tool_call(&mut s, "6", "list_directory", "src");
+    tool_call(&mut s, "6", "grep", "TODO");
+    tool_result(
+        &mut s,
+        "6",
+        ToolStatus::Empty("no matches in 12 files".into()),
+        "",
+    );
+    tool_call(&mut s, "7", "list_directory", "src");
     agent(&mut s, AgentEvent::Phase(Phase::Executing));
     insta::assert_snapshot!(draw(&mut s));
 }
