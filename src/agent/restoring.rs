@@ -303,6 +303,12 @@ impl Agent {
                 Restored::Left(_) => None,
             })
             .collect();
+        let commands_ran = self
+            .setup
+            .tools
+            .checkpoints
+            .lock()
+            .commands_since(source.turn);
         if back.is_empty() {
             if restorable {
                 self.put_back(direction, source);
@@ -325,9 +331,9 @@ impl Agent {
                 Restored::Left(why) => format!("{path}: left as it is — {why}"),
             })
             .collect();
-        if direction != Direction::Redo {
+        if direction != Direction::Redo && commands_ran {
             report.push(
-                "commands run with execute_command are not undone: only write_file and edit_file are tracked"
+                "the commands run since that turn are not undone: only write_file and edit_file are tracked"
                     .to_owned(),
             );
         }

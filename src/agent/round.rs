@@ -376,6 +376,7 @@ impl Agent {
         match decision {
             Decision::Approve => {
                 let (tool, guard) = (tool.clone(), *guard);
+                self.setup.tools.checkpoints.starting(&tool);
                 call.start(tool, guard, &self.tool_tx, &self.setup.tools);
                 self.emit(AgentEvent::Phase(Phase::Executing)).await;
             }
@@ -566,6 +567,7 @@ impl Agent {
                         );
                         break;
                     }
+                    self.setup.tools.checkpoints.starting(&tool);
                     call.start(tool, FileGuard::Unguarded, &self.tool_tx, &self.setup.tools);
                     executing = true;
                     if !read_only {

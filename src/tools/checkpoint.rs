@@ -17,7 +17,8 @@ use crate::protocol::{FileGuard, PreviewKind, PreviewLine};
 use super::edit::EDIT_MAX_FILE_BYTES;
 use super::guard::{content_hash, guard_of};
 use super::preview::{diff, heading, line};
-use super::{Parents, Stat, Workspace, WriteError};
+use super::tool::Effect;
+use super::{Parents, Stat, ToolCall, Workspace, WriteError};
 
 /// The most bytes of earlier file content all checkpoints of a session
 /// keep (16 MiB). Past it the oldest turns are forgotten; a file that
@@ -116,9 +117,24 @@ pub struct CheckpointLog {
     /// What `/undo` reverted, which `/redo` re-applies, newest last.
     #[serde(default)]
     pub undone: Vec<TurnChanges>,
+    /// The last turn that ran a command the read-only analyser did not
+    /// clear, so `/undo` says commands are not undone only after one ran.
+    /// A log saved before this was kept assumes every turn ran one.
+    #[serde(default = "every_turn")]
+    pub last_command_turn: u64,
+}
+
+fn every_turn() -> u64 {
+    u64::MAX
 }
 
 impl CheckpointLog {
+    /// Whether a command that may have changed files ran in `turn` or
+    /// after it: a restore from `turn` does not undo what it did.
+    pub fn commands_since(&self, turn: u64) -> bool {
+        self.last_command_turn >= turn
+    }
+
     /// Starts the next turn for the prompt about to be appended.
     pub fn begin_turn(&mut self) {
         // The count may come from a session file: one at the top stays there.
@@ -249,6 +265,15 @@ impl Checkpoints {
             if let Some(change) = log.current().files.last_mut() {
                 change.before = full;
             }
+        }
+    }
+
+    /// A call is about to run without the read-only analyser's clearance:
+    /// a command among them is kept in mind for `/undo`'s notice.
+    pub fn starting(&self, call: &ToolCall) {
+        if call.effect() == Effect::RunsCommands {
+            let mut log = self.lock();
+            log.last_command_turn = log.turn;
         }
     }
 

@@ -11,7 +11,7 @@ use dashfloat::agent::ApprovalPolicy;
 use dashfloat::llm::wire::Message;
 use dashfloat::protocol::{AgentEvent, Decision, PreviewKind, UiCommand};
 use dashfloat::session::{OpenSession, SessionSetup, SessionStore};
-use dashfloat::tools::{EDIT_MAX_FILE_BYTES, FileState};
+use dashfloat::tools::{Analyser, EDIT_MAX_FILE_BYTES, FileState};
 use serde_json::json;
 
 use crate::support;
@@ -44,6 +44,15 @@ fn edit(id: &str, path: &str, search: &str, replace: &str) -> (String, String, S
 fn write(id: &str, path: &str, content: &str) -> (String, String, String) {
     let args = json!({"path": path, "content": content});
     (id.to_owned(), "write_file".to_owned(), args.to_string())
+}
+
+fn run(id: &str, command: &str) -> (String, String, String) {
+    let args = json!({ "command": command });
+    (
+        id.to_owned(),
+        "execute_command".to_owned(),
+        args.to_string(),
+    )
 }
 
 /// One reply making `calls`, then one answering in words.
@@ -184,8 +193,8 @@ async fn undo_restores_a_turns_files_byte_for_byte_and_removes_what_it_created()
     assert!(notice.contains("restored notes.txt"), "{notice}");
     assert!(notice.contains("removed new.txt"), "{notice}");
     assert!(
-        notice.contains("execute_command are not undone"),
-        "{notice}"
+        !notice.contains("not undone"),
+        "no command ran, so none is said to be left: {notice}"
     );
 
     // The model is told what was undone, before the next prompt.
@@ -441,6 +450,47 @@ async fn a_file_over_the_edit_bound_is_not_restorable_and_the_confirmation_says_
     );
 }
 
+/// `/undo` says commands are not undone when one ran since the turn it
+/// reverts, whether in that turn or a later one, and only then: a line the
+/// read-only analyser let through changed nothing, so it is not counted.
+#[tokio::test]
+async fn undo_says_commands_are_not_undone_only_after_one_ran() {
+    let dir = project();
+    let mut replies = turn_of(&[
+        edit("e1", "notes.txt", "beta", "gamma"),
+        run("c1", "cat notes.txt"),
+    ]);
+    replies.extend(turn_of(&[edit("e2", "run.sh", "echo old", "echo new")]));
+    replies.extend(turn_of(&[run("c2", "echo made > made.txt")]));
+    let server = ScriptedServer::start(replies).await;
+    let mut s = setup(&server.base_url(), dir.path(), ApprovalPolicy::AutoEdit);
+    s.read_only = Some(Analyser::new(s.tools.root.clone()).with_git_global_configs(vec![]));
+    let mut h = start_with(s);
+    h.prompt("change notes").await;
+    h.turn().await;
+    h.prompt("change run.sh").await;
+    h.turn().await;
+
+    let events = restore(&mut h, UiCommand::Undo, &[Decision::Approve]).await;
+    let notice = system_texts(&events).join("\n");
+    assert!(notice.contains("restored run.sh"), "{notice}");
+    assert!(!notice.contains("not undone"), "only cat ran: {notice}");
+
+    h.prompt("make a file").await;
+    let (id, _) = h.next_confirm().await;
+    h.decide(&id, Decision::Approve).await;
+    h.turn().await;
+    assert_eq!(text(dir.path(), "made.txt"), "made\n");
+    let events = restore(&mut h, UiCommand::Undo, &[Decision::Approve]).await;
+    let notice = system_texts(&events).join("\n");
+    assert!(notice.contains("restored notes.txt"), "{notice}");
+    assert!(
+        notice.contains("the commands run since that turn are not undone"),
+        "a later turn ran one: {notice}"
+    );
+    assert_eq!(text(dir.path(), "made.txt"), "made\n");
+}
+
 /// The id of the session saved in `tests/fixtures/session-checkpoints.json`.
 const FIXTURE_ID: &str = "20261202-120000-c0ffee";
 
@@ -477,6 +527,8 @@ fn a_session_file_with_checkpoints_loads_as_written() {
     assert!(matches!(&undone[3].before, FileState::NotKept { why } if why == "over 8 MiB"));
     // A note is not a prompt: one prompt, one turn.
     assert_eq!(saved.checkpoints.prompt_turns, [1]);
+    // Saved before commands were kept: any turn may have run one.
+    assert!(saved.checkpoints.commands_since(1));
 }
 
 #[tokio::test]
