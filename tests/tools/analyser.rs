@@ -284,6 +284,12 @@ const CASES: &[(&str, Expect)] = &[
     ("ls & pwd", Asks("`&` runs a command in the background")),
     ("ls |& cat", Asks("`|&` pipes error output")),
     ("(ls)", Asks("`(` is shell syntax")),
+    ("ls && (ls)", Asks("`(` is shell syntax")),
+    ("f() { ls; }", Asks("`(` is shell syntax")),
+    ("f ( ) { ls; }", Asks("`(` is shell syntax")),
+    ("if (ls); then ls; fi", Asks("`(` is shell syntax")),
+    ("case a in (a) ls;; esac", Asks("`(` is shell syntax")),
+    ("a=(1 2)", Asks("`(` is shell syntax")),
     ("{ ls; }", Asks("`{` groups commands")),
     ("echo {a,b}", Asks("`{` groups commands or expands braces")),
     ("ls *.rs", Asks("`*` is a glob pattern")),
@@ -306,6 +312,13 @@ const CASES: &[(&str, Expect)] = &[
     ("ls || ", Invalid("`||` has no command on one side")),
     (";", Invalid("`;` has no command on one side")),
     ("ls ;; pwd", Invalid("`;` has no command on one side")),
+    (
+        "python3 -m calc.stats mode(values)",
+        Invalid("`(` cannot follow `mode`"),
+    ),
+    ("echo (a)", Invalid("`(` cannot follow `echo`")),
+    ("ls 'x' (y)", Invalid("`(` cannot follow `x`")),
+    ("f(x)", Invalid("`(` cannot follow `f`")),
     ("   ", Invalid("the command line is empty")),
     ("", Invalid("the command line is empty")),
     // Commands that are not read-only, or not known to be.
@@ -1250,6 +1263,34 @@ fn the_shell_splits_words_as_the_tokenizer_does() {
             );
         }
     }
+}
+
+/// The real `/bin/sh` agrees about what is no command line: it refuses
+/// to parse (`-n`) every non-blank line the table calls invalid, and
+/// parses every line the table asks about for a `(` that is sound syntax
+/// in POSIX sh (bash's arrays aside).
+#[test]
+fn the_shell_rejects_what_the_analyser_calls_invalid() {
+    let parses = |line: &str| {
+        Command::new("/bin/sh")
+            .args(["-n", "-c", line])
+            .env_clear()
+            .output()
+            .unwrap()
+            .status
+            .success()
+    };
+    let mut checked = 0;
+    for (line, expect) in CASES {
+        let sound = match expect {
+            Invalid(_) if !line.trim().is_empty() => false,
+            Asks(why) if why.starts_with("`(`") && !line.contains("=(") => true,
+            _ => continue,
+        };
+        checked += 1;
+        assert_eq!(parses(line), sound, "/bin/sh -n on {line:?}");
+    }
+    assert!(checked >= 15, "{checked} lines checked");
 }
 
 #[test]

@@ -83,6 +83,12 @@ pub enum ParseError {
     /// the shell rejects the line.
     #[error("`{0}` has no command on one side")]
     MissingCommand(&'static str),
+    /// A `(` after the words of a command (`python3 -m x mode(values)`):
+    /// no shell parses it.
+    #[error(
+        "`(` cannot follow `{0}`: the shell rejects the line; quote the word to pass it as an argument"
+    )]
+    MisplacedParenthesis(String),
     /// A construct outside the subset: an expansion, a redirect, a glob,
     /// a background job, a subshell... The line may be fine; it is just
     /// not one the analyser can show to be read-only.
@@ -172,6 +178,13 @@ impl Tokenizer<'_> {
                 '`' => return Err(unsupported("a backquote (`) runs a command")),
                 '>' => return Err(output_redirect(self.chars.peek().copied())),
                 '<' => return Err(input_redirect(self.chars.peek().copied())),
+                '(' if self.misplaced_parenthesis() => {
+                    let after = self.word.as_ref().map_or_else(
+                        || self.stage.last().cloned().unwrap_or_default(),
+                        |w| w.text.clone(),
+                    );
+                    return Err(ParseError::MisplacedParenthesis(after));
+                }
                 '(' | ')' => {
                     return Err(unsupported(format!(
                         "`{c}` is shell syntax (a subshell or a function); quote it to pass it as is"
@@ -217,6 +230,26 @@ impl Tokenizer<'_> {
         }
         self.stages.push(std::mem::take(&mut self.stage));
         Ok(())
+    }
+
+    /// Whether an unquoted `(` here (the `(` itself already read) is one
+    /// no shell parses: it follows a command's words, and they are not a
+    /// function's name (`f()`, `f ( )`), a bash array (`a=(1 2)`), or a
+    /// compound command's reserved word (`if (`, `case x in (`), where a
+    /// `(` is sound syntax the subset merely leaves out.
+    fn misplaced_parenthesis(&self) -> bool {
+        let mut words = self
+            .stage
+            .iter()
+            .map(String::as_str)
+            .chain(self.word.as_ref().map(|w| w.text.as_str()));
+        let Some(first) = words.next() else {
+            return false;
+        };
+        let function = self.stage.len() + usize::from(self.word.is_some()) == 1
+            && self.chars.clone().find(|c| !matches!(c, ' ' | '\t')) == Some(')');
+        let array = self.word.as_ref().is_some_and(|w| w.text.ends_with('='));
+        !(function || array || RESERVED_WORDS.contains(&first))
     }
 
     /// Whether an unquoted `~` here would be expanded: at the start of a
@@ -322,6 +355,13 @@ impl Tokenizer<'_> {
         Ok(())
     }
 }
+
+/// Words that open or continue a compound command, in POSIX sh and bash:
+/// a `(` after them starts a subshell or a `case` pattern.
+const RESERVED_WORDS: &[&str] = &[
+    "!", "case", "coproc", "do", "done", "elif", "else", "esac", "fi", "for", "function", "if",
+    "in", "select", "then", "time", "until", "while",
+];
 
 fn unsupported(why: impl Into<String>) -> ParseError {
     ParseError::Unsupported(why.into())
