@@ -38,6 +38,10 @@ const EDIT_EXCERPT_CONTEXT_LINES: usize = 3;
 /// one, such as a lone `d`, says nothing about where the block belongs.
 const EDIT_EXCERPT_MIN_PREFIX: usize = 8;
 
+/// The longest last line a failed edit quotes as the place to append
+/// after; a longer one is left for the excerpt to show.
+const EDIT_HINT_LINE_MAX_BYTES: usize = 160;
+
 /// Why a search block does not select exactly one place.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LocateError {
@@ -321,16 +325,52 @@ fn plan(
     replace: &[u8],
 ) -> Result<(usize, Vec<u8>), ToolFailure> {
     let range = locate(data, search).map_err(|e| match e {
-        LocateError::NotFound { nearest } => match excerpt(data, nearest, count_lines(search)) {
-            Some((first, last, text)) => failed(format!(
-                "{path}: search block not found; copy search_block exactly from the file's \
-                 text, lines {first}-{last}:\n{text}"
-            )),
-            None => failed(format!("{path}: {}", LocateError::NotFound { nearest })),
-        },
+        LocateError::NotFound { nearest } => {
+            let adding = adding_hint(data, search, replace)
+                .map(|hint| format!("; {hint}"))
+                .unwrap_or_default();
+            match excerpt(data, nearest, count_lines(search)) {
+                Some((first, last, text)) => failed(format!(
+                    "{path}: search block not found{adding}; copy search_block exactly from the \
+                     file's text, lines {first}-{last}:\n{text}"
+                )),
+                None => failed(format!(
+                    "{path}: {}{adding}",
+                    LocateError::NotFound { nearest }
+                )),
+            }
+        }
         e => failed(format!("{path}: {e}")),
     })?;
     Ok((line_of(data, range.start), splice(data, range, replace)))
+}
+
+/// What to do instead when a block that was not found begins
+/// `replace_block`: the model meant to add after text that is not there
+/// yet (`def mode(values):` to append a function), so it is told to
+/// search for the lines the new text goes after, and which line ends the
+/// file.
+fn adding_hint(data: &[u8], search: &[u8], replace: &[u8]) -> Option<String> {
+    if !replace.starts_with(search) {
+        return None;
+    }
+    let last = data
+        .split(|b| *b == b'\n')
+        .rev()
+        .map(|line| line.strip_suffix(b"\r").unwrap_or(line))
+        .find(|line| !line.trim_ascii().is_empty())
+        .filter(|line| line.len() <= EDIT_HINT_LINE_MAX_BYTES)
+        .map(|line| {
+            // As a JSON string: its indentation shows, and it is what
+            // search_block must hold.
+            let quoted = serde_json::Value::from(String::from_utf8_lossy(line)).to_string();
+            format!(" (to append, the file's last line: {quoted})")
+        })
+        .unwrap_or_default();
+    Some(format!(
+        "search_block must be text already in the file: to add text, search for the lines it \
+         goes after and start replace_block with them{last}"
+    ))
 }
 
 /// The text a block that was not found should have been copied from, with

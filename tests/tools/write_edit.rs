@@ -250,6 +250,28 @@ async fn a_missing_block_in_a_small_file_is_answered_with_the_whole_file() {
     );
 }
 
+/// The 1.5B searched for the function it meant to add, to append it:
+/// the error says a block must already be there, and names the file's
+/// last line to search for instead.
+#[tokio::test]
+async fn a_missing_block_that_begins_the_replacement_is_answered_with_how_to_add() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.py"), "def f():\n    return 1\n\n").unwrap();
+    let v = run(
+        dir.path(),
+        "edit_file",
+        json!({"path":"a.py","search_block":"def g():","replace_block":"def g():\n    return 2\n"}),
+    )
+    .await;
+    assert_eq!(
+        v["error"],
+        "a.py: search block not found; search_block must be text already in the file: to add \
+         text, search for the lines it goes after and start replace_block with them (to \
+         append, the file's last line: \"    return 1\"); copy search_block exactly from the \
+         file's text, lines 1-3:\ndef f():\n    return 1\n\n"
+    );
+}
+
 #[tokio::test]
 async fn a_missing_block_in_a_large_file_is_answered_with_the_lines_around_its_nearest_match() {
     let dir = tempfile::tempdir().unwrap();
