@@ -150,9 +150,33 @@ impl PendingConfirm {
 }
 
 /// A one-line message in the help line that replaces the key hints until
-/// the next key (e.g. "press Ctrl+C again to quit").
+/// the next key (e.g. "copied the reply to the clipboard").
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Hint(pub String);
+pub struct Hint {
+    /// What it says.
+    pub text: String,
+    /// It speaks of stopping the turn ("interrupting…"), so it goes when
+    /// the turn is over, key or no key.
+    pub ends_with_turn: bool,
+}
+
+impl Hint {
+    /// A hint that lasts until the next key.
+    pub fn new(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            ends_with_turn: false,
+        }
+    }
+
+    /// A hint about stopping the turn, gone once it is over.
+    pub fn while_stopping(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            ends_with_turn: true,
+        }
+    }
+}
 
 /// The UI's whole state.
 #[derive(Debug)]

@@ -161,7 +161,7 @@ fn insert(state: &mut State, put: impl FnOnce(&mut Editor) -> bool) {
 /// Says on the help line that [`PROMPT_MAX_BYTES`] kept something from
 /// happening (`what`).
 fn past_the_bound(state: &mut State, what: &str) {
-    state.hint = Some(Hint(format!(
+    state.hint = Some(Hint::new(format!(
         "a prompt holds at most {} MiB; {what}",
         PROMPT_MAX_BYTES >> 20
     )));
@@ -201,7 +201,7 @@ fn on_agent(state: &mut State, event: AgentEvent) {
             state.reading = None;
             state.heard = false;
             if !phase.is_active() {
-                state.quit_armed = false;
+                turn_over(state);
                 state.turn_clock = TurnClock::default();
             }
         }
@@ -314,7 +314,7 @@ fn on_agent(state: &mut State, event: AgentEvent) {
         AgentEvent::SessionId(_) => {}
         AgentEvent::TurnDone => {
             state.phase = Phase::Idle;
-            state.quit_armed = false;
+            turn_over(state);
             state.confirm = None;
         }
     }
@@ -347,7 +347,7 @@ fn on_key(state: &mut State, key: KeyEvent) -> Outcome {
     {
         let decision = match key.code {
             KeyCode::Char('y' | 'Y') if !pending.fully_seen() => {
-                state.hint = Some(Hint(unseen_hint(pending)));
+                state.hint = Some(Hint::new(unseen_hint(pending)));
                 return Outcome::changed();
             }
             KeyCode::Char('y' | 'Y') => Some(Decision::Approve),
@@ -385,7 +385,7 @@ fn on_key(state: &mut State, key: KeyEvent) -> Outcome {
             state.editor.delete();
         }
         KeyCode::Esc if busy => {
-            state.hint = Some(Hint("interrupting…".to_string()));
+            state.hint = Some(Hint::while_stopping("interrupting…"));
             return Outcome::with(vec![Effect::Send(UiCommand::Cancel)]);
         }
         KeyCode::Esc if state.editor.is_empty() && rewind_armed => {
@@ -393,7 +393,7 @@ fn on_key(state: &mut State, key: KeyEvent) -> Outcome {
         }
         KeyCode::Esc if state.editor.is_empty() => {
             state.rewind_armed = true;
-            state.hint = Some(Hint("Esc again to rewind to an earlier prompt".to_string()));
+            state.hint = Some(Hint::new("Esc again to rewind to an earlier prompt"));
         }
         KeyCode::Esc => {}
         KeyCode::Enter if alt || shift => insert(state, Editor::newline),
@@ -498,10 +498,21 @@ fn unseen_hint(pending: &PendingConfirm) -> String {
     }
 }
 
+/// The turn stopped: Ctrl+C is no longer armed to quit after a cancel,
+/// and a hint about stopping the turn is out of date.
+fn turn_over(state: &mut State) {
+    state.quit_armed = false;
+    if state.hint.as_ref().is_some_and(|h| h.ends_with_turn) {
+        state.hint = None;
+    }
+}
+
 fn ctrl_c(state: &mut State) -> Outcome {
     if state.phase.is_active() && !state.quit_armed {
         state.quit_armed = true;
-        state.hint = Some(Hint("cancelling — press Ctrl+C again to quit".to_string()));
+        state.hint = Some(Hint::while_stopping(
+            "cancelling — press Ctrl+C again to quit",
+        ));
         return Outcome::with(vec![Effect::Send(UiCommand::Cancel)]);
     }
     quit(state)
@@ -552,7 +563,7 @@ fn agent_ready(state: &mut State) -> bool {
     } else {
         return true;
     };
-    state.hint = Some(Hint(why.to_string()));
+    state.hint = Some(Hint::new(why));
     false
 }
 
@@ -638,7 +649,7 @@ fn notice(state: &mut State, text: String) -> Outcome {
 
 fn copy_reply(state: &mut State, block: Option<usize>) -> Outcome {
     let Some(reply) = state.transcript.last_reply() else {
-        state.hint = Some(Hint("no reply to copy yet".to_string()));
+        state.hint = Some(Hint::new("no reply to copy yet"));
         return Outcome::changed();
     };
     let (text, what) = match block {
@@ -646,7 +657,7 @@ fn copy_reply(state: &mut State, block: Option<usize>) -> Outcome {
         Some(i) => match markdown::code_blocks(reply).into_iter().nth(i) {
             Some(code) => (code, format!("code block [{}]", i + 1)),
             None => {
-                state.hint = Some(Hint(format!(
+                state.hint = Some(Hint::new(format!(
                     "the last reply has no code block [{}]",
                     i + 1
                 )));
@@ -655,12 +666,12 @@ fn copy_reply(state: &mut State, block: Option<usize>) -> Outcome {
         },
     };
     if text.len() > COPY_MAX_BYTES {
-        state.hint = Some(Hint(format!(
+        state.hint = Some(Hint::new(format!(
             "not copied: {what} is {} bytes, more than terminals accept over OSC 52 — select it with Shift-drag",
             text.len()
         )));
         return Outcome::changed();
     }
-    state.hint = Some(Hint(format!("copied {what} to the clipboard")));
+    state.hint = Some(Hint::new(format!("copied {what} to the clipboard")));
     Outcome::with(vec![Effect::Copy(text)])
 }

@@ -319,7 +319,7 @@ fn fit_items(items: &[&str], width: usize) -> String {
 fn draw_help(state: &State, frame: &mut Frame, area: Rect) {
     let theme = &state.theme;
     let line = match &state.hint {
-        Some(hint) => Line::styled(hint.0.clone(), theme.accent),
+        Some(hint) => Line::styled(hint.text.clone(), theme.accent),
         None => Line::styled(
             fit_items(help_items(state), usize::from(area.width)),
             theme.dim,

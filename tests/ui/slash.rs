@@ -274,7 +274,7 @@ fn copy_quit_and_help_work_while_busy_and_the_rest_wait_with_the_text_kept() {
         assert!(effects.is_empty(), "{text} while busy: {effects:?}");
         assert_eq!(s.editor.text(), text);
         assert_eq!(
-            s.hint.as_ref().unwrap().0,
+            s.hint.as_ref().unwrap().text,
             "the agent is busy — Esc interrupts it; your text stays here"
         );
     }

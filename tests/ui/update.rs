@@ -53,7 +53,7 @@ fn a_paste_past_the_prompt_bound_is_left_out_and_the_help_line_says_so() {
     typed(&mut s, "see: ");
     update(&mut s, Msg::Paste("x".repeat(max)));
     assert_eq!(s.editor.text(), "see: ");
-    let hint = s.hint.as_ref().map(|h| h.0.as_str());
+    let hint = s.hint.as_ref().map(|h| h.text.as_str());
     assert_eq!(
         hint,
         Some("a prompt holds at most 4 MiB; that was not inserted")
@@ -79,7 +79,7 @@ fn a_prompt_put_back_past_the_bound_stays_in_the_input_when_sent() {
     assert_eq!(s.phase, Phase::Idle);
     assert!(s.transcript.entries().is_empty());
     assert_eq!(
-        s.hint.as_ref().map(|h| h.0.as_str()),
+        s.hint.as_ref().map(|h| h.text.as_str()),
         Some("a prompt holds at most 4 MiB; shorten this one to send it")
     );
 }
@@ -155,7 +155,7 @@ fn enter_while_busy_keeps_the_text_and_explains() {
     typed(&mut s, "next");
     assert!(press(&mut s, KeyCode::Enter).is_empty());
     assert_eq!(s.editor.text(), "next");
-    assert!(s.hint.as_ref().unwrap().0.contains("Esc"));
+    assert!(s.hint.as_ref().unwrap().text.contains("Esc"));
 }
 
 #[test]
@@ -233,6 +233,35 @@ fn ctrl_c_arming_resets_when_the_turn_ends() {
     agent(&mut s, AgentEvent::TurnDone);
     agent(&mut s, AgentEvent::Phase(Phase::Streaming));
     assert_eq!(ctrl(&mut s, 'c'), vec![Effect::Send(UiCommand::Cancel)]);
+}
+
+/// "cancelling — press Ctrl+C again to quit" stayed on screen after the
+/// turn had stopped, until a key was pressed.
+#[test]
+fn a_hint_about_stopping_the_turn_goes_when_the_turn_ends() {
+    let mut s = state();
+    let hint = |s: &State| s.hint.as_ref().map(|h| h.text.clone());
+    agent(&mut s, AgentEvent::Phase(Phase::Streaming));
+    ctrl(&mut s, 'c');
+    assert_eq!(
+        hint(&s).as_deref(),
+        Some("cancelling — press Ctrl+C again to quit")
+    );
+    agent(&mut s, AgentEvent::Phase(Phase::Idle));
+    assert_eq!(hint(&s), None);
+
+    agent(&mut s, AgentEvent::Phase(Phase::Streaming));
+    press(&mut s, KeyCode::Esc);
+    assert_eq!(hint(&s).as_deref(), Some("interrupting…"));
+    agent(&mut s, AgentEvent::TurnDone);
+    assert_eq!(hint(&s), None);
+
+    // Any other hint waits for the next key, as before.
+    agent(&mut s, AgentEvent::Phase(Phase::Streaming));
+    ctrl(&mut s, 'y');
+    assert_eq!(hint(&s).as_deref(), Some("no reply to copy yet"));
+    agent(&mut s, AgentEvent::TurnDone);
+    assert_eq!(hint(&s).as_deref(), Some("no reply to copy yet"));
 }
 
 #[test]
@@ -398,7 +427,7 @@ fn a_reply_over_the_clipboard_cap_is_not_copied_and_the_hint_says_why() {
     );
     agent(&mut s2, AgentEvent::AssistantEnd(ReplyEnd::Complete));
     assert!(ctrl(&mut s2, 'y').is_empty());
-    assert!(s2.hint.as_ref().unwrap().0.contains("not copied"));
+    assert!(s2.hint.as_ref().unwrap().text.contains("not copied"));
 }
 
 #[test]
@@ -447,7 +476,7 @@ fn y_on_a_long_preview_approves_only_once_its_end_has_been_on_screen() {
     assert!(press(&mut s, KeyCode::Char('y')).is_empty());
     assert!(s.confirm.is_some());
     assert!(s.editor.is_empty(), "the refused y was typed");
-    let hint = &s.hint.as_ref().unwrap().0;
+    let hint = &s.hint.as_ref().unwrap().text;
     assert!(hint.contains("not been on screen"), "{hint}");
     // Two pages on, the end is still below.
     for _ in 0..2 {
@@ -474,7 +503,7 @@ fn jumping_to_the_end_of_a_preview_does_not_count_the_lines_skipped() {
     s.prepare();
     assert!(screen_lines(&s).iter().any(|l| l.contains("EVIL")));
     assert!(press(&mut s, KeyCode::Char('y')).is_empty());
-    let hint = &s.hint.as_ref().unwrap().0;
+    let hint = &s.hint.as_ref().unwrap().text;
     assert!(hint.contains("lines 21–62"), "{hint}");
 }
 
