@@ -46,6 +46,20 @@ pub struct Repeat {
     pub count: u32,
 }
 
+impl Repeat {
+    /// What the log tells the person when the model was told to stop
+    /// repeating the call `name`: the model's notice speaks to the model.
+    pub fn shown(&self, name: &str) -> Option<String> {
+        self.notice.as_ref().map(|_| {
+            format!(
+                "the model made this same {name} call {} times since your last message; \
+                 its result now tells it to stop and answer",
+                self.count
+            )
+        })
+    }
+}
+
 /// Until this many identical calls, a failed repeat is answered with its
 /// whole error again (it says how to recover), not as unchanged: a small
 /// model given only "unchanged" copies that into its answer. ADR 0015.

@@ -509,7 +509,8 @@ impl Agent {
         };
         let call = &mut round.calls[index];
         let notice = call.repeat.as_ref().and_then(|r| r.notice.clone());
-        result.notice.clone_from(&notice);
+        result.notice = notice;
+        let shown = call.repeat.as_ref().and_then(|r| r.shown(&call.name));
         let status = outcome::status(&result.outcome);
         self.setup
             .log
@@ -521,8 +522,8 @@ impl Agent {
         };
         call.state = CallState::Done(result);
         self.emit(event).await;
-        if let Some(notice) = notice {
-            self.system(Severity::Notice, notice).await;
+        if let Some(shown) = shown {
+            self.system(Severity::Notice, shown).await;
         }
         self.save().await;
     }

@@ -480,9 +480,10 @@ async fn a_call_repeated_eight_times_gets_notices_at_three_five_and_eight() {
     let events = h.turn().await;
     let notices: Vec<String> = system_texts(&events)
         .into_iter()
-        .filter(|t| t.contains("exact call"))
+        .filter(|t| t.starts_with("the model made this same list_directory call"))
         .collect();
     assert_eq!(notices.len(), 3, "{notices:#?}");
+    assert!(notices[2].contains(" 8 times "), "{notices:#?}");
     let last = &server.requests()[8].body;
     let results = tool_results(last);
     let with_notice: Vec<usize> = results
@@ -577,7 +578,15 @@ async fn a_failed_call_made_again_gets_its_error_again_before_it_counts_as_uncha
         ApprovalPolicy::AutoEdit,
     ));
     h.prompt("replace beta").await;
-    h.turn().await;
+    let events = h.turn().await;
+    // The person reads what happened; the model's words are for the model.
+    assert_eq!(
+        system_texts(&events),
+        [
+            "the model made this same edit_file call 3 times since your last message; its result \
+          now tells it to stop and answer"
+        ]
+    );
     let requests = server.requests();
     assert_eq!(requests.len(), 4);
     let results = tool_results(&requests[3].body);
