@@ -79,7 +79,8 @@ fn human(line: &Line, open_line: &mut bool) {
         Line::ToolAllowed { summary, .. } => stderr(format!("  ran unasked: {summary}")),
         Line::ToolResult { status, detail, .. } => {
             let outcome = match (status, detail) {
-                (Status::Ok, _) => "ok".to_string(),
+                (Status::Ok, None) => "ok".to_string(),
+                (Status::Ok, Some(note)) => format!("ok · {note}"),
                 (Status::Rejected, _) => {
                     "rejected: it needs approval, which dashfloat exec cannot ask for \
                      (--approval auto-edit allows edits and writes, \

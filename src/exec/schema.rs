@@ -65,7 +65,8 @@ pub enum Line {
         id: String,
         /// How it ended.
         status: Status,
-        /// The error or time-out text; `null` otherwise.
+        /// The error or time-out text; for a result with nothing to show,
+        /// what that means ("no output"); `null` otherwise.
         detail: Option<String>,
         /// At most 30 lines of its output, verbatim.
         excerpt: String,
@@ -198,7 +199,8 @@ impl From<Usage> for Line {
 /// A tool status as `tool_result` splits it: the status and its detail.
 pub fn status_of(status: ToolStatus) -> (Status, Option<String>) {
     match status {
-        ToolStatus::Ok | ToolStatus::Empty(_) => (Status::Ok, None),
+        ToolStatus::Ok => (Status::Ok, None),
+        ToolStatus::Empty(note) => (Status::Ok, Some(note)),
         ToolStatus::Error(detail) => (Status::Error, Some(detail)),
         ToolStatus::Rejected => (Status::Rejected, None),
         ToolStatus::Cancelled => (Status::Cancelled, None),

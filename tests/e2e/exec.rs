@@ -181,6 +181,35 @@ fn a_person_reads_the_reply_on_stdout_and_the_tool_rows_on_stderr() {
     assert!(err.contains("→ ok"), "{err}");
 }
 
+/// A result with nothing to show says what that means, as the TUI's row
+/// does: on stderr after `ok`, and as the `detail` of an `ok` line.
+#[test]
+fn an_empty_result_says_what_it_means_in_both_forms() {
+    for json in [false, true] {
+        let (home, project) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        std::fs::write(project.path().join("notes.txt"), "kiwi\n").unwrap();
+        let server = ScriptedServer::start_blocking(vec![
+            call("g1", "grep", serde_json::json!({"pattern": "mango"})),
+            Reply::text(&["No mango."]),
+        ]);
+        let mut args = vec!["find mango"];
+        if json {
+            args.insert(0, "--json");
+        }
+        let output = run(&mut exec(home.path(), project.path(), &server, &args));
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        if json {
+            let lines = lines(&output);
+            let result = lines.iter().find(|l| l["type"] == "tool_result").unwrap();
+            assert_eq!(result["status"], "ok");
+            assert_eq!(result["detail"], "no matches in 1 file");
+        } else {
+            let err = stderr(&output);
+            assert!(err.contains("→ ok · no matches in 1 file"), "{err}");
+        }
+    }
+}
+
 #[test]
 fn the_prompt_comes_from_stdin_when_absent_or_a_dash() {
     for args in [&[][..], &["-"][..]] {
