@@ -42,6 +42,10 @@ pub struct ListDirectoryOutput {
     pub total: usize,
     /// There are more entries than listed.
     pub truncated: bool,
+    /// Says outright that the directory is empty: the 1.5B read an empty
+    /// `entries` as "the directory does not exist".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<&'static str>,
 }
 
 /// One entry of a listing. Links are not followed: the listing shows where
@@ -184,8 +188,12 @@ fn list_directory(ws: &dyn Workspace, path: &str) -> Result<ListDirectoryOutput,
         entries: listing.entries.into_iter().map(entry).collect(),
         total: listing.total,
         truncated: listing.total > LIST_MAX_ENTRIES,
+        note: (listing.total == 0).then_some(EMPTY_DIRECTORY_NOTE),
     })
 }
+
+/// What the model reads of a directory with nothing in it.
+const EMPTY_DIRECTORY_NOTE: &str = "the directory exists and is empty";
 
 /// One listed name as the model reads it.
 fn entry(listed: Listed) -> Entry {

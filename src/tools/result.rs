@@ -148,6 +148,7 @@ mod tests {
                 entries: Vec::new(),
                 total: 0,
                 truncated: false,
+                note: None,
             })),
             confinement_notice: Some("no openat2"),
             notice: Some("again".to_owned()),
