@@ -26,11 +26,19 @@ pub(super) enum Direction {
     Rewind,
 }
 
+/// What a restore or rewind says when a command ran in the turns it
+/// reverts, or after them.
+const COMMANDS_NOT_UNDONE: &str =
+    "the commands run since that turn are not undone: only write_file and edit_file are tracked";
+
 /// A restore waiting for the person.
 pub(super) struct Restoring {
     direction: Direction,
     /// The changes being restored, kept whole should none be applied.
     source: TurnChanges,
+    /// A command ran in the turns it reverts (or after them), which no
+    /// restore undoes.
+    commands_ran: bool,
     /// The confirmation shown now, and its files.
     asking: (CallId, Vec<Surveyed>),
     /// Confirmations still to show: the files changed since the turn.
@@ -79,7 +87,16 @@ impl Agent {
             }
         };
         match last {
-            Some(changes) => self.start_restore(direction, changes).await,
+            Some(changes) => {
+                let commands_ran = direction != Direction::Redo
+                    && self
+                        .setup
+                        .tools
+                        .checkpoints
+                        .lock()
+                        .commands_since(changes.turn);
+                self.start_restore(direction, changes, commands_ran).await
+            }
             None => self.nothing_to(&format!("{name}: {none}")).await,
         }
     }
@@ -119,20 +136,36 @@ impl Agent {
         // The model no longer saw what the dropped turns read.
         self.setup.tools.known.clear();
         self.budget.forget_report();
-        let turns = self.setup.tools.checkpoints.lock().take_from_prompt(index);
+        let (turns, commands_ran) = {
+            let mut log = self.setup.tools.checkpoints.lock();
+            // The rewound turns start at the prompt's, whether or not it
+            // changed a file.
+            let since = log.prompt_turns.get(index).copied().unwrap_or_default();
+            (log.take_from_prompt(index), log.commands_since(since))
+        };
         self.emit(AgentEvent::Rewound { text }).await;
         let turns_word = if dropped == 1 { "turn" } else { "turns" };
+        let changes = TurnChanges::merged(turns);
+        // With files to restore, the restore's own notice says it.
+        let commands = if commands_ran && changes.is_none() {
+            format!("; {COMMANDS_NOT_UNDONE}")
+        } else {
+            String::new()
+        };
         self.system(
             Severity::Notice,
             format!(
-                "rewound to prompt {}: its {dropped} {turns_word} are no longer sent to the model (the log above keeps them); the prompt is back in the input box",
+                "rewound to prompt {}: its {dropped} {turns_word} are no longer sent to the model (the log above keeps them); the prompt is back in the input box{commands}",
                 index + 1
             ),
         )
         .await;
         self.save().await;
-        match TurnChanges::merged(turns) {
-            Some(changes) => self.start_restore(Direction::Rewind, changes).await,
+        match changes {
+            Some(changes) => {
+                self.start_restore(Direction::Rewind, changes, commands_ran)
+                    .await
+            }
             None => self.emit(AgentEvent::TurnDone).await,
         }
     }
@@ -160,7 +193,12 @@ impl Agent {
     /// Surveys `changes` and asks about the first group of files: those
     /// as the turn left them (with the unrestorable named), then those
     /// changed since, which wait for an approval of their own.
-    async fn start_restore(&mut self, direction: Direction, changes: TurnChanges) {
+    async fn start_restore(
+        &mut self,
+        direction: Direction,
+        changes: TurnChanges,
+        commands_ran: bool,
+    ) {
         let ws: Arc<dyn Workspace> = Arc::clone(&self.setup.tools.workspace);
         let surveyed = {
             let changes = changes.clone();
@@ -203,6 +241,7 @@ impl Agent {
         let mut restoring = Restoring {
             direction,
             source: changes,
+            commands_ran,
             asking: (id.clone(), files),
             waiting,
             position: 1,
@@ -291,6 +330,7 @@ impl Agent {
         let Restoring {
             direction,
             source,
+            commands_ran,
             outcomes,
             back,
             restorable,
@@ -303,12 +343,6 @@ impl Agent {
                 Restored::Left(_) => None,
             })
             .collect();
-        let commands_ran = self
-            .setup
-            .tools
-            .checkpoints
-            .lock()
-            .commands_since(source.turn);
         if back.is_empty() {
             if restorable {
                 self.put_back(direction, source);
@@ -331,11 +365,8 @@ impl Agent {
                 Restored::Left(why) => format!("{path}: left as it is — {why}"),
             })
             .collect();
-        if direction != Direction::Redo && commands_ran {
-            report.push(
-                "the commands run since that turn are not undone: only write_file and edit_file are tracked"
-                    .to_owned(),
-            );
+        if commands_ran {
+            report.push(COMMANDS_NOT_UNDONE.to_owned());
         }
         let heading = match direction {
             Direction::Undo => "undo",

@@ -224,6 +224,7 @@ impl RoundCall {
         tx: &tokio::sync::mpsc::Sender<ToolEvent>,
         ctx: &tools::ToolContext,
     ) {
+        ctx.checkpoints.starting(&tool);
         let token = CancellationToken::new();
         self.state = CallState::Running(token.clone());
         spawn_run(tx, ctx, self.id.clone(), tool, guard, token);
@@ -376,7 +377,6 @@ impl Agent {
         match decision {
             Decision::Approve => {
                 let (tool, guard) = (tool.clone(), *guard);
-                self.setup.tools.checkpoints.starting(&tool);
                 call.start(tool, guard, &self.tool_tx, &self.setup.tools);
                 self.emit(AgentEvent::Phase(Phase::Executing)).await;
             }
@@ -568,7 +568,6 @@ impl Agent {
                         );
                         break;
                     }
-                    self.setup.tools.checkpoints.starting(&tool);
                     call.start(tool, FileGuard::Unguarded, &self.tool_tx, &self.setup.tools);
                     executing = true;
                     if !read_only {

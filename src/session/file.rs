@@ -91,7 +91,9 @@ struct FileIn {
     messages: Vec<Message>,
     #[serde(default)]
     log: Vec<LogItem>,
-    #[serde(default)]
+    /// A session saved before checkpoints has none, and may have run
+    /// any command.
+    #[serde(default = "CheckpointLog::before_checkpoints")]
     checkpoints: CheckpointLog,
 }
 

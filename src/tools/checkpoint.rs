@@ -17,7 +17,6 @@ use crate::protocol::{FileGuard, PreviewKind, PreviewLine};
 use super::edit::EDIT_MAX_FILE_BYTES;
 use super::guard::{content_hash, guard_of};
 use super::preview::{diff, heading, line};
-use super::tool::Effect;
 use super::{Parents, Stat, ToolCall, Workspace, WriteError};
 
 /// The most bytes of earlier file content all checkpoints of a session
@@ -129,6 +128,15 @@ fn every_turn() -> u64 {
 }
 
 impl CheckpointLog {
+    /// The log of a session saved before checkpoints were kept: nothing
+    /// to restore, and any turn may have run a command.
+    pub fn before_checkpoints() -> Self {
+        Self {
+            last_command_turn: every_turn(),
+            ..Self::default()
+        }
+    }
+
     /// Whether a command that may have changed files ran in `turn` or
     /// after it: a restore from `turn` does not undo what it did.
     pub fn commands_since(&self, turn: u64) -> bool {
@@ -268,10 +276,12 @@ impl Checkpoints {
         }
     }
 
-    /// A call is about to run without the read-only analyser's clearance:
-    /// a command among them is kept in mind for `/undo`'s notice.
+    /// A call is about to run: a command the read-only analyser did not
+    /// clear is kept in mind for `/undo`'s notice.
     pub fn starting(&self, call: &ToolCall) {
-        if call.effect() == Effect::RunsCommands {
+        if let ToolCall::ExecuteCommand(command) = call
+            && !command.read_only
+        {
             let mut log = self.lock();
             log.last_command_turn = log.turn;
         }

@@ -456,11 +456,11 @@ async fn a_file_over_the_edit_bound_is_not_restorable_and_the_confirmation_says_
 #[tokio::test]
 async fn undo_says_commands_are_not_undone_only_after_one_ran() {
     let dir = project();
-    let mut replies = turn_of(&[
-        edit("e1", "notes.txt", "beta", "gamma"),
-        run("c1", "cat notes.txt"),
-    ]);
-    replies.extend(turn_of(&[edit("e2", "run.sh", "echo old", "echo new")]));
+    let mut replies = turn_of(&[edit("e1", "notes.txt", "beta", "gamma")]);
+    replies.extend(turn_of(&[
+        edit("e2", "run.sh", "echo old", "echo new"),
+        run("c1", "cat run.sh"),
+    ]));
     replies.extend(turn_of(&[run("c2", "echo made > made.txt")]));
     let server = ScriptedServer::start(replies).await;
     let mut s = setup(&server.base_url(), dir.path(), ApprovalPolicy::AutoEdit);
@@ -487,6 +487,37 @@ async fn undo_says_commands_are_not_undone_only_after_one_ran() {
     assert!(
         notice.contains("the commands run since that turn are not undone"),
         "a later turn ran one: {notice}"
+    );
+    assert_eq!(text(dir.path(), "made.txt"), "made\n");
+}
+
+/// A rewind reverts every turn from the prompt on, so it warns about a
+/// command any of them ran, even one in a turn that changed no file.
+#[tokio::test]
+async fn a_rewind_says_the_commands_of_its_dropped_turns_are_not_undone() {
+    let dir = project();
+    let mut replies = turn_of(&[run("c1", "echo made > made.txt")]);
+    replies.extend(turn_of(&[edit("e1", "notes.txt", "beta", "gamma")]));
+    let server = ScriptedServer::start(replies).await;
+    let mut h = start(&server, dir.path(), None);
+    h.prompt("make a file").await;
+    let (id, _) = h.next_confirm().await;
+    h.decide(&id, Decision::Approve).await;
+    h.turn().await;
+    h.prompt("change notes").await;
+    h.turn().await;
+
+    let events = restore(
+        &mut h,
+        UiCommand::Rewind { prompt: 0 },
+        &[Decision::Approve],
+    )
+    .await;
+    let notice = system_texts(&events).join("\n");
+    assert!(notice.contains("restored notes.txt"), "{notice}");
+    assert!(
+        notice.contains("the commands run since that turn are not undone"),
+        "{notice}"
     );
     assert_eq!(text(dir.path(), "made.txt"), "made\n");
 }
@@ -528,6 +559,16 @@ fn a_session_file_with_checkpoints_loads_as_written() {
     // A note is not a prompt: one prompt, one turn.
     assert_eq!(saved.checkpoints.prompt_turns, [1]);
     // Saved before commands were kept: any turn may have run one.
+    assert!(saved.checkpoints.commands_since(1));
+}
+
+#[test]
+fn a_session_saved_before_checkpoints_may_have_run_any_command() {
+    let mut file: serde_json::Value = serde_json::from_str(&fixture_text()).unwrap();
+    file.as_object_mut().unwrap().remove("checkpoints");
+    let (_home, store) = store_holding(&file.to_string());
+    let saved = store.load(FIXTURE_ID).unwrap();
+    assert!(saved.checkpoints.done.is_empty());
     assert!(saved.checkpoints.commands_since(1));
 }
 
