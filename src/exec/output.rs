@@ -77,10 +77,17 @@ fn human(line: &Line, open_line: &mut bool) {
         }
         Line::ToolCall { name, summary, .. } => stderr(format!("⚙ {name} {summary}")),
         Line::ToolAllowed { summary, .. } => stderr(format!("  ran unasked: {summary}")),
-        Line::ToolResult { status, detail, .. } => {
+        Line::ToolResult {
+            status,
+            detail,
+            note,
+            ..
+        } => {
             let outcome = match (status, detail) {
-                (Status::Ok, None) => "ok".to_string(),
-                (Status::Ok, Some(note)) => format!("ok · {note}"),
+                (Status::Ok, _) => match note {
+                    Some(note) => format!("ok · {note}"),
+                    None => "ok".to_string(),
+                },
                 (Status::Rejected, _) => {
                     "rejected: it needs approval, which dashfloat exec cannot ask for \
                      (--approval auto-edit allows edits and writes, \

@@ -65,9 +65,11 @@ pub enum Line {
         id: String,
         /// How it ended.
         status: Status,
-        /// The error or time-out text; for a result with nothing to show,
-        /// what that means ("no output"); `null` otherwise.
+        /// The error or time-out text; `null` otherwise.
         detail: Option<String>,
+        /// What a result with nothing to show means ("no output", "no
+        /// matches in 3 files"); `null` otherwise.
+        note: Option<String>,
         /// At most 30 lines of its output, verbatim.
         excerpt: String,
     },
@@ -199,8 +201,7 @@ impl From<Usage> for Line {
 /// A tool status as `tool_result` splits it: the status and its detail.
 pub fn status_of(status: ToolStatus) -> (Status, Option<String>) {
     match status {
-        ToolStatus::Ok => (Status::Ok, None),
-        ToolStatus::Empty(note) => (Status::Ok, Some(note)),
+        ToolStatus::Ok | ToolStatus::Empty(_) => (Status::Ok, None),
         ToolStatus::Error(detail) => (Status::Error, Some(detail)),
         ToolStatus::Rejected => (Status::Rejected, None),
         ToolStatus::Cancelled => (Status::Cancelled, None),
@@ -236,12 +237,13 @@ mod tests {
             id: "c1".into(),
             status: Status::TimedOut,
             detail: Some("timed out after 1s".into()),
+            note: None,
             excerpt: String::new(),
         };
         assert_eq!(
             line.to_json().ok().as_deref(),
             Some(
-                r#"{"v":1,"type":"tool_result","id":"c1","status":"timed_out","detail":"timed out after 1s","excerpt":""}"#
+                r#"{"v":1,"type":"tool_result","id":"c1","status":"timed_out","detail":"timed out after 1s","note":null,"excerpt":""}"#
             )
         );
     }

@@ -359,7 +359,8 @@ fn adding_hint(data: &[u8], search: &[u8], replace: &[u8]) -> Option<String> {
         .rev()
         .map(|line| line.strip_suffix(b"\r").unwrap_or(line))
         .find(|line| !line.trim_ascii().is_empty())
-        .filter(|line| line.len() <= EDIT_HINT_LINE_MAX_BYTES)
+        // Searched for, it must match once.
+        .filter(|line| line.len() <= EDIT_HINT_LINE_MAX_BYTES && locate(data, line).is_ok())
         .map(|line| {
             // As a JSON string: its indentation shows, and it is what
             // search_block must hold.

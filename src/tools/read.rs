@@ -91,7 +91,13 @@ impl Shown for ReadFileOutput {
     fn status(&self) -> ToolStatus {
         match (&self.note, self.content.is_empty()) {
             (Some(note), _) => ToolStatus::Empty(note.clone()),
-            (None, true) => ToolStatus::Empty("empty file".into()),
+            (None, true) if self.total_bytes == 0 => ToolStatus::Empty("empty file".into()),
+            // Just past the last line: the window reached the end, so the
+            // count is known; the offset says it all the same.
+            (None, true) => {
+                let total = self.total_lines.unwrap_or(self.offset.saturating_sub(1));
+                ToolStatus::Empty(format!("the file has {}", count(total as usize, "line")))
+            }
             (None, false) => ToolStatus::Ok,
         }
     }

@@ -21,7 +21,7 @@ use super::wrap::wrap_plain;
 pub const ENTRY_ROWS_MAX: usize = 10_000;
 
 /// How a call ended and an excerpt of its output.
-pub type Outcome = (ToolStatus, String);
+pub type CallOutcome = (ToolStatus, String);
 
 /// What kind of entry it is, with what only that kind has.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,7 +45,7 @@ pub enum EntryKind {
         /// The tool's name.
         name: String,
         /// How it ended and an excerpt of its output.
-        outcome: Option<Outcome>,
+        outcome: Option<CallOutcome>,
     },
     /// What a call waiting for confirmation will do and, once it ended,
     /// its outcome: the result is read under what the person decided on,
@@ -56,7 +56,7 @@ pub enum EntryKind {
         /// What it will do.
         preview: Vec<PreviewLine>,
         /// How it ended and an excerpt of its output.
-        outcome: Option<Outcome>,
+        outcome: Option<CallOutcome>,
     },
 }
 
@@ -105,7 +105,7 @@ pub(super) fn clean(text: String) -> String {
 }
 
 /// A call's status and excerpt with their words [`clean`]ed.
-pub(super) fn clean_outcome((status, excerpt): (ToolStatus, String)) -> (ToolStatus, String) {
+pub(super) fn clean_outcome((status, excerpt): CallOutcome) -> CallOutcome {
     (clean_status(status), clean(excerpt))
 }
 
@@ -162,7 +162,7 @@ impl Entry {
     }
 
     /// The outcome of call `call`, when this is its row or its preview.
-    pub(super) fn outcome_of(&mut self, call: &CallId) -> Option<&mut Option<Outcome>> {
+    pub(super) fn outcome_of(&mut self, call: &CallId) -> Option<&mut Option<CallOutcome>> {
         match &mut self.kind {
             EntryKind::Tool { id, outcome, .. } | EntryKind::Preview { id, outcome, .. }
                 if id == call =>
@@ -240,7 +240,7 @@ impl Entry {
 }
 
 /// The bytes of an outcome's excerpt, none before it ended.
-fn excerpt_bytes(outcome: &Option<Outcome>) -> usize {
+fn excerpt_bytes(outcome: &Option<CallOutcome>) -> usize {
     outcome.as_ref().map_or(0, |(_, excerpt)| excerpt.len())
 }
 

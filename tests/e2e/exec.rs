@@ -182,7 +182,7 @@ fn a_person_reads_the_reply_on_stdout_and_the_tool_rows_on_stderr() {
 }
 
 /// A result with nothing to show says what that means, as the TUI's row
-/// does: on stderr after `ok`, and as the `detail` of an `ok` line.
+/// does: on stderr after `ok`, and as the `note` of an `ok` line.
 #[test]
 fn an_empty_result_says_what_it_means_in_both_forms() {
     for json in [false, true] {
@@ -202,7 +202,8 @@ fn an_empty_result_says_what_it_means_in_both_forms() {
             let lines = lines(&output);
             let result = lines.iter().find(|l| l["type"] == "tool_result").unwrap();
             assert_eq!(result["status"], "ok");
-            assert_eq!(result["detail"], "no matches in 1 file");
+            assert_eq!(result["detail"], Value::Null);
+            assert_eq!(result["note"], "no matches in 1 file");
         } else {
             let err = stderr(&output);
             assert!(err.contains("→ ok · no matches in 1 file"), "{err}");

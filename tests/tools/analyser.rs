@@ -290,6 +290,8 @@ const CASES: &[(&str, Expect)] = &[
     ("if (ls); then ls; fi", Asks("`(` is shell syntax")),
     ("case a in (a) ls;; esac", Asks("`(` is shell syntax")),
     ("a=(1 2)", Asks("`(` is shell syntax")),
+    ("ls !(x)", Asks("`(` is shell syntax")),
+    ("ls @(x|y)", Asks("`(` is shell syntax")),
     ("{ ls; }", Asks("`{` groups commands")),
     ("echo {a,b}", Asks("`{` groups commands or expands braces")),
     ("ls *.rs", Asks("`*` is a glob pattern")),
@@ -1284,7 +1286,7 @@ fn the_shell_rejects_what_the_analyser_calls_invalid() {
     for (line, expect) in CASES {
         let sound = match expect {
             Invalid(_) if !line.trim().is_empty() => false,
-            Asks(why) if why.starts_with("`(`") && !line.contains("=(") => true,
+            Asks(why) if why.starts_with("`(`") && !line.contains(['=', '!', '@']) => true,
             _ => continue,
         };
         checked += 1;

@@ -92,6 +92,7 @@ async fn every_tool_result_as_the_model_reads_it() {
             ("r2", "read_file", r#"{"path":"five.txt","offset":2,"limit":2}"#),
             ("r3", "read_file", r#"{"path":"notes.txt","offset":9}"#),
             ("r4", "read_file", r#"{"path":"empty.txt"}"#),
+            ("r5", "read_file", r#"{"path":"notes.txt","offset":3}"#),
             ("w1", "write_file", r#"{"path":"new/a.txt","content":"one\ntwo\n"}"#),
             ("w2", "write_file", r#"{"path":"notes.txt","content":"bye"}"#),
             ("e1", "edit_file", r#"{"path":"new/a.txt","search_block":"two","replace_block":"2"}"#),

@@ -270,6 +270,20 @@ async fn a_missing_block_that_begins_the_replacement_is_answered_with_how_to_add
          append, the file's last line: \"    return 1\"); copy search_block exactly from the \
          file's text, lines 1-3:\ndef f():\n    return 1\n\n"
     );
+    // A last line found more than once would only be ambiguous as a
+    // search: it is not quoted.
+    std::fs::write(dir.path().join("b.rs"), "fn f() {\n}\nfn g() {\n}\n").unwrap();
+    let v = run(
+        dir.path(),
+        "edit_file",
+        json!({"path":"b.rs","search_block":"fn h() {","replace_block":"fn h() {\n}\n"}),
+    )
+    .await;
+    let error = v["error"].as_str().unwrap();
+    assert!(
+        error.contains("start replace_block with them; copy search_block"),
+        "{error}"
+    );
 }
 
 #[tokio::test]

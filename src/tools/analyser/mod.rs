@@ -100,7 +100,8 @@ pub enum Verdict {
         reason: String,
     },
     /// Not a command line the shell would run: an unterminated quote, an
-    /// operator with nothing on one side, an empty line.
+    /// operator with nothing on one side, an empty line, a `(` after a
+    /// command's words.
     Invalid {
         /// What is wrong with it.
         reason: String,

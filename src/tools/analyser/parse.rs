@@ -84,7 +84,7 @@ pub enum ParseError {
     #[error("`{0}` has no command on one side")]
     MissingCommand(&'static str),
     /// A `(` after the words of a command (`python3 -m x mode(values)`):
-    /// no shell parses it.
+    /// neither POSIX sh nor bash parses it.
     #[error(
         "`(` cannot follow `{0}`: the shell rejects the line; quote the word to pass it as an argument"
     )]
@@ -98,8 +98,8 @@ pub enum ParseError {
 
 impl ParseError {
     /// Whether the shell itself would reject the line (an unterminated
-    /// quote, an empty line, a dangling operator), as opposed to a line
-    /// outside the subset.
+    /// quote, an empty line, a dangling operator, a `(` after a command's
+    /// words), as opposed to a line outside the subset.
     pub fn is_syntax_error(&self) -> bool {
         !matches!(self, ParseError::Unsupported(_))
     }
@@ -235,8 +235,9 @@ impl Tokenizer<'_> {
     /// Whether an unquoted `(` here (the `(` itself already read) is one
     /// no shell parses: it follows a command's words, and they are not a
     /// function's name (`f()`, `f ( )`), a bash array (`a=(1 2)`), or a
-    /// compound command's reserved word (`if (`, `case x in (`), where a
-    /// `(` is sound syntax the subset merely leaves out.
+    /// compound command's reserved word (`if (`, `case x in (`), or bash's
+    /// extended patterns (`!(x)`), where a `(` is sound syntax the subset
+    /// merely leaves out.
     fn misplaced_parenthesis(&self) -> bool {
         let mut words = self
             .stage
@@ -249,7 +250,13 @@ impl Tokenizer<'_> {
         let function = self.stage.len() + usize::from(self.word.is_some()) == 1
             && self.chars.clone().find(|c| !matches!(c, ' ' | '\t')) == Some(')');
         let array = self.word.as_ref().is_some_and(|w| w.text.ends_with('='));
-        !(function || array || RESERVED_WORDS.contains(&first))
+        // bash with extglob (which `BASHOPTS` can turn on) reads `!(x)`,
+        // `@(x)` and `+(x)` as patterns.
+        let pattern = self
+            .word
+            .as_ref()
+            .is_some_and(|w| w.text.ends_with(['!', '@', '+']));
+        !(function || array || pattern || RESERVED_WORDS.contains(&first))
     }
 
     /// Whether an unquoted `~` here would be expanded: at the start of a
