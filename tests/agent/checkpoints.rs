@@ -522,6 +522,26 @@ async fn a_rewind_says_the_commands_of_its_dropped_turns_are_not_undone() {
     assert_eq!(text(dir.path(), "made.txt"), "made\n");
 }
 
+/// With no file to restore, the rewind's own notice says it.
+#[tokio::test]
+async fn a_rewind_of_turns_that_only_ran_commands_says_they_are_not_undone() {
+    let dir = project();
+    let server = ScriptedServer::start(turn_of(&[run("c1", "echo made > made.txt")])).await;
+    let mut h = start(&server, dir.path(), None);
+    h.prompt("make a file").await;
+    let (id, _) = h.next_confirm().await;
+    h.decide(&id, Decision::Approve).await;
+    h.turn().await;
+
+    let events = restore(&mut h, UiCommand::Rewind { prompt: 0 }, &[]).await;
+    let notice = system_texts(&events).join("\n");
+    assert!(notice.contains("rewound to prompt 1"), "{notice}");
+    assert!(
+        notice.contains("the commands run since that turn are not undone"),
+        "{notice}"
+    );
+}
+
 /// The id of the session saved in `tests/fixtures/session-checkpoints.json`.
 const FIXTURE_ID: &str = "20261202-120000-c0ffee";
 
