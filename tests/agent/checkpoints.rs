@@ -55,6 +55,14 @@ fn run(id: &str, command: &str) -> (String, String, String) {
     )
 }
 
+/// Asks for a file that a command makes, and approves the command.
+async fn make_a_file(h: &mut AgentHarness) {
+    h.prompt("make a file").await;
+    let (id, _) = h.next_confirm().await;
+    h.decide(&id, Decision::Approve).await;
+    h.turn().await;
+}
+
 /// One reply making `calls`, then one answering in words.
 fn turn_of(calls: &[(String, String, String)]) -> Vec<Reply> {
     let calls: Vec<(&str, &str, &str)> = calls
@@ -476,10 +484,7 @@ async fn undo_says_commands_are_not_undone_only_after_one_ran() {
     assert!(notice.contains("restored run.sh"), "{notice}");
     assert!(!notice.contains("not undone"), "only cat ran: {notice}");
 
-    h.prompt("make a file").await;
-    let (id, _) = h.next_confirm().await;
-    h.decide(&id, Decision::Approve).await;
-    h.turn().await;
+    make_a_file(&mut h).await;
     assert_eq!(text(dir.path(), "made.txt"), "made\n");
     let events = restore(&mut h, UiCommand::Undo, &[Decision::Approve]).await;
     let notice = system_texts(&events).join("\n");
@@ -500,10 +505,7 @@ async fn a_rewind_says_the_commands_of_its_dropped_turns_are_not_undone() {
     replies.extend(turn_of(&[edit("e1", "notes.txt", "beta", "gamma")]));
     let server = ScriptedServer::start(replies).await;
     let mut h = start(&server, dir.path(), None);
-    h.prompt("make a file").await;
-    let (id, _) = h.next_confirm().await;
-    h.decide(&id, Decision::Approve).await;
-    h.turn().await;
+    make_a_file(&mut h).await;
     h.prompt("change notes").await;
     h.turn().await;
 
@@ -528,10 +530,7 @@ async fn a_rewind_of_turns_that_only_ran_commands_says_they_are_not_undone() {
     let dir = project();
     let server = ScriptedServer::start(turn_of(&[run("c1", "echo made > made.txt")])).await;
     let mut h = start(&server, dir.path(), None);
-    h.prompt("make a file").await;
-    let (id, _) = h.next_confirm().await;
-    h.decide(&id, Decision::Approve).await;
-    h.turn().await;
+    make_a_file(&mut h).await;
 
     let events = restore(&mut h, UiCommand::Rewind { prompt: 0 }, &[]).await;
     let notice = system_texts(&events).join("\n");
