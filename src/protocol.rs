@@ -231,6 +231,27 @@ pub enum ToolStatus {
     TimedOut(String),
 }
 
+impl ToolStatus {
+    /// `Ok`, or `Empty` saying `note` when the output is `empty`: the
+    /// status of a result whose emptiness means something.
+    pub fn ok_unless_empty(empty: bool, note: impl FnOnce() -> String) -> Self {
+        if empty {
+            ToolStatus::Empty(note())
+        } else {
+            ToolStatus::Ok
+        }
+    }
+
+    /// What a call that worked ended with, as a row or exec's stderr says
+    /// it: "ok", or "ok · no output" with the note of an empty result.
+    pub fn ok_words(note: Option<&str>) -> String {
+        match note {
+            Some(note) => format!("ok · {note}"),
+            None => "ok".to_string(),
+        }
+    }
+}
+
 /// What kind of line a preview line is, for styling.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PreviewKind {

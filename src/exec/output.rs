@@ -6,6 +6,7 @@
 
 use std::io::Write;
 
+use crate::protocol::ToolStatus;
 use crate::safe_text::strip_controls;
 
 use super::schema::{Line, Loudness, Status, TurnStatus};
@@ -84,10 +85,7 @@ fn human(line: &Line, open_line: &mut bool) {
             ..
         } => {
             let outcome = match (status, detail) {
-                (Status::Ok, _) => match note {
-                    Some(note) => format!("ok · {note}"),
-                    None => "ok".to_string(),
-                },
+                (Status::Ok, _) => ToolStatus::ok_words(note.as_deref()),
                 (Status::Rejected, _) => {
                     "rejected: it needs approval, which dashfloat exec cannot ask for \
                      (--approval auto-edit allows edits and writes, \

@@ -198,14 +198,16 @@ impl From<Usage> for Line {
     }
 }
 
-/// A tool status as `tool_result` splits it: the status and its detail.
-pub fn status_of(status: ToolStatus) -> (Status, Option<String>) {
+/// A tool status as `tool_result` splits it: the status, its detail and
+/// its note.
+pub fn status_of(status: ToolStatus) -> (Status, Option<String>, Option<String>) {
     match status {
-        ToolStatus::Ok | ToolStatus::Empty(_) => (Status::Ok, None),
-        ToolStatus::Error(detail) => (Status::Error, Some(detail)),
-        ToolStatus::Rejected => (Status::Rejected, None),
-        ToolStatus::Cancelled => (Status::Cancelled, None),
-        ToolStatus::TimedOut(detail) => (Status::TimedOut, Some(detail)),
+        ToolStatus::Ok => (Status::Ok, None, None),
+        ToolStatus::Empty(note) => (Status::Ok, None, Some(note)),
+        ToolStatus::Error(detail) => (Status::Error, Some(detail), None),
+        ToolStatus::Rejected => (Status::Rejected, None, None),
+        ToolStatus::Cancelled => (Status::Cancelled, None, None),
+        ToolStatus::TimedOut(detail) => (Status::TimedOut, Some(detail), None),
     }
 }
 

@@ -2,7 +2,7 @@
 //! line each event becomes, the counts `turn_end` reports, and whether
 //! the turn ended with an answer.
 
-use crate::protocol::{AgentEvent, Phase, ReplyEnd, Severity, ToolStatus, Usage};
+use crate::protocol::{AgentEvent, Phase, ReplyEnd, Severity, Usage};
 
 use super::schema::{self, Line, TurnStatus};
 
@@ -59,11 +59,7 @@ impl Tally {
                 status,
                 excerpt,
             } => {
-                let note = match &status {
-                    ToolStatus::Empty(note) => Some(note.clone()),
-                    _ => None,
-                };
-                let (status, detail) = schema::status_of(status);
+                let (status, detail, note) = schema::status_of(status);
                 Some(Line::ToolResult {
                     id,
                     status,

@@ -40,7 +40,7 @@ const EDIT_EXCERPT_MIN_PREFIX: usize = 8;
 
 /// The longest last line a failed edit quotes as the place to append
 /// after; a longer one is left for the excerpt to show.
-const EDIT_HINT_LINE_MAX_BYTES: usize = 160;
+pub const EDIT_HINT_LINE_MAX_BYTES: usize = 160;
 
 /// Why a search block does not select exactly one place.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -75,11 +75,7 @@ pub struct GlobOutput {
 
 impl Shown for GlobOutput {
     fn status(&self) -> ToolStatus {
-        if self.total == 0 {
-            ToolStatus::Empty("nothing matches".into())
-        } else {
-            ToolStatus::Ok
-        }
+        ToolStatus::ok_unless_empty(self.total == 0, || "nothing matches".into())
     }
 
     fn text(&self) -> Cow<'_, str> {

@@ -144,14 +144,12 @@ fn is_zero(n: &u64) -> bool {
 
 impl Shown for GrepOutput {
     fn status(&self) -> ToolStatus {
-        if self.total == 0 {
-            ToolStatus::Empty(format!(
+        ToolStatus::ok_unless_empty(self.total == 0, || {
+            format!(
                 "no matches in {}",
                 count(self.files_searched as usize, "file")
-            ))
-        } else {
-            ToolStatus::Ok
-        }
+            )
+        })
     }
 
     fn text(&self) -> Cow<'_, str> {

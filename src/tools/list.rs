@@ -85,11 +85,7 @@ pub enum EntryKind {
 
 impl Shown for ListDirectoryOutput {
     fn status(&self) -> ToolStatus {
-        if self.total == 0 {
-            ToolStatus::Empty("empty directory".into())
-        } else {
-            ToolStatus::Ok
-        }
+        ToolStatus::ok_unless_empty(self.total == 0, || "empty directory".into())
     }
 
     fn text(&self) -> Cow<'_, str> {

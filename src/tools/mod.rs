@@ -86,8 +86,8 @@ pub use checkpoint::{
 };
 pub use command::{ExecuteCommand, ExecuteCommandOutput};
 pub use edit::{
-    EDIT_EXCERPT_MAX_BYTES, EDIT_MAX_FILE_BYTES, EditFile, EditFileOutput, LocateError, NearMatch,
-    locate, splice,
+    EDIT_EXCERPT_MAX_BYTES, EDIT_HINT_LINE_MAX_BYTES, EDIT_MAX_FILE_BYTES, EditFile,
+    EditFileOutput, LocateError, NearMatch, locate, splice,
 };
 pub use env::{SECRET_VARS, child_env, is_secret, is_secret_var, with_settings};
 pub use exec::{

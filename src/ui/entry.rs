@@ -300,8 +300,8 @@ fn prefixed(
 /// How a call ended, in the words of its outcome row.
 pub(super) fn status_label(status: &ToolStatus) -> String {
     match status {
-        ToolStatus::Ok => "ok".to_string(),
-        ToolStatus::Empty(note) => format!("ok · {note}"),
+        ToolStatus::Ok => ToolStatus::ok_words(None),
+        ToolStatus::Empty(note) => ToolStatus::ok_words(Some(note)),
         ToolStatus::Error(e) => format!("error: {e}"),
         ToolStatus::Rejected => "rejected".to_string(),
         ToolStatus::Cancelled => "cancelled".to_string(),

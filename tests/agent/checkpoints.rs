@@ -63,6 +63,14 @@ async fn make_a_file(h: &mut AgentHarness) {
     h.turn().await;
 }
 
+/// What `/undo` and rewind say when a command ran in what they revert.
+const COMMANDS_NOT_UNDONE: &str = "the commands run since that turn are not undone";
+
+/// Every notice among `events`, one per line.
+fn notice_of(events: &[AgentEvent]) -> String {
+    system_texts(events).join("\n")
+}
+
 /// One reply making `calls`, then one answering in words.
 fn turn_of(calls: &[(String, String, String)]) -> Vec<Reply> {
     let calls: Vec<(&str, &str, &str)> = calls
@@ -197,7 +205,7 @@ async fn undo_restores_a_turns_files_byte_for_byte_and_removes_what_it_created()
         before,
         "content and modes as before, new.txt gone"
     );
-    let notice = system_texts(&events).join("\n");
+    let notice = notice_of(&events);
     assert!(notice.contains("restored notes.txt"), "{notice}");
     assert!(notice.contains("removed new.txt"), "{notice}");
     assert!(
@@ -275,7 +283,7 @@ async fn a_file_changed_since_the_turn_is_refused_unless_approved_on_its_own() {
     assert!(shown[1].contains("-echo mine"), "{}", shown[1]);
     assert_eq!(text(dir.path(), "notes.txt"), "alpha\nbeta\n");
     assert_eq!(text(dir.path(), "run.sh"), "#!/bin/sh\necho mine\n");
-    let notice = system_texts(&events).join("\n");
+    let notice = notice_of(&events);
     assert!(notice.contains("run.sh: left as it is"), "{notice}");
 }
 
@@ -439,7 +447,7 @@ async fn a_file_over_the_edit_bound_is_not_restorable_and_the_confirmation_says_
     // Nothing can be put back, so nothing is asked: the notice says why.
     let events = restore(&mut h, UiCommand::Undo, &[]).await;
     assert!(previews(&events).is_empty());
-    let notice = system_texts(&events).join("\n");
+    let notice = notice_of(&events);
     assert!(
         notice.contains("big.log: left as it is — not restorable (over 8 MiB)"),
         "{notice}"
@@ -480,17 +488,17 @@ async fn undo_says_commands_are_not_undone_only_after_one_ran() {
     h.turn().await;
 
     let events = restore(&mut h, UiCommand::Undo, &[Decision::Approve]).await;
-    let notice = system_texts(&events).join("\n");
+    let notice = notice_of(&events);
     assert!(notice.contains("restored run.sh"), "{notice}");
     assert!(!notice.contains("not undone"), "only cat ran: {notice}");
 
     make_a_file(&mut h).await;
     assert_eq!(text(dir.path(), "made.txt"), "made\n");
     let events = restore(&mut h, UiCommand::Undo, &[Decision::Approve]).await;
-    let notice = system_texts(&events).join("\n");
+    let notice = notice_of(&events);
     assert!(notice.contains("restored notes.txt"), "{notice}");
     assert!(
-        notice.contains("the commands run since that turn are not undone"),
+        notice.contains(COMMANDS_NOT_UNDONE),
         "a later turn ran one: {notice}"
     );
     assert_eq!(text(dir.path(), "made.txt"), "made\n");
@@ -515,12 +523,9 @@ async fn a_rewind_says_the_commands_of_its_dropped_turns_are_not_undone() {
         &[Decision::Approve],
     )
     .await;
-    let notice = system_texts(&events).join("\n");
+    let notice = notice_of(&events);
     assert!(notice.contains("restored notes.txt"), "{notice}");
-    assert!(
-        notice.contains("the commands run since that turn are not undone"),
-        "{notice}"
-    );
+    assert!(notice.contains(COMMANDS_NOT_UNDONE), "{notice}");
     assert_eq!(text(dir.path(), "made.txt"), "made\n");
 }
 
@@ -533,12 +538,9 @@ async fn a_rewind_of_turns_that_only_ran_commands_says_they_are_not_undone() {
     make_a_file(&mut h).await;
 
     let events = restore(&mut h, UiCommand::Rewind { prompt: 0 }, &[]).await;
-    let notice = system_texts(&events).join("\n");
+    let notice = notice_of(&events);
     assert!(notice.contains("rewound to prompt 1"), "{notice}");
-    assert!(
-        notice.contains("the commands run since that turn are not undone"),
-        "{notice}"
-    );
+    assert!(notice.contains(COMMANDS_NOT_UNDONE), "{notice}");
 }
 
 /// The id of the session saved in `tests/fixtures/session-checkpoints.json`.

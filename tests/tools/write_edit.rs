@@ -6,7 +6,9 @@ use std::os::unix::fs::PermissionsExt;
 use dashfloat::tools::{EDIT_MAX_FILE_BYTES, LocateError, NearMatch, locate, splice};
 use serde_json::json;
 
-use dashfloat::tools::{EDIT_EXCERPT_MAX_BYTES, ToolContext, execute, validate};
+use dashfloat::tools::{
+    EDIT_EXCERPT_MAX_BYTES, EDIT_HINT_LINE_MAX_BYTES, ToolContext, execute, validate,
+};
 use tokio_util::sync::CancellationToken;
 
 use crate::{json_of, names, run, run_after_reading};
@@ -284,6 +286,26 @@ async fn a_missing_block_that_begins_the_replacement_is_answered_with_how_to_add
         error.contains("start replace_block with them; copy search_block"),
         "{error}"
     );
+    // Nor is a last line longer than the bound: the excerpt shows it.
+    for (len, quoted) in [
+        (EDIT_HINT_LINE_MAX_BYTES, true),
+        (EDIT_HINT_LINE_MAX_BYTES + 1, false),
+    ] {
+        let last = "x".repeat(len);
+        std::fs::write(dir.path().join("c.txt"), format!("a\n{last}\n")).unwrap();
+        let v = run(
+            dir.path(),
+            "edit_file",
+            json!({"path":"c.txt","search_block":"b","replace_block":"b\nc"}),
+        )
+        .await;
+        let error = v["error"].as_str().unwrap();
+        assert_eq!(
+            error.contains(&format!("last line: \"{last}\")")),
+            quoted,
+            "{len} bytes: {error}"
+        );
+    }
 }
 
 #[tokio::test]
