@@ -42,6 +42,11 @@ const EDIT_EXCERPT_MIN_PREFIX: usize = 8;
 /// after; a longer one is left for the excerpt to show.
 pub const EDIT_HINT_LINE_MAX_BYTES: usize = 160;
 
+/// The most of the file's and the block's text a failed edit quotes
+/// where the two part: enough to show a stray character or a different
+/// indent, short of another excerpt.
+const EDIT_DIVERGENCE_BYTES: usize = 24;
+
 /// Why a search block does not select exactly one place.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LocateError {
@@ -69,6 +74,8 @@ pub enum LocateError {
 pub struct NearMatch {
     /// 1-based line where that prefix starts (its first occurrence).
     pub line: usize,
+    /// Byte offset in the file where that prefix starts.
+    pub offset: usize,
     /// How many bytes of the block matched there.
     pub matched_bytes: usize,
     /// The block's length in bytes.
@@ -134,6 +141,7 @@ fn nearest(haystack: &[u8], search: &[u8]) -> Option<NearMatch> {
     }
     at.map(|pos| NearMatch {
         line: line_of(haystack, pos),
+        offset: pos,
         matched_bytes: lo,
         block_bytes: search.len(),
     })
@@ -326,12 +334,17 @@ fn plan(
 ) -> Result<(usize, Vec<u8>), ToolFailure> {
     let range = locate(data, search).map_err(|e| match e {
         LocateError::NotFound { nearest } => {
+            let parting = nearest
+                .filter(|n| n.matched_bytes >= EDIT_EXCERPT_MIN_PREFIX)
+                .map(|n| parting(data, search, n))
+                .unwrap_or_default();
             let adding = adding_hint(data, search, replace)
                 .map(|hint| format!("; {hint}"))
                 .unwrap_or_default();
             match excerpt(data, nearest, count_lines(search)) {
                 Some((first, last, text)) => failed(format!(
-                    "{path}: search block not found{adding}; copy search_block exactly from the \
+                    "{path}: search block not found{parting}{adding}; copy search_block exactly \
+                     from the \
                      file's text, lines {first}-{last}:\n{text}"
                 )),
                 None => failed(format!(
@@ -343,6 +356,59 @@ fn plan(
         e => failed(format!("{path}: {e}")),
     })?;
     Ok((line_of(data, range.start), splice(data, range, replace)))
+}
+
+/// Where a block that was not found parts from the file at its nearest
+/// match, with the file's text and the block's from there quoted: a
+/// stray `.` or a tab for spaces shows at once, where a whole excerpt
+/// leaves a small model to spot it.
+fn parting(data: &[u8], search: &[u8], near: NearMatch) -> String {
+    // The prefix may end inside a character both texts begin alike.
+    let mut matched = near.matched_bytes;
+    while matched > 0 && is_continuation(search[matched]) {
+        matched -= 1;
+    }
+    let at = near.offset + matched;
+    let file = match quoted_start(&data[at..]) {
+        Some(text) => format!("the file has {text} (line {})", line_of(data, at)),
+        None => "the file ends".to_owned(),
+    };
+    let block = quoted_start(&search[matched..]).unwrap_or_default();
+    format!(
+        "; its first {matched} of {} bytes match from line {}, then {file} where the block has \
+         {block}",
+        search.len(),
+        near.line
+    )
+}
+
+/// The start of `bytes`, through its first line break and at most
+/// [`EDIT_DIVERGENCE_BYTES`] (whole characters), as a JSON string so its
+/// whitespace shows; `None` when there is nothing.
+fn quoted_start(bytes: &[u8]) -> Option<String> {
+    if bytes.is_empty() {
+        return None;
+    }
+    let mut end = bytes
+        .iter()
+        .position(|b| *b == b'\n')
+        .map_or(bytes.len(), |i| i + 1)
+        .min(EDIT_DIVERGENCE_BYTES);
+    while end < bytes.len() && is_continuation(bytes[end]) {
+        end += 1;
+    }
+    Some(quoted(&bytes[..end]))
+}
+
+/// `text` as a JSON string: its indentation and line breaks show, and it
+/// is what a `search_block` must hold.
+fn quoted(text: &[u8]) -> String {
+    Value::from(String::from_utf8_lossy(text)).to_string()
+}
+
+/// Whether `byte` continues a UTF-8 character rather than starting one.
+fn is_continuation(byte: u8) -> bool {
+    byte & 0xC0 == 0x80
 }
 
 /// What to do instead when a block that was not found begins
@@ -361,12 +427,7 @@ fn adding_hint(data: &[u8], search: &[u8], replace: &[u8]) -> Option<String> {
         .find(|line| !line.trim_ascii().is_empty())
         // Searched for, it must match once.
         .filter(|line| line.len() <= EDIT_HINT_LINE_MAX_BYTES && locate(data, line).is_ok())
-        .map(|line| {
-            // As a JSON string: its indentation shows, and it is what
-            // search_block must hold.
-            let quoted = serde_json::Value::from(String::from_utf8_lossy(line)).to_string();
-            format!(" (to append, the file's last line: {quoted})")
-        })
+        .map(|line| format!(" (to append, the file's last line: {})", quoted(line)))
         .unwrap_or_default();
     Some(format!(
         "search_block must be text already in the file: to add text, search for the lines it \

@@ -252,6 +252,69 @@ async fn a_missing_block_in_a_small_file_is_answered_with_the_whole_file() {
     );
 }
 
+/// The 1.5B copied a line from the person's sentence with its full stop
+/// and sent it three times against the whole file: the error now says
+/// where the block parts from the file and what each has there.
+#[tokio::test]
+async fn a_missing_block_says_where_it_parts_from_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = "def median(v):\n\treturn v[m] + v[m - 1] / 2\n";
+    std::fs::write(dir.path().join("a.py"), file).unwrap();
+    let error = |search: &str| {
+        let search = search.to_owned();
+        let root = dir.path().to_owned();
+        async move {
+            let v = run(
+                &root,
+                "edit_file",
+                json!({"path":"a.py","search_block":search,"replace_block":"x"}),
+            )
+            .await;
+            v["error"].as_str().unwrap().to_owned()
+        }
+    };
+    let tail = format!("; copy search_block exactly from the file's text, lines 1-2:\n{file}");
+    assert_eq!(
+        error("v[m] + v[m - 1] / 2.").await,
+        format!(
+            "a.py: search block not found; its first 19 of 20 bytes match from line 2, then the \
+             file has \"\\n\" (line 2) where the block has \".\"{tail}"
+        )
+    );
+    // A different indent shows as the escapes of each.
+    assert_eq!(
+        error("def median(v):\n    return").await,
+        format!(
+            "a.py: search block not found; its first 15 of 25 bytes match from line 1, then the \
+             file has \"\\treturn v[m] + v[m - 1] \" (line 2) where the block has \
+             \"    return\"{tail}"
+        )
+    );
+    // A block that runs past the end of the file says so.
+    assert_eq!(
+        error("v[m - 1] / 2\nprint(1)").await,
+        format!(
+            "a.py: search block not found; its first 13 of 21 bytes match from line 2, then the \
+             file ends where the block has \"print(1)\"{tail}"
+        )
+    );
+    // The two part inside a character: both quotes start at its first byte.
+    std::fs::write(dir.path().join("a.py"), "naïve_total = 1\n").unwrap();
+    let v = run(
+        dir.path(),
+        "edit_file",
+        json!({"path":"a.py","search_block":"naïve_totals","replace_block":"x"}),
+    )
+    .await;
+    assert!(
+        v["error"]
+            .as_str()
+            .unwrap()
+            .contains("its first 12 of 13 bytes match from line 1, then the file has \" = 1\\n\""),
+        "{v}"
+    );
+}
+
 /// The 1.5B searched for the function it meant to add, to append it:
 /// the error says a block must already be there, and names the file's
 /// last line to search for instead.
@@ -324,8 +387,9 @@ async fn a_missing_block_in_a_large_file_is_answered_with_the_lines_around_its_n
     assert_eq!(
         v["error"],
         format!(
-            "big.py: search block not found; copy search_block exactly from the file's text, \
-             lines 197-204:\n{expected}"
+            "big.py: search block not found; its first 15 of 17 bytes match from line 200, then \
+             the file has \"\\n\" (line 200) where the block has \"0\\n\"; copy search_block \
+             exactly from the file's text, lines 197-204:\n{expected}"
         )
     );
     // A match of a few bytes places nothing: the error says to read.
@@ -364,6 +428,7 @@ fn locate_counts_overlapping_matches() {
         Err(LocateError::NotFound {
             nearest: Some(NearMatch {
                 line: 2,
+                offset: 3,
                 matched_bytes: 9,
                 block_bytes: 11
             })
