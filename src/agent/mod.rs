@@ -179,6 +179,9 @@ struct Agent {
     /// The server is llama.cpp: requests ask it how far it has read, and
     /// its slot may be saved with the session (ADR 0034).
     llama_cpp: bool,
+    /// The marker the server's chat template opens a tool result with:
+    /// every request stops where the model starts to write one.
+    template_result_opener: Option<&'static str>,
     /// A saved session was just opened: the warm-up first asks the server
     /// to restore the slot saved with it.
     restore_slot: bool,
@@ -246,6 +249,7 @@ async fn run_actor(
         prompted: None,
         warming: None,
         llama_cpp: false,
+        template_result_opener: None,
         restore_slot: false,
         sent_since_open: false,
         restoring: None,
@@ -354,6 +358,7 @@ impl Agent {
             self.budget.window()
         });
         self.llama_cpp = answers.llama_cpp;
+        self.template_result_opener = answers.result_opener;
         if model.is_some() || window.is_some() {
             self.setup.log.line(|| {
                 format!(
@@ -475,6 +480,11 @@ impl Agent {
             seed: self.setup.seed,
             max_tokens: Some(self.budget.reserve()),
             return_progress: self.llama_cpp,
+            stop: self
+                .prompted
+                .and_then(Syntax::result_opener)
+                .or(self.template_result_opener)
+                .map(|opener| [opener]),
         }
     }
 

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use super::adapters::Syntax;
 use super::stream::{Endpoint, read_bounded};
 
 /// The longest a discovery request may take, body included. Short: the
@@ -46,6 +47,10 @@ pub struct Answers {
     /// The server answered llama.cpp's `/props`: it is llama.cpp, reports
     /// how far it has read a prompt when asked, and may save its slot.
     pub llama_cpp: bool,
+    /// The marker the server's chat template opens a tool result with
+    /// (llama.cpp's `/props` shows the template), when it is one a reply
+    /// has no reason to hold: requests stop there (ADR 0027).
+    pub result_opener: Option<&'static str>,
     /// What went wrong, for the log only.
     pub problems: Vec<String>,
 }
@@ -54,6 +59,8 @@ pub struct Answers {
 #[derive(Debug, Deserialize)]
 struct Props {
     default_generation_settings: GenerationSettings,
+    #[serde(default)]
+    chat_template: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -81,14 +88,13 @@ pub async fn ask(endpoint: &Endpoint, model: &str, questions: Questions) -> Answ
     let mut answers = Answers::default();
     if questions.window || questions.kind {
         match get::<Props>(endpoint, &props_url(&endpoint.context.base_url)).await {
-            Ok(props) if props.default_generation_settings.n_ctx > 0 => {
-                answers.context_window =
-                    Some(props.default_generation_settings.n_ctx).filter(|_| questions.window);
+            Ok(props) => {
                 answers.llama_cpp = true;
-            }
-            Ok(_) => {
-                answers.llama_cpp = true;
-                answers.problems.push("/props: n_ctx is 0".to_string());
+                answers.result_opener = Syntax::result_opener_in(&props.chat_template);
+                match props.default_generation_settings.n_ctx {
+                    0 => answers.problems.push("/props: n_ctx is 0".to_string()),
+                    n_ctx => answers.context_window = Some(n_ctx).filter(|_| questions.window),
+                }
             }
             Err(why) => answers.problems.push(format!("/props: {why}")),
         }

@@ -149,6 +149,11 @@ pub struct Sampling {
     /// as others may refuse a field they do not know.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub return_progress: bool,
+    /// Where the reply ends if the model starts to write it: the marker
+    /// that opens a tool result, which only a made-up result would hold
+    /// (ADR 0027).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stop: Option<[&'static str; 1]>,
 }
 
 fn no_tools(tools: &&serde_json::Value) -> bool {

@@ -1163,6 +1163,9 @@ async fn a_server_that_refuses_the_tools_gets_them_in_the_prompt_from_then_on() 
         let body = &request.body;
         assert!(body.get("tools").is_none(), "{body}");
         assert!(body.get("tool_choice").is_none(), "{body}");
+        // `Result of`, the fenced syntax's result, is plain English: no
+        // request stops there.
+        assert!(body.get("stop").is_none(), "{body}");
         let messages = body["messages"].as_array().unwrap();
         assert!(
             messages

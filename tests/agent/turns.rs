@@ -404,6 +404,34 @@ async fn llama_cpp_reports_how_far_it_has_read_the_prompt_until_the_reply_starts
     .await;
     let chat = &server.requests()[1].body;
     assert!(chat.get("return_progress").is_none(), "{chat}");
+    assert!(chat.get("stop").is_none(), "{chat}");
+}
+
+/// The 1.5B behind llama.cpp, whose template hands results back in
+/// `<tool_response>` blocks, at times went on after its answer to write
+/// one itself: a made-up result, shown to the person and kept in the
+/// conversation. Every request now stops where one begins.
+#[tokio::test]
+async fn requests_stop_where_the_template_would_open_a_tool_result() {
+    let props = json!({
+        "default_generation_settings": {"n_ctx": 8192},
+        "chat_template": "{%- if message.role == \"tool\" %}{{- '<tool_response>\\n' }}"
+    });
+    let server = ScriptedServer::start(vec![
+        Reply::status(200, "application/json", &props.to_string()),
+        Reply::text(&["hi"]),
+    ])
+    .await;
+    let window = Questions {
+        window: true,
+        models: false,
+        kind: false,
+    };
+    discovering_turn(&server, window).await;
+    assert_eq!(
+        server.requests()[1].body["stop"],
+        json!(["<tool_response>"])
+    );
 }
 
 #[tokio::test]

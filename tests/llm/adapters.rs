@@ -390,3 +390,25 @@ async fn a_real_example_json_object_that_names_no_tool_stays_prose() {
     assert_eq!(prose, content_of("recorded-stock/prose-json.sse"));
     assert!(prose.contains("\"web_server_config\""));
 }
+
+/// A syntax's result opener is how its results begin, so a request that
+/// stops there stops at a made-up result; a template that writes one is
+/// recognised by it, and `Result of`, plain English, is none.
+#[test]
+fn each_result_opener_begins_its_syntax_s_results() {
+    for syntax in Syntax::ALL {
+        let result = syntax.write_result("read_file", "{\"ok\":true}");
+        match syntax.result_opener() {
+            Some(opener) => {
+                assert!(result.starts_with(opener), "{result}");
+                let template = format!("{{{{- '\\n{opener}\\n' }}}}{{{{ message.content }}}}");
+                assert_eq!(Syntax::result_opener_in(&template), Some(opener));
+            }
+            None => assert!(result.starts_with("Result of read_file:"), "{result}"),
+        }
+    }
+    assert_eq!(
+        Syntax::result_opener_in("{{- 'Result of ' + message.name }}"),
+        None
+    );
+}

@@ -65,6 +65,27 @@ async fn llama_cpp_tells_its_window_in_props_at_the_server_root() {
     assert_eq!(paths(&server), ["/props"]);
 }
 
+/// The template in `/props` says how the server frames a tool result;
+/// one without a known marker, or none at all, gives no opener.
+#[tokio::test]
+async fn llama_cpp_s_template_tells_how_it_opens_a_tool_result() {
+    let qwen = json_reply(&json!({
+        "default_generation_settings": {"n_ctx": 8192},
+        "chat_template": "{%- if message.role == \"tool\" %}{{- '\\n<tool_response>\\n' }}"
+    }));
+    let plain = json_reply(&json!({
+        "default_generation_settings": {"n_ctx": 8192},
+        "chat_template": "{{ message.content }}"
+    }));
+    let server = ScriptedServer::start(vec![qwen, plain, llama_props(8192)]).await;
+    let openers = [
+        answers(&server, "m", WINDOW).await.result_opener,
+        answers(&server, "m", WINDOW).await.result_opener,
+        answers(&server, "m", WINDOW).await.result_opener,
+    ];
+    assert_eq!(openers, [Some("<tool_response>"), None, None]);
+}
+
 /// A server on this machine whose window was configured is still asked
 /// what it is: llama.cpp reports prompt progress and saves slots. Its
 /// window does not replace the configured one; a server that is not

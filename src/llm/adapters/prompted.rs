@@ -49,6 +49,29 @@ impl Syntax {
         }
     }
 
+    /// The marker that opens a tool result in this syntax's templates,
+    /// when it is markup no reply has a reason to hold: the model writing
+    /// it is making up a result, so a request stops there. `Result of` is
+    /// plain English and opens none.
+    pub fn result_opener(self) -> Option<&'static str> {
+        match self {
+            Syntax::Hermes | Syntax::Glm => Some("<tool_response>"),
+            Syntax::Mistral => Some("[TOOL_RESULTS]"),
+            Syntax::Deepseek => Some("<｜tool▁output▁begin｜>"),
+            Syntax::Fenced | Syntax::Llama => None,
+        }
+    }
+
+    /// The result opener a chat template writes, if it writes one of the
+    /// syntaxes' openers: the server then renders results that way, and a
+    /// model behind it that writes one is making a result up.
+    pub fn result_opener_in(template: &str) -> Option<&'static str> {
+        Syntax::ALL
+            .into_iter()
+            .filter_map(Syntax::result_opener)
+            .find(|opener| template.contains(opener))
+    }
+
     /// What the system prompt adds: the tools (`tools` is the request's
     /// `tools` array) and how to call one.
     pub fn instructions(self, tools: &Value) -> String {
