@@ -315,6 +315,48 @@ async fn a_missing_block_says_where_it_parts_from_the_file() {
     );
 }
 
+/// Every file and block of a shared stem (long enough to place a
+/// parting point) and up to three characters from an alphabet with
+/// two-byte characters and a line break: each edit lands or fails, and a
+/// failure never quotes a character cut in two.
+#[tokio::test]
+async fn no_parting_point_cuts_a_character() {
+    // `é` and `è` share their first byte.
+    let alphabet = ["a", "é", "è", "\n"];
+    let texts: Vec<String> = (1..=3u32)
+        .flat_map(|len| {
+            (0..4usize.pow(len)).map(move |n| {
+                (0..len)
+                    .map(|i| alphabet[n / 4usize.pow(i) % 4])
+                    .collect::<String>()
+            })
+        })
+        .collect();
+    let stem = "ab\ncd\nef";
+    let dir = tempfile::tempdir().unwrap();
+    let mut parted = 0;
+    for file in &texts {
+        for search in &texts {
+            let (file, search) = (format!("{stem}{file}"), format!("{stem}{search}"));
+            std::fs::write(dir.path().join("f"), &file).unwrap();
+            let v = run(
+                dir.path(),
+                "edit_file",
+                json!({"path":"f","search_block":search,"replace_block":"Z"}),
+            )
+            .await;
+            let error = v["error"].as_str().unwrap_or_default();
+            assert!(
+                v["ok"] == true || error.starts_with("f: search block"),
+                "{file:?} {search:?}: {v}"
+            );
+            assert!(!error.contains('\u{fffd}'), "{file:?} {search:?}: {error}");
+            parted += usize::from(error.contains(" match from line "));
+        }
+    }
+    assert!(parted > 5000, "{parted}");
+}
+
 /// The 1.5B searched for the function it meant to add, to append it:
 /// the error says a block must already be there, and names the file's
 /// last line to search for instead.
