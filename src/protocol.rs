@@ -434,6 +434,15 @@ pub enum AgentEvent {
         /// The row's new summary.
         summary: String,
     },
+    /// A running command printed more: its latest lines (at most
+    /// `EXEC_LIVE_LINES`), shown under its row until its result replaces
+    /// them. Sent at most every `LIVE_OUTPUT_INTERVAL`.
+    ToolOutput {
+        /// The call.
+        id: CallId,
+        /// The output's last lines, as a terminal would show them.
+        tail: String,
+    },
     /// A call waits for the person: the preview goes into the log and the
     /// phase becomes `Confirming`. Answered by `UiCommand::Decide`.
     Confirm(ConfirmRequest),

@@ -21,6 +21,11 @@ use super::{Agent, outcome};
 /// Characters of an invalid call's arguments its row shows at most.
 const SUMMARY_RAW_MAX_CHARS: usize = 80;
 
+/// How often a running call's latest output is passed on at most: often
+/// enough to watch a test run move, seldom enough that a command printing
+/// a flood costs the screen ten redraws a second, not thousands.
+pub const LIVE_OUTPUT_INTERVAL: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// What a tool task (or a preview task) tells the agent. It crosses a task
 /// boundary typed: the JSON the model reads is made only when the result
 /// joins the conversation.
@@ -45,6 +50,13 @@ pub(super) enum ToolEvent {
         ticket: u64,
         /// The call to run in its place.
         call: ToolCall,
+    },
+    /// A running call printed more: its latest lines.
+    Output {
+        /// The call.
+        id: CallId,
+        /// The output's last lines.
+        tail: String,
     },
     /// A call finished.
     Finished {
@@ -403,6 +415,16 @@ impl Agent {
                 self.finish_call(&id, result).await;
                 self.advance().await;
             }
+            ToolEvent::Output { id, tail } => {
+                let running = self.round.as_ref().is_some_and(|round| {
+                    round.position(&id).is_some_and(|index| {
+                        matches!(round.calls[index].state, CallState::Running(_))
+                    })
+                });
+                if running {
+                    self.emit(AgentEvent::ToolOutput { id, tail }).await;
+                }
+            }
             ToolEvent::ReadOnly {
                 id,
                 ticket,
@@ -648,7 +670,9 @@ impl Agent {
     }
 }
 
-/// One tool task: runs the call and reports its result.
+/// One tool task: runs the call and reports its result, and while it
+/// runs, its latest output at most every [`LIVE_OUTPUT_INTERVAL`] (from
+/// this one task, so no output follows the result).
 fn spawn_run(
     tx: &tokio::sync::mpsc::Sender<ToolEvent>,
     ctx: &tools::ToolContext,
@@ -657,14 +681,33 @@ fn spawn_run(
     guard: FileGuard,
     token: CancellationToken,
 ) {
-    let (tx, ctx) = (tx.clone(), ctx.clone());
+    let (live, mut watched) = tokio::sync::watch::channel(String::new());
+    let tx = tx.clone();
+    let ctx = tools::ToolContext {
+        live_output: Some(live),
+        ..ctx.clone()
+    };
     let name = tool.name();
     tokio::spawn(async move {
         // Run in a task of its own so that even a panic in a tool becomes a
         // result: the agent waits for every call it started.
-        let run =
+        let mut run =
             tokio::spawn(async move { tools::execute_guarded(&tool, &ctx, token, guard).await });
-        let result = run.await.unwrap_or_else(|e| {
+        let mut tick = tokio::time::interval(LIVE_OUTPUT_INTERVAL);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        let joined = loop {
+            tokio::select! {
+                biased;
+                joined = &mut run => break joined,
+                _ = tick.tick() => {
+                    if watched.has_changed().unwrap_or(false) {
+                        let tail = watched.borrow_and_update().clone();
+                        let _ = tx.send(ToolEvent::Output { id: id.clone(), tail }).await;
+                    }
+                }
+            }
+        };
+        let result = joined.unwrap_or_else(|e| {
             ToolFailure::ExecutionFailed {
                 tool: name.to_string(),
                 message: format!("internal error: the tool task failed: {e}"),

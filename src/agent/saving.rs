@@ -158,7 +158,9 @@ impl Saving {
                 text: text.clone(),
             }),
             AgentEvent::Usage(usage) => self.last_usage = Some(*usage),
+            // Seen while a command runs; its result holds what is kept.
             AgentEvent::Phase(_)
+            | AgentEvent::ToolOutput { .. }
             | AgentEvent::ToolCallWriting { .. }
             | AgentEvent::ReadingPrompt(_)
             | AgentEvent::Compacted { .. }

@@ -79,7 +79,9 @@ impl Tally {
                 self.usage = Some(usage);
                 None
             }
+            // The result carries the output: stdout stays the reply's.
             AgentEvent::Phase(_)
+            | AgentEvent::ToolOutput { .. }
             | AgentEvent::ToolCallWriting { .. }
             | AgentEvent::ReadingPrompt(_)
             | AgentEvent::SessionFacts { .. }

@@ -42,22 +42,50 @@ pub const EXEC_OUTPUT_MAX_BYTES: usize = 32 * 1024;
 pub const EXEC_DRAIN_GRACE: Duration = Duration::from_millis(500);
 /// Size of one read from the output pipe (one pipe buffer's worth).
 const EXEC_READ_CHUNK_BYTES: usize = 64 * 1024;
+/// The lines of a running command's output shown as it runs: enough to
+/// see a test runner or a build move, few enough not to push the
+/// conversation off the screen.
+pub const EXEC_LIVE_LINES: usize = 5;
+/// The most of one live line kept (bytes); a longer one is cut.
+const EXEC_LIVE_LINE_BYTES: usize = 200;
+/// The end of the output a live tail is taken from (bytes): at least
+/// [`EXEC_LIVE_LINES`] lines of [`EXEC_LIVE_LINE_BYTES`].
+const EXEC_LIVE_WINDOW_BYTES: usize = 2 * EXEC_LIVE_LINES * EXEC_LIVE_LINE_BYTES;
 /// The shell the workspace runs every command line under, as failures name
 /// it.
 const SHELL: &str = "/bin/sh";
 
-/// The head of the output and the count of everything.
+/// The head of the output and the count of everything, and while the
+/// command runs, its latest bytes for whoever watches.
 #[derive(Default)]
 struct Capture {
     head: Vec<u8>,
     total: u64,
+    /// The last [`EXEC_LIVE_WINDOW_BYTES`] of the output, kept only when
+    /// `live` is set.
+    window: Vec<u8>,
+    live: Option<tokio::sync::watch::Sender<String>>,
 }
 
 impl Capture {
+    fn watched(live: Option<tokio::sync::watch::Sender<String>>) -> Self {
+        Capture {
+            live,
+            ..Capture::default()
+        }
+    }
+
     fn push(&mut self, bytes: &[u8]) {
         self.total += bytes.len() as u64;
         let room = EXEC_OUTPUT_MAX_BYTES.saturating_sub(self.head.len());
         self.head.extend_from_slice(&bytes[..room.min(bytes.len())]);
+        if let Some(live) = &self.live {
+            let recent = &bytes[bytes.len().saturating_sub(EXEC_LIVE_WINDOW_BYTES)..];
+            self.window.extend_from_slice(recent);
+            let over = self.window.len().saturating_sub(EXEC_LIVE_WINDOW_BYTES);
+            self.window.drain(..over);
+            live.send_replace(live_tail(&self.window));
+        }
     }
 
     fn truncated(&self) -> bool {
@@ -84,6 +112,29 @@ impl Capture {
         }
         text
     }
+}
+
+/// The last [`EXEC_LIVE_LINES`] lines of `window` as a terminal would
+/// show them: a line rewritten with `\r` (a progress bar) is its last
+/// form, each is cut to [`EXEC_LIVE_LINE_BYTES`], and a character cut by
+/// the window's start is dropped.
+fn live_tail(window: &[u8]) -> String {
+    let start = window
+        .iter()
+        .position(|b| b & 0xC0 != 0x80)
+        .unwrap_or(window.len());
+    let text = String::from_utf8_lossy(&window[start..]);
+    let text = text.trim_end_matches(['\n', '\r']);
+    let lines: Vec<&str> = text
+        .rsplit('\n')
+        .map(|line| {
+            let line = line.strip_suffix('\r').unwrap_or(line);
+            let shown = line.rsplit('\r').next().unwrap_or(line);
+            super::result::head(shown, EXEC_LIVE_LINE_BYTES)
+        })
+        .take(EXEC_LIVE_LINES)
+        .collect();
+    lines.into_iter().rev().collect::<Vec<_>>().join("\n")
 }
 
 /// How the wait for the command ended.
@@ -157,7 +208,7 @@ pub(crate) async fn execute_command(
         SpawnError::Start(e) => failed(format!("cannot start {SHELL}: {e}")),
     })?;
 
-    let mut capture = Capture::default();
+    let mut capture = Capture::watched(ctx.live_output.clone());
     let mut chunk = vec![0u8; EXEC_READ_CHUNK_BYTES];
     let mut eof = false;
     let deadline = tokio::time::sleep(limit);

@@ -129,6 +129,9 @@ pub struct Entry {
     pub text: String,
     pub(super) lines: Vec<Line<'static>>,
     pub(super) dirty: bool,
+    /// A running command's latest lines, shown under its row or preview
+    /// until the outcome replaces them (bounded by the runner).
+    pub(super) live: String,
     /// Its text's bytes when it was last wrapped, as the log's byte total
     /// counts it.
     pub(super) counted: usize,
@@ -143,6 +146,7 @@ impl Entry {
             text: clean(text),
             lines: Vec::new(),
             dirty: true,
+            live: String::new(),
             counted: 0,
         }
     }
@@ -220,8 +224,12 @@ impl Entry {
                 preview, outcome, ..
             } => (preview_lines(preview, width, theme), outcome.as_ref()),
         };
-        if let Some((status, excerpt)) = outcome {
-            lines.extend(outcome_lines(status, excerpt, width, theme));
+        match outcome {
+            Some((status, excerpt)) => lines.extend(outcome_lines(status, excerpt, width, theme)),
+            None if !self.live.is_empty() => {
+                lines.extend(prefixed(&self.live, width, "    ", theme.dim, theme.dim));
+            }
+            None => {}
         }
         // A preview is shown whole: `y` waits until every row was seen.
         if !matches!(self.kind, EntryKind::Preview { .. }) && lines.len() > ENTRY_ROWS_MAX {

@@ -120,18 +120,37 @@ impl Transcript {
 
     /// Puts a call's outcome under the newest of its entries: the preview
     /// the person decided on, or else its tool row (calls may finish in
-    /// any order, so the entry is found by id).
+    /// any order, so the entry is found by id). It replaces the lines
+    /// shown while the call ran.
     pub fn set_tool_outcome(&mut self, call: &CallId, status: ToolStatus, excerpt: String) {
-        let Some(found) = self
-            .entries
-            .iter_mut()
-            .rposition(|e| e.outcome_of(call).is_some())
-        else {
+        let Some(entry) = self.call_entry(call) else {
             return;
         };
-        if let Some(outcome) = self.touch(found).outcome_of(call) {
+        entry.live.clear();
+        if let Some(outcome) = entry.outcome_of(call) {
             *outcome = Some(clean_outcome((status, excerpt)));
         }
+    }
+
+    /// Shows a running call's latest output under the entry its outcome
+    /// will go to, while it has none.
+    pub fn set_tool_live(&mut self, call: &CallId, tail: String) {
+        if let Some(entry) = self.call_entry(call)
+            && entry
+                .outcome_of(call)
+                .is_some_and(|outcome| outcome.is_none())
+        {
+            entry.live = clean(tail);
+        }
+    }
+
+    /// The newest entry a call's outcome goes to, marked for redrawing.
+    fn call_entry(&mut self, call: &CallId) -> Option<&mut Entry> {
+        let found = self
+            .entries
+            .iter_mut()
+            .rposition(|e| e.outcome_of(call).is_some())?;
+        Some(self.touch(found))
     }
 
     /// Replaces the summary on a call's tool row.

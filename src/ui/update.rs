@@ -251,6 +251,7 @@ fn on_agent(state: &mut State, event: AgentEvent) {
             );
         }
         AgentEvent::ToolAllowed { id, summary } => state.transcript.set_tool_summary(&id, summary),
+        AgentEvent::ToolOutput { id, tail } => state.transcript.set_tool_live(&id, tail),
         AgentEvent::Confirm(request) => {
             let entry = state.transcript.push(
                 EntryKind::Preview {

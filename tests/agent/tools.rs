@@ -7,6 +7,7 @@ use std::path::Path;
 
 use dashfloat::agent::ApprovalPolicy;
 use dashfloat::protocol::{AgentEvent, Decision, Phase, PreviewKind, ToolStatus};
+use dashfloat::tools::EXEC_LIVE_LINES;
 use serde_json::{Value, json};
 
 use crate::support;
@@ -308,6 +309,66 @@ async fn an_approved_command_runs_and_its_output_goes_back() {
             .unwrap()
             .contains("from-the-shell")
     );
+}
+
+/// A command's output reaches the screen while it runs: its latest lines,
+/// a line rewritten with `\r` in its last form; none after its result.
+/// The command waits for the test between its prints, so each is seen.
+#[tokio::test]
+async fn a_running_command_shows_its_latest_lines_as_it_prints_them() {
+    let command = "echo one; until [ -e go ]; do sleep 0.05; done; printf '10%%\\r100%%\\n'; \
+                   until [ -e go2 ]; do sleep 0.05; done; echo two";
+    let server = ScriptedServer::start(vec![
+        call("x1", "execute_command", json!({ "command": command })),
+        Reply::text(&["done"]),
+    ])
+    .await;
+    let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::Ask);
+    h.prompt("run it").await;
+    let (id, _) = h.next_confirm().await;
+    h.decide(&id, Decision::Approve).await;
+    let live = |tail: &'static str| move |e: &AgentEvent| matches!(e, AgentEvent::ToolOutput { id, tail: t } if id == "x1" && t == tail);
+    h.until(live("one")).await;
+    std::fs::write(dir_of(&h).join("go"), "").unwrap();
+    h.until(live("one\n100%")).await;
+    std::fs::write(dir_of(&h).join("go2"), "").unwrap();
+    let events = h.turn().await;
+    let result = events
+        .iter()
+        .position(|e| matches!(e, AgentEvent::ToolResult { .. }))
+        .unwrap();
+    assert!(
+        !events[result..]
+            .iter()
+            .any(|e| matches!(e, AgentEvent::ToolOutput { .. })),
+        "{events:#?}"
+    );
+    assert_eq!(statuses(&events), vec![ToolStatus::Ok]);
+    // The model reads the whole output, progress line as printed.
+    let results = tool_results(&server.requests()[1].body);
+    assert_eq!(results[0]["output"], json!("one\n10%\r100%\ntwo\n"));
+}
+
+/// However much a command prints, what it shows while it runs is its
+/// last `EXEC_LIVE_LINES` lines, each cut to 200 bytes.
+#[tokio::test]
+async fn a_running_command_shows_only_its_last_lines_each_cut() {
+    let command = "seq 1 2000; printf '%0300d\\n' 0; until [ -e go ]; do sleep 0.05; done";
+    let server = ScriptedServer::start(vec![
+        call("x1", "execute_command", json!({ "command": command })),
+        Reply::text(&["done"]),
+    ])
+    .await;
+    let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::Ask);
+    h.prompt("run it").await;
+    let (id, _) = h.next_confirm().await;
+    h.decide(&id, Decision::Approve).await;
+    let expected = format!("1997\n1998\n1999\n2000\n{}", "0".repeat(200));
+    assert_eq!(EXEC_LIVE_LINES, 5);
+    h.until(|e| matches!(e, AgentEvent::ToolOutput { tail, .. } if *tail == expected))
+        .await;
+    std::fs::write(dir_of(&h).join("go"), "").unwrap();
+    assert_eq!(statuses(&h.turn().await), vec![ToolStatus::Ok]);
 }
 
 #[tokio::test]

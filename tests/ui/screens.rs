@@ -476,6 +476,44 @@ fn tool_rows_with_every_outcome() {
     insta::assert_snapshot!(draw(&mut s));
 }
 
+/// A running command's latest lines stand under its preview (where its
+/// result will go), each update replacing the last, until the result
+/// replaces them; a call that has its result takes no more.
+#[test]
+fn a_running_command_shows_its_latest_lines_until_its_result() {
+    let mut s = state(60, 16);
+    type_text(&mut s, "run the tests");
+    submit(&mut s);
+    tool_call(&mut s, "t", "execute_command", "cargo test");
+    confirm(
+        &mut s,
+        "t",
+        vec![
+            preview_line(PreviewKind::Header, "run in .:"),
+            preview_line(PreviewKind::Added, "$ cargo test"),
+        ],
+    );
+    agent(&mut s, AgentEvent::Phase(Phase::Executing));
+    let live = |s: &mut State, tail: &str| {
+        agent(
+            s,
+            AgentEvent::ToolOutput {
+                id: "t".into(),
+                tail: tail.into(),
+            },
+        );
+    };
+    live(&mut s, "Compiling calc v0.1.0");
+    live(
+        &mut s,
+        "running 12 tests\ntest one ... ok\ntest two ... ok\u{1b}[2K",
+    );
+    let running = draw(&mut s);
+    tool_result(&mut s, "t", ToolStatus::Ok, "test result: ok. 12 passed");
+    live(&mut s, "late");
+    insta::assert_snapshot!(format!("{running}\n{}", draw(&mut s)));
+}
+
 /// An edit of `src/lib.rs`, the second of three calls, waiting for
 /// confirmation.
 fn diff_preview(s: &mut State) {
