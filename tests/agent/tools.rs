@@ -311,13 +311,9 @@ async fn an_approved_command_runs_and_its_output_goes_back() {
     );
 }
 
-/// A command's output reaches the screen while it runs: its latest lines,
-/// a line rewritten with `\r` in its last form; none after its result.
-/// The command waits for the test between its prints, so each is seen.
-#[tokio::test]
-async fn a_running_command_shows_its_latest_lines_as_it_prints_them() {
-    let command = "echo one; until [ -e go ]; do sleep 0.05; done; printf '10%%\\r100%%\\n'; \
-                   until [ -e go2 ]; do sleep 0.05; done; echo two";
+/// A turn whose one call, `x1`, runs `command`, approved; then the reply
+/// `done`.
+async fn approved_command(command: &str) -> (ScriptedServer, AgentHarness) {
     let server = ScriptedServer::start(vec![
         call("x1", "execute_command", json!({ "command": command })),
         Reply::text(&["done"]),
@@ -327,6 +323,17 @@ async fn a_running_command_shows_its_latest_lines_as_it_prints_them() {
     h.prompt("run it").await;
     let (id, _) = h.next_confirm().await;
     h.decide(&id, Decision::Approve).await;
+    (server, h)
+}
+
+/// A command's output reaches the screen while it runs: its latest lines,
+/// a line rewritten with `\r` in its last form; none after its result.
+/// The command waits for the test between its prints, so each is seen.
+#[tokio::test]
+async fn a_running_command_shows_its_latest_lines_as_it_prints_them() {
+    let command = "echo one; until [ -e go ]; do sleep 0.05; done; printf '10%%\\r100%%\\n'; \
+                   until [ -e go2 ]; do sleep 0.05; done; echo two";
+    let (server, mut h) = approved_command(command).await;
     let live = |tail: &'static str| move |e: &AgentEvent| matches!(e, AgentEvent::ToolOutput { id, tail: t } if id == "x1" && t == tail);
     h.until(live("one")).await;
     std::fs::write(dir_of(&h).join("go"), "").unwrap();
@@ -354,15 +361,7 @@ async fn a_running_command_shows_its_latest_lines_as_it_prints_them() {
 #[tokio::test]
 async fn a_running_command_shows_only_its_last_lines_each_cut() {
     let command = "seq 1 2000; printf '%0300d\\n' 0; until [ -e go ]; do sleep 0.05; done";
-    let server = ScriptedServer::start(vec![
-        call("x1", "execute_command", json!({ "command": command })),
-        Reply::text(&["done"]),
-    ])
-    .await;
-    let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::Ask);
-    h.prompt("run it").await;
-    let (id, _) = h.next_confirm().await;
-    h.decide(&id, Decision::Approve).await;
+    let (_server, mut h) = approved_command(command).await;
     let expected = format!("1997\n1998\n1999\n2000\n{}", "0".repeat(200));
     assert_eq!(EXEC_LIVE_LINES, 5);
     h.until(|e| matches!(e, AgentEvent::ToolOutput { tail, .. } if *tail == expected))
