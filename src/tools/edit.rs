@@ -17,7 +17,7 @@ use super::checkpoint::FileState;
 use super::failure::ToolFailure;
 use super::guard::{check, content_hash};
 use super::preview::{diff, first_changed_line, heading, shown};
-use super::read::count_lines;
+use super::read::{count_lines, is_continuation};
 use super::tool::{Effect, Shown, Tool, on_blocking_pool, path_parameter};
 use super::{Parents, ToolContext, Workspace, WriteError, io_failure, resolve_for};
 
@@ -344,8 +344,7 @@ fn plan(
             match excerpt(data, nearest, count_lines(search)) {
                 Some((first, last, text)) => failed(format!(
                     "{path}: search block not found{parting}{adding}; copy search_block exactly \
-                     from the \
-                     file's text, lines {first}-{last}:\n{text}"
+                     from the file's text, lines {first}-{last}:\n{text}"
                 )),
                 None => failed(format!(
                     "{path}: {}{adding}",
@@ -404,11 +403,6 @@ fn quoted_start(bytes: &[u8]) -> Option<String> {
 /// is what a `search_block` must hold.
 fn quoted(text: &[u8]) -> String {
     Value::from(String::from_utf8_lossy(text)).to_string()
-}
-
-/// Whether `byte` continues a UTF-8 character rather than starting one.
-fn is_continuation(byte: u8) -> bool {
-    byte & 0xC0 == 0x80
 }
 
 /// What to do instead when a block that was not found begins

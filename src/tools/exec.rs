@@ -18,7 +18,7 @@ use super::analyser::EnvSetting;
 use super::command::{ExecuteCommand, ExecuteCommandOutput};
 use super::env::{child_env, with_settings};
 use super::failure::{ToolFailure, format_duration};
-use super::read::trim_partial_char;
+use super::read::{is_continuation, trim_partial_char};
 use super::tool::Tool;
 use super::{SpawnError, Spawned, ToolContext, Workspace, io_failure, resolve_for};
 
@@ -121,7 +121,7 @@ impl Capture {
 fn live_tail(window: &[u8]) -> String {
     let start = window
         .iter()
-        .position(|b| b & 0xC0 != 0x80)
+        .position(|b| !is_continuation(*b))
         .unwrap_or(window.len());
     let text = String::from_utf8_lossy(&window[start..]);
     let text = text.trim_end_matches(['\n', '\r']);

@@ -434,13 +434,19 @@ pub(crate) fn count_lines(data: &[u8]) -> u64 {
     newlines + u64::from(data.last().is_some_and(|b| *b != b'\n'))
 }
 
+/// Whether `byte` continues a UTF-8 character rather than starting one: a
+/// byte cut there splits the character.
+pub(crate) fn is_continuation(byte: u8) -> bool {
+    byte & 0b1100_0000 == 0b1000_0000
+}
+
 /// The byte cap may split a UTF-8 sequence; drop the incomplete tail so the
 /// cut alone does not mark the content lossy.
 pub(crate) fn trim_partial_char(bytes: &mut Vec<u8>) {
     let tail_start = bytes.len().saturating_sub(3);
     for i in (tail_start..bytes.len()).rev() {
         let b = bytes[i];
-        if b & 0b1100_0000 == 0b1000_0000 {
+        if is_continuation(b) {
             continue;
         }
         let len = match b {

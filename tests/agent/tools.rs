@@ -370,6 +370,21 @@ async fn a_running_command_shows_only_its_last_lines_each_cut() {
     assert_eq!(statuses(&h.turn().await), vec![ToolStatus::Ok]);
 }
 
+/// The live tail is taken from the output's last 2,000 bytes: a character
+/// that window cuts in two is dropped, not shown as a replacement mark.
+#[tokio::test]
+async fn a_running_command_s_tail_never_starts_inside_a_character() {
+    // 3,003 bytes: the window starts at byte 1,003, inside an `é`.
+    let command = "i=0; while [ $i -lt 1500 ]; do printf 'é'; i=$((i+1)); done; printf '\\nbc'; \
+                   until [ -e go ]; do sleep 0.05; done";
+    let (_server, mut h) = approved_command(command).await;
+    let expected = format!("{}\nbc", "é".repeat(100));
+    h.until(|e| matches!(e, AgentEvent::ToolOutput { tail, .. } if *tail == expected))
+        .await;
+    std::fs::write(dir_of(&h).join("go"), "").unwrap();
+    assert_eq!(statuses(&h.turn().await), vec![ToolStatus::Ok]);
+}
+
 #[tokio::test]
 async fn interrupting_a_command_kills_it_answers_cancelled_and_the_next_prompt_works() {
     let server = ScriptedServer::start(vec![
