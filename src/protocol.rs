@@ -435,8 +435,8 @@ pub enum AgentEvent {
         summary: String,
     },
     /// A running command printed more: its latest lines (at most
-    /// `EXEC_LIVE_LINES`), shown under its row until its result replaces
-    /// them. Sent at most every `LIVE_OUTPUT_INTERVAL`.
+    /// `EXEC_LIVE_LINES`), shown under its row or preview until its
+    /// result replaces them. Sent at most every `LIVE_OUTPUT_INTERVAL`.
     ToolOutput {
         /// The call.
         id: CallId,

@@ -180,7 +180,8 @@ struct Agent {
     /// its slot may be saved with the session (ADR 0034).
     llama_cpp: bool,
     /// The marker the server's chat template opens a tool result with:
-    /// every request stops where the model starts to write one.
+    /// requests stop where the model starts to write one, unless tools
+    /// offered in the prompt bring their syntax's own marker.
     template_result_opener: Option<&'static str>,
     /// A saved session was just opened: the warm-up first asks the server
     /// to restore the slot saved with it.

@@ -11,7 +11,7 @@ use crate::protocol::{
     AgentEvent, CallId, ConfirmRequest, Decision, FileGuard, Phase, Preview, Severity,
     ToolCallRequest,
 };
-use crate::tools::{self, Analyser, Judged, ToolCall, ToolFailure, ToolResult};
+use crate::tools::{self, Analyser, Effect, Judged, ToolCall, ToolFailure, ToolResult};
 
 use super::conversation::AssistantCall;
 use super::policy::ApprovalPolicy;
@@ -24,7 +24,7 @@ const SUMMARY_RAW_MAX_CHARS: usize = 80;
 /// How often a running call's latest output is passed on at most: often
 /// enough to watch a test run move, seldom enough that a command printing
 /// a flood costs the screen ten redraws a second, not thousands.
-pub const LIVE_OUTPUT_INTERVAL: std::time::Duration = std::time::Duration::from_millis(100);
+pub(super) const LIVE_OUTPUT_INTERVAL: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// What a tool task (or a preview task) tells the agent. It crosses a task
 /// boundary typed: the JSON the model reads is made only when the result
@@ -683,8 +683,9 @@ fn spawn_run(
 ) {
     let (live, mut watched) = tokio::sync::watch::channel(String::new());
     let tx = tx.clone();
+    // Only a command prints as it runs.
     let ctx = tools::ToolContext {
-        live_output: Some(live),
+        live_output: (tool.effect() == Effect::RunsCommands).then_some(live),
         ..ctx.clone()
     };
     let name = tool.name();

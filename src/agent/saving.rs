@@ -158,8 +158,8 @@ impl Saving {
                 text: text.clone(),
             }),
             AgentEvent::Usage(usage) => self.last_usage = Some(*usage),
-            // Seen while a command runs; its result holds what is kept.
             AgentEvent::Phase(_)
+            // Seen while a command runs; its result holds what is kept.
             | AgentEvent::ToolOutput { .. }
             | AgentEvent::ToolCallWriting { .. }
             | AgentEvent::ReadingPrompt(_)

@@ -79,8 +79,8 @@ impl Tally {
                 self.usage = Some(usage);
                 None
             }
-            // The result carries the output: stdout stays the reply's.
             AgentEvent::Phase(_)
+            // The result carries the output: stdout stays the reply's.
             | AgentEvent::ToolOutput { .. }
             | AgentEvent::ToolCallWriting { .. }
             | AgentEvent::ReadingPrompt(_)

@@ -60,7 +60,7 @@ pub struct Answers {
 struct Props {
     default_generation_settings: GenerationSettings,
     #[serde(default)]
-    chat_template: String,
+    chat_template: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -90,7 +90,10 @@ pub async fn ask(endpoint: &Endpoint, model: &str, questions: Questions) -> Answ
         match get::<Props>(endpoint, &props_url(&endpoint.context.base_url)).await {
             Ok(props) => {
                 answers.llama_cpp = true;
-                answers.result_opener = Syntax::result_opener_in(&props.chat_template);
+                answers.result_opener = props
+                    .chat_template
+                    .as_deref()
+                    .and_then(Syntax::result_opener_in);
                 match props.default_generation_settings.n_ctx {
                     0 => answers.problems.push("/props: n_ctx is 0".to_string()),
                     n_ctx => answers.context_window = Some(n_ctx).filter(|_| questions.window),

@@ -346,6 +346,10 @@ fn plan(
                     "{path}: search block not found{parting}{adding}; copy search_block exactly \
                      from the file's text, lines {first}-{last}:\n{text}"
                 )),
+                None if !parting.is_empty() => failed(format!(
+                    "{path}: search block not found{parting}{adding}; read_file around that line \
+                     and copy the block exactly (whitespace included)"
+                )),
                 None => failed(format!(
                     "{path}: {}{adding}",
                     LocateError::NotFound { nearest }
@@ -382,8 +386,9 @@ fn parting(data: &[u8], search: &[u8], near: NearMatch) -> String {
 }
 
 /// The start of `bytes`, through its first line break and at most
-/// [`EDIT_DIVERGENCE_BYTES`] (whole characters), as a JSON string so its
-/// whitespace shows; `None` when there is nothing.
+/// [`EDIT_DIVERGENCE_BYTES`] (a character the cut would split is kept
+/// whole), as a JSON string so its whitespace shows; `None` when there is
+/// nothing.
 fn quoted_start(bytes: &[u8]) -> Option<String> {
     if bytes.is_empty() {
         return None;

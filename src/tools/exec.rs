@@ -117,13 +117,16 @@ impl Capture {
 /// The last [`EXEC_LIVE_LINES`] lines of `window` as a terminal would
 /// show them: a line rewritten with `\r` (a progress bar) is its last
 /// form, each is cut to [`EXEC_LIVE_LINE_BYTES`], and a character cut by
-/// the window's start is dropped.
+/// the window's start or by the last read is left out.
 fn live_tail(window: &[u8]) -> String {
     let start = window
         .iter()
         .position(|b| !is_continuation(*b))
         .unwrap_or(window.len());
-    let text = String::from_utf8_lossy(&window[start..]);
+    // A read may also end inside a character: it shows once complete.
+    let mut whole = window[start..].to_vec();
+    trim_partial_char(&mut whole);
+    let text = String::from_utf8_lossy(&whole);
     let text = text.trim_end_matches(['\n', '\r']);
     let lines: Vec<&str> = text
         .rsplit('\n')

@@ -135,10 +135,13 @@ impl Transcript {
     /// Shows a running call's latest output under the entry its outcome
     /// will go to, while it has none.
     pub fn set_tool_live(&mut self, call: &CallId, tail: String) {
-        if let Some(entry) = self.call_entry(call)
-            && entry
-                .outcome_of(call)
-                .is_some_and(|outcome| outcome.is_none())
+        let running = self
+            .entries
+            .iter_mut()
+            .rev()
+            .find_map(|e| e.outcome_of(call).map(|outcome| outcome.is_none()));
+        if running == Some(true)
+            && let Some(entry) = self.call_entry(call)
         {
             entry.live = clean(tail);
         }
@@ -230,10 +233,12 @@ impl Transcript {
             self.text_bytes = self.text_bytes - bytes + entry.counted;
         }
         self.dirty_from = self.entries.len();
-        let grown = self.total_lines.saturating_sub(before);
+        let after = self.total_lines;
         self.drop_oldest(keep, width, theme);
+        // What changed is below the view (a reply streaming, a running
+        // command's tail growing or shrinking): the view moves with it.
         if !resized && self.scroll > 0 {
-            self.scroll += grown;
+            self.scroll = (self.scroll + after).saturating_sub(before);
         }
         self.scroll = self.scroll.min(self.max_scroll());
     }

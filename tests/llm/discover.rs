@@ -77,13 +77,26 @@ async fn llama_cpp_s_template_tells_how_it_opens_a_tool_result() {
         "default_generation_settings": {"n_ctx": 8192},
         "chat_template": "{{ message.content }}"
     }));
-    let server = ScriptedServer::start(vec![qwen, plain, llama_props(8192)]).await;
-    let openers = [
-        answers(&server, "m", WINDOW).await.result_opener,
-        answers(&server, "m", WINDOW).await.result_opener,
-        answers(&server, "m", WINDOW).await.result_opener,
-    ];
-    assert_eq!(openers, [Some("<tool_response>"), None, None]);
+    // A null template is no template: the server is llama.cpp all the same.
+    let null = json_reply(&json!({
+        "default_generation_settings": {"n_ctx": 8192},
+        "chat_template": null
+    }));
+    let server = ScriptedServer::start(vec![qwen, plain, llama_props(8192), null]).await;
+    let mut got = Vec::new();
+    for _ in 0..4 {
+        let a = answers(&server, "m", WINDOW).await;
+        got.push((a.result_opener, a.llama_cpp));
+    }
+    assert_eq!(
+        got,
+        [
+            (Some("<tool_response>"), true),
+            (None, true),
+            (None, true),
+            (None, true)
+        ]
+    );
 }
 
 /// A server on this machine whose window was configured is still asked

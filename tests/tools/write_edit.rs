@@ -298,20 +298,45 @@ async fn a_missing_block_says_where_it_parts_from_the_file() {
              file ends where the block has \"print(1)\"{tail}"
         )
     );
-    // The two part inside a character: both quotes start at its first byte.
-    std::fs::write(dir.path().join("a.py"), "naïve_total = 1\n").unwrap();
+    // `é` and `è` share their first byte: both quotes start at it, and a
+    // quote cut at 24 bytes keeps its last character whole.
+    let line = format!("total_café = {}\n", "é".repeat(30));
+    std::fs::write(dir.path().join("a.py"), &line).unwrap();
     let v = run(
         dir.path(),
         "edit_file",
-        json!({"path":"a.py","search_block":"naïve_totals","replace_block":"x"}),
+        json!({"path":"a.py","search_block":"total_cafè = 1","replace_block":"x"}),
     )
     .await;
-    assert!(
-        v["error"]
-            .as_str()
-            .unwrap()
-            .contains("its first 12 of 13 bytes match from line 1, then the file has \" = 1\\n\""),
-        "{v}"
+    let quoted = format!("é = {}", "é".repeat(10));
+    assert_eq!(
+        v["error"],
+        format!(
+            "a.py: search block not found; its first 9 of 15 bytes match from line 1, then the \
+             file has \"{quoted}\" (line 1) where the block has \"è = 1\"; copy search_block \
+             exactly from the file's text, lines 1-1:\n{line}"
+        )
+    );
+}
+
+/// A file over the excerpt's size whose nearest line is longer than it
+/// (minified code) gets no excerpt, but still where the block parts.
+#[tokio::test]
+async fn a_missing_block_in_a_long_line_says_where_it_parts_without_an_excerpt() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = format!("var config={{{}}};\n", "\"k\":1,".repeat(600));
+    std::fs::write(dir.path().join("min.js"), &line).unwrap();
+    let v = run(
+        dir.path(),
+        "edit_file",
+        json!({"path":"min.js","search_block":"var config={\"k\":2","replace_block":"x"}),
+    )
+    .await;
+    assert_eq!(
+        v["error"],
+        "min.js: search block not found; its first 16 of 17 bytes match from line 1, then the \
+         file has \"1,\\\"k\\\":1,\\\"k\\\":1,\\\"k\\\":1,\\\"k\\\":\" (line 1) where the block has \
+         \"2\"; read_file around that line and copy the block exactly (whitespace included)"
     );
 }
 

@@ -2,7 +2,7 @@
 //! effects out.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
-use dashfloat::protocol::{AgentEvent, Decision, Phase, ReplyEnd, Severity, UiCommand};
+use dashfloat::protocol::{AgentEvent, Decision, Phase, ReplyEnd, Severity, ToolStatus, UiCommand};
 use dashfloat::ui::state::State;
 use dashfloat::ui::transcript::EntryKind;
 use dashfloat::ui::update::{Effect, Msg, SendFailure, update};
@@ -372,6 +372,50 @@ fn scrolled_up_view_stays_put_while_lines_arrive_and_end_follows_again() {
     assert_eq!(s.transcript.visible(5)[0].to_string(), top_before);
     press(&mut s, KeyCode::End);
     assert!(s.transcript.is_following());
+}
+
+/// A running command's tail grows and shrinks below a view scrolled
+/// up, and its result replaces it: the view stays where it is.
+#[test]
+fn scrolled_up_view_stays_put_while_a_command_s_tail_changes() {
+    let mut s = state();
+    for i in 0..100 {
+        agent(&mut s, AgentEvent::AssistantDelta(format!("{i}\n\n")));
+    }
+    agent(&mut s, AgentEvent::AssistantEnd(ReplyEnd::Complete));
+    agent(
+        &mut s,
+        AgentEvent::ToolCall {
+            id: "t".into(),
+            name: "execute_command".into(),
+            summary: "make".into(),
+        },
+    );
+    s.prepare();
+    press(&mut s, KeyCode::PageUp);
+    s.prepare();
+    let top_before = s.transcript.visible(5)[0].to_string();
+    for tail in ["1\n2\n3\n4\n5", "5", "6\n7\n8"] {
+        agent(
+            &mut s,
+            AgentEvent::ToolOutput {
+                id: "t".into(),
+                tail: tail.into(),
+            },
+        );
+        s.prepare();
+        assert_eq!(s.transcript.visible(5)[0].to_string(), top_before, "{tail}");
+    }
+    agent(
+        &mut s,
+        AgentEvent::ToolResult {
+            id: "t".into(),
+            status: ToolStatus::Ok,
+            excerpt: "done".into(),
+        },
+    );
+    s.prepare();
+    assert_eq!(s.transcript.visible(5)[0].to_string(), top_before);
 }
 
 #[test]
