@@ -681,32 +681,27 @@ fn spawn_run(
     guard: FileGuard,
     token: CancellationToken,
 ) {
-    let (live, mut watched) = tokio::sync::watch::channel(String::new());
     let tx = tx.clone();
     // Only a command prints as it runs.
+    let (live, watched) = if tool.effect() == Effect::RunsCommands {
+        let (live, watched) = tokio::sync::watch::channel(Vec::new());
+        (Some(live), Some(watched))
+    } else {
+        (None, None)
+    };
     let ctx = tools::ToolContext {
-        live_output: (tool.effect() == Effect::RunsCommands).then_some(live),
+        live_output: live,
         ..ctx.clone()
     };
     let name = tool.name();
     tokio::spawn(async move {
         // Run in a task of its own so that even a panic in a tool becomes a
         // result: the agent waits for every call it started.
-        let mut run =
+        let run =
             tokio::spawn(async move { tools::execute_guarded(&tool, &ctx, token, guard).await });
-        let mut tick = tokio::time::interval(LIVE_OUTPUT_INTERVAL);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-        let joined = loop {
-            tokio::select! {
-                biased;
-                joined = &mut run => break joined,
-                _ = tick.tick() => {
-                    if watched.has_changed().unwrap_or(false) {
-                        let tail = watched.borrow_and_update().clone();
-                        let _ = tx.send(ToolEvent::Output { id: id.clone(), tail }).await;
-                    }
-                }
-            }
+        let joined = match watched {
+            Some(watched) => pass_output_on(run, watched, &tx, &id).await,
+            None => run.await,
         };
         let result = joined.unwrap_or_else(|e| {
             ToolFailure::ExecutionFailed {
@@ -717,6 +712,31 @@ fn spawn_run(
         });
         let _ = tx.send(ToolEvent::Finished { id, result }).await;
     });
+}
+
+/// Waits for a command's task, and while it runs, passes on the lines of
+/// its latest output whenever they changed, at most every
+/// [`LIVE_OUTPUT_INTERVAL`].
+async fn pass_output_on<T>(
+    mut run: tokio::task::JoinHandle<T>,
+    mut watched: tokio::sync::watch::Receiver<Vec<u8>>,
+    tx: &tokio::sync::mpsc::Sender<ToolEvent>,
+    id: &CallId,
+) -> Result<T, tokio::task::JoinError> {
+    let mut tick = tokio::time::interval(LIVE_OUTPUT_INTERVAL);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    loop {
+        tokio::select! {
+            biased;
+            joined = &mut run => return joined,
+            _ = tick.tick() => {
+                if watched.has_changed().unwrap_or(false) {
+                    let tail = tools::live_tail(&watched.borrow_and_update());
+                    let _ = tx.send(ToolEvent::Output { id: id.clone(), tail }).await;
+                }
+            }
+        }
+    }
 }
 
 /// One preview task, off the agent's task (both steps read files): a

@@ -18,7 +18,7 @@ use super::analyser::EnvSetting;
 use super::command::{ExecuteCommand, ExecuteCommandOutput};
 use super::env::{child_env, with_settings};
 use super::failure::{ToolFailure, format_duration};
-use super::read::{is_continuation, trim_partial_char};
+use super::read::{is_continuation, trim_partial_char, whole_chars_len};
 use super::tool::Tool;
 use super::{SpawnError, Spawned, ToolContext, Workspace, io_failure, resolve_for};
 
@@ -61,14 +61,13 @@ const SHELL: &str = "/bin/sh";
 struct Capture {
     head: Vec<u8>,
     total: u64,
-    /// The last [`EXEC_LIVE_WINDOW_BYTES`] of the output, kept only when
-    /// `live` is set.
-    window: Vec<u8>,
-    live: Option<tokio::sync::watch::Sender<String>>,
+    /// Holds the last [`EXEC_LIVE_WINDOW_BYTES`] of the output, when the
+    /// call is watched.
+    live: Option<tokio::sync::watch::Sender<Vec<u8>>>,
 }
 
 impl Capture {
-    fn watched(live: Option<tokio::sync::watch::Sender<String>>) -> Self {
+    fn watched(live: Option<tokio::sync::watch::Sender<Vec<u8>>>) -> Self {
         Capture {
             live,
             ..Capture::default()
@@ -79,12 +78,15 @@ impl Capture {
         self.total += bytes.len() as u64;
         let room = EXEC_OUTPUT_MAX_BYTES.saturating_sub(self.head.len());
         self.head.extend_from_slice(&bytes[..room.min(bytes.len())]);
+        // Only bytes move here: the watcher makes lines of them when it
+        // looks, at most every `LIVE_OUTPUT_INTERVAL`.
         if let Some(live) = &self.live {
             let recent = &bytes[bytes.len().saturating_sub(EXEC_LIVE_WINDOW_BYTES)..];
-            self.window.extend_from_slice(recent);
-            let over = self.window.len().saturating_sub(EXEC_LIVE_WINDOW_BYTES);
-            self.window.drain(..over);
-            live.send_replace(live_tail(&self.window));
+            live.send_modify(|window| {
+                window.extend_from_slice(recent);
+                let over = window.len().saturating_sub(EXEC_LIVE_WINDOW_BYTES);
+                window.drain(..over);
+            });
         }
     }
 
@@ -118,15 +120,14 @@ impl Capture {
 /// show them: a line rewritten with `\r` (a progress bar) is its last
 /// form, each is cut to [`EXEC_LIVE_LINE_BYTES`], and a character cut by
 /// the window's start or by the last read is left out.
-fn live_tail(window: &[u8]) -> String {
+pub fn live_tail(window: &[u8]) -> String {
     let start = window
         .iter()
         .position(|b| !is_continuation(*b))
         .unwrap_or(window.len());
     // A read may also end inside a character: it shows once complete.
-    let mut whole = window[start..].to_vec();
-    trim_partial_char(&mut whole);
-    let text = String::from_utf8_lossy(&whole);
+    let window = &window[start..];
+    let text = String::from_utf8_lossy(&window[..whole_chars_len(window)]);
     let text = text.trim_end_matches(['\n', '\r']);
     let lines: Vec<&str> = text
         .rsplit('\n')

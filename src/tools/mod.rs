@@ -92,7 +92,7 @@ pub use edit::{
 pub use env::{SECRET_VARS, child_env, is_secret, is_secret_var, with_settings};
 pub use exec::{
     EXEC_DEFAULT_MAX_TIMEOUT, EXEC_DEFAULT_TIMEOUT, EXEC_DRAIN_GRACE, EXEC_LIVE_LINES,
-    EXEC_OUTPUT_MAX_BYTES,
+    EXEC_OUTPUT_MAX_BYTES, live_tail,
 };
 pub use failure::ToolFailure;
 pub use glob::{GLOB_DEFAULT_MAX_RESULTS, GLOB_MAX_RESULTS, Glob, GlobOutput};
@@ -152,9 +152,10 @@ pub struct ToolContext {
     pub known: KnownFiles,
     /// What the file tools changed in each turn, for `/undo` (ADR 0035).
     pub checkpoints: Checkpoints,
-    /// Where a running command's latest lines go while it runs, for the
-    /// person to watch: set on the one call's own copy of the context.
-    pub live_output: Option<tokio::sync::watch::Sender<String>>,
+    /// Where a running command's latest output goes while it runs (its
+    /// last bytes, which [`live_tail`] makes lines of), for the person
+    /// to watch: set on the one call's own copy of the context.
+    pub live_output: Option<tokio::sync::watch::Sender<Vec<u8>>>,
 }
 
 impl ToolContext {

@@ -443,6 +443,11 @@ pub(crate) fn is_continuation(byte: u8) -> bool {
 /// The byte cap may split a UTF-8 sequence; drop the incomplete tail so the
 /// cut alone does not mark the content lossy.
 pub(crate) fn trim_partial_char(bytes: &mut Vec<u8>) {
+    bytes.truncate(whole_chars_len(bytes));
+}
+
+/// The length of `bytes` without a UTF-8 sequence cut short at its end.
+pub(crate) fn whole_chars_len(bytes: &[u8]) -> usize {
     let tail_start = bytes.len().saturating_sub(3);
     for i in (tail_start..bytes.len()).rev() {
         let b = bytes[i];
@@ -455,9 +460,11 @@ pub(crate) fn trim_partial_char(bytes: &mut Vec<u8>) {
             0xF0..=0xF7 => 4,
             _ => 1,
         };
-        if i + len > bytes.len() {
-            bytes.truncate(i);
-        }
-        return;
+        return if i + len > bytes.len() {
+            i
+        } else {
+            bytes.len()
+        };
     }
+    bytes.len()
 }

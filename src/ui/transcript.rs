@@ -123,9 +123,10 @@ impl Transcript {
     /// any order, so the entry is found by id). It replaces the lines
     /// shown while the call ran.
     pub fn set_tool_outcome(&mut self, call: &CallId, status: ToolStatus, excerpt: String) {
-        let Some(entry) = self.call_entry(call) else {
+        let Some(found) = self.call_entry(call) else {
             return;
         };
+        let entry = self.touch(found);
         entry.live.clear();
         if let Some(outcome) = entry.outcome_of(call) {
             *outcome = Some(clean_outcome((status, excerpt)));
@@ -135,25 +136,22 @@ impl Transcript {
     /// Shows a running call's latest output under the entry its outcome
     /// will go to, while it has none.
     pub fn set_tool_live(&mut self, call: &CallId, tail: String) {
-        let running = self
-            .entries
-            .iter_mut()
-            .rev()
-            .find_map(|e| e.outcome_of(call).map(|outcome| outcome.is_none()));
-        if running == Some(true)
-            && let Some(entry) = self.call_entry(call)
+        let Some(found) = self.call_entry(call) else {
+            return;
+        };
+        if self.entries[found]
+            .outcome_of(call)
+            .is_some_and(|outcome| outcome.is_none())
         {
-            entry.live = clean(tail);
+            self.touch(found).live = clean(tail);
         }
     }
 
-    /// The newest entry a call's outcome goes to, marked for redrawing.
-    fn call_entry(&mut self, call: &CallId) -> Option<&mut Entry> {
-        let found = self
-            .entries
+    /// Where the newest entry a call's outcome goes to is.
+    fn call_entry(&mut self, call: &CallId) -> Option<usize> {
+        self.entries
             .iter_mut()
-            .rposition(|e| e.outcome_of(call).is_some())?;
-        Some(self.touch(found))
+            .rposition(|e| e.outcome_of(call).is_some())
     }
 
     /// Replaces the summary on a call's tool row.
