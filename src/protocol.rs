@@ -832,6 +832,15 @@ pub enum StreamEvent {
     /// The server is still reading the prompt (llama.cpp, asked with
     /// `return_progress`).
     PromptProgress(PromptProgress),
+    /// The reply wrote the same call `times` times, so it was taken to be
+    /// looping and stopped there; the `Done` that follows holds each of
+    /// its calls once.
+    Looping {
+        /// The tool the call was for.
+        name: String,
+        /// How many times it was written.
+        times: u32,
+    },
     /// The reply is complete (`[DONE]`, or a finish_reason and the end of
     /// the body), with the tool calls it asked for, in order.
     Done {

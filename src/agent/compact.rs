@@ -322,7 +322,8 @@ impl Agent {
                 | StreamEvent::Finish(_)
                 | StreamEvent::ToolCallStarted { .. }
                 | StreamEvent::ToolCallProgress { .. }
-                | StreamEvent::PromptProgress(_),
+                | StreamEvent::PromptProgress(_)
+                | StreamEvent::Looping { .. },
             ) => {}
             None => {
                 let why = match (&mut compaction.task).await {

@@ -770,6 +770,13 @@ impl Agent {
                     self.emit(AgentEvent::ToolCallWriting { name, bytes }).await;
                 }
             }
+            Some(StreamEvent::Looping { name, times }) => {
+                let text = format!(
+                    "the model wrote the same {name} call {times} times in one reply; \
+                     the reply was stopped there, and each of its calls runs once"
+                );
+                self.system(Severity::Notice, text).await;
+            }
             Some(StreamEvent::Retrying {
                 attempt,
                 wait,

@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
-use serde_json::Value;
+use crate::llm::tool_calls::call_key;
 
 /// The repeat counts at which a notice is added.
 pub const REPEAT_THRESHOLDS: [u32; 3] = [3, 5, 8];
@@ -80,7 +80,7 @@ impl RepeatDetector {
         if self.counts.len() >= REPEAT_MAX_KEYS {
             self.counts.clear();
         }
-        let key = format!("{name}\u{0}{}", canonical_arguments(arguments));
+        let key = call_key(name, arguments);
         let seen = self.counts.entry(key.clone()).or_default();
         seen.count += 1;
         let n = seen.count;
@@ -123,34 +123,5 @@ impl RepeatDetector {
         self.counts
             .get_mut(key)
             .is_some_and(|seen| seen.result.replace(hash) == Some(hash))
-    }
-}
-
-/// The arguments with object keys sorted at every level, so `{"a":1,"b":2}`
-/// and `{"b":2,"a":1}` count as the same call. Text that is not JSON is
-/// compared as it is.
-fn canonical_arguments(arguments: &str) -> String {
-    match serde_json::from_str::<Value>(arguments) {
-        Ok(value) => canonical(&value),
-        Err(_) => arguments.trim().to_string(),
-    }
-}
-
-fn canonical(value: &Value) -> String {
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            let fields: Vec<String> = keys
-                .into_iter()
-                .map(|k| format!("{}:{}", Value::String(k.clone()), canonical(&map[k])))
-                .collect();
-            format!("{{{}}}", fields.join(","))
-        }
-        Value::Array(items) => {
-            let items: Vec<String> = items.iter().map(canonical).collect();
-            format!("[{}]", items.join(","))
-        }
-        other => other.to_string(),
     }
 }

@@ -3,6 +3,7 @@
 //! Everything it holds is bounded; it ends with `Done` or `Failed`, or
 //! silently when the agent drops the receiver (a cancel).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,7 +18,9 @@ use crate::secret::{Secret, redact_userinfo};
 use super::adapters::{OfferedTools, TextCalls, TextPiece, ToolSyntax};
 use super::classify::{self, RequestContext};
 use super::guarded::{GuardError, GuardedBytes};
-use super::tool_calls::{AccumulatorError, CallError, ToolCallAccumulator};
+use super::tool_calls::{
+    AccumulatorError, AssembledCall, CallError, ToolCallAccumulator, call_key,
+};
 use super::wire::{ChatChunk, WireFunctionDelta, WireToolCallDelta};
 
 /// ADR 0007's episode cap: reply and reasoning text together may not exceed
@@ -35,6 +38,14 @@ pub const TOOL_CALL_PROGRESS_BYTES: usize = 1024;
 /// The same within a call's first KiB: a small call on a slow model is
 /// seen growing too, where a KiB would take it a minute.
 pub const TOOL_CALL_EARLY_PROGRESS_BYTES: usize = 64;
+
+/// How many times one reply may write the same call (the same tool with
+/// the same arguments) before it is taken to be looping: the reply is
+/// stopped as that copy is complete, and each call in it runs once. A
+/// small model that starts repeating itself in one reply writes the same
+/// calls until its output limit, which on a CPU costs a minute of writing
+/// and then a minute of reading them back (ADR 0015).
+pub const REPLY_CALL_COPIES_MAX: u32 = 3;
 
 /// The stream index given to the first call read from text (ADR 0027);
 /// the n-th is at this plus n. Far above any index a server uses, so text
@@ -334,7 +345,7 @@ async fn read(
     }
     Some(match end {
         Some(end) => end,
-        None if episode.finished => done(episode.calls),
+        None if episode.finished => done(episode.calls.finish()),
         None => StreamEvent::Failed(TransportError::CutShort),
     })
 }
@@ -352,6 +363,12 @@ struct EpisodeReader {
     /// Text, reasoning and tool-call bytes, against [`REPLY_MAX_BYTES`].
     bytes: usize,
     finished: bool,
+    /// How often each complete call ([`call_key`]) was written so far.
+    written: HashMap<String, u32>,
+    /// Announced calls known to be complete: every one but the last.
+    complete: usize,
+    /// Ids of the complete calls that copy no earlier one.
+    firsts: Vec<String>,
 }
 
 impl EpisodeReader {
@@ -364,6 +381,9 @@ impl EpisodeReader {
             progress: Vec::new(),
             bytes: 0,
             finished: false,
+            written: HashMap::new(),
+            complete: 0,
+            firsts: Vec::new(),
         }
     }
 
@@ -379,8 +399,10 @@ impl EpisodeReader {
     }
 
     /// Reports the calls whose names arrived since the last report, and
-    /// every call whose arguments grew by another progress step.
-    fn report_calls(&mut self, out: &mut Vec<StreamEvent>) {
+    /// every call whose arguments grew by another progress step. Returns
+    /// the end of the reply when a call was just written for the
+    /// [`REPLY_CALL_COPIES_MAX`]th time.
+    fn report_calls(&mut self, out: &mut Vec<StreamEvent>) -> Option<StreamEvent> {
         let announced = self.calls.announced();
         for call in announced.iter().skip(self.announced) {
             out.push(StreamEvent::ToolCallStarted {
@@ -400,6 +422,36 @@ impl EpisodeReader {
                 });
             }
         }
+        // A call is complete once the next one has started.
+        let complete = announced.len().saturating_sub(1);
+        let mut looping = None;
+        for call in announced.iter().take(complete).skip(self.complete) {
+            let times = self
+                .written
+                .entry(call_key(call.name, call.arguments))
+                .or_default();
+            *times += 1;
+            if *times == 1 {
+                self.firsts.push(call.id.to_string());
+            }
+            if *times == REPLY_CALL_COPIES_MAX {
+                looping = Some(call.name.to_string());
+                break;
+            }
+        }
+        self.complete = self.complete.max(complete);
+        let name = looping?;
+        out.push(StreamEvent::Looping {
+            name,
+            times: REPLY_CALL_COPIES_MAX,
+        });
+        let firsts = std::mem::take(&mut self.firsts);
+        let calls = std::mem::take(&mut self.calls)
+            .finish()
+            .into_iter()
+            .filter(|call| firsts.contains(&call.id))
+            .collect();
+        Some(done(calls))
     }
 
     /// Passes on what the text reader made of the content: prose as
@@ -434,7 +486,9 @@ impl EpisodeReader {
                     limit,
                 }));
             }
-            self.report_calls(out);
+            if let Some(end) = self.report_calls(out) {
+                return Some(end);
+            }
         }
         None
     }
@@ -457,7 +511,7 @@ impl EpisodeReader {
                 return Some(end);
             }
             let calls = std::mem::take(&mut self.calls);
-            return Some(done(calls));
+            return Some(done(calls.finish()));
         }
         if data.is_empty() {
             return None;
@@ -513,7 +567,9 @@ impl EpisodeReader {
                     return Some(end);
                 }
                 let fed = self.calls.feed(&delta.tool_calls);
-                self.report_calls(out);
+                if let Some(end) = self.report_calls(out) {
+                    return Some(end);
+                }
                 let end = match fed {
                     Ok(bytes) => self.count(bytes),
                     Err(AccumulatorError::TooManyCalls { limit }) => {
@@ -557,9 +613,8 @@ fn push_text(out: &mut Vec<StreamEvent>, text: String, kind: fn(String) -> Strea
 /// a JSON object are passed on as streamed, for the tool validator to
 /// report with its stable code. Only what breaks the call itself — no
 /// name, two names — is reported here.
-fn done(calls: ToolCallAccumulator) -> StreamEvent {
+fn done(calls: Vec<AssembledCall>) -> StreamEvent {
     let tool_calls = calls
-        .finish()
         .into_iter()
         .map(|call| {
             let (arguments, error) = match call.parsed {

@@ -468,3 +468,35 @@ fn kind_of(value: &Value) -> &'static str {
         Value::Object(_) => "an object",
     }
 }
+
+/// One call in a form that compares equal for the same tool and the same
+/// arguments however they were written: object keys are sorted at every
+/// level, so `{"a":1,"b":2}` and `{"b":2, "a":1}` are one call. Arguments
+/// that are not JSON are compared as they are, trimmed. The repeat
+/// detector and the stream's loop stop count calls by it (ADR 0015).
+pub fn call_key(name: &str, arguments: &str) -> String {
+    let arguments = match serde_json::from_str::<Value>(arguments) {
+        Ok(value) => canonical(&value),
+        Err(_) => arguments.trim().to_string(),
+    };
+    format!("{name}\u{0}{arguments}")
+}
+
+fn canonical(value: &Value) -> String {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            let fields: Vec<String> = keys
+                .into_iter()
+                .map(|k| format!("{}:{}", Value::String(k.clone()), canonical(&map[k])))
+                .collect();
+            format!("{{{}}}", fields.join(","))
+        }
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(canonical).collect();
+            format!("[{}]", items.join(","))
+        }
+        other => other.to_string(),
+    }
+}

@@ -572,6 +572,56 @@ async fn a_call_repeated_eight_times_gets_notices_at_three_five_and_eight() {
     assert!(results.iter().all(|r| r["ok"] == json!(true)));
 }
 
+/// A reply that loops over the same calls is stopped at a call's third
+/// copy: each of its calls runs once, the next request holds them once,
+/// and the person is told why the reply ended there.
+#[tokio::test]
+async fn a_reply_looping_over_its_calls_runs_each_once() {
+    let grep = r#"{"pattern":"zeta"}"#;
+    let list = r#"{"path":"."}"#;
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[
+            ("g1", "grep", grep),
+            ("l1", "list_directory", list),
+            ("g2", "grep", grep),
+            ("l2", "list_directory", list),
+            ("g3", "grep", grep),
+            ("l3", "list_directory", list),
+            ("g4", "grep", grep),
+        ]),
+        Reply::text(&["no zeta here"]),
+    ])
+    .await;
+    let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::Ask);
+    std::fs::write(dir_of(&h).join("a.txt"), "alpha\n").unwrap();
+    h.prompt("find zeta").await;
+    let events = h.turn().await;
+    assert_eq!(
+        system_texts(&events),
+        [
+            "the model wrote the same grep call 3 times in one reply; the reply was stopped \
+          there, and each of its calls runs once"
+        ]
+    );
+    assert_eq!(statuses(&events).len(), 2);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let messages = requests[1].body["messages"].as_array().unwrap();
+    let asked: Vec<&str> = messages
+        .iter()
+        .filter_map(|m| m["tool_calls"].as_array())
+        .flatten()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(asked, ["g1", "l1"]);
+    let answered: Vec<&str> = messages
+        .iter()
+        .filter_map(|m| m["tool_call_id"].as_str())
+        .collect();
+    assert_eq!(answered, ["g1", "l1"]);
+    assert_eq!(reply_text(&events), "no zeta here");
+}
+
 /// A repeat that gives the result the model already has is answered as
 /// unchanged, and the next request asks for an answer, not a call: a call
 /// written as text in that reply stays text and the turn ends.

@@ -412,3 +412,29 @@ fn each_result_opener_begins_its_syntax_s_results() {
         None
     );
 }
+
+/// Calls written as text loop like native ones: the fourth copy starts
+/// after the third is complete, and the reply is stopped there with the
+/// call once; the prose after it is never read.
+#[tokio::test]
+async fn a_text_reply_repeating_its_call_is_stopped_at_the_third_copy() {
+    let block = "<tool_call>\n{\"name\": \"list_directory\", \"arguments\": {\"path\": \".\"}}\n</tool_call>\n";
+    let mut frames = vec![role_chunk(), content_chunk("Let me look.\n")];
+    for _ in 0..4 {
+        frames.push(content_chunk(block));
+    }
+    frames.push(content_chunk("never read"));
+    frames.push(finish_chunk("stop"));
+    let server = ScriptedServer::start(vec![Reply::sse(frames)]).await;
+    let events = episode(&server.base_url(), ToolSyntax::Only(Syntax::Hermes)).await;
+    // The newline after each block is prose.
+    assert_eq!(content(&events), "Let me look.\n\n\n\n");
+    assert!(events.contains(&StreamEvent::Looping {
+        name: "list_directory".into(),
+        times: 3
+    }));
+    assert_eq!(
+        calls(&events),
+        vec![call(0, "list_directory", json!({"path": "."}))]
+    );
+}

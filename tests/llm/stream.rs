@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use dashfloat::llm::stream::{
-    Endpoint, FRAME_MAX_BYTES, REPLY_MAX_BYTES, TOOL_CALL_EARLY_PROGRESS_BYTES,
-    TOOL_CALL_PROGRESS_BYTES, progress_step,
+    Endpoint, FRAME_MAX_BYTES, REPLY_CALL_COPIES_MAX, REPLY_MAX_BYTES,
+    TOOL_CALL_EARLY_PROGRESS_BYTES, TOOL_CALL_PROGRESS_BYTES, progress_step,
 };
 use dashfloat::protocol::{FinishReason, StreamEvent, TransportError, Usage};
 use serde_json::json;
@@ -671,6 +671,78 @@ async fn frame_ends_split_across_reads_are_found() {
     );
 }
 
+/// A reply that writes the same calls over and over is stopped once a call
+/// is complete for the third time: it ends then with each of its calls
+/// once, and what the server sends after is never read. Keys in another
+/// order and arguments split over chunks are the same call.
+#[tokio::test]
+async fn a_reply_repeating_its_calls_is_stopped_at_a_calls_third_copy() {
+    assert_eq!(REPLY_CALL_COPIES_MAX, 3);
+    let grep = r#"{"pattern":"x","path":"src"}"#;
+    let list = r#"{"path":"."}"#;
+    let mut frames = vec![role_chunk(), content_chunk("Looking.")];
+    let calls = [
+        ("grep", grep),
+        ("list_directory", list),
+        ("grep", r#"{"path": "src", "pattern": "x"}"#),
+        ("list_directory", list),
+        ("grep", grep),
+        ("read_file", r#"{"path":"a"}"#),
+    ];
+    for (i, (name, args)) in calls.into_iter().enumerate() {
+        let (head, tail) = args.split_at(5);
+        let i = i as u32;
+        frames.push(support::server::tool_call_chunk(
+            i,
+            Some(&format!("id{i}")),
+            Some(name),
+            head,
+        ));
+        frames.push(support::server::tool_call_chunk(i, None, None, tail));
+    }
+    frames.push(content_chunk(" never read"));
+    frames.push(finish_chunk("length"));
+    let server = ScriptedServer::start(vec![Reply::sse(frames)]).await;
+    let events = run(endpoint(&server.base_url())).await;
+    assert_eq!(content(&events), "Looking.");
+    assert!(events.contains(&StreamEvent::Looping {
+        name: "grep".into(),
+        times: 3
+    }));
+    assert!(!events.iter().any(|e| matches!(e, StreamEvent::Finish(_))));
+    let Some(StreamEvent::Done { tool_calls }) = events.last() else {
+        panic!("{events:#?}")
+    };
+    let kept: Vec<(&str, &str)> = tool_calls
+        .iter()
+        .map(|c| (c.id.as_str(), c.arguments.as_str()))
+        .collect();
+    assert_eq!(kept, [("id0", grep), ("id1", list)]);
+}
+
+/// A call written twice in one reply is no loop: both copies are kept.
+#[tokio::test]
+async fn a_call_written_twice_in_one_reply_is_kept_twice() {
+    let list = r#"{"path":"."}"#;
+    let server = ScriptedServer::start(vec![Reply::tool_calls(&[
+        ("a", "list_directory", list),
+        ("b", "read_file", r#"{"path":"x"}"#),
+        ("c", "list_directory", list),
+    ])])
+    .await;
+    let events = run(endpoint(&server.base_url())).await;
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, StreamEvent::Looping { .. }))
+    );
+    let Some(StreamEvent::Done { tool_calls }) = events.last() else {
+        panic!("{events:#?}")
+    };
+    let ids: Vec<&str> = tool_calls.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids, ["a", "b", "c"]);
+}
+
 #[tokio::test]
 async fn the_65th_tool_call_stops_the_stream_after_announcing_64() {
     let mut frames = vec![role_chunk()];
@@ -679,7 +751,7 @@ async fn the_65th_tool_call_stops_the_stream_after_announcing_64() {
             i,
             Some(&format!("id{i}")),
             Some("list_directory"),
-            "{}",
+            &json!({ "path": format!("d{i}") }).to_string(),
         ));
     }
     let server = ScriptedServer::start(vec![Reply::sse(frames)]).await;

@@ -107,7 +107,6 @@ async fn every_tool_result_as_the_model_reads_it() {
             ),
             ("l1", "list_directory", list),
             ("l2", "list_directory", list),
-            ("l3", "list_directory", list),
             ("l4", "list_directory", r#"{"path":"hollow"}"#),
         ]),
         Reply::text(&["done"]),
