@@ -239,9 +239,18 @@ fn cannot_search(tool: &str, e: &WalkError) -> ToolFailure {
     }
 }
 
-/// An I/O error as an execution failure naming the path as given.
+/// An I/O error as an execution failure naming the path as given. A path
+/// not found that holds a wildcard was meant as a pattern (the 1.5B sent
+/// grep `target/test_*`): the hint says which argument takes one.
 fn io_failure(tool: &str, path: &str, what: &str, e: &std::io::Error) -> ToolFailure {
+    let wildcard = path.contains(['*', '?', '[']);
     let hint = match e.kind() {
+        std::io::ErrorKind::NotFound if wildcard && tool == Grep::NAME => {
+            "; path takes no wildcards: give the folder as path and the file pattern as include"
+        }
+        std::io::ErrorKind::NotFound if wildcard => {
+            "; a path takes no wildcards: glob finds files by a pattern"
+        }
         std::io::ErrorKind::NotFound => "; list_directory the parent to find the right name",
         std::io::ErrorKind::PermissionDenied => "; the file's permissions do not allow it",
         _ => "",

@@ -434,6 +434,39 @@ fn an_invalid_pattern_is_an_invalid_argument_with_guidance() {
     }
 }
 
+/// A path with a wildcard that names nothing was meant as a pattern: the
+/// error says which argument takes one. A name that holds a `*` is still
+/// a name.
+#[tokio::test]
+async fn a_missing_path_with_a_wildcard_says_where_a_pattern_goes() {
+    let dir = project();
+    let error = |v: &Value| {
+        v["error"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{v}"))
+            .to_owned()
+    };
+    let v = grep(
+        dir.path(),
+        json!({"pattern": "x", "path": "src/tools/*.rs"}),
+    )
+    .await;
+    assert!(
+        error(&v).ends_with(
+            "; path takes no wildcards: give the folder as path and the file pattern as include"
+        ),
+        "{v}"
+    );
+    let v = crate::run(dir.path(), "read_file", json!({"path": "src/*.rs"})).await;
+    assert!(
+        error(&v).ends_with("; a path takes no wildcards: glob finds files by a pattern"),
+        "{v}"
+    );
+    plant(dir.path(), &[("odd/a*b.txt", "star x\n")]);
+    let v = grep(dir.path(), json!({"pattern": "x", "path": "odd/a*b.txt"})).await;
+    assert_eq!(lines(&v), ["odd/a*b.txt:1:star x"]);
+}
+
 #[tokio::test]
 async fn a_missing_path_or_a_file_for_glob_says_what_to_do() {
     let dir = project();
