@@ -9,7 +9,7 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeSet, BinaryHeap};
-use std::io;
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -30,8 +30,8 @@ use super::tool::{Effect, Shown, Tool, on_blocking_pool, path_parameter};
 use super::validate::received;
 use super::walk;
 use super::{
-    Opener, Seen, ToolContext, Visitor, WalkError, Workspace, cannot_search, io_failure,
-    resolve_for,
+    KnownFiles, Opener, Seen, ToolContext, Visitor, WalkError, Workspace, cannot_search,
+    io_failure, resolve_for,
 };
 
 const TOOL: &str = Grep::NAME;
@@ -52,6 +52,12 @@ pub const GREP_LINE_MAX_CHARS: usize = 200;
 /// hold, so one huge line cannot take the memory a whole file would. A file
 /// is searched up to such a line and listed in `unsearched`. ADR 0024.
 pub const GREP_MAX_LINE_BYTES: usize = 1024 * 1024;
+/// Largest file whose whole text a grep of that one file that matched
+/// nothing returns instead (2 KiB): a small model that searched a short
+/// config for a key it spelled wrong (`server_port` for `port`) answered
+/// from a guess, though the answer was in a file it could have read whole
+/// for a few hundred tokens. ADR 0024.
+pub const GREP_WHOLE_FILE_MAX_BYTES: u64 = 2 * 1024;
 /// Most memory a compiled pattern may take (16 MiB), for its program and
 /// again for each thread's lazy DFA cache, instead of the regex crate's
 /// defaults of 100 MiB and 1,000 MiB: a pattern larger than that is refused
@@ -104,6 +110,11 @@ pub struct GrepOutput {
     /// again instead of answering from a guess.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next: Option<String>,
+    /// When nothing matched in the one file searched, and it is a short
+    /// text ([`GREP_WHOLE_FILE_MAX_BYTES`]): the whole of it, so the
+    /// answer is in this result.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
     /// Matching lines in `matches`.
     pub shown: usize,
     /// Matching lines found in all. Exact, except that a file listed in
@@ -127,6 +138,11 @@ pub struct GrepOutput {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub lossy: bool,
 }
+
+/// What a grep that matched nothing in one short file says of its
+/// `content`.
+const WHOLE_FILE_NEXT: &str =
+    "no line matched, and the file is short: its whole text is in content; answer from it";
 
 /// What to try when nothing matched.
 fn no_match(files_searched: u64) -> String {
@@ -256,7 +272,11 @@ impl Tool for Grep {
         _guard: FileGuard,
     ) -> Result<GrepOutput, ToolFailure> {
         let (call, ws, stop) = (self.clone(), Arc::clone(&ctx.workspace), cancel.clone());
-        on_blocking_pool(TOOL, cancel, move || grep(ws.as_ref(), &call, &stop)).await
+        let known = ctx.known.clone();
+        on_blocking_pool(TOOL, cancel, move || {
+            grep(ws.as_ref(), &known, &call, &stop)
+        })
+        .await
     }
 }
 
@@ -523,8 +543,24 @@ fn line_text(line: &[u8]) -> (String, bool) {
     (text, lossy)
 }
 
+/// The text of the file `real` when it is short, UTF-8 and holds no NUL;
+/// `None` otherwise, or when it cannot be read.
+fn short_text(ws: &dyn Workspace, real: &Path) -> Option<String> {
+    let mut bytes = Vec::new();
+    ws.open_regular(real)
+        .ok()?
+        .take(GREP_WHOLE_FILE_MAX_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    if bytes.len() as u64 > GREP_WHOLE_FILE_MAX_BYTES || bytes.contains(&0) {
+        return None;
+    }
+    String::from_utf8(bytes).ok()
+}
+
 fn grep(
     ws: &dyn Workspace,
+    known: &KnownFiles,
     call: &Grep,
     cancel: &CancellationToken,
 ) -> Result<GrepOutput, ToolFailure> {
@@ -602,10 +638,21 @@ fn grep(
             found.unsearched_total - unsearched.len()
         ));
     }
+    // The model has then seen the file, as a read would have shown it.
+    let content = (hits.is_empty() && meta.is_file())
+        .then(|| short_text(ws, &target))
+        .flatten()
+        .inspect(|_| known.record(&target));
+    let next = match (&content, hits.is_empty()) {
+        (Some(_), _) => Some(WHOLE_FILE_NEXT.to_owned()),
+        (None, true) => Some(no_match(files_searched)),
+        (None, false) => None,
+    };
     Ok(GrepOutput {
         pattern: call.pattern.clone(),
         path: call.path.clone(),
-        next: hits.is_empty().then(|| no_match(files_searched)),
+        next,
+        content,
         matches,
         shown: hits.len(),
         total: found.total,

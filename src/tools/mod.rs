@@ -98,7 +98,7 @@ pub use failure::ToolFailure;
 pub use glob::{GLOB_DEFAULT_MAX_RESULTS, GLOB_MAX_RESULTS, Glob, GlobOutput};
 pub use grep::{
     GREP_DEFAULT_MAX_RESULTS, GREP_LINE_MAX_CHARS, GREP_MAX_LINE_BYTES, GREP_MAX_RESULTS,
-    GREP_REGEX_MAX_BYTES, GREP_UNSEARCHED_MAX_LISTED, Grep, GrepOutput,
+    GREP_REGEX_MAX_BYTES, GREP_UNSEARCHED_MAX_LISTED, GREP_WHOLE_FILE_MAX_BYTES, Grep, GrepOutput,
 };
 pub use known::{KNOWN_MAX_FILES, KnownFiles};
 pub use list::{Entry, EntryKind, LIST_MAX_ENTRIES, ListDirectory, ListDirectoryOutput};

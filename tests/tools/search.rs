@@ -8,9 +8,11 @@ use std::path::Path;
 
 use dashfloat::tools::{
     GLOB_DEFAULT_MAX_RESULTS, GREP_DEFAULT_MAX_RESULTS, GREP_LINE_MAX_CHARS, GREP_MAX_LINE_BYTES,
-    GREP_UNSEARCHED_MAX_LISTED, SEARCH_SKIPPED_DIRS, validate,
+    GREP_UNSEARCHED_MAX_LISTED, GREP_WHOLE_FILE_MAX_BYTES, SEARCH_SKIPPED_DIRS, ToolContext,
+    execute, validate,
 };
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
 use crate::Tree;
 use crate::support::{peak_rss_kib, reset_peak_rss};
@@ -432,6 +434,72 @@ fn an_invalid_pattern_is_an_invalid_argument_with_guidance() {
         assert_eq!(v["code"], "invalid_argument", "{args}: {v}");
         assert_eq!(v["field"], field, "{args}");
     }
+}
+
+/// A grep of one short file that matches nothing gives the whole file
+/// instead, and the model has then seen it: write_file may replace it.
+/// A longer file, a binary one, a folder, or a match get no content.
+#[tokio::test]
+async fn a_grep_of_one_short_file_that_matches_nothing_gives_the_file() {
+    let dir = project();
+    let config = "[server]\nport = 8421\n";
+    let at_limit = "a".repeat(GREP_WHOLE_FILE_MAX_BYTES as usize);
+    let over = "a".repeat(GREP_WHOLE_FILE_MAX_BYTES as usize + 1);
+    plant(
+        dir.path(),
+        &[
+            ("config.toml", config),
+            ("at_limit.txt", &at_limit),
+            ("over.txt", &over),
+            ("nul.bin", "x\0y"),
+        ],
+    );
+    let ctx = ToolContext::new(dir.path()).unwrap();
+    let run = |tool: &str, args: Value| {
+        let call = validate(tool, &args.to_string()).unwrap();
+        let ctx = &ctx;
+        async move { serde_json::to_value(execute(&call, ctx, CancellationToken::new()).await).unwrap() }
+    };
+    let v = run(
+        "grep",
+        json!({"pattern": "server_port", "path": "config.toml"}),
+    )
+    .await;
+    assert_eq!(v["content"], config, "{v}");
+    assert_eq!(
+        v["next"],
+        "no line matched, and the file is short: its whole text is in content; answer from it"
+    );
+    assert_eq!(v["total"], 0);
+    let v = run(
+        "write_file",
+        json!({"path": "config.toml", "content": "port = 9000\n"}),
+    )
+    .await;
+    assert_eq!(v["ok"], true, "{v}");
+    let v = run("grep", json!({"pattern": "b", "path": "at_limit.txt"})).await;
+    assert_eq!(v["content"], at_limit);
+    for (args, next) in [
+        (
+            json!({"pattern": "b", "path": "over.txt"}),
+            "or read_file the file",
+        ),
+        (
+            json!({"pattern": "b", "path": "nul.bin"}),
+            "or read_file the file",
+        ),
+        (
+            json!({"pattern": "nothing_here", "path": "src"}),
+            "or read_file the file",
+        ),
+    ] {
+        let v = run("grep", args.clone()).await;
+        assert!(v.get("content").is_none(), "{args}: {v}");
+        assert!(v["next"].as_str().unwrap().ends_with(next), "{args}: {v}");
+    }
+    let v = run("grep", json!({"pattern": "port", "path": "config.toml"})).await;
+    assert!(v.get("content").is_none() && v.get("next").is_none(), "{v}");
+    assert_eq!(lines(&v), ["config.toml:1:port = 9000"]);
 }
 
 /// A path with a wildcard that names nothing was meant as a pattern: the
