@@ -17,7 +17,7 @@ use super::guard::{check, content_hash, guard_of};
 use super::preview::{count, diff, heading, line, shown};
 use super::read::count_lines;
 use super::tool::{Effect, Shown, Tool, on_blocking_pool, path_parameter};
-use super::{KnownFiles, Parents, ToolContext, WriteError, io_failure, resolve_for};
+use super::{Parents, ToolContext, Workspace, WriteError, io_failure, resolve_for};
 
 const TOOL: &str = WriteFile::NAME;
 
@@ -114,7 +114,7 @@ impl Tool for WriteFile {
             )));
         }
         if meta.is_some() {
-            must_know(&ctx.known, path, &real)?;
+            must_know(ctx, path, &real)?;
         }
         let target = shown(ws, path, &real);
         let (guard, lines) = match meta {
@@ -206,7 +206,7 @@ fn write_file(
                 "{path} is not a regular file; it is left as it is"
             )));
         }
-        must_know(known, path, &real)?;
+        must_know(ctx, path, &real)?;
     }
     if guard != FileGuard::Unguarded {
         let now = guard_of(ws, &real).map_err(|e| io_failure(TOOL, path, "read", &e))?;
@@ -238,16 +238,41 @@ fn write_file(
 
 /// Refuses to replace a file whose content the model has not seen: it
 /// would be writing blind, and a small model asked to add a line writes
-/// the file anew with only that line (ADR 0030).
-fn must_know(known: &KnownFiles, path: &str, real: &Path) -> Result<(), ToolFailure> {
-    if known.contains(real) {
+/// the file anew with only that line (ADR 0030). The refusal names the
+/// file's last line when an edit can add after it.
+fn must_know(ctx: &ToolContext, path: &str, real: &Path) -> Result<(), ToolFailure> {
+    if ctx.known.contains(real) {
         return Ok(());
     }
+    let append = last_line(ctx.workspace.as_ref(), real)
+        .map(|line| {
+            format!(
+                " To add to its end, call edit_file with search_block {} (its last line) and \
+                 replace_block that line followed by the new text.",
+                Value::String(line)
+            )
+        })
+        .unwrap_or_default();
     Err(failed(format!(
-        "{path} already exists and you have not read it; write_file would replace all of it. \
-         To change part of it, use edit_file; to replace it, read_file it first, then write its \
-         complete new content"
+        "{path} already exists and you have not read it; write_file would replace all of it.\
+         {append} To change part of it, use edit_file; to replace it, read_file it first, then \
+         write its complete new content"
     )))
+}
+
+/// Longest last line a refusal offers as the block to add after.
+const APPEND_LINE_MAX_CHARS: usize = 120;
+
+/// The last line of the text file `real` that is not blank, when an
+/// edit_file can find it: at most [`APPEND_LINE_MAX_CHARS`], found once in
+/// the file, in a file small enough to edit.
+fn last_line(ws: &dyn Workspace, real: &Path) -> Option<String> {
+    let text = ws.read_small(real, EDIT_MAX_FILE_BYTES).ok()??;
+    let line = text.lines().rev().find(|line| !line.trim().is_empty())?;
+    let fits = line.chars().count() <= APPEND_LINE_MAX_CHARS
+        && !line.contains(char::REPLACEMENT_CHARACTER)
+        && text.matches(line).count() == 1;
+    fits.then(|| line.to_owned())
 }
 
 fn failed(message: String) -> ToolFailure {

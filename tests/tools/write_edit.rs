@@ -89,8 +89,9 @@ async fn write_replaces_only_a_file_the_conversation_has_seen() {
     assert_eq!(
         v["error"],
         "keep.txt already exists and you have not read it; write_file would replace all of it. \
-         To change part of it, use edit_file; to replace it, read_file it first, then write its \
-         complete new content"
+         To add to its end, call edit_file with search_block \"line 2\" (its last line) and \
+         replace_block that line followed by the new text. To change part of it, use edit_file; \
+         to replace it, read_file it first, then write its complete new content"
     );
     assert_eq!(
         std::fs::read_to_string(dir.path().join("keep.txt")).unwrap(),
@@ -110,6 +111,46 @@ async fn write_replaces_only_a_file_the_conversation_has_seen() {
     assert_eq!(
         std::fs::read_to_string(dir.path().join("keep.txt")).unwrap(),
         "line 3\n"
+    );
+}
+
+/// The refusal of a blind write names the last line to add after, when
+/// an edit finds it once; the edit it describes adds to the file.
+#[tokio::test]
+async fn a_blind_write_is_told_the_last_line_to_add_after() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ToolContext::new(dir.path()).unwrap();
+    let run = async |tool: &str, args: serde_json::Value| {
+        let call = validate(tool, &args.to_string()).unwrap();
+        json_of(execute(&call, &ctx, CancellationToken::new()).await)
+    };
+    let long = "x".repeat(121);
+    for (text, last) in [
+        ("requests==2.31.0\n\n  \n", Some("\"requests==2.31.0\"")),
+        ("a \"q\"\r\n", Some(r#""a \"q\"""#)),
+        ("end\nmiddle\nend\n", None),
+        ("", None),
+        (long.as_str(), None),
+    ] {
+        std::fs::write(dir.path().join("f.txt"), text).unwrap();
+        let v = run("write_file", json!({"path": "f.txt", "content": "new\n"})).await;
+        let error = v["error"].as_str().unwrap();
+        let hint = last.map(|q| format!("search_block {q} (its last line)"));
+        match hint {
+            Some(hint) => assert!(error.contains(&hint), "{text:?}: {error}"),
+            None => assert!(!error.contains("To add to its end"), "{text:?}: {error}"),
+        }
+    }
+    std::fs::write(dir.path().join("f.txt"), "requests==2.31.0\n").unwrap();
+    let v = run(
+        "edit_file",
+        json!({"path": "f.txt", "search_block": "requests==2.31.0", "replace_block": "requests==2.31.0\npytest>=7"}),
+    )
+    .await;
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("f.txt")).unwrap(),
+        "requests==2.31.0\npytest>=7\n"
     );
 }
 
