@@ -130,7 +130,9 @@ struct Episode {
     body_bytes: usize,
     usage: Option<Usage>,
     finish: Option<FinishReason>,
-    /// Calls whose id and name arrived; each is answered whatever happens.
+    /// Calls whose id and name arrived; each is answered if the stream
+    /// does not complete. A complete stream's `Done` names the calls to
+    /// answer: all of these, or, after a loop stop, each distinct one once.
     announced: Vec<(CallId, String)>,
 }
 

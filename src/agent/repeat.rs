@@ -4,8 +4,9 @@
 //! into that call's result; when a repeat gives the very result the call
 //! gave before, the model is told it is unchanged instead of reading it
 //! again. Calls are never blocked, except that a call the person rejected
-//! is not put to them again; failed and rejected calls count; a message
-//! from the person resets the counts.
+//! is not put to them again (and the stream drops copies past the third in
+//! one reply, `llm::stream::REPLY_CALL_COPIES_MAX`); failed and rejected
+//! calls count; a message from the person resets the counts.
 
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};

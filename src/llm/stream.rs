@@ -3,7 +3,7 @@
 //! Everything it holds is bounded; it ends with `Done` or `Failed`, or
 //! silently when the agent drops the receiver (a cancel).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,7 +19,7 @@ use super::adapters::{OfferedTools, TextCalls, TextPiece, ToolSyntax};
 use super::classify::{self, RequestContext};
 use super::guarded::{GuardError, GuardedBytes};
 use super::tool_calls::{
-    AccumulatorError, AssembledCall, CallError, ToolCallAccumulator, call_key,
+    AccumulatorError, AssembledCall, CallError, ToolCallAccumulator, whole_call_key,
 };
 use super::wire::{ChatChunk, WireFunctionDelta, WireToolCallDelta};
 
@@ -363,10 +363,10 @@ struct EpisodeReader {
     /// Text, reasoning and tool-call bytes, against [`REPLY_MAX_BYTES`].
     bytes: usize,
     finished: bool,
-    /// How often each complete call ([`call_key`]) was written so far.
+    /// How often each complete call ([`whole_call_key`]) was written so far.
     written: HashMap<String, u32>,
-    /// Announced calls known to be complete: every one but the last.
-    complete: usize,
+    /// Ids of the calls already looked at for copies.
+    judged: HashSet<String>,
     /// Ids of the complete calls that copy no earlier one.
     firsts: Vec<String>,
 }
@@ -382,7 +382,7 @@ impl EpisodeReader {
             bytes: 0,
             finished: false,
             written: HashMap::new(),
-            complete: 0,
+            judged: HashSet::new(),
             firsts: Vec::new(),
         }
     }
@@ -422,14 +422,19 @@ impl EpisodeReader {
                 });
             }
         }
-        // A call is complete once the next one has started.
-        let complete = announced.len().saturating_sub(1);
+        // A call is looked at once the next one has started, and counted
+        // if its arguments are then a whole JSON object: a server that
+        // interleaves its calls' fragments leaves them unfinished, and they
+        // are not counted.
         let mut looping = None;
-        for call in announced.iter().take(complete).skip(self.complete) {
-            let times = self
-                .written
-                .entry(call_key(call.name, call.arguments))
-                .or_default();
+        for call in announced.iter().take(announced.len().saturating_sub(1)) {
+            if !self.judged.insert(call.id.to_string()) {
+                continue;
+            }
+            let Some(key) = whole_call_key(call.name, call.arguments) else {
+                continue;
+            };
+            let times = self.written.entry(key).or_default();
             *times += 1;
             if *times == 1 {
                 self.firsts.push(call.id.to_string());
@@ -439,7 +444,6 @@ impl EpisodeReader {
                 break;
             }
         }
-        self.complete = self.complete.max(complete);
         let name = looping?;
         out.push(StreamEvent::Looping {
             name,

@@ -278,8 +278,8 @@ impl ToolCallAccumulator {
     }
 
     /// Calls whose name is known, in order of first appearance, with their
-    /// arguments so far. The agent must answer every one of them, even if
-    /// the stream fails now.
+    /// arguments so far. The agent must answer every one of them if the
+    /// stream fails now.
     pub fn announced(&self) -> Vec<AnnouncedCall<'_>> {
         self.calls
             .iter()
@@ -473,13 +473,24 @@ fn kind_of(value: &Value) -> &'static str {
 /// arguments however they were written: object keys are sorted at every
 /// level, so `{"a":1,"b":2}` and `{"b":2, "a":1}` are one call. Arguments
 /// that are not JSON are compared as they are, trimmed. The repeat
-/// detector and the stream's loop stop count calls by it (ADR 0015).
+/// detector counts calls by it (ADR 0015).
 pub fn call_key(name: &str, arguments: &str) -> String {
-    let arguments = match serde_json::from_str::<Value>(arguments) {
-        Ok(value) => canonical(&value),
-        Err(_) => arguments.trim().to_string(),
-    };
-    format!("{name}\u{0}{arguments}")
+    match serde_json::from_str::<Value>(arguments) {
+        Ok(value) => key_of(name, &value),
+        Err(_) => format!("{name}\u{0}{}", arguments.trim()),
+    }
+}
+
+/// [`call_key`] of a call whose arguments are a whole JSON object; `None`
+/// while they are not one (still being written, or malformed). The
+/// stream's loop stop counts only such calls (ADR 0015).
+pub fn whole_call_key(name: &str, arguments: &str) -> Option<String> {
+    let value = serde_json::from_str::<Value>(arguments).ok()?;
+    value.is_object().then(|| key_of(name, &value))
+}
+
+fn key_of(name: &str, arguments: &Value) -> String {
+    format!("{name}\u{0}{}", canonical(arguments))
 }
 
 fn canonical(value: &Value) -> String {

@@ -9,7 +9,7 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeSet, BinaryHeap};
-use std::io::{self, Read};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -25,6 +25,7 @@ use crate::protocol::{FileGuard, ToolStatus};
 
 use super::failure::ToolFailure;
 use super::preview::count;
+use super::read::short_text;
 use super::result::head;
 use super::tool::{Effect, Shown, Tool, on_blocking_pool, path_parameter};
 use super::validate::received;
@@ -543,21 +544,6 @@ fn line_text(line: &[u8]) -> (String, bool) {
     (text, lossy)
 }
 
-/// The text of the file `real` when it is short, UTF-8 and holds no NUL;
-/// `None` otherwise, or when it cannot be read.
-fn short_text(ws: &dyn Workspace, real: &Path) -> Option<String> {
-    let mut bytes = Vec::new();
-    ws.open_regular(real)
-        .ok()?
-        .take(GREP_WHOLE_FILE_MAX_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .ok()?;
-    if bytes.len() as u64 > GREP_WHOLE_FILE_MAX_BYTES || bytes.contains(&0) {
-        return None;
-    }
-    String::from_utf8(bytes).ok()
-}
-
 fn grep(
     ws: &dyn Workspace,
     known: &KnownFiles,
@@ -639,8 +625,9 @@ fn grep(
         ));
     }
     // The model has then seen the file, as a read would have shown it.
-    let content = (hits.is_empty() && meta.is_file())
-        .then(|| short_text(ws, &target))
+    let whole = hits.is_empty() && meta.is_file() && files_searched == 1;
+    let content = (whole && found.binary == 0 && found.unsearched_total == 0)
+        .then(|| short_text(ws, &target, GREP_WHOLE_FILE_MAX_BYTES))
         .flatten()
         .inspect(|_| known.record(&target));
     let next = match (&content, hits.is_empty()) {

@@ -243,10 +243,13 @@ fn cannot_search(tool: &str, e: &WalkError) -> ToolFailure {
 /// not found that holds a wildcard was meant as a pattern (the 1.5B sent
 /// grep `target/test_*`): the hint says which argument takes one.
 fn io_failure(tool: &str, path: &str, what: &str, e: &std::io::Error) -> ToolFailure {
-    let wildcard = path.contains(['*', '?', '[']);
+    let wildcard = path.contains(['*', '?']);
     let hint = match e.kind() {
         std::io::ErrorKind::NotFound if wildcard && tool == Grep::NAME => {
             "; path takes no wildcards: give the folder as path and the file pattern as include"
+        }
+        std::io::ErrorKind::NotFound if wildcard && tool == Glob::NAME => {
+            "; path takes no wildcards: give the folder as path and the rest as pattern"
         }
         std::io::ErrorKind::NotFound if wildcard => {
             "; a path takes no wildcards: glob finds files by a pattern"

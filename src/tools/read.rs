@@ -4,6 +4,7 @@
 
 use std::borrow::Cow;
 use std::io::{BufRead, BufReader, Cursor, Read};
+use std::path::Path;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -274,6 +275,22 @@ fn read_file(
     };
     known.record(&real);
     Ok(render(path, offset, size, window, total_lines))
+}
+
+/// The text of the regular file `real` (opened as every read is, beneath
+/// the root) when it is at most `max` bytes, UTF-8 and free of NUL;
+/// `None` otherwise, or when it cannot be read.
+pub(super) fn short_text(ws: &dyn Workspace, real: &Path, max: u64) -> Option<String> {
+    let mut bytes = Vec::new();
+    ws.open_regular(real)
+        .ok()?
+        .take(max + 1)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    if bytes.len() as u64 > max || bytes.contains(&0) {
+        return None;
+    }
+    String::from_utf8(bytes).ok()
 }
 
 fn failed(message: String) -> ToolFailure {

@@ -15,7 +15,7 @@ use super::edit::EDIT_MAX_FILE_BYTES;
 use super::failure::ToolFailure;
 use super::guard::{check, content_hash, guard_of};
 use super::preview::{count, diff, heading, line, shown};
-use super::read::count_lines;
+use super::read::{count_lines, short_text};
 use super::tool::{Effect, Shown, Tool, on_blocking_pool, path_parameter};
 use super::{Parents, ToolContext, Workspace, WriteError, io_failure, resolve_for};
 
@@ -262,16 +262,18 @@ fn must_know(ctx: &ToolContext, path: &str, real: &Path) -> Result<(), ToolFailu
 
 /// Longest last line a refusal offers as the block to add after.
 const APPEND_LINE_MAX_CHARS: usize = 120;
+/// Largest file whose last line a refusal offers (64 KiB): enough for the
+/// files a person asks to add a line or a function to, and little to read
+/// for a hint.
+const APPEND_HINT_MAX_BYTES: u64 = 64 * 1024;
 
 /// The last line of the text file `real` that is not blank, when an
 /// edit_file can find it: at most [`APPEND_LINE_MAX_CHARS`], found once in
-/// the file, in a file small enough to edit.
+/// a file of at most [`APPEND_HINT_MAX_BYTES`].
 fn last_line(ws: &dyn Workspace, real: &Path) -> Option<String> {
-    let text = ws.read_small(real, EDIT_MAX_FILE_BYTES).ok()??;
+    let text = short_text(ws, real, APPEND_HINT_MAX_BYTES)?;
     let line = text.lines().rev().find(|line| !line.trim().is_empty())?;
-    let fits = line.chars().count() <= APPEND_LINE_MAX_CHARS
-        && !line.contains(char::REPLACEMENT_CHARACTER)
-        && text.matches(line).count() == 1;
+    let fits = line.chars().count() <= APPEND_LINE_MAX_CHARS && text.matches(line).count() == 1;
     fits.then(|| line.to_owned())
 }
 

@@ -720,6 +720,51 @@ async fn a_reply_repeating_its_calls_is_stopped_at_a_calls_third_copy() {
     assert_eq!(kept, [("id0", grep), ("id1", list)]);
 }
 
+/// A server that sends every call's header before any arguments leaves
+/// each call unfinished when the next starts: such calls are not counted,
+/// so four reads of four files are no loop.
+#[tokio::test]
+async fn calls_whose_fragments_interleave_are_not_taken_for_copies() {
+    let mut frames = vec![role_chunk()];
+    for i in 0..4u32 {
+        frames.push(support::server::tool_call_chunk(
+            i,
+            Some(&format!("id{i}")),
+            Some("read_file"),
+            "",
+        ));
+    }
+    for i in 0..4u32 {
+        frames.push(support::server::tool_call_chunk(
+            i,
+            None,
+            None,
+            &json!({ "path": format!("f{i}") }).to_string(),
+        ));
+    }
+    frames.push(finish_chunk("tool_calls"));
+    let server = ScriptedServer::start(vec![Reply::sse(frames)]).await;
+    let events = run(endpoint(&server.base_url())).await;
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, StreamEvent::Looping { .. }))
+    );
+    let Some(StreamEvent::Done { tool_calls }) = events.last() else {
+        panic!("{events:#?}")
+    };
+    let paths: Vec<&str> = tool_calls.iter().map(|c| c.arguments.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            r#"{"path":"f0"}"#,
+            r#"{"path":"f1"}"#,
+            r#"{"path":"f2"}"#,
+            r#"{"path":"f3"}"#
+        ]
+    );
+}
+
 /// A call written twice in one reply is no loop: both copies are kept.
 #[tokio::test]
 async fn a_call_written_twice_in_one_reply_is_kept_twice() {

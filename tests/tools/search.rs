@@ -497,6 +497,14 @@ async fn a_grep_of_one_short_file_that_matches_nothing_gives_the_file() {
         assert!(v.get("content").is_none(), "{args}: {v}");
         assert!(v["next"].as_str().unwrap().ends_with(next), "{args}: {v}");
     }
+    // A file that include rules out was not searched, and is not shown.
+    let v = run(
+        "grep",
+        json!({"pattern": "b", "path": "at_limit.txt", "include": "*.rs"}),
+    )
+    .await;
+    assert!(v.get("content").is_none(), "{v}");
+    assert_eq!(v["files_searched"], 0);
     let v = run("grep", json!({"pattern": "port", "path": "config.toml"})).await;
     assert!(v.get("content").is_none() && v.get("next").is_none(), "{v}");
     assert_eq!(lines(&v), ["config.toml:1:port = 9000"]);
@@ -528,6 +536,24 @@ async fn a_missing_path_with_a_wildcard_says_where_a_pattern_goes() {
     let v = crate::run(dir.path(), "read_file", json!({"path": "src/*.rs"})).await;
     assert!(
         error(&v).ends_with("; a path takes no wildcards: glob finds files by a pattern"),
+        "{v}"
+    );
+    let v = crate::run(
+        dir.path(),
+        "glob",
+        json!({"pattern": "*.rs", "path": "src/*"}),
+    )
+    .await;
+    assert!(
+        error(&v).ends_with(
+            "; path takes no wildcards: give the folder as path and the rest as pattern"
+        ),
+        "{v}"
+    );
+    // `[` is common in names (`app/[id]/page.tsx`): no wildcard.
+    let v = crate::run(dir.path(), "read_file", json!({"path": "app/[id].tsx"})).await;
+    assert!(
+        error(&v).ends_with("; list_directory the parent to find the right name"),
         "{v}"
     );
     plant(dir.path(), &[("odd/a*b.txt", "star x\n")]);
