@@ -38,8 +38,8 @@ const EDIT_EXCERPT_CONTEXT_LINES: usize = 3;
 /// one, such as a lone `d`, says nothing about where the block belongs.
 const EDIT_EXCERPT_MIN_PREFIX: usize = 8;
 
-/// The longest last line a failed edit quotes as the place to append
-/// after; a longer one is left for the excerpt to show.
+/// The longest last line a failed edit, or a refused blind write, quotes
+/// as the place to append after; a longer one is not offered.
 pub const EDIT_HINT_LINE_MAX_BYTES: usize = 160;
 
 /// The most of the file's and the block's text a failed edit quotes
@@ -410,6 +410,19 @@ fn quoted(text: &[u8]) -> String {
     Value::from(String::from_utf8_lossy(text)).to_string()
 }
 
+/// The last line of `data` that is not blank, without its line ending,
+/// quoted as a JSON string, when a `search_block` holding it finds it
+/// once: what a hint offers as the place to append after. At most
+/// [`EDIT_HINT_LINE_MAX_BYTES`].
+pub(super) fn last_line(data: &[u8]) -> Option<String> {
+    data.split(|b| *b == b'\n')
+        .rev()
+        .map(|line| line.strip_suffix(b"\r").unwrap_or(line))
+        .find(|line| !line.trim_ascii().is_empty())
+        .filter(|line| line.len() <= EDIT_HINT_LINE_MAX_BYTES && locate(data, line).is_ok())
+        .map(quoted)
+}
+
 /// What to do instead when a block that was not found begins
 /// `replace_block`: the model meant to add after text that is not there
 /// yet (`def mode(values):` to append a function), so it is told to
@@ -419,14 +432,8 @@ fn adding_hint(data: &[u8], search: &[u8], replace: &[u8]) -> Option<String> {
     if !replace.starts_with(search) {
         return None;
     }
-    let last = data
-        .split(|b| *b == b'\n')
-        .rev()
-        .map(|line| line.strip_suffix(b"\r").unwrap_or(line))
-        .find(|line| !line.trim_ascii().is_empty())
-        // Searched for, it must match once.
-        .filter(|line| line.len() <= EDIT_HINT_LINE_MAX_BYTES && locate(data, line).is_ok())
-        .map(|line| format!(" (to append, the file's last line: {})", quoted(line)))
+    let last = last_line(data)
+        .map(|line| format!(" (to append, the file's last line: {line})"))
         .unwrap_or_default();
     Some(format!(
         "search_block must be text already in the file: to add text, search for the lines it \

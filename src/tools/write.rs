@@ -11,13 +11,13 @@ use tokio_util::sync::CancellationToken;
 use crate::protocol::{FileGuard, Preview, PreviewKind};
 
 use super::checkpoint::{FileState, state_of};
-use super::edit::EDIT_MAX_FILE_BYTES;
+use super::edit::{EDIT_MAX_FILE_BYTES, last_line};
 use super::failure::ToolFailure;
 use super::guard::{check, content_hash, guard_of};
 use super::preview::{count, diff, heading, line, shown};
 use super::read::{count_lines, short_text};
 use super::tool::{Effect, Shown, Tool, on_blocking_pool, path_parameter};
-use super::{Parents, ToolContext, Workspace, WriteError, io_failure, resolve_for};
+use super::{Parents, ToolContext, WriteError, io_failure, resolve_for};
 
 const TOOL: &str = WriteFile::NAME;
 
@@ -244,12 +244,12 @@ fn must_know(ctx: &ToolContext, path: &str, real: &Path) -> Result<(), ToolFailu
     if ctx.known.contains(real) {
         return Ok(());
     }
-    let append = last_line(ctx.workspace.as_ref(), real)
+    let append = short_text(ctx.workspace.as_ref(), real, APPEND_HINT_MAX_BYTES)
+        .and_then(|text| last_line(text.as_bytes()))
         .map(|line| {
             format!(
-                " To add to its end, call edit_file with search_block {} (its last line) and \
-                 replace_block that line followed by the new text.",
-                Value::String(line)
+                " To add to its end, call edit_file with search_block {line} (its last line) and \
+                 replace_block that line followed by the new text."
             )
         })
         .unwrap_or_default();
@@ -260,22 +260,10 @@ fn must_know(ctx: &ToolContext, path: &str, real: &Path) -> Result<(), ToolFailu
     )))
 }
 
-/// Longest last line a refusal offers as the block to add after.
-const APPEND_LINE_MAX_CHARS: usize = 120;
 /// Largest file whose last line a refusal offers (64 KiB): enough for the
 /// files a person asks to add a line or a function to, and little to read
 /// for a hint.
 const APPEND_HINT_MAX_BYTES: u64 = 64 * 1024;
-
-/// The last line of the text file `real` that is not blank, when an
-/// edit_file can find it: at most [`APPEND_LINE_MAX_CHARS`], found once in
-/// a file of at most [`APPEND_HINT_MAX_BYTES`].
-fn last_line(ws: &dyn Workspace, real: &Path) -> Option<String> {
-    let text = short_text(ws, real, APPEND_HINT_MAX_BYTES)?;
-    let line = text.lines().rev().find(|line| !line.trim().is_empty())?;
-    let fits = line.chars().count() <= APPEND_LINE_MAX_CHARS && text.matches(line).count() == 1;
-    fits.then(|| line.to_owned())
-}
 
 fn failed(message: String) -> ToolFailure {
     ToolFailure::ExecutionFailed {

@@ -124,7 +124,7 @@ async fn a_blind_write_is_told_the_last_line_to_add_after() {
         let call = validate(tool, &args.to_string()).unwrap();
         json_of(execute(&call, &ctx, CancellationToken::new()).await)
     };
-    let long = "x".repeat(121);
+    let long = "x".repeat(dashfloat::tools::EDIT_HINT_LINE_MAX_BYTES + 1);
     for (text, last) in [
         ("requests==2.31.0\n\n  \n", Some("\"requests==2.31.0\"")),
         ("a \"q\"\r\n", Some(r#""a \"q\"""#)),
