@@ -125,13 +125,29 @@ pub fn splice(haystack: &[u8], range: Range<usize>, replace: &[u8]) -> Vec<u8> {
     out
 }
 
-/// The longest prefix of `search` that occurs, by binary search on its
-/// length (a prefix occurs only if every shorter one does).
+/// The longest prefix of `search` that occurs.
 fn nearest(haystack: &[u8], search: &[u8]) -> Option<NearMatch> {
-    let (mut lo, mut hi, mut at) = (0, search.len(), None);
+    longest_occurring(haystack, search.len(), |n| &search[..n]).map(|(pos, len)| NearMatch {
+        line: line_of(haystack, pos),
+        offset: pos,
+        matched_bytes: len,
+        block_bytes: search.len(),
+    })
+}
+
+/// The first position and the length of the longest `piece(n)`, for `n`
+/// up to `max`, that occurs in `haystack`, by binary search on `n`: each
+/// piece must hold every shorter one (a prefix, or an ending, of one
+/// text), so that one occurs only if every shorter one does.
+fn longest_occurring<'a>(
+    haystack: &[u8],
+    max: usize,
+    piece: impl Fn(usize) -> &'a [u8],
+) -> Option<(usize, usize)> {
+    let (mut lo, mut hi, mut at) = (0, max, None);
     while lo < hi {
         let mid = (lo + hi).div_ceil(2);
-        match memmem::find(haystack, &search[..mid]) {
+        match memmem::find(haystack, piece(mid)) {
             Some(pos) => {
                 lo = mid;
                 at = Some(pos);
@@ -139,12 +155,7 @@ fn nearest(haystack: &[u8], search: &[u8]) -> Option<NearMatch> {
             None => hi = mid - 1,
         }
     }
-    at.map(|pos| NearMatch {
-        line: line_of(haystack, pos),
-        offset: pos,
-        matched_bytes: lo,
-        block_bytes: search.len(),
-    })
+    at.map(|pos| (pos, lo))
 }
 
 fn line_of(haystack: &[u8], pos: usize) -> usize {
@@ -334,10 +345,10 @@ fn plan(
 ) -> Result<(usize, Vec<u8>), ToolFailure> {
     let range = locate(data, search).map_err(|e| match e {
         LocateError::NotFound { nearest } => {
-            let parting = nearest
-                .filter(|n| n.matched_bytes >= EDIT_EXCERPT_MIN_PREFIX)
-                .map(|n| parting(data, search, n))
-                .unwrap_or_default();
+            let parting = match nearest.filter(|n| n.matched_bytes >= EDIT_EXCERPT_MIN_PREFIX) {
+                Some(n) => parting(data, search, n),
+                None => ending(data, search).unwrap_or_default(),
+            };
             let adding = adding_hint(data, search, replace)
                 .map(|hint| format!("; {hint}"))
                 .unwrap_or_default();
@@ -421,6 +432,40 @@ pub(super) fn last_line(data: &[u8]) -> Option<String> {
         .find(|line| !line.trim_ascii().is_empty())
         .filter(|line| line.len() <= EDIT_HINT_LINE_MAX_BYTES && locate(data, line).is_ok())
         .map(quoted)
+}
+
+/// For a one-line block that was not found and whose start places
+/// nothing: the file's line where the block's longest ending occurs (at
+/// least [`EDIT_EXCERPT_MIN_PREFIX`] bytes), quoted whole. A block that
+/// begins with text the file lacks (`server_port = 8421` for
+/// `port = 8421`) is then shown the line it most likely meant. A longer
+/// block's ending (`    }` and a line break) places nothing worth saying.
+fn ending(data: &[u8], search: &[u8]) -> Option<String> {
+    let one_line = search.strip_suffix(b"\n").unwrap_or(search);
+    if one_line.contains(&b'\n') {
+        return None;
+    }
+    let (pos, len) = longest_occurring(data, one_line.len(), |n| &one_line[one_line.len() - n..])?;
+    if len < EDIT_EXCERPT_MIN_PREFIX {
+        return None;
+    }
+    let start = data[..pos]
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .map_or(0, |i| i + 1);
+    let end = data[pos..]
+        .iter()
+        .position(|b| *b == b'\n')
+        .map_or(data.len(), |i| pos + i);
+    let line = &data[start..end];
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    (line.len() <= EDIT_HINT_LINE_MAX_BYTES).then(|| {
+        format!(
+            "; its last {len} bytes occur on line {}, which is {}",
+            line_of(data, pos),
+            quoted(line)
+        )
+    })
 }
 
 /// What to do instead when a block that was not found begins

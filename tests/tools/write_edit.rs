@@ -360,6 +360,49 @@ async fn a_missing_block_says_where_it_parts_from_the_file() {
     );
 }
 
+/// The 1.5B searched config.toml for `server_port = 8421` on every seed,
+/// where the file has `port = 8421`: a one-line block whose start places
+/// nothing is shown the line its longest ending is on. A longer block is
+/// not: its ending is too common to place it.
+#[tokio::test]
+async fn a_missing_one_line_block_is_shown_the_line_its_ending_is_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = "[server]\nhost = \"127.0.0.1\"\nport = 8421\r\n\n[db]\nname = \"x\"\n";
+    std::fs::write(dir.path().join("config.toml"), file).unwrap();
+    let error = |search: &str| {
+        let search = search.to_owned();
+        let root = dir.path().to_owned();
+        async move {
+            let v = run(
+                &root,
+                "edit_file",
+                json!({"path":"config.toml","search_block":search,"replace_block":"x"}),
+            )
+            .await;
+            v["error"].as_str().unwrap().to_owned()
+        }
+    };
+    let tail = format!("; copy search_block exactly from the file's text, lines 1-6:\n{file}");
+    for block in ["server_port = 8421", "server_port = 8421\n"] {
+        assert_eq!(
+            error(block).await,
+            format!(
+                "config.toml: search block not found; its last 11 bytes occur on line 3, which \
+                 is \"port = 8421\"{tail}"
+            ),
+            "{block:?}"
+        );
+    }
+    // Too short an ending, or a block of two lines: the excerpt alone.
+    for block in ["x_name = \"q\"", "[srv]\nport = 8421"] {
+        assert_eq!(
+            error(block).await,
+            format!("config.toml: search block not found{tail}"),
+            "{block:?}"
+        );
+    }
+}
+
 /// A file over the excerpt's size whose nearest line is longer than it
 /// (minified code) gets no excerpt, but still where the block parts.
 #[tokio::test]
