@@ -516,46 +516,33 @@ async fn a_grep_of_one_short_file_that_matches_nothing_gives_the_file() {
 #[tokio::test]
 async fn a_missing_path_with_a_wildcard_says_where_a_pattern_goes() {
     let dir = project();
-    let error = |v: &Value| {
-        v["error"]
-            .as_str()
-            .unwrap_or_else(|| panic!("{v}"))
-            .to_owned()
-    };
-    let v = grep(
-        dir.path(),
-        json!({"pattern": "x", "path": "src/tools/*.rs"}),
-    )
-    .await;
-    assert!(
-        error(&v).ends_with(
-            "; path takes no wildcards: give the folder as path and the file pattern as include"
+    for (tool, args, hint) in [
+        (
+            "grep",
+            json!({"pattern": "x", "path": "src/tools/*.rs"}),
+            "; path takes no wildcards: give the folder as path and the file pattern as include",
         ),
-        "{v}"
-    );
-    let v = crate::run(dir.path(), "read_file", json!({"path": "src/*.rs"})).await;
-    assert!(
-        error(&v).ends_with("; a path takes no wildcards: glob finds files by a pattern"),
-        "{v}"
-    );
-    let v = crate::run(
-        dir.path(),
-        "glob",
-        json!({"pattern": "*.rs", "path": "src/*"}),
-    )
-    .await;
-    assert!(
-        error(&v).ends_with(
-            "; path takes no wildcards: give the folder as path and the rest as pattern"
+        (
+            "read_file",
+            json!({"path": "src/*.rs"}),
+            "; a path takes no wildcards: glob finds files by a pattern",
         ),
-        "{v}"
-    );
-    // `[` is common in names (`app/[id]/page.tsx`): no wildcard.
-    let v = crate::run(dir.path(), "read_file", json!({"path": "app/[id].tsx"})).await;
-    assert!(
-        error(&v).ends_with("; list_directory the parent to find the right name"),
-        "{v}"
-    );
+        (
+            "glob",
+            json!({"pattern": "*.rs", "path": "src/?"}),
+            "; path takes no wildcards: give the folder as path and the rest as pattern",
+        ),
+        // `[` is common in names (`app/[id]/page.tsx`): no wildcard.
+        (
+            "read_file",
+            json!({"path": "app/[id].tsx"}),
+            "; list_directory the parent to find the right name",
+        ),
+    ] {
+        let v = crate::run(dir.path(), tool, &args).await;
+        let error = v["error"].as_str().unwrap_or_else(|| panic!("{v}"));
+        assert!(error.ends_with(hint), "{tool} {args}: {v}");
+    }
     plant(dir.path(), &[("odd/a*b.txt", "star x\n")]);
     let v = grep(dir.path(), json!({"pattern": "x", "path": "odd/a*b.txt"})).await;
     assert_eq!(lines(&v), ["odd/a*b.txt:1:star x"]);

@@ -293,6 +293,17 @@ async fn a_missing_block_in_a_small_file_is_answered_with_the_whole_file() {
     );
 }
 
+/// The error of an edit of `path` that searches for `search`.
+async fn edit_error(root: &std::path::Path, path: &str, search: &str) -> String {
+    let v = run(
+        root,
+        "edit_file",
+        json!({"path": path, "search_block": search, "replace_block": "x"}),
+    )
+    .await;
+    v["error"].as_str().unwrap().to_owned()
+}
+
 /// The 1.5B copied a line from the person's sentence with its full stop
 /// and sent it three times against the whole file: the error now says
 /// where the block parts from the file and what each has there.
@@ -301,19 +312,7 @@ async fn a_missing_block_says_where_it_parts_from_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let file = "def median(v):\n\treturn v[m] + v[m - 1] / 2\n";
     std::fs::write(dir.path().join("a.py"), file).unwrap();
-    let error = |search: &str| {
-        let search = search.to_owned();
-        let root = dir.path().to_owned();
-        async move {
-            let v = run(
-                &root,
-                "edit_file",
-                json!({"path":"a.py","search_block":search,"replace_block":"x"}),
-            )
-            .await;
-            v["error"].as_str().unwrap().to_owned()
-        }
-    };
+    let error = |search: &'static str| edit_error(dir.path(), "a.py", search);
     let tail = format!("; copy search_block exactly from the file's text, lines 1-2:\n{file}");
     assert_eq!(
         error("v[m] + v[m - 1] / 2.").await,
@@ -369,19 +368,7 @@ async fn a_missing_one_line_block_is_shown_the_line_its_ending_is_on() {
     let dir = tempfile::tempdir().unwrap();
     let file = "[server]\nhost = \"127.0.0.1\"\nport = 8421\r\n\n[db]\nname = \"x\"\n";
     std::fs::write(dir.path().join("config.toml"), file).unwrap();
-    let error = |search: &str| {
-        let search = search.to_owned();
-        let root = dir.path().to_owned();
-        async move {
-            let v = run(
-                &root,
-                "edit_file",
-                json!({"path":"config.toml","search_block":search,"replace_block":"x"}),
-            )
-            .await;
-            v["error"].as_str().unwrap().to_owned()
-        }
-    };
+    let error = |search: &'static str| edit_error(dir.path(), "config.toml", search);
     let tail = format!("; copy search_block exactly from the file's text, lines 1-6:\n{file}");
     for block in ["server_port = 8421", "server_port = 8421\n"] {
         assert_eq!(
