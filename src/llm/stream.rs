@@ -19,7 +19,7 @@ use super::adapters::{OfferedTools, TextCalls, TextPiece, ToolSyntax};
 use super::classify::{self, RequestContext};
 use super::guarded::{GuardError, GuardedBytes};
 use super::tool_calls::{
-    AccumulatorError, AssembledCall, CallError, ToolCallAccumulator, whole_call_key,
+    AccumulatorError, AnnouncedCall, AssembledCall, CallError, ToolCallAccumulator, whole_call_key,
 };
 use super::wire::{ChatChunk, WireFunctionDelta, WireToolCallDelta};
 
@@ -363,12 +363,46 @@ struct EpisodeReader {
     /// Text, reasoning and tool-call bytes, against [`REPLY_MAX_BYTES`].
     bytes: usize,
     finished: bool,
+    copies: Copies,
+}
+
+/// The loop stop's count of one reply's calls ([`REPLY_CALL_COPIES_MAX`]).
+#[derive(Default)]
+struct Copies {
     /// How often each complete call ([`whole_call_key`]) was written so far.
     written: HashMap<String, u32>,
-    /// Ids of the calls already looked at for copies.
+    /// Ids of the calls already looked at.
     judged: HashSet<String>,
     /// Ids of the complete calls that copy no earlier one.
     firsts: Vec<String>,
+}
+
+impl Copies {
+    /// Looks at every call but the last, which may still be growing, once:
+    /// a call is counted if its arguments are then a whole JSON object (a
+    /// server that interleaves its calls' fragments leaves them
+    /// unfinished, and they are not counted). The name of the call just
+    /// written for the [`REPLY_CALL_COPIES_MAX`]th time, if one was.
+    fn judge(&mut self, announced: &[AnnouncedCall<'_>]) -> Option<String> {
+        for call in announced.iter().take(announced.len().saturating_sub(1)) {
+            if self.judged.contains(call.id) {
+                continue;
+            }
+            self.judged.insert(call.id.to_owned());
+            let Some(key) = whole_call_key(call.name, call.arguments) else {
+                continue;
+            };
+            let times = self.written.entry(key).or_default();
+            *times += 1;
+            if *times == 1 {
+                self.firsts.push(call.id.to_owned());
+            }
+            if *times == REPLY_CALL_COPIES_MAX {
+                return Some(call.name.to_owned());
+            }
+        }
+        None
+    }
 }
 
 impl EpisodeReader {
@@ -381,9 +415,7 @@ impl EpisodeReader {
             progress: Vec::new(),
             bytes: 0,
             finished: false,
-            written: HashMap::new(),
-            judged: HashSet::new(),
-            firsts: Vec::new(),
+            copies: Copies::default(),
         }
     }
 
@@ -422,34 +454,12 @@ impl EpisodeReader {
                 });
             }
         }
-        // A call is looked at once the next one has started, and counted
-        // if its arguments are then a whole JSON object: a server that
-        // interleaves its calls' fragments leaves them unfinished, and they
-        // are not counted.
-        let mut looping = None;
-        for call in announced.iter().take(announced.len().saturating_sub(1)) {
-            if !self.judged.insert(call.id.to_string()) {
-                continue;
-            }
-            let Some(key) = whole_call_key(call.name, call.arguments) else {
-                continue;
-            };
-            let times = self.written.entry(key).or_default();
-            *times += 1;
-            if *times == 1 {
-                self.firsts.push(call.id.to_string());
-            }
-            if *times == REPLY_CALL_COPIES_MAX {
-                looping = Some(call.name.to_string());
-                break;
-            }
-        }
-        let name = looping?;
+        let name = self.copies.judge(&announced)?;
         out.push(StreamEvent::Looping {
             name,
             times: REPLY_CALL_COPIES_MAX,
         });
-        let firsts = std::mem::take(&mut self.firsts);
+        let firsts = std::mem::take(&mut self.copies.firsts);
         let calls = std::mem::take(&mut self.calls)
             .finish()
             .into_iter()

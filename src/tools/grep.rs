@@ -624,16 +624,16 @@ fn grep(
             found.unsearched_total - unsearched.len()
         ));
     }
+    let one_file_whole =
+        meta.is_file() && files_searched == 1 && found.binary == 0 && found.unsearched_total == 0;
     // The model has then seen the file, as a read would have shown it.
-    let whole = hits.is_empty() && meta.is_file() && files_searched == 1;
-    let content = (whole && found.binary == 0 && found.unsearched_total == 0)
+    let content = (hits.is_empty() && one_file_whole)
         .then(|| short_text(ws, &target, GREP_WHOLE_FILE_MAX_BYTES))
         .flatten()
         .inspect(|_| known.record(&target));
-    let next = match (&content, hits.is_empty()) {
-        (Some(_), _) => Some(WHOLE_FILE_NEXT.to_owned()),
-        (None, true) => Some(no_match(files_searched)),
-        (None, false) => None,
+    let next = match content {
+        Some(_) => Some(WHOLE_FILE_NEXT.to_owned()),
+        None => hits.is_empty().then(|| no_match(files_searched)),
     };
     Ok(GrepOutput {
         pattern: call.pattern.clone(),

@@ -769,7 +769,8 @@ async fn calls_whose_fragments_interleave_are_not_taken_for_copies() {
     );
 }
 
-/// A call written twice in one reply is no loop: both copies are kept.
+/// A call written twice in one reply is no loop: both copies are kept,
+/// though the second is complete (another call follows it).
 #[tokio::test]
 async fn a_call_written_twice_in_one_reply_is_kept_twice() {
     let list = r#"{"path":"."}"#;
@@ -777,12 +778,13 @@ async fn a_call_written_twice_in_one_reply_is_kept_twice() {
         ("a", "list_directory", list),
         ("b", "read_file", r#"{"path":"x"}"#),
         ("c", "list_directory", list),
+        ("d", "read_file", r#"{"path":"y"}"#),
     ])])
     .await;
     let events = run(endpoint(&server.base_url())).await;
     let tool_calls = calls_without_a_loop(&events);
     let ids: Vec<&str> = tool_calls.iter().map(|c| c.id.as_str()).collect();
-    assert_eq!(ids, ["a", "b", "c"]);
+    assert_eq!(ids, ["a", "b", "c", "d"]);
 }
 
 #[tokio::test]

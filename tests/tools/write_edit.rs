@@ -125,7 +125,12 @@ async fn a_blind_write_is_told_the_last_line_to_add_after() {
         json_of(execute(&call, &ctx, CancellationToken::new()).await)
     };
     let long = "x".repeat(dashfloat::tools::EDIT_HINT_LINE_MAX_BYTES + 1);
+    // Past 64 KiB the file is not read for a hint; at it, it is.
+    let at_bound = format!("{}\nlast", "x".repeat(64 * 1024 - 5));
+    let over_bound = format!("{}\nlast", "x".repeat(64 * 1024 - 4));
     for (text, last) in [
+        (at_bound.as_str(), Some("\"last\"")),
+        (over_bound.as_str(), None),
         ("requests==2.31.0\n\n  \n", Some("\"requests==2.31.0\"")),
         ("a \"q\"\r\n", Some(r#""a \"q\"""#)),
         ("end\nmiddle\nend\n", None),
@@ -380,6 +385,11 @@ async fn a_missing_one_line_block_is_shown_the_line_its_ending_is_on() {
             "{block:?}"
         );
     }
+    // A line longer than a hint quotes: the hint is not given.
+    let long_line = format!("port = 8421 {}\n", "#".repeat(EDIT_HINT_LINE_MAX_BYTES));
+    std::fs::write(dir.path().join("long.toml"), &long_line).unwrap();
+    let long = edit_error(dir.path(), "long.toml", "server_port = 8421 ").await;
+    assert!(!long.contains("occur on line"), "{long}");
     // Too short an ending, or a block of two lines: the excerpt alone.
     for block in ["x_name = \"q\"", "[srv]\nport = 8421"] {
         assert_eq!(
