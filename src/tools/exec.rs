@@ -14,6 +14,8 @@ use tokio::io::AsyncReadExt;
 use tokio::net::unix::pipe::Receiver;
 use tokio_util::sync::CancellationToken;
 
+use crate::safe_text::strip_escapes;
+
 use super::analyser::EnvSetting;
 use super::command::{ExecuteCommand, ExecuteCommandOutput};
 use super::env::{child_env, with_settings};
@@ -101,7 +103,7 @@ impl Capture {
         if truncated {
             trim_partial_char(&mut self.head);
         }
-        let mut text = String::from_utf8_lossy(&self.head).into_owned();
+        let mut text = as_shown(&String::from_utf8_lossy(&self.head));
         if truncated {
             if !text.ends_with('\n') {
                 text.push('\n');
@@ -128,17 +130,36 @@ pub fn live_tail(window: &[u8]) -> String {
     // A read may also end inside a character: it shows once complete.
     let window = &window[start..];
     let text = String::from_utf8_lossy(&window[..whole_chars_len(window)]);
+    let text = strip_escapes(&text);
     let text = text.trim_end_matches(['\n', '\r']);
     let lines: Vec<&str> = text
         .rsplit('\n')
-        .map(|line| {
-            let line = line.strip_suffix('\r').unwrap_or(line);
-            let shown = line.rsplit('\r').next().unwrap_or(line);
-            super::result::head(shown, EXEC_LIVE_LINE_BYTES)
-        })
+        .map(|line| super::result::head(last_form(line), EXEC_LIVE_LINE_BYTES))
         .take(EXEC_LIVE_LINES)
         .collect();
     lines.into_iter().rev().collect::<Vec<_>>().join("\n")
+}
+
+/// Output as a terminal shows it, in plain text: without its escape
+/// sequences (colours, line erases, titles), and with each line rewritten
+/// with `\r` (a progress bar) in its last form.
+fn as_shown(output: &str) -> String {
+    let plain = strip_escapes(output);
+    if !plain.contains('\r') {
+        return plain.into_owned();
+    }
+    plain
+        .split('\n')
+        .map(last_form)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The last form of one line of output: what follows its last `\r`,
+/// other than the `\r` of a `\r\n` ending.
+fn last_form(line: &str) -> &str {
+    let line = line.strip_suffix('\r').unwrap_or(line);
+    line.rsplit('\r').next().unwrap_or(line)
 }
 
 /// How the wait for the command ended.

@@ -327,11 +327,12 @@ async fn approved_command(command: &str) -> (ScriptedServer, AgentHarness) {
 }
 
 /// A command's output reaches the screen while it runs: its latest lines,
-/// a line rewritten with `\r` in its last form; none after its result.
+/// a line rewritten with `\r` in its last form, no escape sequence's
+/// remnant; none after its result.
 /// The command waits for the test between its prints, so each is seen.
 #[tokio::test]
 async fn a_running_command_shows_its_latest_lines_as_it_prints_them() {
-    let command = "echo one; until [ -e go ]; do sleep 0.05; done; printf '10%%\\r100%%\\n'; \
+    let command = "echo one; until [ -e go ]; do sleep 0.05; done; printf '10%%\\r\\033[2K100%%\\n'; \
                    until [ -e go2 ]; do sleep 0.05; done; echo two";
     let (server, mut h) = approved_command(command).await;
     let live = |tail: &'static str| move |e: &AgentEvent| matches!(e, AgentEvent::ToolOutput { id, tail: t } if id == "x1" && t == tail);
@@ -351,9 +352,10 @@ async fn a_running_command_shows_its_latest_lines_as_it_prints_them() {
         "{events:#?}"
     );
     assert_eq!(statuses(&events), vec![ToolStatus::Ok]);
-    // The model reads the whole output, progress line as printed.
+    // The model reads the whole output as shown: the progress line in its
+    // last form, without the line erase.
     let results = tool_results(&server.requests()[1].body);
-    assert_eq!(results[0]["output"], json!("one\n10%\r100%\ntwo\n"));
+    assert_eq!(results[0]["output"], json!("one\n100%\ntwo\n"));
 }
 
 /// However much a command prints, what it shows while it runs is its

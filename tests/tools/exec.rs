@@ -58,6 +58,22 @@ async fn a_successful_command_reports_exit_code_zero_and_its_output() {
     );
 }
 
+/// The model reads the output as a terminal would show it: no colours or
+/// line erases, a line rewritten with `\r` in its last form; the count is
+/// of the bytes printed.
+#[tokio::test]
+async fn colours_and_progress_redraws_reach_the_model_as_plain_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = sh(
+        &dir,
+        r"printf '\033[1;32mok\033[0m\n 10%%\r\033[2K100%%\r\ndone\033]0;title\007\n'",
+        Duration::from_secs(10),
+    )
+    .await;
+    assert_eq!(v["output"], "ok\n100%\ndone\n");
+    assert_eq!(v["output_bytes"], 44);
+}
+
 #[tokio::test]
 async fn a_non_zero_exit_code_is_reported() {
     let dir = tempfile::tempdir().unwrap();

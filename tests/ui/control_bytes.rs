@@ -232,6 +232,65 @@ fn the_sanitiser_strips_c0_c1_and_del_but_keeps_newlines_tabs_and_text() {
     assert_eq!(strip_controls("keep\n\tthese"), "keep\n\tthese");
 }
 
+#[test]
+fn escape_sequences_are_removed_whole_and_the_text_around_them_kept() {
+    use dashfloat::safe_text::strip_escapes;
+    assert!(matches!(
+        strip_escapes("no escape ✓\r\n"),
+        std::borrow::Cow::Borrowed(_)
+    ));
+    for (printed, shown) in [
+        ("\x1b[1;32mok\x1b[0m", "ok"),
+        ("a\x1b[2Kb\x1b[?25l", "ab"),
+        ("\x1b]0;title\x07rest", "rest"),
+        ("\x1b]8;;https://x.dev\x1b\\link\x1b]8;;\x1b\\.", "link."),
+        // An unended string stops at its line's end.
+        ("\x1b]2;never ended\nnext line", "\nnext line"),
+        ("\x1bPq#0\x1b\\x\x1b_apc\x07y", "xy"),
+        ("\x1b(Bx\x1b7y\x1b=z", "xyz"),
+        // Cut short by the end of the text.
+        ("cut \x1b[3", "cut "),
+        ("cut \x1b", "cut "),
+        ("cut \x1b]0;ti", "cut "),
+        // A byte that cannot continue a sequence ends it and is kept.
+        ("\x1b[31\nkept", "\nkept"),
+        ("\x1bé", "é"),
+        // An `ESC` inside a sequence starts the next one.
+        ("\x1b\x1b[31mred", "red"),
+        ("\x1b]0;t\x1b[31mred", "red"),
+        ("é\x1b[0mü\x1b[38;5;196m中", "éü中"),
+        // Lone controls are left to `strip_controls`.
+        ("a\x07b\rc", "a\x07b\rc"),
+    ] {
+        assert_eq!(strip_escapes(printed), shown, "{printed:?}");
+    }
+}
+
+/// Every text of up to five pieces drawn from the bytes that frame
+/// sequences, and a character of two bytes: none panics (every cut is at
+/// a character boundary), none leaves an `ESC`, and text with no `ESC` is
+/// kept as it is.
+#[test]
+fn no_arrangement_of_sequence_bytes_panics_or_leaves_an_escape() {
+    use dashfloat::safe_text::strip_escapes;
+    const PIECES: [&str; 9] = ["\x1b", "[", "]", "\\", "\x07", "\n", "é", "1", "m"];
+    let mut texts = vec![String::new()];
+    for _ in 0..5 {
+        let longer: Vec<String> = texts
+            .iter()
+            .flat_map(|t| PIECES.iter().map(move |p| format!("{t}{p}")))
+            .collect();
+        for text in &longer {
+            let shown = strip_escapes(text);
+            assert!(!shown.contains('\x1b'), "{text:?} -> {shown:?}");
+            if !text.contains('\x1b') {
+                assert_eq!(shown, text.as_str());
+            }
+        }
+        texts = longer;
+    }
+}
+
 #[tokio::test]
 async fn the_session_log_holds_no_control_character() {
     let dir = tempfile::tempdir().unwrap();
