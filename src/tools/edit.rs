@@ -19,7 +19,9 @@ use super::guard::{check, content_hash};
 use super::preview::{diff, first_changed_line, heading, shown};
 use super::read::{count_lines, is_continuation};
 use super::tool::{Effect, Shown, Tool, on_blocking_pool, path_parameter};
-use super::{Parents, ToolContext, Workspace, WriteError, io_failure, resolve_for};
+use super::{
+    Parents, ToolContext, Workspace, WriteError, io_failure, missing_failure, resolve_for,
+};
 
 const TOOL: &str = EditFile::NAME;
 
@@ -310,7 +312,7 @@ fn read_target(ws: &dyn Workspace, path: &str) -> Result<EditTarget, ToolFailure
     let real = resolve_for(TOOL, ws, path)?;
     let meta = ws
         .stat(&real)
-        .map_err(|e| io_failure(TOOL, path, "edit", &e))?;
+        .map_err(|e| missing_failure(TOOL, ws, path, "edit", &e))?;
     if !meta.is_file() {
         return Err(failed(format!("{path} is not a regular file")));
     }

@@ -22,7 +22,9 @@ use super::env::{child_env, with_settings};
 use super::failure::{ToolFailure, format_duration};
 use super::read::{is_continuation, trim_partial_char, whole_chars_len};
 use super::tool::Tool;
-use super::{SpawnError, Spawned, ToolContext, Workspace, io_failure, resolve_for};
+use super::{
+    SpawnError, Spawned, ToolContext, Workspace, io_failure, missing_failure, resolve_for,
+};
 
 const TOOL: &str = ExecuteCommand::NAME;
 
@@ -188,7 +190,7 @@ pub(crate) fn working_dir(ws: &dyn Workspace, cwd: &str) -> Result<PathBuf, Tool
     let dir = resolve_for(TOOL, ws, cwd)?;
     let meta = ws
         .stat(&dir)
-        .map_err(|e| io_failure(TOOL, cwd, "run in", &e))?;
+        .map_err(|e| missing_failure(TOOL, ws, cwd, "run in", &e))?;
     if !meta.is_dir() {
         return Err(failed(format!("cwd {cwd} is not a directory")));
     }

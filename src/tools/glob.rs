@@ -19,7 +19,8 @@ use super::failure::ToolFailure;
 use super::tool::{Effect, Shown, Tool, on_blocking_pool, path_parameter};
 use super::walk;
 use super::{
-    Seen, ToolContext, Visitor, WalkError, Workspace, cannot_search, io_failure, resolve_for,
+    Seen, ToolContext, Visitor, WalkError, Workspace, cannot_search, io_failure, missing_failure,
+    resolve_for,
 };
 
 const TOOL: &str = Glob::NAME;
@@ -184,7 +185,7 @@ fn glob(
     let target = resolve_for(TOOL, ws, &call.path)?;
     let meta = ws
         .stat(&target)
-        .map_err(|e| io_failure(TOOL, &call.path, "search", &e))?;
+        .map_err(|e| missing_failure(TOOL, ws, &call.path, "search", &e))?;
     if !meta.is_dir() {
         return Err(ToolFailure::ExecutionFailed {
             tool: TOOL.to_owned(),

@@ -32,7 +32,7 @@ use super::validate::received;
 use super::walk;
 use super::{
     KnownFiles, Opener, Seen, ToolContext, Visitor, WalkError, Workspace, cannot_search,
-    io_failure, resolve_for,
+    io_failure, missing_failure, resolve_for,
 };
 
 const TOOL: &str = Grep::NAME;
@@ -558,7 +558,7 @@ fn grep(
     let target = resolve_for(TOOL, ws, &call.path)?;
     let meta = ws
         .stat(&target)
-        .map_err(|e| io_failure(TOOL, &call.path, "search", &e))?;
+        .map_err(|e| missing_failure(TOOL, ws, &call.path, "search", &e))?;
     let opener = ws
         .opener()
         .map_err(|e| io_failure(TOOL, ".", "search", &e))?;

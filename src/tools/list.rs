@@ -14,7 +14,7 @@ use crate::protocol::{FileGuard, ToolStatus};
 
 use super::failure::ToolFailure;
 use super::tool::{Effect, Shown, Tool, on_blocking_pool};
-use super::{FileKind, Listed, ToolContext, Workspace, io_failure, resolve_for};
+use super::{FileKind, Listed, ToolContext, Workspace, io_failure, missing_failure, resolve_for};
 
 const TOOL: &str = ListDirectory::NAME;
 
@@ -169,7 +169,7 @@ fn list_directory(ws: &dyn Workspace, path: &str) -> Result<ListDirectoryOutput,
     let real = resolve_for(TOOL, ws, path)?;
     let meta = ws
         .stat(&real)
-        .map_err(|e| io_failure(TOOL, path, "list", &e))?;
+        .map_err(|e| missing_failure(TOOL, ws, path, "list", &e))?;
     if !meta.is_dir() {
         return Err(ToolFailure::ExecutionFailed {
             tool: TOOL.to_owned(),

@@ -54,6 +54,7 @@ mod guard;
 mod known;
 mod list;
 mod local;
+mod locate;
 mod path_policy;
 mod preview;
 mod read;
@@ -103,6 +104,7 @@ pub use grep::{
 pub use known::{KNOWN_MAX_FILES, KnownFiles};
 pub use list::{Entry, EntryKind, LIST_MAX_ENTRIES, ListDirectory, ListDirectoryOutput};
 pub use local::LocalWorkspace;
+pub use locate::{LOCATE_MAX_FILES, LOCATE_MAX_SHOWN};
 pub use path_policy::{PATH_MAX_LINKS, PathError, resolve};
 pub use preview::{
     Judged, PREVIEW_CONTEXT_LINES, PREVIEW_MAX_LINES, PREVIEW_REVIEW_MAX_LINES, judge, preview,
@@ -243,7 +245,7 @@ fn cannot_search(tool: &str, e: &WalkError) -> ToolFailure {
 /// not found that holds a wildcard was meant as a pattern (the 1.5B sent
 /// grep `target/test_*`): the hint says which argument takes one.
 fn io_failure(tool: &str, path: &str, what: &str, e: &std::io::Error) -> ToolFailure {
-    let wildcard = path.contains(['*', '?']);
+    let wildcard = has_wildcard(path);
     let hint = match e.kind() {
         std::io::ErrorKind::NotFound if wildcard && tool == Grep::NAME => {
             "; path takes no wildcards: give the folder as path and the file pattern as include"
@@ -261,5 +263,29 @@ fn io_failure(tool: &str, path: &str, what: &str, e: &std::io::Error) -> ToolFai
     ToolFailure::ExecutionFailed {
         tool: tool.to_owned(),
         message: format!("cannot {what} {path}: {e}{hint}"),
+    }
+}
+
+/// Whether a path holds `*` or `?`: a pattern put where a path goes.
+fn has_wildcard(path: &str) -> bool {
+    path.contains(['*', '?'])
+}
+
+/// [`io_failure`] for the first look at a path a call names: when nothing
+/// is there, the hint says where in the project its name is
+/// (`locate::hint`).
+fn missing_failure(
+    tool: &str,
+    ws: &dyn Workspace,
+    path: &str,
+    what: &str,
+    e: &std::io::Error,
+) -> ToolFailure {
+    if e.kind() != std::io::ErrorKind::NotFound || has_wildcard(path) {
+        return io_failure(tool, path, what, e);
+    }
+    ToolFailure::ExecutionFailed {
+        tool: tool.to_owned(),
+        message: format!("cannot {what} {path}: {e}{}", locate::hint(ws, path)),
     }
 }

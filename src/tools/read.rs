@@ -17,7 +17,7 @@ use super::failure::ToolFailure;
 use super::preview::count;
 use super::result::head;
 use super::tool::{Effect, Shown, Tool, on_blocking_pool, path_parameter};
-use super::{KnownFiles, ToolContext, Workspace, io_failure, resolve_for};
+use super::{KnownFiles, ToolContext, Workspace, io_failure, missing_failure, resolve_for};
 
 const TOOL: &str = ReadFile::NAME;
 
@@ -225,7 +225,7 @@ fn read_file(
     let real = resolve_for(TOOL, ws, path)?;
     let meta = ws
         .stat(&real)
-        .map_err(|e| io_failure(TOOL, path, "read", &e))?;
+        .map_err(|e| missing_failure(TOOL, ws, path, "read", &e))?;
     if meta.is_dir() {
         return Err(failed(format!(
             "{path} is a directory; use list_directory to see what it holds"

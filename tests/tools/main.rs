@@ -12,6 +12,7 @@ mod confinement;
 mod env;
 mod exec;
 mod list;
+mod locate;
 mod path_fuzz;
 mod path_policy;
 mod preview;
@@ -64,6 +65,15 @@ async fn run_after_reading(root: &Path, read: &str, tool: &str, args: impl Displ
 /// after the read (previews of a replacement).
 fn seen(ctx: &ToolContext, path: &str) {
     ctx.known.record(&ctx.workspace.resolve(path).unwrap());
+}
+
+/// Writes each `(path, content)` under `root`, making directories.
+fn plant(root: &Path, files: &[(&str, &str)]) {
+    for (path, content) in files {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content).unwrap();
+    }
 }
 
 /// The names in `dir`, sorted.

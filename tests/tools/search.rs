@@ -14,17 +14,8 @@ use dashfloat::tools::{
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::Tree;
 use crate::support::{peak_rss_kib, reset_peak_rss};
-
-/// Writes each `(path, content)` under `root`, making directories.
-fn plant(root: &Path, files: &[(&str, &str)]) {
-    for (path, content) in files {
-        let path = root.join(path);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, content).unwrap();
-    }
-}
+use crate::{Tree, plant};
 
 async fn glob(root: &Path, args: Value) -> Value {
     crate::run(root, "glob", args).await
@@ -536,7 +527,7 @@ async fn a_missing_path_with_a_wildcard_says_where_a_pattern_goes() {
         (
             "read_file",
             json!({"path": "app/[id].tsx"}),
-            "; list_directory the parent to find the right name",
+            "; nothing in the project is named [id].tsx; list_directory . to see what is there",
         ),
     ] {
         let v = crate::run(dir.path(), tool, &args).await;
@@ -554,10 +545,9 @@ async fn a_missing_path_or_a_file_for_glob_says_what_to_do() {
     let v = grep(dir.path(), json!({"pattern": "x", "path": "nope"})).await;
     assert_eq!(v["code"], "execution_failed");
     assert!(
-        v["error"]
-            .as_str()
-            .unwrap()
-            .contains("list_directory the parent"),
+        v["error"].as_str().unwrap().ends_with(
+            "; nothing in the project is named nope; list_directory . to see what is there"
+        ),
         "{v}"
     );
     let v = glob(dir.path(), json!({"pattern": "*", "path": "main.rs"})).await;

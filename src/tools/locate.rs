@@ -1,0 +1,124 @@
+//! Where a path that does not exist may have been meant: the places in
+//! the project that hold its name, or else the nearest folder of it that
+//! exists. A small model guesses folders (`tests/test_app.py` for a test
+//! at the top) and, told only "not found", guesses again or lists `..`;
+//! told where the name is, it uses that. ADR 0011.
+
+use std::collections::BTreeSet;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
+
+use tokio_util::sync::CancellationToken;
+
+use super::walk;
+use super::workspace::{Seen, Visitor, Workspace};
+
+/// Files a search for a missing name looks at before it gives up: it runs
+/// before the failure is answered, so it must stay short on a large tree.
+pub const LOCATE_MAX_FILES: usize = 20_000;
+
+/// Places named in the hint; more are only said to exist.
+pub const LOCATE_MAX_SHOWN: usize = 3;
+
+/// What the failure for the missing `path` adds after its error: where in
+/// the project its name is (a file or folder of that name, case aside),
+/// or that nothing holds it, or else which folder to list.
+pub(super) fn hint(ws: &dyn Workspace, path: &str) -> String {
+    let nearest = nearest_folder(ws, path);
+    let Some(name) = Path::new(path).file_name() else {
+        return list_hint(&nearest);
+    };
+    let name_shown = name.to_string_lossy();
+    match places(ws, name) {
+        Places::Found(mut head) => {
+            let others = head.len() > LOCATE_MAX_SHOWN;
+            head.truncate(LOCATE_MAX_SHOWN);
+            let others = if others { " and elsewhere" } else { "" };
+            format!(
+                "; the project has {name_shown} at {}{others}",
+                head.join(", ")
+            )
+        }
+        Places::Nowhere => format!(
+            "; nothing in the project is named {name_shown}; list_directory {nearest} to see what is there"
+        ),
+        Places::NotSearched => list_hint(&nearest),
+    }
+}
+
+fn list_hint(nearest: &str) -> String {
+    format!("; list_directory {nearest} to find the right name")
+}
+
+/// The longest leading part of `path` that is a folder in the project, as
+/// written (`.` when none is).
+fn nearest_folder(ws: &dyn Workspace, path: &str) -> String {
+    Path::new(path)
+        .ancestors()
+        .skip(1)
+        .take_while(|folder| !folder.as_os_str().is_empty())
+        .find(|folder| {
+            ws.resolve(&folder.to_string_lossy())
+                .ok()
+                .and_then(|real| ws.stat(&real).ok())
+                .is_some_and(|meta| meta.is_dir())
+        })
+        .map_or_else(
+            || ".".to_owned(),
+            |folder| folder.to_string_lossy().into_owned(),
+        )
+}
+
+/// What a search of the project for one name found.
+enum Places {
+    /// The smallest paths holding it, one more than
+    /// [`LOCATE_MAX_SHOWN`] when there are more.
+    Found(Vec<String>),
+    /// The whole project was searched and nothing holds it.
+    Nowhere,
+    /// The search could not finish within [`LOCATE_MAX_FILES`].
+    NotSearched,
+}
+
+/// The files and folders named `name` (ASCII case aside) in the project,
+/// walked as the search tools walk it.
+fn places(ws: &dyn Workspace, name: &OsStr) -> Places {
+    let Ok(root) = ws.real_path(ws.root()) else {
+        return Places::NotSearched;
+    };
+    // The smallest distinct places seen: one that is dropped for being
+    // larger is dropped again when seen again, so the set stays exact.
+    let head = Mutex::new(BTreeSet::<PathBuf>::new());
+    let seen = AtomicUsize::new(0);
+    let stop = CancellationToken::new();
+    let walked = ws.walk(&root, &stop, &mut || {
+        Box::new(|entry: Seen<'_>| {
+            let Seen::File(real) = entry else { return };
+            if seen.fetch_add(1, Ordering::Relaxed) >= LOCATE_MAX_FILES {
+                stop.cancel();
+                return;
+            }
+            let relative = real.strip_prefix(&root).unwrap_or(real);
+            let mut head = head.lock().unwrap_or_else(PoisonError::into_inner);
+            for place in relative.ancestors().filter(|place| {
+                place.file_name().is_some_and(|own| {
+                    own.as_encoded_bytes()
+                        .eq_ignore_ascii_case(name.as_encoded_bytes())
+                })
+            }) {
+                head.insert(place.to_path_buf());
+                if head.len() > LOCATE_MAX_SHOWN + 1 {
+                    head.pop_last();
+                }
+            }
+        }) as Visitor<'_>
+    });
+    let head = head.into_inner().unwrap_or_else(PoisonError::into_inner);
+    match (walked, head.is_empty()) {
+        (Ok(()), true) => Places::Nowhere,
+        (Err(_), true) => Places::NotSearched,
+        (_, false) => Places::Found(head.iter().map(|place| walk::shown(place).0).collect()),
+    }
+}
