@@ -204,12 +204,16 @@ pub struct SessionSummary {
 pub type CallId = String;
 
 /// The person's answer to a confirmation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {
     /// `y`: run the call exactly as previewed.
     Approve,
     /// `Esc` or `n`: do not run it; the model is told it was rejected.
     Reject,
+    /// Text typed and sent instead of an answer: do not run it; the model
+    /// reads the person's words as what to do instead. At most
+    /// [`PROMPT_MAX_BYTES`].
+    Redirect(String),
 }
 
 /// How a tool call ended, as the outcome row shows it.

@@ -15,7 +15,11 @@ pub const EXCERPT_MAX_LINE_CHARS: usize = 240;
 pub fn status(outcome: &Result<ToolOutput, ToolFailure>) -> ToolStatus {
     match outcome {
         Ok(output) => output.status(),
-        Err(ToolFailure::Rejected { .. } | ToolFailure::Unattended { .. }) => ToolStatus::Rejected,
+        Err(
+            ToolFailure::Rejected { .. }
+            | ToolFailure::Redirected { .. }
+            | ToolFailure::Unattended { .. },
+        ) => ToolStatus::Rejected,
         Err(ToolFailure::Cancelled { .. }) => ToolStatus::Cancelled,
         Err(timeout @ ToolFailure::Timeout { .. }) => ToolStatus::TimedOut(timeout.to_string()),
         Err(

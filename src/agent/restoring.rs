@@ -273,8 +273,14 @@ impl Agent {
         self.emit(AgentEvent::Phase(Phase::Confirming)).await;
     }
 
-    /// The person's answer to a restore's confirmation.
+    /// The person's answer to a restore's confirmation. Words sent instead
+    /// of an answer decline what is still asked, as Esc does, and are
+    /// then the next prompt.
     pub(super) async fn restore_decided(&mut self, decision: Decision) {
+        if let Decision::Redirect(words) = decision {
+            self.cancel_restore().await;
+            return self.prompt(words).await;
+        }
         let Some(mut restoring) = self.restoring.take() else {
             return;
         };
@@ -296,7 +302,7 @@ impl Agent {
                     }
                 }
             }
-            Decision::Reject => restoring.outcomes.extend(kept(files)),
+            Decision::Reject | Decision::Redirect(_) => restoring.outcomes.extend(kept(files)),
         }
         match restoring.waiting.pop_front() {
             Some((preview, files)) => {

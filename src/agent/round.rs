@@ -392,14 +392,18 @@ impl Agent {
                 call.start(tool, guard, &self.tool_tx, &self.setup.tools);
                 self.emit(AgentEvent::Phase(Phase::Executing)).await;
             }
-            Decision::Reject => {
+            Decision::Reject | Decision::Redirect(_) => {
                 let id = call.id.clone();
                 if let Some(repeat) = &call.repeat {
                     self.repeats.reject(&repeat.key);
                 }
-                let result = ToolFailure::Rejected {
-                    tool: call.name.clone(),
-                    again: false,
+                let tool = call.name.clone();
+                let result = match decision {
+                    Decision::Redirect(words) => {
+                        self.saving.record_prompt(&words);
+                        ToolFailure::Redirected { tool, words }
+                    }
+                    _ => ToolFailure::Rejected { tool, again: false },
                 }
                 .into();
                 self.finish_call(&id, result).await;

@@ -89,6 +89,15 @@ pub enum ToolFailure {
         /// The same call was rejected before; this one was not asked.
         again: bool,
     },
+    /// The person declined the call at the confirmation prompt by writing
+    /// what to do instead.
+    #[error("the person rejected this call and wrote: \"{words}\". Do what they wrote instead")]
+    Redirected {
+        /// The tool the call named.
+        tool: String,
+        /// What the person wrote.
+        words: String,
+    },
     /// The call needed the person's approval, but no one can give it:
     /// dashfloat runs headless (`dashfloat exec`), so it was not run.
     /// ADR 0028.
@@ -135,7 +144,9 @@ impl ToolFailure {
             ToolFailure::ExecutionFailed { .. } => "execution_failed",
             ToolFailure::Timeout { .. } => "timeout",
             ToolFailure::Cancelled { .. } => "cancelled",
-            ToolFailure::Rejected { .. } | ToolFailure::Unattended { .. } => "rejected",
+            ToolFailure::Rejected { .. }
+            | ToolFailure::Redirected { .. }
+            | ToolFailure::Unattended { .. } => "rejected",
         }
     }
 
@@ -151,6 +162,7 @@ impl ToolFailure {
             | ToolFailure::Timeout { tool, .. }
             | ToolFailure::Cancelled { tool, .. }
             | ToolFailure::Rejected { tool, .. }
+            | ToolFailure::Redirected { tool, .. }
             | ToolFailure::Unattended { tool, .. } => tool,
         }
     }
@@ -189,7 +201,9 @@ impl Serialize for ToolFailure {
                     out.serialize_entry("output", output)?;
                 }
             }
-            ToolFailure::Rejected { .. } | ToolFailure::Unattended { .. } => {
+            ToolFailure::Rejected { .. }
+            | ToolFailure::Redirected { .. }
+            | ToolFailure::Unattended { .. } => {
                 out.serialize_entry("rejected", &true)?;
                 out.serialize_entry("error", &self.to_string())?;
             }

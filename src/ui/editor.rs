@@ -27,6 +27,8 @@ pub struct Editor {
     cursor: usize,
     /// The display column Up/Down aim for, kept across consecutive moves.
     goal_col: Option<usize>,
+    /// The person changed the text since it was last set or emptied.
+    typed: bool,
 }
 
 /// What the input box shows: the visible rows and where the cursor is.
@@ -127,6 +129,13 @@ impl Editor {
         self.text.is_empty()
     }
 
+    /// Whether the text holds something the person typed, pasted or
+    /// deleted since it was last set or emptied: they are writing, so a
+    /// key that would answer a question belongs to the text.
+    pub fn typing(&self) -> bool {
+        self.typed && !self.text.is_empty()
+    }
+
     /// The cursor: a byte index into [`Editor::text`] on a char boundary.
     pub fn cursor(&self) -> usize {
         self.cursor
@@ -166,13 +175,19 @@ impl Editor {
         self.insert_clean("\n")
     }
 
+    /// A change the person made: the vertical goal resets.
+    fn edited(&mut self) {
+        self.goal_col = None;
+        self.typed = true;
+    }
+
     fn insert_clean(&mut self, s: &str) -> bool {
         if (self.text.len() + s.len()) as u64 > PROMPT_MAX_BYTES {
             return false;
         }
         self.text.insert_str(self.cursor, s);
         self.cursor += s.len();
-        self.goal_col = None;
+        self.edited();
         true
     }
 
@@ -182,14 +197,14 @@ impl Editor {
         let start = self.prev_boundary(self.cursor);
         self.text.replace_range(start..self.cursor, "");
         self.cursor = start;
-        self.goal_col = None;
+        self.edited();
     }
 
     /// Deletes the character (with its combining marks) after the cursor.
     pub fn delete(&mut self) {
         let end = self.next_boundary(self.cursor);
         self.text.replace_range(self.cursor..end, "");
-        self.goal_col = None;
+        self.edited();
     }
 
     /// Moves one character left (possibly to the end of the line above).
@@ -277,7 +292,7 @@ impl Editor {
         };
         self.text.replace_range(start..self.cursor, "");
         self.cursor = start;
-        self.goal_col = None;
+        self.edited();
     }
 
     /// Deletes the whitespace-delimited word before the cursor (Ctrl+W),
@@ -295,13 +310,14 @@ impl Editor {
         };
         self.text.replace_range(start..end, "");
         self.cursor = start;
-        self.goal_col = None;
+        self.edited();
     }
 
     /// Returns the text and leaves the editor empty (on submit).
     pub fn take(&mut self) -> String {
         self.cursor = 0;
         self.goal_col = None;
+        self.typed = false;
         std::mem::take(&mut self.text)
     }
 
@@ -312,6 +328,7 @@ impl Editor {
         self.text = clean(text);
         self.cursor = self.text.len();
         self.goal_col = None;
+        self.typed = false;
     }
 
     /// Visual layout for a box `width` columns wide showing at most

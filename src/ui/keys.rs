@@ -26,7 +26,13 @@ pub const BUSY: &[&str] = &[
 ];
 
 /// Keys while a call waits for the person's answer.
-pub const CONFIRMING: &[&str] = &["y approve", "Esc/n reject", "PgUp/PgDn scroll", "^C cancel"];
+pub const CONFIRMING: &[&str] = &[
+    "y approve",
+    "Esc/n reject",
+    "type+⏎ say instead",
+    "PgUp/PgDn scroll",
+    "^C cancel",
+];
 
 /// Keys while the command popup is open.
 pub const POPUP: &[&str] = &["Tab complete", "↑↓ select", "⏎ run", "Esc close"];

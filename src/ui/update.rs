@@ -346,13 +346,29 @@ fn on_key(state: &mut State, key: KeyEvent) -> Outcome {
         && !ctrl
         && !alt
     {
+        // `y` and `n` answer only while the person is not writing: one
+        // typing ahead when the question appears must not answer it by a
+        // letter. Text put back by a rewind is not being written.
+        let typing = state.editor.typing();
+        let id = pending.id.clone();
         let decision = match key.code {
+            KeyCode::Esc => Some(Decision::Reject),
+            // A slash command runs as usual.
+            KeyCode::Enter if typing && !shift => match slash::parse(state.editor.text()) {
+                Ok(Input::Prompt(text)) if text.len() as u64 > PROMPT_MAX_BYTES => {
+                    past_the_bound(state, "shorten this one to send it");
+                    return Outcome::changed();
+                }
+                Ok(Input::Prompt(text)) => Some(redirect(state, text)),
+                _ => None,
+            },
+            KeyCode::Char(_) if typing => None,
             KeyCode::Char('y' | 'Y') if !pending.fully_seen() => {
                 state.hint = Some(Hint::new(unseen_hint(pending)));
                 return Outcome::changed();
             }
             KeyCode::Char('y' | 'Y') => Some(Decision::Approve),
-            KeyCode::Char('n' | 'N') | KeyCode::Esc => Some(Decision::Reject),
+            KeyCode::Char('n' | 'N') => Some(Decision::Reject),
             // With nothing typed, the arrows read the preview line by line.
             KeyCode::Up if state.editor.is_empty() => {
                 state.transcript.scroll_up(1);
@@ -365,7 +381,6 @@ fn on_key(state: &mut State, key: KeyEvent) -> Outcome {
             _ => None,
         };
         if let Some(decision) = decision {
-            let id = pending.id.clone();
             state.answered = state.confirm.take();
             state.phase = Phase::Executing;
             return Outcome::with(vec![Effect::Send(UiCommand::Decide { id, decision })]);
@@ -552,6 +567,16 @@ fn submit(state: &mut State) -> Outcome {
             Outcome::changed()
         }
     }
+}
+
+/// The words typed while a call waits for its answer, sent instead of
+/// one: the call is not run and the model reads them. They go into the
+/// log and the history as a prompt does.
+fn redirect(state: &mut State, text: String) -> Decision {
+    take_into_history(state);
+    state.transcript.push(EntryKind::User, text.clone());
+    state.transcript.follow();
+    Decision::Redirect(text)
 }
 
 /// Whether the agent can take a turn now; if not, the help line says why

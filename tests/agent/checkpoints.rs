@@ -15,7 +15,7 @@ use dashfloat::tools::{Analyser, EDIT_MAX_FILE_BYTES, FileState};
 use serde_json::json;
 
 use crate::support;
-use support::agent::{AgentHarness, setup, start_with, system_texts};
+use support::agent::{AgentHarness, reply_text, setup, start_with, system_texts};
 use support::server::{Reply, ScriptedServer};
 
 /// An agent in `root` that applies file changes unasked, saving into
@@ -101,7 +101,7 @@ async fn restore(
     for answer in answers {
         let (id, seen) = h.next_confirm().await;
         events.extend(seen);
-        h.decide(&id, *answer).await;
+        h.decide(&id, answer.clone()).await;
     }
     events.extend(h.turn().await);
     events
@@ -285,6 +285,44 @@ async fn a_file_changed_since_the_turn_is_refused_unless_approved_on_its_own() {
     assert_eq!(text(dir.path(), "run.sh"), "#!/bin/sh\necho mine\n");
     let notice = notice_of(&events);
     assert!(notice.contains("run.sh: left as it is"), "{notice}");
+}
+
+/// Words sent instead of an answer to a restore decline it and what is
+/// still to be asked, as Esc does, and are the next prompt.
+#[tokio::test]
+async fn words_sent_instead_of_a_restore_answer_decline_it_and_are_the_next_prompt() {
+    let dir = project();
+    let mut replies = turn_of(&[
+        edit("e1", "notes.txt", "beta", "gamma"),
+        edit("e2", "run.sh", "echo old", "echo new"),
+    ]);
+    replies.push(Reply::text(&["keeping them"]));
+    let server = ScriptedServer::start(replies).await;
+    let mut h = start(&server, dir.path(), None);
+    h.prompt("change them").await;
+    h.turn().await;
+    std::fs::write(dir.path().join("run.sh"), "#!/bin/sh\necho mine\n").unwrap();
+    h.send(UiCommand::Undo).await;
+    let (id, _) = h.next_confirm().await;
+    h.decide(
+        &id,
+        Decision::Redirect("leave the files, explain instead".into()),
+    )
+    .await;
+    let events = h.turn().await;
+    let notice = notice_of(&events);
+    assert!(
+        notice.contains("notes.txt: left as it is") && notice.contains("run.sh: left as it is"),
+        "{notice}"
+    );
+    assert_eq!(text(dir.path(), "notes.txt"), "alpha\ngamma\n");
+    let events = h.turn().await;
+    assert_eq!(reply_text(&events), "keeping them");
+    let last = last_sent(&server).pop().unwrap();
+    assert_eq!(
+        last.content.as_deref(),
+        Some("leave the files, explain instead")
+    );
 }
 
 #[tokio::test]

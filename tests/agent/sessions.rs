@@ -7,7 +7,9 @@ use std::path::Path;
 
 use dashfloat::agent::ApprovalPolicy;
 use dashfloat::llm::wire::{FunctionCall, Message, Role, ToolCallMessage};
-use dashfloat::protocol::{AgentEvent, LogItem, ReplyEnd, Severity, ToolStatus, UiCommand};
+use dashfloat::protocol::{
+    AgentEvent, Decision, LogItem, ReplyEnd, Severity, ToolStatus, UiCommand,
+};
 use dashfloat::secret::Secret;
 use dashfloat::session::{
     ID_MAX_CHARS, InvalidConversation, LOG_BYTES_MAX, LOG_ITEMS_MAX, OpenSession,
@@ -418,6 +420,77 @@ fn ids_that_could_name_other_files_are_refused() {
 }
 
 // --------------------------------------------------------------- agent --
+
+/// Words sent instead of an answer: the call does not run, the model
+/// reads them in its result as what to do instead, and the saved log
+/// keeps them as the person's, after the call's row.
+#[tokio::test]
+async fn words_sent_instead_of_an_answer_reject_the_call_and_reach_the_model() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let store = SessionStore::at(home.path().join("sessions"));
+    let server = ScriptedServer::start(vec![
+        Reply::tool_call(
+            "w1",
+            "write_file",
+            &[r#"{"path":"test_app.py","content":"assert True\n"}"#],
+        ),
+        Reply::text(&["I will fix the code"]),
+    ])
+    .await;
+    let mut h = start_saving(&server, project.path(), &store, OpenSession::New);
+    h.prompt("make the test pass").await;
+    let (id, _) = h.next_confirm().await;
+    let words = "fix the code, not the test";
+    h.decide(&id, Decision::Redirect(words.into())).await;
+    let events = h.turn().await;
+    assert!(events.contains(&AgentEvent::ToolResult {
+        id: "w1".into(),
+        status: ToolStatus::Rejected,
+        excerpt: String::new(),
+    }));
+    assert!(!project.path().join("test_app.py").exists());
+    let sent = server.requests()[1].body["messages"].clone();
+    let result: Value = serde_json::from_str(
+        sent.as_array().unwrap().last().unwrap()["content"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        result,
+        serde_json::json!({
+            "ok": false,
+            "rejected": true,
+            "error": "the person rejected this call and wrote: \"fix the code, not the test\". Do what they wrote instead",
+            "code": "rejected",
+            "tool": "write_file",
+        })
+    );
+    settled(&mut h).await;
+    let saved = store.load(&saved_ids(&store)[0]).unwrap();
+    let users: Vec<&LogItem> = saved
+        .log
+        .iter()
+        .filter(|item| matches!(item, LogItem::User(_)))
+        .collect();
+    assert_eq!(
+        users,
+        [
+            &LogItem::User("make the test pass".into()),
+            &LogItem::User(words.into())
+        ]
+    );
+    let tool_row = saved
+        .log
+        .iter()
+        .position(|item| matches!(item, LogItem::Tool { .. }));
+    let redirect = saved
+        .log
+        .iter()
+        .position(|item| item == &LogItem::User(words.into()));
+    assert!(tool_row < redirect, "{:?}", saved.log);
+}
 
 #[tokio::test]
 async fn a_session_is_saved_and_resumed_with_its_log_and_conversation() {

@@ -69,7 +69,7 @@ async fn turn_answering(h: &mut AgentHarness, decision: Decision) -> Vec<AgentEv
     loop {
         let ev = next(h).await;
         if let AgentEvent::Confirm(req) = &ev {
-            h.decide(&req.id, decision).await;
+            h.decide(&req.id, decision.clone()).await;
         }
         let done = ev == AgentEvent::TurnDone;
         events.push(ev);

@@ -592,6 +592,93 @@ fn a_preview_can_be_rejected_without_reading_it() {
     }
 }
 
+/// A person typing when a question appears keeps typing: `y` and `n` go
+/// into the text, before the question (typed ahead) or after it; Enter
+/// sends the text instead of an answer, and Esc still rejects.
+#[test]
+fn typed_text_is_never_an_answer_and_enter_sends_it_instead_of_one() {
+    let redirect = |text: &str| {
+        vec![Effect::Send(UiCommand::Decide {
+            id: "x".into(),
+            decision: Decision::Redirect(text.into()),
+        })]
+    };
+    // Typed ahead: "an" was there when the question came.
+    let mut s = state();
+    typed(&mut s, "an");
+    confirm_command(&mut s, 3);
+    s.prepare();
+    for c in "y way, not that".chars() {
+        assert!(press(&mut s, KeyCode::Char(c)).is_empty(), "{c}");
+    }
+    assert_eq!(s.editor.text(), "any way, not that");
+    assert!(s.confirm.is_some());
+    assert_eq!(press(&mut s, KeyCode::Enter), redirect("any way, not that"));
+    assert!(s.confirm.is_none());
+    assert!(s.editor.is_empty());
+    assert_eq!(s.phase, Phase::Executing);
+    let last = s.transcript.entries().last().unwrap();
+    assert_eq!(
+        (&last.kind, last.text.as_str()),
+        (&EntryKind::User, "any way, not that")
+    );
+    // Typed after it: the first letter was not an answer.
+    let mut s = state();
+    confirm_command(&mut s, 3);
+    s.prepare();
+    typed(&mut s, "fix the code, not the test");
+    assert!(s.confirm.is_some());
+    // A newline does not send it.
+    update(&mut s, key(KeyCode::Enter, KeyModifiers::SHIFT));
+    typed(&mut s, "please");
+    assert_eq!(
+        press(&mut s, KeyCode::Enter),
+        redirect("fix the code, not the test\nplease")
+    );
+    // Esc rejects and leaves the text.
+    let mut s = state();
+    confirm_command(&mut s, 3);
+    s.prepare();
+    typed(&mut s, "hmm");
+    assert_eq!(
+        press(&mut s, KeyCode::Esc),
+        vec![Effect::Send(UiCommand::Decide {
+            id: "x".into(),
+            decision: Decision::Reject,
+        })]
+    );
+    assert_eq!(s.editor.text(), "hmm");
+}
+
+/// Text the app put back (a rewound prompt) is not being written: `y` and
+/// `n` answer as on an empty input. Once the person edits it, they type.
+#[test]
+fn text_put_back_leaves_y_and_n_as_answers_until_it_is_edited() {
+    let mut s = state();
+    agent(
+        &mut s,
+        AgentEvent::Rewound {
+            text: "change the greeting".into(),
+        },
+    );
+    confirm_command(&mut s, 3);
+    s.prepare();
+    assert!(approves(&press(&mut s, KeyCode::Char('y'))));
+    assert_eq!(s.editor.text(), "change the greeting");
+    let mut s = state();
+    agent(
+        &mut s,
+        AgentEvent::Rewound {
+            text: "change the greeting".into(),
+        },
+    );
+    confirm_command(&mut s, 3);
+    s.prepare();
+    press(&mut s, KeyCode::Backspace);
+    assert!(press(&mut s, KeyCode::Char('y')).is_empty());
+    assert_eq!(s.editor.text(), "change the greetiny");
+}
+
 #[test]
 fn a_resize_shows_a_partly_read_preview_from_its_top_but_keeps_a_read_one_approvable() {
     let mut s = state();
