@@ -623,6 +623,7 @@ impl Agent {
     /// or reached its step limit.
     async fn finish_round(&mut self, round: Round) {
         let was_cancelled = round.cancelling;
+        let mut said = Vec::new();
         for call in round.calls {
             let mut result = match call.state {
                 CallState::Done(result) => result,
@@ -630,6 +631,9 @@ impl Agent {
                 // call is outstanding); answered rather than left dangling.
                 _ => cancelled(&call.name),
             };
+            if let Err(ToolFailure::Redirected { words, .. }) = &result.outcome {
+                said.push(words.clone());
+            }
             if let Some(repeat) = &call.repeat {
                 // In call order, so "see it above" holds for parallel
                 // calls too; the notice is not part of what is compared.
@@ -655,6 +659,13 @@ impl Agent {
                 });
             }
             self.conversation.push_tool_result(call.id, &result);
+        }
+        // What the person wrote instead of an answer is their message, after
+        // every result of the round, as a prompt would be; it outweighs an
+        // earlier "answer now".
+        for words in said {
+            self.conversation.push_user(words);
+            self.answer_now = false;
         }
         if was_cancelled {
             self.end_turn().await;

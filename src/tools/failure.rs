@@ -90,8 +90,9 @@ pub enum ToolFailure {
         again: bool,
     },
     /// The person declined the call at the confirmation prompt by writing
-    /// what to do instead.
-    #[error("the person rejected this call and wrote: \"{words}\". Do what they wrote instead")]
+    /// what to do instead; the words reach the model as the person's
+    /// message after the round's results.
+    #[error("{REDIRECTED}")]
     Redirected {
         /// The tool the call named.
         tool: String,
@@ -116,6 +117,9 @@ pub enum ToolFailure {
 /// What the model reads when the person rejects a call: without a next
 /// step, a small model asks for the very same call again.
 const REJECTED: &str = "the person rejected this call. Do not make the same call again: change it as they would want, or ask them what they want instead";
+/// What the model reads for a call the person rejected by writing what to
+/// do instead: their words follow as their own message.
+const REDIRECTED: &str = "the person rejected this call and wrote what to do instead in their message that follows. Do what it says";
 /// What the model reads for a call the person rejected before.
 const REJECTED_AGAIN: &str = "not run: the person already rejected this exact call since they last wrote, so it was not put to them again. Ask them what they want instead";
 
