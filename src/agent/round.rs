@@ -185,6 +185,17 @@ impl Round {
         }
     }
 
+    /// The calls not started yet: validated, being previewed or waiting
+    /// for the person.
+    fn not_started(&self) -> impl Iterator<Item = &RoundCall> {
+        self.calls.iter().filter(|c| {
+            matches!(
+                c.state,
+                CallState::Ready(_) | CallState::Previewing(..) | CallState::Confirming(..)
+            )
+        })
+    }
+
     fn confirms_total(&self) -> usize {
         self.calls.iter().filter(|c| c.needs_confirmation).count()
     }
@@ -355,14 +366,7 @@ impl Agent {
         round.cancelling = true;
         round.cancel_all();
         let waiting: Vec<(CallId, ToolResult)> = round
-            .calls
-            .iter()
-            .filter(|c| {
-                matches!(
-                    c.state,
-                    CallState::Ready(_) | CallState::Previewing(..) | CallState::Confirming(..)
-                )
-            })
+            .not_started()
             .map(|c| (c.id.clone(), cancelled(&c.name)))
             .collect();
         for (id, result) in waiting {
@@ -392,21 +396,38 @@ impl Agent {
                 call.start(tool, guard, &self.tool_tx, &self.setup.tools);
                 self.emit(AgentEvent::Phase(Phase::Executing)).await;
             }
-            Decision::Reject | Decision::Redirect(_) => {
+            Decision::Reject => {
                 let id = call.id.clone();
                 if let Some(repeat) = &call.repeat {
                     self.repeats.reject(&repeat.key);
                 }
-                let tool = call.name.clone();
-                let result = match decision {
-                    Decision::Redirect(words) => {
-                        self.saving.record_prompt(&words);
-                        ToolFailure::Redirected { tool, words }
-                    }
-                    _ => ToolFailure::Rejected { tool, again: false },
+                let result = ToolFailure::Rejected {
+                    tool: call.name.clone(),
+                    again: false,
                 }
                 .into();
                 self.finish_call(&id, result).await;
+                self.advance().await;
+            }
+            Decision::Redirect(words) => {
+                if let Some(repeat) = &call.repeat {
+                    self.repeats.reject(&repeat.key);
+                }
+                self.saving.record_prompt(&words);
+                // The rest of the reply followed the plan the person just
+                // turned down: what has not started does not run.
+                let mut answers: Vec<(CallId, ToolResult)> = round
+                    .not_started()
+                    .map(|c| {
+                        let words = (c.id == id).then(|| words.clone());
+                        let tool = c.name.clone();
+                        (c.id.clone(), ToolFailure::Redirected { tool, words }.into())
+                    })
+                    .collect();
+                answers.sort_by_key(|(call, _)| call.as_str() != id);
+                for (call, result) in answers {
+                    self.finish_call(&call, result).await;
+                }
                 self.advance().await;
             }
         }
@@ -631,7 +652,10 @@ impl Agent {
                 // call is outstanding); answered rather than left dangling.
                 _ => cancelled(&call.name),
             };
-            if let Err(ToolFailure::Redirected { words, .. }) = &result.outcome {
+            if let Err(ToolFailure::Redirected {
+                words: Some(words), ..
+            }) = &result.outcome
+            {
                 said.push(words.clone());
             }
             if let Some(repeat) = &call.repeat {

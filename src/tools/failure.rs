@@ -89,15 +89,16 @@ pub enum ToolFailure {
         /// The same call was rejected before; this one was not asked.
         again: bool,
     },
-    /// The person declined the call at the confirmation prompt by writing
-    /// what to do instead; the words reach the model as the person's
-    /// message after the round's results.
+    /// The person answered a confirmation of this reply by writing what to
+    /// do instead: the call asked about, and every call of the reply not
+    /// started by then, is not run. The words reach the model as the
+    /// person's message after the round's results.
     #[error("{REDIRECTED}")]
     Redirected {
         /// The tool the call named.
         tool: String,
-        /// What the person wrote.
-        words: String,
+        /// What the person wrote, on the call they were asked about.
+        words: Option<String>,
     },
     /// The call needed the person's approval, but no one can give it:
     /// dashfloat runs headless (`dashfloat exec`), so it was not run.
@@ -117,9 +118,9 @@ pub enum ToolFailure {
 /// What the model reads when the person rejects a call: without a next
 /// step, a small model asks for the very same call again.
 const REJECTED: &str = "the person rejected this call. Do not make the same call again: change it as they would want, or ask them what they want instead";
-/// What the model reads for a call the person rejected by writing what to
-/// do instead: their words follow as their own message.
-const REDIRECTED: &str = "the person rejected this call and wrote what to do instead in their message that follows. Do what it says";
+/// What the model reads for a call not run because the person wrote what
+/// to do instead: their words follow as their own message.
+const REDIRECTED: &str = "not run: the person turned this down and wrote what to do instead in their message that follows. Do what it says";
 /// What the model reads for a call the person rejected before.
 const REJECTED_AGAIN: &str = "not run: the person already rejected this exact call since they last wrote, so it was not put to them again. Ask them what they want instead";
 

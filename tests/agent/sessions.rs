@@ -421,10 +421,10 @@ fn ids_that_could_name_other_files_are_refused() {
 
 // --------------------------------------------------------------- agent --
 
-/// Words sent instead of an answer: the call does not run, the reply's
-/// other call is still asked, the model reads the words as the person's
-/// message after the round's results, and the saved log keeps them as the
-/// person's, after the call's row.
+/// Words sent instead of an answer: neither the call nor the rest of its
+/// reply runs, the model reads the words as the person's message after the
+/// round's results, and the saved log keeps them as the person's, after
+/// the call's row.
 #[tokio::test]
 async fn words_sent_instead_of_an_answer_reject_the_call_and_reach_the_model() {
     let home = tempfile::tempdir().unwrap();
@@ -447,37 +447,43 @@ async fn words_sent_instead_of_an_answer_reject_the_call_and_reach_the_model() {
     let (id, _) = h.next_confirm().await;
     let words = "fix the code, not the test";
     h.decide(&id, Decision::Redirect(words.into())).await;
-    // The reply's other call is still asked.
-    let (id, mut events) = h.next_confirm().await;
-    h.decide(&id, Decision::Approve).await;
-    events.extend(h.turn().await);
-    assert!(events.contains(&AgentEvent::ToolResult {
-        id: "w1".into(),
-        status: ToolStatus::Rejected,
-        excerpt: String::new(),
-    }));
+    // The reply's other call followed the plan turned down: not asked,
+    // not run.
+    let events = h.turn().await;
+    assert!(
+        !events.iter().any(|e| matches!(e, AgentEvent::Confirm(_))),
+        "{events:#?}"
+    );
+    for id in ["w1", "w2"] {
+        assert!(events.contains(&AgentEvent::ToolResult {
+            id: id.into(),
+            status: ToolStatus::Rejected,
+            excerpt: String::new(),
+        }));
+    }
     assert!(!project.path().join("test_app.py").exists());
+    assert!(!project.path().join("notes.md").exists());
     // The result says the call was not run; the words follow it as the
     // person's message.
     let sent: Vec<Message> =
         serde_json::from_value(server.requests()[1].body["messages"].clone()).unwrap();
-    let [.., result, approved, said] = sent.as_slice() else {
+    let [.., first, second, said] = sent.as_slice() else {
         panic!("{sent:?}")
     };
-    assert_eq!(approved.tool_call_id.as_deref(), Some("w2"));
-    assert!(project.path().join("notes.md").exists());
-    assert_eq!(result.role, Role::Tool);
-    let result: Value = serde_json::from_str(result.content.as_deref().unwrap()).unwrap();
-    assert_eq!(
-        result,
-        serde_json::json!({
-            "ok": false,
-            "rejected": true,
-            "error": "the person rejected this call and wrote what to do instead in their message that follows. Do what it says",
-            "code": "rejected",
-            "tool": "write_file",
-        })
-    );
+    for (result, id) in [(first, "w1"), (second, "w2")] {
+        assert_eq!(result.tool_call_id.as_deref(), Some(id));
+        let result: Value = serde_json::from_str(result.content.as_deref().unwrap()).unwrap();
+        assert_eq!(
+            result,
+            serde_json::json!({
+                "ok": false,
+                "rejected": true,
+                "error": "not run: the person turned this down and wrote what to do instead in their message that follows. Do what it says",
+                "code": "rejected",
+                "tool": "write_file",
+            })
+        );
+    }
     assert_eq!(
         (said.role, said.content.as_deref()),
         (Role::User, Some(words))
