@@ -375,15 +375,20 @@ impl Agent {
         self.advance().await;
     }
 
-    /// The person's answer to a confirmation.
+    /// The person's answer to a confirmation. Words sent for a call no
+    /// longer waiting (its turn ended meanwhile) are a prompt.
     pub(super) async fn decide(&mut self, id: &str, decision: Decision) {
         if self.restoring.as_ref().is_some_and(|r| r.asks(id)) {
             return self.restore_decided(decision).await;
         }
-        let Some(round) = self.round.as_mut() else {
-            return;
-        };
-        let Some(index) = round.position(id) else {
+        let waiting = self.round.as_mut().and_then(|round| {
+            let index = round.position(id)?;
+            matches!(round.calls[index].state, CallState::Confirming(..)).then_some((round, index))
+        });
+        let Some((round, index)) = waiting else {
+            if let Decision::Redirect(words) = decision {
+                self.prompt(words).await;
+            }
             return;
         };
         let call = &mut round.calls[index];

@@ -513,6 +513,32 @@ async fn words_sent_instead_of_an_answer_reject_the_call_and_reach_the_model() {
     assert!(tool_row < redirect, "{:?}", saved.log);
 }
 
+/// Words sent for a confirmation that no longer waits (its turn ended in
+/// the meantime) are not dropped: they are the next prompt.
+#[tokio::test]
+async fn words_sent_for_a_call_no_longer_waiting_are_a_prompt() {
+    let project = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![Reply::text(&["heard you"])]).await;
+    let mut h = start_with(setup(
+        &server.base_url(),
+        project.path(),
+        ApprovalPolicy::Ask,
+    ));
+    h.decide(
+        &"gone".to_owned(),
+        Decision::Redirect("are you there?".into()),
+    )
+    .await;
+    let events = h.turn().await;
+    assert_eq!(support::agent::reply_text(&events), "heard you");
+    let sent: Vec<Message> =
+        serde_json::from_value(server.requests()[0].body["messages"].clone()).unwrap();
+    assert_eq!(
+        sent.last().unwrap().content.as_deref(),
+        Some("are you there?")
+    );
+}
+
 #[tokio::test]
 async fn a_session_is_saved_and_resumed_with_its_log_and_conversation() {
     let home = tempfile::tempdir().unwrap();
