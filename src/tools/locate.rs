@@ -24,11 +24,11 @@ pub const LOCATE_MAX_SHOWN: usize = 3;
 
 /// What the failure for the missing `path` adds after its error: where in
 /// the project its name is (a file or folder of that name, case aside),
-/// or that nothing holds it, or else which folder to list.
+/// or that nothing the searches see holds it, or else which folder to
+/// list.
 pub(super) fn hint(ws: &dyn Workspace, path: &str) -> String {
-    let nearest = nearest_folder(ws, path);
     let Some(name) = Path::new(path).file_name() else {
-        return list_hint(&nearest);
+        return list_hint(ws, path);
     };
     let name_shown = name.to_string_lossy();
     match places(ws, name) {
@@ -42,14 +42,18 @@ pub(super) fn hint(ws: &dyn Workspace, path: &str) -> String {
             )
         }
         Places::Nowhere => format!(
-            "; nothing in the project is named {name_shown}; list_directory {nearest} to see what is there"
+            "; nothing in the project is named {name_shown} (ignored and build folders aside); list_directory {} to see what is there",
+            nearest_folder(ws, path)
         ),
-        Places::NotSearched => list_hint(&nearest),
+        Places::NotSearched => list_hint(ws, path),
     }
 }
 
-fn list_hint(nearest: &str) -> String {
-    format!("; list_directory {nearest} to find the right name")
+fn list_hint(ws: &dyn Workspace, path: &str) -> String {
+    format!(
+        "; list_directory {} to find the right name",
+        nearest_folder(ws, path)
+    )
 }
 
 /// The longest leading part of `path` that is a folder in the project, as

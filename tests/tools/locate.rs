@@ -105,15 +105,15 @@ async fn a_name_held_nowhere_names_the_nearest_folder_that_exists() {
     for (path, hint) in [
         (
             "src/missing/app.log",
-            "; nothing in the project is named app.log; list_directory src to see what is there",
+            "; nothing in the project is named app.log (ignored and build folders aside); list_directory src to see what is there",
         ),
         (
             "config/secret.env",
-            "; nothing in the project is named secret.env; list_directory . to see what is there",
+            "; nothing in the project is named secret.env (ignored and build folders aside); list_directory . to see what is there",
         ),
         (
             "./src/nope.rs",
-            "; nothing in the project is named nope.rs; list_directory ./src to see what is there",
+            "; nothing in the project is named nope.rs (ignored and build folders aside); list_directory ./src to see what is there",
         ),
     ] {
         let error = error(&project, "read_file", json!({ "path": path })).await;

@@ -145,7 +145,7 @@ fn a_command_whose_directory_is_missing_or_a_file_fails_in_its_preview() {
     assert_eq!(
         preview(&in_dir("project"), &ctx).unwrap_err().to_string(),
         "cannot run in project: No such file or directory (os error 2); \
-         nothing in the project is named project; list_directory . to see what is there"
+         nothing in the project is named project (ignored and build folders aside); list_directory . to see what is there"
     );
     assert_eq!(
         preview(&in_dir("notes.txt"), &ctx).unwrap_err().to_string(),

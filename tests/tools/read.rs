@@ -197,7 +197,7 @@ async fn a_missing_file_says_how_to_recover() {
     let v = read(&dir, r#"{"path":"nope.txt"}"#).await;
     assert_eq!(v["code"], "execution_failed");
     assert!(v["error"].as_str().unwrap().ends_with(
-        "; nothing in the project is named nope.txt; list_directory . to see what is there"
+        "; nothing in the project is named nope.txt (ignored and build folders aside); list_directory . to see what is there"
     ));
 }
 

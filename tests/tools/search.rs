@@ -527,7 +527,7 @@ async fn a_missing_path_with_a_wildcard_says_where_a_pattern_goes() {
         (
             "read_file",
             json!({"path": "app/[id].tsx"}),
-            "; nothing in the project is named [id].tsx; list_directory . to see what is there",
+            "; nothing in the project is named [id].tsx (ignored and build folders aside); list_directory . to see what is there",
         ),
     ] {
         let v = crate::run(dir.path(), tool, &args).await;
@@ -546,7 +546,7 @@ async fn a_missing_path_or_a_file_for_glob_says_what_to_do() {
     assert_eq!(v["code"], "execution_failed");
     assert!(
         v["error"].as_str().unwrap().ends_with(
-            "; nothing in the project is named nope; list_directory . to see what is there"
+            "; nothing in the project is named nope (ignored and build folders aside); list_directory . to see what is there"
         ),
         "{v}"
     );
