@@ -347,6 +347,32 @@ fn esc_rejects_an_edit_and_the_file_is_unchanged() {
     assert!(session.wait_exit(WAIT).expect("no exit").success());
 }
 
+/// Typing at a confirmation: `y` and `n` in the words are letters, and
+/// Enter sends the words to the model instead of an answer.
+#[test]
+fn words_typed_at_a_confirmation_reject_the_edit_and_reach_the_model() {
+    let server =
+        ScriptedServer::start_blocking(vec![edit_reply(), Reply::text(&["Saying hi instead."])]);
+    let (mut session, dir) = spawn_in_project(&server);
+    session.send(b"change the greeting\r");
+    session.wait_for("Confirm (1 of 1)", WAIT).unwrap();
+    session.send(b"say hi, not goodbye, nor anything");
+    session.wait_for("nor anything", WAIT).unwrap();
+    assert!(session.screen_text().contains("Confirm (1 of 1)"));
+    session.send(b"\r");
+    session.wait_for("Saying hi instead.", WAIT).unwrap();
+    assert!(session.screen_text().contains("→ rejected"));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("greet.txt")).unwrap(),
+        "hello world\n"
+    );
+    let sent = &server.requests()[1].body["messages"];
+    assert_eq!(sent[4]["role"], "user", "{sent}");
+    assert_eq!(sent[4]["content"], "say hi, not goodbye, nor anything");
+    session.send(b"\x04");
+    assert!(session.wait_exit(WAIT).expect("no exit").success());
+}
+
 /// A dashfloat whose approved `sleep 30` is running: the server (kept
 /// alive), the session, the project and the command's shell pid.
 fn a_command_running() -> (ScriptedServer, PtySession, tempfile::TempDir, i32) {
