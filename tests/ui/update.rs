@@ -654,26 +654,18 @@ fn typed_text_is_never_an_answer_and_enter_sends_it_instead_of_one() {
 /// `n` answer as on an empty input. Once the person edits it, they type.
 #[test]
 fn text_put_back_leaves_y_and_n_as_answers_until_it_is_edited() {
-    let mut s = state();
-    agent(
-        &mut s,
-        AgentEvent::Rewound {
-            text: "change the greeting".into(),
-        },
-    );
-    confirm_command(&mut s, 3);
-    s.prepare();
+    let rewound_then_asked = || {
+        let mut s = state();
+        let text = "change the greeting".into();
+        agent(&mut s, AgentEvent::Rewound { text });
+        confirm_command(&mut s, 3);
+        s.prepare();
+        s
+    };
+    let mut s = rewound_then_asked();
     assert!(approves(&press(&mut s, KeyCode::Char('y'))));
     assert_eq!(s.editor.text(), "change the greeting");
-    let mut s = state();
-    agent(
-        &mut s,
-        AgentEvent::Rewound {
-            text: "change the greeting".into(),
-        },
-    );
-    confirm_command(&mut s, 3);
-    s.prepare();
+    let mut s = rewound_then_asked();
     press(&mut s, KeyCode::Backspace);
     assert!(press(&mut s, KeyCode::Char('y')).is_empty());
     assert_eq!(s.editor.text(), "change the greetiny");
