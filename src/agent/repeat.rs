@@ -1,5 +1,6 @@
 //! The exact-repeat detector (ADR 0015): small models often make the
-//! same call again and again. When one canonical (name, arguments) pair is
+//! same call again and again. When one canonical call (as validated, its
+//! path in a normal form; else its name and sorted arguments) is
 //! seen for the 3rd, 5th and 8th time in a session, an advisory notice goes
 //! into that call's result; when a repeat gives the very result the call
 //! gave before, the model is told it is unchanged instead of reading it
@@ -12,6 +13,7 @@ use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
 use crate::llm::tool_calls::call_key;
+use crate::tools;
 
 /// The repeat counts at which a notice is added.
 pub const REPEAT_THRESHOLDS: [u32; 3] = [3, 5, 8];
@@ -81,7 +83,12 @@ impl RepeatDetector {
         if self.counts.len() >= REPEAT_MAX_KEYS {
             self.counts.clear();
         }
-        let key = call_key(name, arguments);
+        // The validated call when there is one: `{}` and `{"path": "./"}`
+        // are one listing of the project.
+        let key = match tools::validate(name, arguments) {
+            Ok(call) => call.canonical(),
+            Err(_) => call_key(name, arguments),
+        };
         let seen = self.counts.entry(key.clone()).or_default();
         seen.count += 1;
         let n = seen.count;

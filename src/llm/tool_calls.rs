@@ -473,7 +473,7 @@ fn kind_of(value: &Value) -> &'static str {
 /// arguments however they were written: object keys are sorted at every
 /// level, so `{"a":1,"b":2}` and `{"b":2, "a":1}` are one call. Arguments
 /// that are not JSON are compared as they are, trimmed. The repeat
-/// detector counts calls by it (ADR 0015).
+/// detector counts the calls that do not validate by it (ADR 0015).
 pub fn call_key(name: &str, arguments: &str) -> String {
     match serde_json::from_str::<Value>(arguments) {
         Ok(value) => key_of(name, &value),

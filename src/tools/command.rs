@@ -177,6 +177,10 @@ impl Tool for ExecuteCommand {
         }
     }
 
+    fn place_mut(&mut self) -> &mut String {
+        &mut self.cwd
+    }
+
     /// The directory, the time limit and every line of the command.
     fn preview(&self, ctx: &ToolContext) -> Result<Preview, ToolFailure> {
         working_dir(ctx.workspace.as_ref(), &self.cwd)?;

@@ -244,6 +244,10 @@ impl Tool for EditFile {
         self.path.clone()
     }
 
+    fn place_mut(&mut self) -> &mut String {
+        &mut self.path
+    }
+
     fn written_path(&self) -> Option<&str> {
         Some(&self.path)
     }

@@ -153,6 +153,10 @@ impl Tool for Glob {
         }
     }
 
+    fn place_mut(&mut self) -> &mut String {
+        &mut self.path
+    }
+
     async fn run(
         &self,
         ctx: &ToolContext,

@@ -266,6 +266,10 @@ impl Tool for Grep {
         summary
     }
 
+    fn place_mut(&mut self) -> &mut String {
+        &mut self.path
+    }
+
     async fn run(
         &self,
         ctx: &ToolContext,

@@ -154,6 +154,10 @@ impl Tool for ListDirectory {
         self.path.clone()
     }
 
+    fn place_mut(&mut self) -> &mut String {
+        &mut self.path
+    }
+
     async fn run(
         &self,
         ctx: &ToolContext,

@@ -187,6 +187,10 @@ impl Tool for ReadFile {
         )
     }
 
+    fn place_mut(&mut self) -> &mut String {
+        &mut self.path
+    }
+
     async fn run(
         &self,
         ctx: &ToolContext,

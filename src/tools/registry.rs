@@ -88,6 +88,19 @@ macro_rules! registry {
                 }
             }
 
+            /// The call as the repeat detector compares it (ADR 0015): its
+            /// typed arguments with defaults filled in, whatever their order
+            /// or spacing, and its path in a normal form (`./src/` is
+            /// `src`, `./` and a left-out path are `.`).
+            pub fn canonical(&self) -> String {
+                let mut call = self.clone();
+                let place = match &mut call {
+                    $(ToolCall::$variant(call) => call.place_mut(),)+
+                };
+                *place = normal_place(place);
+                format!("{call:?}")
+            }
+
             fn written_path(&self) -> Option<&str> {
                 match self {
                     $(ToolCall::$variant(call) => call.written_path(),)+
@@ -175,6 +188,21 @@ impl ToolCall {
                 .resolve(path)
                 .is_ok_and(|real| ctx.workspace.in_git(&real))
         })
+    }
+}
+
+/// A path with its `.` parts and doubled or trailing separators left out,
+/// `.` when nothing is left; `..` parts stay, as what they name depends on
+/// links.
+fn normal_place(place: &str) -> String {
+    let parts: Vec<&str> = place
+        .split('/')
+        .filter(|part| !part.is_empty() && *part != ".")
+        .collect();
+    match (place.starts_with('/'), parts.is_empty()) {
+        (true, _) => format!("/{}", parts.join("/")),
+        (false, true) => ".".to_owned(),
+        (false, false) => parts.join("/"),
     }
 }
 

@@ -63,6 +63,10 @@ pub trait Tool:
     /// The call in brief, for its row in the log: `src/main.rs:120-180`.
     fn summary(&self) -> String;
 
+    /// The path the call reads, writes, lists, searches or runs in, as the
+    /// model gave it: what the repeat detector puts in a normal form.
+    fn place_mut(&mut self) -> &mut String;
+
     /// The file the call writes, as the model gave it, so the approval
     /// policy can see whether it lands in `.git`.
     fn written_path(&self) -> Option<&str> {

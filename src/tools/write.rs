@@ -91,6 +91,10 @@ impl Tool for WriteFile {
         )
     }
 
+    fn place_mut(&mut self) -> &mut String {
+        &mut self.path
+    }
+
     fn written_path(&self) -> Option<&str> {
         Some(&self.path)
     }

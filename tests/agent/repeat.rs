@@ -30,6 +30,49 @@ fn key_order_and_spacing_do_not_make_a_different_call() {
     assert!(third.contains("3 times"), "{third}");
 }
 
+/// The 1.5B alternated `list_directory .` and `./`, which counted apart
+/// and put the notices off. A call is compared as validated: defaults
+/// filled in and its path in a normal form.
+#[test]
+fn one_place_written_differently_is_one_call() {
+    for (tool, forms) in [
+        (
+            "list_directory",
+            [r#"{}"#, r#"{"path":"./"}"#, r#"{"path":"."}"#],
+        ),
+        (
+            "read_file",
+            [
+                r#"{"path":"./src/a.rs"}"#,
+                r#"{"path":"src//a.rs"}"#,
+                r#"{"path":"src/./a.rs","offset":1}"#,
+            ],
+        ),
+        (
+            "execute_command",
+            [
+                r#"{"command":"ls"}"#,
+                r#"{"command":"ls","cwd":"./"}"#,
+                r#"{"cwd":".","command":"ls"}"#,
+            ],
+        ),
+    ] {
+        let mut d = RepeatDetector::default();
+        let notices: Vec<bool> = forms
+            .iter()
+            .map(|args| d.record(tool, args).notice.is_some())
+            .collect();
+        assert_eq!(notices, [false, false, true], "{tool} {forms:?}");
+    }
+    // `..` stays: what it names depends on links.
+    let mut d = RepeatDetector::default();
+    let keys: Vec<String> = [r#"{"path":"a/../b"}"#, r#"{"path":"b"}"#]
+        .iter()
+        .map(|args| d.record("read_file", args).key)
+        .collect();
+    assert_ne!(keys[0], keys[1]);
+}
+
 #[test]
 fn different_arguments_or_tools_count_apart() {
     let mut d = RepeatDetector::default();

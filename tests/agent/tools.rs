@@ -194,9 +194,14 @@ async fn a_call_the_person_rejected_is_not_put_to_them_again_until_they_write() 
         call(
             "c2",
             "execute_command",
-            json!({"command": "python3 test_stats.py", "cwd": "."}),
+            json!({"command": "python3 test_stats.py -v"}),
         ),
-        call("c3", "execute_command", args.clone()),
+        // The first call again, its default written out.
+        call(
+            "c3",
+            "execute_command",
+            json!({"command": "python3 test_stats.py", "cwd": "./"}),
+        ),
         Reply::text(&["I will not run it."]),
     ])
     .await;
@@ -220,7 +225,7 @@ async fn a_call_the_person_rejected_is_not_put_to_them_again_until_they_write() 
     );
     assert!(
         system_texts(&events).iter().any(|t| t
-            == "not asked again: you rejected this same call (execute_command python3 test_stats.py) since your last message"),
+            == "not asked again: you rejected this same call (execute_command python3 test_stats.py (in ./)) since your last message"),
         "{:#?}",
         system_texts(&events)
     );
