@@ -260,8 +260,9 @@ impl Conversation {
 
     /// The messages with the tools offered in the system prompt, each
     /// call written in `syntax` and each run of results as one user
-    /// message in its result format, which ends with the ask to answer
-    /// when `answer_now` (so roles still alternate). Derived afresh for
+    /// message in its result format, with the person's words that follow
+    /// it, and ending with the ask to answer when `answer_now` (so roles
+    /// still alternate). Derived afresh for
     /// every request from the canonical messages, so it is the same bytes
     /// each time.
     fn prompted(
@@ -299,7 +300,10 @@ impl Conversation {
                         .map_or("the tool", |c| c.name.as_str());
                     push_user_text(&mut out, &syntax.write_result(name, text), after_result);
                 }
-                Role::User | Role::Assistant => out.push(message.clone()),
+                // The person's words after results (sent instead of an
+                // answer, or after a cancelled round) join them.
+                Role::User => push_user_text(&mut out, text, after_result),
+                Role::Assistant => out.push(message.clone()),
             }
             after_result = is_result;
         }

@@ -495,7 +495,7 @@ impl Agent {
         if self.busy() {
             self.system(
                 Severity::Notice,
-                "the agent is still busy; that prompt was not sent",
+                "the agent is still busy; that prompt was not sent (↑ in the input brings it back)",
             )
             .await;
             return;
@@ -515,18 +515,30 @@ impl Agent {
             self.emit(AgentEvent::TurnDone).await;
             return;
         }
+        self.saving.record_prompt(&text);
+        self.run_prompt(text).await;
+    }
+
+    /// Runs a turn for the person's words, already in the saved log.
+    async fn run_prompt(&mut self, text: String) {
         self.setup
             .log
             .line(|| format!("prompt: {} bytes", text.len()));
+        self.take_words(text);
+        self.save().await;
+        self.next_request().await;
+    }
+
+    /// The person's words join the conversation, and a turn starts for
+    /// them: the repeat counts, the answer-now flag and the step count
+    /// start again, and the checkpoints begin a turn (what rewind undoes).
+    fn take_words(&mut self, text: String) {
         self.repeats.reset();
         self.answer_now = false;
         self.steps = 0;
         self.wall_retried = false;
-        self.saving.record_prompt(&text);
         self.setup.tools.checkpoints.lock().begin_turn();
         self.conversation.push_user(text);
-        self.save().await;
-        self.next_request().await;
     }
 
     async fn cancel(&mut self) {

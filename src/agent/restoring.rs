@@ -278,8 +278,10 @@ impl Agent {
     /// then the next prompt.
     pub(super) async fn restore_decided(&mut self, decision: Decision) {
         if let Decision::Redirect(words) = decision {
+            // Saved where the screen shows them: before the restore's report.
+            self.saving.record_prompt(&words);
             self.cancel_restore().await;
-            return self.prompt(words).await;
+            return self.run_prompt(words).await;
         }
         let Some(mut restoring) = self.restoring.take() else {
             return;

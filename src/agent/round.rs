@@ -690,11 +690,9 @@ impl Agent {
             self.conversation.push_tool_result(call.id, &result);
         }
         // What the person wrote instead of an answer is their message, after
-        // every result of the round, as a prompt would be; it outweighs an
-        // earlier "answer now".
+        // every result of the round, and starts a turn as a prompt does.
         for words in said {
-            self.conversation.push_user(words);
-            self.answer_now = false;
+            self.take_words(words);
         }
         if was_cancelled {
             self.end_turn().await;

@@ -7,6 +7,7 @@
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::process::ExitStatus;
+use std::sync::Arc;
 use std::time::Duration;
 
 use nix::sys::signal::Signal;
@@ -21,7 +22,7 @@ use super::command::{ExecuteCommand, ExecuteCommandOutput};
 use super::env::{child_env, with_settings};
 use super::failure::{ToolFailure, format_duration};
 use super::read::{is_continuation, trim_partial_char, whole_chars_len};
-use super::tool::Tool;
+use super::tool::{Tool, on_blocking_pool};
 use super::{
     SpawnError, Spawned, ToolContext, Workspace, io_failure, missing_failure, resolve_for,
 };
@@ -158,9 +159,10 @@ fn as_shown(output: &str) -> String {
 }
 
 /// The last form of one line of output: what follows its last `\r`,
-/// other than the `\r` of a `\r\n` ending.
+/// other than the `\r`s that end it (`\r\n`, or `\r\r\n` from a line
+/// ending translated twice).
 fn last_form(line: &str) -> &str {
-    let line = line.strip_suffix('\r').unwrap_or(line);
+    let line = line.trim_end_matches('\r');
     line.rsplit('\r').next().unwrap_or(line)
 }
 
@@ -210,14 +212,13 @@ pub(crate) async fn execute_command(
     ctx: &ToolContext,
     cancel: &CancellationToken,
 ) -> Result<ExecuteCommandOutput, ToolFailure> {
-    if cancel.is_cancelled() {
-        return Err(ToolFailure::Cancelled {
-            tool: TOOL.to_owned(),
-            output: None,
-        });
-    }
+    // A missing `cwd` walks the project for its name: not on this thread.
+    // Cancelled already, nothing starts.
+    let dir = {
+        let (ws, cwd) = (Arc::clone(&ctx.workspace), cwd.to_owned());
+        on_blocking_pool(TOOL, cancel, move || working_dir(ws.as_ref(), &cwd)).await?
+    };
     let ws = ctx.workspace.as_ref();
-    let dir = working_dir(ws, cwd)?;
     let env = with_settings(
         child_env(std::env::vars_os(), &ctx.secret_vars, &ctx.pass_env),
         env,

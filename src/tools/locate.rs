@@ -77,7 +77,7 @@ fn nearest_folder(ws: &dyn Workspace, path: &str) -> String {
 
 /// What a search of the project for one name found.
 enum Places {
-    /// The smallest paths holding it, one more than
+    /// The shallowest paths holding it, one more than
     /// [`LOCATE_MAX_SHOWN`] when there are more.
     Found(Vec<String>),
     /// The whole project was searched and nothing holds it.
@@ -92,9 +92,11 @@ fn places(ws: &dyn Workspace, name: &OsStr) -> Places {
     let Ok(root) = ws.real_path(ws.root()) else {
         return Places::NotSearched;
     };
-    // The smallest distinct places seen: one that is dropped for being
-    // larger is dropped again when seen again, so the set stays exact.
-    let head = Mutex::new(BTreeSet::<PathBuf>::new());
+    // The first distinct places seen, the shallowest first (a top-level
+    // `conftest.py` before `a_pkg/conftest.py`): one that is dropped for
+    // coming later is dropped again when seen again, so the set stays
+    // exact.
+    let head = Mutex::new(BTreeSet::<(usize, PathBuf)>::new());
     let seen = AtomicUsize::new(0);
     let stop = CancellationToken::new();
     let walked = ws.walk(&root, &stop, &mut || {
@@ -112,7 +114,7 @@ fn places(ws: &dyn Workspace, name: &OsStr) -> Places {
                         .eq_ignore_ascii_case(name.as_encoded_bytes())
                 })
             }) {
-                head.insert(place.to_path_buf());
+                head.insert((place.components().count(), place.to_path_buf()));
                 if head.len() > LOCATE_MAX_SHOWN + 1 {
                     head.pop_last();
                 }
@@ -123,6 +125,6 @@ fn places(ws: &dyn Workspace, name: &OsStr) -> Places {
     match (walked, head.is_empty()) {
         (Ok(()), true) => Places::Nowhere,
         (Err(_), true) => Places::NotSearched,
-        (_, false) => Places::Found(head.iter().map(|place| walk::shown(place).0).collect()),
+        (_, false) => Places::Found(head.iter().map(|(_, place)| walk::shown(place).0).collect()),
     }
 }

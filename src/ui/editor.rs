@@ -9,6 +9,7 @@
 
 use std::borrow::Cow;
 use std::collections::VecDeque;
+use std::ops::Range;
 
 use unicode_segmentation::UnicodeSegmentation;
 
@@ -175,36 +176,37 @@ impl Editor {
         self.insert_clean("\n")
     }
 
-    /// A change the person made: the vertical goal resets.
-    fn edited(&mut self) {
-        self.goal_col = None;
-        self.typed = true;
-    }
-
+    /// Inserts at the cursor, a change the person made unless `s` is
+    /// empty; whether it went in, as [`Editor::insert_char`].
     fn insert_clean(&mut self, s: &str) -> bool {
         if (self.text.len() + s.len()) as u64 > PROMPT_MAX_BYTES {
             return false;
         }
         self.text.insert_str(self.cursor, s);
         self.cursor += s.len();
-        self.edited();
+        self.goal_col = None;
+        self.typed |= !s.is_empty();
         true
+    }
+
+    /// Removes `range` of the text, the cursor at its start: a change the
+    /// person made unless the range is empty (Backspace at the start).
+    fn remove(&mut self, range: Range<usize>) {
+        self.cursor = range.start;
+        self.goal_col = None;
+        self.typed |= !range.is_empty();
+        self.text.replace_range(range, "");
     }
 
     /// Deletes the character (with its combining marks) before the cursor;
     /// at a line start this joins the line to the one above.
     pub fn backspace(&mut self) {
-        let start = self.prev_boundary(self.cursor);
-        self.text.replace_range(start..self.cursor, "");
-        self.cursor = start;
-        self.edited();
+        self.remove(self.prev_boundary(self.cursor)..self.cursor);
     }
 
     /// Deletes the character (with its combining marks) after the cursor.
     pub fn delete(&mut self) {
-        let end = self.next_boundary(self.cursor);
-        self.text.replace_range(self.cursor..end, "");
-        self.edited();
+        self.remove(self.cursor..self.next_boundary(self.cursor));
     }
 
     /// Moves one character left (possibly to the end of the line above).
@@ -290,9 +292,7 @@ impl Editor {
         } else {
             start
         };
-        self.text.replace_range(start..self.cursor, "");
-        self.cursor = start;
-        self.edited();
+        self.remove(start..self.cursor);
     }
 
     /// Deletes the whitespace-delimited word before the cursor (Ctrl+W),
@@ -308,9 +308,7 @@ impl Editor {
                 .trim_end_matches(|c: char| !c.is_whitespace())
                 .len()
         };
-        self.text.replace_range(start..end, "");
-        self.cursor = start;
-        self.edited();
+        self.remove(start..end);
     }
 
     /// Returns the text and leaves the editor empty (on submit).
@@ -321,14 +319,22 @@ impl Editor {
         std::mem::take(&mut self.text)
     }
 
-    /// Replaces the text (history recall, a prompt put back), cursor at
-    /// the end. Never cut, even past [`PROMPT_MAX_BYTES`]: the text is the
+    /// Replaces the text with what the app puts back (a rewound prompt, one
+    /// that could not be delivered), cursor at the end; the person has not
+    /// written it. Never cut, even past [`PROMPT_MAX_BYTES`]: the text is the
     /// person's, and it is not sent until they shorten it.
     pub fn set(&mut self, text: &str) {
         self.text = clean(text);
         self.cursor = self.text.len();
         self.goal_col = None;
         self.typed = false;
+    }
+
+    /// Replaces the text with one the person chose (from the history, a
+    /// completion), cursor at the end: it counts as written.
+    pub fn choose(&mut self, text: &str) {
+        self.set(text);
+        self.typed = true;
     }
 
     /// Visual layout for a box `width` columns wide showing at most

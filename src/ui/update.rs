@@ -169,7 +169,8 @@ fn past_the_bound(state: &mut State, what: &str) {
 
 /// Tells the person a command went nowhere. An undelivered prompt goes
 /// back into the input, and no turn runs; an undelivered answer to a
-/// confirmation puts the confirmation back, to be answered again.
+/// confirmation puts the confirmation back, to be answered again, and
+/// words sent instead of one back into the input.
 fn undelivered(state: &mut State, command: UiCommand, why: SendFailure) {
     match command {
         UiCommand::Prompt { text } => {
@@ -178,9 +179,15 @@ fn undelivered(state: &mut State, command: UiCommand, why: SendFailure) {
         }
         UiCommand::Compact { .. } => state.phase = Phase::Idle,
         UiCommand::ListSessions { .. } => state.pick_sessions = false,
-        UiCommand::Decide { id, .. } if state.answered.as_ref().is_some_and(|a| a.id == id) => {
+        UiCommand::Decide { id, decision }
+            if state.answered.as_ref().is_some_and(|a| a.id == id) =>
+        {
             state.confirm = state.answered.take();
             state.phase = Phase::Confirming;
+            // Words sent instead of an answer go back to be sent again.
+            if let Decision::Redirect(words) = decision {
+                state.editor.choose(&words);
+            }
         }
         _ => {}
     }
@@ -349,19 +356,10 @@ fn on_key(state: &mut State, key: KeyEvent) -> Outcome {
         // `y` and `n` answer only while the person is not writing: one
         // typing ahead when the question appears must not answer it by a
         // letter. Text put back by a rewind is not being written.
+        // Enter sends what is written instead of an answer ([`submit`]).
         let typing = state.editor.typing();
-        let id = pending.id.clone();
         let decision = match key.code {
             KeyCode::Esc => Some(Decision::Reject),
-            // A slash command runs as usual.
-            KeyCode::Enter if typing && !shift => match slash::parse(state.editor.text()) {
-                Ok(Input::Prompt(text)) if text.len() as u64 > PROMPT_MAX_BYTES => {
-                    past_the_bound(state, "shorten this one to send it");
-                    return Outcome::changed();
-                }
-                Ok(Input::Prompt(text)) => Some(redirect(state, text)),
-                _ => None,
-            },
             KeyCode::Char(_) if typing => None,
             KeyCode::Char('y' | 'Y') if !pending.fully_seen() => {
                 state.hint = Some(Hint::new(unseen_hint(pending)));
@@ -381,9 +379,7 @@ fn on_key(state: &mut State, key: KeyEvent) -> Outcome {
             _ => None,
         };
         if let Some(decision) = decision {
-            state.answered = state.confirm.take();
-            state.phase = Phase::Executing;
-            return Outcome::with(vec![Effect::Send(UiCommand::Decide { id, decision })]);
+            return answer(state, decision);
         }
     }
     if !ctrl
@@ -436,7 +432,7 @@ fn on_key(state: &mut State, key: KeyEvent) -> Outcome {
             if !state.editor.move_up() {
                 let current = state.editor.text().to_string();
                 if let Some(entry) = state.history.prev(&current).map(str::to_string) {
-                    state.editor.set(&entry);
+                    state.editor.choose(&entry);
                 }
             }
         }
@@ -444,7 +440,7 @@ fn on_key(state: &mut State, key: KeyEvent) -> Outcome {
             if !state.editor.move_down()
                 && let Some(entry) = state.history.next().map(str::to_string)
             {
-                state.editor.set(&entry);
+                state.editor.choose(&entry);
             }
         }
         KeyCode::Home if ctrl || state.editor.is_empty() => state.transcript.scroll_to_top(),
@@ -473,7 +469,7 @@ fn popup_key(state: &mut State, code: KeyCode) -> Option<Outcome> {
         _ => return None,
     };
     if let Some(input) = input {
-        state.editor.set(&input);
+        state.editor.choose(&input);
     }
     Some(Outcome::changed())
 }
@@ -550,12 +546,13 @@ fn quit(state: &mut State) -> Outcome {
 /// cannot be read is an error entry and never reaches the model.
 fn submit(state: &mut State) -> Outcome {
     if let Some(command) = state.completion.selected() {
-        state.editor.set(&format!("/{}", command.name));
+        state.editor.choose(&format!("/{}", command.name));
     }
     if state.editor.text().trim().is_empty() {
         return Outcome::default();
     }
     match slash::parse(state.editor.text()) {
+        Ok(Input::Prompt(text)) if state.confirm.is_some() => redirect(state, text),
         Ok(Input::Prompt(text)) => send_prompt(state, text),
         Ok(Input::Command(command)) => run_command(state, command),
         Err(why) => {
@@ -569,14 +566,29 @@ fn submit(state: &mut State) -> Outcome {
     }
 }
 
-/// The words typed while a call waits for its answer, sent instead of
+/// The words written while a call waits for its answer, sent instead of
 /// one: the call is not run and the model reads them. They go into the
 /// log and the history as a prompt does.
-fn redirect(state: &mut State, text: String) -> Decision {
+fn redirect(state: &mut State, text: String) -> Outcome {
+    if text.len() as u64 > PROMPT_MAX_BYTES {
+        past_the_bound(state, "shorten this one to send it");
+        return Outcome::changed();
+    }
     take_into_history(state);
     state.transcript.push(EntryKind::User, text.clone());
     state.transcript.follow();
-    Decision::Redirect(text)
+    answer(state, Decision::Redirect(text))
+}
+
+/// Sends the answer to the confirmation shown, which is then answered.
+fn answer(state: &mut State, decision: Decision) -> Outcome {
+    let Some(pending) = state.confirm.take() else {
+        return Outcome::default();
+    };
+    let id = pending.id.clone();
+    state.answered = Some(pending);
+    state.phase = Phase::Executing;
+    Outcome::with(vec![Effect::Send(UiCommand::Decide { id, decision })])
 }
 
 /// Whether the agent can take a turn now; if not, the help line says why

@@ -325,6 +325,50 @@ async fn words_sent_instead_of_a_restore_answer_decline_it_and_are_the_next_prom
     );
 }
 
+/// Words sent instead of an answer start a turn of their own: rewinding
+/// to them undoes what the model did after them.
+#[tokio::test]
+async fn words_sent_instead_of_an_answer_are_a_prompt_rewind_returns_to() {
+    let dir = project();
+    let asked = run("c1", "true");
+    let edited = edit("e1", "notes.txt", "beta", "gamma");
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[(&asked.0, &asked.1, &asked.2)]),
+        Reply::tool_calls(&[(&edited.0, &edited.1, &edited.2)]),
+        Reply::text(&["done"]),
+    ])
+    .await;
+    // Auto-edit: the command asks, the edit does not.
+    let mut h = start(&server, dir.path(), None);
+    h.prompt("first").await;
+    let (id, _) = h.next_confirm().await;
+    let words = "edit the notes instead";
+    h.decide(&id, Decision::Redirect(words.into())).await;
+    h.turn().await;
+    assert_eq!(text(dir.path(), "notes.txt"), "alpha\ngamma\n");
+    h.send(UiCommand::ListPrompts).await;
+    let listed = h.turn().await;
+    assert!(
+        listed.contains(&AgentEvent::Prompts {
+            list: vec!["first".into(), words.into()]
+        }),
+        "{listed:?}"
+    );
+    let events = restore(
+        &mut h,
+        UiCommand::Rewind { prompt: 1 },
+        &[Decision::Approve],
+    )
+    .await;
+    assert!(
+        events.contains(&AgentEvent::Rewound { text: words.into() }),
+        "{events:?}"
+    );
+    let shown = previews(&events);
+    assert!(shown[0].contains("restore notes.txt"), "{shown:?}");
+    assert_eq!(text(dir.path(), "notes.txt"), "alpha\nbeta\n");
+}
+
 #[tokio::test]
 async fn a_changed_file_is_overwritten_only_with_its_own_approval() {
     let dir = project();

@@ -66,12 +66,12 @@ async fn colours_and_progress_redraws_reach_the_model_as_plain_lines() {
     let dir = tempfile::tempdir().unwrap();
     let v = sh(
         &dir,
-        r"printf '\033[1;32mok\033[0m\n 10%%\r\033[2K100%%\r\ndone\033]0;title\007\n'",
+        r"printf '\033[1;32mok\033[0m\n 10%%\r\033[2K100%%\r\ndone\033]0;title\007\ntwice\r\r\n'",
         Duration::from_secs(10),
     )
     .await;
-    assert_eq!(v["output"], "ok\n100%\ndone\n");
-    assert_eq!(v["output_bytes"], 44);
+    assert_eq!(v["output"], "ok\n100%\ndone\ntwice\n");
+    assert_eq!(v["output_bytes"], 52);
 }
 
 #[tokio::test]

@@ -650,6 +650,55 @@ fn typed_text_is_never_an_answer_and_enter_sends_it_instead_of_one() {
     assert_eq!(s.editor.text(), "hmm");
 }
 
+/// Text the person chose (from the history) is theirs: `y` is a letter of
+/// it. Blank text is not sent instead of an answer; Ctrl+Enter sends words
+/// as Enter does; words that never reached the agent come back to the
+/// input with the question.
+#[test]
+fn chosen_blank_and_undelivered_words_at_a_confirmation() {
+    let mut s = state();
+    typed(&mut s, "earlier prompt");
+    press(&mut s, KeyCode::Enter);
+    agent(&mut s, AgentEvent::TurnDone);
+    agent(&mut s, AgentEvent::Phase(Phase::Idle));
+    confirm_command(&mut s, 3);
+    s.prepare();
+    // Up reads the preview on an empty input; with text, it recalls.
+    typed(&mut s, "x");
+    press(&mut s, KeyCode::Up);
+    assert_eq!(s.editor.text(), "earlier prompt");
+    assert!(press(&mut s, KeyCode::Char('y')).is_empty());
+    assert_eq!(s.editor.text(), "earlier prompty");
+
+    let mut s = state();
+    confirm_command(&mut s, 3);
+    s.prepare();
+    typed(&mut s, "  ");
+    assert!(press(&mut s, KeyCode::Enter).is_empty());
+    assert!(s.confirm.is_some());
+
+    let mut s = state();
+    confirm_command(&mut s, 3);
+    s.prepare();
+    typed(&mut s, "other way");
+    let effects = update(&mut s, key(KeyCode::Enter, KeyModifiers::CONTROL)).effects;
+    let [Effect::Send(decide)] = effects.as_slice() else {
+        panic!("expected one send: {effects:?}");
+    };
+    assert_eq!(
+        decide,
+        &UiCommand::Decide {
+            id: "x".into(),
+            decision: Decision::Redirect("other way".into()),
+        }
+    );
+    assert!(s.editor.is_empty());
+    update(&mut s, Msg::Undelivered(decide.clone(), SendFailure::Full));
+    assert_eq!(s.phase, Phase::Confirming);
+    assert_eq!(s.editor.text(), "other way");
+    assert!(press(&mut s, KeyCode::Char('n')).is_empty(), "n typed on");
+}
+
 /// Text the app put back (a rewound prompt) is not being written: `y` and
 /// `n` answer as on an empty input. Once the person edits it, they type.
 #[test]
