@@ -547,6 +547,28 @@ mod tests {
     }
 
     #[test]
+    fn prompted_words_after_results_join_their_user_message() {
+        let mut c = Conversation::new("system");
+        c.push_user("read a".to_string());
+        c.push_assistant(String::new(), vec![call("c0", r#"{"path":"a"}"#)]);
+        c.push_tool_result("c0".to_string(), &result(1));
+        c.push_user("read b instead".to_string());
+        let prompted = c.prompted(Syntax::Hermes, &serde_json::json!([]), true);
+        let roles: Vec<Role> = prompted.iter().map(|m| m.role).collect();
+        assert_eq!(
+            roles,
+            [Role::System, Role::User, Role::Assistant, Role::User]
+        );
+        let last = prompted[3].content.as_deref().unwrap_or_default();
+        assert!(
+            last.ends_with(&format!(
+                "</tool_response>\n\nread b instead\n\n{ANSWER_NOW_PROMPT}"
+            )),
+            "{last}"
+        );
+    }
+
+    #[test]
     fn the_kept_tail_starts_at_a_prompt_and_at_least_at_the_last() {
         let c = three_turns(1_000);
         let turn_size: usize = c.messages()[5..9].iter().map(encoded_len).sum();

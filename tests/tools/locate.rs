@@ -68,8 +68,8 @@ async fn a_folder_is_found_by_its_name_for_a_listing_a_search_or_a_command() {
     }
 }
 
-/// The places are the smallest paths, at most `LOCATE_MAX_SHOWN`; more are
-/// said to exist, not counted.
+/// The places are the shallowest paths, at most `LOCATE_MAX_SHOWN`; more
+/// are said to exist, not counted.
 #[tokio::test]
 async fn many_places_of_a_name_show_the_first_few() {
     assert_eq!(LOCATE_MAX_SHOWN, 3);
@@ -88,6 +88,18 @@ async fn many_places_of_a_name_show_the_first_few() {
     assert!(
         error4.ends_with("; the project has mod.rs at a/mod.rs, b/mod.rs, c/mod.rs and elsewhere"),
         "{error4}"
+    );
+    // The shallowest come first, whatever their names.
+    let deep_first = [
+        ("aa/x/mod.rs", ""),
+        ("ab/mod.rs", ""),
+        ("zz/mod.rs", ""),
+        ("mod.rs", ""),
+    ];
+    let error = error(&deep_first, "read_file", json!({"path": "src/mod.rs"})).await;
+    assert!(
+        error.ends_with("; the project has mod.rs at mod.rs, ab/mod.rs, zz/mod.rs and elsewhere"),
+        "{error}"
     );
 }
 
