@@ -570,14 +570,10 @@ fn submit(state: &mut State) -> Outcome {
 /// one: the call is not run and the model reads them. They go into the
 /// log and the history as a prompt does.
 fn redirect(state: &mut State, text: String) -> Outcome {
-    if text.len() as u64 > PROMPT_MAX_BYTES {
-        past_the_bound(state, "shorten this one to send it");
-        return Outcome::changed();
+    match take_prompt(state, text) {
+        Some(text) => answer(state, Decision::Redirect(text)),
+        None => Outcome::changed(),
     }
-    take_into_history(state);
-    state.transcript.push(EntryKind::User, text.clone());
-    state.transcript.follow();
-    answer(state, Decision::Redirect(text))
 }
 
 /// Sends the answer to the confirmation shown, which is then answered.
@@ -612,18 +608,28 @@ fn take_into_history(state: &mut State) {
     state.history.reset_position();
 }
 
-fn send_prompt(state: &mut State, text: String) -> Outcome {
-    if !agent_ready(state) {
-        return Outcome::changed();
-    }
+/// The person's words, sent: into the history and the log. `None`, with
+/// the help line saying why and the words left in the input, when they
+/// are past the prompt's bound (text put back whole, a rewound prompt or
+/// one from the history, can be).
+fn take_prompt(state: &mut State, text: String) -> Option<String> {
     if text.len() as u64 > PROMPT_MAX_BYTES {
-        // Text put back whole (a rewound prompt, history) can be past it.
         past_the_bound(state, "shorten this one to send it");
-        return Outcome::changed();
+        return None;
     }
     take_into_history(state);
     state.transcript.push(EntryKind::User, text.clone());
     state.transcript.follow();
+    Some(text)
+}
+
+fn send_prompt(state: &mut State, text: String) -> Outcome {
+    if !agent_ready(state) {
+        return Outcome::changed();
+    }
+    let Some(text) = take_prompt(state, text) else {
+        return Outcome::changed();
+    };
     state.phase = Phase::Streaming;
     Outcome::with(vec![Effect::Send(UiCommand::Prompt { text })])
 }
