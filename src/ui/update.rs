@@ -349,15 +349,18 @@ fn on_key(state: &mut State, key: KeyEvent) -> Outcome {
     if state.picker.is_some() && !ctrl {
         return on_picker_key(state, key.code);
     }
+    // With Alt, only `y` and `n` answer: they do even while the person is
+    // writing, so a draft need not be cleared to approve.
+    let alt_answer = alt && matches!(key.code, KeyCode::Char('y' | 'Y' | 'n' | 'N'));
     if let Some(pending) = &state.confirm
         && !ctrl
-        && !alt
+        && (!alt || alt_answer)
     {
         // `y` and `n` answer only while the person is not writing: one
         // typing ahead when the question appears must not answer it by a
         // letter. Text put back by a rewind is not being written.
         // Enter sends what is written instead of an answer ([`submit`]).
-        let typing = state.editor.typing();
+        let typing = state.editor.typing() && !alt_answer;
         let decision = match key.code {
             KeyCode::Esc => Some(Decision::Reject),
             KeyCode::Char(_) if typing => None,

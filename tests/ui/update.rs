@@ -650,6 +650,40 @@ fn typed_text_is_never_an_answer_and_enter_sends_it_instead_of_one() {
     assert_eq!(s.editor.text(), "hmm");
 }
 
+/// Alt+y approves, and Alt+n rejects, while the person is writing: the
+/// draft stays. Alt with other keys is not an answer.
+#[test]
+fn alt_y_and_alt_n_answer_while_typing_and_keep_the_draft() {
+    let alt = |s: &mut State, c: char| update(s, key(KeyCode::Char(c), KeyModifiers::ALT)).effects;
+    let mut s = state();
+    confirm_command(&mut s, 3);
+    s.prepare();
+    typed(&mut s, "my draft");
+    alt(&mut s, '1');
+    assert!(s.confirm.is_some(), "Alt+1 is not an answer");
+    assert!(approves(&alt(&mut s, 'y')));
+    assert_eq!(s.editor.text(), "my draft");
+    let mut s = state();
+    confirm_command(&mut s, 3);
+    s.prepare();
+    typed(&mut s, "my draft");
+    assert_eq!(
+        alt(&mut s, 'n'),
+        vec![Effect::Send(UiCommand::Decide {
+            id: "x".into(),
+            decision: Decision::Reject,
+        })]
+    );
+    assert_eq!(s.editor.text(), "my draft");
+    // Alt+y still waits for the whole preview to have been on screen.
+    let mut s = state();
+    confirm_command(&mut s, 61);
+    s.prepare();
+    typed(&mut s, "d");
+    assert!(alt(&mut s, 'y').is_empty());
+    assert!(s.confirm.is_some());
+}
+
 /// Text the person chose (from the history) is theirs: `y` is a letter of
 /// it. Blank text is not sent instead of an answer; Ctrl+Enter sends words
 /// as Enter does; words that never reached the agent come back to the
