@@ -30,7 +30,8 @@ pub use conversation::{
 };
 pub use policy::ApprovalPolicy;
 pub use repeat::{
-    FAILED_REPEAT_NOTICE, FAILED_REPEAT_RETRIES, REPEAT_MAX_KEYS, REPEAT_THRESHOLDS, RepeatDetector,
+    FAILED_REPEAT_NOTICE, FAILED_REPEAT_RETRIES, REPEAT_MAX_KEYS, REPEAT_THRESHOLDS, Repeat,
+    RepeatDetector,
 };
 
 use std::sync::Arc;

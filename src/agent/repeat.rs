@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
 use crate::llm::tool_calls::call_key;
-use crate::tools;
+use crate::tools::ToolCall;
 
 /// The repeat counts at which a notice is added.
 pub const REPEAT_THRESHOLDS: [u32; 3] = [3, 5, 8];
@@ -77,18 +77,16 @@ impl RepeatDetector {
         self.counts.clear();
     }
 
-    /// Counts one call; with the notice for its result when the count
-    /// reaches a threshold.
-    pub fn record(&mut self, name: &str, arguments: &str) -> Repeat {
+    /// Counts one call, `valid` when it validated (as the round already
+    /// did); with the notice for its result when the count reaches a
+    /// threshold.
+    pub fn record(&mut self, name: &str, arguments: &str, valid: Option<&ToolCall>) -> Repeat {
         if self.counts.len() >= REPEAT_MAX_KEYS {
             self.counts.clear();
         }
         // The validated call when there is one: `{}` and `{"path": "./"}`
         // are one listing of the project.
-        let key = match tools::validate(name, arguments) {
-            Ok(call) => call.canonical(),
-            Err(_) => call_key(name, arguments),
-        };
+        let key = valid.map_or_else(|| call_key(name, arguments), ToolCall::canonical);
         let seen = self.counts.entry(key.clone()).or_default();
         seen.count += 1;
         let n = seen.count;

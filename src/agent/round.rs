@@ -307,7 +307,11 @@ impl Agent {
     pub(super) async fn start_round(&mut self, mut round: Round) {
         self.emit(AgentEvent::Phase(Phase::Executing)).await;
         for call in &mut round.calls {
-            call.repeat = Some(self.repeats.record(&call.name, &call.arguments));
+            let valid = match &call.state {
+                CallState::Ready(tool) => Some(tool),
+                _ => None,
+            };
+            call.repeat = Some(self.repeats.record(&call.name, &call.arguments, valid));
             self.emit(AgentEvent::ToolCall {
                 id: call.id.clone(),
                 name: call.name.clone(),

@@ -260,6 +260,12 @@ fn io_failure(tool: &str, path: &str, what: &str, e: &std::io::Error) -> ToolFai
         std::io::ErrorKind::PermissionDenied => "; the file's permissions do not allow it",
         _ => "",
     };
+    cannot(tool, path, what, e, hint)
+}
+
+/// "cannot {what} {path}: {e}" and what to do next, as an execution
+/// failure of `tool`.
+fn cannot(tool: &str, path: &str, what: &str, e: &std::io::Error, hint: &str) -> ToolFailure {
     ToolFailure::ExecutionFailed {
         tool: tool.to_owned(),
         message: format!("cannot {what} {path}: {e}{hint}"),
@@ -284,8 +290,5 @@ fn missing_failure(
     if e.kind() != std::io::ErrorKind::NotFound || has_wildcard(path) {
         return io_failure(tool, path, what, e);
     }
-    ToolFailure::ExecutionFailed {
-        tool: tool.to_owned(),
-        message: format!("cannot {what} {path}: {e}{}", locate::hint(ws, path)),
-    }
+    cannot(tool, path, what, e, &locate::hint(ws, path))
 }

@@ -1,11 +1,17 @@
 //! The exact-repeat detector: canonical calls counted per session, notices
 //! at 3, 5 and 8, reset by the person's message, bounded.
 
-use dashfloat::agent::{REPEAT_MAX_KEYS, RepeatDetector};
+use dashfloat::agent::{REPEAT_MAX_KEYS, Repeat, RepeatDetector};
+use dashfloat::tools::validate;
+
+/// Counts `args` for `name` as the agent does: as validated when they are.
+fn record(d: &mut RepeatDetector, name: &str, args: &str) -> Repeat {
+    d.record(name, args, validate(name, args).ok().as_ref())
+}
 
 fn notices(d: &mut RepeatDetector, name: &str, args: &str, times: usize) -> Vec<usize> {
     (1..=times)
-        .filter_map(|n| d.record(name, args).notice.map(|_| n))
+        .filter_map(|n| record(d, name, args).notice.map(|_| n))
         .collect()
 }
 
@@ -21,10 +27,9 @@ fn notices_come_at_three_five_and_eight() {
 #[test]
 fn key_order_and_spacing_do_not_make_a_different_call() {
     let mut d = RepeatDetector::default();
-    d.record("read_file", r#"{"path":"a","limit":5}"#);
-    d.record("read_file", r#"{ "limit": 5, "path": "a" }"#);
-    let third = d
-        .record("read_file", r#"{"limit":5,"path":"a"}"#)
+    record(&mut d, "read_file", r#"{"path":"a","limit":5}"#);
+    record(&mut d, "read_file", r#"{ "limit": 5, "path": "a" }"#);
+    let third = record(&mut d, "read_file", r#"{"limit":5,"path":"a"}"#)
         .notice
         .unwrap();
     assert!(third.contains("3 times"), "{third}");
@@ -60,7 +65,7 @@ fn one_place_written_differently_is_one_call() {
         let mut d = RepeatDetector::default();
         let notices: Vec<bool> = forms
             .iter()
-            .map(|args| d.record(tool, args).notice.is_some())
+            .map(|args| record(&mut d, tool, args).notice.is_some())
             .collect();
         assert_eq!(notices, [false, false, true], "{tool} {forms:?}");
     }
@@ -68,7 +73,7 @@ fn one_place_written_differently_is_one_call() {
     let mut d = RepeatDetector::default();
     let keys: Vec<String> = [r#"{"path":"a/../b"}"#, r#"{"path":"b"}"#]
         .iter()
-        .map(|args| d.record("read_file", args).key)
+        .map(|args| record(&mut d, "read_file", args).key)
         .collect();
     assert_ne!(keys[0], keys[1]);
 }
@@ -77,10 +82,18 @@ fn one_place_written_differently_is_one_call() {
 fn different_arguments_or_tools_count_apart() {
     let mut d = RepeatDetector::default();
     for _ in 0..2 {
-        assert!(d.record("read_file", r#"{"path":"a"}"#).notice.is_none());
-        assert!(d.record("read_file", r#"{"path":"b"}"#).notice.is_none());
         assert!(
-            d.record("list_directory", r#"{"path":"a"}"#)
+            record(&mut d, "read_file", r#"{"path":"a"}"#)
+                .notice
+                .is_none()
+        );
+        assert!(
+            record(&mut d, "read_file", r#"{"path":"b"}"#)
+                .notice
+                .is_none()
+        );
+        assert!(
+            record(&mut d, "list_directory", r#"{"path":"a"}"#)
                 .notice
                 .is_none()
         );
@@ -90,8 +103,8 @@ fn different_arguments_or_tools_count_apart() {
 #[test]
 fn the_persons_message_resets_the_counts() {
     let mut d = RepeatDetector::default();
-    d.record("x", "{}");
-    d.record("x", "{}");
+    record(&mut d, "x", "{}");
+    record(&mut d, "x", "{}");
     d.reset();
     assert_eq!(notices(&mut d, "x", "{}", 3), vec![3]);
 }
@@ -100,29 +113,29 @@ fn the_persons_message_resets_the_counts() {
 fn the_table_is_bounded() {
     let mut d = RepeatDetector::default();
     for i in 0..REPEAT_MAX_KEYS {
-        d.record("x", &format!("{{\"i\":{i}}}"));
+        record(&mut d, "x", &format!("{{\"i\":{i}}}"));
     }
-    d.record("x", r#"{"i":0}"#);
+    record(&mut d, "x", r#"{"i":0}"#);
     // The table was full, so counting restarted: this is the first again.
-    assert!(d.record("x", r#"{"i":0}"#).notice.is_none());
-    assert!(d.record("x", r#"{"i":0}"#).notice.is_some());
+    assert!(record(&mut d, "x", r#"{"i":0}"#).notice.is_none());
+    assert!(record(&mut d, "x", r#"{"i":0}"#).notice.is_some());
 }
 
 #[test]
 fn a_repeat_that_gives_the_same_result_is_unchanged_and_a_new_result_is_not() {
     let mut d = RepeatDetector::default();
-    let first = d.record("read_file", r#"{"path":"a"}"#);
+    let first = record(&mut d, "read_file", r#"{"path":"a"}"#);
     assert!(
         !d.unchanged(&first.key, "one"),
         "nothing to compare with yet"
     );
-    let second = d.record("read_file", r#"{ "path": "a" }"#);
+    let second = record(&mut d, "read_file", r#"{ "path": "a" }"#);
     assert_eq!(second.key, first.key);
     assert!(d.unchanged(&second.key, "one"));
     assert!(!d.unchanged(&second.key, "two"), "the file changed");
-    let other = d.record("read_file", r#"{"path":"b"}"#);
+    let other = record(&mut d, "read_file", r#"{"path":"b"}"#);
     assert!(!d.unchanged(&other.key, "two"), "another call");
     d.reset();
-    let again = d.record("read_file", r#"{"path":"a"}"#);
+    let again = record(&mut d, "read_file", r#"{"path":"a"}"#);
     assert!(!d.unchanged(&again.key, "two"), "the person wrote since");
 }

@@ -133,22 +133,30 @@ async fn a_name_held_nowhere_names_the_nearest_folder_that_exists() {
     }
 }
 
-/// The search gives up past `LOCATE_MAX_FILES` files: the failure then
-/// only names the folder to list.
+/// The search looks at `LOCATE_MAX_FILES` files, all of a project that
+/// size, and gives up past them: the failure then only names the folder
+/// to list.
 #[tokio::test]
 async fn the_search_for_a_name_stops_at_its_bound() {
     let dir = tempfile::tempdir().unwrap();
-    for i in 0..=LOCATE_MAX_FILES {
+    for i in 0..LOCATE_MAX_FILES {
         let folder = dir.path().join(format!("d{}", i / 1000));
         if i % 1000 == 0 {
             std::fs::create_dir(&folder).unwrap();
         }
         std::fs::write(folder.join(format!("f{i}")), "").unwrap();
     }
-    let v = crate::run(dir.path(), "read_file", json!({"path": "src/absent.rs"})).await;
-    let error = v["error"].as_str().unwrap();
+    let error = |v: serde_json::Value| v["error"].as_str().unwrap().to_owned();
+    let args = json!({"path": "src/absent.rs"});
+    let at_bound = error(crate::run(dir.path(), "read_file", &args).await);
     assert!(
-        error.ends_with("; list_directory . to find the right name"),
-        "{error}"
+        at_bound.contains("; nothing in the project is named absent.rs"),
+        "{at_bound}"
+    );
+    std::fs::write(dir.path().join("one_more"), "").unwrap();
+    let past = error(crate::run(dir.path(), "read_file", &args).await);
+    assert!(
+        past.ends_with("; list_directory . to find the right name"),
+        "{past}"
     );
 }
