@@ -136,11 +136,17 @@ impl Tool for WriteFile {
             }
             Some(meta) if meta.len <= EDIT_MAX_FILE_BYTES => {
                 // One read: the diff shows exactly the bytes the guard
-                // describes.
+                // describes. The file may have grown since the stat; the
+                // read stays bounded.
                 let mut old = Vec::new();
                 ws.open_regular(&real)
-                    .and_then(|mut file| file.read_to_end(&mut old))
+                    .and_then(|file| file.take(EDIT_MAX_FILE_BYTES + 1).read_to_end(&mut old))
                     .map_err(|e| io_failure(TOOL, path, "read", &e))?;
+                if old.len() as u64 > EDIT_MAX_FILE_BYTES {
+                    return Err(failed(format!(
+                        "{path} grew while it was read; make the call again"
+                    )));
+                }
                 // Nothing to approve: the model is told the file is as it
                 // wants it, and the person is not asked about a no-op.
                 if old == content.as_bytes() {
