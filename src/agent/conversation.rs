@@ -272,10 +272,13 @@ impl Conversation {
         answer_now: bool,
     ) -> Vec<Message> {
         let mut out: Vec<Message> = Vec::with_capacity(self.messages.len());
-        let mut after_result = false;
         for message in &self.messages {
             let text = message.content.as_deref().unwrap_or_default();
-            let is_result = message.role == Role::Tool;
+            // Results are the user's turn here: a result or the person's
+            // words after a user message (a result, a summary, a note of
+            // restored files, a prompt whose reply was lost) join it, so
+            // roles alternate.
+            let after_user = out.last().is_some_and(|m| m.role == Role::User);
             match message.role {
                 Role::System => out.push(Message::new(
                     Role::System,
@@ -298,14 +301,11 @@ impl Conversation {
                     let name = self
                         .call(message.tool_call_id.as_deref())
                         .map_or("the tool", |c| c.name.as_str());
-                    push_user_text(&mut out, &syntax.write_result(name, text), after_result);
+                    push_user_text(&mut out, &syntax.write_result(name, text), after_user);
                 }
-                // The person's words after results (sent instead of an
-                // answer, or after a cancelled round) join them.
-                Role::User => push_user_text(&mut out, text, after_result),
+                Role::User => push_user_text(&mut out, text, after_user),
                 Role::Assistant => out.push(message.clone()),
             }
-            after_result = is_result;
         }
         if answer_now {
             let after_user = out.last().is_some_and(|m| m.role == Role::User);
@@ -566,6 +566,26 @@ mod tests {
             )),
             "{last}"
         );
+    }
+
+    #[test]
+    fn prompted_user_messages_in_a_row_are_one() {
+        // A summary before the kept prompt, and a prompt whose reply was
+        // lost before its first token, leave user messages in a row.
+        let mut c = Conversation::new("system");
+        c.push_user("first".to_string());
+        c.push_user("second".to_string());
+        c.push_assistant("ok".to_string(), Vec::new());
+        c.push_user("third".to_string());
+        c.summarise(2, "what happened");
+        let prompted = c.prompted(Syntax::Hermes, &serde_json::json!([]), false);
+        let roles: Vec<Role> = prompted.iter().map(|m| m.role).collect();
+        assert_eq!(
+            roles,
+            [Role::System, Role::User, Role::Assistant, Role::User]
+        );
+        let first = prompted[1].content.as_deref().unwrap_or_default();
+        assert!(first.ends_with("what happened\n\nsecond"), "{first}");
     }
 
     #[test]
