@@ -211,6 +211,11 @@ impl Conversation {
         self.messages.splice(1..keep_from, [message]);
     }
 
+    /// Whether a call of the conversation has the id `id`.
+    pub fn holds_call(&self, id: &str) -> bool {
+        self.call(Some(id)).is_some()
+    }
+
     /// The call a tool message answers: its name and arguments.
     fn call(&self, id: Option<&str>) -> Option<&FunctionCall> {
         let id = id?;

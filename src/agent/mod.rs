@@ -8,6 +8,7 @@ mod budget;
 mod compact;
 mod conversation;
 pub mod instructions;
+mod mentions;
 mod outcome;
 mod policy;
 mod repeat;
@@ -520,14 +521,40 @@ impl Agent {
         self.run_prompt(text).await;
     }
 
-    /// Runs a turn for the person's words, already in the saved log.
+    /// Runs a turn for the person's words, already in the saved log: what
+    /// they name with `@` is read first, then the model is asked.
     async fn run_prompt(&mut self, text: String) {
         self.setup
             .log
             .line(|| format!("prompt: {} bytes", text.len()));
+        let attached = self.attach(&text).await;
         self.take_words(text);
         self.save().await;
-        self.next_request().await;
+        if attached.is_empty() {
+            self.next_request().await;
+        } else {
+            self.conversation
+                .push_assistant(String::new(), attached.assistant_calls());
+            self.start_round(attached).await;
+        }
+    }
+
+    /// The round that reads the files `text` names (ADR 0038), empty when
+    /// it names none in the project. The names are looked up on the
+    /// blocking pool: the workspace may be slow. The calls' ids are new to
+    /// the conversation, a resumed one included.
+    async fn attach(&self, text: &str) -> Round {
+        let workspace = Arc::clone(&self.setup.tools.workspace);
+        let prefix = (self.episodes_started..)
+            .map(|n| format!("call_{n}_at"))
+            .find(|prefix| !self.conversation.holds_call(&format!("{prefix}0")))
+            .unwrap_or_default();
+        let text = text.to_owned();
+        let requests =
+            tokio::task::spawn_blocking(move || mentions::attach(&*workspace, &text, &prefix))
+                .await
+                .unwrap_or_default();
+        Round::for_person(requests, &self.setup.tools)
     }
 
     /// The person's words join the conversation, and a turn starts for

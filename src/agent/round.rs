@@ -106,6 +106,8 @@ pub(super) struct Round {
     /// The turn was cancelled: nothing new starts; the round ends when the
     /// calls still running have reported.
     cancelling: bool,
+    /// The calls attach what the person named, not what the model asked.
+    for_person: bool,
 }
 
 impl Round {
@@ -156,6 +158,17 @@ impl Round {
             cursor: 0,
             confirms_shown: 0,
             cancelling: false,
+            for_person: false,
+        }
+    }
+
+    /// The reads of what the person named with `@` (ADR 0038): read-only
+    /// calls, so under every policy none asks; the repeat detector does
+    /// not count them, as the model did not ask for them.
+    pub(super) fn for_person(requests: Vec<ToolCallRequest>, tools: &tools::ToolContext) -> Self {
+        Self {
+            for_person: true,
+            ..Self::new(requests, ApprovalPolicy::Ask, tools)
         }
     }
 
@@ -306,12 +319,13 @@ impl Agent {
     /// Shows the round's calls and starts working through them.
     pub(super) async fn start_round(&mut self, mut round: Round) {
         self.emit(AgentEvent::Phase(Phase::Executing)).await;
+        let counted = !round.for_person;
         for call in &mut round.calls {
             let valid = match &call.state {
                 CallState::Ready(tool) => Some(tool),
                 _ => None,
             };
-            call.repeat = Some(self.repeats.record(&call.name, &call.arguments, valid));
+            call.repeat = counted.then(|| self.repeats.record(&call.name, &call.arguments, valid));
             self.emit(AgentEvent::ToolCall {
                 id: call.id.clone(),
                 name: call.name.clone(),

@@ -627,6 +627,37 @@ async fn a_session_is_saved_and_resumed_with_its_log_and_conversation() {
 }
 
 #[tokio::test]
+async fn a_file_named_after_a_resume_gets_a_call_id_of_its_own() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(project.path().join("a.txt"), "alpha\n").unwrap();
+    std::fs::write(project.path().join("b.txt"), "beta\n").unwrap();
+    let store = SessionStore::at(home.path().join("sessions"));
+    let ask = |server: &ScriptedServer, open| start_saving(server, project.path(), &store, open);
+    let server = ScriptedServer::start(vec![Reply::text(&["alpha"])]).await;
+    let mut h = ask(&server, OpenSession::New);
+    h.prompt("what is in a.txt?").await;
+    h.turn().await;
+    settled(&mut h).await;
+    h.send(UiCommand::Quit).await;
+    h.task.await.unwrap();
+
+    let server2 = ScriptedServer::start(vec![Reply::text(&["beta"])]).await;
+    let mut h2 = ask(&server2, OpenSession::Resume(saved_ids(&store)[0].clone()));
+    h2.prompt("and in b.txt?").await;
+    h2.turn().await;
+    let sent: Vec<Message> =
+        serde_json::from_value(server2.requests()[0].body["messages"].clone()).unwrap();
+    let ids: Vec<&str> = sent
+        .iter()
+        .flat_map(|m| &m.tool_calls)
+        .map(|c| c.id.as_str())
+        .collect();
+    assert_eq!(ids.len(), 2, "{sent:#?}");
+    assert_ne!(ids[0], ids[1]);
+}
+
+#[tokio::test]
 async fn a_round_in_flight_is_saved_with_its_calls_cancelled() {
     let home = tempfile::tempdir().unwrap();
     let store = SessionStore::at(home.path());

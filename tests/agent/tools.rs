@@ -89,7 +89,7 @@ async fn read_then_answer() {
     .await;
     let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::Ask);
     std::fs::write(dir_of(&h).join("notes.txt"), "hi\n").unwrap();
-    h.prompt("what is in notes.txt?").await;
+    h.prompt("what do the notes say?").await;
     let events = h.turn().await;
     assert!(events.contains(&AgentEvent::ToolCall {
         id: "c1".into(),
@@ -646,7 +646,7 @@ async fn a_repeat_with_the_same_result_is_unchanged_and_the_next_reply_must_answ
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("a.txt"), "alpha\n").unwrap();
     let mut h = start_with(setup(&server.base_url(), dir.path(), ApprovalPolicy::Ask));
-    h.prompt("read a.txt").await;
+    h.prompt("read the first file").await;
     let events = h.turn().await;
     let requests = server.requests();
     assert_eq!(requests.len(), 3, "the text call was not run");
@@ -925,7 +925,7 @@ async fn the_recorded_llama_server_tool_call_replays_into_a_valid_round_trip() {
     .await;
     let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::Ask);
     std::fs::write(dir_of(&h).join("README.md"), "# Demo\n").unwrap();
-    h.prompt("Read the file README.md").await;
+    h.prompt("Read the readme").await;
     let events = h.turn().await;
     assert_eq!(statuses(&events), vec![ToolStatus::Ok]);
     let results = tool_results(&server.requests()[1].body);
@@ -1199,7 +1199,7 @@ async fn a_file_the_model_has_not_read_is_not_replaced_nor_put_to_the_person() {
     let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::Ask);
     let file = dir_of(&h).join("deps.txt");
     std::fs::write(&file, "pytest\n").unwrap();
-    h.prompt("add requests to deps.txt").await;
+    h.prompt("add requests to the dependencies").await;
     // The blind write is answered without a confirmation; the one after
     // the read is put to the person.
     let (id, events) = h.next_confirm().await;
@@ -1240,7 +1240,7 @@ async fn a_call_written_as_text_joins_the_conversation_as_a_canonical_call() {
     .await;
     let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::Ask);
     std::fs::write(dir_of(&h).join("notes.txt"), "hi\n").unwrap();
-    h.prompt("what is in notes.txt?").await;
+    h.prompt("what do the notes say?").await;
     let events = h.turn().await;
     assert_eq!(statuses(&events), vec![ToolStatus::Ok]);
     let second = &server.requests()[1].body;
@@ -1277,7 +1277,7 @@ async fn a_server_that_refuses_the_tools_gets_them_in_the_prompt_from_then_on() 
     let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::Ask);
     std::fs::write(dir_of(&h).join("a.txt"), "a\n").unwrap();
     std::fs::write(dir_of(&h).join("b.txt"), "b\n").unwrap();
-    h.prompt("what is in a.txt and b.txt?").await;
+    h.prompt("what do the two files hold?").await;
     let events = h.turn().await;
     assert!(
         system_texts(&events)

@@ -112,7 +112,7 @@ fn json_lines_follow_a_turn_with_a_tool_call_and_count_it() {
         home.path(),
         project.path(),
         &server,
-        &["--json", "read notes.txt"],
+        &["--json", "read the notes"],
     ));
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let lines = lines(&output);

@@ -1,0 +1,166 @@
+//! Files the person names in a prompt (`fix @lib/slug.js`, `change the
+//! port in config.toml`): read for the model before its first step, as if
+//! it had called `read_file` (`list_directory` for a folder named with
+//! `@`), so it starts from the file's text instead of guessing it, and
+//! one step sooner. ADR 0038.
+
+use serde_json::json;
+
+use crate::protocol::ToolCallRequest;
+use crate::tools::Workspace;
+
+/// Paths one prompt attaches at most; later ones stay plain text.
+pub const MENTION_MAX: usize = 8;
+
+/// Words of one prompt looked up as paths at most: a long paste of dotted
+/// words costs a bounded number of lookups.
+pub const MENTION_CANDIDATES_MAX: usize = 64;
+
+/// What may close a sentence around a name (`see @a.py, then …`):
+/// dropped from its end.
+const CLOSING: &[char] = &['.', ',', ';', ':', '!', '?', ')', ']', '}', '"', '\'', '`'];
+
+/// What may open a name's word (`(@a.py)`, `` `config.toml` ``).
+const OPENING: &[char] = &['(', '[', '{', '"', '\'', '`'];
+
+/// One path a prompt names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Named<'a> {
+    /// The path as written, without the punctuation around it.
+    pub path: &'a str,
+    /// Written with `@`: a folder is attached too. A bare word is
+    /// attached only when it is a file.
+    pub marked: bool,
+}
+
+/// The paths `text` may name: each word that starts with `@` once its
+/// opening bracket or quote is set aside, and each other word with a `/`
+/// or a `.` in it (`config.toml`, `src/main.rs`), without the punctuation
+/// around it, in order, each once, at most [`MENTION_CANDIDATES_MAX`]. An
+/// `@` inside a word (`me@example.com`) marks nothing.
+pub fn named(text: &str) -> Vec<Named<'_>> {
+    let mut paths: Vec<Named<'_>> = Vec::new();
+    for word in text.split_whitespace() {
+        let word = word.trim_start_matches(OPENING);
+        let (path, marked) = match word.strip_prefix('@') {
+            Some(path) => (path, true),
+            None => (word, false),
+        };
+        let path = path.trim_end_matches(CLOSING);
+        let plausible = marked || path.contains(['/', '.']);
+        if plausible && !path.is_empty() && !paths.iter().any(|n| n.path == path) {
+            paths.push(Named { path, marked });
+            if paths.len() == MENTION_CANDIDATES_MAX {
+                break;
+            }
+        }
+    }
+    paths
+}
+
+/// The calls that attach what `text` names: `read_file` for a file,
+/// `list_directory` for a folder named with `@`, with ids
+/// `{id_prefix}{n}`, at most [`MENTION_MAX`]. A name that is neither, or
+/// that the path policy refuses, stays plain text: `@` is also how people
+/// write decorators and handles, and most dotted words are not files.
+pub fn attach(ws: &dyn Workspace, text: &str, id_prefix: &str) -> Vec<ToolCallRequest> {
+    named(text)
+        .into_iter()
+        .filter_map(|named| {
+            let stat = ws.stat(&ws.resolve(named.path).ok()?).ok()?;
+            let tool = if stat.is_file() {
+                "read_file"
+            } else if stat.is_dir() && named.marked {
+                "list_directory"
+            } else {
+                return None;
+            };
+            Some((tool, named.path))
+        })
+        .take(MENTION_MAX)
+        .enumerate()
+        .map(|(n, (tool, path))| ToolCallRequest {
+            id: format!("{id_prefix}{n}"),
+            name: tool.to_owned(),
+            arguments: json!({ "path": path }).to_string(),
+            error: None,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::tools::ToolContext;
+
+    fn paths(text: &str) -> Vec<(&str, bool)> {
+        named(text).iter().map(|n| (n.path, n.marked)).collect()
+    }
+
+    #[test]
+    fn a_name_is_an_at_word_or_a_word_with_a_slash_or_a_dot() {
+        assert_eq!(
+            paths("fix @lib/slug.js, then run (@test/a.js) and \"@b\" in `config.toml`."),
+            [
+                ("lib/slug.js", true),
+                ("test/a.js", true),
+                ("b", true),
+                ("config.toml", false)
+            ]
+        );
+        assert_eq!(
+            paths("@src/ is where main.rs is"),
+            [("src/", true), ("main.rs", false)]
+        );
+    }
+
+    #[test]
+    fn an_at_inside_a_word_or_alone_marks_nothing() {
+        assert_eq!(
+            paths("mail me@example.com or @ or @. now"),
+            [("me@example.com", false)]
+        );
+    }
+
+    #[test]
+    fn each_path_is_named_once_and_the_lookups_are_bounded() {
+        assert_eq!(paths("@a @a. a @b"), [("a", true), ("b", true)]);
+        let many: String = (0..MENTION_CANDIDATES_MAX + 3)
+            .map(|n| format!("f{n}.x "))
+            .collect();
+        let named = named(&many);
+        assert_eq!(named.len(), MENTION_CANDIDATES_MAX);
+        let last = format!("f{}.x", MENTION_CANDIDATES_MAX - 1);
+        assert_eq!(named.last().map(|n| n.path), Some(last.as_str()));
+    }
+
+    #[test]
+    fn files_are_read_folders_only_when_marked_and_at_most_the_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("src")).unwrap();
+        for n in 0..MENTION_MAX + 2 {
+            std::fs::write(dir.path().join(format!("f{n}.txt")), "x").unwrap();
+        }
+        let ctx = ToolContext::new(dir.path()).unwrap();
+        let calls = |text: &str| -> Vec<(String, String)> {
+            attach(&*ctx.workspace, text, "p")
+                .into_iter()
+                .map(|c| (c.name, c.arguments))
+                .collect()
+        };
+        assert_eq!(
+            calls("see src/ and @src, f0.txt, e.g. v1.2 or ../f0.txt"),
+            [
+                ("list_directory".to_owned(), r#"{"path":"src"}"#.to_owned()),
+                ("read_file".to_owned(), r#"{"path":"f0.txt"}"#.to_owned()),
+            ]
+        );
+        let all: String = (0..MENTION_MAX + 2).map(|n| format!("f{n}.txt ")).collect();
+        let attached = attach(&*ctx.workspace, &all, "p");
+        assert_eq!(attached.len(), MENTION_MAX);
+        let ids: Vec<&str> = attached.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids[..2], ["p0", "p1"]);
+    }
+}

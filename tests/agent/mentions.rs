@@ -1,0 +1,139 @@
+//! Files and folders the person names with `@` in a prompt (ADR 0038):
+//! read for the model before its first step, as calls of its own tools,
+//! under any policy, without counting as the model's repeats.
+
+use dashfloat::protocol::AgentEvent;
+use serde_json::{Value, json};
+
+use crate::support;
+use support::agent::start;
+use support::server::{Reply, ScriptedServer, assert_prefix_stable};
+
+/// The messages of request `n`, parsed.
+fn messages(server: &ScriptedServer, n: usize) -> Vec<Value> {
+    server.requests()[n].body["messages"]
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+/// A tool message's content, parsed.
+fn result_of(message: &Value) -> Value {
+    assert_eq!(message["role"], "tool", "{message}");
+    serde_json::from_str(message["content"].as_str().unwrap()).unwrap()
+}
+
+#[tokio::test]
+async fn a_named_file_and_folder_are_read_before_the_first_step() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "hello from the notes\n").unwrap();
+    std::fs::create_dir(dir.path().join("src")).unwrap();
+    std::fs::write(dir.path().join("src/a.rs"), "fn a() {}\n").unwrap();
+    let server = ScriptedServer::start(vec![Reply::text(&["it says hello"])]).await;
+    let mut h = start(&server.base_url(), dir.path());
+    h.prompt("what does @notes.txt say, and what is in (@src/)?")
+        .await;
+    let events = h.turn().await;
+    assert!(
+        !events.iter().any(|e| matches!(e, AgentEvent::Confirm(_))),
+        "{events:#?}"
+    );
+    let rows: Vec<(&str, &str)> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolCall { name, summary, .. } => Some((name.as_str(), summary.as_str())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [("read_file", "notes.txt"), ("list_directory", "src/")]
+    );
+
+    assert_eq!(server.requests().len(), 1);
+    let sent = messages(&server, 0);
+    let roles: Vec<&str> = sent.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["system", "user", "assistant", "tool", "tool"]);
+    let calls = sent[2]["tool_calls"].as_array().unwrap();
+    let called: Vec<(&str, Value)> = calls
+        .iter()
+        .map(|c| {
+            let args = c["function"]["arguments"].as_str().unwrap();
+            (
+                c["function"]["name"].as_str().unwrap(),
+                serde_json::from_str(args).unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        called,
+        [
+            ("read_file", json!({ "path": "notes.txt" })),
+            ("list_directory", json!({ "path": "src/" })),
+        ]
+    );
+    for (call, result) in calls.iter().zip(&sent[3..]) {
+        assert_eq!(result["tool_call_id"], call["id"]);
+    }
+    assert!(
+        result_of(&sent[3])["content"]
+            .as_str()
+            .unwrap()
+            .contains("hello from the notes"),
+        "{}",
+        sent[3]
+    );
+    assert!(sent[4]["content"].as_str().unwrap().contains("a.rs"));
+    assert_eq!(support::agent::reply_text(&events), "it says hello");
+}
+
+#[tokio::test]
+async fn what_names_nothing_in_the_project_stays_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.txt"), "no").unwrap();
+    let server = ScriptedServer::start(vec![Reply::text(&["ok"])]).await;
+    let mut h = start(&server.base_url(), dir.path());
+    let prompt = format!(
+        "mail me@example.com about @decorator and @{}",
+        outside.path().join("secret.txt").display()
+    );
+    h.prompt(&prompt).await;
+    let events = h.turn().await;
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::ToolCall { .. })),
+        "{events:#?}"
+    );
+    let sent = messages(&server, 0);
+    assert_eq!(sent.len(), 2, "{sent:#?}");
+    assert_eq!(sent[1]["content"], prompt.as_str());
+}
+
+#[tokio::test]
+async fn the_model_reading_a_named_file_again_is_not_its_repeat() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "hello\n").unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_call(
+            "c1",
+            "read_file",
+            &[&json!({ "path": "notes.txt" }).to_string()],
+        ),
+        Reply::text(&["hello"]),
+    ])
+    .await;
+    let mut h = start(&server.base_url(), dir.path());
+    h.prompt("read @notes.txt").await;
+    h.turn().await;
+    let sent = messages(&server, 1);
+    let again = result_of(sent.last().unwrap());
+    assert!(again.get("unchanged").is_none(), "{again}");
+    assert!(again["content"].as_str().unwrap().contains("hello"));
+    assert!(
+        server.requests()[1].body.get("tool_choice").is_none(),
+        "the next step may still call tools"
+    );
+    assert_prefix_stable(&server.requests());
+}
