@@ -17,7 +17,7 @@ use crate::protocol::{AgentEvent, Phase, Severity, StreamEvent};
 use crate::tools::ToolResult;
 
 use super::budget::Budget;
-use super::conversation::{Conversation, SUMMARY_PREFIX, is_summary};
+use super::conversation::{Conversation, SUMMARY_PREFIX, encoded_len, is_summary};
 use super::{Agent, STREAM_QUEUE, task_failure};
 
 /// What the model is asked to do with the older turns. ADR 0021.
@@ -416,14 +416,26 @@ impl Agent {
     }
 
     /// Cuts a result that would not fit what is left of the budget, were
-    /// the conversation before it compacted to the prune target, to half
+    /// the turns before this one compacted to the prune target, to half
     /// of that room (at least [`RESULT_CUT_MIN_BYTES`]), before it is ever
-    /// sent or saved. Returns the size before and the limit when it cut.
+    /// sent or saved. The turn in progress is never compacted, so what it
+    /// holds already (the results before this one) always counts whole.
+    /// Returns the size before and the limit when it cut.
     pub(super) fn fit_result(&self, result: &mut ToolResult) -> Option<(usize, usize)> {
+        let whole = self.request_len(&self.conversation);
+        let messages = self.conversation.messages();
+        let earlier: usize = messages
+            .get(1..self.conversation.turn_start())
+            .unwrap_or_default()
+            .iter()
+            .map(encoded_len)
+            .sum();
+        let this_turn = self.budget.estimate(whole.saturating_sub(earlier));
         let used = self
             .budget
-            .estimate(self.request_len(&self.conversation))
-            .min(self.budget.prune_target());
+            .estimate(whole)
+            .min(self.budget.prune_target())
+            .max(this_turn);
         let room = self.budget.usable().saturating_sub(used);
         let size = result.to_json().len();
         if self.budget.tokens(size) <= room {

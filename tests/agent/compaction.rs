@@ -567,6 +567,38 @@ async fn a_full_window_still_keeps_the_smallest_cut_of_a_result() {
 }
 
 #[tokio::test]
+async fn results_of_one_turn_together_fit_the_window() {
+    // Nothing of the turn in progress can be compacted: four 12 KB files
+    // read in one round (here, named in the prompt: ADR 0038) must fit
+    // the window together, not each on its own. (Each result keeps at
+    // least RESULT_CUT_MIN_BYTES, so the last ones may take some of the
+    // reply's share.)
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["a.txt", "b.txt", "c.txt", "d.txt"] {
+        write_lines(dir.path(), name, 150);
+    }
+    let server = ScriptedServer::start(vec![plain("compared")]).await;
+    let window: u32 = 8_192;
+    let mut h = start(
+        &server,
+        dir.path(),
+        ApprovalPolicy::Ask,
+        window.into(),
+        1_024,
+    );
+    h.prompt("compare a.txt, b.txt, c.txt and d.txt").await;
+    let events = h.turn().await;
+    assert!(errors(&events).is_empty(), "{events:#?}");
+    let body = &server.requests()[0].raw_body;
+    let estimate = body.len() as f64 / dashfloat::agent::BYTES_PER_TOKEN_START;
+    assert!(
+        estimate <= f64::from(window),
+        "{} bytes, about {estimate:.0} tokens",
+        body.len()
+    );
+}
+
+#[tokio::test]
 async fn without_compaction_every_request_starts_with_the_bytes_of_the_one_before() {
     let dir = tempfile::tempdir().unwrap();
     write_lines(dir.path(), "a.txt", 10);
