@@ -58,7 +58,7 @@ pub const EXEC_RUN_TIMEOUT_MAX_SECS: u64 = TIMEOUT_MAX.as_secs();
 http://127.0.0.1:8088/v1 (start it with scripts/local-model).\n\
 Config file: $XDG_CONFIG_HOME/dashfloat/config.toml (default ~/.config/dashfloat/config.toml) \
 with keys base_url, model, api_key_env, context_window, max_output, compact_at, request_timeout_secs, \
-idle_timeout_secs, max_steps, exec_timeout_secs, exec_timeout_max_secs, temperature, seed, save_sessions, auto_allow_read_only, tool_syntax, warm_cache, a [headers] \
+idle_timeout_secs, max_steps, exec_timeout_secs, exec_timeout_max_secs, temperature, seed, save_sessions, auto_allow_read_only, attach_named_files, tool_syntax, warm_cache, a [headers] \
 table and an [exec] table with pass_env (variables handed to commands on purpose).\n\
 Sessions are saved in $XDG_CONFIG_HOME/dashfloat/sessions/ (default \
 ~/.config/dashfloat/sessions/).\n\
@@ -293,6 +293,7 @@ struct FileConfig {
     seed: Option<u64>,
     save_sessions: Option<bool>,
     auto_allow_read_only: Option<bool>,
+    attach_named_files: Option<bool>,
     tool_syntax: Option<ToolSyntax>,
     warm_cache: Option<bool>,
     #[serde(default)]
@@ -421,6 +422,10 @@ pub struct Config {
     /// without asking under `ask` and `auto-edit` (`auto_allow_read_only
     /// = false` turns it off). ADR 0025.
     pub auto_allow_read_only: bool,
+    /// Whether a file a prompt names without `@` (`config.toml`) is read
+    /// for the model before it starts, as `@config.toml` always is
+    /// (`attach_named_files = false` turns it off). ADR 0038.
+    pub attach_named_files: bool,
     /// How tool calls written as text are read (ADR 0027).
     pub tool_syntax: ToolSyntax,
     /// Whether the conversation is sent ahead while the person types, so
@@ -619,6 +624,7 @@ impl Config {
             pass_env: file.exec.pass_env,
             save_sessions: !cli.no_save && file.save_sessions.unwrap_or(true),
             auto_allow_read_only: file.auto_allow_read_only.unwrap_or(true),
+            attach_named_files: file.attach_named_files.unwrap_or(true),
             tool_syntax: cli.tool_syntax.or(file.tool_syntax).unwrap_or_default(),
             warm_cache: cli.warm_cache.or(file.warm_cache).unwrap_or(local),
         };

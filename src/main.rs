@@ -313,6 +313,7 @@ fn start_agent(start: Start, cwd: &Path) -> std::io::Result<Running> {
             sessions,
             tool_syntax: config.tool_syntax,
             warm_cache: config.warm_cache,
+            attach_named_files: config.attach_named_files,
         };
         agent::run(setup, command_rx, event_tx).await;
     });

@@ -211,9 +211,17 @@ impl Conversation {
         self.messages.splice(1..keep_from, [message]);
     }
 
-    /// Whether a call of the conversation has the id `id`.
-    pub fn holds_call(&self, id: &str) -> bool {
-        self.call(Some(id)).is_some()
+    /// The highest `N` of the ids the agent made up, `call_N_…` (calls
+    /// that came without one, and files a prompt named): a resumed
+    /// conversation's next made-up ids start past it, so no id names two
+    /// calls. 0 when there are none.
+    pub fn made_up_ids_past(&self) -> u64 {
+        self.messages
+            .iter()
+            .flat_map(|m| &m.tool_calls)
+            .filter_map(|c| c.id.strip_prefix("call_")?.split('_').next()?.parse().ok())
+            .max()
+            .unwrap_or(0)
     }
 
     /// The call a tool message answers: its name and arguments.

@@ -4,10 +4,13 @@
 //! `@`), so it starts from the file's text instead of guessing it, and
 //! one step sooner. ADR 0038.
 
+use std::collections::HashSet;
+use std::path::{Component, Path};
+
 use serde_json::json;
 
 use crate::protocol::ToolCallRequest;
-use crate::tools::Workspace;
+use crate::tools::{Workspace, shows_as_text};
 
 /// Paths one prompt attaches at most; later ones stay plain text.
 pub const MENTION_MAX: usize = 8;
@@ -29,15 +32,17 @@ pub struct Named<'a> {
     /// The path as written, without the punctuation around it.
     pub path: &'a str,
     /// Written with `@`: a folder is attached too. A bare word is
-    /// attached only when it is a file.
+    /// attached only when it is a file outside hidden folders, not itself
+    /// hidden (`.env` is read only when named `@.env`).
     pub marked: bool,
 }
 
 /// The paths `text` may name: each word that starts with `@` once its
 /// opening bracket or quote is set aside, and each other word with a `/`
 /// or a `.` in it (`config.toml`, `src/main.rs`), without the punctuation
-/// around it, in order, each once, at most [`MENTION_CANDIDATES_MAX`]. An
-/// `@` inside a word (`me@example.com`) marks nothing.
+/// around it, in order, each once (marked if it is marked anywhere), at
+/// most [`MENTION_CANDIDATES_MAX`]. An `@` inside a word
+/// (`me@example.com`) marks nothing.
 pub fn named(text: &str) -> Vec<Named<'_>> {
     let mut paths: Vec<Named<'_>> = Vec::new();
     for word in text.split_whitespace() {
@@ -47,35 +52,50 @@ pub fn named(text: &str) -> Vec<Named<'_>> {
             None => (word, false),
         };
         let path = path.trim_end_matches(CLOSING);
-        let plausible = marked || path.contains(['/', '.']);
-        if plausible && !path.is_empty() && !paths.iter().any(|n| n.path == path) {
+        if path.is_empty() || !(marked || path.contains(['/', '.'])) {
+            continue;
+        }
+        if let Some(seen) = paths.iter_mut().find(|n| n.path == path) {
+            seen.marked |= marked;
+        } else if paths.len() < MENTION_CANDIDATES_MAX {
             paths.push(Named { path, marked });
-            if paths.len() == MENTION_CANDIDATES_MAX {
-                break;
-            }
         }
     }
     paths
 }
 
-/// The calls that attach what `text` names: `read_file` for a file,
-/// `list_directory` for a folder named with `@`, with ids
-/// `{id_prefix}{n}`, at most [`MENTION_MAX`]. A name that is neither, or
-/// that the path policy refuses, stays plain text: `@` is also how people
-/// write decorators and handles, and most dotted words are not files.
-pub fn attach(ws: &dyn Workspace, text: &str, id_prefix: &str) -> Vec<ToolCallRequest> {
+/// Whether a part of `path` is hidden (`.env`, `.ssh/id_rsa`): such a
+/// file is attached only when named with `@`.
+fn hidden(path: &str) -> bool {
+    Path::new(path).components().any(
+        |part| matches!(part, Component::Normal(name) if name.as_encoded_bytes().starts_with(b".")),
+    )
+}
+
+/// The calls that attach what `text` names: `read_file` for a file it
+/// shows as text, `list_directory` for a folder named with `@`, with ids
+/// `{id_prefix}{n}`, each file or folder once however it is spelt, at
+/// most [`MENTION_MAX`]; bare names only when `bare`, and never hidden
+/// ones. A name that is none of these, or that the path policy refuses,
+/// stays plain text: `@` is also how people write decorators and
+/// handles, most dotted words are not files, and a binary file would only
+/// be refused.
+pub fn attach(ws: &dyn Workspace, text: &str, bare: bool, id_prefix: &str) -> Vec<ToolCallRequest> {
+    let mut seen = HashSet::new();
     named(text)
         .into_iter()
+        .filter(|named| named.marked || (bare && !hidden(named.path)))
         .filter_map(|named| {
-            let stat = ws.stat(&ws.resolve(named.path).ok()?).ok()?;
-            let tool = if stat.is_file() {
+            let real = ws.resolve(named.path).ok()?;
+            let stat = ws.stat(&real).ok()?;
+            let tool = if stat.is_file() && shows_as_text(ws, &real) {
                 "read_file"
             } else if stat.is_dir() && named.marked {
                 "list_directory"
             } else {
                 return None;
             };
-            Some((tool, named.path))
+            seen.insert(real).then_some((tool, named.path))
         })
         .take(MENTION_MAX)
         .enumerate()
@@ -127,6 +147,7 @@ mod tests {
     #[test]
     fn each_path_is_named_once_and_the_lookups_are_bounded() {
         assert_eq!(paths("@a @a. a @b"), [("a", true), ("b", true)]);
+        assert_eq!(paths("src/ then @src/"), [("src/", true)]);
         let many: String = (0..MENTION_CANDIDATES_MAX + 3)
             .map(|n| format!("f{n}.x "))
             .collect();
@@ -145,7 +166,7 @@ mod tests {
         }
         let ctx = ToolContext::new(dir.path()).unwrap();
         let calls = |text: &str| -> Vec<(String, String)> {
-            attach(&*ctx.workspace, text, "p")
+            attach(&*ctx.workspace, text, true, "p")
                 .into_iter()
                 .map(|c| (c.name, c.arguments))
                 .collect()
@@ -158,9 +179,38 @@ mod tests {
             ]
         );
         let all: String = (0..MENTION_MAX + 2).map(|n| format!("f{n}.txt ")).collect();
-        let attached = attach(&*ctx.workspace, &all, "p");
+        let attached = attach(&*ctx.workspace, &all, true, "p");
         assert_eq!(attached.len(), MENTION_MAX);
+        assert!(attach(&*ctx.workspace, &all, false, "p").is_empty());
+        assert_eq!(
+            attach(&*ctx.workspace, "@f1.txt f2.txt", false, "p").len(),
+            1
+        );
         let ids: Vec<&str> = attached.iter().map(|c| c.id.as_str()).collect();
         assert_eq!(ids[..2], ["p0", "p1"]);
+    }
+
+    #[test]
+    fn hidden_binary_and_repeated_files_are_left_out() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join(".config")).unwrap();
+        std::fs::write(dir.path().join(".env"), "KEY=1").unwrap();
+        std::fs::write(dir.path().join(".config/app.toml"), "a = 1").unwrap();
+        std::fs::write(dir.path().join("logo.png"), b"\x89PNG\0\0").unwrap();
+        std::fs::write(dir.path().join("a.txt"), "a").unwrap();
+        let ctx = ToolContext::new(dir.path()).unwrap();
+        let paths = |text: &str| -> Vec<String> {
+            attach(&*ctx.workspace, text, true, "p")
+                .into_iter()
+                .map(|c| c.arguments)
+                .collect()
+        };
+        assert!(paths("never print .env or .config/app.toml; see logo.png").is_empty());
+        assert_eq!(
+            paths("@.env and @.config/app.toml"),
+            [r#"{"path":".env"}"#, r#"{"path":".config/app.toml"}"#]
+        );
+        assert_eq!(paths("a.txt ./a.txt @a.txt"), [r#"{"path":"a.txt"}"#]);
+        assert!(paths("@logo.png").is_empty());
     }
 }

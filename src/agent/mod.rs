@@ -66,6 +66,9 @@ pub const STREAM_QUEUE: usize = 256;
 /// Tool and preview results buffered for the agent; at most one per call
 /// of an episode is ever outstanding, and an episode has at most 64.
 pub const TOOL_QUEUE: usize = 64;
+/// How long looking up the files a prompt names may take before the
+/// prompt goes on without them (ADR 0038).
+pub const ATTACH_LOOKUP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
 /// Model episodes in one turn before the agent stops and asks the person.
 /// Small local models often call a tool again after every result instead
 /// of answering; this is what ends such a turn.
@@ -120,6 +123,9 @@ pub struct AgentSetup {
     /// Send the conversation ahead whenever a session opens, so the
     /// server's prompt cache holds it before the first prompt (ADR 0032).
     pub warm_cache: bool,
+    /// Files a prompt names without `@` are read for the model too, not
+    /// only those named with it (ADR 0038).
+    pub attach_named_files: bool,
 }
 
 /// One model episode in flight.
@@ -521,8 +527,8 @@ impl Agent {
         self.run_prompt(text).await;
     }
 
-    /// Runs a turn for the person's words, already in the saved log: what
-    /// they name with `@` is read first, then the model is asked.
+    /// Runs a turn for the person's words, already in the saved log: the
+    /// files they name are read first (ADR 0038), then the model is asked.
     async fn run_prompt(&mut self, text: String) {
         self.setup
             .log
@@ -541,19 +547,34 @@ impl Agent {
 
     /// The round that reads the files `text` names (ADR 0038), empty when
     /// it names none in the project. The names are looked up on the
-    /// blocking pool: the workspace may be slow. The calls' ids are new to
-    /// the conversation, a resumed one included.
-    async fn attach(&self, text: &str) -> Round {
+    /// blocking pool, for at most [`ATTACH_LOOKUP_TIMEOUT`]: a stalled
+    /// mount delays the prompt, never stops it. The calls' ids are made
+    /// up as for calls that come without one.
+    async fn attach(&mut self, text: &str) -> Round {
+        let prefix = format!("call_{}_at", self.episodes_started + 1);
         let workspace = Arc::clone(&self.setup.tools.workspace);
-        let prefix = (self.episodes_started..)
-            .map(|n| format!("call_{n}_at"))
-            .find(|prefix| !self.conversation.holds_call(&format!("{prefix}0")))
-            .unwrap_or_default();
-        let text = text.to_owned();
-        let requests =
-            tokio::task::spawn_blocking(move || mentions::attach(&*workspace, &text, &prefix))
-                .await
-                .unwrap_or_default();
+        let (text, bare) = (text.to_owned(), self.setup.attach_named_files);
+        let lookup = tokio::task::spawn_blocking(move || {
+            mentions::attach(&*workspace, &text, bare, &prefix)
+        });
+        let requests = match tokio::time::timeout(ATTACH_LOOKUP_TIMEOUT, lookup).await {
+            Ok(Ok(requests)) => requests,
+            Ok(Err(e)) => {
+                self.setup
+                    .log
+                    .line(|| format!("files named: {}", task_failure("file lookup", &e)));
+                Vec::new()
+            }
+            Err(_) => {
+                self.setup
+                    .log
+                    .line(|| "files named: the lookup took too long; none attached".to_owned());
+                Vec::new()
+            }
+        };
+        if !requests.is_empty() {
+            self.episodes_started += 1;
+        }
         Round::for_person(requests, &self.setup.tools)
     }
 

@@ -162,9 +162,9 @@ impl Round {
         }
     }
 
-    /// The reads of what the person named with `@` (ADR 0038): read-only
-    /// calls, so under every policy none asks; the repeat detector does
-    /// not count them, as the model did not ask for them.
+    /// The reads of the files the person's prompt named (ADR 0038):
+    /// read-only calls, so under every policy none asks; the repeat
+    /// detector does not count them, as the model did not ask for them.
     pub(super) fn for_person(requests: Vec<ToolCallRequest>, tools: &tools::ToolContext) -> Self {
         Self {
             for_person: true,

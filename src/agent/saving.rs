@@ -463,6 +463,9 @@ impl Agent {
                     std::mem::take(&mut saved.messages),
                 );
                 self.setup.tools.known.clear();
+                self.episodes_started = self
+                    .episodes_started
+                    .max(self.conversation.made_up_ids_past());
                 let mut checkpoints = std::mem::take(&mut saved.checkpoints);
                 checkpoints.align(self.conversation.prompts().count());
                 self.setup.tools.checkpoints.replace(checkpoints);

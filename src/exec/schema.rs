@@ -97,7 +97,8 @@ pub enum Line {
         exit_code: u8,
         /// Model requests made in the turn.
         steps: u32,
-        /// Tool calls the model made in the turn.
+        /// Tool calls made in the turn: the model's, and the reads of files
+        /// the prompt named (ADR 0038).
         tool_calls: u32,
         /// Milliseconds since dashfloat started the run.
         elapsed_ms: u64,

@@ -11,7 +11,8 @@ use super::schema::{self, Line, TurnStatus};
 pub struct Tally {
     /// Model requests made (`Phase(Streaming)` once each).
     pub steps: u32,
-    /// Tool calls the model made.
+    /// Tool calls made: the model's, and the reads of files the prompt
+    /// named (ADR 0038).
     pub tool_calls: u32,
     /// The text of the reply streaming now. Bounded by the agent, which
     /// ends an episode whose reply passes its content cap (ADR 0007).

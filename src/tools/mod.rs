@@ -112,6 +112,7 @@ pub use preview::{
 pub use read::{
     READ_BINARY_PROBE_BYTES, READ_DEFAULT_LIMIT, READ_DEFAULT_OFFSET, READ_MAX_BYTES,
     READ_MAX_LIMIT, READ_MAX_LINES, READ_STREAM_THRESHOLD_BYTES, ReadFile, ReadFileOutput,
+    shows_as_text,
 };
 pub use reaper::kill_all_commands;
 pub use registry::{ToolCall, ToolOutput, definitions};

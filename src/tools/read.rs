@@ -246,11 +246,7 @@ fn read_file(
         .open_regular(&real)
         .map_err(|e| io_failure(TOOL, path, "read", &e))?;
     let size = meta.len;
-    let mut probe = Vec::with_capacity(READ_BINARY_PROBE_BYTES);
-    (&mut file)
-        .take(READ_BINARY_PROBE_BYTES as u64)
-        .read_to_end(&mut probe)
-        .map_err(|e| io_failure(TOOL, path, "read", &e))?;
+    let probe = probe(&mut file).map_err(|e| io_failure(TOOL, path, "read", &e))?;
     if probe.contains(&0) {
         return Err(failed(format!(
             "{path} looks binary (a NUL byte in its first {} KiB, {size} bytes in all); it is not shown. \
@@ -488,4 +484,22 @@ pub(crate) fn whole_chars_len(bytes: &[u8]) -> usize {
         };
     }
     bytes.len()
+}
+
+/// The first [`READ_BINARY_PROBE_BYTES`] of `file`: a NUL among them
+/// makes it binary, which `read_file` does not show.
+fn probe(file: &mut impl Read) -> std::io::Result<Vec<u8>> {
+    let mut probe = Vec::with_capacity(READ_BINARY_PROBE_BYTES);
+    file.by_ref()
+        .take(READ_BINARY_PROBE_BYTES as u64)
+        .read_to_end(&mut probe)?;
+    Ok(probe)
+}
+
+/// Whether `read_file` would show `real`, a path the workspace resolved:
+/// a regular file that opens and does not look binary.
+pub fn shows_as_text(ws: &dyn Workspace, real: &Path) -> bool {
+    ws.open_regular(real)
+        .and_then(|mut file| probe(&mut file))
+        .is_ok_and(|probe| !probe.contains(&0))
 }

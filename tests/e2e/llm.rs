@@ -52,6 +52,9 @@ fn start_real_at(url: &str, max_steps: u32) -> (AgentHarness, tempfile::TempDir)
     // Deterministic replies keep these tests from depending on luck.
     s.temperature = Some(0.0);
     s.system_prompt = dashfloat::agent::system_prompt();
+    // These tests are of the model's own calls: a file their prompts name
+    // is left for it to read (ADR 0038).
+    s.attach_named_files = false;
     (start_with(s), dir)
 }
 

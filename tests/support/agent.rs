@@ -74,6 +74,8 @@ pub fn setup(base_url: &str, root: &Path, approval: ApprovalPolicy) -> AgentSetu
         // Scripts answer the requests a test expects; a test of the
         // warm-up turns it on.
         warm_cache: false,
+        // Files a prompt names are read first, as by default.
+        attach_named_files: true,
     }
 }
 
