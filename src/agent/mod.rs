@@ -186,6 +186,9 @@ struct Agent {
     prompted: Option<Syntax>,
     /// The warm-up request in flight, stopped by any real request.
     warming: Option<JoinHandle<()>>,
+    /// The walk listing the project's files for the UI, replaced by the
+    /// next one.
+    listing: Option<JoinHandle<()>>,
     /// The server is llama.cpp: requests ask it how far it has read, and
     /// its slot may be saved with the session (ADR 0034).
     llama_cpp: bool,
@@ -259,6 +262,7 @@ async fn run_actor(
         wall_retried: false,
         prompted: None,
         warming: None,
+        listing: None,
         llama_cpp: false,
         template_result_opener: None,
         restore_slot: false,
@@ -280,6 +284,7 @@ impl Agent {
         self.read_instructions().await;
         self.discover().await;
         self.warm_cache();
+        self.list_files();
         loop {
             tokio::select! {
                 cmd = commands.recv() => match cmd {
@@ -313,6 +318,9 @@ impl Agent {
                 .as_ref()
                 .is_some_and(|task| !task.is_finished());
         self.stop_warming();
+        if let Some(listing) = self.listing.take() {
+            listing.abort();
+        }
         if let Some(episode) = self.episode.take() {
             episode.task.abort();
         }
@@ -728,6 +736,27 @@ impl Agent {
         Some(slots::prefix_file_name(&body, &self.setup.model))
     }
 
+    /// Tells the UI the project's files, for completing `@` (ADR 0038):
+    /// walked on the blocking pool, sent when done; an earlier listing
+    /// not sent yet never is. Not in headless runs, which have no input
+    /// box.
+    fn list_files(&mut self) {
+        if self.setup.headless {
+            return;
+        }
+        if let Some(listing) = self.listing.take() {
+            listing.abort();
+        }
+        let (workspace, ui) = (Arc::clone(&self.setup.tools.workspace), self.ui.clone());
+        self.listing = Some(tokio::spawn(async move {
+            let walk =
+                tokio::task::spawn_blocking(move || crate::tools::project_files(&*workspace));
+            if let Ok(files) = walk.await {
+                let _ = ui.send(AgentEvent::ProjectFiles(files)).await;
+            }
+        }));
+    }
+
     /// Stops the warm-up, if any: a real request is about to be sent, and
     /// the server should read that one, not finish the warm-up first.
     fn stop_warming(&mut self) {
@@ -1008,6 +1037,7 @@ impl Agent {
     async fn end_turn(&mut self) {
         self.emit(AgentEvent::Phase(Phase::Idle)).await;
         self.emit(AgentEvent::TurnDone).await;
+        self.list_files();
         // After the UI is told, so the person never waits for the disk; a
         // prompt sent meanwhile is read once the save is done.
         self.save().await;

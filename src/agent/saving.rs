@@ -165,6 +165,7 @@ impl Saving {
             | AgentEvent::ReadingPrompt(_)
             | AgentEvent::Compacted { .. }
             | AgentEvent::SessionFacts { .. }
+            | AgentEvent::ProjectFiles(_)
             | AgentEvent::Confirm(_)
             | AgentEvent::SessionOpened { .. }
             | AgentEvent::Prompts { .. }

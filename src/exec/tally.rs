@@ -86,6 +86,7 @@ impl Tally {
             | AgentEvent::ToolCallWriting { .. }
             | AgentEvent::ReadingPrompt(_)
             | AgentEvent::SessionFacts { .. }
+            | AgentEvent::ProjectFiles(_)
             | AgentEvent::Confirm(_)
             | AgentEvent::SessionOpened { .. }
             | AgentEvent::Prompts { .. }

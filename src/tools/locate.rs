@@ -89,14 +89,65 @@ enum Places {
 /// The files and folders named `name` (ASCII case aside) in the project,
 /// walked as the search tools walk it.
 fn places(ws: &dyn Workspace, name: &OsStr) -> Places {
-    let Ok(root) = ws.real_path(ws.root()) else {
-        return Places::NotSearched;
-    };
     // The first distinct places seen, the shallowest first (a top-level
     // `conftest.py` before `a_pkg/conftest.py`): one that is dropped for
     // coming later is dropped again when seen again, so the set stays
     // exact.
     let head = Mutex::new(BTreeSet::<(usize, PathBuf)>::new());
+    let whole = each_file(ws, &|relative: &Path| {
+        let mut head = head.lock().unwrap_or_else(PoisonError::into_inner);
+        for place in relative.ancestors().filter(|place| {
+            place.file_name().is_some_and(|own| {
+                own.as_encoded_bytes()
+                    .eq_ignore_ascii_case(name.as_encoded_bytes())
+            })
+        }) {
+            head.insert((place.components().count(), place.to_path_buf()));
+            if head.len() > LOCATE_MAX_SHOWN + 1 {
+                head.pop_last();
+            }
+        }
+    });
+    let head = head.into_inner().unwrap_or_else(PoisonError::into_inner);
+    match (whole, head.is_empty()) {
+        (true, true) => Places::Nowhere,
+        (false, true) => Places::NotSearched,
+        (_, false) => Places::Found(head.iter().map(|(_, place)| walk::shown(place).0).collect()),
+    }
+}
+
+/// The project's files and the folders that hold them, as the search
+/// tools see them and relative to the root (folders end with `/`), the
+/// shallowest first, then by name; at most [`LOCATE_MAX_FILES`] files.
+/// What the input box completes `@` with (ADR 0038).
+pub fn project_files(ws: &dyn Workspace) -> Vec<String> {
+    let found = Mutex::new(BTreeSet::<(usize, String)>::new());
+    each_file(ws, &|relative: &Path| {
+        let mut found = found.lock().unwrap_or_else(PoisonError::into_inner);
+        let (file, _) = walk::shown(relative);
+        found.insert((relative.components().count(), file));
+        for folder in relative.ancestors().skip(1) {
+            if folder.as_os_str().is_empty() {
+                break;
+            }
+            let (folder, _) = walk::shown(folder);
+            found.insert((
+                Path::new(&folder).components().count(),
+                format!("{folder}/"),
+            ));
+        }
+    });
+    let found = found.into_inner().unwrap_or_else(PoisonError::into_inner);
+    found.into_iter().map(|(_, path)| path).collect()
+}
+
+/// Walks the project's files as the search tools do, handing each one's
+/// path relative to the root to `visit`, and stops after
+/// [`LOCATE_MAX_FILES`]; whether the walk saw every file.
+fn each_file(ws: &dyn Workspace, visit: &(dyn Fn(&Path) + Sync)) -> bool {
+    let Ok(root) = ws.real_path(ws.root()) else {
+        return false;
+    };
     let seen = AtomicUsize::new(0);
     let stop = CancellationToken::new();
     let walked = ws.walk(&root, &stop, &mut || {
@@ -106,25 +157,8 @@ fn places(ws: &dyn Workspace, name: &OsStr) -> Places {
                 stop.cancel();
                 return;
             }
-            let relative = real.strip_prefix(&root).unwrap_or(real);
-            let mut head = head.lock().unwrap_or_else(PoisonError::into_inner);
-            for place in relative.ancestors().filter(|place| {
-                place.file_name().is_some_and(|own| {
-                    own.as_encoded_bytes()
-                        .eq_ignore_ascii_case(name.as_encoded_bytes())
-                })
-            }) {
-                head.insert((place.components().count(), place.to_path_buf()));
-                if head.len() > LOCATE_MAX_SHOWN + 1 {
-                    head.pop_last();
-                }
-            }
+            visit(real.strip_prefix(&root).unwrap_or(real));
         }) as Visitor<'_>
     });
-    let head = head.into_inner().unwrap_or_else(PoisonError::into_inner);
-    match (walked, head.is_empty()) {
-        (Ok(()), true) => Places::Nowhere,
-        (Err(_), true) => Places::NotSearched,
-        (_, false) => Places::Found(head.iter().map(|(_, place)| walk::shown(place).0).collect()),
-    }
+    walked.is_ok()
 }

@@ -104,7 +104,7 @@ pub use grep::{
 pub use known::{KNOWN_MAX_FILES, KnownFiles};
 pub use list::{Entry, EntryKind, LIST_MAX_ENTRIES, ListDirectory, ListDirectoryOutput};
 pub use local::LocalWorkspace;
-pub use locate::{LOCATE_MAX_FILES, LOCATE_MAX_SHOWN};
+pub use locate::{LOCATE_MAX_FILES, LOCATE_MAX_SHOWN, project_files};
 pub use path_policy::{PATH_MAX_LINKS, PathError, resolve};
 pub use preview::{
     Judged, PREVIEW_CONTEXT_LINES, PREVIEW_MAX_LINES, PREVIEW_REVIEW_MAX_LINES, judge, preview,

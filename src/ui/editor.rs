@@ -330,6 +330,26 @@ impl Editor {
         self.typed = false;
     }
 
+    /// Replaces the text from `start` to the cursor with `with`, the
+    /// cursor after it: a completion the person chose. Whether it went
+    /// in, as [`Editor::insert_char`].
+    #[must_use]
+    pub fn complete(&mut self, start: usize, with: &str) -> bool {
+        let start = start.min(self.cursor);
+        if !self.text.is_char_boundary(start) {
+            return false;
+        }
+        let replaced = self.cursor - start;
+        if (self.text.len() - replaced + with.len()) as u64 > PROMPT_MAX_BYTES {
+            return false;
+        }
+        self.text.replace_range(start..self.cursor, with);
+        self.cursor = start + with.len();
+        self.goal_col = None;
+        self.typed = true;
+        true
+    }
+
     /// Replaces the text with one the person chose (from the history, a
     /// completion), cursor at the end: it counts as written.
     pub fn choose(&mut self, text: &str) {

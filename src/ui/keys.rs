@@ -38,6 +38,9 @@ pub const CONFIRMING: &[&str] = &[
 /// Keys while the command popup is open.
 pub const POPUP: &[&str] = &["Tab complete", "↑↓ select", "⏎ run", "Esc close"];
 
+/// Keys while the `@` popup of the project's paths is open.
+pub const MENTION: &[&str] = &["Tab/⏎ complete", "↑↓ select", "Esc close"];
+
 /// Keys while the session picker is open.
 pub const PICKER: &[&str] = &["↑↓ choose", "⏎ resume", "Esc close"];
 
@@ -45,11 +48,12 @@ pub const PICKER: &[&str] = &["↑↓ choose", "⏎ resume", "Esc close"];
 pub const REWIND: &[&str] = &["↑↓ choose", "⏎ rewind to it", "Esc close"];
 
 /// Every table with the heading `/help` gives it.
-pub const TABLES: [(&str, &[&str]); 6] = [
+pub const TABLES: [(&str, &[&str]); 7] = [
     ("keys", IDLE),
     ("while the agent works", BUSY),
     ("while a call waits for you", CONFIRMING),
     ("in the command list", POPUP),
+    ("in the @ list of paths", MENTION),
     ("in the session picker", PICKER),
     ("in the rewind picker", REWIND),
 ];

@@ -8,6 +8,7 @@ use crate::protocol::{
 
 use super::editor::{Editor, EditorLayout, History};
 use super::entry::clean;
+use super::mention::Mention;
 use super::picker::Picker;
 use super::slash::Completion;
 use super::theme::Theme;
@@ -231,6 +232,9 @@ pub struct State {
     pub pick_sessions: bool,
     /// The command popup's selection, following the input.
     pub completion: Completion,
+    /// The `@` popup: the project's files and the word completed from
+    /// them, following the input.
+    pub mention: Mention,
     /// The picker (sessions, or prompts to rewind to), while it is open
     /// over the log.
     pub picker: Option<Picker>,
@@ -273,6 +277,7 @@ impl State {
             answered: None,
             pick_sessions: false,
             completion: Completion::default(),
+            mention: Mention::default(),
             picker: None,
             rewind_armed: false,
             input: Editor::new().layout(input_width(size.0), INPUT_MAX_ROWS, 0),

@@ -95,6 +95,9 @@ impl Outcome {
 pub fn update(state: &mut State, msg: Msg) -> Outcome {
     let out = apply(state, msg);
     state.completion.follow(state.editor.text());
+    state
+        .mention
+        .follow(state.editor.text(), state.editor.cursor());
     out
 }
 
@@ -247,6 +250,7 @@ fn on_agent(state: &mut State, event: AgentEvent) {
             model,
             context_window,
         } => state.learn_session_facts(model, context_window),
+        AgentEvent::ProjectFiles(files) => state.mention.set_files(files),
         AgentEvent::ToolCall { id, name, summary } => {
             state.transcript.push(
                 EntryKind::Tool {
@@ -458,8 +462,21 @@ fn on_key(state: &mut State, key: KeyEvent) -> Outcome {
 }
 
 /// The keys the command popup takes while it is open: Tab, the arrows,
-/// Esc. Enter runs the selected command through [`submit`].
+/// Esc. Enter runs the selected command through [`submit`]. The `@`
+/// popup takes Enter too: it completes the path instead of sending.
 fn popup_key(state: &mut State, code: KeyCode) -> Option<Outcome> {
+    if let Some((start, path)) = state.mention.accept() {
+        match code {
+            KeyCode::Tab | KeyCode::Enter => {
+                insert(state, |editor| editor.complete(start, &path));
+            }
+            KeyCode::Up => state.mention.step(false),
+            KeyCode::Down => state.mention.step(true),
+            KeyCode::Esc => state.mention.close(),
+            _ => return None,
+        }
+        return Some(Outcome::changed());
+    }
     state.completion.selected()?;
     let input = match code {
         KeyCode::Tab => state.completion.tab(),

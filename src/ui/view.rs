@@ -36,35 +36,29 @@ pub fn view(state: &State, frame: &mut Frame) {
     draw_popup(state, frame, log);
 }
 
-/// The command popup over the bottom of the log, while `/` and the start
-/// of a name are typed: each matching command with what it does, the
-/// selected one marked.
+/// The popup over the bottom of the log: while `/` and the start of a
+/// name are typed, each matching command with what it does; while an `@`
+/// word is typed, the project's paths that match it (ADR 0038). The
+/// selected row is marked.
 fn draw_popup(state: &State, frame: &mut Frame, log: Rect) {
-    let candidates = state.completion.candidates();
-    if candidates.is_empty() || log.height == 0 {
+    let (rows, selected) = popup_rows(state);
+    if rows.is_empty() || log.height == 0 {
         return;
     }
     let theme = &state.theme;
-    let rows = POPUP_MAX_ROWS.min(usize::from(log.height));
-    let selected = state.completion.selected_index();
-    let shown = slash::window(candidates.len(), selected, rows);
-    let column = candidates
-        .iter()
-        .map(|c| str_width(&slash::synopsis(c)))
-        .max()
-        .unwrap_or(0);
+    let shown = slash::window(
+        rows.len(),
+        selected,
+        POPUP_MAX_ROWS.min(usize::from(log.height)),
+    );
     let lines: Vec<Line> = shown
-        .clone()
         .map(|i| {
-            let command = candidates[i];
-            let synopsis = slash::synopsis(command);
-            let pad = " ".repeat(column - str_width(&synopsis));
             let (mark, style) = if i == selected {
                 ("›", theme.header.patch(theme.accent))
             } else {
                 (" ", theme.header)
             };
-            Line::styled(format!("{mark} {synopsis}{pad}  {}", command.about), style)
+            Line::styled(format!("{mark} {}", rows[i]), style)
         })
         .collect();
     let height = u16::try_from(lines.len()).unwrap_or(log.height);
@@ -75,6 +69,32 @@ fn draw_popup(state: &State, frame: &mut Frame, log: Rect) {
     };
     frame.render_widget(Clear, area);
     frame.render_widget(Paragraph::new(lines).style(theme.header), area);
+}
+
+/// The popup's rows and which one is selected: the `@` completion's paths
+/// while it is open, else the commands, each synopsis padded to one
+/// column before what the command does.
+fn popup_rows(state: &State) -> (Vec<String>, usize) {
+    let paths = state.mention.candidates();
+    if !paths.is_empty() {
+        let rows = paths.iter().map(|p| format!("@{p}")).collect();
+        return (rows, state.mention.selected_index());
+    }
+    let candidates = state.completion.candidates();
+    let column = candidates
+        .iter()
+        .map(|c| str_width(&slash::synopsis(c)))
+        .max()
+        .unwrap_or(0);
+    let rows = candidates
+        .iter()
+        .map(|command| {
+            let synopsis = slash::synopsis(command);
+            let pad = " ".repeat(column - str_width(&synopsis));
+            format!("{synopsis}{pad}  {}", command.about)
+        })
+        .collect();
+    (rows, state.completion.selected_index())
 }
 
 fn phase_label(state: &State) -> String {
@@ -291,6 +311,9 @@ fn draw_input(state: &State, frame: &mut Frame, area: Rect) {
 fn help_items(state: &State) -> &'static [&'static str] {
     if let Some(picker) = &state.picker {
         return picker.keys();
+    }
+    if !state.mention.candidates().is_empty() {
+        return keys::MENTION;
     }
     if !state.completion.candidates().is_empty() {
         return keys::POPUP;

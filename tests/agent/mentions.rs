@@ -2,11 +2,12 @@
 //! read for the model before its first step, as calls of its own tools,
 //! under any policy, without counting as the model's repeats.
 
+use dashfloat::agent::ApprovalPolicy;
 use dashfloat::protocol::AgentEvent;
 use serde_json::{Value, json};
 
 use crate::support;
-use support::agent::start;
+use support::agent::{AgentHarness, setup, start, start_with};
 use support::server::{Reply, ScriptedServer, assert_prefix_stable};
 
 /// The messages of request `n`, parsed.
@@ -136,4 +137,56 @@ async fn the_model_reading_a_named_file_again_is_not_its_repeat() {
         "the next step may still call tools"
     );
     assert_prefix_stable(&server.requests());
+}
+
+/// The next list of the project's files the agent sends.
+async fn next_listing(h: &mut AgentHarness) -> Vec<String> {
+    let events = h.until(|e| matches!(e, AgentEvent::ProjectFiles(_))).await;
+    let Some(AgentEvent::ProjectFiles(files)) = events.last() else {
+        unreachable!()
+    };
+    files.clone()
+}
+
+#[tokio::test]
+async fn the_project_files_reach_the_ui_at_start_and_after_each_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("src/deep")).unwrap();
+    std::fs::create_dir(dir.path().join("target")).unwrap();
+    std::fs::write(dir.path().join("src/deep/b.rs"), "").unwrap();
+    std::fs::write(dir.path().join("src/a.rs"), "").unwrap();
+    std::fs::write(dir.path().join("target/built"), "").unwrap();
+    std::fs::write(dir.path().join(".gitignore"), "*.log\n").unwrap();
+    std::fs::write(dir.path().join("run.log"), "").unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_call(
+            "w1",
+            "write_file",
+            &[&json!({ "path": "src/new.rs", "content": "" }).to_string()],
+        ),
+        Reply::text(&["made"]),
+    ])
+    .await;
+    let mut h = start_with(setup(
+        &server.base_url(),
+        dir.path(),
+        ApprovalPolicy::AutoEdit,
+    ));
+    assert_eq!(
+        next_listing(&mut h).await,
+        [
+            ".gitignore",
+            "src/",
+            "src/a.rs",
+            "src/deep/",
+            "src/deep/b.rs"
+        ]
+    );
+    h.prompt("make a new file").await;
+    h.turn().await;
+    assert!(
+        next_listing(&mut h)
+            .await
+            .contains(&"src/new.rs".to_owned())
+    );
 }

@@ -11,6 +11,7 @@ mod bounds;
 mod control_bytes;
 mod editor;
 mod markdown;
+mod mention;
 mod panics;
 mod picker;
 mod rewind;

@@ -1,0 +1,193 @@
+//! Completing `@path` in the input box from the project's files, which the
+//! agent sends (`AgentEvent::ProjectFiles`). A file named with `@` is read
+//! for the model before it starts (ADR 0038); the popup saves typing the
+//! path and guessing its spelling.
+
+/// Matches kept for the popup at most; the popup scrolls through them.
+pub const MENTION_MATCHES_MAX: usize = 50;
+
+/// The `@` popup: the project's files, the word being completed and its
+/// matches. It follows the input: an edit matches afresh.
+#[derive(Debug, Clone, Default)]
+pub struct Mention {
+    /// The project's files and folders (folders end with `/`), the
+    /// shallowest first.
+    files: Vec<String>,
+    /// The same, lower-cased, for matching.
+    lower: Vec<String>,
+    /// The word being completed: where its path starts (after the `@`)
+    /// and what is typed of it.
+    word: Option<(usize, String)>,
+    /// Indexes into `files` of the matches, best first.
+    matches: Vec<usize>,
+    /// The selected match.
+    selected: usize,
+    /// Esc closed the popup for this word.
+    closed: bool,
+}
+
+impl Mention {
+    /// Takes a new list of the project's files; the word typed is matched
+    /// against it afresh.
+    pub fn set_files(&mut self, files: Vec<String>) {
+        self.lower = files.iter().map(|f| f.to_lowercase()).collect();
+        self.files = files;
+        self.rematch();
+    }
+
+    /// Catches up with the input: the word before the cursor, when it
+    /// starts with `@` (at the start of the text or after white space),
+    /// is the one completed; a different word opens the popup again.
+    pub fn follow(&mut self, text: &str, cursor: usize) {
+        let before = text.get(..cursor).unwrap_or_default();
+        let start = before.rfind(char::is_whitespace).map_or(0, |at| {
+            at + before[at..].chars().next().map_or(1, char::len_utf8)
+        });
+        let word = before[start..]
+            .strip_prefix('@')
+            .map(|typed| (start + 1, typed.to_owned()));
+        if word != self.word {
+            self.word = word;
+            self.closed = false;
+            self.rematch();
+        }
+    }
+
+    /// The matches the popup shows, best first; empty while it is closed
+    /// or no `@` word is typed.
+    pub fn candidates(&self) -> Vec<&str> {
+        if self.closed || self.word.is_none() {
+            return Vec::new();
+        }
+        self.matches
+            .iter()
+            .map(|&i| self.files[i].as_str())
+            .collect()
+    }
+
+    /// The selected match's place in [`Mention::candidates`].
+    pub fn selected_index(&self) -> usize {
+        self.selected
+    }
+
+    /// Esc: closes the popup until the word changes.
+    pub fn close(&mut self) {
+        self.closed = true;
+    }
+
+    /// ↑ / ↓: moves the selection, wrapping.
+    pub fn step(&mut self, down: bool) {
+        let count = self.matches.len();
+        if count > 0 {
+            self.selected = if down {
+                (self.selected + 1) % count
+            } else {
+                (self.selected + count - 1) % count
+            };
+        }
+    }
+
+    /// Tab or Enter: where the typed path starts and what replaces it, the
+    /// selected match (a file followed by a space; a folder without one,
+    /// so its files can be completed next), while the popup is open.
+    pub fn accept(&self) -> Option<(usize, String)> {
+        let path = *self.candidates().get(self.selected)?;
+        let (start, _) = self.word.as_ref()?;
+        let space = if path.ends_with('/') { "" } else { " " };
+        Some((*start, format!("{path}{space}")))
+    }
+
+    /// Matches the typed word: paths that start with it, then paths whose
+    /// last part starts with it, then paths that hold it, case aside, each
+    /// group in the list's order, at most [`MENTION_MATCHES_MAX`].
+    fn rematch(&mut self) {
+        self.selected = 0;
+        self.matches.clear();
+        let Some((_, typed)) = &self.word else {
+            return;
+        };
+        let typed = typed.to_lowercase();
+        let rank = |path: &str| -> Option<u8> {
+            let name = path.trim_end_matches('/');
+            let name = name.rsplit('/').next().unwrap_or(name);
+            if path.starts_with(&typed) {
+                Some(0)
+            } else if name.starts_with(&typed) {
+                Some(1)
+            } else if path.contains(&typed) {
+                Some(2)
+            } else {
+                None
+            }
+        };
+        for group in 0..3 {
+            let found = self
+                .lower
+                .iter()
+                .enumerate()
+                .filter(|(_, path)| rank(path) == Some(group))
+                .map(|(i, _)| i);
+            let room = MENTION_MATCHES_MAX - self.matches.len();
+            self.matches.extend(found.take(room));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mention(files: &[&str], text: &str) -> Mention {
+        let mut m = Mention::default();
+        m.set_files(files.iter().map(|f| (*f).to_owned()).collect());
+        m.follow(text, text.len());
+        m
+    }
+
+    #[test]
+    fn the_word_at_the_cursor_that_starts_with_at_is_completed() {
+        let files = ["README.md", "lib/", "lib/slug.js", "test/slug.test.js"];
+        assert_eq!(
+            mention(&files, "fix @sl").candidates(),
+            ["lib/slug.js", "test/slug.test.js"]
+        );
+        assert_eq!(mention(&files, "@").candidates(), files);
+        assert_eq!(
+            mention(&files, "see @LIB").candidates(),
+            ["lib/", "lib/slug.js"]
+        );
+        assert_eq!(
+            mention(&files, "@.test").candidates(),
+            ["test/slug.test.js"]
+        );
+        for text in ["fix sl", "me@sl", "fix @sl ", "@nothing"] {
+            assert!(mention(&files, text).candidates().is_empty(), "{text}");
+        }
+    }
+
+    #[test]
+    fn accepting_puts_the_path_after_the_at() {
+        let mut m = mention(&["lib/", "lib/slug.js", "lib/x.js"], "fix\t@li");
+        assert_eq!(m.accept(), Some((5, "lib/".to_owned())));
+        m.step(true);
+        assert_eq!(m.accept(), Some((5, "lib/slug.js ".to_owned())));
+        m.step(false);
+        m.step(false);
+        assert_eq!(m.accept(), Some((5, "lib/x.js ".to_owned())));
+        m.close();
+        assert_eq!(m.accept(), None);
+        m.follow("fix\t@lib", 8);
+        assert_eq!(m.candidates().len(), 3, "a new word opens it again");
+    }
+
+    #[test]
+    fn the_matches_are_bounded() {
+        let files: Vec<String> = (0..MENTION_MATCHES_MAX + 5)
+            .map(|n| format!("f{n}.rs"))
+            .collect();
+        let mut m = Mention::default();
+        m.set_files(files);
+        m.follow("@f", 2);
+        assert_eq!(m.candidates().len(), MENTION_MATCHES_MAX);
+    }
+}
