@@ -58,6 +58,13 @@ fn press(s: &mut State, code: KeyCode) -> Vec<Effect> {
     update(s, Msg::Key(KeyEvent::new(code, KeyModifiers::NONE))).effects
 }
 
+/// Types `text` key by key.
+fn typed(s: &mut State, text: &str) {
+    for c in text.chars() {
+        press(s, KeyCode::Char(c));
+    }
+}
+
 /// Prepares and draws the state on a `TestBackend` of its size.
 fn render(s: &mut State) -> Terminal<TestBackend> {
     let (w, h) = s.size;

@@ -7,7 +7,7 @@ use dashfloat::protocol::{AgentEvent, UiCommand};
 use dashfloat::ui::state::State;
 use dashfloat::ui::update::Effect;
 
-use crate::{agent, draw, press};
+use crate::{agent, draw, press, typed};
 
 const FILES: [&str; 6] = [
     "README.md",
@@ -27,12 +27,6 @@ fn state() -> State {
         AgentEvent::ProjectFiles(FILES.iter().map(|f| (*f).to_owned()).collect()),
     );
     s
-}
-
-fn typed(s: &mut State, text: &str) {
-    for c in text.chars() {
-        press(s, KeyCode::Char(c));
-    }
 }
 
 #[test]

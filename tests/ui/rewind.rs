@@ -7,15 +7,7 @@ use crossterm::event::KeyCode;
 use dashfloat::protocol::{AgentEvent, Phase, UiCommand};
 use dashfloat::ui::update::Effect;
 
-use dashfloat::ui::state::State;
-
-use crate::{agent, draw, press, state};
-
-fn type_text(s: &mut State, text: &str) {
-    for c in text.chars() {
-        press(s, KeyCode::Char(c));
-    }
-}
+use crate::{agent, draw, press, state, typed};
 
 fn prompts() -> AgentEvent {
     AgentEvent::Prompts {
@@ -43,7 +35,7 @@ fn esc_twice_on_an_empty_input_asks_for_the_prompts() {
     press(&mut s, KeyCode::Down);
     assert!(press(&mut s, KeyCode::Esc).is_empty());
     // With text typed, Esc does not rewind.
-    type_text(&mut s, "draft");
+    typed(&mut s, "draft");
     assert!(press(&mut s, KeyCode::Esc).is_empty());
     assert!(press(&mut s, KeyCode::Esc).is_empty());
 }
@@ -93,12 +85,12 @@ fn no_prompt_yet_is_a_notice() {
 #[test]
 fn undo_redo_and_rewind_are_commands_for_the_agent() {
     let mut s = state(80, 12);
-    for (typed, command) in [
+    for (text, command) in [
         ("/undo", UiCommand::Undo),
         ("/redo", UiCommand::Redo),
         ("/rewind", UiCommand::ListPrompts),
     ] {
-        type_text(&mut s, typed);
+        typed(&mut s, text);
         assert_eq!(press(&mut s, KeyCode::Enter), [Effect::Send(command)]);
     }
 }

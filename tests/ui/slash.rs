@@ -11,18 +11,12 @@ use dashfloat::ui::state::State;
 use dashfloat::ui::transcript::EntryKind;
 use dashfloat::ui::update::{Effect, Msg, update};
 
-use crate::{agent, draw, press};
+use crate::{agent, draw, press, typed};
 
 fn state() -> State {
     let mut s = crate::state(80, 24);
     s.prepare();
     s
-}
-
-fn typed(s: &mut State, text: &str) {
-    for c in text.chars() {
-        press(s, KeyCode::Char(c));
-    }
 }
 
 /// Types `text` and presses Enter; the effects.

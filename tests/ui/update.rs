@@ -7,7 +7,7 @@ use dashfloat::ui::state::State;
 use dashfloat::ui::transcript::EntryKind;
 use dashfloat::ui::update::{Effect, Msg, SendFailure, update};
 
-use crate::{agent, confirm_command, press};
+use crate::{agent, confirm_command, press, typed};
 
 /// An 80×24 state, prepared as for its first frame.
 fn state() -> State {
@@ -22,12 +22,6 @@ fn key(code: KeyCode, modifiers: KeyModifiers) -> Msg {
 
 fn ctrl(s: &mut State, c: char) -> Vec<Effect> {
     update(s, key(KeyCode::Char(c), KeyModifiers::CONTROL)).effects
-}
-
-fn typed(s: &mut State, text: &str) {
-    for c in text.chars() {
-        press(s, KeyCode::Char(c));
-    }
 }
 
 #[test]
