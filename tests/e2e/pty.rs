@@ -584,3 +584,32 @@ fn esc_esc_rewinds_to_a_chosen_prompt_which_is_edited_and_sent_again() {
     assert!(session.wait_exit(WAIT).expect("no exit").success());
     assert_terminal_restored(&session);
 }
+
+#[test]
+fn at_completes_a_project_path_and_the_named_file_is_read_first() {
+    let server = ScriptedServer::start_blocking(vec![Reply::text(&["It greets."])]);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("lib")).unwrap();
+    std::fs::write(dir.path().join("lib/greeting.txt"), "hello there\n").unwrap();
+    let mut session = spawn(dir.path(), &server.base_url());
+    session.wait_for("idle", WAIT).unwrap();
+    session.send(b"what does @gre");
+    session.wait_for("@lib/greeting.txt", WAIT).unwrap();
+    session.send(b"\t");
+    session
+        .wait_for("what does @lib/greeting.txt", WAIT)
+        .unwrap();
+    session.send(b"say?\r");
+    session.wait_for("It greets.", WAIT).unwrap();
+    let sent = &server.requests()[0].body["messages"];
+    assert_eq!(sent[1]["content"], "what does @lib/greeting.txt say?");
+    assert_eq!(sent[2]["tool_calls"][0]["function"]["name"], "read_file");
+    assert!(
+        sent[3]["content"]
+            .as_str()
+            .is_some_and(|c| c.contains("hello there")),
+        "{sent}"
+    );
+    session.send(b"\x04");
+    assert!(session.wait_exit(WAIT).is_some_and(|s| s.success()));
+}
