@@ -408,7 +408,8 @@ pub enum AgentEvent {
         context_window: Option<u64>,
     },
     /// The project's files and folders (folders ending with `/`), the
-    /// shallowest first, at most [`crate::tools::LOCATE_MAX_FILES`] files:
+    /// shallowest first, of at most [`crate::tools::LOCATE_MAX_FILES`]
+    /// files:
     /// what the input box completes `@` with. Sent when the agent starts
     /// and after every turn, as files come and go. ADR 0038.
     ProjectFiles(Vec<String>),

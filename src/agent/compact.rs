@@ -17,7 +17,7 @@ use crate::protocol::{AgentEvent, Phase, Severity, StreamEvent};
 use crate::tools::ToolResult;
 
 use super::budget::Budget;
-use super::conversation::{Conversation, SUMMARY_PREFIX, encoded_len, is_summary};
+use super::conversation::{Conversation, SUMMARY_PREFIX, is_summary};
 use super::{Agent, STREAM_QUEUE, task_failure};
 
 /// What the model is asked to do with the older turns. ADR 0021.
@@ -423,14 +423,9 @@ impl Agent {
     /// Returns the size before and the limit when it cut.
     pub(super) fn fit_result(&self, result: &mut ToolResult) -> Option<(usize, usize)> {
         let whole = self.request_len(&self.conversation);
-        let messages = self.conversation.messages();
-        let earlier: usize = messages
-            .get(1..self.conversation.turn_start())
-            .unwrap_or_default()
-            .iter()
-            .map(encoded_len)
-            .sum();
-        let this_turn = self.budget.estimate(whole.saturating_sub(earlier));
+        let this_turn = self
+            .budget
+            .estimate(self.request_len(&self.conversation.this_turn()));
         let used = self
             .budget
             .estimate(whole)

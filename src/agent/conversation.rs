@@ -131,6 +131,20 @@ impl Conversation {
             .unwrap_or(self.messages.len())
     }
 
+    /// The conversation as the turn in progress alone would send it: the
+    /// system prompt, then the last prompt and what followed it. What
+    /// compaction can never take away.
+    pub fn this_turn(&self) -> Conversation {
+        let start = self.turn_start().max(1);
+        Conversation {
+            messages: self.messages[..1.min(self.messages.len())]
+                .iter()
+                .chain(self.messages.get(start..).unwrap_or_default())
+                .cloned()
+                .collect(),
+        }
+    }
+
     /// The person's prompts, oldest first, with their indices: what a
     /// rewind can return to.
     pub fn prompts(&self) -> impl Iterator<Item = (usize, &str)> {

@@ -737,15 +737,14 @@ impl Agent {
     }
 
     /// Tells the UI the project's files, for completing `@` (ADR 0038):
-    /// walked on the blocking pool, sent when done; an earlier listing
-    /// not sent yet never is. Not in headless runs, which have no input
-    /// box.
+    /// walked on the blocking pool, sent when done. While one walk runs
+    /// no other starts (a walk cannot be stopped, and one stalled on a
+    /// mount must not gather more behind it). Not in headless runs, which
+    /// have no input box.
     fn list_files(&mut self) {
-        if self.setup.headless {
+        let walking = self.listing.as_ref().is_some_and(|l| !l.is_finished());
+        if self.setup.headless || walking {
             return;
-        }
-        if let Some(listing) = self.listing.take() {
-            listing.abort();
         }
         let (workspace, ui) = (Arc::clone(&self.setup.tools.workspace), self.ui.clone());
         self.listing = Some(tokio::spawn(async move {

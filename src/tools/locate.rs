@@ -117,24 +117,27 @@ fn places(ws: &dyn Workspace, name: &OsStr) -> Places {
 }
 
 /// The project's files and the folders that hold them, as the search
-/// tools see them and relative to the root (folders end with `/`), the
-/// shallowest first, then by name; at most [`LOCATE_MAX_FILES`] files.
-/// What the input box completes `@` with (ADR 0038).
+/// tools see them and relative to the root (folders end with `/`), listed
+/// the shallowest first, then by name: the first [`LOCATE_MAX_FILES`]
+/// files the walk reaches, which in a larger tree need not be the
+/// shallowest. A path that a prompt could not name as one word (white
+/// space in it, or bytes that are not UTF-8) is left out. What the input
+/// box completes `@` with (ADR 0038).
 pub fn project_files(ws: &dyn Workspace) -> Vec<String> {
     let found = Mutex::new(BTreeSet::<(usize, String)>::new());
     each_file(ws, &|relative: &Path| {
+        let (file, lossy) = walk::shown(relative);
+        if lossy || file.contains(char::is_whitespace) {
+            return;
+        }
         let mut found = found.lock().unwrap_or_else(PoisonError::into_inner);
-        let (file, _) = walk::shown(relative);
         found.insert((relative.components().count(), file));
         for folder in relative.ancestors().skip(1) {
             if folder.as_os_str().is_empty() {
                 break;
             }
-            let (folder, _) = walk::shown(folder);
-            found.insert((
-                Path::new(&folder).components().count(),
-                format!("{folder}/"),
-            ));
+            let depth = folder.components().count();
+            found.insert((depth, format!("{}/", walk::shown(folder).0)));
         }
     });
     let found = found.into_inner().unwrap_or_else(PoisonError::into_inner);

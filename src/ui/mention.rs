@@ -28,17 +28,27 @@ pub struct Mention {
 
 impl Mention {
     /// Takes a new list of the project's files; the word typed is matched
-    /// against it afresh.
+    /// against it afresh, the selected path kept where it still matches.
     pub fn set_files(&mut self, files: Vec<String>) {
+        let chosen = self.candidates().get(self.selected).map(|&p| p.to_owned());
         self.lower = files.iter().map(|f| f.to_lowercase()).collect();
         self.files = files;
         self.rematch();
+        if let Some(chosen) = chosen {
+            self.selected = self
+                .candidates()
+                .iter()
+                .position(|&p| p == chosen)
+                .unwrap_or(0);
+        }
     }
 
     /// Catches up with the input: the word before the cursor, when it
     /// starts with `@` (at the start of the text or after white space),
-    /// is the one completed; a different word opens the popup again.
-    pub fn follow(&mut self, text: &str, cursor: usize) {
+    /// is the one completed. A different word opens the popup only when
+    /// `typing` made it (a character typed or deleted there); one the
+    /// cursor or a recalled prompt lands on leaves it shut.
+    pub fn follow(&mut self, text: &str, cursor: usize, typing: bool) {
         let before = text.get(..cursor).unwrap_or_default();
         let start = before.rfind(char::is_whitespace).map_or(0, |at| {
             at + before[at..].chars().next().map_or(1, char::len_utf8)
@@ -47,7 +57,7 @@ impl Mention {
             .strip_prefix('@')
             .map(|typed| (start + 1, typed.to_owned()));
         if word != self.word {
-            self.word = word;
+            self.word = word.filter(|_| typing);
             self.closed = false;
             self.rematch();
         }
@@ -89,10 +99,14 @@ impl Mention {
 
     /// Tab or Enter: where the typed path starts and what replaces it, the
     /// selected match (a file followed by a space; a folder without one,
-    /// so its files can be completed next), while the popup is open.
+    /// so its files can be completed next), while the popup is open and
+    /// the word is not that path already (Enter then sends the prompt).
     pub fn accept(&self) -> Option<(usize, String)> {
         let path = *self.candidates().get(self.selected)?;
-        let (start, _) = self.word.as_ref()?;
+        let (start, typed) = self.word.as_ref()?;
+        if typed == path {
+            return None;
+        }
         let space = if path.ends_with('/') { "" } else { " " };
         Some((*start, format!("{path}{space}")))
     }
@@ -140,7 +154,7 @@ mod tests {
     fn mention(files: &[&str], text: &str) -> Mention {
         let mut m = Mention::default();
         m.set_files(files.iter().map(|f| (*f).to_owned()).collect());
-        m.follow(text, text.len());
+        m.follow(text, text.len(), true);
         m
     }
 
@@ -176,7 +190,7 @@ mod tests {
         assert_eq!(m.accept(), Some((5, "lib/x.js ".to_owned())));
         m.close();
         assert_eq!(m.accept(), None);
-        m.follow("fix\t@lib", 8);
+        m.follow("fix\t@lib", 8, true);
         assert_eq!(m.candidates().len(), 3, "a new word opens it again");
     }
 
@@ -187,7 +201,7 @@ mod tests {
             .collect();
         let mut m = Mention::default();
         m.set_files(files);
-        m.follow("@f", 2);
+        m.follow("@f", 2, true);
         assert_eq!(m.candidates().len(), MENTION_MATCHES_MAX);
     }
 }

@@ -93,12 +93,30 @@ impl Outcome {
 
 /// Applies one message to the state.
 pub fn update(state: &mut State, msg: Msg) -> Outcome {
+    // The `@` popup opens for a word being typed, not for one the cursor
+    // or a recalled prompt lands on, nor while a call waits (its words
+    // are not looked up: ADR 0038).
+    let typing = state.confirm.is_none() && types_in_place(&msg);
     let out = apply(state, msg);
     state.completion.follow(state.editor.text());
     state
         .mention
-        .follow(state.editor.text(), state.editor.cursor());
+        .follow(state.editor.text(), state.editor.cursor(), typing);
     out
+}
+
+/// Whether `msg` types, deletes or completes at the cursor: a character,
+/// Backspace, Delete, Tab or Enter (which complete in a popup), with no
+/// modifier but Shift.
+fn types_in_place(msg: &Msg) -> bool {
+    let Msg::Key(key) = msg else {
+        return false;
+    };
+    key.modifiers.difference(KeyModifiers::SHIFT).is_empty()
+        && matches!(
+            key.code,
+            KeyCode::Char(_) | KeyCode::Backspace | KeyCode::Delete | KeyCode::Tab | KeyCode::Enter
+        )
 }
 
 fn apply(state: &mut State, msg: Msg) -> Outcome {
@@ -391,6 +409,7 @@ fn on_key(state: &mut State, key: KeyEvent) -> Outcome {
     }
     if !ctrl
         && !alt
+        && !key.modifiers.contains(KeyModifiers::SHIFT)
         && let Some(out) = popup_key(state, key.code)
     {
         return out;
@@ -465,14 +484,17 @@ fn on_key(state: &mut State, key: KeyEvent) -> Outcome {
 /// Esc. Enter runs the selected command through [`submit`]. The `@`
 /// popup takes Enter too: it completes the path instead of sending.
 fn popup_key(state: &mut State, code: KeyCode) -> Option<Outcome> {
-    if let Some((start, path)) = state.mention.accept() {
-        match code {
-            KeyCode::Tab | KeyCode::Enter => {
+    if !state.mention.candidates().is_empty() {
+        match (code, state.mention.accept()) {
+            (KeyCode::Tab | KeyCode::Enter, Some((start, path))) => {
                 insert(state, |editor| editor.complete(start, &path));
             }
-            KeyCode::Up => state.mention.step(false),
-            KeyCode::Down => state.mention.step(true),
-            KeyCode::Esc => state.mention.close(),
+            // The word is the selected path already: Enter sends.
+            (KeyCode::Enter, None) => return None,
+            (KeyCode::Up, _) => state.mention.step(false),
+            (KeyCode::Down, _) => state.mention.step(true),
+            (KeyCode::Esc, _) => state.mention.close(),
+            (KeyCode::Tab, None) => {}
             _ => return None,
         }
         return Some(Outcome::changed());

@@ -158,6 +158,8 @@ async fn the_project_files_reach_the_ui_at_start_and_after_each_turn() {
     std::fs::write(dir.path().join("target/built"), "").unwrap();
     std::fs::write(dir.path().join(".gitignore"), "*.log\n").unwrap();
     std::fs::write(dir.path().join("run.log"), "").unwrap();
+    // A name with a space could not be named as one word.
+    std::fs::write(dir.path().join("my notes.md"), "").unwrap();
     let server = ScriptedServer::start(vec![
         Reply::tool_call(
             "w1",

@@ -3,11 +3,11 @@
 //! arrows select, Esc closes; and its screen.
 
 use crossterm::event::KeyCode;
-use dashfloat::protocol::{AgentEvent, UiCommand};
+use dashfloat::protocol::{AgentEvent, Phase, ReplyEnd, UiCommand};
 use dashfloat::ui::state::State;
 use dashfloat::ui::update::Effect;
 
-use crate::{agent, draw, press, typed};
+use crate::{agent, confirm_command, draw, press, typed};
 
 const FILES: [&str; 6] = [
     "README.md",
@@ -113,4 +113,68 @@ fn mention_popup_screen() {
     typed(&mut s, "what does @s");
     press(&mut s, KeyCode::Down);
     insta::assert_snapshot!(draw(&mut s));
+}
+
+#[test]
+fn enter_sends_when_the_word_is_the_selected_path_already() {
+    let mut s = state();
+    typed(&mut s, "list @lib/");
+    assert_eq!(s.mention.candidates(), ["lib/", "lib/slug.js"]);
+    assert_eq!(
+        press(&mut s, KeyCode::Enter),
+        vec![Effect::Send(UiCommand::Prompt {
+            text: "list @lib/".into()
+        })]
+    );
+    // The arrows still choose among the paths before that.
+    typed(&mut s, "@lib/");
+    press(&mut s, KeyCode::Down);
+    press(&mut s, KeyCode::Enter);
+    assert_eq!(s.editor.text(), "@lib/slug.js ");
+}
+
+#[test]
+fn a_recalled_prompt_or_a_moved_cursor_opens_no_popup() {
+    let mut s = state();
+    typed(&mut s, "read @lib/slug.js");
+    press(&mut s, KeyCode::Enter);
+    agent(&mut s, AgentEvent::AssistantEnd(ReplyEnd::Complete));
+    agent(&mut s, AgentEvent::Phase(Phase::Idle));
+    agent(&mut s, AgentEvent::TurnDone);
+    press(&mut s, KeyCode::Up);
+    assert_eq!(s.editor.text(), "read @lib/slug.js");
+    assert!(s.mention.candidates().is_empty());
+    press(&mut s, KeyCode::Down);
+    assert!(s.editor.is_empty(), "the arrows still walk the history");
+    typed(&mut s, "@READ x");
+    for _ in 0.." x".len() {
+        press(&mut s, KeyCode::Left);
+    }
+    assert!(s.mention.candidates().is_empty());
+}
+
+#[test]
+fn no_popup_while_a_call_waits() {
+    let mut s = state();
+    confirm_command(&mut s, 1);
+    typed(&mut s, "read @li");
+    assert_eq!(s.editor.text(), "read @li");
+    assert!(s.mention.candidates().is_empty());
+}
+
+#[test]
+fn a_new_list_keeps_the_selected_path() {
+    let mut s = state();
+    typed(&mut s, "@slu");
+    press(&mut s, KeyCode::Down);
+    agent(
+        &mut s,
+        AgentEvent::ProjectFiles(vec![
+            "a/slug.md".into(),
+            "lib/slug.js".into(),
+            "test/slug.test.js".into(),
+        ]),
+    );
+    press(&mut s, KeyCode::Tab);
+    assert_eq!(s.editor.text(), "@test/slug.test.js ");
 }
