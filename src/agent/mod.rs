@@ -186,8 +186,8 @@ struct Agent {
     prompted: Option<Syntax>,
     /// The warm-up request in flight, stopped by any real request.
     warming: Option<JoinHandle<()>>,
-    /// The walk listing the project's files for the UI, replaced by the
-    /// next one.
+    /// The walk listing the project's files for the UI; no other starts
+    /// while it runs.
     listing: Option<JoinHandle<()>>,
     /// The server is llama.cpp: requests ask it how far it has read, and
     /// its slot may be saved with the session (ADR 0034).

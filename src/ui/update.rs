@@ -482,7 +482,8 @@ fn on_key(state: &mut State, key: KeyEvent) -> Outcome {
 
 /// The keys the command popup takes while it is open: Tab, the arrows,
 /// Esc. Enter runs the selected command through [`submit`]. The `@`
-/// popup takes Enter too: it completes the path instead of sending.
+/// popup takes Enter too: it completes the path instead of sending,
+/// unless the word is that path already.
 fn popup_key(state: &mut State, code: KeyCode) -> Option<Outcome> {
     if !state.mention.candidates().is_empty() {
         match (code, state.mention.accept()) {
