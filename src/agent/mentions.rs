@@ -40,9 +40,10 @@ pub struct Named<'a> {
 /// The paths `text` may name: each word that starts with `@` once its
 /// opening bracket or quote is set aside, and each other word with a `/`
 /// or a `.` in it (`config.toml`, `src/main.rs`), without the punctuation
-/// around it, in order, each once (marked if it is marked anywhere), at
-/// most [`MENTION_CANDIDATES_MAX`]. An `@` inside a word
-/// (`me@example.com`) marks nothing.
+/// around it or a line number after it (`src/main.rs:42:5`), in order,
+/// each once (marked if it is marked anywhere), at most
+/// [`MENTION_CANDIDATES_MAX`]. An `@` inside a word (`me@example.com`)
+/// marks nothing.
 pub fn named(text: &str) -> Vec<Named<'_>> {
     let mut paths: Vec<Named<'_>> = Vec::new();
     for word in text.split_whitespace() {
@@ -51,7 +52,7 @@ pub fn named(text: &str) -> Vec<Named<'_>> {
             Some(path) => (path, true),
             None => (word, false),
         };
-        let path = path.trim_end_matches(CLOSING);
+        let path = without_line_number(path.trim_end_matches(CLOSING));
         if path.is_empty() || !(marked || path.contains(['/', '.'])) {
             continue;
         }
@@ -62,6 +63,25 @@ pub fn named(text: &str) -> Vec<Named<'_>> {
         }
     }
     paths
+}
+
+/// `path` without the `:line` or `:line:column` that compilers and
+/// test runners put after it (`src/main.rs:42:5`).
+fn without_line_number(path: &str) -> &str {
+    let mut path = path;
+    for _ in 0..2 {
+        match path.rsplit_once(':') {
+            Some((head, number))
+                if !head.is_empty()
+                    && !number.is_empty()
+                    && number.bytes().all(|b| b.is_ascii_digit()) =>
+            {
+                path = head;
+            }
+            _ => break,
+        }
+    }
+    path
 }
 
 /// Whether a part of `path` is hidden (`.env`, `.ssh/id_rsa`): such a
@@ -133,6 +153,10 @@ mod tests {
         assert_eq!(
             paths("@src/ is where main.rs is"),
             [("src/", true), ("main.rs", false)]
+        );
+        assert_eq!(
+            paths("error at src/main.rs:42:5: and @lib.rs:7, not 10:30"),
+            [("src/main.rs", false), ("lib.rs", true)]
         );
     }
 
