@@ -409,9 +409,8 @@ pub enum AgentEvent {
     },
     /// The project's files and folders (folders ending with `/`), the
     /// shallowest first, of at most [`crate::tools::LOCATE_MAX_FILES`]
-    /// files:
-    /// what the input box completes `@` with. Sent when the agent starts
-    /// and after every turn, as files come and go. ADR 0038.
+    /// files: what the input box completes `@` with. Sent when the agent
+    /// starts and after every turn, as files come and go. ADR 0038.
     ProjectFiles(Vec<String>),
     /// The model called a tool: a dim row with the tool's name and a short
     /// summary of its arguments (`read_file src/main.rs:120-180`).

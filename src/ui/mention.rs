@@ -66,13 +66,19 @@ impl Mention {
     /// The matches the popup shows, best first; empty while it is closed
     /// or no `@` word is typed.
     pub fn candidates(&self) -> Vec<&str> {
-        if self.closed || self.word.is_none() {
+        if !self.is_open() {
             return Vec::new();
         }
         self.matches
             .iter()
             .map(|&i| self.files[i].as_str())
             .collect()
+    }
+
+    /// Whether the popup shows anything: cheaper than asking for the
+    /// candidates.
+    pub fn is_open(&self) -> bool {
+        !self.closed && self.word.is_some() && !self.matches.is_empty()
     }
 
     /// The selected match's place in [`Mention::candidates`].
@@ -134,16 +140,17 @@ impl Mention {
                 None
             }
         };
-        for group in 0..3 {
-            let found = self
-                .lower
-                .iter()
-                .enumerate()
-                .filter(|(_, path)| rank(path) == Some(group))
-                .map(|(i, _)| i);
-            let room = MENTION_MATCHES_MAX - self.matches.len();
-            self.matches.extend(found.take(room));
+        // One pass over the list, each group kept to the bound.
+        let mut groups: [Vec<usize>; 3] = Default::default();
+        for (i, path) in self.lower.iter().enumerate() {
+            if let Some(group) = rank(path).map(usize::from)
+                && groups[group].len() < MENTION_MATCHES_MAX
+            {
+                groups[group].push(i);
+            }
         }
+        self.matches = groups.concat();
+        self.matches.truncate(MENTION_MATCHES_MAX);
     }
 }
 

@@ -485,7 +485,7 @@ fn on_key(state: &mut State, key: KeyEvent) -> Outcome {
 /// popup takes Enter too: it completes the path instead of sending,
 /// unless the word is that path already.
 fn popup_key(state: &mut State, code: KeyCode) -> Option<Outcome> {
-    if !state.mention.candidates().is_empty() {
+    if state.mention.is_open() {
         match (code, state.mention.accept()) {
             (KeyCode::Tab | KeyCode::Enter, Some((start, path))) => {
                 insert(state, |editor| editor.complete(start, &path));

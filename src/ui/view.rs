@@ -312,7 +312,7 @@ fn help_items(state: &State) -> &'static [&'static str] {
     if let Some(picker) = &state.picker {
         return picker.keys();
     }
-    if !state.mention.candidates().is_empty() {
+    if state.mention.is_open() {
         return keys::MENTION;
     }
     if !state.completion.candidates().is_empty() {
