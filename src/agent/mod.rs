@@ -976,7 +976,9 @@ impl Agent {
                 })
                 .collect(),
         };
-        let had_text = !episode.content.is_empty();
+        // White space alone says nothing: it is neither shown as an
+        // answer nor sent back.
+        let had_text = !episode.content.trim().is_empty();
         if reply_end == ReplyEnd::Complete && !had_text && !episode.reasoning && calls.is_empty() {
             self.system(Severity::Notice, "[model returned nothing]")
                 .await;
