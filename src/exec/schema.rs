@@ -147,10 +147,11 @@ pub enum Loudness {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TurnStatus {
-    /// The model's last message completed without calling a tool.
+    /// The model's last message completed, with text, without calling a
+    /// tool.
     Answered,
-    /// The stream or the endpoint failed, the step limit was reached, or
-    /// the turn ended on an error notice.
+    /// The stream or the endpoint failed, the model returned nothing, the
+    /// step limit was reached, or the turn ended on an error notice.
     Failed,
     /// SIGINT, SIGTERM or SIGHUP cancelled the turn.
     Interrupted,

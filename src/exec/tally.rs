@@ -19,6 +19,9 @@ pub struct Tally {
     reply: String,
     /// How the last reply ended.
     last_reply: Option<ReplyEnd>,
+    /// The last reply said something: an empty reply (or one of
+    /// reasoning only) answers nothing.
+    last_said: bool,
     /// A tool was called, or an error notice came, after the last reply:
     /// the turn did not end on that reply.
     after_reply: bool,
@@ -43,6 +46,7 @@ impl Tally {
             AgentEvent::ReasoningDelta(text) => Some(Line::Reasoning { text }),
             AgentEvent::AssistantEnd(end) => {
                 self.last_reply = Some(end);
+                self.last_said = !self.reply.trim().is_empty();
                 self.after_reply = false;
                 Some(Line::Message {
                     text: std::mem::take(&mut self.reply),
@@ -105,11 +109,12 @@ impl Tally {
     }
 
     /// How a turn that ended by itself ended: answered when its last reply
-    /// completed and neither a tool call nor an error notice came after
-    /// it; failed otherwise (a failed stream, the step limit reached with
-    /// calls still answered, an endpoint that could not be asked).
+    /// completed with some text and neither a tool call nor an error
+    /// notice came after it; failed otherwise (a failed stream, an empty
+    /// reply, the step limit reached with calls still answered, an
+    /// endpoint that could not be asked).
     pub fn status(&self) -> TurnStatus {
-        if self.last_reply == Some(ReplyEnd::Complete) && !self.after_reply {
+        if self.last_reply == Some(ReplyEnd::Complete) && self.last_said && !self.after_reply {
             TurnStatus::Answered
         } else {
             TurnStatus::Failed

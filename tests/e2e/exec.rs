@@ -259,6 +259,30 @@ fn a_failed_stream_exits_1() {
 }
 
 #[test]
+fn a_reply_with_nothing_in_it_is_no_answer_and_exits_1() {
+    let (home, project) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let server = ScriptedServer::start_blocking(vec![Reply::text(&["  \n"])]);
+    let output = run(&mut exec(
+        home.path(),
+        project.path(),
+        &server,
+        &["--json", "hi"],
+    ));
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let lines = lines(&output);
+    let message = lines.iter().find(|l| l["type"] == "message").unwrap();
+    assert_eq!(message["end"], "complete");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["type"] == "notice" && l["text"] == "[model returned nothing]")
+    );
+    let end = lines.last().unwrap();
+    assert_eq!(end["status"], "failed");
+    assert_eq!(end["exit_code"], 1);
+}
+
+#[test]
 fn reaching_the_step_limit_exits_1_with_every_call_answered() {
     let (home, project) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let server = ScriptedServer::start_blocking(vec![call(
