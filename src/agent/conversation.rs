@@ -286,31 +286,25 @@ impl Conversation {
     }
 
     /// The messages with the tools offered in the system prompt, each
-    /// call written in `syntax` and each run of results as one user
-    /// message in its result format, with the person's words that follow
-    /// it, and ending with the ask to answer when `answer_now` (so roles
-    /// still alternate). Derived afresh for
-    /// every request from the canonical messages, so it is the same bytes
-    /// each time.
+    /// call written in `syntax` and each result as a user message in its
+    /// result format (sent joined with the user messages beside it, so
+    /// roles still alternate), ending with the ask to answer when
+    /// `answer_now`. Derived afresh for every request from the canonical
+    /// messages, so it is the same bytes each time.
     fn prompted(
         &self,
         syntax: Syntax,
         tools: &serde_json::Value,
         answer_now: bool,
     ) -> Vec<Message> {
-        let mut out: Vec<Message> = Vec::with_capacity(self.messages.len());
+        let mut out: Vec<Message> = Vec::with_capacity(self.messages.len() + 1);
         for message in &self.messages {
             let text = message.content.as_deref().unwrap_or_default();
-            // Results are the user's turn here: a result or the person's
-            // words after a user message (a result, a summary, a note of
-            // restored files, a prompt whose reply was lost) join it, so
-            // roles alternate.
-            let after_user = out.last().is_some_and(|m| m.role == Role::User);
-            match message.role {
-                Role::System => out.push(Message::new(
+            out.push(match message.role {
+                Role::System => Message::new(
                     Role::System,
                     format!("{text}{}", syntax.instructions(tools)),
-                )),
+                ),
                 Role::Assistant if !message.tool_calls.is_empty() => {
                     let calls = message
                         .tool_calls
@@ -322,38 +316,21 @@ impl Conversation {
                         .into_iter()
                         .chain(calls)
                         .collect();
-                    out.push(Message::new(Role::Assistant, parts.join("\n\n")));
+                    Message::new(Role::Assistant, parts.join("\n\n"))
                 }
                 Role::Tool => {
                     let name = self
                         .call(message.tool_call_id.as_deref())
                         .map_or("the tool", |c| c.name.as_str());
-                    push_user_text(&mut out, &syntax.write_result(name, text), after_user);
+                    Message::new(Role::User, syntax.write_result(name, text))
                 }
-                Role::User => push_user_text(&mut out, text, after_user),
-                Role::Assistant => out.push(message.clone()),
-            }
+                Role::User | Role::Assistant => message.clone(),
+            });
         }
         if answer_now {
-            let after_user = out.last().is_some_and(|m| m.role == Role::User);
-            push_user_text(&mut out, ANSWER_NOW_PROMPT, after_user);
+            out.push(Message::new(Role::User, ANSWER_NOW_PROMPT));
         }
         out
-    }
-}
-
-/// Adds `text` to the last message (a user message) when `merge`, so roles
-/// still alternate; as a new user message otherwise.
-fn push_user_text(out: &mut Vec<Message>, text: &str, merge: bool) {
-    match out.last_mut() {
-        Some(Message {
-            content: Some(content),
-            ..
-        }) if merge => {
-            content.push_str("\n\n");
-            content.push_str(text);
-        }
-        _ => out.push(Message::new(Role::User, text)),
     }
 }
 
@@ -459,6 +436,8 @@ itself. Answer in GitHub-flavoured markdown, code in fenced blocks tagged with t
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
+
     use super::*;
     use crate::tools::{ToolFailure, ToolResult};
 
@@ -544,6 +523,27 @@ mod tests {
         );
     }
 
+    /// The roles and texts of the messages a request sends.
+    fn sent(c: &Conversation, offer: ToolOffer<'_>, answer_now: bool) -> Vec<(String, String)> {
+        let body = c
+            .request_body("m", offer, Sampling::default(), answer_now)
+            .unwrap();
+        let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                let role = m["role"].as_str().unwrap_or_default().to_string();
+                (role, m["content"].as_str().unwrap_or_default().to_string())
+            })
+            .collect()
+    }
+
+    fn roles(sent: &[(String, String)]) -> Vec<&str> {
+        sent.iter().map(|(role, _)| role.as_str()).collect()
+    }
+
     #[test]
     fn prompted_results_are_one_user_message_that_carries_the_ask_to_answer() {
         let mut c = Conversation::new("system");
@@ -551,25 +551,20 @@ mod tests {
         c.push_assistant(String::new(), vec![call("c0", r#"{"path":"a"}"#)]);
         c.push_tool_result("c0".to_string(), &result(1));
         let tools = serde_json::json!([]);
-        let roles = |m: &[Message]| m.iter().map(|m| m.role).collect::<Vec<_>>();
-        let plain = c.prompted(Syntax::Hermes, &tools, false);
-        assert_eq!(
-            roles(&plain),
-            [Role::System, Role::User, Role::Assistant, Role::User]
-        );
-        let asked = c.prompted(Syntax::Hermes, &tools, true);
+        let offer = ToolOffer::Prompt(Syntax::Hermes, &tools);
+        let plain = sent(&c, offer, false);
+        assert_eq!(roles(&plain), ["system", "user", "assistant", "user"]);
+        let asked = sent(&c, offer, true);
         assert_eq!(roles(&asked), roles(&plain));
-        let last = asked[3].content.as_deref().unwrap_or_default();
+        let last = &asked[3].1;
         assert!(last.starts_with("<tool_response>\n{\"ok\":false"), "{last}");
         assert!(
             last.ends_with(&format!("</tool_response>\n\n{ANSWER_NOW_PROMPT}")),
             "{last}"
         );
         assert_eq!(
-            asked[2].content.as_deref(),
-            Some(
-                "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\":\"a\"}}\n</tool_call>"
-            )
+            asked[2].1,
+            "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\":\"a\"}}\n</tool_call>"
         );
     }
 
@@ -580,13 +575,10 @@ mod tests {
         c.push_assistant(String::new(), vec![call("c0", r#"{"path":"a"}"#)]);
         c.push_tool_result("c0".to_string(), &result(1));
         c.push_user("read b instead".to_string());
-        let prompted = c.prompted(Syntax::Hermes, &serde_json::json!([]), true);
-        let roles: Vec<Role> = prompted.iter().map(|m| m.role).collect();
-        assert_eq!(
-            roles,
-            [Role::System, Role::User, Role::Assistant, Role::User]
-        );
-        let last = prompted[3].content.as_deref().unwrap_or_default();
+        let tools = serde_json::json!([]);
+        let sent = sent(&c, ToolOffer::Prompt(Syntax::Hermes, &tools), true);
+        assert_eq!(roles(&sent), ["system", "user", "assistant", "user"]);
+        let last = &sent[3].1;
         assert!(
             last.ends_with(&format!(
                 "</tool_response>\n\nread b instead\n\n{ANSWER_NOW_PROMPT}"
@@ -596,7 +588,7 @@ mod tests {
     }
 
     #[test]
-    fn prompted_user_messages_in_a_row_are_one() {
+    fn user_messages_in_a_row_are_sent_as_one_either_way() {
         // A summary before the kept prompt, and a prompt whose reply was
         // lost before its first token, leave user messages in a row.
         let mut c = Conversation::new("system");
@@ -605,14 +597,22 @@ mod tests {
         c.push_assistant("ok".to_string(), Vec::new());
         c.push_user("third".to_string());
         c.summarise(2, "what happened");
-        let prompted = c.prompted(Syntax::Hermes, &serde_json::json!([]), false);
-        let roles: Vec<Role> = prompted.iter().map(|m| m.role).collect();
+        c.push_user("fourth".to_string());
+        let tools = serde_json::json!([]);
+        for offer in [
+            ToolOffer::Api(&tools),
+            ToolOffer::Prompt(Syntax::Hermes, &tools),
+        ] {
+            let sent = sent(&c, offer, false);
+            assert_eq!(roles(&sent), ["system", "user", "assistant", "user"]);
+            assert!(sent[1].1.ends_with("what happened\n\nsecond"), "{sent:?}");
+            assert_eq!(sent[3].1, "third\n\nfourth");
+        }
         assert_eq!(
-            roles,
-            [Role::System, Role::User, Role::Assistant, Role::User]
+            c.messages().len(),
+            6,
+            "the conversation itself is kept as it was"
         );
-        let first = prompted[1].content.as_deref().unwrap_or_default();
-        assert!(first.ends_with("what happened\n\nsecond"), "{first}");
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! streamed chunks, as typed serde structs. Unknown fields are ignored
 //! (servers add their own, e.g. llama-server's `timings`).
 
+use serde::ser::SerializeSeq;
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// Who wrote a message.
@@ -119,9 +120,30 @@ impl<'a> From<&'a [Message]> for Messages<'a> {
     }
 }
 
+/// User messages in a row are sent as one, their texts joined by a blank
+/// line: a summary before the kept prompt, a note of restored files, a
+/// prompt whose reply was lost, or (with the tools in the prompt) results
+/// and the words after them leave several, and strict chat templates
+/// refuse roles that do not alternate. The earlier requests' bytes stay a
+/// prefix of the later ones' up to their last message.
 impl Serialize for Messages<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.conversation.iter().chain(self.then))
+        let is_user = |m: &&Message| m.role == Role::User;
+        let mut seq = serializer.serialize_seq(None)?;
+        let mut all = self.conversation.iter().chain(self.then).peekable();
+        while let Some(message) = all.next() {
+            if !is_user(&message) || all.peek().is_none_or(|next| !is_user(next)) {
+                seq.serialize_element(message)?;
+                continue;
+            }
+            let mut joined = message.content.clone().unwrap_or_default();
+            while let Some(next) = all.next_if(is_user) {
+                joined.push_str("\n\n");
+                joined.push_str(next.content.as_deref().unwrap_or_default());
+            }
+            seq.serialize_element(&Message::new(Role::User, joined))?;
+        }
+        seq.end()
     }
 }
 

@@ -216,11 +216,12 @@ async fn undo_restores_a_turns_files_byte_for_byte_and_removes_what_it_created()
     // The model is told what was undone, before the next prompt.
     h.prompt("what now?").await;
     h.turn().await;
+    // The note and the prompt go as one user message.
     let sent = last_sent(&server);
-    let note = sent[sent.len() - 2].content.clone().unwrap_or_default();
+    let note = sent.last().unwrap().content.clone().unwrap_or_default();
     assert!(note.starts_with("[dashfloat] The person undid"), "{note}");
     assert!(note.contains("removed new.txt"), "{note}");
-    assert_eq!(sent.last().unwrap().content.as_deref(), Some("what now?"));
+    assert!(note.ends_with("\n\nwhat now?"), "{note}");
 }
 
 #[tokio::test]

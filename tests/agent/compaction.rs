@@ -239,11 +239,14 @@ async fn when_pruning_is_not_enough_older_turns_are_summarised_and_later_folded_
         "kept verbatim, not summarised"
     );
 
+    // The summary and the kept prompt after it go as one user message.
     let after = messages(&requests[3]);
-    assert_eq!(after.len(), 3);
+    assert_eq!(after.len(), 2);
     assert_eq!(content(&after[0]), "system prompt");
-    assert_eq!(content(&after[1]), format!("{SUMMARY_PREFIX}SUMMARY ONE"));
-    assert_eq!(content(&after[2]), long(3));
+    assert_eq!(
+        content(&after[1]),
+        format!("{SUMMARY_PREFIX}SUMMARY ONE\n\n{}", long(3))
+    );
 
     h.prompt(&long(4)).await;
     h.turn().await;
@@ -257,9 +260,11 @@ async fn when_pruning_is_not_enough_older_turns_are_summarised_and_later_folded_
     );
     assert!(transcript.contains("Person: prompt 3:"));
     let after = messages(&requests[6]);
-    assert_eq!(after.len(), 3);
-    assert_eq!(content(&after[1]), format!("{SUMMARY_PREFIX}SUMMARY TWO"));
-    assert_eq!(content(&after[2]), long(5));
+    assert_eq!(after.len(), 2);
+    assert_eq!(
+        content(&after[1]),
+        format!("{SUMMARY_PREFIX}SUMMARY TWO\n\n{}", long(5))
+    );
 }
 
 /// The context-exceeded 400 bodies of llama.cpp, OpenAI and vLLM.
@@ -438,8 +443,7 @@ async fn compact_with_a_focus_summarises_all_but_the_last_turn() {
         .collect();
     let expected = [
         ("system", "system prompt".to_string()),
-        ("user", format!("{SUMMARY_PREFIX}SUMMARY")),
-        ("user", "two".to_string()),
+        ("user", format!("{SUMMARY_PREFIX}SUMMARY\n\ntwo")),
         ("assistant", "second".to_string()),
         ("user", "three".to_string()),
     ];
@@ -652,8 +656,10 @@ async fn compact_with(summary: Reply) -> (Vec<AgentEvent>, String) {
     let events = h.turn().await;
     h.prompt("three").await;
     h.turn().await;
+    // The summary is sent joined with the kept prompt.
     let sent = messages(&server.requests()[3]);
-    (events, content(&sent[1]).to_string())
+    let summary = content(&sent[1]).strip_suffix("\n\ntwo").unwrap();
+    (events, summary.to_string())
 }
 
 /// The summary kept of `total` bytes of `s`: the bound's worth of them.
@@ -731,7 +737,9 @@ async fn one_compaction_prunes_first_and_summarises_when_that_is_not_enough() {
         &transcript[..300]
     );
     let after = messages(&requests[4]);
-    assert_eq!(after.len(), 3);
-    assert_eq!(content(&after[1]), format!("{SUMMARY_PREFIX}SUMMARY"));
-    assert_eq!(content(&after[2]), long(3));
+    assert_eq!(after.len(), 2);
+    assert_eq!(
+        content(&after[1]),
+        format!("{SUMMARY_PREFIX}SUMMARY\n\n{}", long(3))
+    );
 }

@@ -265,11 +265,12 @@ async fn an_http_error_is_a_chat_entry_and_the_session_stays_usable() {
     assert!(errors[0].contains("OPENAI_API_KEY"), "{errors:?}");
     h.prompt("second").await;
     assert_eq!(text(&h.turn().await), "works now");
-    // Two user messages in a row are valid; nothing was invented between them.
+    // Nothing was invented between the two prompts; they go as one user
+    // message, as strict chat templates want roles to alternate.
     let second = &server.requests()[1].body;
     assert_eq!(
         roles(second)[1..],
-        pairs(&[("user", "first"), ("user", "second")])[..]
+        pairs(&[("user", "first\n\nsecond")])[..]
     );
 }
 

@@ -119,13 +119,13 @@ fn compact_shows_its_phase_sends_the_focus_and_the_summary_leads_the_next_reques
     turn(&session, "and now?", "third answer");
     quit(&mut session);
     let next = &server.requests()[3].body;
-    assert_eq!(roles(next), ["system", "user", "user", "assistant", "user"]);
+    assert_eq!(roles(next), ["system", "user", "assistant", "user"]);
     let sent = contents(next);
     assert_eq!(
         sent[1],
-        format!("{SUMMARY_PREFIX}The person asked about src/a.rs and src/b.rs.")
+        format!("{SUMMARY_PREFIX}The person asked about src/a.rs and src/b.rs.\n\nnow src/b.rs")
     );
-    assert_eq!(sent[2..], ["now src/b.rs", "second answer", "and now?"]);
+    assert_eq!(sent[2..], ["second answer", "and now?"]);
 }
 
 #[test]

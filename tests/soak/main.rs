@@ -28,7 +28,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use dashfloat::agent::ApprovalPolicy;
-use dashfloat::llm::wire::Message;
+use dashfloat::llm::wire::{Message, Messages};
 use dashfloat::protocol::{AgentEvent, Decision, Severity, UiCommand};
 use dashfloat::session::{OpenSession, SessionSetup, SessionStore, check_conversation};
 use serde_json::{Value, json};
@@ -307,6 +307,11 @@ fn last_conversation(requests: &[Recorded]) -> Option<Vec<Message>> {
     Some(messages)
 }
 
+/// `messages` as a request sends them: user messages in a row as one.
+fn as_sent(messages: &[Message]) -> Vec<Message> {
+    serde_json::from_value(serde_json::to_value(Messages::from(messages)).unwrap()).unwrap()
+}
+
 // The one unsafe block of the tests: a glibc call with no pointer.
 #[allow(unsafe_code)]
 unsafe extern "C" {
@@ -419,8 +424,9 @@ async fn turns_under_random_faults_lose_nothing() {
             .unwrap_or_else(|e| panic!("turn {turn}: {e}"));
         check_conversation(&saved.messages).unwrap();
         if let Some(sent) = last_conversation(&requests) {
+            let saved = as_sent(&saved.messages);
             assert!(
-                saved.messages.len() >= sent.len() && saved.messages[..sent.len()] == sent[..],
+                saved.len() >= sent.len() && saved[..sent.len()] == sent[..],
                 "turn {turn}: the saved conversation does not hold the last request's"
             );
         }
