@@ -16,6 +16,7 @@ use crate::protocol::{FileGuard, Preview};
 use super::checkpoint::FileState;
 use super::failure::ToolFailure;
 use super::guard::{check, content_hash};
+use super::loose::locate_loose;
 use super::preview::{diff, first_changed_line, heading, shown};
 use super::read::{count_lines, is_continuation};
 use super::tool::{Effect, Shown, Tool, on_blocking_pool, path_parameter};
@@ -189,7 +190,15 @@ pub struct EditFileOutput {
     pub lines_added: u64,
     /// The file's size afterwards.
     pub bytes: usize,
+    /// Said when the block matched only with white space aside.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<&'static str>,
 }
+
+/// What an edit whose block matched with white space aside tells the
+/// model: it landed, and its indentation was made the file's.
+pub const LOOSE_NOTE: &str = "search_block matched the file with white space aside; \
+replace_block was indented and line-ended as the file is";
 
 impl Shown for EditFileOutput {}
 
@@ -259,7 +268,7 @@ impl Tool for EditFile {
     fn preview(&self, ctx: &ToolContext) -> Result<Preview, ToolFailure> {
         let ws = ctx.workspace.as_ref();
         let target = read_target(ws, &self.path)?;
-        let (_, new) = plan(
+        let Planned { new, .. } = plan(
             &self.path,
             &target.data,
             self.search_block.as_bytes(),
@@ -341,41 +350,71 @@ fn read_target(ws: &dyn Workspace, path: &str) -> Result<EditTarget, ToolFailure
     })
 }
 
-/// Locates the block in `data` and builds the new content: the one
-/// computation both the preview and the write use.
-fn plan(
+/// Where the block goes and what the file becomes: the one computation
+/// both the preview and the write use.
+struct Planned {
+    /// The 1-based line where the replaced text starts.
+    line: usize,
+    /// The file's new content.
+    new: Vec<u8>,
+    /// The block matched only with white space aside (ADR 0039).
+    loose: bool,
+}
+
+/// Locates the block in `data` (exactly, else loosely) and builds the new
+/// content.
+fn plan(path: &str, data: &[u8], search: &[u8], replace: &[u8]) -> Result<Planned, ToolFailure> {
+    let error = match locate(data, search) {
+        Ok(range) => {
+            return Ok(Planned {
+                line: line_of(data, range.start),
+                new: splice(data, range, replace),
+                loose: false,
+            });
+        }
+        Err(LocateError::NotFound { nearest }) => {
+            if let Some(found) = locate_loose(data, search, replace) {
+                return Ok(Planned {
+                    line: line_of(data, found.range.start),
+                    new: splice(data, found.range, &found.replace),
+                    loose: true,
+                });
+            }
+            not_found(path, data, search, replace, nearest)
+        }
+        Err(e) => format!("{path}: {e}"),
+    };
+    Err(failed(error))
+}
+
+/// What a failed edit says when its block is nowhere in the file: where
+/// it parts from the file, what to do instead, and the text to copy it
+/// from.
+fn not_found(
     path: &str,
     data: &[u8],
     search: &[u8],
     replace: &[u8],
-) -> Result<(usize, Vec<u8>), ToolFailure> {
-    let range = locate(data, search).map_err(|e| match e {
-        LocateError::NotFound { nearest } => {
-            let parting = match nearest.filter(|n| n.matched_bytes >= EDIT_EXCERPT_MIN_PREFIX) {
-                Some(n) => parting(data, search, n),
-                None => ending(data, search).unwrap_or_default(),
-            };
-            let adding = adding_hint(data, search, replace)
-                .map(|hint| format!("; {hint}"))
-                .unwrap_or_default();
-            match excerpt(data, nearest, count_lines(search)) {
-                Some((first, last, text)) => failed(format!(
-                    "{path}: search block not found{parting}{adding}; copy search_block exactly \
-                     from the file's text, lines {first}-{last}:\n{text}"
-                )),
-                None if !parting.is_empty() => failed(format!(
-                    "{path}: search block not found{parting}{adding}; read_file around that line \
-                     and copy the block exactly (whitespace included)"
-                )),
-                None => failed(format!(
-                    "{path}: {}{adding}",
-                    LocateError::NotFound { nearest }
-                )),
-            }
-        }
-        e => failed(format!("{path}: {e}")),
-    })?;
-    Ok((line_of(data, range.start), splice(data, range, replace)))
+    nearest: Option<NearMatch>,
+) -> String {
+    let parting = match nearest.filter(|n| n.matched_bytes >= EDIT_EXCERPT_MIN_PREFIX) {
+        Some(n) => parting(data, search, n),
+        None => ending(data, search).unwrap_or_default(),
+    };
+    let adding = adding_hint(data, search, replace)
+        .map(|hint| format!("; {hint}"))
+        .unwrap_or_default();
+    match excerpt(data, nearest, count_lines(search)) {
+        Some((first, last, text)) => format!(
+            "{path}: search block not found{parting}{adding}; copy search_block exactly \
+             from the file's text, lines {first}-{last}:\n{text}"
+        ),
+        None if !parting.is_empty() => format!(
+            "{path}: search block not found{parting}{adding}; read_file around that line \
+             and copy the block exactly (whitespace included)"
+        ),
+        None => format!("{path}: {}{adding}", LocateError::NotFound { nearest }),
+    }
 }
 
 /// Where a block that was not found parts from the file at its nearest
@@ -539,7 +578,7 @@ fn edit_file(
         guard,
         FileGuard::Content(content_hash(&target.data)),
     )?;
-    let (line, new) = plan(path, &target.data, search, replace)?;
+    let Planned { line, new, loose } = plan(path, &target.data, search, replace)?;
     ctx.checkpoints
         .capture(ws, &target.real, || FileState::File {
             content: target.data.clone(),
@@ -557,6 +596,7 @@ fn edit_file(
         lines_removed: count_lines(search),
         lines_added: count_lines(replace),
         bytes: new.len(),
+        note: loose.then_some(LOOSE_NOTE),
     })
 }
 

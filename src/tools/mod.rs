@@ -55,6 +55,7 @@ mod known;
 mod list;
 mod local;
 mod locate;
+mod loose;
 mod path_policy;
 mod preview;
 mod read;
@@ -88,7 +89,7 @@ pub use checkpoint::{
 pub use command::{ExecuteCommand, ExecuteCommandOutput};
 pub use edit::{
     EDIT_EXCERPT_MAX_BYTES, EDIT_HINT_LINE_MAX_BYTES, EDIT_MAX_FILE_BYTES, EditFile,
-    EditFileOutput, LocateError, NearMatch, locate, splice,
+    EditFileOutput, LOOSE_NOTE, LocateError, NearMatch, locate, splice,
 };
 pub use env::{SECRET_VARS, child_env, is_secret, is_secret_var, with_settings};
 pub use exec::{
@@ -105,6 +106,7 @@ pub use known::{KNOWN_MAX_FILES, KnownFiles};
 pub use list::{Entry, EntryKind, LIST_MAX_ENTRIES, ListDirectory, ListDirectoryOutput};
 pub use local::LocalWorkspace;
 pub use locate::{LOCATE_MAX_FILES, LOCATE_MAX_SHOWN, project_files};
+pub use loose::{LOOSE_COMPARISONS_MAX, LooseMatch, locate_loose};
 pub use path_policy::{PATH_MAX_LINKS, PathError, resolve};
 pub use preview::{
     Judged, PREVIEW_CONTEXT_LINES, PREVIEW_MAX_LINES, PREVIEW_REVIEW_MAX_LINES, judge, preview,

@@ -13,6 +13,7 @@ mod env;
 mod exec;
 mod list;
 mod locate;
+mod loose;
 mod path_fuzz;
 mod path_policy;
 mod preview;
