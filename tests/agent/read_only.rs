@@ -136,3 +136,68 @@ async fn with_the_switch_off_every_command_asks() {
     h.turn().await;
     assert_eq!(result_sent(&server)["exit_code"], 0);
 }
+
+/// Runs real git in `dir` with no global or system configuration.
+fn git(dir: &Path, args: &[&str]) {
+    let status = std::process::Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?}");
+}
+
+/// A repository committed inside the project (a gitlink and no
+/// `.gitmodules`, as `git add` of an embedded repository leaves it, and
+/// as an unpacked archive can plant it) whose own configuration names a
+/// program: git status and git diff would run git in it, and that program
+/// with it. They run unasked and run nothing there.
+#[tokio::test]
+async fn git_status_and_diff_do_not_run_a_planted_inner_repositorys_program() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = tempfile::tempdir().unwrap();
+    let ran = marker.path().join("ran");
+    let root = dir.path();
+    git(root, &["init", "-q"]);
+    git(root, &["init", "-q", "inner"]);
+    std::fs::write(root.join("inner/f.txt"), "one\n").unwrap();
+    git(&root.join("inner"), &["add", "f.txt"]);
+    git(&root.join("inner"), &["commit", "-qm", "inner"]);
+    git(root, &["add", "inner"]);
+    git(root, &["commit", "-qm", "outer"]);
+    assert!(!root.join(".gitmodules").exists());
+    let program = format!("touch {}; false", ran.display());
+    git(&root.join("inner"), &["config", "core.fsmonitor", &program]);
+    std::fs::write(root.join("inner/f.txt"), "two\n").unwrap();
+
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[
+            (
+                "c1",
+                "execute_command",
+                &json!({ "command": "git status" }).to_string(),
+            ),
+            (
+                "c2",
+                "execute_command",
+                &json!({ "command": "git diff" }).to_string(),
+            ),
+        ]),
+        Reply::text(&["done"]),
+    ])
+    .await;
+    let mut h = start(&server, root, true);
+    h.prompt("what changed?").await;
+    let events = h.turn().await;
+    let allowed = events
+        .iter()
+        .filter(|e| matches!(e, AgentEvent::ToolAllowed { .. }))
+        .count();
+    assert_eq!(allowed, 2, "{events:#?}");
+    assert!(!ran.exists(), "the inner repository's fsmonitor ran");
+}

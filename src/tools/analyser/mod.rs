@@ -55,10 +55,12 @@ pub enum EnvSetting {
 
 /// What the runner must do to the environment of a line the analyser
 /// allowed, so the commands behave as analysed: no pager, no system git
-/// configuration (it is not read), no index refresh by `git status`, none
-/// of the variables that would point git at another repository, add
-/// configuration from the environment, run an external diff, or give grep,
-/// ripgrep or the shell options the analysis did not see.
+/// configuration (it is not read), no index refresh by `git status`, no
+/// look inside repositories planted in the work tree (a gitlink without
+/// `.gitmodules`), none of the variables that would point git at another
+/// repository, add configuration from the environment, run an external
+/// diff, or give grep, ripgrep or the shell options the analysis did not
+/// see.
 pub const ANALYSER_RUN_ENV: &[EnvSetting] = &[
     EnvSetting::Set("GIT_PAGER", "cat"),
     EnvSetting::Set("PAGER", "cat"),
@@ -68,7 +70,9 @@ pub const ANALYSER_RUN_ENV: &[EnvSetting] = &[
     EnvSetting::Unset("LESS"),
     EnvSetting::Unset("GIT_EXTERNAL_DIFF"),
     EnvSetting::Unset("GIT_CONFIG_PARAMETERS"),
-    EnvSetting::Unset("GIT_CONFIG_COUNT"),
+    EnvSetting::Set("GIT_CONFIG_COUNT", "1"),
+    EnvSetting::Set("GIT_CONFIG_KEY_0", "diff.ignoreSubmodules"),
+    EnvSetting::Set("GIT_CONFIG_VALUE_0", "all"),
     EnvSetting::Unset("GIT_DIR"),
     EnvSetting::Unset("GIT_WORK_TREE"),
     EnvSetting::Unset("GIT_COMMON_DIR"),
