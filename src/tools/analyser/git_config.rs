@@ -29,6 +29,10 @@ pub(super) enum GitRefusal {
     /// A `.git` git might not accept, and would then look past.
     #[error("`{0}` is not a repository git would use, so git could look above it")]
     NotARepository(String),
+    /// A `.git` that leads out of the project to a repository it is not a
+    /// registered linked worktree of: git would read another repository.
+    #[error("`{0}` leads to a repository outside the project, so git would read its files")]
+    Elsewhere(String),
     /// A directory that looks like a bare repository, which git would use.
     #[error("`{0}` looks like a bare repository, whose configuration is not checked")]
     Bare(String),
@@ -115,7 +119,7 @@ fn find(place: &Place) -> Result<Repository, GitRefusal> {
         }
         let dotgit = dir.join(".git");
         match ws.lstat(&dotgit) {
-            Ok(_) => return open(ws, dir, &dotgit),
+            Ok(_) => return open(ws, &root, dir, &dotgit),
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => {
                 return Err(GitRefusal::Unreadable(
@@ -136,8 +140,15 @@ fn find(place: &Place) -> Result<Repository, GitRefusal> {
 }
 
 /// The repository `dotgit` (a directory, or a file `gitdir: <path>`)
-/// stands for, if git would take it as one.
-fn open(ws: &dyn Workspace, worktree: &Path, dotgit: &Path) -> Result<Repository, GitRefusal> {
+/// stands for, if git would take it as one and it is the project's: its
+/// shared directory beneath `root`, or the repository outside that
+/// `dotgit` is a registered linked worktree of.
+fn open(
+    ws: &dyn Workspace,
+    root: &Path,
+    worktree: &Path,
+    dotgit: &Path,
+) -> Result<Repository, GitRefusal> {
     let not_a_repo = || GitRefusal::NotARepository(dotgit.display().to_string());
     let is_dir = |path: &Path| ws.stat(path).is_ok_and(|meta| meta.is_dir());
     let git_dir = if is_dir(dotgit) {
@@ -164,18 +175,55 @@ fn open(ws: &dyn Workspace, worktree: &Path, dotgit: &Path) -> Result<Repository
         Err(_) => return Err(not_a_repo()),
     };
     let is_repository = ws
-        .stat(&git_dir.join("HEAD"))
-        .is_ok_and(|meta| meta.is_file())
+        .read_small(&git_dir.join("HEAD"), POINTER_MAX_BYTES)
+        .ok()
+        .flatten()
+        .is_some_and(|text| is_head(&text))
         && is_dir(&common_dir.join("objects"))
         && is_dir(&common_dir.join("refs"));
     if !is_repository {
         return Err(not_a_repo());
+    }
+    if !common_dir.starts_with(root) && !is_linked_worktree(ws, dotgit, &git_dir, &common_dir) {
+        return Err(GitRefusal::Elsewhere(dotgit.display().to_string()));
     }
     Ok(Repository {
         worktree: worktree.to_path_buf(),
         git_dir,
         common_dir,
     })
+}
+
+/// Whether `HEAD` holds what git's own check of a repository takes: a
+/// symbolic ref into `refs/`, or an object id. git passes over a `.git`
+/// whose `HEAD` holds anything else and looks further up.
+fn is_head(text: &str) -> bool {
+    let text = text.trim_end();
+    match text.strip_prefix("ref:") {
+        Some(target) => target.trim_start().starts_with("refs/"),
+        None => matches!(text.len(), 40 | 64) && text.bytes().all(|b| b.is_ascii_hexdigit()),
+    }
+}
+
+/// Whether `git_dir` is a linked worktree of `common_dir` made for
+/// `dotgit`, as `git worktree add` leaves one: `<common>/worktrees/<name>`,
+/// whose `gitdir` file names `dotgit` back (absolute, or relative to it).
+fn is_linked_worktree(
+    ws: &dyn Workspace,
+    dotgit: &Path,
+    git_dir: &Path,
+    common_dir: &Path,
+) -> bool {
+    let real = |path: &Path| ws.real_path(path).ok();
+    git_dir.parent() == Some(common_dir.join("worktrees").as_path())
+        && ws
+            .read_small(&git_dir.join("gitdir"), POINTER_MAX_BYTES)
+            .ok()
+            .flatten()
+            .is_some_and(|back| {
+                let back = real(&git_dir.join(back.trim()));
+                back.is_some() && back == real(dotgit)
+            })
 }
 
 /// Reads one configuration file (absent is fine) and refuses the first key
