@@ -256,6 +256,12 @@ pub(super) fn check_stage(
     let (uses, operands) = match cmd.as_str() {
         "ls" | "file" | "stat" | "du" | "tree" => (Use::Look, &parsed.operands[..]),
         "pwd" if !parsed.operands.is_empty() => return Err(operand("takes no operands")),
+        "tail" if parsed.operands.iter().any(|word| word.starts_with('+')) => {
+            return Err(operand(
+                "an operand starting with `+` is tail's old option form (`+1f` follows the file \
+                 and keeps running until the time limit)",
+            ));
+        }
         "uniq" if parsed.operands.len() > 1 => {
             return Err(operand("a second operand is a file uniq writes"));
         }
