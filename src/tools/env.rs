@@ -19,16 +19,40 @@ pub const SECRET_VARS: &[&str] = &["AWS_ACCESS_KEY_ID", "SECRET_KEY_BASE"];
 /// `SSH_AUTH_SOCK`, `XAUTHORITY` and `KEYMAP` are not credentials. ADR 0013.
 const SECRET_WORDS: &[&str] = &[
     "KEY",
+    "KEYS",
     "APIKEY",
     "TOKEN",
+    "TOKENS",
+    "PAT",
     "SECRET",
+    "SECRETS",
+    "PASS",
     "PASSWORD",
+    "PASSWORDS",
     "PASSWD",
     "PASSPHRASE",
     "PWD",
     "CREDENTIAL",
     "CREDENTIALS",
     "AUTH",
+];
+
+/// Last words that only say which of several a credential is
+/// (`OPENAI_API_KEY_2`, `STRIPE_SECRET_KEY_LIVE`): passed over to find the
+/// word that says what it is, as are numbers and `V2`-style versions.
+/// ADR 0013.
+const QUALIFIER_WORDS: &[&str] = &[
+    "LIVE",
+    "TEST",
+    "PROD",
+    "PRODUCTION",
+    "DEV",
+    "STAGING",
+    "OLD",
+    "NEW",
+    "PRIMARY",
+    "SECONDARY",
+    "BACKUP",
 ];
 
 /// Endings that mark a credential even inside a word (`PGPASSWORD`).
@@ -40,7 +64,8 @@ const SECRET_ENDINGS: &[&str] = &["PASSWORD", "PASSWD"];
 const NOT_SECRET: &[&str] = &["PWD"];
 
 /// Whether a variable name marks a credential: its last `_`-separated word
-/// is one of the secret words (`API_KEY`, `TOKEN`, `MYSQL_PWD`), it ends
+/// (qualifiers such as `_2` or `_LIVE` passed over) is one of the secret
+/// words (`API_KEY`, `TOKEN`, `MYSQL_PWD`, `OPENAI_API_KEY_2`), it ends
 /// in `PASSWORD`/`PASSWD` (`PGPASSWORD`), or it is one of
 /// [`SECRET_VARS`]; never `PWD` itself. Case does not matter.
 pub fn is_secret(name: &str) -> bool {
@@ -48,10 +73,19 @@ pub fn is_secret(name: &str) -> bool {
     if NOT_SECRET.contains(&upper.as_str()) {
         return false;
     }
-    let last = upper.rsplit('_').next().unwrap_or(&upper);
+    let last = upper
+        .rsplit('_')
+        .find(|word| !is_qualifier(word))
+        .unwrap_or(&upper);
     SECRET_VARS.contains(&upper.as_str())
         || SECRET_WORDS.contains(&last)
         || SECRET_ENDINGS.iter().any(|e| last.ends_with(e))
+}
+
+/// Whether a name's word only says which credential of several it is.
+fn is_qualifier(word: &str) -> bool {
+    let number = |digits: &str| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
+    QUALIFIER_WORDS.contains(&word) || number(word) || word.strip_prefix('V').is_some_and(number)
 }
 
 /// Whether a variable holds a credential: by its name ([`is_secret`]) or

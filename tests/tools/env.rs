@@ -42,6 +42,15 @@ fn common_credential_names_are_secret() {
         "SECRET_KEY_BASE",
         "GPG_PASSPHRASE",
         "my_service_token",
+        "DB_PASS",
+        "SMTP_PASS",
+        "GITHUB_PAT",
+        "API_KEYS",
+        "AUTH_TOKENS",
+        "OPENAI_API_KEY_2",
+        "STRIPE_SECRET_KEY_LIVE",
+        "ANTHROPIC_API_KEY_V2",
+        "SLACK_TOKEN_PROD_1",
     ] {
         assert!(is_secret(name), "{name} should be secret");
     }
@@ -64,6 +73,12 @@ fn ordinary_variables_that_look_alike_are_not_secret() {
         "TOKENIZERS_PARALLELISM",
         "MONKEY",
         "LANG",
+        "NODE_ENV",
+        "BYPASS",
+        "RUST_TEST_THREADS",
+        "PYTHON_V2",
+        "LIVE",
+        "2",
     ] {
         assert!(!is_secret(name), "{name} should not be secret");
     }
