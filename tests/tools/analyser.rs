@@ -215,6 +215,12 @@ const CASES: &[(&str, Expect)] = &[
     ("git status", Runs),
     ("git status --short -uno", Runs),
     ("git status -sb -- src", Runs),
+    // `none` would undo the run environment's diff.ignoreSubmodules=all.
+    (
+        "git status --ignore-submodules=none",
+        Asks("`git status --ignore-submodules` is not an option"),
+    ),
+    ("git diff --ignore-submodules", Asks("is not an option")),
     ("git log -pS foo", Asks("`git log -pS` is not an option")),
     ("git log --oneline -n 5", Runs),
     (
@@ -543,6 +549,8 @@ const CASES: &[(&str, Expect)] = &[
         Asks("keeps running until the time limit"),
     ),
     ("tail -nf notes.txt", Runs),
+    ("tail +1f notes.txt", Asks("tail's old option form")),
+    ("tail -- +2 notes.txt", Asks("tail's old option form")),
     ("ls -L dir-out", Asks("`ls -L` follows symbolic links")),
     ("ls -laL", Asks("`ls -L` follows symbolic links")),
     ("ls --dereference", Asks("follows symbolic links")),
@@ -842,6 +850,20 @@ fn repositories_git_would_not_take_as_checked() {
     // A `.git` that is not a repository: git would look above the project.
     fs::create_dir_all(project.root.join("empty/.git")).unwrap();
     asks("git -C empty log", "is not a repository git would use");
+    // Nor is one whose HEAD git's own check refuses, though it has
+    // `objects` and `refs`: git passed over it and read the repository
+    // above the project (checked against git 2.47).
+    for head in ["", "garbage\n", "ref: heads/main\n", "0123abc\n"] {
+        project.write("badhead/.git/HEAD", head);
+        fs::create_dir_all(project.root.join("badhead/.git/objects")).unwrap();
+        fs::create_dir_all(project.root.join("badhead/.git/refs")).unwrap();
+        asks("git -C badhead log", "is not a repository git would use");
+    }
+    project.write("badhead/.git/HEAD", &format!("{}\n", "a".repeat(40)));
+    assert!(matches!(
+        project.analyse("git -C badhead log"),
+        Verdict::ReadOnly { .. }
+    ));
 
     // A config that is a FIFO is not read (and does not block).
     fs::remove_file(project.root.join(".git/config")).unwrap();
@@ -861,6 +883,11 @@ fn linked_worktrees_read_the_common_configuration() {
     fs::create_dir_all(&wt).unwrap();
     fs::write(wt.join("HEAD"), "ref: refs/heads/wt\n").unwrap();
     fs::write(wt.join("commondir"), "../..\n").unwrap();
+    fs::write(
+        wt.join("gitdir"),
+        format!("{}\n", project.root.join(".git").display()),
+    )
+    .unwrap();
     fs::write(common.join("config"), "[core]\n\tbare = false\n").unwrap();
     fs::write(
         project.root.join(".git"),
@@ -891,6 +918,45 @@ fn linked_worktrees_read_the_common_configuration() {
         other => panic!("{other:?}"),
     }
 
+    fs::write(common.join("config"), "[core]\n\tbare = false\n").unwrap();
+    let leads_out = |line: &str| match project.analyse(line) {
+        Verdict::Ask { reason } => assert!(
+            reason.contains("leads to a repository outside the project"),
+            "{line}: {reason}"
+        ),
+        other => panic!("{line}: {other:?}"),
+    };
+    // A worktree that does not name this `.git` back is another's.
+    fs::write(wt.join("gitdir"), "/somewhere/else/.git\n").unwrap();
+    leads_out("git log");
+    // A relative back-link is read from the worktree's directory.
+    let up = "../".repeat(wt.components().count());
+    fs::write(
+        wt.join("gitdir"),
+        format!("{up}{}\n", project.root.join(".git").display()),
+    )
+    .unwrap();
+    assert!(matches!(
+        project.analyse("git log"),
+        Verdict::ReadOnly { .. }
+    ));
+    // A `.git` file that leads to a whole repository outside (a parent
+    // repository's `.git`), and a `.git` inside whose `commondir` leads
+    // out: git would read the other repository's files.
+    fs::write(wt.join("HEAD"), "ref: refs/heads/wt\n").unwrap();
+    fs::write(common.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    fs::write(
+        project.root.join(".git"),
+        format!("gitdir: {}\n", common.display()),
+    )
+    .unwrap();
+    leads_out("git log");
+    fs::remove_file(project.root.join(".git")).unwrap();
+    project.write(".git/HEAD", "ref: refs/heads/main\n");
+    project.write(".git/commondir", &format!("{}\n", common.display()));
+    leads_out("git show HEAD:secret.txt");
+
+    fs::remove_dir_all(project.root.join(".git")).unwrap();
     fs::write(project.root.join(".git"), "gitdir: nowhere\n").unwrap();
     assert!(matches!(project.analyse("git log"), Verdict::Ask { .. }));
 }
@@ -1001,6 +1067,9 @@ fn the_run_environment_disables_pagers_and_system_configuration() {
         EnvSetting::Set("GIT_PAGER", "cat"),
         EnvSetting::Set("PAGER", "cat"),
         EnvSetting::Set("GIT_CONFIG_NOSYSTEM", "1"),
+        EnvSetting::Set("GIT_CONFIG_COUNT", "1"),
+        EnvSetting::Set("GIT_CONFIG_KEY_0", "diff.ignoreSubmodules"),
+        EnvSetting::Set("GIT_CONFIG_VALUE_0", "all"),
         EnvSetting::Unset("LESS"),
         EnvSetting::Unset("GIT_EXTERNAL_DIFF"),
         EnvSetting::Unset("RIPGREP_CONFIG_PATH"),
