@@ -178,6 +178,8 @@ impl Agent {
     /// nothing to compact, the entry `error` is shown instead.
     pub(super) async fn recover_from_wall(&mut self, error: String) {
         self.wall_retried = true;
+        // The request that did not fit was no step of the model's.
+        self.steps = self.steps.saturating_sub(1);
         let plan = self.plan(&Trigger::Wall);
         if plan.does_nothing() {
             self.system(Severity::Error, error).await;

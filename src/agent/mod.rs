@@ -773,8 +773,8 @@ impl Agent {
         };
         // The last step of a turn, or one after a repeat that gave nothing
         // new, asks for an answer: a turn should end with one (ADR 0015).
-        let answer_now =
-            std::mem::take(&mut self.answer_now) || self.steps + 1 >= self.setup.max_steps;
+        // The ask stands until a reply comes: a retry of this step asks too.
+        let answer_now = self.answer_now || self.steps + 1 >= self.setup.max_steps;
         let encoded = self.encode(&self.conversation, answer_now);
         let Some(body) = self.body_or_end_turn(encoded).await else {
             return;
@@ -962,6 +962,9 @@ impl Agent {
                     .await;
             }
             EpisodeEnd::Complete(_) | EpisodeEnd::Interrupted => {}
+        }
+        if recover.is_none() {
+            self.answer_now = false;
         }
         let calls = match end {
             EpisodeEnd::Complete(calls) => calls,

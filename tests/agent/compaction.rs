@@ -321,6 +321,36 @@ async fn a_context_exceeded_400_in_each_providers_shape_compacts_and_retries_onc
     }
 }
 
+/// The step after a repeat asks for an answer; when that request does not
+/// fit, the retry after compacting still asks for one.
+#[tokio::test]
+async fn the_retry_after_a_wall_still_asks_for_an_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    write_lines(dir.path(), "a.txt", 40);
+    std::fs::write(dir.path().join("b.txt"), "beta\n").unwrap();
+    let server = ScriptedServer::start(vec![
+        read("ra", "a.txt"),
+        plain("read it"),
+        read("rb", "b.txt"),
+        read("rb2", "b.txt"),
+        wall(WALLS[0]),
+        plain("it says beta"),
+    ])
+    .await;
+    let mut h = start(&server, dir.path(), ApprovalPolicy::Ask, 128_000, 16_000);
+    h.prompt("read a").await;
+    h.turn().await;
+    h.prompt("and b?").await;
+    let events = h.turn().await;
+    assert_eq!(support::agent::reply_text(&events), "it says beta");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 6);
+    let asks = |i: usize| requests[i].body["tool_choice"] == "none";
+    assert!(!asks(3), "the repeat itself is a call");
+    assert!(asks(4), "the step after the repeat asks for an answer");
+    assert!(asks(5), "and so does its retry");
+}
+
 #[tokio::test]
 async fn a_second_context_exceeded_400_in_the_turn_shows_the_entry_and_the_session_goes_on() {
     let dir = tempfile::tempdir().unwrap();
