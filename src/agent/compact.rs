@@ -398,6 +398,9 @@ impl Agent {
         // The prompts summarised away can no longer be rewound to.
         let prompts = self.conversation.prompts().count();
         self.setup.tools.checkpoints.lock().align(prompts);
+        // What the model saw of files before this turn may be pruned or
+        // summarised: replacing one of them needs another read (ADR 0030).
+        self.setup.tools.known.forget_earlier_turns();
         let mut done = Vec::new();
         if plan.pruned > 0 {
             done.push(format!("pruned {} old tool results", plan.pruned));

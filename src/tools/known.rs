@@ -13,38 +13,59 @@ use std::sync::{Arc, Mutex, PoisonError};
 pub const KNOWN_MAX_FILES: usize = 1024;
 
 /// The real paths of the files the model has read, created or edited since
-/// the conversation began, oldest first. Shared by every clone of a
-/// [`ToolContext`](super::ToolContext).
+/// the conversation began, oldest first, each with the turn it was last
+/// seen in. Shared by every clone of a [`ToolContext`](super::ToolContext).
 #[derive(Debug, Clone, Default)]
 pub struct KnownFiles {
-    paths: Arc<Mutex<VecDeque<PathBuf>>>,
+    inner: Arc<Mutex<Known>>,
+}
+
+#[derive(Debug, Default)]
+struct Known {
+    paths: VecDeque<(PathBuf, u64)>,
+    turn: u64,
 }
 
 impl KnownFiles {
-    /// Remembers that the model has seen `real`'s content.
+    /// Remembers that the model has seen `real`'s content in this turn.
     pub fn record(&self, real: &Path) {
-        let mut paths = self.lock();
-        if let Some(at) = paths.iter().position(|p| p == real) {
-            paths.remove(at);
-        } else if paths.len() == KNOWN_MAX_FILES {
-            paths.pop_front();
+        let mut known = self.lock();
+        let turn = known.turn;
+        if let Some(at) = known.paths.iter().position(|(p, _)| p == real) {
+            known.paths.remove(at);
+        } else if known.paths.len() == KNOWN_MAX_FILES {
+            known.paths.pop_front();
         }
-        paths.push_back(real.to_path_buf());
+        known.paths.push_back((real.to_path_buf(), turn));
     }
 
     /// Whether the model has seen `real`'s content.
     pub fn contains(&self, real: &Path) -> bool {
-        self.lock().iter().any(|p| p == real)
+        self.lock().paths.iter().any(|(p, _)| p == real)
+    }
+
+    /// A turn begins: what is seen from now on belongs to it.
+    pub fn begin_turn(&self) {
+        let mut known = self.lock();
+        known.turn = known.turn.saturating_add(1);
+    }
+
+    /// Forgets the files seen before this turn: compaction pruned or
+    /// summarised what the model saw of them, and this turn is kept whole.
+    pub fn forget_earlier_turns(&self) {
+        let mut known = self.lock();
+        let turn = known.turn;
+        known.paths.retain(|(_, seen)| *seen == turn);
     }
 
     /// Forgets every file: the conversation starts again.
     pub fn clear(&self) {
-        self.lock().clear();
+        self.lock().paths.clear();
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<PathBuf>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Known> {
         // The list is valid after any panic: every change is one call.
-        self.paths.lock().unwrap_or_else(PoisonError::into_inner)
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -75,6 +96,20 @@ mod tests {
         assert!(known.contains(Path::new("/p/0")));
         assert!(!known.contains(Path::new("/p/1")));
         assert!(known.contains(Path::new("/p/new")));
-        assert_eq!(known.lock().len(), KNOWN_MAX_FILES);
+        assert_eq!(known.lock().paths.len(), KNOWN_MAX_FILES);
+    }
+
+    #[test]
+    fn compaction_forgets_what_earlier_turns_saw() {
+        let known = KnownFiles::default();
+        known.record(Path::new("/p/old"));
+        known.record(Path::new("/p/again"));
+        known.begin_turn();
+        known.record(Path::new("/p/new"));
+        known.record(Path::new("/p/again"));
+        known.forget_earlier_turns();
+        assert!(!known.contains(Path::new("/p/old")));
+        assert!(known.contains(Path::new("/p/new")));
+        assert!(known.contains(Path::new("/p/again")));
     }
 }

@@ -321,6 +321,51 @@ async fn a_context_exceeded_400_in_each_providers_shape_compacts_and_retries_onc
     }
 }
 
+/// After a compaction the model has only a summary or a pruned marker of
+/// the files it read before: replacing one whole needs another read, even
+/// where writes are not asked about (ADR 0030).
+#[tokio::test]
+async fn after_compacting_a_file_read_before_must_be_read_again_to_be_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    write_lines(dir.path(), "a.txt", 40);
+    let before = std::fs::read_to_string(dir.path().join("a.txt")).unwrap();
+    let write = Reply::tool_calls(&[(
+        "wa",
+        "write_file",
+        r#"{"path":"a.txt","content":"only this\n"}"#,
+    )]);
+    let server = ScriptedServer::start(vec![
+        read("ra", "a.txt"),
+        plain("read it"),
+        plain("fine"),
+        plain("SUMMARY"),
+        write,
+        plain("done"),
+    ])
+    .await;
+    let mut h = start(&server, dir.path(), ApprovalPolicy::AutoEdit, 128_000, 16_000);
+    for prompt in ["read a", "ok"] {
+        h.prompt(prompt).await;
+        h.turn().await;
+    }
+    h.send(UiCommand::Compact { focus: None }).await;
+    h.turn().await;
+    // Words that name no file: nothing is read for the model (ADR 0038).
+    h.prompt("add a line to it").await;
+    h.turn().await;
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+        before
+    );
+    let sent = messages(&server.requests()[5]);
+    let result = sent.iter().find(|m| m["role"] == "tool").unwrap();
+    assert!(
+        content(result).contains("you have not read it"),
+        "{}",
+        content(result)
+    );
+}
+
 /// The step after a repeat asks for an answer; when that request does not
 /// fit, the retry after compacting still asks for one.
 #[tokio::test]
