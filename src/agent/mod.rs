@@ -588,14 +588,23 @@ impl Agent {
 
     /// The person's words join the conversation, and a turn starts for
     /// them: the repeat counts, the answer-now flag and the step count
-    /// start again, and the checkpoints begin a turn (what rewind undoes).
+    /// start again, the checkpoints begin a turn (what rewind undoes; a
+    /// rewind point only for words that count as a prompt, so the points
+    /// stay in step with [`Conversation::prompts`]), and so do the files
+    /// seen.
     fn take_words(&mut self, text: String) {
         self.repeats.reset();
         self.answer_now = false;
         self.steps = 0;
         self.wall_retried = false;
-        self.setup.tools.checkpoints.lock().begin_turn();
         self.conversation.push_user(text);
+        let prompt = self
+            .conversation
+            .messages()
+            .last()
+            .is_some_and(conversation::is_prompt);
+        self.setup.tools.checkpoints.lock().begin_turn(prompt);
+        self.setup.tools.known.begin_turn();
     }
 
     async fn cancel(&mut self) {

@@ -143,11 +143,14 @@ impl CheckpointLog {
         self.last_command_turn >= turn
     }
 
-    /// Starts the next turn for the prompt about to be appended.
-    pub fn begin_turn(&mut self) {
+    /// Starts the next turn for the person's words about to be appended;
+    /// a point to rewind to when they count as a prompt.
+    pub fn begin_turn(&mut self, prompt: bool) {
         // The count may come from a session file: one at the top stays there.
         self.turn = self.turn.saturating_add(1);
-        self.prompt_turns.push(self.turn);
+        if prompt {
+            self.prompt_turns.push(self.turn);
+        }
     }
 
     /// Keeps the turn numbers of the last `prompts` prompts, after
@@ -603,7 +606,7 @@ mod tests {
         let ws = LocalWorkspace::new(dir.path());
         let real = dir.path().join("a.txt");
         let checkpoints = Checkpoints::default();
-        checkpoints.lock().begin_turn();
+        checkpoints.lock().begin_turn(true);
         checkpoints.capture(&ws, &real, || FileState::Absent);
         checkpoints.landed(&ws, &real, b"one");
         checkpoints.capture(&ws, &real, || unreachable!("kept already"));
@@ -626,7 +629,7 @@ mod tests {
         let ws = LocalWorkspace::new(dir.path());
         let checkpoints = Checkpoints::default();
         checkpoints.lock().undone.push(turn(1, vec![kept("a", 1)]));
-        checkpoints.lock().begin_turn();
+        checkpoints.lock().begin_turn(true);
         checkpoints.capture(&ws, &dir.path().join("b"), || FileState::Absent);
         assert!(checkpoints.lock().undone.is_empty());
     }
@@ -697,7 +700,7 @@ mod tests {
     fn prompts_map_to_turns_through_compaction_and_rewind() {
         let mut log = CheckpointLog::default();
         for _ in 0..4 {
-            log.begin_turn();
+            log.begin_turn(true);
         }
         log.done = vec![turn(2, vec![kept("a", 1)]), turn(4, vec![kept("b", 1)])];
         // Two prompts summarised away.

@@ -476,6 +476,39 @@ async fn a_rewind_can_undo_the_files_its_dropped_turns_changed() {
     assert_eq!(text(dir.path(), "notes.txt"), "three\nbeta\n");
 }
 
+/// Words that begin as dashfloat's notes do are no prompt to rewind to,
+/// and take no rewind point: the points stay in step with the prompts
+/// listed, so a rewind undoes the files of the turns it drops, no more.
+#[tokio::test]
+async fn words_that_look_like_a_note_do_not_shift_the_rewind_points() {
+    let dir = project();
+    let server = ScriptedServer::start(four_turns()).await;
+    let mut h = start(&server, dir.path(), None);
+    for prompt in ["first", "[dashfloat] second", "third", "fourth"] {
+        h.prompt(prompt).await;
+        h.turn().await;
+    }
+    h.send(UiCommand::ListPrompts).await;
+    let listed = h.turn().await;
+    assert!(
+        listed.contains(&AgentEvent::Prompts {
+            list: ["first", "third", "fourth"].map(String::from).to_vec()
+        }),
+        "{listed:?}"
+    );
+    let events = restore(
+        &mut h,
+        UiCommand::Rewind { prompt: 1 },
+        &[Decision::Approve],
+    )
+    .await;
+    let shown = previews(&events);
+    assert!(shown[0].contains("restore notes.txt"), "{shown:?}");
+    assert!(!shown[0].contains("two.txt"), "{shown:?}");
+    assert_eq!(text(dir.path(), "notes.txt"), "alpha\nbeta\n");
+    assert_eq!(text(dir.path(), "two.txt"), "2\n");
+}
+
 #[tokio::test]
 async fn undo_works_after_continue() {
     let home = tempfile::tempdir().unwrap();

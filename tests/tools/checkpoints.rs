@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 /// Runs the file tool `tool` with `args` in a turn of `ctx`'s checkpoints;
 /// the turn's changes.
 async fn changed(ctx: &ToolContext, calls: &[(&str, serde_json::Value)]) -> TurnChanges {
-    ctx.checkpoints.lock().begin_turn();
+    ctx.checkpoints.lock().begin_turn(true);
     for (tool, args) in calls {
         let call = validate(tool, &args.to_string()).unwrap();
         let result = execute(&call, ctx, CancellationToken::new()).await;
