@@ -343,7 +343,13 @@ async fn after_compacting_a_file_read_before_must_be_read_again_to_be_replaced()
         plain("done"),
     ])
     .await;
-    let mut h = start(&server, dir.path(), ApprovalPolicy::AutoEdit, 128_000, 16_000);
+    let mut h = start(
+        &server,
+        dir.path(),
+        ApprovalPolicy::AutoEdit,
+        128_000,
+        16_000,
+    );
     for prompt in ["read a", "ok"] {
         h.prompt(prompt).await;
         h.turn().await;

@@ -65,6 +65,9 @@ pub(super) struct PairArgs {
     tool: String,
     pairs: usize,
     key: Option<String>,
+    /// How much of the value being read was already looked through for
+    /// its end: a long value is searched once, not again on every piece.
+    searched: usize,
     raw: bool,
 }
 
@@ -75,6 +78,7 @@ impl PairArgs {
             tool,
             pairs: 0,
             key: None,
+            searched: 0,
             raw: false,
         }
     }
@@ -113,19 +117,26 @@ impl PairArgs {
             };
         };
         match c.lit(VALUE) {
-            Step::Yes(()) => match c.rest().find(VALUE_END) {
-                Some(end) => {
-                    let arguments = self.pair(&key, &c.rest()[..end], offered);
-                    PairStep::Took {
-                        consumed: c.at() + end + VALUE_END.len(),
-                        arguments,
+            Step::Yes(()) => {
+                let value = c.rest();
+                let from = floor_boundary(value, self.searched);
+                match value[from..].find(VALUE_END) {
+                    Some(end) => {
+                        self.searched = 0;
+                        let arguments = self.pair(&key, &value[..from + end], offered);
+                        PairStep::Took {
+                            consumed: c.at() + from + end + VALUE_END.len(),
+                            arguments,
+                        }
+                    }
+                    None => {
+                        // The end may begin in the last bytes looked at.
+                        self.searched = value.len().saturating_sub(VALUE_END.len() - 1);
+                        self.key = Some(key);
+                        PairStep::Wait
                     }
                 }
-                None => {
-                    self.key = Some(key);
-                    PairStep::Wait
-                }
-            },
+            }
             Step::More => {
                 self.key = Some(key);
                 PairStep::Wait

@@ -172,6 +172,19 @@ fn glm_pairs_typed_by_the_schema() {
 }
 
 #[test]
+fn a_glm_value_ends_at_its_closing_tag_however_the_text_arrives() {
+    // Pieces of the closing tag inside the value, and a value longer than
+    // what one piece brings, are looked through once each.
+    let value = format!("x</arg_v{}</arg_valuy", "é".repeat(40));
+    let text = format!(
+        "<tool_call>read_file\n<arg_key>limit</arg_key>\n<arg_value>3</arg_value>\n\
+         <arg_key>path</arg_key>\n<arg_value>{value}</arg_value>\n</tool_call>"
+    );
+    let read = read_every_way(ToolSyntax::Only(Syntax::Glm), &text);
+    assert_call(&read, 0, "read_file", json!({"limit": 3, "path": value}));
+}
+
+#[test]
 fn a_glm_key_is_read_within_the_hold_bound_however_the_text_arrives() {
     let call = |key_len: usize| {
         format!(
