@@ -250,7 +250,7 @@ fn main() {
         });
         let checkpoints = Checkpoints::default();
         let keep = time(runs, || {
-            checkpoints.lock().begin_turn();
+            checkpoints.lock().begin_turn(true);
             let meta = ws.lstat(&real).unwrap();
             checkpoints.capture(ws, &real, || state_of(ws, &real, &meta));
             checkpoints.landed(ws, &real, &data);
