@@ -371,7 +371,9 @@ fn throughput_once(rt: &tokio::runtime::Runtime, url: &str, tokens: usize) -> [D
         tokio::spawn(stream::run(
             support::agent::endpoint(url),
             br#"{"messages":[]}"#.to_vec(),
-            dashfloat::llm::stream::EpisodeSetup::native("call_"),
+            dashfloat::llm::stream::EpisodeSetup::native(
+                dashfloat::llm::tool_calls::MadeUpIds::calls(0),
+            ),
             tx,
         ));
         let mut text_bytes = 0usize;

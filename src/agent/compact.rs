@@ -12,6 +12,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use crate::llm::stream;
+use crate::llm::tool_calls::MadeUpIds;
 use crate::llm::wire::{ChatRequest, Message, Role, StreamOptions};
 use crate::protocol::{AgentEvent, Phase, Severity, StreamEvent};
 use crate::tools::ToolResult;
@@ -278,7 +279,8 @@ impl Agent {
         let task = tokio::spawn(stream::run(
             endpoint,
             body,
-            stream::EpisodeSetup::native("summary_"),
+            // A summary offers no tools: no call of its reply is kept.
+            stream::EpisodeSetup::native(MadeUpIds::calls(0)),
             tx,
         ));
         self.compaction = Some(Compaction {

@@ -4,6 +4,7 @@
 //! in call order, before anything else follows.
 
 use crate::llm::adapters::Syntax;
+use crate::llm::tool_calls::MadeUpIds;
 use crate::llm::wire::{
     ChatRequest, FunctionCall, Message, Messages, Role, Sampling, StreamOptions, TOOL_CHOICE_NONE,
     ToolCallMessage,
@@ -233,7 +234,7 @@ impl Conversation {
         self.messages
             .iter()
             .flat_map(|m| &m.tool_calls)
-            .filter_map(|c| c.id.strip_prefix("call_")?.split('_').next()?.parse().ok())
+            .filter_map(|c| MadeUpIds::episode_of(&c.id))
             .max()
             .unwrap_or(0)
     }

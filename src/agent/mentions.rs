@@ -9,6 +9,7 @@ use std::path::{Component, Path};
 
 use serde_json::json;
 
+use crate::llm::tool_calls::MadeUpIds;
 use crate::protocol::ToolCallRequest;
 use crate::tools::{Workspace, shows_as_text};
 
@@ -93,14 +94,14 @@ fn hidden(path: &str) -> bool {
 }
 
 /// The calls that attach what `text` names: `read_file` for a file it
-/// shows as text, `list_directory` for a folder named with `@`, with ids
-/// `{id_prefix}{n}`, each file or folder once however it is spelt, at
+/// shows as text, `list_directory` for a folder named with `@`, with
+/// `ids`, each file or folder once however it is spelt, at
 /// most [`MENTION_MAX`]; bare names only when `bare`, and never hidden
 /// ones. A name that is none of these, or that the path policy refuses,
 /// stays plain text: `@` is also how people write decorators and
 /// handles, most dotted words are not files, and a binary file would only
 /// be refused.
-pub fn attach(ws: &dyn Workspace, text: &str, bare: bool, id_prefix: &str) -> Vec<ToolCallRequest> {
+pub fn attach(ws: &dyn Workspace, text: &str, bare: bool, ids: MadeUpIds) -> Vec<ToolCallRequest> {
     let mut seen = HashSet::new();
     named(text)
         .into_iter()
@@ -120,7 +121,7 @@ pub fn attach(ws: &dyn Workspace, text: &str, bare: bool, id_prefix: &str) -> Ve
         .take(MENTION_MAX)
         .enumerate()
         .map(|(n, (tool, path))| ToolCallRequest {
-            id: format!("{id_prefix}{n}"),
+            id: ids.nth(n),
             name: tool.to_owned(),
             arguments: json!({ "path": path }).to_string(),
             error: None,
@@ -190,7 +191,7 @@ mod tests {
         }
         let ctx = ToolContext::new(dir.path()).unwrap();
         let calls = |text: &str| -> Vec<(String, String)> {
-            attach(&*ctx.workspace, text, true, "p")
+            attach(&*ctx.workspace, text, true, MadeUpIds::attached(1))
                 .into_iter()
                 .map(|c| (c.name, c.arguments))
                 .collect()
@@ -203,15 +204,21 @@ mod tests {
             ]
         );
         let all: String = (0..MENTION_MAX + 2).map(|n| format!("f{n}.txt ")).collect();
-        let attached = attach(&*ctx.workspace, &all, true, "p");
+        let attached = attach(&*ctx.workspace, &all, true, MadeUpIds::attached(1));
         assert_eq!(attached.len(), MENTION_MAX);
-        assert!(attach(&*ctx.workspace, &all, false, "p").is_empty());
+        assert!(attach(&*ctx.workspace, &all, false, MadeUpIds::attached(1)).is_empty());
         assert_eq!(
-            attach(&*ctx.workspace, "@f1.txt f2.txt", false, "p").len(),
+            attach(
+                &*ctx.workspace,
+                "@f1.txt f2.txt",
+                false,
+                MadeUpIds::attached(1)
+            )
+            .len(),
             1
         );
         let ids: Vec<&str> = attached.iter().map(|c| c.id.as_str()).collect();
-        assert_eq!(ids[..2], ["p0", "p1"]);
+        assert_eq!(ids[..2], ["a00000100", "a00000101"]);
     }
 
     #[test]
@@ -224,7 +231,7 @@ mod tests {
         std::fs::write(dir.path().join("a.txt"), "a").unwrap();
         let ctx = ToolContext::new(dir.path()).unwrap();
         let paths = |text: &str| -> Vec<String> {
-            attach(&*ctx.workspace, text, true, "p")
+            attach(&*ctx.workspace, text, true, MadeUpIds::attached(1))
                 .into_iter()
                 .map(|c| c.arguments)
                 .collect()

@@ -44,6 +44,7 @@ use crate::llm::adapters::{OfferedTools, Syntax, ToolSyntax};
 use crate::llm::discover::{self, Questions};
 use crate::llm::slots::{self, SlotAction};
 use crate::llm::stream::{self, Endpoint, EndpointError, EpisodeSetup};
+use crate::llm::tool_calls::MadeUpIds;
 use crate::llm::wire::Sampling;
 use crate::log::Log;
 use crate::protocol::{
@@ -559,12 +560,11 @@ impl Agent {
     /// mount delays the prompt, never stops it. The calls' ids are made
     /// up as for calls that come without one.
     async fn attach(&mut self, text: &str) -> Round {
-        let prefix = format!("call_{}_at", self.episodes_started + 1);
+        let ids = MadeUpIds::attached(self.episodes_started + 1);
         let workspace = Arc::clone(&self.setup.tools.workspace);
         let (text, bare) = (text.to_owned(), self.setup.attach_named_files);
-        let lookup = tokio::task::spawn_blocking(move || {
-            mentions::attach(&*workspace, &text, bare, &prefix)
-        });
+        let lookup =
+            tokio::task::spawn_blocking(move || mentions::attach(&*workspace, &text, bare, ids));
         let requests = match tokio::time::timeout(ATTACH_LOOKUP_TIMEOUT, lookup).await {
             Ok(Ok(requests)) => requests,
             Ok(Err(e)) => {
@@ -801,11 +801,11 @@ impl Agent {
         // Ids the agent makes up for calls that came without one are unique
         // per episode, so a result can never be matched to another round's
         // call.
-        let id_prefix = format!("call_{}_", self.episodes_started);
+        let ids = MadeUpIds::calls(self.episodes_started);
         let (tx, rx) = mpsc::channel(STREAM_QUEUE);
         let body_bytes = body.len();
         let setup = EpisodeSetup {
-            id_prefix,
+            ids,
             // Calls offered in the prompt come back as text, whatever the
             // setting said of native ones.
             tool_syntax: match (self.prompted, self.setup.tool_syntax) {

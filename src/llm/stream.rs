@@ -18,6 +18,7 @@ use crate::secret::{Secret, redact_userinfo};
 use super::adapters::{OfferedTools, TextCalls, TextPiece, ToolSyntax};
 use super::classify::{self, RequestContext};
 use super::guarded::{GuardError, GuardedBytes};
+use super::tool_calls::MadeUpIds;
 use super::tool_calls::{
     AccumulatorError, AnnouncedCall, AssembledCall, CallError, ToolCallAccumulator, whole_call_key,
 };
@@ -117,8 +118,8 @@ impl Endpoint {
 /// text.
 #[derive(Debug, Clone)]
 pub struct EpisodeSetup {
-    /// Ids made up for calls that arrive without one start with this.
-    pub id_prefix: String,
+    /// The ids made up for calls that arrive without one.
+    pub ids: MadeUpIds,
     /// How tool calls written in the content are read (ADR 0027).
     pub tool_syntax: ToolSyntax,
     /// The tools the request offers: a text call must name one of them.
@@ -128,9 +129,9 @@ pub struct EpisodeSetup {
 impl EpisodeSetup {
     /// An episode whose content is never read for calls: a request that
     /// offers no tools (a summary), or native calls only.
-    pub fn native(id_prefix: impl Into<String>) -> Self {
+    pub fn native(ids: MadeUpIds) -> Self {
         Self {
-            id_prefix: id_prefix.into(),
+            ids,
             tool_syntax: ToolSyntax::Native,
             tools: Arc::default(),
         }
@@ -408,7 +409,7 @@ impl Copies {
 impl EpisodeReader {
     fn new(setup: EpisodeSetup) -> Self {
         Self {
-            calls: ToolCallAccumulator::with_id_prefix(setup.id_prefix),
+            calls: ToolCallAccumulator::with_ids(setup.ids),
             text: TextCalls::new(setup.tool_syntax, setup.tools),
             text_calls: 0,
             announced: 0,

@@ -31,18 +31,17 @@
 //!
 //! A call's id is fixed when the call starts: the provider's if the first
 //! fragment carries one (llama.cpp and vLLM send it only there), otherwise a
-//! synthesised `<prefix><n>`, `n` being the call's position in the episode
+//! made-up one ([`MadeUpIds`]) for `n`, the call's position in the episode
 //! (0-based, order of first appearance). It depends only on that order, so
 //! it is the same however the stream was split, and the tool result can
-//! echo it. The prefix is `call_` unless the agent picks one with
-//! [`ToolCallAccumulator::with_id_prefix`] (to keep ids unique across the
-//! episodes of a conversation). A provider that sends the id only on a
+//! echo it. The agent gives each episode its own [`MadeUpIds`] with
+//! [`ToolCallAccumulator::with_ids`], to keep ids unique across the
+//! episodes of a conversation. A provider that sends the id only on a
 //! *later* fragment is not supported: that fragment starts a new call. No
-//! two calls share an id: a synthesised id already taken (a provider sent
-//! `call_1` first) gets a suffix (`call_1_1`), and a provider id equal to
-//! one already given is answered under a synthesised one, its fragments
-//! still finding the call by the provider's id (found by fuzzing, ADR
-//! 0036).
+//! two calls share an id: a made-up id already taken (a provider sent it
+//! first) moves on to the next number's, and a provider id equal to one
+//! already given is answered under a made-up one, its fragments still
+//! finding the call by the provider's id (found by fuzzing, ADR 0036).
 //!
 //! `finish_reason` is not this module's business: calls that end with
 //! `stop`, `length`, no finish reason at all, or only at `[DONE]` are
@@ -65,9 +64,73 @@ use super::wire::WireToolCallDelta;
 /// the confirmation queue without bound.
 pub const MAX_TOOL_CALLS: usize = 64;
 
-/// Prefix of the ids [`ToolCallAccumulator::new`] synthesises for calls the
-/// server sent without one.
-pub const SYNTHETIC_ID_PREFIX: &str = "call_";
+/// Length of every id dashfloat makes up.
+pub const MADE_UP_ID_LEN: usize = 9;
+
+/// Base-36 digits of the episode in a made-up id.
+const EPISODE_DIGITS: u32 = 6;
+/// Base-36 digits of the call's number in a made-up id: room for
+/// [`MAX_TOOL_CALLS`] and as many moved on from ids already taken.
+const NUMBER_DIGITS: u32 = 2;
+
+/// The ids dashfloat makes up within one episode: for calls a server sent
+/// without one, and for the reads of the files a prompt names (ADR 0038).
+/// Each is [`MADE_UP_ID_LEN`] lower-case letters and digits (a letter for
+/// the kind, the episode, the call's number, in base 36): the one form
+/// every provider takes, as Mistral's API and its chat templates refuse
+/// any id but 9 letters and digits (ADR 0038).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MadeUpIds {
+    kind: char,
+    episode: u64,
+}
+
+impl MadeUpIds {
+    /// For the calls of model request `episode` that came without an id.
+    pub fn calls(episode: u64) -> Self {
+        Self { kind: 'c', episode }
+    }
+
+    /// For the reads of the files named by the prompt whose first request
+    /// is `episode`.
+    pub fn attached(episode: u64) -> Self {
+        Self { kind: 'a', episode }
+    }
+
+    /// The id of call `n` (past the digits' room, it wraps).
+    pub fn nth(&self, n: usize) -> String {
+        let mut id = String::with_capacity(MADE_UP_ID_LEN);
+        id.push(self.kind);
+        push_base36(&mut id, self.episode, EPISODE_DIGITS);
+        push_base36(&mut id, n as u64, NUMBER_DIGITS);
+        id
+    }
+
+    /// The episode a made-up id was made in: in this form, or in the
+    /// `call_<episode>_…` form of sessions saved before it. `None` for an
+    /// id of another form (most of a provider's own).
+    pub fn episode_of(id: &str) -> Option<u64> {
+        if let Some(rest) = id.strip_prefix("call_") {
+            return rest.split('_').next()?.parse().ok();
+        }
+        let digits = id.strip_prefix(['c', 'a'])?;
+        let is_ours = id.len() == MADE_UP_ID_LEN
+            && digits
+                .bytes()
+                .all(|b| b.is_ascii_digit() || b.is_ascii_lowercase());
+        is_ours
+            .then(|| u64::from_str_radix(&digits[..EPISODE_DIGITS as usize], 36).ok())
+            .flatten()
+    }
+}
+
+/// Appends the last `digits` base-36 digits of `value`, lower case.
+fn push_base36(out: &mut String, value: u64, digits: u32) {
+    for place in (0..digits).rev() {
+        let digit = (value / 36u64.pow(place) % 36) as u32;
+        out.push(char::from_digit(digit, 36).unwrap_or('0'));
+    }
+}
 
 /// Why the episode must be aborted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -163,8 +226,8 @@ pub struct ToolCallAccumulator {
     last: Option<usize>,
     /// Bytes of ids, types, names and arguments taken in so far.
     bytes: usize,
-    /// Prefix of synthesised ids.
-    id_prefix: String,
+    /// The ids made up for calls that come without one.
+    ids: MadeUpIds,
 }
 
 #[derive(Debug, Clone)]
@@ -229,21 +292,22 @@ impl Default for ToolCallAccumulator {
 }
 
 impl ToolCallAccumulator {
-    /// An empty accumulator for one episode; synthesised ids are `call_<n>`.
+    /// An empty accumulator for one episode, the first of its
+    /// conversation.
     pub fn new() -> Self {
-        Self::with_id_prefix(SYNTHETIC_ID_PREFIX)
+        Self::with_ids(MadeUpIds::calls(0))
     }
 
-    /// An empty accumulator whose synthesised ids are `<prefix><n>`. The
-    /// agent can pass a per-episode prefix so that ids stay unique across a
+    /// An empty accumulator that makes up `ids` for calls without one: the
+    /// agent passes each episode's, so that ids stay unique across a
     /// whole conversation.
-    pub fn with_id_prefix(prefix: impl Into<String>) -> Self {
+    pub fn with_ids(ids: MadeUpIds) -> Self {
         Self {
             calls: Vec::new(),
             current: HashMap::new(),
             last: None,
             bytes: 0,
-            id_prefix: prefix.into(),
+            ids,
         }
     }
 
@@ -364,21 +428,16 @@ impl ToolCallAccumulator {
         }
         let position = self.calls.len();
         let taken = |candidate: &str| self.calls.iter().any(|call| call.id == candidate);
-        // A provider id that equals an id already given (one synthesised
-        // here) is answered under a synthesised one, so no two calls share
-        // an answer; its fragments still find it by the provider's id.
+        // A provider id that equals an id already given (one made up
+        // here) is answered under a made-up one, so no two calls share an
+        // answer; its fragments still find it by the provider's id. Fewer
+        // calls than made-up numbers are ever taken, so one is free.
         let unique = match id {
             Some(id) if !taken(id) => id.to_owned(),
-            _ => {
-                let base = format!("{}{position}", self.id_prefix);
-                let mut candidate = base.clone();
-                let mut n = 0;
-                while taken(&candidate) {
-                    n += 1;
-                    candidate = format!("{base}_{n}");
-                }
-                candidate
-            }
+            _ => (position..)
+                .map(|n| self.ids.nth(n))
+                .find(|candidate| !taken(candidate))
+                .unwrap_or_default(),
         };
         self.calls.push(PartialCall {
             index,

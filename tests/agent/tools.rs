@@ -911,8 +911,9 @@ async fn calls_without_ids_get_stable_made_up_ids_that_results_echo() {
     h.prompt("list").await;
     h.turn().await;
     let body = &server.requests()[1].body;
+    // Nine letters and digits, the one form every provider takes.
     let id = body["messages"][2]["tool_calls"][0]["id"].as_str().unwrap();
-    assert!(id.starts_with("call_"), "{id}");
+    assert_eq!(id, "c00000100");
     assert_eq!(body["messages"][3]["tool_call_id"], id);
 }
 
@@ -964,12 +965,12 @@ async fn every_steps_usage_reaches_the_ui_as_it_ends() {
 
 #[tokio::test]
 async fn two_calls_with_one_id_are_both_answered_under_distinct_ids() {
-    // Index 0 has no id (made up as call_1_0); index 1 brings that same id,
-    // and is answered under one made up for it.
+    // Index 0 has no id (made up as c00000100); index 1 brings that same
+    // id, and is answered under one made up for it.
     let frames = vec![
         role_chunk(),
         tool_call_chunk(0, None, Some("list_directory"), "{}"),
-        tool_call_chunk(1, Some("call_1_0"), Some("list_directory"), "{}"),
+        tool_call_chunk(1, Some("c00000100"), Some("list_directory"), "{}"),
         finish_chunk("tool_calls"),
     ];
     let server = ScriptedServer::start(vec![Reply::sse(frames), Reply::text(&["ok"])]).await;
@@ -985,7 +986,7 @@ async fn two_calls_with_one_id_are_both_answered_under_distinct_ids() {
         .iter()
         .map(|c| c["id"].as_str().unwrap())
         .collect();
-    assert_eq!(ids, vec!["call_1_0", "call_1_1"]);
+    assert_eq!(ids, vec!["c00000100", "c00000101"]);
 }
 
 #[tokio::test]
@@ -1247,14 +1248,14 @@ async fn a_call_written_as_text_joins_the_conversation_as_a_canonical_call() {
     let assistant = &second["messages"][2];
     assert_eq!(assistant["role"], "assistant");
     assert_eq!(assistant["content"], "Reading it.\n");
-    assert_eq!(assistant["tool_calls"][0]["id"], "call_1_0");
+    assert_eq!(assistant["tool_calls"][0]["id"], "c00000100");
     assert_eq!(assistant["tool_calls"][0]["function"]["name"], "read_file");
     assert_eq!(
         assistant["tool_calls"][0]["function"]["arguments"],
         json!(r#"{"path":"notes.txt"}"#)
     );
     assert_eq!(second["messages"][3]["role"], "tool");
-    assert_eq!(second["messages"][3]["tool_call_id"], "call_1_0");
+    assert_eq!(second["messages"][3]["tool_call_id"], "c00000100");
     assert_eq!(tool_results(second)[0]["content"], json!("hi\n"));
 }
 

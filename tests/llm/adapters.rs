@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use dashfloat::llm::adapters::{OfferedTools, Syntax, ToolSyntax};
 use dashfloat::llm::stream::{EpisodeSetup, run};
+use dashfloat::llm::tool_calls::MadeUpIds;
 use dashfloat::protocol::{StreamEvent, ToolCallRequest};
 use dashfloat::tools::{ToolFailure, validate};
 use serde_json::{Value, json};
@@ -26,7 +27,7 @@ fn endpoint(base_url: &str) -> dashfloat::llm::stream::Endpoint {
 /// own tool catalogue.
 async fn episode(base_url: &str, syntax: ToolSyntax) -> Vec<StreamEvent> {
     let setup = EpisodeSetup {
-        id_prefix: "call_7_".into(),
+        ids: MadeUpIds::calls(7),
         tool_syntax: syntax,
         tools: Arc::new(OfferedTools::from_definitions(
             &dashfloat::tools::definitions(),
@@ -54,7 +55,7 @@ fn calls(events: &[StreamEvent]) -> Vec<ToolCallRequest> {
 /// re-encoded, no error.
 fn call(n: usize, name: &str, arguments: Value) -> ToolCallRequest {
     ToolCallRequest {
-        id: format!("call_7_{n}"),
+        id: MadeUpIds::calls(7).nth(n),
         name: name.into(),
         arguments: arguments.to_string(),
         error: None,
@@ -284,7 +285,7 @@ async fn a_text_call_is_announced_when_its_name_is_read() {
     let events = episode(&server.base_url(), ToolSyntax::Auto).await;
     let started = events
         .iter()
-        .position(|e| matches!(e, StreamEvent::ToolCallStarted { id, name } if id == "call_7_0" && name == "read_file"))
+        .position(|e| matches!(e, StreamEvent::ToolCallStarted { id, name } if *id == MadeUpIds::calls(7).nth(0) && name == "read_file"))
         .expect("announced");
     let done = events
         .iter()
@@ -312,7 +313,9 @@ async fn a_long_text_call_reports_progress_like_a_native_one() {
     let sizes: Vec<usize> = events
         .iter()
         .filter_map(|e| match e {
-            StreamEvent::ToolCallProgress { id, bytes } if id == "call_7_0" => Some(*bytes),
+            StreamEvent::ToolCallProgress { id, bytes } if *id == MadeUpIds::calls(7).nth(0) => {
+                Some(*bytes)
+            }
             _ => None,
         })
         .collect();

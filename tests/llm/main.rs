@@ -57,7 +57,9 @@ async fn run(endpoint: Endpoint) -> Vec<StreamEvent> {
     let task = tokio::spawn(dashfloat::llm::stream::run(
         endpoint,
         body(),
-        dashfloat::llm::stream::EpisodeSetup::native("call_"),
+        dashfloat::llm::stream::EpisodeSetup::native(dashfloat::llm::tool_calls::MadeUpIds::calls(
+            0,
+        )),
         tx,
     ));
     let mut events = Vec::new();

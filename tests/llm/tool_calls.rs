@@ -3,7 +3,8 @@
 
 use dashfloat::llm::stream::REPLY_MAX_BYTES;
 use dashfloat::llm::tool_calls::{
-    AccumulatorError, AssembledCall, CallError, MAX_TOOL_CALLS, ToolCallAccumulator,
+    AccumulatorError, AssembledCall, CallError, MADE_UP_ID_LEN, MAX_TOOL_CALLS, MadeUpIds,
+    ToolCallAccumulator,
 };
 use dashfloat::llm::wire::{ChatChunk, WireFunctionDelta, WireToolCallDelta};
 use serde_json::{Map, Value, json};
@@ -56,6 +57,12 @@ fn parsed(call: &AssembledCall) -> &Map<String, Value> {
     call.parsed
         .as_ref()
         .unwrap_or_else(|e| panic!("call {} failed: {e}", call.id))
+}
+
+/// The id made up for the call at `position` of a conversation's first
+/// episode.
+fn made(position: usize) -> String {
+    MadeUpIds::calls(0).nth(position)
 }
 
 fn ids(calls: &[AssembledCall]) -> Vec<&str> {
@@ -147,7 +154,7 @@ fn calls_without_ids_get_distinct_synthesised_ids_by_order_of_appearance() {
         args(0, r#"{"path":"a"}"#),
         args(1, r#"th":"b"}"#),
     ]);
-    assert_eq!(ids(&whole), ["call_0", "call_1"]);
+    assert_eq!(ids(&whole), [made(0), made(1)]);
     assert_eq!(
         whole, fragmented,
         "ids do not depend on how the stream was split"
@@ -155,11 +162,38 @@ fn calls_without_ids_get_distinct_synthesised_ids_by_order_of_appearance() {
 }
 
 #[test]
-fn synthesised_ids_use_the_prefix_the_agent_picked() {
-    let mut acc = ToolCallAccumulator::with_id_prefix("call_e3_");
+fn made_up_ids_are_nine_letters_and_digits_of_the_episode_the_agent_gave() {
+    let mut acc = ToolCallAccumulator::with_ids(MadeUpIds::calls(3));
     acc.feed(&[frag(Some(0), None, Some("list_directory"), "{}")])
         .unwrap();
-    assert_eq!(ids(&acc.finish()), ["call_e3_0"]);
+    assert_eq!(ids(&acc.finish()), ["c00000300"]);
+    assert_eq!(MadeUpIds::attached(36 * 36 + 35).nth(37), "a00010z11");
+    for id in [
+        MadeUpIds::calls(70_000).nth(63),
+        MadeUpIds::attached(1).nth(7),
+    ] {
+        assert_eq!(id.len(), MADE_UP_ID_LEN);
+        assert!(id.bytes().all(|b| b.is_ascii_alphanumeric()), "{id}");
+    }
+    // The episode is read back from either form, so a resumed
+    // conversation makes up ids past those it holds; not from a
+    // provider's own ids.
+    assert_eq!(
+        MadeUpIds::episode_of(&MadeUpIds::calls(70_000).nth(5)),
+        Some(70_000)
+    );
+    assert_eq!(MadeUpIds::episode_of("a00000c07"), Some(12));
+    assert_eq!(MadeUpIds::episode_of("call_12_at0"), Some(12));
+    assert_eq!(MadeUpIds::episode_of("call_4_1"), Some(4));
+    for theirs in [
+        "D681PevKs",
+        "call_abc",
+        "c0000010",
+        "x00000100",
+        "chatcmpl-tool-9f2",
+    ] {
+        assert_eq!(MadeUpIds::episode_of(theirs), None, "{theirs}");
+    }
 }
 
 #[test]
@@ -220,7 +254,7 @@ fn a_different_name_without_an_id_starts_a_new_call() {
     let calls = acc.finish();
     assert_eq!(
         ids(&calls),
-        ["call_0", "call_1"],
+        [made(0), made(1)],
         "an empty id counts as none"
     );
     assert_eq!(calls[0].name, "read_file");
@@ -475,7 +509,7 @@ fn json_that_is_not_an_object_is_named() {
 #[test]
 fn a_call_that_never_got_a_name_is_an_error() {
     let calls = assemble(&[args(0, r#"{"path":"a"}"#)]);
-    assert_eq!(ids(&calls), ["call_0"]);
+    assert_eq!(ids(&calls), [made(0)]);
     assert_eq!(calls[0].name, "");
     assert_eq!(calls[0].parsed, Err(CallError::MissingName));
 }
@@ -847,7 +881,7 @@ fn random_splits_and_interleavings_assemble_the_same_calls() {
         assert_eq!(calls.len(), count, "round {round} ({shape:?})");
         for (position, (call, &source)) in calls.iter().zip(&order).enumerate() {
             let (id, name, text) = &wanted[source];
-            let id = id.clone().unwrap_or_else(|| format!("call_{position}"));
+            let id = id.clone().unwrap_or_else(|| made(position));
             assert_eq!(call.id, id, "round {round} ({shape:?})");
             assert_eq!(&call.name, name, "round {round} ({shape:?})");
             assert_eq!(&call.arguments, text, "round {round} ({shape:?})");
@@ -909,30 +943,30 @@ fn random_garbage_never_panics_and_never_exceeds_the_call_cap() {
 }
 
 #[test]
-fn no_two_calls_share_an_id_when_a_provider_id_meets_a_synthesised_one() {
-    // The provider names its second call `call_0`, the id the first was
-    // given: it is answered as `call_1`, and its later pieces still find
-    // it by the provider's id. (Found by the tool_calls fuzz target.)
+fn no_two_calls_share_an_id_when_a_provider_id_meets_a_made_up_one() {
+    // The provider names its second call with the id the first was given:
+    // it is answered under the next made-up id, and its later pieces still
+    // find it by the provider's id. (Found by the tool_calls fuzz target.)
     let calls = assemble(&[
         frag(Some(0), None, Some("read_file"), r#"{"path":"a"}"#),
-        frag(Some(1), Some("call_0"), Some("glob"), r#"{"pattern":"#),
-        frag(Some(2), Some("call_2"), Some("grep"), r#"{"pattern":"x"}"#),
+        frag(Some(1), Some(&made(0)), Some("glob"), r#"{"pattern":"#),
+        frag(Some(2), Some(&made(2)), Some("grep"), r#"{"pattern":"x"}"#),
         frag(Some(3), None, Some("list_directory"), "{}"),
         // A later piece by the provider's id finds its call.
-        frag(None, Some("call_0"), None, r#""*.rs"}"#),
+        frag(None, Some(&made(0)), None, r#""*.rs"}"#),
     ]);
-    assert_eq!(ids(&calls), ["call_0", "call_1", "call_2", "call_3"]);
+    assert_eq!(ids(&calls), [made(0), made(1), made(2), made(3)]);
     assert_eq!(calls[1].name, "glob");
     assert_eq!(parsed(&calls[1])["pattern"], "*.rs");
-    // A synthesised id the provider took first gets a suffix.
+    // A made-up id the provider took first moves on to the next number's.
     let calls = assemble(&[
         frag(
             Some(0),
-            Some("call_1"),
+            Some(&made(1)),
             Some("read_file"),
             r#"{"path":"a"}"#,
         ),
         frag(Some(1), None, Some("glob"), r#"{"pattern":"*"}"#),
     ]);
-    assert_eq!(ids(&calls), ["call_1", "call_1_1"]);
+    assert_eq!(ids(&calls), [made(1), made(2)]);
 }
