@@ -18,7 +18,7 @@ use crate::protocol::{AgentEvent, Phase, Severity, StreamEvent};
 use crate::tools::ToolResult;
 
 use super::budget::Budget;
-use super::conversation::{Conversation, SUMMARY_PREFIX, is_summary};
+use super::conversation::{Conversation, SUMMARY_PREFIX, answered_call, is_summary};
 use super::{Agent, STREAM_QUEUE, task_failure};
 
 /// What the model is asked to do with the older turns. ADR 0021.
@@ -465,7 +465,11 @@ fn summary_max_bytes(budget: &Budget) -> usize {
 /// whatever calls they hold), at most `max_bytes` of it, the newest kept
 /// when it must be cut.
 fn summary_request(older: &[Message], focus: Option<&str>, max_bytes: usize) -> Vec<Message> {
-    let mut entries: Vec<String> = older.iter().map(|m| render(m, older)).collect();
+    let mut entries: Vec<String> = older
+        .iter()
+        .enumerate()
+        .map(|(at, message)| render(message, older, at))
+        .collect();
     let mut size: usize = entries.iter().map(String::len).sum();
     let mut dropped = 0;
     // The earlier summary, if any, is first and stays; the oldest turns
@@ -490,8 +494,8 @@ fn summary_request(older: &[Message], focus: Option<&str>, max_bytes: usize) -> 
     ]
 }
 
-/// One message as the summary request shows it.
-fn render(message: &Message, all: &[Message]) -> String {
+/// `message`, at `at` in `all`, as the summary request shows it.
+fn render(message: &Message, all: &[Message], at: usize) -> String {
     let content = message.content.as_deref().unwrap_or("");
     match message.role {
         Role::User if is_summary(message) => format!(
@@ -512,11 +516,7 @@ fn render(message: &Message, all: &[Message]) -> String {
             text
         }
         Role::Tool => {
-            let name = all
-                .iter()
-                .flat_map(|m| &m.tool_calls)
-                .find(|c| Some(&c.id) == message.tool_call_id.as_ref())
-                .map_or("the call", |c| c.function.name.as_str());
+            let name = answered_call(all, at).map_or("the call", |c| c.name.as_str());
             format!(
                 "Result of {name}: {}",
                 shortened(content, SUMMARY_RESULT_MAX_BYTES)

@@ -179,7 +179,7 @@ impl Conversation {
             if message.role != Role::Tool || content.starts_with(PRUNED_OPENING) {
                 continue;
             }
-            let marker = pruned_marker(self.call(message.tool_call_id.as_deref()), content.len());
+            let marker = pruned_marker(answered_call(&self.messages, index), content.len());
             if marker.len() >= content.len() {
                 continue;
             }
@@ -239,16 +239,6 @@ impl Conversation {
             .unwrap_or(0)
     }
 
-    /// The call a tool message answers: its name and arguments.
-    fn call(&self, id: Option<&str>) -> Option<&FunctionCall> {
-        let id = id?;
-        self.messages
-            .iter()
-            .flat_map(|m| &m.tool_calls)
-            .find(|c| c.id == id)
-            .map(|c| &c.function)
-    }
-
     /// The JSON body of the next request.
     pub fn request_body(
         &self,
@@ -299,7 +289,7 @@ impl Conversation {
         answer_now: bool,
     ) -> Vec<Message> {
         let mut out: Vec<Message> = Vec::with_capacity(self.messages.len() + 1);
-        for message in &self.messages {
+        for (index, message) in self.messages.iter().enumerate() {
             let text = message.content.as_deref().unwrap_or_default();
             out.push(match message.role {
                 Role::System => Message::new(
@@ -320,8 +310,7 @@ impl Conversation {
                     Message::new(Role::Assistant, parts.join("\n\n"))
                 }
                 Role::Tool => {
-                    let name = self
-                        .call(message.tool_call_id.as_deref())
+                    let name = answered_call(&self.messages, index)
                         .map_or("the tool", |c| c.name.as_str());
                     Message::new(Role::User, syntax.write_result(name, text))
                 }
@@ -366,6 +355,19 @@ pub enum ToolOffer<'a> {
     /// In the system prompt, calls and results written in this syntax:
     /// for a server that refuses the API's way (ADR 0031).
     Prompt(Syntax, &'a serde_json::Value),
+}
+
+/// The call the tool message at `at` answers: its name and arguments,
+/// from the nearest assistant message before it that made a call of that
+/// id (a provider may give the same id in several replies).
+pub fn answered_call(messages: &[Message], at: usize) -> Option<&FunctionCall> {
+    let id = messages.get(at)?.tool_call_id.as_deref()?;
+    messages[..at]
+        .iter()
+        .rev()
+        .flat_map(|m| &m.tool_calls)
+        .find(|c| c.id == id)
+        .map(|c| &c.function)
 }
 
 /// Whether a message is a compaction summary.
@@ -613,6 +615,31 @@ mod tests {
             c.messages().len(),
             6,
             "the conversation itself is kept as it was"
+        );
+    }
+
+    #[test]
+    fn a_result_is_of_the_nearest_call_of_its_id_when_a_provider_reuses_ids() {
+        let mut c = Conversation::new("system");
+        c.push_user("go".to_string());
+        c.push_assistant(String::new(), vec![call("0", r#"{"path":"a"}"#)]);
+        c.push_tool_result("0".to_string(), &result(1));
+        let listing = AssistantCall {
+            name: "list_directory".to_string(),
+            ..call("0", r#"{"path":"src"}"#)
+        };
+        c.push_assistant(String::new(), vec![listing]);
+        c.push_tool_result("0".to_string(), &result(4_000));
+        c.push_user("next".to_string());
+        let named = |at: usize| answered_call(c.messages(), at).map(|f| f.name.clone());
+        assert_eq!(named(3).as_deref(), Some("read_file"));
+        assert_eq!(named(5).as_deref(), Some("list_directory"));
+        assert_eq!(named(6), None, "not a tool message");
+        c.prune(c.turn_start(), usize::MAX);
+        let marker = c.messages()[5].content.clone().unwrap_or_default();
+        assert!(
+            marker.contains("list_directory {\\\"path\\\":\\\"src\\\"}"),
+            "{marker}"
         );
     }
 
