@@ -289,7 +289,10 @@ impl Agent {
         loop {
             tokio::select! {
                 cmd = commands.recv() => match cmd {
-                    None | Some(UiCommand::Quit) => break,
+                    None | Some(UiCommand::Quit) => {
+                        self.settle_round(&mut tool_rx).await;
+                        break;
+                    }
                     Some(UiCommand::Prompt { text }) => self.prompt(text).await,
                     Some(UiCommand::Cancel) => self.cancel().await,
                     Some(UiCommand::Decide { id, decision }) => self.decide(&id, decision).await,

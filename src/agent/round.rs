@@ -4,7 +4,10 @@
 //! call order), and answered back to the model in call order. Every way a
 //! round ends answers every call.
 
+use std::time::Duration;
+
 use serde_json::Value;
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::protocol::{
@@ -20,6 +23,12 @@ use super::{Agent, outcome};
 
 /// Characters of an invalid call's arguments its row shows at most.
 const SUMMARY_RAW_MAX_CHARS: usize = 80;
+
+/// How long quitting waits for the calls of a cancelled round to end: a
+/// cancelled command dies at once and a file write is not cut short, so
+/// this is ample, and well inside the time the process gives the agent
+/// to stop (`AGENT_SHUTDOWN_GRACE`).
+pub const QUIT_SETTLE: Duration = Duration::from_millis(300);
 
 /// How often a running call's latest output is passed on at most: often
 /// enough to watch a test run move, seldom enough that a command printing
@@ -391,6 +400,24 @@ impl Agent {
             self.finish_call(&id, result).await;
         }
         self.advance().await;
+    }
+
+    /// Before quitting: a round still running is cancelled and the ends
+    /// of its calls awaited, for at most [`QUIT_SETTLE`], so that what
+    /// they did (a write that landed, a command's output) is saved with
+    /// its result and checkpoint instead of as cancelled before it ran.
+    pub(super) async fn settle_round(&mut self, tool_rx: &mut mpsc::Receiver<ToolEvent>) {
+        if self.round.is_none() {
+            return;
+        }
+        self.cancel_round().await;
+        let deadline = tokio::time::Instant::now() + QUIT_SETTLE;
+        while self.round.is_some() {
+            match tokio::time::timeout_at(deadline, tool_rx.recv()).await {
+                Ok(Some(event)) => self.on_tool_event(event).await,
+                Ok(None) | Err(_) => break,
+            }
+        }
     }
 
     /// The person's answer to a confirmation. Words sent for a call no

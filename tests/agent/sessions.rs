@@ -19,6 +19,7 @@ use dashfloat::session::{
 use serde_json::Value;
 
 use crate::support;
+use support::WAIT;
 use support::agent::{AgentHarness, setup, start_with, system_texts};
 use support::server::{Reply, ScriptedServer};
 use support::sessions::write_record;
@@ -695,6 +696,41 @@ async fn a_round_in_flight_is_saved_with_its_calls_cancelled() {
         item,
         LogItem::Tool { id, outcome: Some((ToolStatus::Cancelled, _)), .. } if id == "w1"
     )));
+}
+
+/// Quitting while an approved command runs: the command is killed and its
+/// end awaited, so the session holds what it did (here its output)
+/// rather than the "cancelled" saved for it before it ran.
+#[tokio::test]
+async fn quitting_mid_round_saves_what_the_running_call_did() {
+    let home = tempfile::tempdir().unwrap();
+    let store = SessionStore::at(home.path());
+    let command = r#"{"command":"echo started; sleep 5"}"#;
+    let server = ScriptedServer::start(vec![Reply::tool_calls(&[(
+        "c1",
+        "execute_command",
+        command,
+    )])])
+    .await;
+    let project = tempfile::tempdir().unwrap();
+    let mut h = start_saving(&server, project.path(), &store, OpenSession::New);
+    h.prompt("run it").await;
+    let (id, _) = h.next_confirm().await;
+    h.decide(&id, Decision::Approve).await;
+    h.until(|e| matches!(e, AgentEvent::ToolOutput { .. }))
+        .await;
+    // What the UI sends when the person quits while the call runs.
+    h.send(UiCommand::Cancel).await;
+    h.send(UiCommand::Quit).await;
+    tokio::time::timeout(WAIT, &mut h.task)
+        .await
+        .unwrap()
+        .unwrap();
+    let saved = store.load(&saved_ids(&store)[0]).unwrap();
+    let last = saved.messages.last().unwrap();
+    assert_eq!(last.tool_call_id.as_deref(), Some("c1"));
+    let result = last.content.as_deref().unwrap_or_default();
+    assert!(result.contains("started"), "{result}");
 }
 
 /// A result saved while its round waits is cut as it will be sent: a
