@@ -135,7 +135,7 @@ pub(crate) fn heading(
     if ws.in_git(real) {
         lines.push(line(
             PreviewKind::Marker,
-            "(this changes the repository's own files in .git/)",
+            "(this changes the repository's own files)",
         ));
     }
     lines

@@ -119,16 +119,30 @@ pub trait Workspace: Send + Sync + fmt::Debug {
     fn take_notice(&self) -> Option<&'static str>;
 
     /// Whether `real`, a path [`Workspace::resolve`] returned, lies in (or
-    /// is) a `.git` of the project: the repository's own files, which the
-    /// approval policy always asks about. ASCII case is ignored, erring
-    /// strict.
+    /// is) a repository's own files in the project, which the approval
+    /// policy always asks about: a `.git` (ASCII case ignored, erring
+    /// strict), or a directory git would take as a repository's under
+    /// another name (`HEAD`, `objects` and `refs` in it, as
+    /// `git init --separate-git-dir` or a bare `x.git` leave one).
     fn in_git(&self, real: &Path) -> bool {
-        self.real_path(self.root()).is_ok_and(|root_real| {
-            real.strip_prefix(root_real).is_ok_and(|rel| {
-                rel.components()
-                    .any(|c| c.as_os_str().eq_ignore_ascii_case(".git"))
-            })
-        })
+        let Ok(root) = self.real_path(self.root()) else {
+            return false;
+        };
+        let Ok(rel) = real.strip_prefix(&root) else {
+            return false;
+        };
+        let is_dir = |path: &Path| self.stat(path).is_ok_and(|s| s.is_dir());
+        let git_dir = |dir: &Path| {
+            self.stat(&dir.join("HEAD")).is_ok_and(|s| s.is_file())
+                && is_dir(&dir.join("objects"))
+                && is_dir(&dir.join("refs"))
+        };
+        rel.components()
+            .any(|c| c.as_os_str().eq_ignore_ascii_case(".git"))
+            || real
+                .ancestors()
+                .take_while(|dir| dir.starts_with(&root))
+                .any(git_dir)
     }
 }
 

@@ -1099,6 +1099,40 @@ async fn auto_edit_still_asks_before_a_write_lands_in_git_and_shows_where() {
     );
 }
 
+/// A repository's own directory under another name (`git init
+/// --separate-git-dir=meta/repo`): its config runs code at the person's
+/// next git command, so auto-edit asks there too; a look-alike folder
+/// that is no repository does not ask.
+#[tokio::test]
+async fn auto_edit_asks_before_writing_into_a_git_directory_of_another_name() {
+    let config = json!({"path": "meta/repo/config", "content": "[core]\n\tfsmonitor = x\n"});
+    let server = ScriptedServer::start(vec![
+        call(
+            "w1",
+            "write_file",
+            json!({"path": "meta/notes/config", "content": "n\n"}),
+        ),
+        call("w2", "write_file", config),
+        Reply::text(&["ok"]),
+    ])
+    .await;
+    let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::AutoEdit);
+    let repo = dir_of(&h).join("meta/repo");
+    std::fs::create_dir_all(repo.join("objects")).unwrap();
+    std::fs::create_dir_all(repo.join("refs")).unwrap();
+    std::fs::write(repo.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::create_dir_all(dir_of(&h).join("meta/notes/refs")).unwrap();
+    h.prompt("configure").await;
+    let (id, events) = h.next_confirm().await;
+    assert_eq!(id, "w2", "the folder that is no repository did not ask");
+    let preview = confirm_preview(&events);
+    assert_eq!(preview[1], "(this changes the repository's own files)");
+    h.decide(&id, Decision::Reject).await;
+    h.turn().await;
+    assert!(!repo.join("config").exists());
+    assert!(dir_of(&h).join("meta/notes/config").exists());
+}
+
 #[tokio::test]
 async fn auto_edit_asks_for_a_git_write_that_an_earlier_call_made_possible() {
     // When the round starts, docs/notes.md is no link; the command the

@@ -438,7 +438,7 @@ fn a_preview_names_where_the_bytes_land_when_a_link_leads_elsewhere() {
     assert_eq!(write.lines[0].text, "replace docs/notes.md → .git/config");
     assert_eq!(
         kinds(&write.lines, PreviewKind::Marker),
-        vec!["(this changes the repository's own files in .git/)"]
+        vec!["(this changes the repository's own files)"]
     );
     let edit = preview(
         &call(
