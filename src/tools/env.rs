@@ -63,6 +63,12 @@ const SECRET_ENDINGS: &[&str] = &["PASSWORD", "PASSWD"];
 /// working directory. ADR 0013.
 const NOT_SECRET: &[&str] = &["PWD"];
 
+/// Beginnings of names that end in a secret word and a qualifier but are
+/// not credentials: git's configuration from the environment
+/// (`GIT_CONFIG_KEY_0` names a key such as `safe.directory`; stripping it
+/// while `GIT_CONFIG_COUNT` stays makes every git command fail). ADR 0013.
+const NOT_SECRET_PREFIXES: &[&str] = &["GIT_CONFIG_KEY_"];
+
 /// Whether a variable name marks a credential: its last `_`-separated word
 /// (qualifiers such as `_2` or `_LIVE` passed over) is one of the secret
 /// words (`API_KEY`, `TOKEN`, `MYSQL_PWD`, `OPENAI_API_KEY_2`), it ends
@@ -70,7 +76,9 @@ const NOT_SECRET: &[&str] = &["PWD"];
 /// [`SECRET_VARS`]; never `PWD` itself. Case does not matter.
 pub fn is_secret(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
-    if NOT_SECRET.contains(&upper.as_str()) {
+    if NOT_SECRET.contains(&upper.as_str())
+        || NOT_SECRET_PREFIXES.iter().any(|p| upper.starts_with(p))
+    {
         return false;
     }
     let last = upper

@@ -79,6 +79,8 @@ fn ordinary_variables_that_look_alike_are_not_secret() {
         "PYTHON_V2",
         "LIVE",
         "2",
+        "GIT_CONFIG_KEY_0",
+        "git_config_key_12",
     ] {
         assert!(!is_secret(name), "{name} should not be secret");
     }
