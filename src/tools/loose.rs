@@ -19,8 +19,27 @@ pub struct LooseMatch {
     /// when the block ends with one).
     pub range: Range<usize>,
     /// The replacement, re-indented by what the file's lines have more
-    /// or less than the block's, with the file's `\r\n` where it uses it.
+    /// or less than the block's, with the line ending the file's lines have.
     pub replace: Vec<u8>,
+}
+
+/// The line ending the matched lines share: `\r\n` or `\n` when every
+/// one of them that ends (a file's last line may not) ends that way;
+/// `None` when they mix or none ends.
+fn ending<'a>(lines: impl Iterator<Item = &'a [u8]>) -> Option<&'static [u8]> {
+    let mut found = None;
+    for line in lines.filter(|line| line.ends_with(b"\n")) {
+        let this: &'static [u8] = if line.ends_with(b"\r\n") {
+            b"\r\n"
+        } else {
+            b"\n"
+        };
+        if found.is_some_and(|seen| seen != this) {
+            return None;
+        }
+        found = Some(this);
+    }
+    found
 }
 
 /// How the file's indentation differs from the block's, the same on every
@@ -75,10 +94,9 @@ pub fn locate_loose(haystack: &[u8], search: &[u8], replace: &[u8]) -> Option<Lo
     } else {
         last_at + without_ending(last).len()
     };
-    let crlf = window.iter().all(|(_, line)| line.ends_with(b"\r\n"));
     Some(LooseMatch {
         range: window[0].0..end,
-        replace: shifted(replace, shift, crlf),
+        replace: shifted(replace, shift, ending(window.iter().map(|(_, line)| *line))),
     })
 }
 
@@ -137,10 +155,9 @@ fn shift<'a>(window: impl Iterator<Item = &'a [u8]>, block: &[&'a [u8]]) -> Opti
     found
 }
 
-/// `replace` with each non-blank line indented by `shift`, and with
-/// `\r\n` endings when `crlf` and it has none of its own.
-fn shifted(replace: &[u8], shift: Shift<'_>, crlf: bool) -> Vec<u8> {
-    let crlf = crlf && !replace.contains(&b'\r');
+/// `replace` with each non-blank line indented by `shift`, and its line
+/// endings made `ending` when the matched lines share one.
+fn shifted(replace: &[u8], shift: Shift<'_>, ending: Option<&[u8]>) -> Vec<u8> {
     let mut out = Vec::with_capacity(replace.len() + replace.len() / 8);
     for line in lines(replace) {
         let blank = line.trim_ascii().is_empty();
@@ -152,10 +169,10 @@ fn shifted(replace: &[u8], shift: Shift<'_>, crlf: bool) -> Vec<u8> {
             Shift::Less(less) if !blank => line.strip_prefix(less).unwrap_or(line),
             Shift::More(_) | Shift::Less(_) => line,
         };
-        match body.strip_suffix(b"\n") {
-            Some(text) if crlf => {
-                out.extend_from_slice(text);
-                out.extend_from_slice(b"\r\n");
+        match (body.strip_suffix(b"\n"), ending) {
+            (Some(text), Some(ending)) => {
+                out.extend_from_slice(text.strip_suffix(b"\r").unwrap_or(text));
+                out.extend_from_slice(ending);
             }
             _ => out.extend_from_slice(body),
         }

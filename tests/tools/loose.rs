@@ -59,10 +59,19 @@ fn trailing_spaces_and_line_endings_aside() {
         Some("uno\r\ndos\r\nthree\r\n"),
         "the file's \\r\\n kept"
     );
-    // A replacement with its own \r keeps its own endings.
+    // The replacement's own endings become the file's, either way; a
+    // last line with no ending does not count.
     assert_eq!(
         replaced(file, "one\ntwo\n", "uno\r\ndos\n").as_deref(),
-        Some("uno\r\ndos\nthree\r\n")
+        Some("uno\r\ndos\r\nthree\r\n")
+    );
+    assert_eq!(
+        replaced("a\r\nb\r\nc", "b\nc", "B\nC").as_deref(),
+        Some("a\r\nB\r\nC")
+    );
+    assert_eq!(
+        replaced("a\nb \nc\n", "b\n", "B\r\nBB\r\n").as_deref(),
+        Some("a\nB\nBB\nc\n")
     );
 }
 
