@@ -3,6 +3,8 @@
 //! call in an assistant message is answered by exactly one tool message,
 //! in call order, before anything else follows.
 
+use std::collections::HashMap;
+
 use crate::llm::adapters::Syntax;
 use crate::llm::tool_calls::MadeUpIds;
 use crate::llm::wire::{
@@ -66,7 +68,32 @@ impl Conversation {
     pub fn resumed(system_prompt: &str, messages: Vec<Message>) -> Self {
         let mut conversation = Self { messages };
         conversation.set_system_prompt(system_prompt);
+        conversation.renew_old_ids();
         conversation
+    }
+
+    /// Gives the calls whose ids were made up in the old form
+    /// (`call_<episode>_…`, sessions saved before) ids every provider
+    /// takes, and their results the same: Mistral refuses the old ones,
+    /// and the session would fail on its next request.
+    fn renew_old_ids(&mut self) {
+        // The latest call of each old id: a result answers the nearest.
+        let mut renewed: HashMap<String, String> = HashMap::new();
+        let mut count = 0;
+        for message in &mut self.messages {
+            for call in &mut message.tool_calls {
+                if MadeUpIds::is_old_form(&call.id) {
+                    let id = MadeUpIds::renewed(count);
+                    count += 1;
+                    renewed.insert(std::mem::replace(&mut call.id, id.clone()), id);
+                }
+            }
+            if let Some(id) = &mut message.tool_call_id
+                && let Some(new) = renewed.get(id.as_str())
+            {
+                id.clone_from(new);
+            }
+        }
     }
 
     /// Replaces the system prompt, keeping everything after it.
@@ -226,8 +253,9 @@ impl Conversation {
         self.messages.splice(1..keep_from, [message]);
     }
 
-    /// The highest `N` of the ids the agent made up, `call_N_…` (calls
-    /// that came without one, and files a prompt named): a resumed
+    /// The highest episode of the ids the agent made up
+    /// ([`MadeUpIds::episode_of`]: calls that came without one, and files
+    /// a prompt named): a resumed
     /// conversation's next made-up ids start past it, so no id names two
     /// calls. 0 when there are none.
     pub fn made_up_ids_past(&self) -> u64 {

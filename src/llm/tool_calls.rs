@@ -106,13 +106,31 @@ impl MadeUpIds {
         id
     }
 
-    /// The episode a made-up id was made in: in this form, or in the
-    /// `call_<episode>_…` form of sessions saved before it. `None` for an
-    /// id of another form (most of a provider's own).
-    pub fn episode_of(id: &str) -> Option<u64> {
-        if let Some(rest) = id.strip_prefix("call_") {
-            return rest.split('_').next()?.parse().ok();
+    /// The id given to the `i`th call of a resumed session whose id was
+    /// made up in the old form ([`MadeUpIds::is_old_form`]): `r` and
+    /// `i` in base 36, unique for any `i`, never taken for an episode's.
+    pub fn renewed(i: usize) -> String {
+        let per_episode = 36usize.pow(NUMBER_DIGITS);
+        Self {
+            kind: 'r',
+            episode: (i / per_episode) as u64,
         }
+        .nth(i % per_episode)
+    }
+
+    /// Whether `id` was made up in the form of sessions saved before this
+    /// one, `call_<episode>_…`, which Mistral refuses.
+    pub fn is_old_form(id: &str) -> bool {
+        id.strip_prefix("call_")
+            .and_then(|rest| rest.split_once('_'))
+            .is_some_and(|(episode, _)| {
+                !episode.is_empty() && episode.bytes().all(|b| b.is_ascii_digit())
+            })
+    }
+
+    /// The episode a made-up id was made in; `None` for an id of another
+    /// form (most of a provider's own).
+    pub fn episode_of(id: &str) -> Option<u64> {
         let digits = id.strip_prefix(['c', 'a'])?;
         let is_ours = id.len() == MADE_UP_ID_LEN
             && digits

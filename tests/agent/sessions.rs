@@ -658,6 +658,50 @@ async fn a_file_named_after_a_resume_gets_a_call_id_of_its_own() {
     assert_ne!(ids[0], ids[1]);
 }
 
+/// A session saved when made-up ids were `call_<episode>_…` resumes with
+/// ids of the one form every provider takes, each result following its
+/// call's (the nearest earlier, where an old id came twice); a
+/// provider's own id is left as it was.
+#[tokio::test]
+async fn old_made_up_ids_are_renewed_on_resume() {
+    let home = tempfile::tempdir().unwrap();
+    let store = SessionStore::at(home.path().join("sessions"));
+    let messages = [
+        message(Role::System, "system prompt"),
+        message(Role::User, "read them"),
+        calling(&["call_1_at0", "call_abc123XYZ"]),
+        answer("call_1_at0"),
+        answer("call_abc123XYZ"),
+        calling(&["call_1_at0"]),
+        answer("call_1_at0"),
+        message(Role::Assistant, "done"),
+    ];
+    write_record(&store, "s1", PROJECT, 1, &messages, &[]);
+    let server = ScriptedServer::start(vec![Reply::text(&["ok"])]).await;
+    let project = tempfile::tempdir().unwrap();
+    let mut h = start_saving(
+        &server,
+        project.path(),
+        &store,
+        OpenSession::Resume("s1".into()),
+    );
+    h.prompt("go on").await;
+    h.turn().await;
+    let sent: Vec<Message> =
+        serde_json::from_value(server.requests()[0].body["messages"].clone()).unwrap();
+    let calls: Vec<&str> = sent
+        .iter()
+        .flat_map(|m| &m.tool_calls)
+        .map(|c| c.id.as_str())
+        .collect();
+    let answers: Vec<&str> = sent
+        .iter()
+        .filter_map(|m| m.tool_call_id.as_deref())
+        .collect();
+    assert_eq!(calls, ["r00000000", "call_abc123XYZ", "r00000001"]);
+    assert_eq!(answers, calls);
+}
+
 #[tokio::test]
 async fn a_round_in_flight_is_saved_with_its_calls_cancelled() {
     let home = tempfile::tempdir().unwrap();

@@ -175,16 +175,14 @@ fn made_up_ids_are_nine_letters_and_digits_of_the_episode_the_agent_gave() {
         assert_eq!(id.len(), MADE_UP_ID_LEN);
         assert!(id.bytes().all(|b| b.is_ascii_alphanumeric()), "{id}");
     }
-    // The episode is read back from either form, so a resumed
-    // conversation makes up ids past those it holds; not from a
-    // provider's own ids.
+    // The episode is read back, so a resumed conversation makes up ids
+    // past those it holds; not from a provider's own ids, nor from ids
+    // renewed from the old form.
     assert_eq!(
         MadeUpIds::episode_of(&MadeUpIds::calls(70_000).nth(5)),
         Some(70_000)
     );
     assert_eq!(MadeUpIds::episode_of("a00000c07"), Some(12));
-    assert_eq!(MadeUpIds::episode_of("call_12_at0"), Some(12));
-    assert_eq!(MadeUpIds::episode_of("call_4_1"), Some(4));
     for theirs in [
         "D681PevKs",
         "call_abc",
@@ -194,6 +192,16 @@ fn made_up_ids_are_nine_letters_and_digits_of_the_episode_the_agent_gave() {
     ] {
         assert_eq!(MadeUpIds::episode_of(theirs), None, "{theirs}");
     }
+    assert_eq!(MadeUpIds::episode_of(&MadeUpIds::renewed(3)), None);
+    // The old form is told apart from a provider's `call_…` ids, and
+    // every renewed id is new and of the one form.
+    assert!(MadeUpIds::is_old_form("call_12_at0") && MadeUpIds::is_old_form("call_4_1_1"));
+    for theirs in ["call_abc123", "call_4", "call__1", "c00000100"] {
+        assert!(!MadeUpIds::is_old_form(theirs), "{theirs}");
+    }
+    let renewed: std::collections::HashSet<String> = (0..3_000).map(MadeUpIds::renewed).collect();
+    assert_eq!(renewed.len(), 3_000);
+    assert!(renewed.iter().all(|id| id.len() == MADE_UP_ID_LEN));
 }
 
 #[test]
