@@ -107,6 +107,19 @@ async fn restore(
     events
 }
 
+/// The prompts the agent offers to rewind to.
+async fn prompts_listed(h: &mut AgentHarness) -> Vec<String> {
+    h.send(UiCommand::ListPrompts).await;
+    h.turn()
+        .await
+        .into_iter()
+        .find_map(|event| match event {
+            AgentEvent::Prompts { list } => Some(list),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
 /// The texts of every confirmation's preview in `events`, added and
 /// removed lines marked `+` and `-`.
 fn previews(events: &[AgentEvent]) -> Vec<String> {
@@ -347,14 +360,7 @@ async fn words_sent_instead_of_an_answer_are_a_prompt_rewind_returns_to() {
     h.decide(&id, Decision::Redirect(words.into())).await;
     h.turn().await;
     assert_eq!(text(dir.path(), "notes.txt"), "alpha\ngamma\n");
-    h.send(UiCommand::ListPrompts).await;
-    let listed = h.turn().await;
-    assert!(
-        listed.contains(&AgentEvent::Prompts {
-            list: vec!["first".into(), words.into()]
-        }),
-        "{listed:?}"
-    );
+    assert_eq!(prompts_listed(&mut h).await, ["first", words]);
     let events = restore(
         &mut h,
         UiCommand::Rewind { prompt: 1 },
@@ -414,15 +420,9 @@ async fn rewinding_to_the_second_of_four_prompts_sends_the_conversation_before_i
     let mut h = start(&server, dir.path(), None);
     four_prompts(&mut h).await;
 
-    h.send(UiCommand::ListPrompts).await;
-    let listed = h.turn().await;
-    assert!(
-        listed.contains(&AgentEvent::Prompts {
-            list: ["first", "second", "third", "fourth"]
-                .map(String::from)
-                .to_vec()
-        }),
-        "{listed:?}"
+    assert_eq!(
+        prompts_listed(&mut h).await,
+        ["first", "second", "third", "fourth"]
     );
     // Conversation only: the files stay as the turns left them.
     let events = restore(&mut h, UiCommand::Rewind { prompt: 1 }, &[Decision::Reject]).await;
@@ -488,14 +488,7 @@ async fn words_that_look_like_a_note_do_not_shift_the_rewind_points() {
         h.prompt(prompt).await;
         h.turn().await;
     }
-    h.send(UiCommand::ListPrompts).await;
-    let listed = h.turn().await;
-    assert!(
-        listed.contains(&AgentEvent::Prompts {
-            list: ["first", "third", "fourth"].map(String::from).to_vec()
-        }),
-        "{listed:?}"
-    );
+    assert_eq!(prompts_listed(&mut h).await, ["first", "third", "fourth"]);
     let events = restore(
         &mut h,
         UiCommand::Rewind { prompt: 1 },

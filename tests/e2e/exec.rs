@@ -234,34 +234,27 @@ fn the_prompt_comes_from_stdin_when_absent_or_a_dash() {
 
 #[test]
 fn a_failed_stream_exits_1() {
-    let (home, project) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let server =
-        ScriptedServer::start_blocking(vec![Reply::text(&["partial", " reply"]).cut_after(2)]);
-    let output = run(&mut exec(
-        home.path(),
-        project.path(),
-        &server,
-        &["--json", "hi"],
-    ));
-    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
-    let lines = lines(&output);
-    let message = lines.iter().find(|l| l["type"] == "message").unwrap();
+    let (message, notices) = a_failed_turn(Reply::text(&["partial", " reply"]).cut_after(2));
     assert_eq!(message["end"], "failed");
-    assert!(
-        lines
-            .iter()
-            .any(|l| l["type"] == "notice" && l["severity"] == "error")
-    );
-    let end = lines.last().unwrap();
-    assert_eq!(end["type"], "turn_end");
-    assert_eq!(end["status"], "failed");
-    assert_eq!(end["exit_code"], 1);
+    assert!(notices.iter().any(|n| n["severity"] == "error"));
 }
 
 #[test]
 fn a_reply_with_nothing_in_it_is_no_answer_and_exits_1() {
+    let (message, notices) = a_failed_turn(Reply::text(&["  \n"]));
+    assert_eq!(message["end"], "complete");
+    assert!(
+        notices
+            .iter()
+            .any(|n| n["text"] == "[model returned nothing]")
+    );
+}
+
+/// A `--json` run whose model replies `reply`, checked to fail the turn
+/// (exit 1, `turn_end` last): its message line, and its notices.
+fn a_failed_turn(reply: Reply) -> (Value, Vec<Value>) {
     let (home, project) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let server = ScriptedServer::start_blocking(vec![Reply::text(&["  \n"])]);
+    let server = ScriptedServer::start_blocking(vec![reply]);
     let output = run(&mut exec(
         home.path(),
         project.path(),
@@ -270,16 +263,13 @@ fn a_reply_with_nothing_in_it_is_no_answer_and_exits_1() {
     ));
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     let lines = lines(&output);
-    let message = lines.iter().find(|l| l["type"] == "message").unwrap();
-    assert_eq!(message["end"], "complete");
-    assert!(
-        lines
-            .iter()
-            .any(|l| l["type"] == "notice" && l["text"] == "[model returned nothing]")
-    );
     let end = lines.last().unwrap();
+    assert_eq!(end["type"], "turn_end");
     assert_eq!(end["status"], "failed");
     assert_eq!(end["exit_code"], 1);
+    let message = lines.iter().find(|l| l["type"] == "message").unwrap();
+    let notices = lines.iter().filter(|l| l["type"] == "notice").cloned();
+    (message.clone(), notices.collect())
 }
 
 #[test]
