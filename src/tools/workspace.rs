@@ -121,8 +121,8 @@ pub trait Workspace: Send + Sync + fmt::Debug {
     /// Whether `real`, a path [`Workspace::resolve`] returned, lies in (or
     /// is) a repository's own files in the project, which the approval
     /// policy always asks about: a `.git` (ASCII case ignored, erring
-    /// strict), or a directory git would take as a repository's under
-    /// another name (`HEAD`, `objects` and `refs` in it, as
+    /// strict), or a directory that looks like a repository's under
+    /// another name ([`Workspace::looks_like_git_dir`], as
     /// `git init --separate-git-dir` or a bare `x.git` leave one).
     fn in_git(&self, real: &Path) -> bool {
         let Ok(root) = self.real_path(self.root()) else {
@@ -131,18 +131,20 @@ pub trait Workspace: Send + Sync + fmt::Debug {
         let Ok(rel) = real.strip_prefix(&root) else {
             return false;
         };
-        let is_dir = |path: &Path| self.stat(path).is_ok_and(|s| s.is_dir());
-        let git_dir = |dir: &Path| {
-            self.stat(&dir.join("HEAD")).is_ok_and(|s| s.is_file())
-                && is_dir(&dir.join("objects"))
-                && is_dir(&dir.join("refs"))
-        };
         rel.components()
             .any(|c| c.as_os_str().eq_ignore_ascii_case(".git"))
             || real
                 .ancestors()
                 .take_while(|dir| dir.starts_with(&root))
-                .any(git_dir)
+                .any(|dir| self.looks_like_git_dir(dir))
+    }
+
+    /// Whether git could take `dir` itself as a repository's directory
+    /// (as it takes a bare one): a `HEAD` beside `objects`, `refs` or
+    /// `commondir`. Errs towards yes: what looks like one is treated as one.
+    fn looks_like_git_dir(&self, dir: &Path) -> bool {
+        let exists = |name: &str| self.lstat(&dir.join(name)).is_ok();
+        exists("HEAD") && (exists("objects") || exists("refs") || exists("commondir"))
     }
 }
 

@@ -77,6 +77,20 @@ fn saved_ids(store: &SessionStore) -> Vec<String> {
     ids
 }
 
+/// The messages of the first request `server` received.
+fn first_request(server: &ScriptedServer) -> Vec<Message> {
+    serde_json::from_value(server.requests()[0].body["messages"].clone()).unwrap()
+}
+
+/// The ids of the calls `messages` make, in order.
+fn call_ids(messages: &[Message]) -> Vec<&str> {
+    messages
+        .iter()
+        .flat_map(|m| &m.tool_calls)
+        .map(|c| c.id.as_str())
+        .collect()
+}
+
 fn message(role: Role, content: &str) -> Message {
     Message::new(role, content)
 }
@@ -647,13 +661,8 @@ async fn a_file_named_after_a_resume_gets_a_call_id_of_its_own() {
     let mut h2 = ask(&server2, OpenSession::Resume(saved_ids(&store)[0].clone()));
     h2.prompt("and in b.txt?").await;
     h2.turn().await;
-    let sent: Vec<Message> =
-        serde_json::from_value(server2.requests()[0].body["messages"].clone()).unwrap();
-    let ids: Vec<&str> = sent
-        .iter()
-        .flat_map(|m| &m.tool_calls)
-        .map(|c| c.id.as_str())
-        .collect();
+    let sent = first_request(&server2);
+    let ids = call_ids(&sent);
     assert_eq!(ids.len(), 2, "{sent:#?}");
     assert_ne!(ids[0], ids[1]);
 }
@@ -687,13 +696,8 @@ async fn old_made_up_ids_are_renewed_on_resume() {
     );
     h.prompt("go on").await;
     h.turn().await;
-    let sent: Vec<Message> =
-        serde_json::from_value(server.requests()[0].body["messages"].clone()).unwrap();
-    let calls: Vec<&str> = sent
-        .iter()
-        .flat_map(|m| &m.tool_calls)
-        .map(|c| c.id.as_str())
-        .collect();
+    let sent = first_request(&server);
+    let calls = call_ids(&sent);
     let answers: Vec<&str> = sent
         .iter()
         .filter_map(|m| m.tool_call_id.as_deref())

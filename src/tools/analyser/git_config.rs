@@ -128,11 +128,7 @@ fn find(place: &Place) -> Result<Repository, GitRefusal> {
                 ));
             }
         }
-        if exists(ws, &dir.join("HEAD"))
-            && (exists(ws, &dir.join("objects"))
-                || exists(ws, &dir.join("refs"))
-                || exists(ws, &dir.join("commondir")))
-        {
+        if ws.looks_like_git_dir(dir) {
             return Err(GitRefusal::Bare(dir.display().to_string()));
         }
     }
