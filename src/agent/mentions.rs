@@ -43,17 +43,21 @@ pub struct Named<'a> {
 /// or a `.` in it (`config.toml`, `src/main.rs`), without the punctuation
 /// around it or a line number after it (`src/main.rs:42:5`), in order,
 /// each once (marked if it is marked anywhere), at most
-/// [`MENTION_CANDIDATES_MAX`]. An `@` inside a word (`me@example.com`)
-/// marks nothing.
+/// [`MENTION_CANDIDATES_MAX`]. A path with spaces is named in quotes
+/// after the `@` (`@"my notes.md"`), as the `@` popup writes it. An `@`
+/// inside a word (`me@example.com`) marks nothing.
 pub fn named(text: &str) -> Vec<Named<'_>> {
     let mut paths: Vec<Named<'_>> = Vec::new();
-    for word in text.split_whitespace() {
+    for word in words(text) {
         let word = word.trim_start_matches(OPENING);
         let (path, marked) = match word.strip_prefix('@') {
             Some(path) => (path, true),
             None => (word, false),
         };
-        let path = without_line_number(path.trim_end_matches(CLOSING));
+        let path = match quoted(path).filter(|_| marked) {
+            Some(inside) => inside,
+            None => without_line_number(path.trim_end_matches(CLOSING)),
+        };
         if path.is_empty() || !(marked || path.contains(['/', '.'])) {
             continue;
         }
@@ -64,6 +68,38 @@ pub fn named(text: &str) -> Vec<Named<'_>> {
         }
     }
     paths
+}
+
+/// The words of `text`, split at white space, except that a word whose
+/// `@` opens a quote (`@"my notes.md"`) runs to the quote's end.
+fn words(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        rest = rest.trim_start();
+        if rest.is_empty() {
+            return None;
+        }
+        let opened = rest.trim_start_matches(OPENING);
+        let after_quote = opened
+            .strip_prefix('@')
+            .and_then(quoted)
+            .map(|inside| rest.len() - opened.len() + inside.len() + 3)
+            .unwrap_or(0);
+        let end = rest[after_quote..]
+            .find(char::is_whitespace)
+            .map_or(rest.len(), |at| after_quote + at);
+        let (word, tail) = rest.split_at(end);
+        rest = tail;
+        Some(word)
+    })
+}
+
+/// What `text` holds in the quotes it opens with, when they close on the
+/// same line around something.
+fn quoted(text: &str) -> Option<&str> {
+    let inside = text.strip_prefix('"')?;
+    let inside = &inside[..inside.find('"')?];
+    (!inside.is_empty() && !inside.contains('\n')).then_some(inside)
 }
 
 /// `path` without the `:line` or `:line:column` that compilers and
@@ -162,6 +198,22 @@ mod tests {
     }
 
     #[test]
+    fn a_path_with_spaces_is_named_in_quotes_after_the_at() {
+        assert_eq!(
+            paths("fix @\"my notes.md\", (@\"a b/\") and @\"c d\".txt"),
+            [("my notes.md", true), ("a b/", true), ("c d", true)]
+        );
+        assert_eq!(
+            paths("not \"my notes.md\" nor @\"\" nor @\"open"),
+            [("notes.md", false), ("\"open", true)]
+        );
+        assert_eq!(
+            paths("@\"two\nlines\" x.y"),
+            [("\"two", true), ("x.y", false)]
+        );
+    }
+
+    #[test]
     fn an_at_inside_a_word_or_alone_marks_nothing() {
         assert_eq!(
             paths("mail me@example.com or @ or @. now"),
@@ -219,6 +271,21 @@ mod tests {
         );
         let ids: Vec<&str> = attached.iter().map(|c| c.id.as_str()).collect();
         assert_eq!(ids[..2], ["a00000100", "a00000101"]);
+    }
+
+    #[test]
+    fn a_quoted_path_with_spaces_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("my notes.md"), "x").unwrap();
+        let ctx = ToolContext::new(dir.path()).unwrap();
+        let calls = attach(
+            &*ctx.workspace,
+            "see @\"my notes.md\" and my notes.md",
+            true,
+            MadeUpIds::attached(1),
+        );
+        let arguments: Vec<&str> = calls.iter().map(|c| c.arguments.as_str()).collect();
+        assert_eq!(arguments, [r#"{"path":"my notes.md"}"#]);
     }
 
     #[test]

@@ -120,14 +120,14 @@ fn places(ws: &dyn Workspace, name: &OsStr) -> Places {
 /// tools see them and relative to the root (folders end with `/`), listed
 /// the shallowest first, then by name: the first [`LOCATE_MAX_FILES`]
 /// files the walk reaches, which in a larger tree need not be the
-/// shallowest. A path that a prompt could not name as one word (white
-/// space in it, or bytes that are not UTF-8) is left out. What the input
-/// box completes `@` with (ADR 0038).
+/// shallowest. A path that a prompt could not name (a quote or a line
+/// break in it, or bytes that are not UTF-8) is left out; one with spaces
+/// is named in quotes. What the input box completes `@` with (ADR 0038).
 pub fn project_files(ws: &dyn Workspace) -> Vec<String> {
     let found = Mutex::new(BTreeSet::<(usize, String)>::new());
     each_file(ws, &|relative: &Path| {
         let (file, lossy) = walk::shown(relative);
-        if lossy || file.contains(char::is_whitespace) {
+        if lossy || file.contains(['"', '\n', '\r']) {
             return;
         }
         let mut found = found.lock().unwrap_or_else(PoisonError::into_inner);

@@ -6,6 +6,17 @@
 /// Matches kept for the popup at most; the popup scrolls through them.
 pub const MENTION_MATCHES_MAX: usize = 50;
 
+/// The `@` word at the cursor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Word {
+    /// Where its path starts: just after the `@`.
+    start: usize,
+    /// What is typed of the path, without the quote that opens it.
+    typed: String,
+    /// The path is in quotes (`@"my notes`): a path with spaces.
+    quoted: bool,
+}
+
 /// The `@` popup: the project's files, the word being completed and its
 /// matches. It follows the input: an edit matches afresh.
 #[derive(Debug, Clone, Default)]
@@ -15,9 +26,8 @@ pub struct Mention {
     files: Vec<String>,
     /// The same, lower-cased, for matching.
     lower: Vec<String>,
-    /// The word being completed: where its path starts (after the `@`)
-    /// and what is typed of it.
-    word: Option<(usize, String)>,
+    /// The word being completed.
+    word: Option<Word>,
     /// Indexes into `files` of the matches, best first.
     matches: Vec<usize>,
     /// The selected match.
@@ -45,17 +55,22 @@ impl Mention {
 
     /// Catches up with the input: the word before the cursor, when it
     /// starts with `@` (at the start of the text or after white space),
-    /// is the one completed. A different word opens the popup only when
+    /// is the one completed; so is a quote opened by such an `@` and not
+    /// closed yet (`@"my no`). A different word opens the popup only when
     /// `typing` made it (a character typed or deleted there); one the
     /// cursor or a recalled prompt lands on leaves it shut.
     pub fn follow(&mut self, text: &str, cursor: usize, typing: bool) {
         let before = text.get(..cursor).unwrap_or_default();
-        let start = before.rfind(char::is_whitespace).map_or(0, |at| {
-            at + before[at..].chars().next().map_or(1, char::len_utf8)
+        let word = open_quote(before).or_else(|| {
+            let start = before.rfind(char::is_whitespace).map_or(0, |at| {
+                at + before[at..].chars().next().map_or(1, char::len_utf8)
+            });
+            before[start..].strip_prefix('@').map(|typed| Word {
+                start: start + 1,
+                typed: typed.to_owned(),
+                quoted: false,
+            })
         });
-        let word = before[start..]
-            .strip_prefix('@')
-            .map(|typed| (start + 1, typed.to_owned()));
         if word != self.word {
             self.word = word.filter(|_| typing);
             self.closed = false;
@@ -105,16 +120,25 @@ impl Mention {
 
     /// Tab or Enter: where the typed path starts and what replaces it, the
     /// selected match (a file followed by a space; a folder without one,
-    /// so its files can be completed next), while the popup is open and
-    /// the word is not that path already (Enter then sends the prompt).
+    /// so its files can be completed next), in quotes when it has spaces
+    /// or the quote is open already (a folder's left open), while the
+    /// popup is open and the word is not that path already (Enter then
+    /// sends the prompt).
     pub fn accept(&self) -> Option<(usize, String)> {
         let path = *self.candidates().get(self.selected)?;
-        let (start, typed) = self.word.as_ref()?;
-        if typed == path {
+        let word = self.word.as_ref()?;
+        if word.typed == path && !word.quoted {
             return None;
         }
-        let space = if path.ends_with('/') { "" } else { " " };
-        Some((*start, format!("{path}{space}")))
+        let folder = path.ends_with('/');
+        let with = if word.quoted || path.contains(char::is_whitespace) {
+            let close = if folder { "" } else { "\" " };
+            format!("\"{path}{close}")
+        } else {
+            let space = if folder { "" } else { " " };
+            format!("{path}{space}")
+        };
+        Some((word.start, with))
     }
 
     /// Matches the typed word: paths that start with it, then paths whose
@@ -123,10 +147,10 @@ impl Mention {
     fn rematch(&mut self) {
         self.selected = 0;
         self.matches.clear();
-        let Some((_, typed)) = &self.word else {
+        let Some(word) = &self.word else {
             return;
         };
-        let typed = typed.to_lowercase();
+        let typed = word.typed.to_lowercase();
         let rank = |path: &str| -> Option<u8> {
             let name = path.trim_end_matches('/');
             let name = name.rsplit('/').next().unwrap_or(name);
@@ -152,6 +176,23 @@ impl Mention {
         self.matches = groups.concat();
         self.matches.truncate(MENTION_MATCHES_MAX);
     }
+}
+
+/// The path being typed in quotes at the end of `before` (`fix @"my no`):
+/// an `@` at the start or after white space, then a quote not closed yet
+/// on this line.
+fn open_quote(before: &str) -> Option<Word> {
+    let at = before.rfind("@\"")?;
+    let typed = &before[at + 2..];
+    let opens_word = before[..at]
+        .chars()
+        .next_back()
+        .is_none_or(char::is_whitespace);
+    (opens_word && !typed.contains(['"', '\n'])).then(|| Word {
+        start: at + 1,
+        typed: typed.to_owned(),
+        quoted: true,
+    })
 }
 
 #[cfg(test)]
@@ -199,6 +240,28 @@ mod tests {
         assert_eq!(m.accept(), None);
         m.follow("fix\t@lib", 8, true);
         assert_eq!(m.candidates().len(), 3, "a new word opens it again");
+    }
+
+    #[test]
+    fn a_path_with_spaces_is_completed_in_quotes() {
+        let files = ["my docs/", "my docs/read me.md", "notes.md"];
+        let mut m = mention(&files, "see @my");
+        assert_eq!(m.accept(), Some((5, "\"my docs/".to_owned())));
+        m.follow("see @\"my docs/re", 16, true);
+        assert_eq!(m.candidates(), ["my docs/read me.md"]);
+        assert_eq!(m.accept(), Some((5, "\"my docs/read me.md\" ".to_owned())));
+        let whole = "see @\"my docs/read me.md";
+        m.follow(whole, whole.len(), true);
+        assert_eq!(
+            m.accept(),
+            Some((5, "\"my docs/read me.md\" ".to_owned())),
+            "the quote is closed even when the path is typed whole"
+        );
+        m.follow("see @\"notes", 11, true);
+        assert_eq!(m.accept(), Some((5, "\"notes.md\" ".to_owned())));
+        for text in ["see @\"my docs/read me.md\" ", "a@\"my", "@\"my\nx"] {
+            assert!(mention(&files, text).candidates().is_empty(), "{text}");
+        }
     }
 
     #[test]

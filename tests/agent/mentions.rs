@@ -158,8 +158,9 @@ async fn the_project_files_reach_the_ui_at_start_and_after_each_turn() {
     std::fs::write(dir.path().join("target/built"), "").unwrap();
     std::fs::write(dir.path().join(".gitignore"), "*.log\n").unwrap();
     std::fs::write(dir.path().join("run.log"), "").unwrap();
-    // A name with a space could not be named as one word.
+    // A name with a space is named in quotes; one with a quote cannot be.
     std::fs::write(dir.path().join("my notes.md"), "").unwrap();
+    std::fs::write(dir.path().join("say \"hi\".md"), "").unwrap();
     let server = ScriptedServer::start(vec![
         Reply::tool_call(
             "w1",
@@ -178,6 +179,7 @@ async fn the_project_files_reach_the_ui_at_start_and_after_each_turn() {
         next_listing(&mut h).await,
         [
             ".gitignore",
+            "my notes.md",
             "src/",
             "src/a.rs",
             "src/deep/",
