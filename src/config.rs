@@ -31,7 +31,8 @@ pub const LOCAL_CONTEXT_WINDOW: u64 = 8192;
 pub const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
 /// The environment variable the API key is read from unless configured.
 pub const DEFAULT_API_KEY_ENV: &str = "OPENAI_API_KEY";
-/// How long to wait for a connection and the response headers.
+/// How long to wait for a connection (the response headers wait for the
+/// longer of this and the idle timeout).
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long a stream may stay silent before it is closed. Generous because
 /// a local model on two busy cores can take a while for its first token.

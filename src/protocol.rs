@@ -562,7 +562,8 @@ pub enum TransportError {
         /// What the network stack said.
         detail: String,
     },
-    /// No connection, or no response headers, within the request timeout.
+    /// No connection within the request timeout, or no response headers
+    /// within the longer of it and the idle timeout.
     #[error("{url} did not answer within {}s. Is the server overloaded? Raise --request-timeout if it is just slow", .after.as_secs())]
     ConnectTimeout {
         /// The base URL that was tried.

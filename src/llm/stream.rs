@@ -191,11 +191,15 @@ async fn open(endpoint: &Endpoint, body: &[u8]) -> Result<reqwest::Response, Tra
             .header(ACCEPT, "text/event-stream")
             .body(body.to_vec()),
     );
-    let response = match tokio::time::timeout(ctx.request_timeout, request.send()).await {
+    // A server may answer only with its first token (llama-server does,
+    // reading the prompt first): until then it is as silent as a stream
+    // between tokens may be.
+    let answer_within = ctx.request_timeout.max(endpoint.idle_timeout);
+    let response = match tokio::time::timeout(answer_within, request.send()).await {
         Err(_) => {
             return Err(TransportError::ConnectTimeout {
                 url: ctx.shown_url(),
-                after: ctx.request_timeout,
+                after: answer_within,
             });
         }
         Ok(Err(e)) => return Err(classify::connect_error(&e, ctx)),

@@ -164,18 +164,35 @@ async fn https_to_a_plain_http_server_is_a_tls_error() {
 }
 
 #[tokio::test]
-async fn no_response_headers_within_the_request_timeout() {
+async fn no_response_headers_within_the_request_and_idle_timeouts() {
     let server = ScriptedServer::start(vec![
         Reply::text(&["late"]).head_delay(Duration::from_secs(3)),
     ])
     .await;
     let mut ep = endpoint(&server.base_url());
     ep.context.request_timeout = Duration::from_millis(300);
+    ep.idle_timeout = Duration::from_millis(300);
     let err = failure(&run(ep).await);
     assert!(
         matches!(err, TransportError::ConnectTimeout { .. }),
         "{err:?}"
     );
+}
+
+/// llama-server sends its headers with the first token, after reading the
+/// whole prompt: that wait is as long as a stream's silence may be.
+#[tokio::test]
+async fn headers_that_come_with_the_first_token_wait_for_the_idle_timeout() {
+    let server = ScriptedServer::start(vec![
+        Reply::text(&["late"]).head_delay(Duration::from_millis(600)),
+    ])
+    .await;
+    let mut ep = endpoint(&server.base_url());
+    ep.context.request_timeout = Duration::from_millis(100);
+    ep.idle_timeout = Duration::from_secs(30);
+    let events = run(ep).await;
+    assert_eq!(content(&events), "late");
+    assert!(matches!(events.last(), Some(StreamEvent::Done { .. })));
 }
 
 #[tokio::test]
