@@ -10,7 +10,9 @@
 //!   split), and a frame of many lines every [`PIECE_BYTES`] at a line end,
 //!   so each copy is short;
 //! - a line that comes in many reads is held until it ends, then handed on
-//!   joined, so the parser reads it once, not once per read.
+//!   joined, so the parser reads it once, not once per read;
+//! - a line that is not UTF-8 ends the stream as soon as it ends: the
+//!   parser would keep it, and every byte after it, until the body ended.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -34,6 +36,10 @@ pub enum GuardError {
     /// A frame grew past the cap.
     #[error("frame larger than {0} bytes")]
     FrameTooLarge(usize),
+    /// A line is not UTF-8. The parser would hold it and every byte after
+    /// it, unread, until the stream ended.
+    #[error("a line of the stream is not UTF-8: {0}")]
+    NotUtf8(#[from] std::str::Utf8Error),
     /// The transport failed.
     #[error(transparent)]
     Read(#[from] reqwest::Error),
@@ -181,6 +187,12 @@ impl GuardedBytes {
     }
 }
 
+/// `bytes`, when they are UTF-8: whole lines, so no character is cut.
+fn utf8(bytes: Bytes) -> Result<Bytes, GuardError> {
+    std::str::from_utf8(&bytes)?;
+    Ok(bytes)
+}
+
 /// What [`GuardedBytes::next_piece`] cut off.
 enum Piece {
     /// Whole lines (the first perhaps begun in earlier reads), to hand on.
@@ -233,7 +245,7 @@ impl Stream for GuardedBytes {
                         // frame is the parser's to judge.
                         self.done = true;
                         let rest = self.partial.split().freeze();
-                        return Poll::Ready((!rest.is_empty()).then_some(Ok(rest)));
+                        return Poll::Ready((!rest.is_empty()).then(|| utf8(rest)));
                     }
                     Poll::Pending => {
                         return match self.deadline.as_mut().poll(cx) {
@@ -247,7 +259,11 @@ impl Stream for GuardedBytes {
                 }
             }
             match self.next_piece() {
-                Ok(Piece::Lines(lines)) => return Poll::Ready(Some(Ok(self.whole_lines(lines)))),
+                Ok(Piece::Lines(lines)) => {
+                    let lines = utf8(self.whole_lines(lines));
+                    self.done = lines.is_err();
+                    return Poll::Ready(Some(lines));
+                }
                 Ok(Piece::Unended(text)) => self.partial.extend_from_slice(&text),
                 Err(e) => {
                     self.done = true;
