@@ -114,6 +114,21 @@ pub fn status_error(
     }
 }
 
+/// What an error sent inside the stream (`frame`, a chunk with an `error`
+/// field) says: the context window exceeded, which the agent recovers
+/// from by compacting, or any other failure, with the provider's message.
+pub fn in_stream_error(frame: &[u8]) -> TransportError {
+    let message = body_message(frame);
+    if context_exceeded(frame) {
+        TransportError::ContextExceeded {
+            window: learned_window(&message),
+            message,
+        }
+    } else {
+        TransportError::InStream { message }
+    }
+}
+
 /// Whether a refusal is about the request's tools: its `tools` field
 /// ("Unrecognized request argument supplied: tools", "does not support
 /// tools"), the `tool` role or a message's `tool_calls`. Any 400 naming

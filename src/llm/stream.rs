@@ -7,6 +7,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
 use eventsource_stream::{EventStreamError, Eventsource};
 use futures_util::{FutureExt, StreamExt};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, LOCATION, RETRY_AFTER};
@@ -317,7 +318,9 @@ async fn read(
         endpoint.idle_timeout,
         FRAME_MAX_BYTES,
     );
-    let mut events = bytes.eventsource();
+    let mut events = bytes
+        .map(|lines| lines.map(error_field_as_data))
+        .eventsource();
     let mut episode = EpisodeReader::new(setup);
     let mut out = Vec::new();
     while let Some(first) = events.next().await {
@@ -543,10 +546,10 @@ impl EpisodeReader {
                 }));
             }
         };
-        if let Some(err) = chunk.error {
-            return Some(StreamEvent::Failed(TransportError::InStream {
-                message: classify::excerpt(&err.message),
-            }));
+        if chunk.error.is_some() {
+            return Some(StreamEvent::Failed(classify::in_stream_error(
+                data.as_bytes(),
+            )));
         }
         if let Some(p) = chunk.prompt_progress {
             out.push(StreamEvent::PromptProgress(PromptProgress {
@@ -558,7 +561,11 @@ impl EpisodeReader {
         }
         if let Some(choice) = chunk.choices.into_iter().next() {
             let delta = choice.delta;
-            if let Some(text) = delta.reasoning_content.or(delta.reasoning) {
+            let reasoning = [delta.reasoning_content, delta.reasoning]
+                .into_iter()
+                .flatten()
+                .find(|text| !text.is_empty());
+            if let Some(text) = reasoning {
                 if let Some(end) = self.count(text.len()) {
                     return Some(end);
                 }
@@ -652,6 +659,38 @@ fn done(calls: Vec<AssembledCall>) -> StreamEvent {
         })
         .collect();
     StreamEvent::Done { tool_calls }
+}
+
+/// llama-server builds before late 2025 send a failure as an SSE field
+/// of its own (`error: {...}`), which the SSE parser drops (the request
+/// would read as answered with nothing): each such line of `lines` (whole
+/// lines) is handed on as the data of a chunk that carries the error.
+fn error_field_as_data(lines: Bytes) -> Bytes {
+    const FIELD: &[u8] = b"error:";
+    if memchr::memmem::find(&lines, FIELD).is_none() {
+        return lines;
+    }
+    let mut out = Vec::with_capacity(lines.len() + 16);
+    let mut rest = &lines[..];
+    while !rest.is_empty() {
+        let (line, tail) = rest.split_at(memchr::memchr2(b'\n', b'\r', rest).unwrap_or(rest.len()));
+        let end = match tail {
+            [b'\r', b'\n', ..] => 2,
+            [] => 0,
+            _ => 1,
+        };
+        match line.strip_prefix(FIELD).map(<[u8]>::trim_ascii) {
+            Some(value) => {
+                out.extend_from_slice(b"data: {\"error\":");
+                out.extend_from_slice(if value.is_empty() { b"\"\"" } else { value });
+                out.push(b'}');
+            }
+            None => out.extend_from_slice(line),
+        }
+        out.extend_from_slice(&tail[..end]);
+        rest = &tail[end..];
+    }
+    Bytes::from(out)
 }
 
 fn stream_error(e: EventStreamError<GuardError>) -> TransportError {

@@ -190,8 +190,9 @@ pub struct ChatChunk {
     pub choices: Vec<ChunkChoice>,
     /// Token counts (the last chunk, when asked for).
     pub usage: Option<WireUsage>,
-    /// Some servers report failures inside the stream.
-    pub error: Option<WireError>,
+    /// Some servers report failures inside the stream, as an object or a
+    /// bare message.
+    pub error: Option<ErrorField>,
     /// llama.cpp, asked with `return_progress`: how far the prompt has
     /// been read.
     pub prompt_progress: Option<WirePromptProgress>,

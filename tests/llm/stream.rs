@@ -79,6 +79,24 @@ async fn reasoning_is_separate_from_content() {
     assert_eq!(content(&events), "say");
 }
 
+/// An empty reasoning field is no reasoning: the reply would otherwise
+/// count as having said something.
+#[tokio::test]
+async fn empty_reasoning_is_not_reported() {
+    let server = ScriptedServer::start(vec![Reply::sse([
+        reasoning_chunk(""),
+        json!({"choices": [{"index": 0, "delta": {"reasoning_content": "", "reasoning": "why"}}]}),
+        finish_chunk("stop"),
+    ])])
+    .await;
+    let events = run(endpoint(&server.base_url())).await;
+    let reasoning: Vec<&StreamEvent> = events
+        .iter()
+        .filter(|e| matches!(e, StreamEvent::Reasoning(_)))
+        .collect();
+    assert_eq!(reasoning, [&StreamEvent::Reasoning("why".into())]);
+}
+
 #[tokio::test]
 async fn a_finish_reason_dashfloat_does_not_know_is_passed_on_as_sent() {
     let server = ScriptedServer::start(vec![Reply::sse([
@@ -539,6 +557,67 @@ async fn an_error_object_inside_the_stream_is_reported() {
         TransportError::InStream {
             message: "backend crashed".into()
         }
+    );
+}
+
+/// Text generation inference and others send the error as a bare string.
+#[tokio::test]
+async fn an_error_message_inside_the_stream_is_reported() {
+    let server = ScriptedServer::start(vec![Reply::sse([
+        json!({"error": "Input validation error", "error_type": "validation"}),
+    ])])
+    .await;
+    let err = failure(&run(endpoint(&server.base_url())).await);
+    assert_eq!(
+        err,
+        TransportError::InStream {
+            message: "Input validation error".into()
+        }
+    );
+}
+
+/// llama-server builds before late 2025 send a failure as an `error:`
+/// field, then `[DONE]`: it must not read as an empty answer.
+#[tokio::test]
+async fn an_error_field_of_older_llama_servers_is_reported() {
+    let frame = |tail: &str| {
+        Reply::sse_steps(vec![
+            Step::Send(b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n".to_vec()),
+            Step::Send(format!("error: {{\"code\":400,\"message\":\"the request exceeds the available context size (8192 tokens), try increasing it\",\"type\":\"exceed_context_size_error\"}}{tail}").into_bytes()),
+            Step::Send(b"data: [DONE]\n\n".to_vec()),
+        ])
+    };
+    let server = ScriptedServer::start(vec![frame("\n\n"), frame("\r\n\r\n")]).await;
+    for _ in 0..2 {
+        let events = run(endpoint(&server.base_url())).await;
+        assert_eq!(content(&events), "Hel");
+        assert!(
+            matches!(
+                failure(&events),
+                TransportError::ContextExceeded {
+                    window: Some(8192),
+                    ..
+                }
+            ),
+            "{events:?}"
+        );
+    }
+    let server = ScriptedServer::start(vec![Reply::sse_steps(vec![Step::Send(
+        b"error:\n\ndata: [DONE]\n\n".to_vec(),
+    )])])
+    .await;
+    assert!(matches!(
+        failure(&run(endpoint(&server.base_url())).await),
+        TransportError::InStream { .. }
+    ));
+    let server = ScriptedServer::start(vec![Reply::sse([
+        content_chunk("error: none"),
+        finish_chunk("stop"),
+    ])])
+    .await;
+    assert_eq!(
+        content(&run(endpoint(&server.base_url())).await),
+        "error: none"
     );
 }
 
