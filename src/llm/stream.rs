@@ -10,7 +10,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use eventsource_stream::{EventStreamError, Eventsource};
 use futures_util::{FutureExt, StreamExt};
-use reqwest::header::{ACCEPT, CONTENT_TYPE, LOCATION, RETRY_AFTER};
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, LOCATION, RETRY_AFTER};
 use tokio::sync::mpsc;
 
 use crate::protocol::{PromptProgress, StreamEvent, ToolCallRequest, TransportError, Usage};
@@ -100,11 +100,17 @@ impl Endpoint {
 
     /// Adds the key and the extra headers to a request to this provider:
     /// every request to it carries the same credentials, and only those.
+    /// An `Authorization` header of the person's own replaces the key's: a
+    /// second one would hand the key to a provider it is not for.
     pub(super) fn authorised(
         &self,
         mut request: reqwest::RequestBuilder,
     ) -> reqwest::RequestBuilder {
-        if let Some(key) = &self.api_key {
+        let own_authorization = self
+            .headers
+            .iter()
+            .any(|(name, _)| name.eq_ignore_ascii_case(AUTHORIZATION.as_str()));
+        if let Some(key) = self.api_key.as_ref().filter(|_| !own_authorization) {
             request = request.bearer_auth(key.expose());
         }
         for (name, value) in &self.headers {

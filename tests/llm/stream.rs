@@ -49,6 +49,27 @@ async fn the_request_is_a_streaming_chat_completion_with_key_and_headers() {
     assert_eq!(req.body["stream_options"]["include_usage"], json!(true));
 }
 
+/// A key of its own in an `Authorization` header (OpenRouter's, with
+/// `OPENAI_API_KEY` also set): only that one is sent.
+#[tokio::test]
+async fn an_authorization_header_of_its_own_replaces_the_key() {
+    let server = ScriptedServer::start(vec![Reply::text(&["ok"])]).await;
+    run(crate::endpoint(
+        &server.base_url(),
+        "sk-openai",
+        ("authorization", "Bearer sk-or-own"),
+    ))
+    .await;
+    let requests = server.requests();
+    let sent: Vec<&str> = requests[0]
+        .headers
+        .iter()
+        .filter(|(name, _)| name.eq_ignore_ascii_case("authorization"))
+        .map(|(_, value)| value.as_str())
+        .collect();
+    assert_eq!(sent, ["Bearer sk-or-own"]);
+}
+
 #[tokio::test]
 async fn usage_frame_is_reported() {
     let server = ScriptedServer::start(vec![Reply::sse([
