@@ -87,7 +87,12 @@ struct ModelCard {
 pub async fn ask(endpoint: &Endpoint, model: &str, questions: Questions) -> Answers {
     let mut answers = Answers::default();
     if questions.window || questions.kind {
-        match get::<Props>(endpoint, &props_url(&endpoint.context.base_url)).await {
+        match get::<Props>(
+            endpoint,
+            &super::server_url(&endpoint.context.base_url, "/props"),
+        )
+        .await
+        {
             Ok(props) => {
                 answers.llama_cpp = true;
                 answers.result_opener = props
@@ -105,7 +110,7 @@ pub async fn ask(endpoint: &Endpoint, model: &str, questions: Questions) -> Answ
     if !(questions.models || questions.window && answers.context_window.is_none()) {
         return answers;
     }
-    let url = format!("{}/models", endpoint.context.base_url);
+    let url = super::api_url(&endpoint.context.base_url, "/models");
     match get::<ModelList>(endpoint, &url).await {
         Ok(list) => {
             let in_use = match list.data.as_slice() {
@@ -133,11 +138,6 @@ pub async fn ask(endpoint: &Endpoint, model: &str, questions: Questions) -> Answ
         Err(why) => answers.problems.push(format!("/models: {why}")),
     }
     answers
-}
-
-/// llama-server serves `/props` at its root, beside `/v1`.
-fn props_url(base_url: &str) -> String {
-    format!("{}/props", super::server_root(base_url))
 }
 
 /// One GET with the provider's credentials, parsed as `T`, all of it

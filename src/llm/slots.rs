@@ -104,8 +104,9 @@ pub fn prefix_file_name(request: &[u8], model: &str) -> String {
 /// Asks the server to save its slot to `file`, or to restore it from
 /// `file`; the tokens written or read.
 pub async fn act(endpoint: &Endpoint, action: SlotAction, file: &str) -> Result<u64, SlotError> {
-    let root = super::server_root(&endpoint.context.base_url);
-    let url = format!("{root}/slots/{SLOT_ID}?action={}", action.name());
+    let url = super::server_url(&endpoint.context.base_url, &format!("/slots/{SLOT_ID}"));
+    let joined = if url.contains('?') { '&' } else { '?' };
+    let url = format!("{url}{joined}action={}", action.name());
     let body = serde_json::json!({ "filename": file });
     let exchange = async {
         let request = endpoint.authorised(endpoint.client.post(url).json(&body));

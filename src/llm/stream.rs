@@ -95,7 +95,7 @@ pub enum EndpointError {
 
 impl Endpoint {
     fn url(&self) -> String {
-        format!("{}/chat/completions", self.context.base_url)
+        super::api_url(&self.context.base_url, "/chat/completions")
     }
 
     /// Adds the key and the extra headers to a request to this provider:

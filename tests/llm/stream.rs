@@ -49,6 +49,18 @@ async fn the_request_is_a_streaming_chat_completion_with_key_and_headers() {
     assert_eq!(req.body["stream_options"]["include_usage"], json!(true));
 }
 
+/// Azure's base URL carries its API version as a query.
+#[tokio::test]
+async fn a_base_url_with_a_query_keeps_it_after_the_path() {
+    let server = ScriptedServer::start(vec![Reply::text(&["ok"])]).await;
+    let base = format!("{}?api-version=2024-10-21", server.base_url());
+    assert_eq!(content(&run(endpoint(&base)).await), "ok");
+    assert_eq!(
+        server.requests()[0].path,
+        "/v1/chat/completions?api-version=2024-10-21"
+    );
+}
+
 /// A key of its own in an `Authorization` header (OpenRouter's, with
 /// `OPENAI_API_KEY` also set): only that one is sent.
 #[tokio::test]

@@ -10,10 +10,12 @@ use serde_json::{Value, json};
 /// less the template's framing of an empty system and user message.
 pub async fn prefix_tokens(url: &str) -> usize {
     dashfloat::llm::install_crypto_provider();
-    let root = dashfloat::llm::server_root(url);
     let client = reqwest::Client::new();
     let post = async |path: &str, body: Value| -> Value {
-        let response = client.post(format!("{root}{path}")).json(&body).send();
+        let response = client
+            .post(dashfloat::llm::server_url(url, path))
+            .json(&body)
+            .send();
         response.await.unwrap().json().await.unwrap()
     };
     let count = async |body: Value| -> usize {
