@@ -15,7 +15,10 @@
 //!    only by their `id`; others (whole calls per chunk, no index, no id)
 //!    only by their name. So a fragment whose `id` differs from the call's,
 //!    or which carries *no* id and names a different function than the call
-//!    already has, is the first fragment of the next call — not a conflict.
+//!    already has, is the first fragment of the next call — not a conflict;
+//!    so is one without an id that names the same function and opens an
+//!    object of arguments when the call's arguments are a whole JSON value
+//!    already (two whole calls to one tool).
 //!    A different name on a fragment carrying the call's own id is a
 //!    conflict: [`CallError::ConflictingName`], for that call only.
 //!
@@ -417,7 +420,11 @@ impl ToolCallAccumulator {
             Some((_, call)) => match (fragment.id, fragment.name, call.name.as_deref()) {
                 // Known ids returned above, so this one is new.
                 (Some(_), _, _) => true,
-                (None, Some(name), Some(had)) => name != had,
+                (None, Some(name), Some(had)) => {
+                    name != had
+                        || fragment.arguments.trim_start().starts_with('{')
+                            && call.has_whole_arguments()
+                }
                 (None, _, _) => false,
             },
         };
@@ -471,6 +478,13 @@ impl ToolCallAccumulator {
 }
 
 impl PartialCall {
+    /// Its arguments are one whole JSON value already: nothing more can
+    /// be added to them. Parsed only when they end as an object does.
+    fn has_whole_arguments(&self) -> bool {
+        self.arguments.trim_end().ends_with('}')
+            && serde_json::from_str::<serde::de::IgnoredAny>(&self.arguments).is_ok()
+    }
+
     fn merge(&mut self, fragment: &Fragment<'_>) {
         if let Some(then) = set_once(&mut self.kind, fragment.kind) {
             let first = self.kind.clone().unwrap_or_default();

@@ -272,6 +272,27 @@ fn a_different_name_without_an_id_starts_a_new_call() {
 }
 
 #[test]
+fn two_whole_calls_to_one_tool_without_ids_stay_two() {
+    let calls = assemble(&[
+        frag(None, None, Some("read_file"), r#"{"path":"a"}"#),
+        frag(None, None, Some("read_file"), r#" {"path":"b"}"#),
+    ]);
+    assert_eq!(ids(&calls), [made(0), made(1)]);
+    assert_eq!(parsed(&calls[0]), &object(json!({"path": "a"})));
+    assert_eq!(parsed(&calls[1]), &object(json!({"path": "b"})));
+    // The name sent again on a piece of arguments not yet whole, or with
+    // a piece that opens no object, stays in the call.
+    let calls = assemble(&[
+        frag(None, None, Some("read_file"), r#"{"path":{"#),
+        frag(None, None, Some("read_file"), r#""x":1}"#),
+        frag(None, None, Some("read_file"), "}"),
+        frag(None, None, Some("read_file"), ""),
+    ]);
+    assert_eq!(calls.len(), 1);
+    assert_eq!(parsed(&calls[0]), &object(json!({"path": {"x": 1}})));
+}
+
+#[test]
 fn a_name_repeated_identically_is_ignored() {
     let calls = assemble(&[
         frag(Some(0), Some("a"), Some("read_file"), r#"{"path":"#),
