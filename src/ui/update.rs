@@ -364,6 +364,13 @@ fn on_mouse(state: &mut State, mouse: MouseEvent) -> Outcome {
 fn on_key(state: &mut State, key: KeyEvent) -> Outcome {
     let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
     let alt = key.modifiers.contains(KeyModifiers::ALT);
+    if alt
+        && !ctrl
+        && let KeyCode::Char(c) = key.code
+        && !is_alt_chord(state, c)
+    {
+        return esc_then(state, key.code, key.modifiers.difference(KeyModifiers::ALT));
+    }
     let shift = key.modifiers.contains(KeyModifiers::SHIFT);
     let busy = state.phase.is_active();
     let page = usize::from(state.log_height().saturating_sub(2).max(1));
@@ -371,8 +378,8 @@ fn on_key(state: &mut State, key: KeyEvent) -> Outcome {
     if state.picker.is_some() && !ctrl {
         return on_picker_key(state, key.code);
     }
-    // With Alt, only `y` and `n` answer: they do even while the person is
-    // writing, so a draft need not be cleared to approve.
+    // With Alt, only `y` and `n` answer, and only while the person is
+    // writing (see [`is_alt_chord`]), so a draft need not be cleared.
     let alt_answer = alt && matches!(key.code, KeyCode::Char('y' | 'Y' | 'n' | 'N'));
     if let Some(pending) = &state.confirm
         && !ctrl
@@ -478,6 +485,26 @@ fn on_key(state: &mut State, key: KeyEvent) -> Outcome {
         _ => return Outcome::default(),
     }
     Outcome::changed()
+}
+
+/// Whether Alt+`c` is a chord of its own: Alt+1…9 copies a code block;
+/// Alt+y and Alt+n answer a call while the person is writing a draft
+/// (without one, `y` and `n` alone do).
+fn is_alt_chord(state: &State, c: char) -> bool {
+    ('1'..='9').contains(&c)
+        || matches!(c, 'y' | 'Y' | 'n' | 'N') && state.confirm.is_some() && state.editor.typing()
+}
+
+/// Alt+`code` that no binding takes: an Esc and a key that came in one
+/// read, as a terminal sends Alt+key, and as tmux (or a slow link) passes
+/// on Esc and a key typed right after it. Taken as the two keys, so Esc
+/// then `y` never approves the call the Esc rejected.
+fn esc_then(state: &mut State, code: KeyCode, modifiers: KeyModifiers) -> Outcome {
+    let mut out = on_key(state, KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
+    let then = on_key(state, KeyEvent::new(code, modifiers));
+    out.changed |= then.changed;
+    out.effects.extend(then.effects);
+    out
 }
 
 /// The keys the command popup takes while it is open: Tab, the arrows,

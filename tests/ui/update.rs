@@ -678,6 +678,31 @@ fn alt_y_and_alt_n_answer_while_typing_and_keep_the_draft() {
     assert!(s.confirm.is_some());
 }
 
+/// Esc and a key typed right after it can come in one read (tmux's
+/// escape-time, a slow link), as Alt+key: with no draft, that is the two
+/// keys, so Esc then `y` rejects and never approves; while the agent
+/// works, the Esc still interrupts.
+#[test]
+fn esc_and_a_key_in_one_read_are_the_two_keys() {
+    let alt = |s: &mut State, c: char| update(s, key(KeyCode::Char(c), KeyModifiers::ALT)).effects;
+    let mut s = state();
+    confirm_command(&mut s, 3);
+    s.prepare();
+    assert_eq!(
+        alt(&mut s, 'y'),
+        vec![Effect::Send(UiCommand::Decide {
+            id: "x".into(),
+            decision: Decision::Reject,
+        })]
+    );
+    assert!(s.confirm.is_none());
+    assert_eq!(s.editor.text(), "y", "the key after the Esc is typed");
+    let mut s = state();
+    agent(&mut s, AgentEvent::Phase(Phase::Streaming));
+    assert_eq!(alt(&mut s, 'h'), vec![Effect::Send(UiCommand::Cancel)]);
+    assert_eq!(s.editor.text(), "h");
+}
+
 /// Text the person chose (from the history) is theirs: `y` is a letter of
 /// it. Blank text is not sent instead of an answer; Ctrl+Enter sends words
 /// as Enter does; words that never reached the agent come back to the
