@@ -102,6 +102,12 @@ pub fn update(state: &mut State, msg: Msg) -> Outcome {
     state
         .mention
         .follow(state.editor.text(), state.editor.cursor(), typing);
+    if state.confirm.is_some() {
+        // A popup would cover the preview's last rows, which would still
+        // count as seen; and its keys are the confirmation's now.
+        state.completion.close();
+        state.mention.close();
+    }
     out
 }
 

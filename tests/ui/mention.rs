@@ -162,6 +162,24 @@ fn no_popup_while_a_call_waits() {
     assert!(s.mention.candidates().is_empty());
 }
 
+/// A popup open when a call comes to be confirmed closes: it would cover
+/// the preview's last rows, which would count as seen, and its Esc and
+/// Enter are the confirmation's now.
+#[test]
+fn a_popup_open_when_a_call_comes_closes() {
+    for draft in ["@li", "/"] {
+        let mut s = state();
+        typed(&mut s, draft);
+        assert!(s.mention.is_open() || !s.completion.candidates().is_empty());
+        confirm_command(&mut s, 3);
+        assert!(!s.mention.is_open(), "{draft}");
+        assert!(s.completion.candidates().is_empty(), "{draft}");
+        typed(&mut s, "x");
+        assert!(s.completion.candidates().is_empty(), "{draft}");
+        assert!(crate::draw(&mut s).contains("Esc/n reject"), "{draft}");
+    }
+}
+
 #[test]
 fn a_new_list_keeps_the_selected_path() {
     let mut s = state();
