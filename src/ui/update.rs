@@ -158,6 +158,10 @@ fn apply(state: &mut State, msg: Msg) -> Outcome {
                     "the agent stopped unexpectedly; the transcript is kept but prompts can no longer be answered — restart dashfloat".to_string(),
                 );
             }
+            // Nothing can answer a call now: the question goes, so keys
+            // stop trying to.
+            state.confirm = None;
+            state.answered = None;
             state.phase = Phase::Idle;
             Outcome::changed()
         }
@@ -195,9 +199,9 @@ fn past_the_bound(state: &mut State, what: &str) {
 }
 
 /// Tells the person a command went nowhere. An undelivered prompt goes
-/// back into the input, and no turn runs; an undelivered answer to a
-/// confirmation puts the confirmation back, to be answered again, and
-/// words sent instead of one back into the input.
+/// back into the input, and no turn runs; an answer to a confirmation
+/// that the agent had no room for puts the confirmation back, to be
+/// answered again, and words sent instead of one back into the input.
 fn undelivered(state: &mut State, command: UiCommand, why: SendFailure) {
     match command {
         UiCommand::Prompt { text } => {
@@ -207,7 +211,7 @@ fn undelivered(state: &mut State, command: UiCommand, why: SendFailure) {
         UiCommand::Compact { .. } => state.phase = Phase::Idle,
         UiCommand::ListSessions { .. } => state.pick_sessions = false,
         UiCommand::Decide { id, decision }
-            if state.answered.as_ref().is_some_and(|a| a.id == id) =>
+            if why == SendFailure::Full && state.answered.as_ref().is_some_and(|a| a.id == id) =>
         {
             state.confirm = state.answered.take();
             state.phase = Phase::Confirming;

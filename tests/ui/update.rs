@@ -135,6 +135,32 @@ fn an_undelivered_answer_puts_the_confirmation_back() {
     assert!(approves(&press(&mut s, KeyCode::Char('y'))));
 }
 
+/// When the agent is gone, nothing can answer a call: the question goes
+/// whichever comes first, the news or the failed answer, and the screen
+/// is idle instead of waiting forever.
+#[test]
+fn a_question_goes_with_the_agent() {
+    for gone_first in [true, false] {
+        let mut s = state();
+        confirm_command(&mut s, 3);
+        s.prepare();
+        if gone_first {
+            update(&mut s, Msg::AgentGone);
+            assert!(s.confirm.is_none());
+        }
+        let effects = press(&mut s, KeyCode::Char('y'));
+        if let [Effect::Send(decide)] = effects.as_slice() {
+            update(
+                &mut s,
+                Msg::Undelivered(decide.clone(), SendFailure::Closed),
+            );
+        }
+        update(&mut s, Msg::AgentGone);
+        assert!(s.confirm.is_none(), "gone first: {gone_first}");
+        assert_eq!(s.phase, Phase::Idle, "gone first: {gone_first}");
+    }
+}
+
 #[test]
 fn enter_on_blank_input_sends_nothing() {
     let mut s = state();
