@@ -154,6 +154,7 @@ fn a_question_goes_with_the_agent() {
                 &mut s,
                 Msg::Undelivered(decide.clone(), SendFailure::Closed),
             );
+            assert!(s.confirm.is_none(), "not put back for nothing to answer");
         }
         update(&mut s, Msg::AgentGone);
         assert!(s.confirm.is_none(), "gone first: {gone_first}");
