@@ -115,7 +115,10 @@ pub async fn run(
                     vec![Msg::AgentGone]
                 }
             },
-            now = tick.tick(), if state.phase.is_active() => vec![Msg::Tick(now.into_std())],
+            // The time now, not the tick's: the first tick after an idle
+            // spell is one scheduled back then, and the turn's clock
+            // would count the whole spell.
+            _ = tick.tick(), if state.phase.is_active() => vec![Msg::Tick(std::time::Instant::now())],
             _ = tokio::time::sleep_until(last_frame + FRAME_INTERVAL), if dirty => {
                 // A terminal that cannot be written to is gone (EIO after a
                 // hang-up): quit as after one, not as a failure.
