@@ -322,8 +322,16 @@ impl State {
 
     /// Rows the input box takes (at least one), as last laid out.
     pub fn input_rows(&self) -> u16 {
-        let rows = self.input.total_rows.clamp(1, usize::from(INPUT_MAX_ROWS));
-        u16::try_from(rows).unwrap_or(INPUT_MAX_ROWS)
+        let most = self.input_max_rows();
+        let rows = self.input.total_rows.clamp(1, usize::from(most));
+        u16::try_from(rows).unwrap_or(most)
+    }
+
+    /// The rows the input box may take: [`INPUT_MAX_ROWS`], or fewer in a
+    /// terminal too short to show them beside the header, the rule and the
+    /// help line (the line being typed must stay in sight).
+    fn input_max_rows(&self) -> u16 {
+        INPUT_MAX_ROWS.min(self.size.1.saturating_sub(3)).max(1)
     }
 
     /// Rows left for the log: everything but the header, the input box with
@@ -337,9 +345,11 @@ impl State {
     /// records what of a pending preview the next frame shows;
     /// call right before drawing, which then only reads the state.
     pub fn prepare(&mut self) {
-        self.input =
-            self.editor
-                .layout(input_width(self.size.0), INPUT_MAX_ROWS, self.input.scroll);
+        self.input = self.editor.layout(
+            input_width(self.size.0),
+            self.input_max_rows(),
+            self.input.scroll,
+        );
         let height = self.log_height();
         // An answer that could not be sent puts its confirmation back
         // before the next frame (the loop handles that in the same pass),

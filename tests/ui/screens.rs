@@ -3,7 +3,7 @@
 //! narrow, an error entry), and, in colour with every cell's style, the
 //! diff preview, an error entry and the status bar under each phase.
 
-use crossterm::event::KeyCode;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use dashfloat::protocol::{
     AgentEvent, ConfirmRequest, Phase, PreviewKind, ReplyEnd, Severity, ToolStatus, Usage,
 };
@@ -406,6 +406,33 @@ fn each_phase_in_the_status_bar_in_colour() {
         screens.push_str(&format!("{phase:?}\n{}\n", draw_styled(&mut s)));
     }
     insta::assert_snapshot!(screens);
+}
+
+/// In a terminal too short for the input box's eight rows, the line being
+/// typed and the cursor stay in sight.
+#[test]
+fn a_short_terminal_keeps_the_line_being_typed() {
+    let mut s = state(40, 6);
+    type_text(&mut s, "one");
+    for line in ["two", "three", "four", "five", "six"] {
+        update(
+            &mut s,
+            Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT)),
+        );
+        type_text(&mut s, line);
+    }
+    let mut terminal = render(&mut s);
+    let screen = terminal.backend().to_string();
+    assert!(screen.contains("six"), "{screen}");
+    let cursor = terminal.get_cursor_position().unwrap();
+    assert!(cursor.y < 6, "{cursor:?}");
+    assert!(
+        screen
+            .lines()
+            .nth(usize::from(cursor.y))
+            .unwrap()
+            .contains("six")
+    );
 }
 
 #[test]
