@@ -139,6 +139,17 @@ fn wide_characters_count_two_columns() {
     assert_eq!(lines, ["中文字", "符中文", "字符"]);
 }
 
+/// A cell cut where a wide character does not fit ends there: text from
+/// further on must not seem to follow what is shown.
+#[test]
+fn a_table_cell_cut_at_a_wide_character_ends_there() {
+    let out = render("| h |\n|---|\n| ab中**cd** |", 4, &test_theme());
+    let lines: Vec<String> = out.lines.iter().map(plain).collect();
+    let row = lines.iter().find(|l| l.contains("ab")).unwrap();
+    assert!(row.contains("ab…"), "{lines:?}");
+    assert!(!row.contains('c'), "{lines:?}");
+}
+
 #[test]
 fn streaming_keeps_a_half_typed_line_plain() {
     let theme = test_theme();

@@ -145,11 +145,14 @@ fn fit_cell(
         for (t, s) in cell {
             let part = truncate_to(t, budget);
             let pw = str_width(&part);
+            let cut = part.len() < t.len();
             budget -= pw;
             used += pw;
             last_style = *s;
             push_span(&mut content, part, *s);
-            if budget == 0 {
+            // A part cut short (a wide character that did not fit) ends
+            // the cell: what follows it must not seem to come next.
+            if budget == 0 || cut {
                 break;
             }
         }
