@@ -15,7 +15,7 @@ use crate::protocol::SessionSummary;
 use super::entry::clean;
 use super::keys;
 use super::theme::Theme;
-use super::width::str_width;
+use super::width::{prefix_fitting, str_width};
 
 /// The most columns a title takes in the picker; the directory follows.
 pub const PICKER_TITLE_COLUMNS: usize = 48;
@@ -154,25 +154,16 @@ impl Picker {
     }
 }
 
-/// `text` cut (with `…`) or padded to exactly `columns` columns.
+/// `text` cut (with `…`, between characters as shown) or padded to
+/// exactly `columns` columns.
 fn pad(text: &str, columns: usize) -> String {
-    let mut out = String::new();
-    let mut width = 0;
-    if str_width(text) <= columns {
-        out.push_str(text);
-        width = str_width(text);
+    let whole = str_width(text);
+    let (mut out, width) = if whole <= columns {
+        (text.to_owned(), whole)
     } else {
-        for c in text.chars() {
-            let w = str_width(c.encode_utf8(&mut [0; 4]));
-            if width + w + 1 > columns {
-                break;
-            }
-            out.push(c);
-            width += w;
-        }
-        out.push('…');
-        width += 1;
-    }
+        let kept = prefix_fitting(text, columns.saturating_sub(1));
+        (format!("{kept}…"), str_width(kept) + 1)
+    };
     out.push_str(&" ".repeat(columns.saturating_sub(width)));
     out
 }
@@ -195,5 +186,20 @@ pub fn size(bytes: u64) -> String {
         0..1_024 => format!("{bytes} B"),
         1_024..1_048_576 => format!("{} KB", bytes / 1_024),
         _ => format!("{:.1} MB", bytes as f64 / 1_048_576.0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_title_is_cut_between_characters_as_shown_and_padded_to_its_column() {
+        let family = "👨\u{200D}👩\u{200D}👧";
+        let title = format!("ab{family}{family}cd");
+        let cut = pad(&title, 5);
+        assert_eq!(cut, format!("ab{family}…"));
+        assert_eq!(str_width(&cut), 5);
+        assert_eq!(pad("ab", 4), "ab  ");
     }
 }
