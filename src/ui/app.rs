@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use crossterm::event::Event;
 use ratatui::Terminal;
-use ratatui::backend::CrosstermBackend;
+use ratatui::backend::{Backend, ClearType, CrosstermBackend};
 use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio::sync::mpsc;
 use tokio::time::{Instant, MissedTickBehavior};
@@ -62,6 +62,10 @@ pub async fn run(
     let mut hup = signal(SignalKind::hangup()).ok();
     let mut int = signal(SignalKind::interrupt()).ok();
     let mut quit_signal = signal(SignalKind::quit()).ok();
+    // SIGTSTP (Ctrl+Z is a key in raw mode, so it comes only from `kill`)
+    // would stop the process with the terminal still raw: the screen is
+    // given back first.
+    let mut stop_signal = signal(SignalKind::from_raw(nix::libc::SIGTSTP)).ok();
     let hangup = HangupWatch::new()?;
     let guard = TerminalGuard::enter()?;
     // Starts crossterm's event reader now, which installs its SIGWINCH
@@ -133,6 +137,12 @@ pub async fn run(
             Some(()) = next_signal(&mut hup) => break,
             Some(()) = next_signal(&mut int) => break,
             Some(()) = next_signal(&mut quit_signal) => break,
+            Some(()) = next_signal(&mut stop_signal) => {
+                if suspend(&guard, &mut terminal, &mut state).is_err() {
+                    break;
+                }
+                continue;
+            }
         };
         let mut quit = false;
         let mut msgs = VecDeque::from(msgs);
@@ -146,7 +156,8 @@ pub async fn run(
                     Effect::Copy(text) => {
                         quit |= copy_to_clipboard(terminal.backend_mut(), &text).is_err();
                     }
-                    Effect::Redraw => quit |= terminal.clear().is_err(),
+                    Effect::Redraw => quit |= clear(&mut terminal).is_err(),
+                    Effect::Suspend => quit |= suspend(&guard, &mut terminal, &mut state).is_err(),
                     Effect::Quit => quit = true,
                 }
             }
@@ -167,6 +178,34 @@ fn draw(
 ) -> io::Result<()> {
     state.prepare();
     terminal.draw(|frame| view(state, frame))?;
+    Ok(())
+}
+
+/// Ctrl+Z: the terminal is the shell's until the process is continued;
+/// then the whole screen is drawn again, for the size it has then.
+fn suspend(
+    guard: &TerminalGuard,
+    terminal: &mut Terminal<CrosstermBackend<io::Stdout>>,
+    state: &mut State,
+) -> io::Result<()> {
+    guard.suspend()?;
+    clear(terminal)?;
+    let size = terminal.size()?;
+    update(state, Msg::Resize(size.width, size.height));
+    draw(terminal, state)
+}
+
+/// Clears the screen and forgets what was drawn, so the next frame draws
+/// every cell. Not `Terminal::clear`: that asks the terminal where its
+/// cursor is, the answer goes to the input thread instead, and the
+/// question fails after two seconds, which ended the UI.
+fn clear(terminal: &mut Terminal<CrosstermBackend<io::Stdout>>) -> io::Result<()> {
+    let backend = terminal.backend_mut();
+    backend.clear_region(ClearType::All)?;
+    Backend::flush(backend)?;
+    // The buffer drawn next is blank after a frame; the one shown is
+    // blanked here and becomes it, so both are blank.
+    terminal.swap_buffers();
     Ok(())
 }
 

@@ -100,15 +100,33 @@ impl TerminalGuard {
         let guard = Self {
             _claim: ScreenClaim::claim(),
         };
-        execute!(
-            io::stdout(),
-            EnterAlternateScreen,
-            EnableBracketedPaste,
-            EnableMouseCapture,
-            PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES),
-        )?;
+        enter_screen()?;
         Ok(guard)
     }
+
+    /// Gives the terminal back and stops the process until the shell
+    /// continues it (Ctrl+Z, SIGTSTP), then takes the screen again, to be
+    /// drawn afresh: while stopped, the shell has a usable terminal.
+    pub fn suspend(&self) -> io::Result<()> {
+        restore();
+        // SIGSTOP, since the UI catches SIGTSTP to get here; the shell
+        // sees the job stopped either way.
+        nix::sys::signal::raise(nix::sys::signal::Signal::SIGSTOP).map_err(io::Error::from)?;
+        enable_raw_mode()?;
+        enter_screen()
+    }
+}
+
+/// Enters the alternate screen, bracketed paste, mouse capture and the
+/// kitty keyboard protocol (raw mode is the caller's).
+fn enter_screen() -> io::Result<()> {
+    execute!(
+        io::stdout(),
+        EnterAlternateScreen,
+        EnableBracketedPaste,
+        EnableMouseCapture,
+        PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES),
+    )
 }
 
 impl Drop for TerminalGuard {

@@ -62,6 +62,8 @@ pub enum Effect {
     Copy(String),
     /// Clear and redraw the whole screen.
     Redraw,
+    /// Give the terminal to the shell and stop until continued (Ctrl+Z).
+    Suspend,
     /// End the UI loop: the terminal is restored and the transcript printed.
     Quit,
 }
@@ -459,6 +461,7 @@ fn on_key(state: &mut State, key: KeyEvent) -> Outcome {
             return copy_reply(state, Some(usize::from(c as u8 - b'1')));
         }
         KeyCode::Char('l') if ctrl => return Outcome::with(vec![Effect::Redraw]),
+        KeyCode::Char('z') if ctrl => return Outcome::with(vec![Effect::Suspend]),
         KeyCode::Char('u') if ctrl => state.editor.kill_to_line_start(),
         KeyCode::Char('w') if ctrl => state.editor.delete_word_back(),
         KeyCode::Char('a') if ctrl => state.editor.move_home(),

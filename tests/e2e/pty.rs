@@ -268,6 +268,69 @@ fn sighup_restores_the_terminal() {
     signal_restores_the_terminal(nix::sys::signal::Signal::SIGHUP);
 }
 
+/// Polls `done` until it holds, for at most [`WAIT`].
+fn eventually(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + WAIT;
+    while !done() {
+        assert!(std::time::Instant::now() < deadline, "never: {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Whether the process `pid` is stopped (state `T` in `/proc`).
+fn stopped(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| Some(stat.rsplit_once(") ")?.1.starts_with('T')))
+        .unwrap_or(false)
+}
+
+/// Ctrl+Z gives the terminal back and stops dashfloat, as a full-screen
+/// program does; continued, it takes the screen again and draws it whole.
+/// SIGTSTP sent with `kill` does the same.
+#[test]
+fn ctrl_z_or_sigtstp_gives_the_terminal_back_until_continued() {
+    use nix::sys::signal::{Signal, kill};
+    let server = ScriptedServer::start_blocking(vec![]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut session = spawn(dir.path(), &server.base_url());
+    session.wait_for("idle", WAIT).unwrap();
+    let pid = session.pid().unwrap() as i32;
+    for by_key in [true, false] {
+        if by_key {
+            session.send(b"\x1a");
+        } else {
+            kill(nix::unistd::Pid::from_raw(pid), Signal::SIGTSTP).unwrap();
+        }
+        eventually("stopped", || stopped(pid));
+        eventually("the terminal given back", || !session.alternate_screen());
+        assert_eq!(session.termios_is_cooked(), Some(true), "raw mode left on");
+        kill(nix::unistd::Pid::from_raw(pid), Signal::SIGCONT).unwrap();
+        eventually("the screen taken again", || {
+            session.alternate_screen() && session.screen_text().contains("idle")
+        });
+        assert_eq!(session.termios_is_cooked(), Some(false));
+    }
+    session.send(b"\x04");
+    assert!(session.wait_exit(WAIT).expect("no exit").success());
+}
+
+/// Ctrl+L draws the screen again and the session goes on (it once asked
+/// the terminal for its cursor, missed the answer, and quit).
+#[test]
+fn ctrl_l_redraws_and_the_session_goes_on() {
+    let server = ScriptedServer::start_blocking(vec![]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut session = spawn(dir.path(), &server.base_url());
+    session.wait_for("idle", WAIT).unwrap();
+    session.send(b"\x0c");
+    session.send(b"still here");
+    session.wait_for("still here", WAIT).unwrap();
+    assert!(session.is_running());
+    session.send(b"\x15\x04");
+    assert!(session.wait_exit(WAIT).expect("no exit").success());
+}
+
 #[test]
 fn a_resize_redraws_for_the_new_size() {
     let server = ScriptedServer::start_blocking(vec![]);
