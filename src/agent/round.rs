@@ -735,9 +735,14 @@ impl Agent {
             self.conversation.push_tool_result(call.id, &result);
         }
         // What the person wrote instead of an answer is their message, after
-        // every result of the round, and starts a turn as a prompt does.
+        // every result of the round, and starts a turn as a prompt does,
+        // saved as a prompt is.
+        let redirected = !said.is_empty();
         for words in said {
             self.take_words(words);
+        }
+        if redirected {
+            self.save().await;
         }
         if was_cancelled {
             self.end_turn().await;

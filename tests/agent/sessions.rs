@@ -8,7 +8,7 @@ use std::path::Path;
 use dashfloat::agent::ApprovalPolicy;
 use dashfloat::llm::wire::{FunctionCall, Message, Role, ToolCallMessage};
 use dashfloat::protocol::{
-    AgentEvent, Decision, LogItem, ReplyEnd, Severity, ToolStatus, UiCommand,
+    AgentEvent, Decision, LogItem, Phase, ReplyEnd, Severity, ToolStatus, UiCommand,
 };
 use dashfloat::secret::Secret;
 use dashfloat::session::{
@@ -21,7 +21,7 @@ use serde_json::Value;
 use crate::support;
 use support::WAIT;
 use support::agent::{AgentHarness, setup, start_with, system_texts};
-use support::server::{Reply, ScriptedServer};
+use support::server::{Reply, ScriptedServer, Step, role_chunk, sse_frame};
 use support::sessions::write_record;
 
 /// The project directory sessions are recorded under in these tests.
@@ -435,6 +435,34 @@ fn ids_that_could_name_other_files_are_refused() {
 }
 
 // --------------------------------------------------------------- agent --
+
+/// Words sent instead of an answer are saved as a prompt is, before the
+/// model is asked: a quit or a kill while it answers keeps them.
+#[tokio::test]
+async fn words_sent_instead_of_an_answer_are_saved_before_the_model_answers() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let store = SessionStore::at(home.path().join("sessions"));
+    let server = ScriptedServer::start(vec![
+        Reply::tool_call("w1", "write_file", &[r#"{"path":"a.md","content":"a"}"#]),
+        Reply::sse_steps(vec![Step::Send(sse_frame(&role_chunk())), Step::Hang]),
+    ])
+    .await;
+    let mut h = start_saving(&server, project.path(), &store, OpenSession::New);
+    h.prompt("write a").await;
+    let (id, _) = h.next_confirm().await;
+    h.decide(&id, Decision::Redirect("write b instead".into()))
+        .await;
+    h.until(|e| matches!(e, AgentEvent::Phase(Phase::Streaming)))
+        .await;
+    let saved = store.load(&saved_ids(&store)[0]).unwrap();
+    let last = saved.messages.last().unwrap();
+    assert_eq!(
+        (last.role, last.content.as_deref()),
+        (Role::User, Some("write b instead"))
+    );
+    h.send(UiCommand::Quit).await;
+}
 
 /// Words sent instead of an answer: neither the call nor the rest of its
 /// reply runs, the model reads the words as the person's message after the
