@@ -446,6 +446,7 @@ impl Agent {
             return self.system(Severity::Error, NO_STORE).await;
         };
         let current = id == self.saving.id;
+        let here = setup.directory.clone();
         let store = setup.store.clone();
         let lock = setup.save && !current;
         let opened = tokio::task::spawn_blocking(move || store.open(&id, lock)).await;
@@ -468,6 +469,15 @@ impl Agent {
                     .episodes_started
                     .max(self.conversation.made_up_ids_past());
                 let mut checkpoints = std::mem::take(&mut saved.checkpoints);
+                // What its turns changed is named by paths in the project
+                // it was saved in: here they would be other files.
+                let elsewhere = (saved.directory != here
+                    && !(checkpoints.done.is_empty() && checkpoints.undone.is_empty()))
+                .then(|| saved.directory.clone());
+                if elsewhere.is_some() {
+                    checkpoints.done.clear();
+                    checkpoints.undone.clear();
+                }
                 checkpoints.align(self.conversation.prompts().count());
                 self.setup.tools.checkpoints.replace(checkpoints);
                 self.budget.forget_report();
@@ -483,6 +493,12 @@ impl Agent {
                 self.emit(AgentEvent::SessionOpened { log }).await;
                 if let Some(usage) = last_usage {
                     self.emit(AgentEvent::Usage(usage)).await;
+                }
+                if let Some(directory) = elsewhere {
+                    let notice = format!(
+                        "this session was saved in {directory}: what its turns changed there cannot be undone here, and is no longer kept with it"
+                    );
+                    self.system(Severity::Notice, notice).await;
                 }
             }
             Ok(Err(e)) => self.system(Severity::Error, e.to_string()).await,

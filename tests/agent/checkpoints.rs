@@ -523,6 +523,43 @@ async fn undo_works_after_continue() {
     assert_eq!(snapshot(dir.path()), before);
 }
 
+/// A session saved in another project and resumed here (`--resume
+/// --all`) leaves what its turns changed behind: those paths name the
+/// other project's files.
+#[tokio::test]
+async fn a_session_resumed_in_another_project_has_nothing_to_undo_there() {
+    let home = tempfile::tempdir().unwrap();
+    let store = SessionStore::at(home.path().join("sessions"));
+    let dir = project();
+    let server = ScriptedServer::start(three_edits_and_a_new_file()).await;
+    let mut h = start(&server, dir.path(), Some((&store, OpenSession::New)));
+    h.prompt("change them").await;
+    h.turn().await;
+    h.send(UiCommand::Quit).await;
+    h.task.await.unwrap();
+    let id = store.list(None).sessions[0].id.clone();
+
+    let other = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(Vec::new()).await;
+    let mut s = setup(&server.base_url(), other.path(), ApprovalPolicy::AutoEdit);
+    s.sessions = Some(SessionSetup {
+        store: store.clone(),
+        open: OpenSession::Resume(id),
+        save: true,
+        directory: "/projects/other".to_string(),
+        base_url: server.base_url(),
+    });
+    let mut h = start_with(s);
+    let opened = h
+        .until(|e| matches!(e, AgentEvent::SessionOpened { .. }))
+        .await;
+    let events = restore(&mut h, UiCommand::Undo, &[]).await;
+    assert!(previews(&events).is_empty());
+    let said = notice_of(&opened) + &notice_of(&events);
+    assert!(said.contains("saved in /projects/demo"), "{said}");
+    assert_eq!(std::fs::read_dir(other.path()).unwrap().count(), 0);
+}
+
 #[tokio::test]
 async fn a_file_over_the_edit_bound_is_not_restorable_and_the_confirmation_says_so() {
     let dir = tempfile::tempdir().unwrap();
