@@ -319,21 +319,24 @@ impl Agent {
                 let Some(listing) = self.listing(Some(directory)).await else {
                     return;
                 };
-                match listing.first() {
-                    Some(latest) => {
-                        let id = latest.id.clone();
-                        self.open(id).await;
-                    }
-                    None => {
-                        self.system(
-                            Severity::Notice,
-                            "no saved session in this directory yet; this is a new one",
-                        )
-                        .await;
+                // The newest that opens: a damaged file is skipped, as
+                // the listing skips one it cannot read.
+                for summary in &listing {
+                    match self.open(summary.id.clone()).await {
+                        Opened::Yes | Opened::Not => return,
+                        Opened::Damaged(why) => {
+                            self.system(Severity::Notice, why.to_string()).await
+                        }
                     }
                 }
+                let notice = if listing.is_empty() {
+                    "no saved session in this directory yet; this is a new one"
+                } else {
+                    "no saved session in this directory could be opened; this is a new one"
+                };
+                self.system(Severity::Notice, notice).await;
             }
-            OpenSession::Resume(id) => self.open(id).await,
+            OpenSession::Resume(id) => self.resume_saved(id).await,
             OpenSession::Pick { all } => self.list_sessions(all).await,
         }
     }
@@ -374,7 +377,7 @@ impl Agent {
             .await;
             return;
         }
-        self.open(id).await;
+        self.resume_saved(id).await;
         self.warm_cache();
         self.announce_session().await;
         self.emit(AgentEvent::TurnDone).await;
@@ -439,11 +442,21 @@ impl Agent {
         }
     }
 
+    /// Opens the saved session the person named; on failure an error entry
+    /// says why and this one goes on.
+    async fn resume_saved(&mut self, id: String) {
+        if let Opened::Damaged(why) = self.open(id).await {
+            self.system(Severity::Error, why.to_string()).await;
+        }
+    }
+
     /// Opens saved session `id` in place of this one (locked, when saving
-    /// is on); on failure an error entry says why and this one goes on.
-    async fn open(&mut self, id: String) {
+    /// is on); on a failure but a damaged file an error entry says why, and
+    /// this one goes on.
+    async fn open(&mut self, id: String) -> Opened {
         let Some(setup) = &self.saving.setup else {
-            return self.system(Severity::Error, NO_STORE).await;
+            self.system(Severity::Error, NO_STORE).await;
+            return Opened::Not;
         };
         let current = id == self.saving.id;
         let here = setup.directory.clone();
@@ -500,14 +513,37 @@ impl Agent {
                     );
                     self.system(Severity::Notice, notice).await;
                 }
+                Opened::Yes
             }
-            Ok(Err(e)) => self.system(Severity::Error, e.to_string()).await,
+            Ok(Err(
+                e @ (SessionError::Read { .. }
+                | SessionError::Corrupt { .. }
+                | SessionError::Newer { .. }
+                | SessionError::TooLarge { .. }),
+            )) => Opened::Damaged(e),
+            Ok(Err(e)) => {
+                self.system(Severity::Error, e.to_string()).await;
+                Opened::Not
+            }
             Err(e) => {
                 self.system(Severity::Error, task_failure("session open", &e))
                     .await;
+                Opened::Not
             }
         }
     }
+}
+
+/// How opening a saved session went.
+#[derive(Debug)]
+enum Opened {
+    /// It is the session now.
+    Yes,
+    /// Its file cannot be read as a session (why, not yet said); this one
+    /// goes on.
+    Damaged(SessionError),
+    /// It could not be opened (in use, gone, …); this one goes on.
+    Not,
 }
 
 /// The text a log item holds, in bytes.

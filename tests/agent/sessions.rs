@@ -880,6 +880,54 @@ async fn continue_opens_the_latest_session_of_this_directory() {
     );
 }
 
+/// A newest session whose conversation is damaged is skipped, as the list
+/// skips a file it cannot read: the one before it is continued, and a
+/// notice says why.
+#[tokio::test]
+async fn continue_skips_a_damaged_session_for_the_one_before_it() {
+    let home = tempfile::tempdir().unwrap();
+    let store = SessionStore::at(home.path());
+    write_session(&store, "20261201-000000-aaaaaa", PROJECT, 10, "older here");
+    let orphan: Message = serde_json::from_value(serde_json::json!(
+        {"role": "tool", "tool_call_id": "c00000000", "content": "{}"}
+    ))
+    .unwrap();
+    write_record(
+        &store,
+        "20261201-000001-bbbbbb",
+        PROJECT,
+        20,
+        &[
+            Message::new(Role::System, "system prompt"),
+            Message::new(Role::User, "damaged"),
+            orphan,
+        ],
+        &[LogItem::User("damaged".into())],
+    );
+    let server = ScriptedServer::start(vec![]).await;
+    let project = tempfile::tempdir().unwrap();
+    let mut h = start_saving(&server, project.path(), &store, OpenSession::Continue);
+    let events = h
+        .until(|e| matches!(e, AgentEvent::SessionOpened { .. }))
+        .await;
+    let Some(AgentEvent::SessionOpened { log }) = events.last() else {
+        unreachable!()
+    };
+    assert_eq!(log[0], LogItem::User("older here".into()));
+    let said = system_texts(&events).join("\n");
+    assert!(said.contains("20261201-000001-bbbbbb"), "{said}");
+    assert!(
+        !events.iter().any(|e| matches!(
+            e,
+            AgentEvent::System {
+                severity: Severity::Error,
+                ..
+            }
+        )),
+        "{events:?}"
+    );
+}
+
 #[tokio::test]
 async fn a_continued_session_is_sent_with_the_instructions_as_they_read_now() {
     let home = tempfile::tempdir().unwrap();
