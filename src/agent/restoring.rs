@@ -362,7 +362,7 @@ impl Agent {
             };
             let mut log = self.setup.tools.checkpoints.lock();
             match direction {
-                Direction::Undo | Direction::Rewind => log.undone.push(undone),
+                Direction::Undo | Direction::Rewind => log.push_undone(undone),
                 Direction::Redo => log.push_done(undone),
             }
         }
@@ -408,7 +408,7 @@ impl Agent {
         let mut log = self.setup.tools.checkpoints.lock();
         match direction {
             Direction::Undo | Direction::Rewind => log.push_done(changes),
-            Direction::Redo => log.undone.push(changes),
+            Direction::Redo => log.push_undone(changes),
         }
     }
 }

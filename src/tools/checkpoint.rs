@@ -185,6 +185,13 @@ impl CheckpointLog {
         self.evict();
     }
 
+    /// Keeps `turn` as what `/redo` re-applies next (an undo, or a redo
+    /// that was declined), within the bounds.
+    pub fn push_undone(&mut self, turn: TurnChanges) {
+        self.undone.push(turn);
+        self.evict();
+    }
+
     fn kept_bytes(&self) -> u64 {
         self.done
             .iter()
@@ -262,21 +269,29 @@ impl Checkpoints {
         } else {
             not_kept("its name is not UTF-8")
         };
+        // What does not fit beside this turn's own files is not kept, and
+        // costs no earlier turn its undo; what does, earlier turns make
+        // room for.
+        let this_turn: u64 = log
+            .current()
+            .files
+            .iter()
+            .map(|f| f.before.kept_bytes())
+            .sum();
+        let before = if this_turn + before.kept_bytes() > CHECKPOINT_MAX_BYTES {
+            not_kept(&format!(
+                "the checkpoints' {} MiB were full",
+                CHECKPOINT_MAX_BYTES >> 20
+            ))
+        } else {
+            before
+        };
         log.current().files.push(FileChange {
             path,
             before,
             after: None,
         });
         log.evict();
-        if log.kept_bytes() > CHECKPOINT_MAX_BYTES {
-            let full = not_kept(&format!(
-                "the checkpoints' {} MiB were full",
-                CHECKPOINT_MAX_BYTES >> 20
-            ));
-            if let Some(change) = log.current().files.last_mut() {
-                change.before = full;
-            }
-        }
     }
 
     /// A call is about to run: a command the read-only analyser did not
@@ -666,6 +681,40 @@ mod tests {
         let last = log.done[0].files.last().unwrap();
         assert_eq!(last.path, "d");
         assert!(matches!(&last.before, FileState::NotKept { why } if why.contains("full")));
+    }
+
+    #[test]
+    fn a_file_that_cannot_fit_beside_its_turn_costs_no_earlier_turn() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = LocalWorkspace::new(dir.path());
+        let checkpoints = Checkpoints::default();
+        let half = usize::try_from(CHECKPOINT_MAX_BYTES / 2).unwrap();
+        {
+            let mut log = checkpoints.lock();
+            log.done.push(turn(1, vec![kept("small", 10)]));
+            log.done
+                .push(turn(2, vec![kept("a", half - 10), kept("b", half - 10)]));
+            log.turn = 2;
+        }
+        checkpoints.capture(&ws, &dir.path().join("c"), || FileState::File {
+            content: vec![b'c'; 100],
+            mode: 0o600,
+        });
+        let log = checkpoints.lock().clone();
+        assert_eq!(log.done.iter().map(|t| t.turn).collect::<Vec<_>>(), [1, 2]);
+        let last = log.done[1].files.last().unwrap();
+        assert!(matches!(&last.before, FileState::NotKept { why } if why.contains("full")));
+    }
+
+    #[test]
+    fn what_an_undo_keeps_for_redo_stays_within_the_byte_bound() {
+        let half = usize::try_from(CHECKPOINT_MAX_BYTES / 2).unwrap();
+        let mut log = CheckpointLog::default();
+        log.done.push(turn(2, vec![kept("a", half)]));
+        log.undone.push(turn(1, vec![kept("u", half)]));
+        log.push_undone(turn(3, vec![kept("b", 10)]));
+        assert_eq!(log.undone.iter().map(|t| t.turn).collect::<Vec<_>>(), [3]);
+        assert!(log.kept_bytes() <= CHECKPOINT_MAX_BYTES);
     }
 
     #[test]
