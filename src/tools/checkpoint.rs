@@ -7,7 +7,7 @@
 //! `docs/decisions/0035-checkpoints.md`.
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use serde::{Deserialize, Serialize};
@@ -73,6 +73,10 @@ pub struct FileChange {
     /// A hash of the content the turn left ([`None`]: no file), to tell
     /// whether the file changed since.
     pub after: Option<u64>,
+    /// The folders the turn made for the file it created, relative to the
+    /// root, deepest first: `/undo` removes each once it is empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub made_dirs: Vec<String>,
 }
 
 /// The files one turn changed, in the order it first changed them.
@@ -290,8 +294,23 @@ impl Checkpoints {
             path,
             before,
             after: None,
+            made_dirs: Vec::new(),
         });
         log.evict();
+    }
+
+    /// A file tool made the folders `dirs` (deepest first) for the file
+    /// `real` it created: kept with the file's change when the turn
+    /// created it, so `/undo` removes them too.
+    pub fn made_dirs(&self, ws: &dyn Workspace, real: &Path, dirs: &[PathBuf]) {
+        let (path, _) = relative(ws, real);
+        let mut log = self.lock();
+        if let Some(change) = log.current().files.iter_mut().find(|f| f.path == path)
+            && change.before == FileState::Absent
+            && change.made_dirs.is_empty()
+        {
+            change.made_dirs = dirs.iter().map(|dir| relative(ws, dir).0).collect();
+        }
     }
 
     /// A call is about to run: a command the read-only analyser did not
@@ -391,6 +410,8 @@ pub struct Surveyed {
     /// A hash of it now ([`None`]: no file), checked again just before
     /// writing.
     now_hash: Option<u64>,
+    /// The folders made for it, removed with it once empty.
+    made_dirs: Vec<String>,
 }
 
 impl Surveyed {
@@ -444,6 +465,7 @@ pub fn survey(ws: &dyn Workspace, changes: &TurnChanges) -> Vec<Surveyed> {
                 target: change.before.clone(),
                 now,
                 now_hash,
+                made_dirs: change.made_dirs.clone(),
             }
         })
         .collect()
@@ -511,6 +533,7 @@ pub fn restore(
                     FileState::File { content, .. } => Some(content_hash(content)),
                     FileState::Absent | FileState::NotKept { .. } => None,
                 },
+                made_dirs: file.made_dirs.clone(),
             });
         }
         outcomes.push((file.path.clone(), outcome));
@@ -545,7 +568,15 @@ fn restore_one(ws: &dyn Workspace, file: &Surveyed) -> Restored {
                 WriteError::Parents(e) | WriteError::Write(e) => e,
             }),
         (FileState::Absent, FileState::Absent) => Ok("already absent"),
-        (FileState::Absent, _) => ws.remove_file(&real).map(|()| "removed"),
+        (FileState::Absent, _) => ws.remove_file(&real).map(|()| {
+            // A folder that is not empty, or no longer there, stays as it is.
+            for dir in &file.made_dirs {
+                if let Ok(dir) = ws.resolve(dir) {
+                    let _ = ws.remove_empty_dir(&dir);
+                }
+            }
+            "removed"
+        }),
         (FileState::NotKept { why }, _) => {
             return Restored::Left(format!("not restorable ({why})"));
         }
@@ -608,6 +639,7 @@ mod tests {
                 mode: 0o644,
             },
             after: Some(1),
+            made_dirs: Vec::new(),
         }
     }
 
@@ -634,6 +666,7 @@ mod tests {
                 path: "a.txt".into(),
                 before: FileState::Absent,
                 after: Some(content_hash(b"two")),
+                made_dirs: Vec::new(),
             }]
         );
     }
@@ -781,6 +814,7 @@ mod tests {
                         mode: 0o755,
                     },
                     after: None,
+                    made_dirs: Vec::new(),
                 },
             ],
         ));

@@ -136,6 +136,12 @@ impl Workspace for LocalWorkspace {
             .map_err(io::Error::from)
     }
 
+    fn remove_empty_dir(&self, real: &Path) -> io::Result<()> {
+        let (dir, name) = beneath::parent(&self.root, real)?;
+        nix::unistd::unlinkat(&dir, name, nix::unistd::UnlinkatFlags::RemoveDir)
+            .map_err(io::Error::from)
+    }
+
     fn read_small(&self, path: &Path, max: u64) -> io::Result<Option<String>> {
         let file = match File::options()
             .read(true)

@@ -82,6 +82,10 @@ pub trait Workspace: Send + Sync + fmt::Debug {
     /// `/undo` does to a file a turn created.
     fn remove_file(&self, real: &Path) -> io::Result<()>;
 
+    /// Removes the folder `real` (a resolved path) when it is empty, as
+    /// `/undo` does to a folder a turn made for a file it created.
+    fn remove_empty_dir(&self, real: &Path) -> io::Result<()>;
+
     /// A small regular file's text (bytes that are not UTF-8 replaced),
     /// `None` when it does not exist, an error when it is larger than `max`
     /// bytes or not a regular file. Opened without blocking. For the

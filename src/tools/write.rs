@@ -2,7 +2,7 @@
 //! existing file's mode. `docs/decisions/0012-file-tools.md`.
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -227,12 +227,20 @@ fn write_file(
         Some(meta) => state_of(ws, &real, meta),
         None => FileState::Absent,
     });
+    let made_dirs = if existing.is_none() {
+        missing_folders(ws, &real)
+    } else {
+        Vec::new()
+    };
     ws.write_atomic(&real, content.as_bytes(), mode, Parents::Create)
         .map_err(|e| match e {
             WriteError::Parents(e) => io_failure(TOOL, path, "create the directories of", &e),
             WriteError::Write(e) => io_failure(TOOL, path, "write", &e),
         })?;
     ctx.checkpoints.landed(ws, &real, content.as_bytes());
+    if !made_dirs.is_empty() {
+        ctx.checkpoints.made_dirs(ws, &real, &made_dirs);
+    }
     known.record(&real);
     Ok(WriteFileOutput {
         path: path.to_owned(),
@@ -280,4 +288,17 @@ fn failed(message: String) -> ToolFailure {
         tool: TOOL.to_owned(),
         message,
     }
+}
+
+/// The folders above `real`, up to the root, that do not exist yet:
+/// those writing it makes, deepest first.
+fn missing_folders(ws: &dyn super::Workspace, real: &Path) -> Vec<PathBuf> {
+    real.ancestors()
+        .skip(1)
+        .take_while(|dir| dir.starts_with(ws.root()) && *dir != ws.root())
+        .take_while(
+            |dir| matches!(ws.lstat(dir), Err(e) if e.kind() == std::io::ErrorKind::NotFound),
+        )
+        .map(Path::to_path_buf)
+        .collect()
 }

@@ -560,6 +560,31 @@ async fn a_session_resumed_in_another_project_has_nothing_to_undo_there() {
     assert_eq!(std::fs::read_dir(other.path()).unwrap().count(), 0);
 }
 
+/// A file created in new folders is undone with them; a folder that was
+/// there before stays, even empty, and `/redo` makes them again.
+#[tokio::test]
+async fn undoing_a_created_file_removes_the_folders_made_for_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("logs")).unwrap();
+    let server = ScriptedServer::start(turn_of(&[
+        write("w1", "new/deep/x.rs", "x\n"),
+        write("w2", "logs/a.txt", "a\n"),
+    ]))
+    .await;
+    let mut h = start(&server, dir.path(), None);
+    h.prompt("make them").await;
+    h.turn().await;
+    assert!(dir.path().join("new/deep/x.rs").exists());
+    restore(&mut h, UiCommand::Undo, &[Decision::Approve]).await;
+    assert!(!dir.path().join("new").exists());
+    assert!(dir.path().join("logs").is_dir());
+    assert!(!dir.path().join("logs/a.txt").exists());
+    restore(&mut h, UiCommand::Redo, &[Decision::Approve]).await;
+    assert_eq!(text(dir.path(), "new/deep/x.rs"), "x\n");
+    restore(&mut h, UiCommand::Undo, &[Decision::Approve]).await;
+    assert!(!dir.path().join("new").exists());
+}
+
 #[tokio::test]
 async fn a_file_over_the_edit_bound_is_not_restorable_and_the_confirmation_says_so() {
     let dir = tempfile::tempdir().unwrap();
