@@ -502,18 +502,24 @@ async fn words_that_look_like_a_note_do_not_shift_the_rewind_points() {
     assert_eq!(text(dir.path(), "two.txt"), "2\n");
 }
 
+/// A saved session of one turn that edits three of `dir`'s files and
+/// makes a new one, ended as a quit ends it.
+async fn save_a_turn_of_edits(store: &SessionStore, dir: &Path) {
+    let server = ScriptedServer::start(three_edits_and_a_new_file()).await;
+    let mut h = start(&server, dir, Some((store, OpenSession::New)));
+    h.prompt("change them").await;
+    h.turn().await;
+    h.send(UiCommand::Quit).await;
+    h.task.await.unwrap();
+}
+
 #[tokio::test]
 async fn undo_works_after_continue() {
     let home = tempfile::tempdir().unwrap();
     let store = SessionStore::at(home.path().join("sessions"));
     let dir = project();
     let before = snapshot(dir.path());
-    let server = ScriptedServer::start(three_edits_and_a_new_file()).await;
-    let mut h = start(&server, dir.path(), Some((&store, OpenSession::New)));
-    h.prompt("change them").await;
-    h.turn().await;
-    h.send(UiCommand::Quit).await;
-    h.task.await.unwrap();
+    save_a_turn_of_edits(&store, dir.path()).await;
 
     let server = ScriptedServer::start(Vec::new()).await;
     let mut h = start(&server, dir.path(), Some((&store, OpenSession::Continue)));
@@ -531,12 +537,7 @@ async fn a_session_resumed_in_another_project_has_nothing_to_undo_there() {
     let home = tempfile::tempdir().unwrap();
     let store = SessionStore::at(home.path().join("sessions"));
     let dir = project();
-    let server = ScriptedServer::start(three_edits_and_a_new_file()).await;
-    let mut h = start(&server, dir.path(), Some((&store, OpenSession::New)));
-    h.prompt("change them").await;
-    h.turn().await;
-    h.send(UiCommand::Quit).await;
-    h.task.await.unwrap();
+    save_a_turn_of_edits(&store, dir.path()).await;
     let id = store.list(None).sessions[0].id.clone();
 
     let other = tempfile::tempdir().unwrap();

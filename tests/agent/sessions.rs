@@ -844,6 +844,24 @@ async fn a_result_saved_mid_round_is_already_cut_to_fit() {
     );
 }
 
+/// Continues the latest session of `store` in `project`: the events up to
+/// its opening, and the log it opened with.
+async fn continued(
+    server: &ScriptedServer,
+    project: &Path,
+    store: &SessionStore,
+) -> (Vec<AgentEvent>, Vec<LogItem>) {
+    let mut h = start_saving(server, project, store, OpenSession::Continue);
+    let events = h
+        .until(|e| matches!(e, AgentEvent::SessionOpened { .. }))
+        .await;
+    let Some(AgentEvent::SessionOpened { log }) = events.last() else {
+        unreachable!()
+    };
+    let log = log.clone();
+    (events, log)
+}
+
 #[tokio::test]
 async fn continue_opens_the_latest_session_of_this_directory() {
     let home = tempfile::tempdir().unwrap();
@@ -859,13 +877,7 @@ async fn continue_opens_the_latest_session_of_this_directory() {
     );
     let server = ScriptedServer::start(vec![]).await;
     let project = tempfile::tempdir().unwrap();
-    let mut h = start_saving(&server, project.path(), &store, OpenSession::Continue);
-    let events = h
-        .until(|e| matches!(e, AgentEvent::SessionOpened { .. }))
-        .await;
-    let Some(AgentEvent::SessionOpened { log }) = events.last() else {
-        unreachable!()
-    };
+    let (events, log) = continued(&server, project.path(), &store).await;
     assert_eq!(log[0], LogItem::User("latest here".into()));
 
     // With none saved here: a notice, and a new session.
@@ -906,13 +918,7 @@ async fn continue_skips_a_damaged_session_for_the_one_before_it() {
     );
     let server = ScriptedServer::start(vec![]).await;
     let project = tempfile::tempdir().unwrap();
-    let mut h = start_saving(&server, project.path(), &store, OpenSession::Continue);
-    let events = h
-        .until(|e| matches!(e, AgentEvent::SessionOpened { .. }))
-        .await;
-    let Some(AgentEvent::SessionOpened { log }) = events.last() else {
-        unreachable!()
-    };
+    let (events, log) = continued(&server, project.path(), &store).await;
     assert_eq!(log[0], LogItem::User("older here".into()));
     let said = system_texts(&events).join("\n");
     assert!(said.contains("20261201-000001-bbbbbb"), "{said}");
