@@ -141,6 +141,14 @@ fn walk(root_real: &Path, relative: &Path, path: &str) -> Result<PathBuf, PathEr
         let next = resolved.join(&part);
         match std::fs::symlink_metadata(&next) {
             Ok(meta) if meta.file_type().is_symlink() => {
+                // A link under /proc or /dev (`/proc/self/cwd`, `/dev/fd/3`)
+                // means something else to each process: the command that
+                // opens the path later is not this one.
+                if !resolved.starts_with(root_real)
+                    && (resolved.starts_with("/proc") || resolved.starts_with("/dev"))
+                {
+                    return Err(PathError::Escapes(path.to_owned()));
+                }
                 links += 1;
                 if links > PATH_MAX_LINKS {
                     return Err(PathError::LinkLoop(path.to_owned()));

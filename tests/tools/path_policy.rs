@@ -118,6 +118,21 @@ fn a_symlink_staying_inside_resolves_to_its_target() {
     );
 }
 
+/// `/proc/self/...` and `/dev/fd/...` mean something else to the command
+/// that opens the path later (its own working directory, its own files):
+/// a path through them is refused even when it would lead back inside.
+#[test]
+fn a_link_through_a_process_own_files_is_refused() {
+    let t = tree();
+    let back_in = format!("/proc/self/root{}", t.root.join("src/main.rs").display());
+    symlink(&back_in, t.root.join("via-proc")).unwrap();
+    symlink("/proc/self/cwd/src/main.rs", t.root.join("via-cwd")).unwrap();
+    symlink("/dev/fd/0", t.root.join("via-fd")).unwrap();
+    for path in ["via-proc", "via-cwd", "via-fd"] {
+        escapes(&t.root, path);
+    }
+}
+
 #[test]
 fn a_symlinked_intermediate_directory_leading_out_is_refused() {
     let t = tree();
