@@ -221,6 +221,12 @@ const CASES: &[(&str, Expect)] = &[
         Asks("`git status --ignore-submodules` is not an option"),
     ),
     ("git diff --ignore-submodules", Asks("is not an option")),
+    // git runs `git -C .. ls-files` for it: the repository above, under a
+    // configuration never read.
+    (
+        "git rev-parse --show-superproject-working-tree",
+        Asks("is not an option"),
+    ),
     ("git log -pS foo", Asks("`git log -pS` is not an option")),
     ("git log --oneline -n 5", Runs),
     (

@@ -433,7 +433,6 @@ const REV_PARSE: Spec = Spec {
         ("--is-inside-git-dir", Takes::No),
         ("--is-bare-repository", Takes::No),
         ("--is-shallow-repository", Takes::No),
-        ("--show-superproject-working-tree", Takes::No),
         ("--show-object-format", Takes::Attached),
         ("--show-ref-format", Takes::No),
         ("--all", Takes::No),
