@@ -11,7 +11,7 @@
 //! a small plain struct here. Paths are the workspace's own: the real
 //! paths [`Workspace::resolve`] returns, beneath [`Workspace::root`].
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::fs::File;
 use std::io;
@@ -135,21 +135,37 @@ pub trait Workspace: Send + Sync + fmt::Debug {
         let Ok(rel) = real.strip_prefix(&root) else {
             return false;
         };
+        // Judged as it will be once `real` is written: the write that
+        // completes a repository's directory (its `HEAD` last) asks too.
         rel.components()
             .any(|c| c.as_os_str().eq_ignore_ascii_case(".git"))
             || real
                 .ancestors()
                 .take_while(|dir| dir.starts_with(&root))
-                .any(|dir| self.looks_like_git_dir(dir))
+                .any(|dir| {
+                    let written = real
+                        .strip_prefix(dir)
+                        .ok()
+                        .and_then(|rest| rest.components().next())
+                        .map(|part| part.as_os_str());
+                    git_dir_with(self, dir, written)
+                })
     }
 
     /// Whether git could take `dir` itself as a repository's directory
     /// (as it takes a bare one): a `HEAD` beside `objects`, `refs` or
     /// `commondir`. Errs towards yes: what looks like one is treated as one.
     fn looks_like_git_dir(&self, dir: &Path) -> bool {
-        let exists = |name: &str| self.lstat(&dir.join(name)).is_ok();
-        exists("HEAD") && (exists("objects") || exists("refs") || exists("commondir"))
+        git_dir_with(self, dir, None)
     }
+}
+
+/// [`Workspace::looks_like_git_dir`], with the entry `written` of `dir`
+/// counted as there.
+fn git_dir_with<W: Workspace + ?Sized>(ws: &W, dir: &Path, written: Option<&OsStr>) -> bool {
+    let exists =
+        |name: &str| written == Some(OsStr::new(name)) || ws.lstat(&dir.join(name)).is_ok();
+    exists("HEAD") && (exists("objects") || exists("refs") || exists("commondir"))
 }
 
 /// Opens files beneath a workspace's root through one held handle.

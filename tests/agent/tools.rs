@@ -1133,6 +1133,37 @@ async fn auto_edit_asks_before_writing_into_a_git_directory_of_another_name() {
     assert!(dir_of(&h).join("meta/notes/config").exists());
 }
 
+/// A repository's directory built file by file, its `HEAD` last: the
+/// write that makes it one asks.
+#[tokio::test]
+async fn auto_edit_asks_for_the_write_that_completes_a_git_directory() {
+    let write = |id: &str, path: &str, content: &str| {
+        (
+            id.to_owned(),
+            json!({"path": path, "content": content}).to_string(),
+        )
+    };
+    let calls = [
+        write("w1", "sub/config", "[core]\n\tfsmonitor = x\n"),
+        write("w2", "sub/objects/.keep", ""),
+        write("w3", "sub/refs/.keep", ""),
+        write("w4", "sub/HEAD", "ref: refs/heads/main\n"),
+    ];
+    let mut replies: Vec<Reply> = calls
+        .iter()
+        .map(|(id, args)| Reply::tool_call(id, "write_file", &[args]))
+        .collect();
+    replies.push(Reply::text(&["ok"]));
+    let server = ScriptedServer::start(replies).await;
+    let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::AutoEdit);
+    h.prompt("set it up").await;
+    let (id, _) = h.next_confirm().await;
+    assert_eq!(id, "w4");
+    h.decide(&id, Decision::Reject).await;
+    h.turn().await;
+    assert!(!dir_of(&h).join("sub/HEAD").exists());
+}
+
 #[tokio::test]
 async fn auto_edit_asks_for_a_git_write_that_an_earlier_call_made_possible() {
     // When the round starts, docs/notes.md is no link; the command the
