@@ -12,7 +12,26 @@ use super::analyser::EnvSetting;
 
 /// Credentials whose names the word rule of [`is_secret`] does not catch.
 /// ADR 0013.
-pub const SECRET_VARS: &[&str] = &["AWS_ACCESS_KEY_ID", "SECRET_KEY_BASE"];
+pub const SECRET_VARS: &[&str] = &[
+    "AWS_ACCESS_KEY_ID",
+    "SECRET_KEY_BASE",
+    "SSHPASS",
+    "BW_SESSION",
+    "DOCKER_AUTH_CONFIG",
+    "GOOGLE_CLOUD_KEYFILE_JSON",
+];
+
+/// Beginnings and endings of names that hold a credential whatever the
+/// rest says: a password manager's session per account
+/// (`OP_SESSION_my`), a connection string with its password
+/// (`AZURE_STORAGE_CONNECTION_STRING`). ADR 0013.
+const SECRET_PREFIXES: &[&str] = &["OP_SESSION_"];
+const SECRET_SUFFIXES: &[&str] = &["_CONNECTION_STRING"];
+
+/// Words that mark a credential wherever they stand in a name, not only
+/// last: tools put what the token is for after it
+/// (`TF_TOKEN_app_terraform_io`, `POETRY_PYPI_TOKEN_PYPI`). ADR 0013.
+const SECRET_ANYWHERE: &[&str] = &["TOKEN", "SECRET", "PASSWORD", "PASSWD"];
 
 /// Last words of a name that mark a credential, bare (`TOKEN`) or after a
 /// prefix (`GITHUB_TOKEN`, `MYSQL_PWD`). Whole words only, so
@@ -55,9 +74,9 @@ const QUALIFIER_WORDS: &[&str] = &[
     "BACKUP",
 ];
 
-/// Endings that mark a credential even inside a word (`PGPASSWORD`).
-/// ADR 0013.
-const SECRET_ENDINGS: &[&str] = &["PASSWORD", "PASSWD"];
+/// Endings that mark a credential even inside a word (`PGPASSWORD`,
+/// `NGROK_AUTHTOKEN`). ADR 0013.
+const SECRET_ENDINGS: &[&str] = &["PASSWORD", "PASSWD", "TOKEN"];
 
 /// Names that end in a secret word but are not credentials: the shell's
 /// working directory. ADR 0013.
@@ -71,9 +90,11 @@ const NOT_SECRET_PREFIXES: &[&str] = &["GIT_CONFIG_KEY_"];
 
 /// Whether a variable name marks a credential: its last `_`-separated word
 /// (qualifiers such as `_2` or `_LIVE` passed over) is one of the secret
-/// words (`API_KEY`, `TOKEN`, `MYSQL_PWD`, `OPENAI_API_KEY_2`), it ends
-/// in `PASSWORD`/`PASSWD` (`PGPASSWORD`), or it is one of
-/// [`SECRET_VARS`]; never `PWD` itself. Case does not matter.
+/// words (`API_KEY`, `TOKEN`, `MYSQL_PWD`, `OPENAI_API_KEY_2`) or ends in
+/// `PASSWORD`/`PASSWD`/`TOKEN` (`PGPASSWORD`, `NGROK_AUTHTOKEN`), any word
+/// is `TOKEN`, `SECRET`, `PASSWORD` or `PASSWD`, it begins or ends as a
+/// credential's name does, or it is one of [`SECRET_VARS`]; never `PWD`
+/// itself. Case does not matter.
 pub fn is_secret(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
     if NOT_SECRET.contains(&upper.as_str())
@@ -88,6 +109,9 @@ pub fn is_secret(name: &str) -> bool {
     SECRET_VARS.contains(&upper.as_str())
         || SECRET_WORDS.contains(&last)
         || SECRET_ENDINGS.iter().any(|e| last.ends_with(e))
+        || upper.split('_').any(|word| SECRET_ANYWHERE.contains(&word))
+        || SECRET_PREFIXES.iter().any(|p| upper.starts_with(p))
+        || SECRET_SUFFIXES.iter().any(|s| upper.ends_with(s))
 }
 
 /// Whether a name's word only says which credential of several it is.

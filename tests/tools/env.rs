@@ -51,6 +51,17 @@ fn common_credential_names_are_secret() {
         "STRIPE_SECRET_KEY_LIVE",
         "ANTHROPIC_API_KEY_V2",
         "SLACK_TOKEN_PROD_1",
+        "TF_TOKEN_app_terraform_io",
+        "POETRY_PYPI_TOKEN_PYPI",
+        "NGROK_AUTHTOKEN",
+        "npm_config__authToken",
+        "SSHPASS",
+        "BW_SESSION",
+        "OP_SESSION_my",
+        "AZURE_STORAGE_CONNECTION_STRING",
+        "GOOGLE_CLOUD_KEYFILE_JSON",
+        "DOCKER_AUTH_CONFIG",
+        "VAULT_SECRET_ID_FILE",
     ] {
         assert!(is_secret(name), "{name} should be secret");
     }
@@ -81,6 +92,10 @@ fn ordinary_variables_that_look_alike_are_not_secret() {
         "2",
         "GIT_CONFIG_KEY_0",
         "git_config_key_12",
+        "XDG_SESSION_ID",
+        "DBUS_SESSION_BUS_ADDRESS",
+        "SSH_AUTH_SOCK",
+        "KEYTIMEOUT",
     ] {
         assert!(!is_secret(name), "{name} should not be secret");
     }
