@@ -761,6 +761,15 @@ const GIT_CONFIG_CASES: &[(&str, Expect)] = &[
         "[trace2]\n\tnormalTarget = /tmp/t\n",
         Asks("writes a trace file (trace2.normaltarget)"),
     ),
+    (
+        "[mailmap]\n\tfile = /etc/passwd\n",
+        Asks("names a file git reads, which may be outside the project (mailmap.file)"),
+    ),
+    (
+        "[diff]\n\torderFile = ../outside/secret.txt\n",
+        Asks("(diff.orderfile)"),
+    ),
+    ("[core]\n\texcludesFile = ~/.gitignore_global\n", Runs),
     ("[alias]\n\tst = !rm -rf /\n", Runs),
     ("[core]\n\teditor = vim\n\tsshCommand = ssh -i k\n", Runs),
     ("[credential]\n\thelper = store\n", Runs),
@@ -786,6 +795,37 @@ fn repository_configuration_that_names_a_program_asks() {
         project.write(".git/config", config);
         (config, project.analyse("git log --oneline"), expect)
     }));
+}
+
+/// A repository that takes objects or refs from elsewhere would show
+/// another repository's files (`git show <id>` of a secret there).
+#[test]
+fn a_repository_borrowing_objects_or_refs_from_outside_asks() {
+    let borrowed = |project: &Project| match project.analyse("git show HEAD") {
+        Verdict::Ask { reason } => assert!(
+            reason.contains("takes objects or refs from outside the repository"),
+            "{reason}"
+        ),
+        other => panic!("{other:?}"),
+    };
+    let project = Project::new();
+    project.write(
+        ".git/objects/info/alternates",
+        &format!("{}\n", project.outside.display()),
+    );
+    borrowed(&project);
+    let project = Project::new();
+    fs::remove_dir_all(project.root.join(".git/refs")).unwrap();
+    fs::create_dir_all(project.outside.join("refs/heads")).unwrap();
+    symlink(project.outside.join("refs"), project.root.join(".git/refs")).unwrap();
+    borrowed(&project);
+    let project = Project::new();
+    symlink(
+        project.outside.join("secret.txt"),
+        project.root.join(".git/packed-refs"),
+    )
+    .unwrap();
+    borrowed(&project);
 }
 
 #[test]

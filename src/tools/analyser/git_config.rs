@@ -36,6 +36,13 @@ pub(super) enum GitRefusal {
     /// A directory that looks like a bare repository, which git would use.
     #[error("`{0}` looks like a bare repository, whose configuration is not checked")]
     Bare(String),
+    /// The repository takes objects or refs from elsewhere (alternates,
+    /// or `objects`, `refs`, `packed-refs` leading out of it): git would
+    /// show another repository's files.
+    #[error(
+        "`{0}` takes objects or refs from outside the repository, so git would show another's files"
+    )]
+    Borrowed(String),
     /// git status and diff run git in submodules.
     #[error("the repository has submodules, whose configuration is not checked")]
     Submodules,
@@ -183,6 +190,19 @@ fn open(
     if !common_dir.starts_with(root) && !is_linked_worktree(ws, dotgit, &git_dir, &common_dir) {
         return Err(GitRefusal::Elsewhere(dotgit.display().to_string()));
     }
+    let leads_out = |name: &str| {
+        ws.real_path(&common_dir.join(name))
+            .is_ok_and(|real| !real.starts_with(&common_dir))
+    };
+    if ws
+        .lstat(&common_dir.join("objects/info/alternates"))
+        .is_ok()
+        || ["objects", "refs", "packed-refs"]
+            .into_iter()
+            .any(leads_out)
+    {
+        return Err(GitRefusal::Borrowed(dotgit.display().to_string()));
+    }
     Ok(Repository {
         worktree: worktree.to_path_buf(),
         git_dir,
@@ -277,6 +297,12 @@ fn judge(entry: &Entry) -> Option<&'static str> {
             Some("makes git fetch missing objects over the network")
         }
         ("blame", false, "ignorerevsfile") => Some("names a file git blame reads"),
+        // As `-O` is refused. (`core.excludesFile` and `attributesFile`,
+        // common in global configurations, only steer which files are
+        // listed and which checked drivers apply.)
+        ("mailmap", false, "file") | ("diff", false, "orderfile") => {
+            Some("names a file git reads, which may be outside the project")
+        }
         ("trace2", false, name) if name.ends_with("target") => Some("writes a trace file"),
         _ => None,
     }
