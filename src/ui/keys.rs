@@ -32,7 +32,6 @@ pub const CONFIRMING: &[&str] = &[
     "type+⏎ say instead",
     "PgUp/PgDn scroll",
     "^C cancel",
-    "Alt+y/n answer while typing",
 ];
 
 /// Keys while the command popup is open.

@@ -379,7 +379,7 @@ fn on_key(state: &mut State, key: KeyEvent) -> Outcome {
     if alt
         && !ctrl
         && let KeyCode::Char(c) = key.code
-        && !is_alt_chord(state, c)
+        && !is_alt_chord(c)
     {
         return esc_then(state, key.code, key.modifiers.difference(KeyModifiers::ALT));
     }
@@ -390,18 +390,15 @@ fn on_key(state: &mut State, key: KeyEvent) -> Outcome {
     if state.picker.is_some() && !ctrl {
         return on_picker_key(state, key.code);
     }
-    // With Alt, only `y` and `n` answer, and only while the person is
-    // writing (see [`is_alt_chord`]), so a draft need not be cleared.
-    let alt_answer = alt && matches!(key.code, KeyCode::Char('y' | 'Y' | 'n' | 'N'));
     if let Some(pending) = &state.confirm
         && !ctrl
-        && (!alt || alt_answer)
+        && !alt
     {
         // `y` and `n` answer only while the person is not writing: one
         // typing ahead when the question appears must not answer it by a
         // letter. Text put back by a rewind is not being written.
         // Enter sends what is written instead of an answer ([`submit`]).
-        let typing = state.editor.typing() && !alt_answer;
+        let typing = state.editor.typing();
         let decision = match key.code {
             KeyCode::Esc => Some(Decision::Reject),
             KeyCode::Char(_) if typing => None,
@@ -472,6 +469,8 @@ fn on_key(state: &mut State, key: KeyEvent) -> Outcome {
         KeyCode::Delete => state.editor.delete(),
         KeyCode::Left if ctrl || alt => state.editor.word_left(),
         KeyCode::Right if ctrl || alt => state.editor.word_right(),
+        KeyCode::Char('b') if alt => state.editor.word_left(),
+        KeyCode::Char('f') if alt => state.editor.word_right(),
         KeyCode::Left => state.editor.move_left(),
         KeyCode::Right => state.editor.move_right(),
         KeyCode::Up => {
@@ -501,11 +500,11 @@ fn on_key(state: &mut State, key: KeyEvent) -> Outcome {
 }
 
 /// Whether Alt+`c` is a chord of its own: Alt+1…9 copies a code block;
-/// Alt+y and Alt+n answer a call while the person is writing a draft
-/// (without one, `y` and `n` alone do).
-fn is_alt_chord(state: &State, c: char) -> bool {
-    ('1'..='9').contains(&c)
-        || matches!(c, 'y' | 'Y' | 'n' | 'N') && state.confirm.is_some() && state.editor.typing()
+/// Alt+b and Alt+f move by words, as readline's (and macOS terminals'
+/// Option+←/→) do. Each, being also Esc and that key, can only lose an
+/// Esc, never answer a call.
+fn is_alt_chord(c: char) -> bool {
+    ('1'..='9').contains(&c) || matches!(c, 'b' | 'f')
 }
 
 /// Alt+`code` that no binding takes: an Esc and a key that came in one
