@@ -17,7 +17,7 @@ use tokio::time::{Instant, MissedTickBehavior};
 use crate::protocol::{AgentEvent, Severity, UiCommand};
 
 use super::input;
-use super::state::{SessionInfo, State};
+use super::state::{Hint, SessionInfo, State};
 use super::terminal::{HangupWatch, TerminalGuard, copy_to_clipboard};
 use super::theme::Theme;
 use super::transcript::EntryKind;
@@ -182,13 +182,19 @@ fn draw(
 }
 
 /// Ctrl+Z: the terminal is the shell's until the process is continued;
-/// then the whole screen is drawn again, for the size it has then.
+/// then the whole screen is drawn again, for the size it has then. With
+/// no shell to continue it, a hint says so instead.
 fn suspend(
     guard: &TerminalGuard,
     terminal: &mut Terminal<CrosstermBackend<io::Stdout>>,
     state: &mut State,
 ) -> io::Result<()> {
-    guard.suspend()?;
+    if !guard.suspend()? {
+        state.hint = Some(Hint::new(
+            "no shell here can resume dashfloat after Ctrl+Z, so it goes on",
+        ));
+        return draw(terminal, state);
+    }
     clear(terminal)?;
     let size = terminal.size()?;
     update(state, Msg::Resize(size.width, size.height));

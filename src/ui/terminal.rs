@@ -107,13 +107,34 @@ impl TerminalGuard {
     /// Gives the terminal back and stops the process until the shell
     /// continues it (Ctrl+Z, SIGTSTP), then takes the screen again, to be
     /// drawn afresh: while stopped, the shell has a usable terminal.
-    pub fn suspend(&self) -> io::Result<()> {
+    /// Whether it stopped: not when no shell could continue it.
+    pub fn suspend(&self) -> io::Result<bool> {
+        if !under_job_control() {
+            return Ok(false);
+        }
         restore();
         // SIGSTOP, since the UI catches SIGTSTP to get here; the shell
         // sees the job stopped either way.
         nix::sys::signal::raise(nix::sys::signal::Signal::SIGSTOP).map_err(io::Error::from)?;
         enable_raw_mode()?;
-        enter_screen()
+        enter_screen()?;
+        Ok(true)
+    }
+}
+
+/// Whether a shell can continue this process once it stops: its parent
+/// is in the same session and in another process group, as a shell with
+/// job control runs a job. Started by tmux, ssh or a terminal emulator
+/// directly, or by a shell without job control, nothing could `fg` it,
+/// and a stopped process would hang its terminal for good.
+fn under_job_control() -> bool {
+    use nix::unistd::{getpgid, getpgrp, getppid, getsid};
+    let parent = getppid();
+    match (getsid(Some(parent)), getsid(None), getpgid(Some(parent))) {
+        (Ok(parent_session), Ok(session), Ok(parent_group)) => {
+            parent_session == session && parent_group != getpgrp()
+        }
+        _ => false,
     }
 }
 

@@ -285,6 +285,19 @@ fn stopped(pid: i32) -> bool {
         .unwrap_or(false)
 }
 
+/// A shell with job control, in little: runs its arguments as a job in a
+/// process group of its own, in the terminal's foreground, and waits for
+/// it to end.
+const JOB_SHELL: &str = "import os, signal, sys
+pid = os.fork()
+if pid == 0:
+    os.setpgid(0, 0)
+    signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+    os.tcsetpgrp(0, os.getpid())
+    signal.signal(signal.SIGTTOU, signal.SIG_DFL)
+    os.execvp(sys.argv[1], sys.argv[1:])
+sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))";
+
 /// Ctrl+Z gives the terminal back and stops dashfloat, as a full-screen
 /// program does; continued, it takes the screen again and draws it whole.
 /// SIGTSTP sent with `kill` does the same.
@@ -293,9 +306,15 @@ fn ctrl_z_or_sigtstp_gives_the_terminal_back_until_continued() {
     use nix::sys::signal::{Signal, kill};
     let server = ScriptedServer::start_blocking(vec![]);
     let dir = tempfile::tempdir().unwrap();
-    let mut session = spawn(dir.path(), &server.base_url());
+    let bin = dashfloat_bin();
+    let mut session = spawn_as(
+        Path::new("python3"),
+        &["-c", JOB_SHELL, bin.to_str().unwrap()],
+        dir.path(),
+        &server.base_url(),
+    );
     session.wait_for("idle", WAIT).unwrap();
-    let pid = session.pid().unwrap() as i32;
+    let pid = only_child(session.pid().unwrap() as i32);
     for by_key in [true, false] {
         if by_key {
             session.send(b"\x1a");
@@ -311,6 +330,22 @@ fn ctrl_z_or_sigtstp_gives_the_terminal_back_until_continued() {
         });
         assert_eq!(session.termios_is_cooked(), Some(false));
     }
+    session.send(b"\x04");
+    assert!(session.wait_exit(WAIT).expect("no exit").success());
+}
+
+/// Started with no shell that could continue it (here the pty's session
+/// leader itself, as under tmux or ssh), Ctrl+Z does not stop dashfloat,
+/// which would hang the terminal for good: a hint says why.
+#[test]
+fn ctrl_z_with_no_shell_to_resume_it_goes_on() {
+    let server = ScriptedServer::start_blocking(vec![]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut session = spawn(dir.path(), &server.base_url());
+    session.wait_for("idle", WAIT).unwrap();
+    session.send(b"\x1a");
+    session.wait_for("no shell here can resume", WAIT).unwrap();
+    assert!(!stopped(session.pid().unwrap() as i32));
     session.send(b"\x04");
     assert!(session.wait_exit(WAIT).expect("no exit").success());
 }
