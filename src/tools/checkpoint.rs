@@ -523,9 +523,13 @@ pub fn restore(
 ) -> (Vec<(String, Restored)>, Vec<FileChange>) {
     let mut outcomes = Vec::new();
     let mut back = Vec::new();
+    let mut made_dirs: Vec<&str> = Vec::new();
     for file in files {
         let outcome = restore_one(ws, file);
         if let Restored::Done(_) = outcome {
+            if file.target == FileState::Absent {
+                made_dirs.extend(file.made_dirs.iter().map(String::as_str));
+            }
             back.push(FileChange {
                 path: file.path.clone(),
                 before: file.now.clone(),
@@ -537,6 +541,17 @@ pub fn restore(
             });
         }
         outcomes.push((file.path.clone(), outcome));
+    }
+    // The folders made for the files removed, once all are gone (several
+    // files of a turn may share a new folder), deepest first; one that is
+    // not empty, or no longer there, stays as it is.
+    let depth = |dir: &str| Path::new(dir).components().count();
+    made_dirs.sort_by(|a, b| depth(b).cmp(&depth(a)).then(a.cmp(b)));
+    made_dirs.dedup();
+    for dir in made_dirs {
+        if let Ok(dir) = ws.resolve(dir) {
+            let _ = ws.remove_empty_dir(&dir);
+        }
     }
     (outcomes, back)
 }
@@ -568,15 +583,7 @@ fn restore_one(ws: &dyn Workspace, file: &Surveyed) -> Restored {
                 WriteError::Parents(e) | WriteError::Write(e) => e,
             }),
         (FileState::Absent, FileState::Absent) => Ok("already absent"),
-        (FileState::Absent, _) => ws.remove_file(&real).map(|()| {
-            // A folder that is not empty, or no longer there, stays as it is.
-            for dir in &file.made_dirs {
-                if let Ok(dir) = ws.resolve(dir) {
-                    let _ = ws.remove_empty_dir(&dir);
-                }
-            }
-            "removed"
-        }),
+        (FileState::Absent, _) => ws.remove_file(&real).map(|()| "removed"),
         (FileState::NotKept { why }, _) => {
             return Restored::Left(format!("not restorable ({why})"));
         }

@@ -561,8 +561,9 @@ async fn a_session_resumed_in_another_project_has_nothing_to_undo_there() {
     assert_eq!(std::fs::read_dir(other.path()).unwrap().count(), 0);
 }
 
-/// A file created in new folders is undone with them; a folder that was
-/// there before stays, even empty, and `/redo` makes them again.
+/// Files created in new folders are undone with them (the second file in
+/// a folder the first made too); a folder that was there before stays,
+/// even empty, and `/redo` makes them again.
 #[tokio::test]
 async fn undoing_a_created_file_removes_the_folders_made_for_it() {
     let dir = tempfile::tempdir().unwrap();
@@ -570,6 +571,7 @@ async fn undoing_a_created_file_removes_the_folders_made_for_it() {
     let server = ScriptedServer::start(turn_of(&[
         write("w1", "new/deep/x.rs", "x\n"),
         write("w2", "logs/a.txt", "a\n"),
+        write("w3", "new/deep/y.rs", "y\n"),
     ]))
     .await;
     let mut h = start(&server, dir.path(), None);
