@@ -826,6 +826,26 @@ fn a_repository_borrowing_objects_or_refs_from_outside_asks() {
     )
     .unwrap();
     borrowed(&project);
+    // A pack, or a fan-out folder of loose objects, of another repository.
+    let project = Project::new();
+    fs::create_dir_all(project.outside.join("pack")).unwrap();
+    symlink(
+        project.outside.join("pack"),
+        project.root.join(".git/objects/pack"),
+    )
+    .unwrap();
+    borrowed(&project);
+    let project = Project::new();
+    fs::create_dir_all(project.root.join(".git/objects/pack")).unwrap();
+    symlink(
+        project.outside.join("secret.txt"),
+        project.root.join(".git/objects/pack/pack-1.pack"),
+    )
+    .unwrap();
+    borrowed(&project);
+    let project = Project::new();
+    symlink(&project.outside, project.root.join(".git/objects/3a")).unwrap();
+    borrowed(&project);
 }
 
 #[test]

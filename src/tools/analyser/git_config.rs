@@ -8,13 +8,17 @@ use std::path::{Path, PathBuf};
 
 use super::Refusal;
 use super::paths::Place;
-use crate::tools::Workspace;
+use crate::tools::{FileKind, Workspace};
 
 /// The largest git configuration file read (1 MiB); a larger one is not
 /// trusted.
 const CONFIG_MAX_BYTES: u64 = 1024 * 1024;
 /// The largest `.git` file or `commondir` file read.
 const POINTER_MAX_BYTES: u64 = 4096;
+/// Names of `objects` or `objects/pack` looked at for a link, at most: a
+/// repository has 256 fan-out folders, `info` and `pack`, and few packs.
+/// One with more asks.
+const OBJECT_NAMES_MAX: usize = 512;
 
 const NAMES_A_PROGRAM: &str = "names a program";
 const GPG: &str = "makes git verify signatures by running gpg";
@@ -190,17 +194,7 @@ fn open(
     if !common_dir.starts_with(root) && !is_linked_worktree(ws, dotgit, &git_dir, &common_dir) {
         return Err(GitRefusal::Elsewhere(dotgit.display().to_string()));
     }
-    let leads_out = |name: &str| {
-        ws.real_path(&common_dir.join(name))
-            .is_ok_and(|real| !real.starts_with(&common_dir))
-    };
-    if ws
-        .lstat(&common_dir.join("objects/info/alternates"))
-        .is_ok()
-        || ["objects", "refs", "packed-refs"]
-            .into_iter()
-            .any(leads_out)
-    {
+    if borrows(ws, &common_dir, common_dir.starts_with(root)) {
         return Err(GitRefusal::Borrowed(dotgit.display().to_string()));
     }
     Ok(Repository {
@@ -208,6 +202,35 @@ fn open(
         git_dir,
         common_dir,
     })
+}
+
+/// Whether the repository at `common_dir` takes objects or refs from
+/// elsewhere: an alternates file, `objects`, `refs` or `packed-refs`
+/// leading out of it, or, when it is in the project (`in_project`; a
+/// linked worktree's may be the person's own repository beside it), a
+/// link among the object folders or the packs. What cannot be looked at
+/// counts as borrowed.
+fn borrows(ws: &dyn Workspace, common_dir: &Path, in_project: bool) -> bool {
+    let leads_out = |name: &str| {
+        ws.real_path(&common_dir.join(name))
+            .is_ok_and(|real| !real.starts_with(common_dir))
+    };
+    let holds_a_link = |dir: &Path| match ws.list(dir, OBJECT_NAMES_MAX) {
+        Ok(listing) => {
+            listing.total > listing.entries.len()
+                || listing
+                    .entries
+                    .iter()
+                    .any(|e| e.stat.is_some_and(|s| s.kind == FileKind::Symlink))
+        }
+        Err(e) => e.kind() != io::ErrorKind::NotFound,
+    };
+    let objects = common_dir.join("objects");
+    ws.lstat(&objects.join("info/alternates")).is_ok()
+        || ["objects", "refs", "packed-refs"]
+            .into_iter()
+            .any(leads_out)
+        || in_project && (holds_a_link(&objects) || holds_a_link(&objects.join("pack")))
 }
 
 /// Whether `HEAD` holds what git's own check of a repository takes: a
