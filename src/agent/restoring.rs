@@ -10,7 +10,9 @@ use std::sync::Arc;
 use crate::protocol::{
     AgentEvent, CallId, ConfirmRequest, Decision, Phase, PreviewKind, PreviewLine, Severity,
 };
-use crate::tools::{self, Restored, Standing, Surveyed, TurnChanges, Workspace};
+use crate::tools::{
+    self, CHECKPOINT_MAX_BYTES, Restored, Standing, Surveyed, TurnChanges, Workspace,
+};
 
 use super::conversation::NOTE_PREFIX;
 use super::{Agent, task_failure};
@@ -351,6 +353,7 @@ impl Agent {
                 Restored::Left(_) => None,
             })
             .collect();
+        let mut redo_lost = false;
         if back.is_empty() {
             if restorable {
                 self.put_back(direction, source);
@@ -362,7 +365,7 @@ impl Agent {
             };
             let mut log = self.setup.tools.checkpoints.lock();
             match direction {
-                Direction::Undo | Direction::Rewind => log.push_undone(undone),
+                Direction::Undo | Direction::Rewind => redo_lost = !log.push_undone(undone),
                 Direction::Redo => log.push_done(undone),
             }
         }
@@ -375,6 +378,12 @@ impl Agent {
             .collect();
         if commands_ran {
             report.push(COMMANDS_NOT_UNDONE.to_owned());
+        }
+        if redo_lost {
+            report.push(format!(
+                "/redo cannot bring it back: what it replaced is over the {} MiB the checkpoints keep",
+                CHECKPOINT_MAX_BYTES >> 20
+            ));
         }
         let heading = match direction {
             Direction::Undo => "undo",
@@ -408,7 +417,9 @@ impl Agent {
         let mut log = self.setup.tools.checkpoints.lock();
         match direction {
             Direction::Undo | Direction::Rewind => log.push_done(changes),
-            Direction::Redo => log.push_undone(changes),
+            Direction::Redo => {
+                log.push_undone(changes);
+            }
         }
     }
 }

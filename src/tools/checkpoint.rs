@@ -190,10 +190,19 @@ impl CheckpointLog {
     }
 
     /// Keeps `turn` as what `/redo` re-applies next (an undo, or a redo
-    /// that was declined), within the bounds.
-    pub fn push_undone(&mut self, turn: TurnChanges) {
+    /// that was declined), within the bounds: older redos go first, then
+    /// the oldest turns; whether it was kept (not when it alone is past
+    /// them).
+    pub fn push_undone(&mut self, turn: TurnChanges) -> bool {
         self.undone.push(turn);
+        while self.kept_bytes() > CHECKPOINT_MAX_BYTES && self.undone.len() > 1 {
+            self.undone.remove(0);
+        }
+        while self.kept_bytes() > CHECKPOINT_MAX_BYTES && self.done.len() > 1 {
+            self.done.remove(0);
+        }
         self.evict();
+        !self.undone.is_empty()
     }
 
     fn kept_bytes(&self) -> u64 {
@@ -752,9 +761,20 @@ mod tests {
         let mut log = CheckpointLog::default();
         log.done.push(turn(2, vec![kept("a", half)]));
         log.undone.push(turn(1, vec![kept("u", half)]));
-        log.push_undone(turn(3, vec![kept("b", 10)]));
+        assert!(log.push_undone(turn(3, vec![kept("b", 10)])));
         assert_eq!(log.undone.iter().map(|t| t.turn).collect::<Vec<_>>(), [3]);
         assert!(log.kept_bytes() <= CHECKPOINT_MAX_BYTES);
+        // The newest redo goes before older turns only when it alone is
+        // past the bound.
+        let mut log = CheckpointLog::default();
+        log.done.push(turn(1, vec![kept("a", half)]));
+        log.done.push(turn(2, vec![kept("c", 10)]));
+        assert!(log.push_undone(turn(3, vec![kept("b", half)])));
+        assert_eq!(log.done.iter().map(|t| t.turn).collect::<Vec<_>>(), [2]);
+        let whole = usize::try_from(CHECKPOINT_MAX_BYTES).unwrap();
+        assert!(!log.push_undone(turn(4, vec![kept("d", whole + 1)])));
+        assert!(log.undone.is_empty());
+        assert_eq!(log.done.iter().map(|t| t.turn).collect::<Vec<_>>(), [2]);
     }
 
     #[test]

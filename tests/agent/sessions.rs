@@ -877,7 +877,7 @@ async fn continue_opens_the_latest_session_of_this_directory() {
     );
     let server = ScriptedServer::start(vec![]).await;
     let project = tempfile::tempdir().unwrap();
-    let (events, log) = continued(&server, project.path(), &store).await;
+    let (_, log) = continued(&server, project.path(), &store).await;
     assert_eq!(log[0], LogItem::User("latest here".into()));
 
     // With none saved here: a notice, and a new session.
