@@ -127,10 +127,12 @@ impl Mention {
     pub fn accept(&self) -> Option<(usize, String)> {
         let path = *self.candidates().get(self.selected)?;
         let word = self.word.as_ref()?;
-        if word.typed == path && !word.quoted {
+        let folder = path.ends_with('/');
+        // A quoted file's path is not done until its quote is closed; a
+        // quoted folder's stays open for its files.
+        if word.typed == path && (!word.quoted || folder) {
             return None;
         }
-        let folder = path.ends_with('/');
         let with = if word.quoted || path.contains(char::is_whitespace) {
             let close = if folder { "" } else { "\" " };
             format!("\"{path}{close}")
@@ -257,6 +259,10 @@ mod tests {
             Some((5, "\"my docs/read me.md\" ".to_owned())),
             "the quote is closed even when the path is typed whole"
         );
+        let folder = "see @\"my docs/";
+        m.follow(folder, folder.len(), true);
+        assert_eq!(m.candidates()[0], "my docs/");
+        assert_eq!(m.accept(), None, "Enter sends once the folder is there");
         m.follow("see @\"notes", 11, true);
         assert_eq!(m.accept(), Some((5, "\"notes.md\" ".to_owned())));
         for text in ["see @\"my docs/read me.md\" ", "a@\"my", "@\"my\nx"] {
