@@ -688,7 +688,15 @@ fn error_field_as_data(lines: Bytes) -> Bytes {
         match line.strip_prefix(FIELD).map(<[u8]>::trim_ascii) {
             Some(value) => {
                 out.extend_from_slice(b"data: {\"error\":");
-                out.extend_from_slice(if value.is_empty() { b"\"\"" } else { value });
+                // Anything but a JSON object or string goes as a string.
+                if matches!(value.first(), Some(b'{' | b'"'))
+                    && serde_json::from_slice::<serde::de::IgnoredAny>(value).is_ok()
+                {
+                    out.extend_from_slice(value);
+                } else {
+                    let words = String::from_utf8_lossy(value);
+                    out.extend_from_slice(serde_json::Value::from(words).to_string().as_bytes());
+                }
                 out.push(b'}');
             }
             None => out.extend_from_slice(line),

@@ -643,6 +643,17 @@ async fn an_error_field_of_older_llama_servers_is_reported() {
         failure(&run(endpoint(&server.base_url())).await),
         TransportError::InStream { .. }
     ));
+    // Words that are no JSON object or string go as the message.
+    let server = ScriptedServer::start(vec![Reply::sse_steps(vec![Step::Send(
+        b"error: Internal \"server\" error\n\ndata: [DONE]\n\n".to_vec(),
+    )])])
+    .await;
+    assert_eq!(
+        failure(&run(endpoint(&server.base_url())).await),
+        TransportError::InStream {
+            message: "Internal \"server\" error".into()
+        }
+    );
     let server = ScriptedServer::start(vec![Reply::sse([
         content_chunk("error: none"),
         finish_chunk("stop"),
