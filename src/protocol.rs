@@ -564,7 +564,7 @@ pub enum TransportError {
     },
     /// No connection within the request timeout, or no response headers
     /// within the longer of it and the idle timeout.
-    #[error("{url} did not answer within {}s. Is the server overloaded? Raise --request-timeout if it is just slow", .after.as_secs())]
+    #[error("{url} did not answer within {}s. Is the server overloaded? If it is just slow, raise --request-timeout (to connect) or --idle-timeout (a local server answers only once it has read the prompt)", .after.as_secs())]
     ConnectTimeout {
         /// The base URL that was tried.
         url: String,

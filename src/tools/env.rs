@@ -109,10 +109,22 @@ pub fn is_secret(name: &str) -> bool {
     SECRET_VARS.contains(&upper.as_str())
         || SECRET_WORDS.contains(&last)
         || SECRET_ENDINGS.iter().any(|e| last.ends_with(e))
-        || upper.split('_').any(|word| SECRET_ANYWHERE.contains(&word))
+        || upper.split('_').any(|word| SECRET_ANYWHERE.contains(&word)) && !names_a_place(&upper)
         || SECRET_PREFIXES.iter().any(|p| upper.starts_with(p))
         || SECRET_SUFFIXES.iter().any(|s| upper.ends_with(s))
 }
+
+/// Whether a name ends in a word that says it holds where something is
+/// (`AWS_WEB_IDENTITY_TOKEN_FILE`, `PASSWORD_STORE_DIR`), not the thing.
+fn names_a_place(upper: &str) -> bool {
+    upper
+        .rsplit('_')
+        .next()
+        .is_some_and(|last| PLACE_WORDS.contains(&last))
+}
+
+/// Last words of names that hold a place. ADR 0013.
+const PLACE_WORDS: &[&str] = &["FILE", "DIR", "PATH"];
 
 /// Whether a name's word only says which credential of several it is.
 fn is_qualifier(word: &str) -> bool {

@@ -213,11 +213,14 @@ fn undelivered(state: &mut State, command: UiCommand, why: SendFailure) {
         UiCommand::Compact { .. } => state.phase = Phase::Idle,
         UiCommand::ListSessions { .. } => state.pick_sessions = false,
         UiCommand::Decide { id, decision }
-            if why == SendFailure::Full && state.answered.as_ref().is_some_and(|a| a.id == id) =>
+            if state.answered.as_ref().is_some_and(|a| a.id == id) =>
         {
-            state.confirm = state.answered.take();
-            state.phase = Phase::Confirming;
-            // Words sent instead of an answer go back to be sent again.
+            // Only an agent that is still there can take the answer again.
+            if why == SendFailure::Full {
+                state.confirm = state.answered.take();
+                state.phase = Phase::Confirming;
+            }
+            // Words sent instead of an answer go back, not to be lost.
             if let Decision::Redirect(words) = decision {
                 state.editor.choose(&words);
             }

@@ -61,7 +61,6 @@ fn common_credential_names_are_secret() {
         "AZURE_STORAGE_CONNECTION_STRING",
         "GOOGLE_CLOUD_KEYFILE_JSON",
         "DOCKER_AUTH_CONFIG",
-        "VAULT_SECRET_ID_FILE",
     ] {
         assert!(is_secret(name), "{name} should be secret");
     }
@@ -96,6 +95,9 @@ fn ordinary_variables_that_look_alike_are_not_secret() {
         "DBUS_SESSION_BUS_ADDRESS",
         "SSH_AUTH_SOCK",
         "KEYTIMEOUT",
+        "AWS_WEB_IDENTITY_TOKEN_FILE",
+        "PASSWORD_STORE_DIR",
+        "VAULT_SECRET_ID_FILE",
     ] {
         assert!(!is_secret(name), "{name} should not be secret");
     }

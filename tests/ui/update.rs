@@ -162,6 +162,26 @@ fn a_question_goes_with_the_agent() {
     }
 }
 
+/// Words sent instead of an answer to an agent that has stopped come back
+/// to the input, not to be lost; the question does not.
+#[test]
+fn words_for_a_stopped_agent_come_back_without_the_question() {
+    let mut s = state();
+    confirm_command(&mut s, 3);
+    s.prepare();
+    typed(&mut s, "do it another way");
+    let effects = press(&mut s, KeyCode::Enter);
+    let [Effect::Send(decide)] = effects.as_slice() else {
+        panic!("expected one send: {effects:?}");
+    };
+    update(
+        &mut s,
+        Msg::Undelivered(decide.clone(), SendFailure::Closed),
+    );
+    assert_eq!(s.editor.text(), "do it another way");
+    assert!(s.confirm.is_none());
+}
+
 #[test]
 fn enter_on_blank_input_sends_nothing() {
     let mut s = state();
