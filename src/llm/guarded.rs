@@ -11,8 +11,10 @@
 //!   so each copy is short;
 //! - a line that comes in many reads is held until it ends, then handed on
 //!   joined, so the parser reads it once, not once per read;
-//! - a line that is not UTF-8 ends the stream as soon as it ends: the
-//!   parser would keep it, and every byte after it, until the body ended.
+//! - bytes that are not UTF-8 are handed on as U+FFFD: the parser would
+//!   keep them, and every byte after them, unread until the body ended.
+//!   Lines are whole, so the same bytes make the same events however the
+//!   reads cut them.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -36,10 +38,6 @@ pub enum GuardError {
     /// A frame grew past the cap.
     #[error("frame larger than {0} bytes")]
     FrameTooLarge(usize),
-    /// A line is not UTF-8. The parser would hold it and every byte after
-    /// it, unread, until the stream ended.
-    #[error("a line of the stream is not UTF-8: {0}")]
-    NotUtf8(#[from] std::str::Utf8Error),
     /// The transport failed.
     #[error(transparent)]
     Read(#[from] reqwest::Error),
@@ -187,10 +185,13 @@ impl GuardedBytes {
     }
 }
 
-/// `bytes`, when they are UTF-8: whole lines, so no character is cut.
-fn utf8(bytes: Bytes) -> Result<Bytes, GuardError> {
-    std::str::from_utf8(&bytes)?;
-    Ok(bytes)
+/// `bytes` (whole lines, so no character is cut) as UTF-8: a sequence
+/// that is not becomes U+FFFD.
+fn utf8(bytes: Bytes) -> Bytes {
+    match String::from_utf8_lossy(&bytes) {
+        std::borrow::Cow::Borrowed(_) => bytes,
+        std::borrow::Cow::Owned(text) => Bytes::from(text),
+    }
 }
 
 /// What [`GuardedBytes::next_piece`] cut off.
@@ -245,7 +246,7 @@ impl Stream for GuardedBytes {
                         // frame is the parser's to judge.
                         self.done = true;
                         let rest = self.partial.split().freeze();
-                        return Poll::Ready((!rest.is_empty()).then(|| utf8(rest)));
+                        return Poll::Ready((!rest.is_empty()).then(|| Ok(utf8(rest))));
                     }
                     Poll::Pending => {
                         return match self.deadline.as_mut().poll(cx) {
@@ -260,9 +261,7 @@ impl Stream for GuardedBytes {
             }
             match self.next_piece() {
                 Ok(Piece::Lines(lines)) => {
-                    let lines = utf8(self.whole_lines(lines));
-                    self.done = lines.is_err();
-                    return Poll::Ready(Some(lines));
+                    return Poll::Ready(Some(Ok(utf8(self.whole_lines(lines)))));
                 }
                 Ok(Piece::Unended(text)) => self.partial.extend_from_slice(&text),
                 Err(e) => {

@@ -1,6 +1,6 @@
 //! The byte stream → frame cutter → SSE events: whatever the bytes and
 //! however they are cut into reads, the events up to the first error (and
-//! that error: the frame cap's verdict, bad UTF-8), where the reader stops,
+//! that error: the frame cap's verdict), where the reader stops,
 //! are those of the same bytes in one read. And the cutter changes no
 //! event: for UTF-8 bytes, the events are the parser's own, up to where
 //! the cap stops them.
