@@ -16,7 +16,7 @@ use crate::protocol::{FileGuard, Preview};
 use super::checkpoint::FileState;
 use super::failure::ToolFailure;
 use super::guard::{check, content_hash};
-use super::loose::locate_loose;
+use super::loose::{ending as line_ending, locate_loose};
 use super::preview::{diff, first_changed_line, heading, shown};
 use super::read::{count_lines, is_continuation};
 use super::tool::{Effect, Shown, Tool, on_blocking_pool, path_parameter};
@@ -364,27 +364,47 @@ struct Planned {
 /// Locates the block in `data` (exactly, else loosely) and builds the new
 /// content.
 fn plan(path: &str, data: &[u8], search: &[u8], replace: &[u8]) -> Result<Planned, ToolFailure> {
-    let error = match locate(data, search) {
-        Ok(range) => {
-            return Ok(Planned {
-                line: line_of(data, range.start),
-                new: splice(data, range, replace),
-                loose: false,
-            });
-        }
-        Err(LocateError::NotFound { nearest }) => {
-            if let Some(found) = locate_loose(data, search, replace) {
-                return Ok(Planned {
-                    line: line_of(data, found.range.start),
-                    new: splice(data, found.range, &found.replace),
-                    loose: true,
-                });
-            }
-            not_found(path, data, search, replace, nearest)
-        }
-        Err(e) => format!("{path}: {e}"),
+    let planned = match locate(data, search) {
+        Ok(range) => Planned {
+            line: line_of(data, range.start),
+            new: splice(data, range, &with_line_ends_of(data, replace)),
+            loose: false,
+        },
+        Err(LocateError::NotFound { nearest }) => match locate_loose(data, search, replace) {
+            Some(found) => Planned {
+                line: line_of(data, found.range.start),
+                new: splice(data, found.range, &found.replace),
+                loose: true,
+            },
+            None => return Err(failed(not_found(path, data, search, replace, nearest))),
+        },
+        Err(e) => return Err(failed(format!("{path}: {e}"))),
     };
-    Err(failed(error))
+    if planned.new == data {
+        return Err(failed(format!(
+            "{path} already reads so: the edit changes nothing (its blocks differ only in white space the file does not have)"
+        )));
+    }
+    Ok(planned)
+}
+
+/// `replace` with the line ends of a file whose every line ends `\r\n`,
+/// when the model wrote bare `\n` (models do): a CRLF file stays CRLF.
+fn with_line_ends_of<'a>(data: &[u8], replace: &'a [u8]) -> std::borrow::Cow<'a, [u8]> {
+    let bare = |at: usize| replace[at] == b'\n' && (at == 0 || replace[at - 1] != b'\r');
+    if !(0..replace.len()).any(bare)
+        || line_ending(data.split_inclusive(|&b| b == b'\n')) != Some(b"\r\n".as_slice())
+    {
+        return std::borrow::Cow::Borrowed(replace);
+    }
+    let mut out = Vec::with_capacity(replace.len() + replace.len() / 16 + 1);
+    for (at, &byte) in replace.iter().enumerate() {
+        if bare(at) {
+            out.push(b'\r');
+        }
+        out.push(byte);
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// What a failed edit says when its block is nowhere in the file: where

@@ -26,7 +26,7 @@ pub struct LooseMatch {
 /// The line ending the matched lines share: `\r\n` or `\n` when every
 /// one of them that ends (a file's last line may not) ends that way;
 /// `None` when they mix or none ends.
-fn ending<'a>(lines: impl Iterator<Item = &'a [u8]>) -> Option<&'static [u8]> {
+pub(super) fn ending<'a>(lines: impl Iterator<Item = &'a [u8]>) -> Option<&'static [u8]> {
     let mut found = None;
     for line in lines.filter(|line| line.ends_with(b"\n")) {
         let this: &'static [u8] = if line.ends_with(b"\r\n") {

@@ -143,3 +143,32 @@ async fn the_edit_lands_says_so_and_is_the_preview() {
     assert_eq!(v["ok"], true, "{v}");
     assert!(v.get("note").is_none(), "{v}");
 }
+
+/// A CRLF file stays CRLF when an exact block is replaced by lines the
+/// model wrote with bare `\n`; an edit whose loose match changes nothing
+/// fails instead of asking to approve an empty diff.
+#[tokio::test]
+async fn a_crlf_file_stays_crlf_and_an_edit_that_changes_nothing_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("config.py"), "a = 1\r\nb = 2\r\n").unwrap();
+    let args =
+        json!({"path": "config.py", "search_block": "a = 1", "replace_block": "a = 1\nc = 3"});
+    let v = run(dir.path(), "edit_file", &args).await;
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("config.py")).unwrap(),
+        "a = 1\r\nc = 3\r\nb = 2\r\n"
+    );
+    std::fs::write(dir.path().join("f.txt"), "foo\n").unwrap();
+    let args = json!({"path": "f.txt", "search_block": "foo  \n", "replace_block": "foo\n"});
+    let v = run(dir.path(), "edit_file", &args).await;
+    assert_eq!(v["ok"], false, "{v}");
+    assert!(
+        v["error"].as_str().unwrap().contains("already reads so"),
+        "{v}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("f.txt")).unwrap(),
+        "foo\n"
+    );
+}
