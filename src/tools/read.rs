@@ -326,12 +326,17 @@ fn render(
         if !content.is_empty() && !content.ends_with('\n') {
             content.push('\n');
         }
-        let how = if window.cut_by_bytes {
+        let cap = READ_MAX_BYTES / 1024;
+        let how = if window.cut_by_bytes && window.lines <= 1 {
+            // offset={last} would show the same bytes again.
             format!(
-                "cut at the {} KiB cap inside line {last}; continue with offset={last} \
-                 (a single line longer than the cap needs execute_command, e.g. cut -c)",
-                READ_MAX_BYTES / 1024
+                "line {last} alone is longer than the {cap} KiB cap; read the rest of it with \
+                 execute_command, e.g. sed -n '{last}p' {path} | cut -b {}-{}",
+                READ_MAX_BYTES + 1,
+                2 * READ_MAX_BYTES
             )
+        } else if window.cut_by_bytes {
+            format!("cut at the {cap} KiB cap inside line {last}; continue with offset={last}")
         } else {
             format!("continue with offset={}", last + 1)
         };

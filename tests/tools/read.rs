@@ -104,7 +104,27 @@ async fn a_line_longer_than_the_byte_cap_is_cut_and_marked() {
     assert_eq!(v["truncated"], true);
     let content = v["content"].as_str().unwrap();
     assert!(content.starts_with(&"y".repeat(READ_MAX_BYTES)));
-    assert!(content.contains("cut at the 64 KiB cap inside line 1"));
+    // offset=1 would show the same bytes again: the marker says how to
+    // read the rest of the line instead.
+    assert!(
+        content.contains(
+            "line 1 alone is longer than the 64 KiB cap; read the rest of it with \
+             execute_command, e.g. sed -n '1p' a.txt | cut -b 65537-131072"
+        ),
+        "{content}"
+    );
+    assert!(!content.contains("offset="), "{content}");
+    // A line cut after others: the next read starts at it.
+    let dir = with_file(
+        "b.txt",
+        format!("first\n{}\n", "y".repeat(READ_MAX_BYTES * 2)).as_bytes(),
+    );
+    let v = read(&dir, r#"{"path":"b.txt"}"#).await;
+    let content = v["content"].as_str().unwrap();
+    assert!(
+        content.contains("cut at the 64 KiB cap inside line 2; continue with offset=2"),
+        "{content}"
+    );
 }
 
 #[tokio::test]
