@@ -60,10 +60,21 @@ pub fn judge(
     let (Some(analyser), ToolCall::ExecuteCommand(command)) = (analyser, tool) else {
         return preview(tool, ctx).map(Judged::Confirm);
     };
-    match analyser.analyse(&command.cwd, &command.command) {
+    let default = ctx.exec_timeout.as_secs();
+    let verdict = match analyser.analyse(&command.cwd, &command.command) {
+        // A longer run than the default is the person's call.
+        Verdict::ReadOnly { .. } if command.timeout_seconds.is_some_and(|t| t > default) => {
+            Verdict::Ask {
+                reason: format!(
+                    "it asks for {} s, longer than the {default} s a command runs unasked",
+                    command.timeout_seconds.unwrap_or(default)
+                ),
+            }
+        }
+        verdict => verdict,
+    };
+    match verdict {
         Verdict::ReadOnly { rendered } => {
-            // Unasked, it runs within the configured default limit, not
-            // one the model asked for.
             Ok(Judged::ReadOnly(ToolCall::ExecuteCommand(ExecuteCommand {
                 command: rendered,
                 read_only: true,

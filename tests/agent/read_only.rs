@@ -107,6 +107,38 @@ async fn a_line_that_writes_asks_with_the_reason_in_the_preview() {
     assert!(!dir.path().join("listing.txt").exists());
 }
 
+/// A read-only line that asks for more time than a command runs unasked
+/// asks: a longer run is the person's call, and run unasked within the
+/// default it would only time out again.
+#[tokio::test]
+async fn a_read_only_line_asking_for_more_time_asks() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_call(
+            "c1",
+            "execute_command",
+            &[&json!({ "command": "ls", "timeout_seconds": 600 }).to_string()],
+        ),
+        Reply::text(&["done"]),
+    ])
+    .await;
+    let mut h = start(&server, dir.path(), true);
+    h.prompt("list slowly").await;
+    let (id, events) = h.next_confirm().await;
+    let Some(AgentEvent::Confirm(request)) = events.last() else {
+        unreachable!()
+    };
+    assert!(
+        request.preview.iter().any(|l| l.kind == PreviewKind::Marker
+            && l.text
+                == "asks because it asks for 600 s, longer than the 30 s a command runs unasked"),
+        "{:?}",
+        request.preview
+    );
+    h.decide(&id, Decision::Reject).await;
+    h.turn().await;
+}
+
 #[tokio::test]
 async fn an_unterminated_quote_is_an_invalid_argument_never_run_or_asked() {
     let dir = tempfile::tempdir().unwrap();
