@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use globset::{Candidate, GlobMatcher};
+use grep_matcher::LineTerminator;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, MmapChoice, Searcher, SearcherBuilder, Sink, SinkMatch};
 use serde::{Deserialize, Serialize};
@@ -148,7 +149,7 @@ const WHOLE_FILE_NEXT: &str =
 /// What to try when nothing matched.
 fn no_match(files_searched: u64) -> String {
     if files_searched == 0 {
-        "no file was searched: path and include matched none; list_directory to see the names"
+        "no file was searched: path and include matched none, or .gitignore skips every file there; list_directory to see the names, read_file to read one"
             .to_owned()
     } else {
         "no line matched: try a shorter pattern or ignore_case, or read_file the file".to_owned()
@@ -287,12 +288,14 @@ impl Tool for Grep {
 
 impl Grep {
     /// The pattern compiled as ripgrep compiles it for a line-by-line
-    /// search: it can never match a newline, and a NUL (which marks a
-    /// file binary) is refused.
+    /// search with `--crlf`: it can never match a line end, `$` matches
+    /// before a `\r\n` as before a `\n`, and a NUL (which marks a file
+    /// binary) is refused.
     fn matcher(&self) -> Result<RegexMatcher, ToolFailure> {
         RegexMatcherBuilder::new()
             .case_insensitive(self.ignore_case)
-            .line_terminator(Some(b'\n'))
+            .multi_line(true)
+            .crlf(true)
             .ban_byte(Some(0))
             .size_limit(GREP_REGEX_MAX_BYTES)
             .dfa_size_limit(GREP_REGEX_MAX_BYTES)
@@ -390,11 +393,15 @@ struct Search<'a> {
 }
 
 impl Search<'_> {
-    /// A searcher as ripgrep's for one thread: line numbers, a file with
-    /// a NUL byte dropped as binary, the line buffer capped, no memory
-    /// maps (a file truncated under one would crash the process).
+    /// A searcher as ripgrep's for one thread: lines that end `\n` or
+    /// `\r\n`, line numbers, a file with a NUL byte dropped as binary
+    /// (a UTF-16 one too: no byte-order mark is sniffed, as `read_file`
+    /// reads none), the line buffer capped, no memory maps (a file
+    /// truncated under one would crash the process).
     fn searcher() -> Searcher {
         SearcherBuilder::new()
+            .line_terminator(LineTerminator::crlf())
+            .bom_sniffing(false)
             .line_number(true)
             .binary_detection(BinaryDetection::quit(0))
             .heap_limit(Some(GREP_MAX_LINE_BYTES))

@@ -175,7 +175,9 @@ pub(crate) fn shown(relative: &Path) -> (String, bool) {
 
 /// A `**`-style glob for `field` of `tool`: `*` and `?` stay within one
 /// directory, `**` crosses any number. A leading `./` is dropped. An
-/// invalid pattern is an invalid argument saying what is wrong.
+/// invalid pattern is an invalid argument saying what is wrong; so is an
+/// absolute one, or one starting with `..`, which no path relative to the
+/// folder searched could match.
 pub(crate) fn glob_matcher(
     tool: &str,
     field: &str,
@@ -184,6 +186,16 @@ pub(crate) fn glob_matcher(
     let mut trimmed = pattern;
     while let Some(rest) = trimmed.strip_prefix("./") {
         trimmed = rest;
+    }
+    if trimmed.starts_with('/') || trimmed == ".." || trimmed.starts_with("../") {
+        return Err(ToolFailure::InvalidArgument {
+            tool: tool.to_owned(),
+            field: field.to_owned(),
+            expected: "a glob pattern relative to the folder searched (`path`, the project by \
+                       default), such as `src/**/*.rs`; not an absolute path or one starting with `..`"
+                .to_owned(),
+            received: received(&serde_json::Value::String(pattern.to_owned())),
+        });
     }
     GlobBuilder::new(trimmed)
         .literal_separator(true)

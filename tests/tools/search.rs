@@ -397,6 +397,26 @@ async fn grep_searches_one_file_when_the_path_names_it() {
     assert_eq!(v["files_searched"], 1);
 }
 
+/// Anchors hold at the ends of lines ending `\r\n` as of lines ending
+/// `\n`, and a UTF-16 file is binary to grep as to `read_file`.
+#[tokio::test]
+async fn grep_anchors_hold_in_crlf_files_and_utf16_is_binary() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("win.txt"), "let a = 1;\r\nend\r\n").unwrap();
+    std::fs::write(dir.path().join("unix.txt"), "let b = 2;\nend\n").unwrap();
+    let v = grep(dir.path(), json!({"pattern": ";$"})).await;
+    assert_eq!(lines(&v), ["unix.txt:1:let b = 2;", "win.txt:1:let a = 1;"]);
+    let v = grep(dir.path(), json!({"pattern": "^end$"})).await;
+    assert_eq!(lines(&v), ["unix.txt:2:end", "win.txt:2:end"]);
+    let utf16: Vec<u8> = [0xFF, 0xFE]
+        .into_iter()
+        .chain("needle\n".encode_utf16().flat_map(u16::to_le_bytes))
+        .collect();
+    std::fs::write(dir.path().join("wide.txt"), utf16).unwrap();
+    let v = grep(dir.path(), json!({"pattern": "needle"})).await;
+    assert!(v["matches"].as_str().unwrap_or("").is_empty(), "{v}");
+}
+
 /// The failure validation gives `args` of `tool`: a pattern is compiled
 /// before the call is confirmed or run.
 fn invalid(tool: &str, args: &Value) -> Value {
@@ -420,6 +440,13 @@ fn an_invalid_pattern_is_an_invalid_argument_with_guidance() {
             "include",
         ),
         ("glob", json!({"pattern": "src/{a,b"}), "pattern"),
+        ("glob", json!({"pattern": "/work/p/src/**/*.rs"}), "pattern"),
+        ("glob", json!({"pattern": "../**/*.rs"}), "pattern"),
+        (
+            "grep",
+            json!({"pattern": "x", "include": "/src/*.rs"}),
+            "include",
+        ),
     ] {
         let v = invalid(tool, &args);
         assert_eq!(v["code"], "invalid_argument", "{args}: {v}");
@@ -656,7 +683,7 @@ async fn a_grep_that_finds_nothing_says_what_to_try_next() {
     let v = grep(dir.path(), json!({"pattern": "port", "include": "*.py"})).await;
     assert_eq!(
         v["next"],
-        "no file was searched: path and include matched none; list_directory to see the names"
+        "no file was searched: path and include matched none, or .gitignore skips every file there; list_directory to see the names, read_file to read one"
     );
     // A search that matched has nothing to add.
     let v = grep(dir.path(), json!({"pattern": "port"})).await;
