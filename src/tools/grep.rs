@@ -394,14 +394,12 @@ struct Search<'a> {
 
 impl Search<'_> {
     /// A searcher as ripgrep's for one thread: lines that end `\n` or
-    /// `\r\n`, line numbers, a file with a NUL byte dropped as binary
-    /// (a UTF-16 one too: no byte-order mark is sniffed, as `read_file`
-    /// reads none), the line buffer capped, no memory maps (a file
-    /// truncated under one would crash the process).
+    /// `\r\n`, line numbers, a file with a NUL byte dropped as binary,
+    /// the line buffer capped, no memory maps (a file truncated under one
+    /// would crash the process).
     fn searcher() -> Searcher {
         SearcherBuilder::new()
             .line_terminator(LineTerminator::crlf())
-            .bom_sniffing(false)
             .line_number(true)
             .binary_detection(BinaryDetection::quit(0))
             .heap_limit(Some(GREP_MAX_LINE_BYTES))
