@@ -186,7 +186,7 @@ impl CheckpointLog {
     pub fn push_done(&mut self, turn: TurnChanges) {
         let at = self.done.partition_point(|t| t.turn <= turn.turn);
         self.done.insert(at, turn);
-        self.evict();
+        self.evict(0);
     }
 
     /// Keeps `turn` as what `/redo` re-applies next (an undo, or a redo
@@ -195,13 +195,7 @@ impl CheckpointLog {
     /// them).
     pub fn push_undone(&mut self, turn: TurnChanges) -> bool {
         self.undone.push(turn);
-        while self.kept_bytes() > CHECKPOINT_MAX_BYTES && self.undone.len() > 1 {
-            self.undone.remove(0);
-        }
-        while self.kept_bytes() > CHECKPOINT_MAX_BYTES && self.done.len() > 1 {
-            self.done.remove(0);
-        }
-        self.evict();
+        self.evict(1);
         !self.undone.is_empty()
     }
 
@@ -214,17 +208,20 @@ impl CheckpointLog {
             .sum()
     }
 
-    /// Forgets the oldest redo, then the oldest turns, until the bounds
-    /// hold; the current turn is never forgotten.
-    fn evict(&mut self) {
+    /// Forgets the oldest redos but the newest `kept_redos`, then the
+    /// oldest turns, then those redos, until the bounds hold; the current
+    /// turn is never forgotten.
+    fn evict(&mut self, kept_redos: usize) {
         while self.done.len() > CHECKPOINT_MAX_TURNS {
             self.done.remove(0);
         }
         while self.kept_bytes() > CHECKPOINT_MAX_BYTES {
-            if !self.undone.is_empty() {
+            if self.undone.len() > kept_redos {
                 self.undone.remove(0);
             } else if self.done.len() > 1 {
                 self.done.remove(0);
+            } else if !self.undone.is_empty() {
+                self.undone.remove(0);
             } else {
                 break;
             }
@@ -305,7 +302,7 @@ impl Checkpoints {
             after: None,
             made_dirs: Vec::new(),
         });
-        log.evict();
+        log.evict(0);
     }
 
     /// A file tool made the folders `dirs` (deepest first) for the file

@@ -16,7 +16,7 @@ use crate::protocol::{FileGuard, Preview};
 use super::checkpoint::FileState;
 use super::failure::ToolFailure;
 use super::guard::{check, content_hash};
-use super::loose::{ending as line_ending, locate_loose};
+use super::loose::{ending as line_ending, locate_loose, with_line_ends};
 use super::preview::{diff, first_changed_line, heading, shown};
 use super::read::{count_lines, is_continuation};
 use super::tool::{Effect, Shown, Tool, on_blocking_pool, path_parameter};
@@ -388,23 +388,16 @@ fn plan(path: &str, data: &[u8], search: &[u8], replace: &[u8]) -> Result<Planne
     Ok(planned)
 }
 
-/// `replace` with the line ends of a file whose every line ends `\r\n`,
-/// when the model wrote bare `\n` (models do): a CRLF file stays CRLF.
+/// `replace` with the line ends of a file whose every line ends `\r\n`
+/// (models write bare `\n`): a CRLF file stays CRLF.
 fn with_line_ends_of<'a>(data: &[u8], replace: &'a [u8]) -> std::borrow::Cow<'a, [u8]> {
-    let bare = |at: usize| replace[at] == b'\n' && (at == 0 || replace[at - 1] != b'\r');
-    if !(0..replace.len()).any(bare)
-        || line_ending(data.split_inclusive(|&b| b == b'\n')) != Some(b"\r\n".as_slice())
+    const CRLF: &[u8] = b"\r\n";
+    if replace.contains(&b'\n') && line_ending(data.split_inclusive(|&b| b == b'\n')) == Some(CRLF)
     {
-        return std::borrow::Cow::Borrowed(replace);
+        std::borrow::Cow::Owned(with_line_ends(replace, CRLF))
+    } else {
+        std::borrow::Cow::Borrowed(replace)
     }
-    let mut out = Vec::with_capacity(replace.len() + replace.len() / 16 + 1);
-    for (at, &byte) in replace.iter().enumerate() {
-        if bare(at) {
-            out.push(b'\r');
-        }
-        out.push(byte);
-    }
-    std::borrow::Cow::Owned(out)
 }
 
 /// What a failed edit says when its block is nowhere in the file: where

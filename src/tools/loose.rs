@@ -155,6 +155,13 @@ fn shift<'a>(window: impl Iterator<Item = &'a [u8]>, block: &[&'a [u8]]) -> Opti
     found
 }
 
+/// `text` with every line ending made `ending` (a last line without one
+/// stays so): a file's line ends, for a replacement the model wrote with
+/// others.
+pub(super) fn with_line_ends(text: &[u8], ending: &[u8]) -> Vec<u8> {
+    shifted(text, Shift::More(b""), Some(ending))
+}
+
 /// `replace` with each non-blank line indented by `shift`, and its line
 /// endings made `ending` when the matched lines share one.
 fn shifted(replace: &[u8], shift: Shift<'_>, ending: Option<&[u8]>) -> Vec<u8> {

@@ -79,8 +79,8 @@ use crate::protocol::FileGuard;
 use crate::secret::Secret;
 
 pub use analyser::{
-    ANALYSER_MAX_FILE_BYTES, ANALYSER_MAX_LINE_BYTES, ANALYSER_RUN_ENV, Analyser, EnvSetting,
-    ParseError, Plan, Verdict, analyse, parse,
+    ANALYSER_GIT_OBJECT_NAMES_MAX, ANALYSER_MAX_FILE_BYTES, ANALYSER_MAX_LINE_BYTES,
+    ANALYSER_RUN_ENV, Analyser, EnvSetting, ParseError, Plan, Verdict, analyse, parse,
 };
 pub use checkpoint::{
     CHECKPOINT_MAX_BYTES, CHECKPOINT_MAX_TURNS, CheckpointLog, Checkpoints, FileChange, FileState,

@@ -12,8 +12,8 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use dashfloat::tools::{
-    ANALYSER_MAX_FILE_BYTES, ANALYSER_MAX_LINE_BYTES, ANALYSER_RUN_ENV, Analyser, EnvSetting,
-    Verdict, analyse, parse,
+    ANALYSER_GIT_OBJECT_NAMES_MAX, ANALYSER_MAX_FILE_BYTES, ANALYSER_MAX_LINE_BYTES,
+    ANALYSER_RUN_ENV, Analyser, EnvSetting, Verdict, analyse, parse,
 };
 use nix::sys::stat::Mode;
 
@@ -801,51 +801,72 @@ fn repository_configuration_that_names_a_program_asks() {
 /// another repository's files (`git show <id>` of a secret there).
 #[test]
 fn a_repository_borrowing_objects_or_refs_from_outside_asks() {
-    let borrowed = |project: &Project| match project.analyse("git show HEAD") {
-        Verdict::Ask { reason } => assert!(
-            reason.contains("takes objects or refs from outside the repository"),
-            "{reason}"
-        ),
-        other => panic!("{other:?}"),
+    let alternates: fn(&Project) = |p| {
+        p.write(
+            ".git/objects/info/alternates",
+            &format!("{}\n", p.outside.display()),
+        );
     };
-    let project = Project::new();
-    project.write(
-        ".git/objects/info/alternates",
-        &format!("{}\n", project.outside.display()),
-    );
-    borrowed(&project);
-    let project = Project::new();
-    fs::remove_dir_all(project.root.join(".git/refs")).unwrap();
-    fs::create_dir_all(project.outside.join("refs/heads")).unwrap();
-    symlink(project.outside.join("refs"), project.root.join(".git/refs")).unwrap();
-    borrowed(&project);
-    let project = Project::new();
-    symlink(
-        project.outside.join("secret.txt"),
-        project.root.join(".git/packed-refs"),
-    )
-    .unwrap();
-    borrowed(&project);
+    let refs: fn(&Project) = |p| {
+        fs::remove_dir_all(p.root.join(".git/refs")).unwrap();
+        fs::create_dir_all(p.outside.join("refs/heads")).unwrap();
+        symlink(p.outside.join("refs"), p.root.join(".git/refs")).unwrap();
+    };
+    let packed_refs: fn(&Project) = |p| {
+        symlink(
+            p.outside.join("secret.txt"),
+            p.root.join(".git/packed-refs"),
+        )
+        .unwrap();
+    };
     // A pack, or a fan-out folder of loose objects, of another repository.
+    let pack_folder: fn(&Project) = |p| {
+        fs::create_dir_all(p.outside.join("pack")).unwrap();
+        symlink(p.outside.join("pack"), p.root.join(".git/objects/pack")).unwrap();
+    };
+    let pack: fn(&Project) = |p| {
+        fs::create_dir_all(p.root.join(".git/objects/pack")).unwrap();
+        let to = p.root.join(".git/objects/pack/pack-1.pack");
+        symlink(p.outside.join("secret.txt"), to).unwrap();
+    };
+    let fan_out: fn(&Project) = |p| {
+        symlink(&p.outside, p.root.join(".git/objects/3a")).unwrap();
+    };
+    // More names than are looked at: one past them could be a link.
+    let too_many: fn(&Project) = |p| {
+        for n in 0..=ANALYSER_GIT_OBJECT_NAMES_MAX {
+            fs::create_dir_all(p.root.join(format!(".git/objects/x{n}"))).unwrap();
+        }
+    };
+    let plants = [
+        alternates,
+        refs,
+        packed_refs,
+        pack_folder,
+        pack,
+        fan_out,
+        too_many,
+    ];
+    for (n, plant) in plants.into_iter().enumerate() {
+        let project = Project::new();
+        plant(&project);
+        match project.analyse("git show HEAD") {
+            Verdict::Ask { reason } => assert!(
+                reason.contains("takes objects or refs from outside the repository"),
+                "{n}: {reason}"
+            ),
+            other => panic!("{n}: {other:?}"),
+        }
+    }
+    // At the bound, nothing is borrowed.
     let project = Project::new();
-    fs::create_dir_all(project.outside.join("pack")).unwrap();
-    symlink(
-        project.outside.join("pack"),
-        project.root.join(".git/objects/pack"),
-    )
-    .unwrap();
-    borrowed(&project);
-    let project = Project::new();
-    fs::create_dir_all(project.root.join(".git/objects/pack")).unwrap();
-    symlink(
-        project.outside.join("secret.txt"),
-        project.root.join(".git/objects/pack/pack-1.pack"),
-    )
-    .unwrap();
-    borrowed(&project);
-    let project = Project::new();
-    symlink(&project.outside, project.root.join(".git/objects/3a")).unwrap();
-    borrowed(&project);
+    for n in 0..ANALYSER_GIT_OBJECT_NAMES_MAX {
+        fs::create_dir_all(project.root.join(format!(".git/objects/x{n}"))).unwrap();
+    }
+    assert!(matches!(
+        project.analyse("git status"),
+        Verdict::ReadOnly { .. }
+    ));
 }
 
 #[test]

@@ -15,10 +15,6 @@ use crate::tools::{FileKind, Workspace};
 const CONFIG_MAX_BYTES: u64 = 1024 * 1024;
 /// The largest `.git` file or `commondir` file read.
 const POINTER_MAX_BYTES: u64 = 4096;
-/// Names of `objects` or `objects/pack` looked at for a link, at most: a
-/// repository has 256 fan-out folders, `info` and `pack`, and few packs.
-/// One with more asks.
-const OBJECT_NAMES_MAX: usize = 512;
 
 const NAMES_A_PROGRAM: &str = "names a program";
 const GPG: &str = "makes git verify signatures by running gpg";
@@ -215,7 +211,7 @@ fn borrows(ws: &dyn Workspace, common_dir: &Path, in_project: bool) -> bool {
         ws.real_path(&common_dir.join(name))
             .is_ok_and(|real| !real.starts_with(common_dir))
     };
-    let holds_a_link = |dir: &Path| match ws.list(dir, OBJECT_NAMES_MAX) {
+    let holds_a_link = |dir: &Path| match ws.list(dir, super::ANALYSER_GIT_OBJECT_NAMES_MAX) {
         Ok(listing) => {
             listing.total > listing.entries.len()
                 || listing

@@ -44,6 +44,11 @@ pub const ANALYSER_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
 /// The longest command line analysed (16 KiB); a longer one asks.
 pub const ANALYSER_MAX_LINE_BYTES: usize = 16 * 1024;
 
+/// Names of a repository's `objects` or `objects/pack` looked at for a
+/// link to another repository's, at most: a repository has 256 fan-out
+/// folders, `info` and `pack`, and few packs. One with more asks.
+pub const ANALYSER_GIT_OBJECT_NAMES_MAX: usize = 512;
+
 /// One change to the environment of an auto-allowed command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EnvSetting {
