@@ -23,6 +23,7 @@ use dashfloat::llm::wire::{FunctionCall, Message, Role, ToolCallMessage};
 use dashfloat::protocol::{AgentEvent, UiCommand};
 use dashfloat::protocol::{LogItem, ReplyEnd, ToolStatus};
 use dashfloat::session::{SessionRecord, SessionStore};
+use dashfloat::tools::{Analyser, Verdict};
 use dashfloat::ui::markdown::{code_blocks, render_streaming};
 use dashfloat::ui::state::{SessionInfo, State};
 use dashfloat::ui::theme::Theme;
@@ -71,6 +72,9 @@ fn main() {
     }
     if want("continue") {
         continue_first_frame();
+    }
+    if want("analyse_git") {
+        analyse_git();
     }
 }
 
@@ -718,5 +722,58 @@ fn continue_first_frame() {
         ms(percentile(&resumed, 0.5)),
         ms(percentile(&resumed, 0.9)),
         ms(percentile(&fresh, 0.5)),
+    );
+}
+
+/// What the read-only analyser's questions to git cost: `git status`
+/// analysed in a real repository (git run twice, to name the repository
+/// and list its configuration), against running `git status` itself, and
+/// `ls` analysed, which asks git nothing.
+fn analyse_git() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::write(root.join("README.md"), "hello\n").unwrap();
+    support::crafted::git(&root, &["init", "-q"]);
+    support::crafted::git(&root, &["add", "README.md"]);
+    support::crafted::git(&root, &["commit", "-q", "-m", "readme"]);
+    let analyser =
+        Analyser::new(&root).with_command_env(support::command_env(Path::new("/dev/null")));
+    let runs = 50;
+    let time = |f: &dyn Fn()| {
+        let mut times: Vec<Duration> = (0..runs)
+            .map(|_| {
+                let start = Instant::now();
+                f();
+                start.elapsed()
+            })
+            .collect();
+        times.sort();
+        percentile(&times, 0.5)
+    };
+    let analysed = time(&|| {
+        let verdict = analyser.analyse(".", "git status");
+        assert!(matches!(verdict, Verdict::ReadOnly { .. }), "{verdict:?}");
+    });
+    let plain = time(&|| {
+        assert!(matches!(
+            analyser.analyse(".", "ls -la"),
+            Verdict::ReadOnly { .. }
+        ));
+    });
+    let git_status = time(&|| {
+        let out = std::process::Command::new("git")
+            .arg("status")
+            .current_dir(&root)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+    });
+    println!("read-only analysis ({runs} runs, median)");
+    println!(
+        "  `git status` analysed {}   | `ls -la` analysed {}   | baseline `git status` run: {}   ratio {:.1}x",
+        ms(analysed),
+        ms(plain),
+        ms(git_status),
+        analysed.as_secs_f64() / git_status.as_secs_f64()
     );
 }

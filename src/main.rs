@@ -285,9 +285,10 @@ fn start_agent(start: Start, cwd: &Path) -> std::io::Result<Running> {
     tools.exec_timeout_max = config.exec_timeout_max;
     tools.secret_vars = vec![config.api_key_env.clone(), HANDOVER_FD_VAR.to_owned()];
     tools.pass_env = pass_env;
-    let read_only = config
-        .auto_allow_read_only
-        .then(|| Analyser::for_workspace(std::sync::Arc::clone(&tools.workspace)));
+    let read_only = config.auto_allow_read_only.then(|| {
+        Analyser::for_workspace(std::sync::Arc::clone(&tools.workspace))
+            .with_command_env(tools.command_env())
+    });
     let (command_tx, command_rx) = mpsc::channel(COMMAND_QUEUE);
     let (event_tx, event_rx) = mpsc::channel(EVENT_QUEUE);
     let system_prompt = agent::system_prompt();

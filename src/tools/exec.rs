@@ -19,7 +19,7 @@ use crate::safe_text::strip_escapes;
 
 use super::analyser::EnvSetting;
 use super::command::{ExecuteCommand, ExecuteCommandOutput};
-use super::env::{child_env, with_settings};
+use super::env::with_settings;
 use super::failure::{ToolFailure, format_duration};
 use super::read::{is_continuation, trim_partial_char, whole_chars_len};
 use super::tool::{Tool, on_blocking_pool};
@@ -219,10 +219,7 @@ pub(crate) async fn execute_command(
         on_blocking_pool(TOOL, cancel, move || working_dir(ws.as_ref(), &cwd)).await?
     };
     let ws = ctx.workspace.as_ref();
-    let env = with_settings(
-        child_env(std::env::vars_os(), &ctx.secret_vars, &ctx.pass_env),
-        env,
-    );
+    let env = with_settings(ctx.command_env(), env);
     // Everything the command starts is the call's from the fork on: every
     // way out below kills it, and dropping `processes` (here or when the
     // call's future is dropped mid-run) sweeps again and reaps the dead.

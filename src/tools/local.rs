@@ -13,8 +13,10 @@ use std::io::{self, Read};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::time::Instant;
 
 use nix::dir::Dir;
 use nix::fcntl::{AtFlags, OFlag};
@@ -28,11 +30,12 @@ use tokio_util::sync::CancellationToken;
 use super::atomic;
 use super::beneath;
 use super::path_policy::{self, PathError};
+use super::probe;
 use super::reaper::CallProcesses;
 use super::walk;
 use super::workspace::{
-    FileKind, Listed, Listing, Opener, Parents, Processes, SpawnError, Spawned, Stat, Visitor,
-    WalkError, Workspace, WriteError,
+    FileKind, Listed, Listing, Opener, PROBE_TIMEOUT, Parents, ProbeError, Probed, Processes,
+    SpawnError, Spawned, Stat, Visitor, WalkError, Workspace, WriteError,
 };
 
 /// The shell every command line runs under, so `;`, `&&`, `cd` and pipes
@@ -199,8 +202,8 @@ impl Workspace for LocalWorkspace {
             .env_clear()
             .envs(env)
             .kill_on_drop(true);
-        own_session_with_parent_death(&mut cmd);
-        enter(&mut cmd, dir);
+        own_session_with_parent_death(cmd.as_std_mut());
+        enter(cmd.as_std_mut(), dir);
         // Counted as running before the fork, so a sweep of another call can
         // tell our shell from an orphan; dropped on every way out.
         let mut processes = CallProcesses::start();
@@ -222,6 +225,41 @@ impl Workspace for LocalWorkspace {
             output,
             processes: Box::new(processes),
         })
+    }
+
+    fn probe(
+        &self,
+        dir: &Path,
+        program: &Path,
+        args: &[&str],
+        env: &[(OsString, OsString)],
+    ) -> Result<Probed, ProbeError> {
+        let dir = beneath::open(&self.root, dir, OFlag::O_PATH | OFlag::O_DIRECTORY)
+            .map_err(ProbeError::Directory)?;
+        let deadline = Instant::now() + PROBE_TIMEOUT;
+        let mut cmd = std::process::Command::new(program);
+        cmd.args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .env_clear()
+            .envs(env.iter().map(|(name, value)| (name, value)));
+        own_session_with_parent_death(&mut cmd);
+        enter(&mut cmd, dir);
+        // A call's like any command's: the sweep kills what it leaves and
+        // never takes it for another call's orphan.
+        let mut processes = CallProcesses::start();
+        let mut child = cmd.spawn().map_err(ProbeError::Start)?;
+        if let Ok(pid) = i32::try_from(child.id()) {
+            processes.spawned(Pid::from_raw(pid));
+        }
+        let answer = probe::collect(&mut child, deadline);
+        if answer.is_err() {
+            processes.kill_all();
+            // Killed: the wait is immediate, and leaves no zombie.
+            let _ = child.wait();
+        }
+        answer
     }
 
     fn take_notice(&self) -> Option<&'static str> {
@@ -301,11 +339,12 @@ fn describe(dir: BorrowedFd<'_>, name: OsString) -> Listed {
 /// thread in `block_on`). Were the spawn moved to `spawn_blocking`, the
 /// pool thread's exit after its idle keep-alive (10 s) would SIGKILL a
 /// command still running; the same after a `block_in_place` on the
-/// spawning worker. What keeps every process from outliving its call, and
+/// spawning worker. A [`Workspace::probe`] forks on the thread that then
+/// waits for it, which outlives it. What keeps every process from outliving its call, and
 /// dashfloat, is the subreaper's sweep ([`CallProcesses`]), on every way
 /// out but dashfloat's own SIGKILL.
 #[allow(unsafe_code)]
-fn own_session_with_parent_death(cmd: &mut Command) {
+fn own_session_with_parent_death(cmd: &mut std::process::Command) {
     let parent = nix::unistd::getpid();
     // SAFETY: the closure runs in the forked child before exec, where only
     // async-signal-safe work is allowed. setsid, prctl and getppid are
@@ -329,7 +368,7 @@ fn own_session_with_parent_death(cmd: &mut Command) {
 /// opened beneath the root: by its handle, so no path is walked again
 /// between the check and the shell.
 #[allow(unsafe_code)]
-fn enter(cmd: &mut Command, dir: OwnedFd) {
+fn enter(cmd: &mut std::process::Command, dir: OwnedFd) {
     // SAFETY: the closure runs in the forked child before exec, where only
     // async-signal-safe work is allowed; fchdir is a single system call on
     // a descriptor the closure owns, and nothing allocates or takes a lock

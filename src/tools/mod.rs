@@ -58,6 +58,7 @@ mod locate;
 mod loose;
 mod path_policy;
 mod preview;
+mod probe;
 mod read;
 mod reaper;
 mod registry;
@@ -80,7 +81,7 @@ use crate::secret::Secret;
 
 pub use analyser::{
     ANALYSER_GIT_OBJECT_NAMES_MAX, ANALYSER_MAX_FILE_BYTES, ANALYSER_MAX_LINE_BYTES,
-    ANALYSER_RUN_ENV, Analyser, EnvSetting, ParseError, Plan, Verdict, analyse, parse,
+    ANALYSER_RUN_ENV, Analyser, EnvSetting, ParseError, Plan, Verdict, analyse, parse, work_tree,
 };
 pub use checkpoint::{
     CHECKPOINT_MAX_BYTES, CHECKPOINT_MAX_TURNS, CheckpointLog, Checkpoints, FileChange, FileState,
@@ -123,8 +124,8 @@ pub use tool::{Effect, Shown, Tool};
 pub use validate::validate;
 pub use walk::SEARCH_SKIPPED_DIRS;
 pub use workspace::{
-    FileKind, Listed, Listing, Opener, Parents, Processes, Seen, SpawnError, Spawned, Stat,
-    Visitor, WalkError, Workspace, WriteError,
+    FileKind, Listed, Listing, Opener, PROBE_OUTPUT_MAX_BYTES, PROBE_TIMEOUT, Parents, ProbeError,
+    Probed, Processes, Seen, SpawnError, Spawned, Stat, Visitor, WalkError, Workspace, WriteError,
 };
 pub use write::{WriteAction, WriteFile, WriteFileOutput};
 
@@ -190,6 +191,12 @@ impl ToolContext {
             checkpoints: Checkpoints::default(),
             live_output: None,
         }
+    }
+
+    /// The environment a command runs with: this process's, minus the
+    /// credentials, plus what the person hands to commands on purpose.
+    pub fn command_env(&self) -> Vec<(OsString, OsString)> {
+        child_env(std::env::vars_os(), &self.secret_vars, &self.pass_env)
     }
 }
 

@@ -118,6 +118,21 @@ pub trait Workspace: Send + Sync + fmt::Debug {
         env: Vec<(OsString, OsString)>,
     ) -> Result<Spawned, SpawnError>;
 
+    /// Runs `program` (a path: what the commands' `PATH` finds) with
+    /// `args` in `dir` (a resolved directory), with exactly `env` and no
+    /// input, and gives what it printed, within [`PROBE_TIMEOUT`] and
+    /// [`PROBE_OUTPUT_MAX_BYTES`]; everything it started is killed and
+    /// reaped as a command's is. For the questions the policy asks of the
+    /// program that will run: which repository and which configuration
+    /// git would use (ADR 0025).
+    fn probe(
+        &self,
+        dir: &Path,
+        program: &Path,
+        args: &[&str],
+        env: &[(OsString, OsString)],
+    ) -> Result<Probed, ProbeError>;
+
     /// A notice about the workspace's confinement for the next tool
     /// result, given once (the local one: `openat2` is unavailable).
     fn take_notice(&self) -> Option<&'static str>;
@@ -282,6 +297,59 @@ pub enum SpawnError {
     /// The shell could not be started.
     #[error("{0}")]
     Start(io::Error),
+}
+
+/// The longest a [`Workspace::probe`] may take (5 s): git answers in a
+/// few milliseconds; one reading a FIFO its configuration names never
+/// does.
+pub const PROBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The most a [`Workspace::probe`] may print on each of its output and
+/// its errors (1 MiB): the longest git configuration a person keeps is a
+/// few KiB.
+pub const PROBE_OUTPUT_MAX_BYTES: usize = 1024 * 1024;
+
+/// What a program run by [`Workspace::probe`] printed, and how it ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Probed {
+    /// Whether it exited with status 0.
+    pub success: bool,
+    /// Its output.
+    pub stdout: Vec<u8>,
+    /// Its errors.
+    pub stderr: Vec<u8>,
+}
+
+impl Probed {
+    /// The first line of its errors, for a reason the person reads.
+    pub fn first_error_line(&self) -> String {
+        let text = String::from_utf8_lossy(&self.stderr);
+        text.lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("no message")
+            .trim()
+            .to_owned()
+    }
+}
+
+/// Why a [`Workspace::probe`] gave no answer.
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeError {
+    /// The directory to run in could not be entered.
+    #[error("cannot enter the directory: {0}")]
+    Directory(io::Error),
+    /// The program could not be started.
+    #[error("cannot start it: {0}")]
+    Start(io::Error),
+    /// Its output could not be read.
+    #[error("cannot read its output: {0}")]
+    Read(io::Error),
+    /// It did not end within [`PROBE_TIMEOUT`].
+    #[error("it did not answer within {} s", PROBE_TIMEOUT.as_secs())]
+    TimedOut,
+    /// It printed more than [`PROBE_OUTPUT_MAX_BYTES`].
+    #[error("it printed more than {} KiB", PROBE_OUTPUT_MAX_BYTES / 1024)]
+    TooLong,
 }
 
 /// What a walk hands a visitor.

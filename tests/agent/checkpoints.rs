@@ -654,7 +654,10 @@ async fn undo_says_commands_are_not_undone_only_after_one_ran() {
     replies.extend(turn_of(&[run("c2", "echo made > made.txt")]));
     let server = ScriptedServer::start(replies).await;
     let mut s = setup(&server.base_url(), dir.path(), ApprovalPolicy::AutoEdit);
-    s.read_only = Some(Analyser::new(s.tools.root.clone()).with_git_global_configs(vec![]));
+    s.read_only = Some(
+        Analyser::new(s.tools.root.clone())
+            .with_command_env(support::command_env(Path::new("/dev/null"))),
+    );
     let mut h = start_with(s);
     h.prompt("change notes").await;
     h.turn().await;

@@ -18,8 +18,10 @@ use support::server::{Reply, ScriptedServer};
 /// global git configuration) unless `auto_allow` is false.
 fn start(server: &ScriptedServer, root: &Path, auto_allow: bool) -> AgentHarness {
     let mut s = setup(&server.base_url(), root, ApprovalPolicy::Ask);
-    s.read_only =
-        auto_allow.then(|| Analyser::new(s.tools.root.clone()).with_git_global_configs(vec![]));
+    s.read_only = auto_allow.then(|| {
+        Analyser::new(s.tools.root.clone())
+            .with_command_env(support::command_env(Path::new("/dev/null")))
+    });
     start_with(s)
 }
 

@@ -12,6 +12,7 @@
 #![allow(dead_code)]
 
 pub mod agent;
+pub mod crafted;
 pub mod fixtures;
 pub mod pairing;
 pub mod prefix;
@@ -20,6 +21,7 @@ pub mod random;
 pub mod server;
 pub mod sessions;
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -27,6 +29,18 @@ use std::time::{Duration, Instant};
 /// before it fails: an upper bound for a busy two-core machine, never a
 /// pause.
 pub const WAIT: Duration = Duration::from_secs(20);
+
+/// An environment for the commands of a test (and the read-only
+/// analyser's questions to git): this process's `PATH` and `HOME`, and a
+/// git that reads `global` as the person's configuration (`/dev/null` for
+/// none), whatever the machine's own holds.
+pub fn command_env(global: &Path) -> Vec<(OsString, OsString)> {
+    ["PATH", "HOME"]
+        .into_iter()
+        .map(|name| (name.into(), std::env::var_os(name).unwrap_or_default()))
+        .chain([("GIT_CONFIG_GLOBAL".into(), global.into())])
+        .collect()
+}
 
 /// A memory field of `/proc/<pid>/status` in KiB (`VmRSS:`, `VmHWM:`);
 /// `pid` is a number, or `self` for this process.

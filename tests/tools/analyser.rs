@@ -17,7 +17,7 @@ use dashfloat::tools::{
 };
 use nix::sys::stat::Mode;
 
-use crate::{Rng, env_or};
+use crate::{Rng, env_or, support};
 
 /// What a line must come to.
 #[derive(Debug, Clone, Copy)]
@@ -104,7 +104,7 @@ impl Project {
     }
 
     fn analyser(&self) -> Analyser {
-        Analyser::new(&self.root).with_git_global_configs(vec![self.global.clone()])
+        Analyser::new(&self.root).with_command_env(support::command_env(&self.global))
     }
 
     fn analyse(&self, line: &str) -> Verdict {
@@ -659,7 +659,7 @@ fn the_table() {
 const GIT_CONFIG_CASES: &[(&str, Expect)] = &[
     (
         "[core]\n\tpager = less\n",
-        Asks("the repository's config names a program (core.pager)"),
+        Asks("the repository's config .git/config names a program (core.pager)"),
     ),
     (
         "[Core]\n\tPager = less\n",
@@ -719,7 +719,7 @@ const GIT_CONFIG_CASES: &[(&str, Expect)] = &[
     ("[pager]\n\tbranch = false\n", Runs),
     (
         "[include]\n\tpath = other.cfg\n",
-        Asks("includes another config file, which is not checked (include.path)"),
+        Asks("includes another config file, which may be outside the project (include.path)"),
     ),
     (
         "[includeIf \"gitdir:~/work/\"]\n\tpath = w.cfg\n",
@@ -769,7 +769,16 @@ const GIT_CONFIG_CASES: &[(&str, Expect)] = &[
         "[diff]\n\torderFile = ../outside/secret.txt\n",
         Asks("(diff.orderfile)"),
     ),
-    ("[core]\n\texcludesFile = ~/.gitignore_global\n", Runs),
+    // A repository's own configuration names no file to read; the
+    // person's may (`global_configuration_is_judged_too`).
+    (
+        "[core]\n\texcludesFile = ~/.gitignore_global\n",
+        Asks("names a file git reads, which may be outside the project (core.excludesfile)"),
+    ),
+    (
+        "[core]\n\tattributesFile = /etc/x\n",
+        Asks("(core.attributesfile)"),
+    ),
     ("[alias]\n\tst = !rm -rf /\n", Runs),
     ("[core]\n\teditor = vim\n\tsshCommand = ssh -i k\n", Runs),
     ("[credential]\n\thelper = store\n", Runs),
@@ -779,13 +788,16 @@ const GIT_CONFIG_CASES: &[(&str, Expect)] = &[
     ),
     ("; comment\n# comment\n[core]\n\tbare = false\r\n", Runs),
     ("[user]\n\tname = A \\\n\t continued\n", Runs),
+    // What git cannot read, it does not vouch for: its own error says so.
     (
         "[user]\n\tname = \"unterminated\n",
-        Asks("is not understood past line 2"),
+        Asks(
+            "git does not vouch for a repository here (fatal: bad config line 2 in file .git/config)",
+        ),
     ),
-    ("garbage line\n", Asks("is not understood past line 1")),
-    ("[core\n", Asks("is not understood")),
-    ("[section \"sub\" x]\n", Asks("is not understood")),
+    ("garbage line\n", Asks("bad config line 1")),
+    ("[core\n", Asks("bad config line 1")),
+    ("[section \"sub\" x]\n", Asks("bad config line 1")),
 ];
 
 #[test]
@@ -883,9 +895,35 @@ fn global_configuration_is_judged_too() {
     }
     // Not for commands other than git.
     assert!(matches!(project.analyse("ls"), Verdict::ReadOnly { .. }));
+    // The person's own configuration may name files git reads, and
+    // include others, which git reads as it will when the line runs.
+    let included = project.global.with_file_name("included.cfg");
+    fs::write(
+        &project.global,
+        format!(
+            "[core]\n\texcludesFile = ~/.gitignore_global\n[include]\n\tpath = {}\n",
+            included.display()
+        ),
+    )
+    .unwrap();
+    fs::write(&included, "[user]\n\temail = a@example.com\n").unwrap();
+    assert!(matches!(
+        project.analyse("git status"),
+        Verdict::ReadOnly { .. }
+    ));
+    fs::write(&included, "[diff]\n\texternal = difft\n").unwrap();
+    let why = format!(
+        "the git config {} names a program (diff.external)",
+        included.display()
+    );
+    match project.analyse("git diff") {
+        Verdict::Ask { reason } => assert!(reason.contains(&why), "{reason}"),
+        other => panic!("{other:?}"),
+    }
     // A global file that does not exist is no configuration.
-    let analyser = Analyser::new(&project.root)
-        .with_git_global_configs(vec![project.root.join("no/such/gitconfig")]);
+    let analyser = Analyser::new(&project.root).with_command_env(support::command_env(
+        &project.root.join("no/such/gitconfig"),
+    ));
     assert!(matches!(
         analyser.analyse(".", "git status"),
         Verdict::ReadOnly { .. }
@@ -952,10 +990,11 @@ fn repositories_git_would_not_take_as_checked() {
         Verdict::ReadOnly { .. }
     ));
 
-    // A config that is a FIFO is not read (and does not block).
+    // A config that is a FIFO holds git until its time is up: asked, and
+    // the git that waited is gone.
     fs::remove_file(project.root.join(".git/config")).unwrap();
     nix::unistd::mkfifo(&project.root.join(".git/config"), Mode::S_IRWXU).unwrap();
-    asks("git log", "cannot be read: not a regular file");
+    asks("git log", "did not answer within 5 s");
 }
 
 #[test]
@@ -986,10 +1025,21 @@ fn linked_worktrees_read_the_common_configuration() {
         Verdict::ReadOnly { .. }
     ));
 
+    // git reads a worktree's own configuration only with the extension
+    // on, and the analyser judges what git reads.
     fs::write(wt.join("config.worktree"), "[core]\n\tpager = less\n").unwrap();
+    assert!(matches!(
+        project.analyse("git status"),
+        Verdict::ReadOnly { .. }
+    ));
+    fs::write(
+        common.join("config"),
+        "[core]\n\trepositoryformatversion = 1\n\tbare = false\n[extensions]\n\tworktreeConfig = true\n",
+    )
+    .unwrap();
     match project.analyse("git status") {
         Verdict::Ask { reason } => assert!(
-            reason.contains("the repository's config.worktree names a program (core.pager)"),
+            reason.contains("the worktree's config") && reason.contains("(core.pager)"),
             "{reason}"
         ),
         other => panic!("{other:?}"),
@@ -999,7 +1049,8 @@ fn linked_worktrees_read_the_common_configuration() {
     fs::write(common.join("config"), "[diff]\n\texternal = x\n").unwrap();
     match project.analyse("git diff") {
         Verdict::Ask { reason } => assert!(
-            reason.contains("the repository's config names a program (diff.external)"),
+            reason.contains("the repository's config")
+                && reason.contains("names a program (diff.external)"),
             "{reason}"
         ),
         other => panic!("{other:?}"),

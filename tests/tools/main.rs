@@ -11,6 +11,7 @@ mod checkpoints;
 mod confinement;
 mod env;
 mod exec;
+mod git_layouts;
 mod list;
 mod locate;
 mod loose;

@@ -1,10 +1,12 @@
 //! `git` stages: the global options before the subcommand, the read-only
 //! subcommands and their allow-lists, and then the repository itself
-//! ([`git_config`](super::git_config)): a configuration that names a
-//! program refuses the stage. ADR 0025.
+//! ([`git_repo`](super::git_repo)): one git would not use from the
+//! project, or a configuration that names a program, refuses the stage.
+//! ADR 0025.
 
 use super::commands::{Parsed, Spec, Style, Takes};
 use super::git_config;
+use super::git_repo;
 use super::paths::{Place, Use};
 use super::{Analyser, Refusal};
 
@@ -93,7 +95,7 @@ pub(super) fn check(analyser: &Analyser, place: &Place, args: &[String]) -> Resu
     for word in &parsed.operands {
         place.check(word, Use::Look)?;
     }
-    git_config::check_repository(&place, analyser.git_global_configs())
+    Ok(git_repo::check(&place, analyser.command_env())?)
 }
 
 /// `%G` placeholders (modified or not) in a pretty format make git verify

@@ -17,22 +17,29 @@
 //! checked ([`Plan::render`]), and that rendering is what the runner must
 //! give the shell, with [`ANALYSER_RUN_ENV`] applied to its environment.
 //!
-//! The analysis reads the filesystem (paths, sizes, git's configuration)
-//! but runs nothing, and it does not panic on any input.
+//! The analysis reads the filesystem (paths, sizes) and asks the git the
+//! line would run which repository and configuration it would use
+//! ([`git_repo`]; git run so that it starts nothing else), and it does
+//! not panic on any input.
 
 mod commands;
 mod git;
 mod git_config;
+mod git_repo;
 mod parse;
 mod paths;
+mod program;
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+pub use git_repo::work_tree;
 pub use parse::{ParseError, Plan, parse};
 
+use super::env::{child_env, with_settings};
 use super::{LocalWorkspace, PathError, Workspace};
-use git_config::GitRefusal;
+use git_repo::GitRefusal;
 use paths::Place;
 
 /// The largest file (10 MiB) whose content an auto-allowed command may be
@@ -118,12 +125,12 @@ pub enum Verdict {
 }
 
 /// The analyser for one project: its workspace, the size cap, and the
-/// global git configuration files git will read.
+/// environment the commands it allows run with.
 #[derive(Debug, Clone)]
 pub struct Analyser {
     workspace: Arc<dyn Workspace>,
     max_file: u64,
-    git_global: Vec<PathBuf>,
+    env: Vec<(OsString, OsString)>,
 }
 
 impl Analyser {
@@ -134,18 +141,17 @@ impl Analyser {
     }
 
     /// An analyser for the project in `workspace` (the one the commands
-    /// will run in: every path and git file is looked at through it), with
-    /// the size cap [`ANALYSER_MAX_FILE_BYTES`] and the global git
-    /// configuration git would read for this process: `$GIT_CONFIG_GLOBAL`
-    /// when set, else `$XDG_CONFIG_HOME/git/config` (or
-    /// `~/.config/git/config`) and `~/.gitconfig`. The system file is not
-    /// read: the runner sets `GIT_CONFIG_NOSYSTEM` ([`ANALYSER_RUN_ENV`]).
+    /// will run in: every path is looked at and git asked through it),
+    /// with the size cap [`ANALYSER_MAX_FILE_BYTES`] and, for the commands'
+    /// environment, this process's without credentials
+    /// ([`Analyser::with_command_env`]).
     pub fn for_workspace(workspace: Arc<dyn Workspace>) -> Analyser {
         Analyser {
             workspace,
             max_file: ANALYSER_MAX_FILE_BYTES,
-            git_global: global_git_configs(),
+            env: Vec::new(),
         }
+        .with_command_env(child_env(std::env::vars_os(), &[], &[]))
     }
 
     /// The same analyser with another size cap for files a command reads.
@@ -154,11 +160,12 @@ impl Analyser {
         self
     }
 
-    /// The same analyser reading these global git configuration files
-    /// instead of the ones the environment names (in git's order: later
-    /// files win, though every key of every file is judged).
-    pub fn with_git_global_configs(mut self, paths: Vec<PathBuf>) -> Analyser {
-        self.git_global = paths;
+    /// The same analyser for commands that run with `env` (before
+    /// [`ANALYSER_RUN_ENV`], which it applies): the `PATH` that finds each
+    /// program and the variables that steer git are the ones the line
+    /// will run with.
+    pub fn with_command_env(mut self, env: Vec<(OsString, OsString)>) -> Analyser {
+        self.env = with_settings(env, ANALYSER_RUN_ENV);
         self
     }
 
@@ -208,13 +215,18 @@ impl Analyser {
             max_file: self.max_file,
         };
         for stage in plan.stages() {
+            if let Some(name) = stage.first() {
+                program::check(&place, name, &self.env)?;
+            }
             commands::check_stage(self, &place, stage)?;
         }
         Ok(())
     }
 
-    fn git_global_configs(&self) -> &[PathBuf] {
-        &self.git_global
+    /// The environment the commands it allows run with,
+    /// [`ANALYSER_RUN_ENV`] applied.
+    fn command_env(&self) -> &[(OsString, OsString)] {
+        &self.env
     }
 }
 
@@ -222,25 +234,6 @@ impl Analyser {
 /// [`Analyser::new`].
 pub fn analyse(root: &Path, line: &str) -> Verdict {
     Analyser::new(root).analyse(".", line)
-}
-
-/// The global configuration files git reads, as it finds them.
-fn global_git_configs() -> Vec<PathBuf> {
-    let var = |name: &str| {
-        std::env::var_os(name)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    if let Some(global) = var("GIT_CONFIG_GLOBAL") {
-        return vec![global];
-    }
-    let home = var("HOME");
-    let xdg = var("XDG_CONFIG_HOME")
-        .map(|x| x.join("git").join("config"))
-        .or_else(|| home.as_ref().map(|h| h.join(".config/git/config")));
-    xdg.into_iter()
-        .chain(home.map(|h| h.join(".gitconfig")))
-        .collect()
 }
 
 /// Why a parsed line is not auto-allowed. The text is the reason the
@@ -279,6 +272,12 @@ enum Refusal {
     Special(String),
     #[error("`{0}` is not a directory")]
     NotDirectory(String),
+    #[error("`{cmd}` would run {path}, {why}")]
+    Program {
+        cmd: String,
+        path: String,
+        why: &'static str,
+    },
     #[error(transparent)]
     Git(#[from] GitRefusal),
 }

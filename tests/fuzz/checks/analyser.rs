@@ -10,7 +10,10 @@ static PROJECT: LazyLock<(tempfile::TempDir, Analyser)> = LazyLock::new(|| {
     let dir = tempfile::tempdir().expect("temp dir");
     std::fs::create_dir(dir.path().join("src")).expect("src");
     std::fs::write(dir.path().join("src/main.rs"), "fn main() {}\n").expect("file");
-    let analyser = Analyser::new(dir.path()).with_git_global_configs(Vec::new());
+    let analyser = Analyser::new(dir.path()).with_command_env(vec![
+        ("PATH".into(), std::env::var_os("PATH").unwrap_or_default()),
+        ("GIT_CONFIG_GLOBAL".into(), "/dev/null".into()),
+    ]);
     (dir, analyser)
 });
 

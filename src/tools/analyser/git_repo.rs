@@ -1,0 +1,280 @@
+//! The repository a git stage would use, as the git that will run answers
+//! it: `git rev-parse` in the stage's directory, with the commands'
+//! environment, names the work tree, the git directory and the shared
+//! one. The analyser never finds a repository by hand, so it cannot read
+//! a `.git` file, a `commondir` or a `HEAD` differently from git. What it
+//! adds is refusal: a work tree above the project, a `.git` git passed
+//! over, a git directory outside the project, borrowed objects,
+//! submodules, a hook the allowed subcommands can run, and then the
+//! configuration ([`git_config`](super::git_config)). ADR 0025.
+
+use std::ffi::{OsStr, OsString};
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use super::git_config;
+use super::paths::Place;
+use super::program::{self, Found};
+use crate::tools::{FileKind, ProbeError, Workspace};
+
+/// Options before every git subcommand the analyser runs: no pager, and
+/// no file system monitor, which reading the index would start.
+pub(super) const GIT_QUIET: &[&str] = &["--no-pager", "-c", "core.fsmonitor=false"];
+
+/// The most bytes of a worktree's `gitdir` back-link read.
+const BACK_LINK_MAX_BYTES: u64 = 4096;
+
+/// Why a git stage's repository is not one the analyser can vouch for.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(super) enum GitRefusal {
+    /// `git` is not on the commands' `PATH`.
+    #[error("git is not on the PATH commands run with")]
+    NoGit,
+    /// No `.git` between the stage's directory and the project root: git
+    /// would look above the project.
+    #[error("no repository in the project here, so git would look for one above it")]
+    NoRepository,
+    /// git answered with an error: no repository it would use, a
+    /// configuration it cannot read, an owner it distrusts.
+    #[error("git does not vouch for a repository here ({0})")]
+    Refused(String),
+    /// git could not be asked.
+    #[error("git could not be asked which repository it would use: {0}")]
+    Unasked(String),
+    /// git's answer is not one the analyser reads: more or fewer lines, a
+    /// path that is not absolute.
+    #[error("git's answer about the repository is not understood: {0:?}")]
+    Unusual(String),
+    /// git would use a work tree above the project.
+    #[error("git would use the repository at {0}, above the project")]
+    Above(String),
+    /// A `.git` between the stage's directory and the work tree git chose:
+    /// git passed over it.
+    #[error("`{0}` is not a repository git would use, so git reads the one above it")]
+    NotARepository(String),
+    /// A git directory outside the project that is not this work tree's
+    /// registered linked worktree: git would read another repository.
+    #[error("`{0}` leads to a repository outside the project, so git would read its files")]
+    Elsewhere(String),
+    /// A bare repository, or a directory below the work tree that looks
+    /// like one.
+    #[error("`{0}` looks like a bare repository, whose configuration is not checked")]
+    Bare(String),
+    /// The repository takes objects or refs from elsewhere (alternates,
+    /// or `objects`, `refs`, `packed-refs` leading out of it): git would
+    /// show another repository's files.
+    #[error(
+        "`{0}` takes objects or refs from outside the repository, so git would show another's files"
+    )]
+    Borrowed(String),
+    /// git status and diff run git in submodules.
+    #[error("the repository has submodules, whose configuration is not checked")]
+    Submodules,
+    /// git status and diff can write the index, which runs this hook.
+    #[error("the repository has a post-index-change hook, which git status and git diff can run")]
+    Hook,
+    /// A configuration key that runs, reads or writes what the analysis
+    /// does not see.
+    #[error("{file} {what} ({key})")]
+    Key {
+        /// Which configuration, as git names its origin.
+        file: String,
+        /// The key, as git lists it.
+        key: String,
+        /// What the key does.
+        what: &'static str,
+    },
+}
+
+/// A repository as git finds it from a stage's directory, every path real.
+struct Repository {
+    /// The top of the work tree.
+    worktree: PathBuf,
+    /// The git directory (a linked worktree's own).
+    git_dir: PathBuf,
+    /// Where the shared configuration, hooks and objects are.
+    common_dir: PathBuf,
+}
+
+/// Checks the repository a git stage at `place` would use, with the
+/// commands' environment `env`, and the configuration git would read
+/// there.
+pub(super) fn check(place: &Place, env: &[(OsString, OsString)]) -> Result<(), GitRefusal> {
+    let ws = place.ws;
+    let root = real(ws, ws.root())?;
+    // Nothing git could take in the project: no need to ask it.
+    if !place
+        .dir
+        .ancestors()
+        .take_while(|d| d.starts_with(&root))
+        .any(|d| ws.lstat(&d.join(".git")).is_ok() || ws.looks_like_git_dir(d))
+    {
+        return Err(GitRefusal::NoRepository);
+    }
+    let git = git_program(place, env)?;
+    let repo = ask(ws, &place.dir, &git, env)?;
+    if !repo.worktree.starts_with(&root) {
+        return Err(GitRefusal::Above(repo.worktree.display().to_string()));
+    }
+    for dir in place
+        .dir
+        .ancestors()
+        .take_while(|d| *d != repo.worktree && d.starts_with(&repo.worktree))
+    {
+        let dotgit = dir.join(".git");
+        if ws.lstat(&dotgit).is_ok() {
+            return Err(GitRefusal::NotARepository(dotgit.display().to_string()));
+        }
+        if ws.looks_like_git_dir(dir) {
+            return Err(GitRefusal::Bare(dir.display().to_string()));
+        }
+    }
+    let dotgit = repo.worktree.join(".git");
+    let in_project = repo.common_dir.starts_with(&root) && repo.git_dir.starts_with(&root);
+    if !in_project && !is_linked_worktree(ws, &dotgit, &repo.git_dir, &repo.common_dir) {
+        return Err(GitRefusal::Elsewhere(dotgit.display().to_string()));
+    }
+    if borrows(ws, &repo.common_dir, in_project) {
+        return Err(GitRefusal::Borrowed(dotgit.display().to_string()));
+    }
+    if ws.lstat(&repo.worktree.join(".gitmodules")).is_ok()
+        || ws.lstat(&repo.common_dir.join("modules")).is_ok()
+    {
+        return Err(GitRefusal::Submodules);
+    }
+    if ws
+        .lstat(&repo.common_dir.join("hooks").join("post-index-change"))
+        .is_ok()
+    {
+        return Err(GitRefusal::Hook);
+    }
+    git_config::check(ws, &place.dir, &git, env)
+}
+
+/// The top of the work tree git finds from `dir` (a resolved directory),
+/// with the commands' environment `env`: what the project's instructions
+/// are read beneath (ADR 0023). `None` when there is none, or git cannot
+/// be asked.
+pub fn work_tree(ws: &dyn Workspace, dir: &Path, env: &[(OsString, OsString)]) -> Option<PathBuf> {
+    // Without a `.git` above, git finds no work tree: no need to ask it.
+    if !dir.ancestors().any(|d| ws.lstat(&d.join(".git")).is_ok()) {
+        return None;
+    }
+    let Some(Found::Absolute(git)) = program::find(ws, dir, "git", env) else {
+        return None;
+    };
+    ask(ws, dir, &git, env).ok().map(|repo| repo.worktree)
+}
+
+/// The git the stage would run: an absolute `PATH` entry's, outside the
+/// project (the program check refused any other before this).
+fn git_program(place: &Place, env: &[(OsString, OsString)]) -> Result<PathBuf, GitRefusal> {
+    match program::find(place.ws, &place.dir, "git", env) {
+        Some(Found::Absolute(git)) => Ok(git),
+        _ => Err(GitRefusal::NoGit),
+    }
+}
+
+/// Asks `git` in `dir` for the work tree, the git directory and the
+/// shared one.
+fn ask(
+    ws: &dyn Workspace,
+    dir: &Path,
+    git: &Path,
+    env: &[(OsString, OsString)],
+) -> Result<Repository, GitRefusal> {
+    let mut args = GIT_QUIET.to_vec();
+    args.extend([
+        "rev-parse",
+        "--path-format=absolute",
+        "--is-bare-repository",
+        "--show-toplevel",
+        "--git-dir",
+        "--git-common-dir",
+    ]);
+    let answer = ws
+        .probe(dir, git, &args, env)
+        .map_err(|e: ProbeError| GitRefusal::Unasked(e.to_string()))?;
+    if !answer.success {
+        return Err(GitRefusal::Refused(answer.first_error_line()));
+    }
+    let unusual = || GitRefusal::Unusual(String::from_utf8_lossy(&answer.stdout).into_owned());
+    let text = answer.stdout.strip_suffix(b"\n").ok_or_else(unusual)?;
+    let lines: Vec<&[u8]> = text.split(|&b| b == b'\n').collect();
+    let [bare, worktree, git_dir, common_dir] = lines.as_slice() else {
+        return Err(unusual());
+    };
+    if *bare != b"false" {
+        return Err(GitRefusal::Bare(dir.display().to_string()));
+    }
+    let path = |bytes: &[u8]| {
+        let path = Path::new(OsStr::from_bytes(bytes));
+        if !path.is_absolute() {
+            return Err(unusual());
+        }
+        real(ws, path)
+    };
+    Ok(Repository {
+        worktree: path(worktree)?,
+        git_dir: path(git_dir)?,
+        common_dir: path(common_dir)?,
+    })
+}
+
+/// `path`'s real path, or why it has none.
+fn real(ws: &dyn Workspace, path: &Path) -> Result<PathBuf, GitRefusal> {
+    ws.real_path(path)
+        .map_err(|e| GitRefusal::Unasked(format!("{}: {e}", path.display())))
+}
+
+/// Whether the repository at `common_dir` takes objects or refs from
+/// elsewhere: an alternates file, `objects`, `refs` or `packed-refs`
+/// leading out of it, or, when it is in the project (`in_project`; a
+/// linked worktree's may be the person's own repository beside it), a
+/// link among the object folders or the packs. What cannot be looked at
+/// counts as borrowed.
+fn borrows(ws: &dyn Workspace, common_dir: &Path, in_project: bool) -> bool {
+    let leads_out = |name: &str| {
+        ws.real_path(&common_dir.join(name))
+            .is_ok_and(|real| !real.starts_with(common_dir))
+    };
+    let holds_a_link = |dir: &Path| match ws.list(dir, super::ANALYSER_GIT_OBJECT_NAMES_MAX) {
+        Ok(listing) => {
+            listing.total > listing.entries.len()
+                || listing
+                    .entries
+                    .iter()
+                    .any(|e| e.stat.is_some_and(|s| s.kind == FileKind::Symlink))
+        }
+        Err(e) => e.kind() != io::ErrorKind::NotFound,
+    };
+    let objects = common_dir.join("objects");
+    ws.lstat(&objects.join("info/alternates")).is_ok()
+        || ["objects", "refs", "packed-refs"]
+            .into_iter()
+            .any(leads_out)
+        || in_project && (holds_a_link(&objects) || holds_a_link(&objects.join("pack")))
+}
+
+/// Whether `git_dir` is a linked worktree of `common_dir` made for
+/// `dotgit`, as `git worktree add` leaves one: `<common>/worktrees/<name>`,
+/// whose `gitdir` file names `dotgit` back (absolute, or relative to it),
+/// its line end stripped as git strips it and nothing more.
+fn is_linked_worktree(
+    ws: &dyn Workspace,
+    dotgit: &Path,
+    git_dir: &Path,
+    common_dir: &Path,
+) -> bool {
+    let real = |path: &Path| ws.real_path(path).ok();
+    git_dir.parent() == Some(common_dir.join("worktrees").as_path())
+        && ws
+            .read_small(&git_dir.join("gitdir"), BACK_LINK_MAX_BYTES)
+            .ok()
+            .flatten()
+            .is_some_and(|back| {
+                let back = real(&git_dir.join(back.trim_end_matches(['\n', '\r'])));
+                back.is_some() && back == real(dotgit)
+            })
+}
