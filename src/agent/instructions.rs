@@ -2,14 +2,20 @@
 //! `CLAUDE.md`) in each directory from the project root down to the start
 //! directory, read once when the session starts and appended to the
 //! system prompt under a heading naming each file. The project root is
-//! the nearest directory holding `.git` (a directory or a worktree's
-//! file), else the start directory. At most
-//! [`INSTRUCTIONS_MAX_BYTES`] of them are read in all.
+//! the top of the work tree git finds from the start directory (the
+//! git that commands run, asked as the read-only analyser asks it), else
+//! the start directory. Each file is read as `read_file` reads one,
+//! with the project root as the root: through the path policy and
+//! beneath the root, a link that leads out of it, a FIFO or a device
+//! left out with a notice. At most [`INSTRUCTIONS_MAX_BYTES`] of them
+//! are read in all.
 //! `docs/decisions/0023-slash-commands-and-project-instructions.md`.
 
-use std::fs::File;
-use std::io::{self, Read};
+use std::ffi::OsString;
+use std::io::Read;
 use std::path::{Path, PathBuf};
+
+use crate::tools::{ANALYSER_RUN_ENV, LocalWorkspace, Workspace, with_settings, work_tree};
 
 /// The most bytes of instruction files read in all (the files' text, not
 /// the headings); what is past it is left out and [`cut_marker`] says so.
@@ -28,15 +34,15 @@ pub fn cut_marker() -> String {
     )
 }
 
-/// A file that was found but could not be read; it is left out and the
-/// session goes on.
+/// A file that was found but not read; it is left out and the session
+/// goes on.
 #[derive(Debug, thiserror::Error)]
-#[error("cannot read the project instructions in {file}: {source}; they were left out")]
+#[error("cannot read the project instructions in {file}: {why}; they were left out")]
 pub struct Unreadable {
     /// The file, relative to the project root.
     pub file: String,
-    /// Why.
-    pub source: io::Error,
+    /// Why: the path policy's refusal, or the open's or read's error.
+    pub why: String,
 }
 
 /// What was read at session start.
@@ -75,19 +81,36 @@ impl Instructions {
     }
 }
 
-/// The project root for `start`: the nearest directory, `start` itself or
-/// above, that holds `.git`; `start` when none does.
-pub fn project_root(start: &Path) -> &Path {
-    start
-        .ancestors()
-        .find(|dir| dir.join(".git").symlink_metadata().is_ok())
+/// The project root for a session started in `ws`'s root: the top of the
+/// work tree git finds there, asked with `env` (the commands' environment)
+/// as the read-only analyser asks it, when that is the start directory or
+/// above it; else the start directory. Both as real paths.
+pub fn project_root(ws: &dyn Workspace, env: Vec<(OsString, OsString)>) -> PathBuf {
+    let start = start(ws);
+    let env = with_settings(env, ANALYSER_RUN_ENV);
+    work_tree(ws, &start, &env)
+        .filter(|top| start.starts_with(top))
         .unwrap_or(start)
 }
 
-/// Reads the instructions for a session started in `start` (a real,
-/// absolute path). Blocking: run it off the async threads.
-pub fn read(start: &Path) -> Instructions {
-    let root = project_root(start);
+/// Reads the instructions for a session started in `ws`'s root, from its
+/// [`project_root`] down, each file beneath the project root. `env` is
+/// the commands' environment, with which git is asked. Blocking: run it
+/// off the async threads.
+pub fn read(ws: &dyn Workspace, env: Vec<(OsString, OsString)>) -> Instructions {
+    let root = project_root(ws, env);
+    read_beneath(&root, &start(ws))
+}
+
+/// The start directory's real path.
+fn start(ws: &dyn Workspace) -> PathBuf {
+    ws.real_path(ws.root())
+        .unwrap_or_else(|_| ws.root().to_path_buf())
+}
+
+/// [`read`] for a project root `root` (`start` or above it).
+fn read_beneath(root: &Path, start: &Path) -> Instructions {
+    let ws = LocalWorkspace::new(root);
     let mut dirs: Vec<&Path> = start
         .ancestors()
         .take_while(|dir| dir.starts_with(root))
@@ -97,19 +120,9 @@ pub fn read(start: &Path) -> Instructions {
     let mut sections = Vec::new();
     let mut left = INSTRUCTIONS_MAX_BYTES;
     for dir in dirs {
-        let Some((path, opened)) = open_first(dir) else {
+        let Some((file, text)) = read_first(&ws, root, dir, left, &mut found.unreadable) else {
             continue;
         };
-        let file = relative(root, &path);
-        let mut bytes = Vec::new();
-        // One byte more than fits tells a file that fits exactly from one
-        // that does not.
-        let read = opened.and_then(|f| f.take(left as u64 + 1).read_to_end(&mut bytes));
-        if let Err(source) = read {
-            found.unreadable.push(Unreadable { file, source });
-            continue;
-        }
-        let text = String::from_utf8_lossy(&bytes);
         let kept = text.floor_char_boundary(left);
         found.cut = kept < text.len();
         left -= kept;
@@ -131,20 +144,46 @@ pub fn read(start: &Path) -> Instructions {
     found
 }
 
-/// The first of [`FILE_NAMES`] in `dir` that exists, opened (or why it
-/// could not be). Only a regular file is opened: a FIFO would block the
-/// read forever, a device never end.
-fn open_first(dir: &Path) -> Option<(PathBuf, io::Result<File>)> {
-    FILE_NAMES.iter().find_map(|name| {
-        let path = dir.join(name);
-        let opened = match std::fs::metadata(&path) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return None,
-            Err(e) => Err(e),
-            Ok(meta) if !meta.is_file() => Err(io::Error::other("not a regular file")),
-            Ok(_) => File::open(&path),
+/// The first of [`FILE_NAMES`] in `dir` that exists, by its name relative
+/// to `root`, and at most `left` bytes of its text and one more (which
+/// tells a file that fits exactly from one that does not). A file the
+/// path policy refuses, or that is not a regular file (a FIFO would block
+/// the read forever, a device never end), goes to `unreadable` and ends
+/// the look in `dir`.
+fn read_first(
+    ws: &LocalWorkspace,
+    root: &Path,
+    dir: &Path,
+    left: usize,
+    unreadable: &mut Vec<Unreadable>,
+) -> Option<(String, String)> {
+    for name in FILE_NAMES {
+        let file = relative(root, &dir.join(name));
+        let refused = |why: String| Unreadable {
+            file: file.clone(),
+            why,
         };
-        Some((path, opened))
-    })
+        if ws.lstat(&dir.join(name)).is_err() {
+            continue;
+        }
+        let real = match ws.resolve(&file) {
+            Ok(real) => real,
+            Err(e) => {
+                unreadable.push(refused(e.to_string()));
+                return None;
+            }
+        };
+        let mut bytes = Vec::new();
+        let read = ws
+            .open_regular(&real)
+            .and_then(|f| f.take(left as u64 + 1).read_to_end(&mut bytes));
+        if let Err(e) = read {
+            unreadable.push(refused(e.to_string()));
+            return None;
+        }
+        return Some((file, String::from_utf8_lossy(&bytes).into_owned()));
+    }
+    None
 }
 
 /// `path` relative to `root`, as the notice and the headings name it.

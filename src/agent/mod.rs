@@ -402,8 +402,10 @@ impl Agent {
     /// at start-up, after whose restored log a line names the files. A
     /// file that cannot be read is a notice, not a failure.
     async fn read_instructions(&mut self) {
-        let start = self.setup.tools.root.clone();
-        let found = match tokio::task::spawn_blocking(move || instructions::read(&start)).await {
+        let ws = Arc::clone(&self.setup.tools.workspace);
+        let env = self.setup.tools.command_env();
+        let read = move || instructions::read(ws.as_ref(), env);
+        let found = match tokio::task::spawn_blocking(read).await {
             Ok(found) => found,
             Err(err) => {
                 let text = task_failure("project instructions", &err);

@@ -77,6 +77,34 @@ fn results(server: &ScriptedServer) -> Vec<String> {
 }
 
 #[test]
+fn an_instruction_file_linked_out_of_the_project_is_never_sent() {
+    let tree = Tree::new();
+    std::fs::write(tree.base.join("id_rsa"), "PRIVATE-KEY-MATERIAL\n").unwrap();
+    let depth = "../".repeat(tree.root.components().count());
+    let targets = [
+        "../../id_rsa".to_owned(),
+        format!("{depth}{}", tree.base.join("id_rsa").display()),
+        "/proc/self/environ".to_owned(),
+    ];
+    for target in targets {
+        let _ = std::fs::remove_file(tree.root.join("AGENTS.md"));
+        std::os::unix::fs::symlink(&target, tree.root.join("AGENTS.md")).unwrap();
+        let server = ScriptedServer::start_blocking(vec![Reply::text(&["ok"])]);
+        let output = exec(&tree.base, &tree.root, &server, false);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(0), "{target}: {stderr}");
+        let sent = sent(&server);
+        assert!(!sent.contains("PRIVATE-KEY"), "{target}");
+        assert!(!sent.contains("Project instructions"), "{target}");
+        assert!(!sent.contains("XDG_CONFIG_HOME"), "{target}");
+        assert!(
+            stderr.contains("AGENTS.md: path escapes the working directory"),
+            "{target}: {stderr}"
+        );
+    }
+}
+
+#[test]
 fn crafted_git_metadata_runs_nothing_and_shows_nothing_from_outside() {
     for layout in LAYOUTS {
         let tree = Tree::new();
