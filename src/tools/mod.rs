@@ -51,6 +51,7 @@ mod failure;
 mod glob;
 mod grep;
 mod guard;
+mod ignore_rules;
 mod known;
 mod list;
 mod local;

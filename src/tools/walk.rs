@@ -18,6 +18,7 @@ use ignore::{DirEntry, WalkBuilder, WalkState};
 use tokio_util::sync::CancellationToken;
 
 use super::failure::ToolFailure;
+use super::ignore_rules::IgnoreRules;
 use super::validate::received;
 use super::workspace::{Seen, WalkError};
 
@@ -68,7 +69,9 @@ where
     let target = Arc::new(target.to_path_buf());
     let reached = AtomicBool::new(*target == root);
     for start in [root, target.as_path()] {
-        walker(start, &target).build_parallel().run(|| {
+        let rules = IgnoreRules::new(root, start).map_err(|e| WalkError::Root(e.to_string()))?;
+        let rules = Arc::new(rules);
+        walker(start, &target, &rules).build_parallel().run(|| {
             let mut visit = make();
             let (reached, target) = (&reached, &target);
             Box::new(move |entry: Result<DirEntry, ignore::Error>| {
@@ -93,6 +96,10 @@ where
                 WalkState::Continue
             })
         });
+        let mut visit = make();
+        for notice in rules.take_notices() {
+            visit(Seen::Unreadable(notice));
+        }
         if cancel.is_cancelled() {
             return Err(WalkError::Cancelled);
         }
@@ -103,26 +110,29 @@ where
     Ok(())
 }
 
-/// The walker from `start`: `.gitignore` files and `.git/info/exclude`
-/// honoured whether or not there is a repository, nothing from above the
-/// root or from the person's global git configuration, hidden files kept,
-/// links neither followed nor reported as files.
-fn walker(start: &Path, target: &Arc<PathBuf>) -> WalkBuilder {
+/// The walker from `start`: `rules` (each `.gitignore` and a repository's
+/// `.git/info/exclude`, read beneath the root) applied whether or not
+/// there is a repository, nothing from above `start` or from the person's
+/// global git configuration, hidden files kept, links neither followed
+/// nor reported as files.
+fn walker(start: &Path, target: &Arc<PathBuf>, rules: &Arc<IgnoreRules>) -> WalkBuilder {
     let target = Arc::clone(target);
+    let rules = Arc::clone(rules);
     let mut builder = WalkBuilder::new(start);
     builder
         .standard_filters(false)
-        .git_ignore(true)
-        .git_exclude(true)
-        .require_git(false)
         .follow_links(false)
         .threads(0)
         .filter_entry(move |entry| {
-            admitted(
-                entry.path(),
-                entry.file_type().is_some_and(|t| t.is_dir()),
-                &target,
-            )
+            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+            let path = entry.path();
+            if !admitted(path, is_dir, &target) || rules.ignored(path, is_dir) {
+                return false;
+            }
+            if is_dir {
+                rules.enter(path);
+            }
+            true
         });
     builder
 }

@@ -14,6 +14,7 @@ const ALLOWED: &[&str] = &[
     "atomic.rs",
     "path_policy.rs",
     "walk.rs",
+    "ignore_rules.rs",
     "reaper.rs",
 ];
 

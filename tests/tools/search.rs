@@ -687,3 +687,79 @@ async fn a_grep_that_finds_nothing_says_what_to_try_next() {
     assert_eq!(lines(&v), vec!["app/config.toml:1:port = 8421"]);
     assert!(v.get("next").is_none(), "{v}");
 }
+
+/// Ignore files are read as `read_file` reads a file: a `.gitignore`
+/// that is a link (here to an endless device) or a FIFO is not applied,
+/// and said so; nothing above the project is read (a FIFO there would
+/// hold the search forever), nor what a nested `.git` file points to. The
+/// search finishes, and the regular ignore files still apply.
+#[test]
+fn ignore_files_are_read_only_as_regular_files_in_the_project() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().canonicalize().unwrap();
+    let root = base.join("project");
+    plant(
+        &root,
+        &[
+            ("kept.txt", "TODO kept\n"),
+            ("sub/inner.txt", "TODO inner\n"),
+            ("other/.gitignore", "*.log\n"),
+            ("other/a.log", "TODO ignored\n"),
+            ("other/b.txt", "TODO shown\n"),
+            ("wt/c.txt", "TODO in a worktree\n"),
+            (".git/info/exclude", "*.tmp\n"),
+            ("scratch.tmp", "TODO excluded\n"),
+        ],
+    );
+    let fifo = |path: &Path| nix::unistd::mkfifo(path, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    symlink("/dev/zero", root.join(".gitignore")).unwrap();
+    fifo(&root.join("sub/.gitignore"));
+    fifo(&base.join(".gitignore"));
+    std::fs::create_dir_all(base.join("elsewhere")).unwrap();
+    fifo(&base.join("elsewhere/commondir"));
+    std::fs::write(
+        root.join("wt/.git"),
+        format!("gitdir: {}\n", base.join("elsewhere").display()),
+    )
+    .unwrap();
+    // On a thread of its own: a search held by an ignore file fails the
+    // test instead of holding it too.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let searched = root.clone();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let found = rt.block_on(async {
+            let grep = grep(&searched, json!({"pattern": "TODO"})).await;
+            let glob = glob(&searched, json!({"pattern": "**/*.txt"})).await;
+            (grep, glob)
+        });
+        let _ = tx.send(found);
+    });
+    let (v, listed) = rx
+        .recv_timeout(crate::support::WAIT)
+        .expect("the search was held by an ignore file");
+    assert_eq!(
+        lines(&v),
+        [
+            "kept.txt:1:TODO kept",
+            "other/b.txt:1:TODO shown",
+            "sub/inner.txt:1:TODO inner",
+            "wt/c.txt:1:TODO in a worktree",
+        ]
+    );
+    let unsearched = v["unsearched"].to_string();
+    assert!(
+        unsearched.contains(".gitignore: not applied (a symbolic link)"),
+        "{v}"
+    );
+    assert!(
+        unsearched.contains("sub/.gitignore: not applied (not a regular file)"),
+        "{v}"
+    );
+    assert_eq!(
+        files(&listed),
+        ["kept.txt", "other/b.txt", "sub/inner.txt", "wt/c.txt"]
+    );
+}
