@@ -571,8 +571,9 @@ pub enum TransportError {
         /// The timeout that ran out.
         after: Duration,
     },
-    /// The stream went silent for longer than the idle timeout.
-    #[error("the stream went silent for {}s and was closed; the partial reply is kept. Raise --idle-timeout for slow models", .after.as_secs())]
+    /// The stream sent no data for longer than the idle timeout (comments
+    /// and the other lines without data are no progress; ADR 0007).
+    #[error("the stream sent no data for {}s and was closed; the partial reply is kept. Raise --idle-timeout for slow models", .after.as_secs())]
     IdleTimeout {
         /// The idle timeout that ran out.
         after: Duration,

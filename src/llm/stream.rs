@@ -81,7 +81,7 @@ pub struct Endpoint {
     pub api_key: Option<Secret>,
     /// Extra headers; their values may be credentials.
     pub headers: Vec<(String, Secret)>,
-    /// Silence allowed mid-stream.
+    /// How long a stream may send no data (ADR 0007).
     pub idle_timeout: Duration,
 }
 

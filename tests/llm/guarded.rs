@@ -4,7 +4,8 @@
 //! LF after it, so the parser need not wait for the next byte to see it
 //! end; a line that comes in many reads is handed on whole, once, and a
 //! frame of many lines in short pieces; the frame cap counts per frame;
-//! bytes that are not UTF-8 are handed on as U+FFFD.
+//! bytes that are not UTF-8 are handed on as U+FFFD; only data lines
+//! restart the idle clock.
 
 use std::time::Duration;
 
@@ -163,6 +164,71 @@ async fn the_idle_timeout_fires_while_a_line_is_held() {
         Some(Err(GuardError::Idle(_)))
     ));
     assert!(guarded.next().await.is_none());
+}
+
+/// Whether a guard with a 45 ms idle timeout reads on to the end of a
+/// stream of `first`, then a hundred `each`, then `data: end`, a read
+/// every 10 ms (on tokio's paused clock): whether the reads between kept
+/// restarting its clock.
+async fn keeps_reading(first: &'static [u8], each: &'static [u8]) -> bool {
+    let reads = std::iter::once(first)
+        .chain(std::iter::repeat_n(each, 100))
+        .chain([&b"data: end\n\n"[..]]);
+    let inner = futures_util::stream::iter(reads)
+        .then(|read| async move {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            Ok::<_, reqwest::Error>(Bytes::from_static(read))
+        })
+        .chain(futures_util::stream::pending());
+    let mut guarded = GuardedBytes::new(Box::pin(inner), Duration::from_millis(45), 1024);
+    while let Some(piece) = guarded.next().await {
+        match piece {
+            Ok(piece) if piece.ends_with(b"end\n\n") => return true,
+            Ok(_) => {}
+            Err(GuardError::Idle(_)) => return false,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    false
+}
+
+/// Only a data line is progress: comments, the other fields and blank
+/// lines, which the parser drops (or keeps for an event that never comes
+/// without data), do not restart the idle clock. A data line that comes
+/// a few bytes a read is progress with each read, once its start says
+/// it is one.
+#[tokio::test(start_paused = true)]
+async fn only_the_bytes_of_data_lines_restart_the_idle_clock() {
+    for each in [
+        &b"data: x\n\n"[..],
+        b"data:x\r\n\r\n",
+        b"data\n\n",
+        b"event: delta\ndata: x\n\n",
+    ] {
+        assert!(
+            keeps_reading(b"", each).await,
+            "{:?}",
+            String::from_utf8_lossy(each)
+        );
+    }
+    assert!(keeps_reading(b"data: ", b"x").await);
+    for each in [
+        &b": ping\n\n"[..],
+        b":\r\n\r\n",
+        b"event: ping\n\n",
+        b"id: 1\n\n",
+        b"retry: 1000\n\n",
+        b"\n",
+        b"datum: x\n\n",
+        b"data : x\n\n",
+    ] {
+        assert!(
+            !keeps_reading(b"data: x\n\n", each).await,
+            "{:?}",
+            String::from_utf8_lossy(each)
+        );
+    }
+    assert!(!keeps_reading(b": ", b"x").await);
 }
 
 #[tokio::test]

@@ -262,6 +262,77 @@ async fn a_silent_stream_hits_the_idle_timeout_and_keeps_what_arrived() {
     ));
 }
 
+/// `: ping` comments, `every` apart, for `lasting`: the keep-alive a
+/// proxy sends while a model thinks.
+fn pings(every: Duration, lasting: Duration) -> Vec<Step> {
+    let times = (lasting.as_millis() / every.as_millis()) as usize;
+    std::iter::repeat_n(
+        [Step::Send(b": ping\n\n".to_vec()), Step::Delay(every)],
+        times,
+    )
+    .flatten()
+    .collect()
+}
+
+/// Comments are no progress: a server that sends nothing but `: ping`
+/// every 100 ms ends the turn at the idle timeout. Each ping restarted the
+/// clock, so a server held the turn for as long as it pinged (issue 37
+/// item 5); these go on for sixty times the timeout, then the body ends.
+#[tokio::test]
+async fn keep_alive_comments_alone_end_the_turn_at_the_idle_timeout() {
+    let idle = Duration::from_millis(500);
+    let server = ScriptedServer::start(vec![Reply::sse_steps(pings(
+        Duration::from_millis(100),
+        60 * idle,
+    ))])
+    .await;
+    let mut ep = endpoint(&server.base_url());
+    ep.idle_timeout = idle;
+    let events = run(ep).await;
+    assert_eq!(content(&events), "");
+    assert_eq!(
+        failure(&events),
+        TransportError::IdleTimeout { after: idle }
+    );
+}
+
+/// Data restarts the idle clock: keep-alive comments between a reply's
+/// tokens, and OpenRouter's `: OPENROUTER PROCESSING` before the first,
+/// leave it whole, though the reply takes longer than the idle timeout
+/// (each token comes well within it).
+#[tokio::test]
+async fn a_reply_with_keep_alive_comments_between_its_tokens_is_read_whole() {
+    let gap = Duration::from_millis(100);
+    let mut steps = std::iter::repeat_n(
+        [
+            Step::Send(b": OPENROUTER PROCESSING\n\n".to_vec()),
+            Step::Delay(gap),
+        ],
+        5,
+    )
+    .flatten()
+    .collect::<Vec<_>>();
+    steps.push(Step::Send(support::server::sse_frame(&role_chunk())));
+    let words: Vec<String> = (0..10).map(|i| format!("{i} ")).collect();
+    for word in &words {
+        steps.push(Step::Send(support::server::sse_frame(&content_chunk(word))));
+        steps.extend(pings(gap, 2 * gap));
+    }
+    steps.push(Step::Send(support::server::sse_frame(&finish_chunk(
+        "stop",
+    ))));
+    steps.push(Step::Send(b"data: [DONE]\n\n".to_vec()));
+    let server = ScriptedServer::start(vec![Reply::sse_steps(steps)]).await;
+    let mut ep = endpoint(&server.base_url());
+    ep.idle_timeout = Duration::from_secs(2);
+    let events = run(ep).await;
+    assert_eq!(content(&events), words.concat());
+    assert_eq!(
+        events.last(),
+        Some(&StreamEvent::Done { tool_calls: vec![] })
+    );
+}
+
 #[tokio::test]
 async fn unauthorized_names_the_key_variable() {
     for status in [401, 403] {
