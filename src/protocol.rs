@@ -709,8 +709,11 @@ pub enum TransportError {
         /// The cap in bytes.
         limit: usize,
     },
-    /// The reply exceeded the episode's content cap.
-    #[error("the reply exceeded {limit} bytes and was cut off; the partial reply is kept")]
+    /// The reply exceeded the episode's cap: its text and calls, with the
+    /// stream's lines that carry no data (comments; ADR 0007).
+    #[error(
+        "the reply (with the stream's comments) exceeded {limit} bytes and was cut off; the partial reply is kept"
+    )]
     ReplyTooLarge {
         /// The cap in bytes.
         limit: usize,

@@ -1,11 +1,13 @@
 //! A byte-stream adapter between the response body and the SSE parser. It
-//! enforces two of the stream's bounds before the parser sees a byte — the
-//! idle timeout (no data for N seconds: only the bytes of `data` lines
+//! enforces three of the stream's bounds before the parser sees a byte —
+//! the idle timeout (no data for N seconds: only the bytes of `data` lines
 //! restart its clock, so comments and the other lines the parser drops
-//! cannot hold a turn open) and the frame cap (no single SSE frame larger
+//! cannot hold a turn open), the frame cap (no single SSE frame larger
 //! than N bytes; the parser buffers until a blank line, so a server that
-//! never sends one could otherwise grow memory without end) — and it hands
-//! the parser whole lines, cut where a frame ends.
+//! never sends one could otherwise grow memory without end) and the
+//! reply cap's share of the lines that carry no data (which the parser
+//! drops unseen, so nothing else would count them) — and it hands the
+//! parser whole lines, cut where a frame ends.
 //! eventsource-stream reads its buffer line by line from the start
 //! whenever bytes arrive, and copies what follows each line it reads. So:
 //! - a read holding hundreds of events is cut at frame ends (a zero-copy
@@ -19,6 +21,8 @@
 //!   reads cut them.
 
 use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -48,6 +52,9 @@ pub enum GuardError {
     /// A frame grew past the cap.
     #[error("frame larger than {0} bytes")]
     FrameTooLarge(usize),
+    /// The reply's text and the lines without data passed the reply cap.
+    #[error("reply larger than {0} bytes")]
+    ReplyTooLarge(usize),
     /// The transport failed.
     #[error(transparent)]
     Read(#[from] reqwest::Error),
@@ -55,14 +62,47 @@ pub enum GuardError {
 
 type ByteStream = Pin<Box<dyn Stream<Item = Result<Bytes, reqwest::Error>> + Send>>;
 
-/// The response body with the idle timeout and frame cap applied, cut at
-/// frame ends.
+/// The reply cap (ADR 0007), spent from two places: the stream task
+/// spends the reply's text and calls, and [`GuardedBytes`] every line
+/// that carries no data (a comment, another field, an empty frame's
+/// blank line), which the parser drops unseen. Clones share what was
+/// spent.
+#[derive(Debug, Clone)]
+pub struct ReplyBudget {
+    spent: Arc<AtomicUsize>,
+    max: usize,
+}
+
+impl ReplyBudget {
+    /// A budget of `max` bytes, none of them spent.
+    pub fn new(max: usize) -> Self {
+        Self {
+            spent: Arc::default(),
+            max,
+        }
+    }
+
+    /// Spends `n` more bytes; `Err` once more than the cap are spent.
+    pub fn spend(&self, n: usize) -> Result<(), GuardError> {
+        let before = self.spent.fetch_add(n, Ordering::Relaxed);
+        if before.saturating_add(n) > self.max {
+            return Err(GuardError::ReplyTooLarge(self.max));
+        }
+        Ok(())
+    }
+}
+
+/// The response body with the idle timeout, the frame cap and the reply
+/// cap applied, cut at frame ends.
 pub struct GuardedBytes {
     inner: ByteStream,
     idle: Duration,
     deadline: Pin<Box<Sleep>>,
     frame_max: usize,
     frame_len: usize,
+    budget: ReplyBudget,
+    /// The frame being read has a data line: its blank line is not spent.
+    frame_has_data: bool,
     /// No text since the last line end (or the stream's start).
     at_line_start: bool,
     /// The last line end was a CR: a LF right after it is its tail.
@@ -80,14 +120,17 @@ pub struct GuardedBytes {
 }
 
 impl GuardedBytes {
-    /// Wraps a body stream.
-    pub fn new(inner: ByteStream, idle: Duration, frame_max: usize) -> Self {
+    /// Wraps a body stream; the lines without data are spent from
+    /// `budget`.
+    pub fn new(inner: ByteStream, idle: Duration, frame_max: usize, budget: ReplyBudget) -> Self {
         Self {
             inner,
             idle,
             deadline: Box::pin(tokio::time::sleep(idle)),
             frame_max,
             frame_len: 0,
+            budget,
+            frame_has_data: false,
             at_line_start: true,
             skip_lf: false,
             pending: Bytes::new(),
@@ -105,7 +148,9 @@ impl GuardedBytes {
     /// frame's length counts every byte up to and including its blank
     /// line, but for the LF of a blank line's CRLF; `Err` once it passes
     /// the cap. A piece holding a byte of a data line (its line end
-    /// included) restarts the idle clock.
+    /// included) restarts the idle clock; every other line is spent from
+    /// the budget, a byte for its line end, as is the blank line of a
+    /// frame without data; `Err` once that passes the cap.
     fn next_piece(&mut self) -> Result<Piece, GuardError> {
         let data = &self.pending[..];
         let mut next = 0;
@@ -114,6 +159,8 @@ impl GuardedBytes {
         // The LF of a blank line's CRLF, which no frame counts.
         let mut uncounted = 0;
         let mut data_read = false;
+        // The bytes of the lines that end here and carry no data.
+        let mut no_data = 0;
         for at in memchr::memchr2_iter(b'\n', b'\r', data) {
             let line_start = next;
             if at > next {
@@ -134,7 +181,12 @@ impl GuardedBytes {
                 // The line's earlier reads, when it began in one.
                 let earlier: &[u8] = if line_start == 0 { &self.partial } else { &[] };
                 let text = &data[line_start..at];
-                data_read |= is_data_line(earlier, text, true, first_line) == Some(true);
+                if is_data_line(earlier, text, true, first_line) == Some(true) {
+                    data_read = true;
+                    self.frame_has_data = true;
+                } else {
+                    no_data += earlier.len() + text.len() + 1;
+                }
                 if self.partial.len() + next >= PIECE_BYTES {
                     // A CRLF stays in one piece.
                     if self.skip_lf && data.get(next) == Some(&b'\n') {
@@ -147,6 +199,9 @@ impl GuardedBytes {
                 continue;
             }
             // A line end at a line start: the blank line that ends a frame.
+            if !std::mem::take(&mut self.frame_has_data) {
+                no_data += 1;
+            }
             let mut cut = at + 1;
             if self.skip_lf && data.get(cut) == Some(&b'\n') {
                 cut += 1;
@@ -184,6 +239,7 @@ impl GuardedBytes {
         if self.frame_len > self.frame_max {
             return Err(GuardError::FrameTooLarge(self.frame_max));
         }
+        self.budget.spend(no_data)?;
         if data_read {
             self.restart_idle_clock();
         }

@@ -838,6 +838,59 @@ async fn a_reply_exactly_at_the_cap_is_whole() {
     );
 }
 
+/// A reply of `text` bytes of content in 64 KiB frames, then `comments`
+/// bytes of comment frames of 64 KiB (each charged its every byte), then
+/// a last word, its finish and `[DONE]`.
+fn text_then_comments(text: usize, comments: usize) -> Reply {
+    const PIECE: usize = 64 * 1024;
+    let mut comment = b": ".to_vec();
+    comment.resize(PIECE - 2, b'x');
+    comment.extend_from_slice(b"\n\n");
+    let mut steps: Vec<Step> = std::iter::repeat_n(
+        Step::Send(support::server::sse_frame(&content_chunk(
+            &"x".repeat(PIECE),
+        ))),
+        text / PIECE,
+    )
+    .collect();
+    steps.extend(std::iter::repeat_n(Step::Send(comment), comments / PIECE));
+    for frame in [content_chunk("!"), finish_chunk("stop")] {
+        steps.push(Step::Send(support::server::sse_frame(&frame)));
+    }
+    steps.push(Step::Send(b"data: [DONE]\n\n".to_vec()));
+    Reply::sse_steps(steps)
+}
+
+/// Comments count toward the reply cap, alone or with the reply's text:
+/// the parser drops them unseen, and 180 MB of them were once read
+/// (issue 37 item 5). Under the cap, the reply is whole.
+#[tokio::test]
+async fn comments_count_toward_the_reply_cap_with_the_text() {
+    let half = REPLY_MAX_BYTES / 2;
+    let over = 64 * 1024;
+    let server = ScriptedServer::start(vec![
+        text_then_comments(0, REPLY_MAX_BYTES + over),
+        text_then_comments(half, half + over),
+        text_then_comments(half, half - over),
+    ])
+    .await;
+    let too_large = TransportError::ReplyTooLarge {
+        limit: REPLY_MAX_BYTES,
+    };
+    let comments_alone = run(endpoint(&server.base_url())).await;
+    assert_eq!(content(&comments_alone), "");
+    assert_eq!(failure(&comments_alone), too_large);
+    let with_text = run(endpoint(&server.base_url())).await;
+    assert_eq!(content(&with_text).len(), half);
+    assert_eq!(failure(&with_text), too_large);
+    let under = run(endpoint(&server.base_url())).await;
+    assert_eq!(content(&under).len(), half + 1);
+    assert_eq!(
+        under.last(),
+        Some(&StreamEvent::Done { tool_calls: vec![] })
+    );
+}
+
 #[tokio::test]
 async fn frames_that_arrive_together_are_passed_on_as_one_piece_of_text() {
     let mut body = Vec::new();
