@@ -430,6 +430,7 @@ fn parse_reads(rt: &tokio::runtime::Runtime, reads: Vec<bytes::Bytes>) -> usize 
             Box::pin(inner),
             Duration::from_secs(60),
             stream::FRAME_MAX_BYTES,
+            dashfloat::llm::guarded::ReplyBudget::new(stream::REPLY_MAX_BYTES),
         );
         let events = guarded.eventsource();
         events

@@ -34,8 +34,9 @@ pub const DEFAULT_API_KEY_ENV: &str = "OPENAI_API_KEY";
 /// How long to wait for a connection (the response headers wait for the
 /// longer of this and the idle timeout).
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
-/// How long a stream may stay silent before it is closed. Generous because
-/// a local model on two busy cores can take a while for its first token.
+/// How long a stream may send no data before it is closed (keep-alive
+/// comments are no data; ADR 0007). Generous because a local model on two
+/// busy cores can take a while for its first token.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// The shortest request, idle or command timeout accepted (1 s). ADR 0005.
@@ -109,7 +110,7 @@ pub struct Cli {
         global = true
     )]
     pub request_timeout: Option<u64>,
-    /// Seconds a stream may stay silent before it is closed [default: 120]
+    /// Seconds a stream may go without data (keep-alive comments do not count) before it is closed [default: 120]
     #[arg(
         long,
         env = "DASHFLOAT_IDLE_TIMEOUT",
@@ -394,7 +395,7 @@ pub struct Config {
     pub model_configured: bool,
     /// Connect + response-header timeout.
     pub request_timeout: Duration,
-    /// Silence allowed mid-stream.
+    /// How long a stream may send no data (ADR 0007).
     pub idle_timeout: Duration,
     /// Extra request headers; their values may be credentials.
     pub headers: Vec<(String, Secret)>,

@@ -571,8 +571,9 @@ pub enum TransportError {
         /// The timeout that ran out.
         after: Duration,
     },
-    /// The stream went silent for longer than the idle timeout.
-    #[error("the stream went silent for {}s and was closed; the partial reply is kept. Raise --idle-timeout for slow models", .after.as_secs())]
+    /// The stream sent no data for longer than the idle timeout (comments
+    /// and the other lines without data are no progress; ADR 0007).
+    #[error("the stream sent no data for {}s and was closed; the partial reply is kept. Raise --idle-timeout for slow models", .after.as_secs())]
     IdleTimeout {
         /// The idle timeout that ran out.
         after: Duration,
@@ -708,8 +709,11 @@ pub enum TransportError {
         /// The cap in bytes.
         limit: usize,
     },
-    /// The reply exceeded the episode's content cap.
-    #[error("the reply exceeded {limit} bytes and was cut off; the partial reply is kept")]
+    /// The reply exceeded the episode's cap: its text and calls, with the
+    /// stream's lines that carry no data (comments; ADR 0007).
+    #[error(
+        "the reply (with the stream's comments) exceeded {limit} bytes and was cut off; the partial reply is kept"
+    )]
     ReplyTooLarge {
         /// The cap in bytes.
         limit: usize,

@@ -1,9 +1,13 @@
 //! A byte-stream adapter between the response body and the SSE parser. It
-//! enforces two of the stream's bounds before the parser sees a byte — the
-//! idle timeout (no bytes for N seconds) and the frame cap (no single SSE
-//! frame larger than N bytes; the parser buffers until a blank line, so a
-//! server that never sends one could otherwise grow memory without end) —
-//! and it hands the parser whole lines, cut where a frame ends.
+//! enforces three of the stream's bounds before the parser sees a byte —
+//! the idle timeout (no data for N seconds: only the bytes of `data` lines
+//! restart its clock, so comments and the other lines the parser drops
+//! cannot hold a turn open), the frame cap (no single SSE frame larger
+//! than N bytes; the parser buffers until a blank line, so a server that
+//! never sends one could otherwise grow memory without end) and the
+//! reply cap's share of the lines that carry no data (which the parser
+//! drops unseen, so nothing else would count them) — and it hands the
+//! parser whole lines, cut where a frame ends.
 //! eventsource-stream reads its buffer line by line from the start
 //! whenever bytes arrive, and copies what follows each line it reads. So:
 //! - a read holding hundreds of events is cut at frame ends (a zero-copy
@@ -17,6 +21,8 @@
 //!   reads cut them.
 
 use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -29,15 +35,26 @@ use tokio::time::{Instant, Sleep};
 /// lines handed on whole would cost its length times its lines.
 pub const PIECE_BYTES: usize = 1024;
 
+/// The start of a data line, as the parser reads it: the field name and
+/// the colon after it (a line of the name alone is one too).
+const DATA_FIELD: &[u8] = b"data:";
+/// A byte-order mark, which the parser skips at the stream's start.
+const BOM: &[u8] = "\u{feff}".as_bytes();
+/// The most of a line's start [`is_data_line`] looks at.
+const LINE_HEAD_BYTES: usize = BOM.len() + DATA_FIELD.len();
+
 /// Why the guarded stream stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum GuardError {
-    /// No bytes arrived within the idle timeout.
-    #[error("no bytes for {0:?}")]
+    /// No byte of a data line arrived within the idle timeout.
+    #[error("no data for {0:?}")]
     Idle(Duration),
     /// A frame grew past the cap.
     #[error("frame larger than {0} bytes")]
     FrameTooLarge(usize),
+    /// The reply's text and the lines without data passed the reply cap.
+    #[error("reply larger than {0} bytes")]
+    ReplyTooLarge(usize),
     /// The transport failed.
     #[error(transparent)]
     Read(#[from] reqwest::Error),
@@ -45,14 +62,47 @@ pub enum GuardError {
 
 type ByteStream = Pin<Box<dyn Stream<Item = Result<Bytes, reqwest::Error>> + Send>>;
 
-/// The response body with the idle timeout and frame cap applied, cut at
-/// frame ends.
+/// The reply cap (ADR 0007), spent from two places: the stream task
+/// spends the reply's text and calls, and [`GuardedBytes`] every line
+/// that carries no data (a comment, another field, an empty frame's
+/// blank line), which the parser drops unseen. Clones share what was
+/// spent.
+#[derive(Debug, Clone)]
+pub struct ReplyBudget {
+    spent: Arc<AtomicUsize>,
+    max: usize,
+}
+
+impl ReplyBudget {
+    /// A budget of `max` bytes, none of them spent.
+    pub fn new(max: usize) -> Self {
+        Self {
+            spent: Arc::default(),
+            max,
+        }
+    }
+
+    /// Spends `n` more bytes; `Err` once more than the cap are spent.
+    pub fn spend(&self, n: usize) -> Result<(), GuardError> {
+        let before = self.spent.fetch_add(n, Ordering::Relaxed);
+        if before.saturating_add(n) > self.max {
+            return Err(GuardError::ReplyTooLarge(self.max));
+        }
+        Ok(())
+    }
+}
+
+/// The response body with the idle timeout, the frame cap and the reply
+/// cap applied, cut at frame ends.
 pub struct GuardedBytes {
     inner: ByteStream,
     idle: Duration,
     deadline: Pin<Box<Sleep>>,
     frame_max: usize,
     frame_len: usize,
+    budget: ReplyBudget,
+    /// The frame being read has a data line: its blank line is not spent.
+    frame_has_data: bool,
     /// No text since the last line end (or the stream's start).
     at_line_start: bool,
     /// The last line end was a CR: a LF right after it is its tail.
@@ -63,24 +113,30 @@ pub struct GuardedBytes {
     partial: BytesMut,
     /// A frame ended with a lone CR: an LF is handed on next.
     lf_owed: bool,
+    /// No line has ended yet: the first may begin with a byte-order mark.
+    first_line: bool,
     /// Nothing more is handed on: the stream failed or ended.
     done: bool,
 }
 
 impl GuardedBytes {
-    /// Wraps a body stream.
-    pub fn new(inner: ByteStream, idle: Duration, frame_max: usize) -> Self {
+    /// Wraps a body stream; the lines without data are spent from
+    /// `budget`.
+    pub fn new(inner: ByteStream, idle: Duration, frame_max: usize, budget: ReplyBudget) -> Self {
         Self {
             inner,
             idle,
             deadline: Box::pin(tokio::time::sleep(idle)),
             frame_max,
             frame_len: 0,
+            budget,
+            frame_has_data: false,
             at_line_start: true,
             skip_lf: false,
             pending: Bytes::new(),
             partial: BytesMut::new(),
             lf_owed: false,
+            first_line: true,
             done: false,
         }
     }
@@ -91,7 +147,10 @@ impl GuardedBytes {
     /// [`PIECE_BYTES`] on, or the last line end; or an unended line. A
     /// frame's length counts every byte up to and including its blank
     /// line, but for the LF of a blank line's CRLF; `Err` once it passes
-    /// the cap.
+    /// the cap. A piece holding a byte of a data line (its line end
+    /// included) restarts the idle clock; every other line is spent from
+    /// the budget, a byte for its line end, as is the blank line of a
+    /// frame without data; `Err` once that passes the cap.
     fn next_piece(&mut self) -> Result<Piece, GuardError> {
         let data = &self.pending[..];
         let mut next = 0;
@@ -99,7 +158,11 @@ impl GuardedBytes {
         let mut ends_frame = false;
         // The LF of a blank line's CRLF, which no frame counts.
         let mut uncounted = 0;
+        let mut data_read = false;
+        // The bytes of the lines that end here and carry no data.
+        let mut no_data = 0;
         for at in memchr::memchr2_iter(b'\n', b'\r', data) {
+            let line_start = next;
             if at > next {
                 // Text since the last line end.
                 self.at_line_start = false;
@@ -112,8 +175,18 @@ impl GuardedBytes {
                 continue;
             }
             self.skip_lf = data[at] == b'\r';
+            let first_line = std::mem::take(&mut self.first_line);
             if !self.at_line_start {
                 self.at_line_start = true;
+                // The line's earlier reads, when it began in one.
+                let earlier: &[u8] = if line_start == 0 { &self.partial } else { &[] };
+                let text = &data[line_start..at];
+                if is_data_line(earlier, text, true, first_line) == Some(true) {
+                    data_read = true;
+                    self.frame_has_data = true;
+                } else {
+                    no_data += earlier.len() + text.len() + 1;
+                }
                 if self.partial.len() + next >= PIECE_BYTES {
                     // A CRLF stays in one piece.
                     if self.skip_lf && data.get(next) == Some(&b'\n') {
@@ -126,6 +199,9 @@ impl GuardedBytes {
                 continue;
             }
             // A line end at a line start: the blank line that ends a frame.
+            if !std::mem::take(&mut self.frame_has_data) {
+                no_data += 1;
+            }
             let mut cut = at + 1;
             if self.skip_lf && data.get(cut) == Some(&b'\n') {
                 cut += 1;
@@ -151,6 +227,10 @@ impl GuardedBytes {
                 if !data.is_empty() {
                     self.at_line_start = false;
                     self.skip_lf = false;
+                    // A long line in many reads: each is progress once
+                    // the line is known to be data.
+                    data_read =
+                        is_data_line(&self.partial, data, false, self.first_line) == Some(true);
                 }
                 data.len()
             }
@@ -158,6 +238,10 @@ impl GuardedBytes {
         self.frame_len += take - uncounted;
         if self.frame_len > self.frame_max {
             return Err(GuardError::FrameTooLarge(self.frame_max));
+        }
+        self.budget.spend(no_data)?;
+        if data_read {
+            self.restart_idle_clock();
         }
         if ends_frame {
             // A new frame starts at a line start; `skip_lf` stays set when
@@ -173,6 +257,15 @@ impl GuardedBytes {
         })
     }
 
+    /// Puts the idle deadline the idle timeout from now. A timeout too long
+    /// for the clock (the config bounds it; a library caller may not) keeps
+    /// the first deadline, which tokio put as far off as it goes.
+    fn restart_idle_clock(&mut self) {
+        if let Some(deadline) = Instant::now().checked_add(self.idle) {
+            self.deadline.as_mut().reset(deadline);
+        }
+    }
+
     /// The lines that `piece` ends: the piece itself when its first line
     /// came in one read (no copy), else that line's earlier reads joined
     /// with it.
@@ -182,6 +275,34 @@ impl GuardedBytes {
         }
         self.partial.extend_from_slice(&piece);
         self.partial.split().freeze()
+    }
+}
+
+/// Whether the line whose text so far is `earlier` then `text` is a data
+/// line as the parser reads it: its field is `data`, then a colon or the
+/// line's end. `None` while the line has not `ended` and is too short to
+/// tell. The stream's `first` line may begin with a byte-order mark.
+fn is_data_line(earlier: &[u8], text: &[u8], ended: bool, first: bool) -> Option<bool> {
+    let mut head = [0; LINE_HEAD_BYTES];
+    let from_earlier = earlier.len().min(LINE_HEAD_BYTES);
+    head[..from_earlier].copy_from_slice(&earlier[..from_earlier]);
+    let from_text = text.len().min(LINE_HEAD_BYTES - from_earlier);
+    head[from_earlier..from_earlier + from_text].copy_from_slice(&text[..from_text]);
+    let mut head = &head[..from_earlier + from_text];
+    if first {
+        match head.strip_prefix(BOM) {
+            Some(rest) => head = rest,
+            None if !ended && BOM.starts_with(head) => return None,
+            None => {}
+        }
+    }
+    let field = &DATA_FIELD[..DATA_FIELD.len() - 1];
+    if head.starts_with(DATA_FIELD) || ended && head == field {
+        Some(true)
+    } else if !ended && DATA_FIELD.starts_with(head) {
+        None
+    } else {
+        Some(false)
     }
 }
 
@@ -216,15 +337,6 @@ impl Stream for GuardedBytes {
             while self.pending.is_empty() {
                 match self.inner.as_mut().poll_next(cx) {
                     Poll::Ready(Some(Ok(chunk))) => {
-                        let idle = self.idle;
-                        let now = Instant::now();
-                        // A timeout too long for the clock (the config
-                        // bounds it; a library caller may not) keeps the
-                        // first deadline, which tokio put as far off as it
-                        // goes.
-                        if let Some(deadline) = now.checked_add(idle) {
-                            self.deadline.as_mut().reset(deadline);
-                        }
                         self.pending = chunk;
                         if self.skip_lf
                             && self.frame_len == 0

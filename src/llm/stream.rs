@@ -18,15 +18,17 @@ use crate::secret::{Secret, redact_userinfo};
 
 use super::adapters::{OfferedTools, TextCalls, TextPiece, ToolSyntax};
 use super::classify::{self, RequestContext};
-use super::guarded::{GuardError, GuardedBytes};
+use super::guarded::{GuardError, GuardedBytes, ReplyBudget};
 use super::tool_calls::MadeUpIds;
 use super::tool_calls::{
     AccumulatorError, AnnouncedCall, AssembledCall, CallError, ToolCallAccumulator, whole_call_key,
 };
 use super::wire::{ChatChunk, WireFunctionDelta, WireToolCallDelta};
 
-/// ADR 0007's episode cap: reply and reasoning text together may not exceed
-/// this, so a trickling endpoint cannot grow memory without bound.
+/// ADR 0007's episode cap: reply and reasoning text, tool calls and the
+/// stream's lines that carry no data (comments) together may not exceed
+/// this, so a trickling endpoint cannot grow memory without bound, nor
+/// send comments without end.
 pub const REPLY_MAX_BYTES: usize = 4 * 1024 * 1024;
 /// The largest single SSE frame accepted. Real chunks are well under a
 /// kilobyte; a megabyte leaves room for a whole tool call in one frame.
@@ -81,7 +83,7 @@ pub struct Endpoint {
     pub api_key: Option<Secret>,
     /// Extra headers; their values may be credentials.
     pub headers: Vec<(String, Secret)>,
-    /// Silence allowed mid-stream.
+    /// How long a stream may send no data (ADR 0007).
     pub idle_timeout: Duration,
 }
 
@@ -319,15 +321,17 @@ async fn read(
     setup: EpisodeSetup,
     tx: &mpsc::Sender<StreamEvent>,
 ) -> Option<StreamEvent> {
+    let budget = ReplyBudget::new(REPLY_MAX_BYTES);
     let bytes = GuardedBytes::new(
         Box::pin(response.bytes_stream()),
         endpoint.idle_timeout,
         FRAME_MAX_BYTES,
+        budget.clone(),
     );
     let mut events = bytes
         .map(|lines| lines.map(error_field_as_data))
         .eventsource();
-    let mut episode = EpisodeReader::new(setup);
+    let mut episode = EpisodeReader::new(setup, budget);
     let mut out = Vec::new();
     while let Some(first) = events.next().await {
         let mut next = Some(first);
@@ -374,8 +378,9 @@ struct EpisodeReader {
     announced: usize,
     /// Per announced call, the progress steps of its arguments reported.
     progress: Vec<usize>,
-    /// Text, reasoning and tool-call bytes, against [`REPLY_MAX_BYTES`].
-    bytes: usize,
+    /// [`REPLY_MAX_BYTES`], spent by text, reasoning and tool-call bytes
+    /// here and by the lines without data in the guard.
+    budget: ReplyBudget,
     finished: bool,
     copies: Copies,
 }
@@ -420,14 +425,14 @@ impl Copies {
 }
 
 impl EpisodeReader {
-    fn new(setup: EpisodeSetup) -> Self {
+    fn new(setup: EpisodeSetup, budget: ReplyBudget) -> Self {
         Self {
             calls: ToolCallAccumulator::with_ids(setup.ids),
             text: TextCalls::new(setup.tool_syntax, setup.tools),
             text_calls: 0,
             announced: 0,
             progress: Vec::new(),
-            bytes: 0,
+            budget,
             finished: false,
             copies: Copies::default(),
         }
@@ -435,13 +440,11 @@ impl EpisodeReader {
 
     /// Counts `n` more bytes of the reply; the failure once they pass the
     /// cap (what crossed it is not passed on).
-    fn count(&mut self, n: usize) -> Option<StreamEvent> {
-        self.bytes += n;
-        (self.bytes > REPLY_MAX_BYTES).then_some(StreamEvent::Failed(
-            TransportError::ReplyTooLarge {
-                limit: REPLY_MAX_BYTES,
-            },
-        ))
+    fn count(&self, n: usize) -> Option<StreamEvent> {
+        self.budget
+            .spend(n)
+            .err()
+            .map(|e| StreamEvent::Failed(guard_failure(e)))
     }
 
     /// Reports the calls whose names arrived since the last report, and
@@ -709,17 +712,22 @@ fn error_field_as_data(lines: Bytes) -> Bytes {
 
 fn stream_error(e: EventStreamError<GuardError>) -> TransportError {
     match e {
-        EventStreamError::Transport(GuardError::Idle(after)) => {
-            TransportError::IdleTimeout { after }
-        }
-        EventStreamError::Transport(GuardError::FrameTooLarge(limit)) => {
-            TransportError::FrameTooLarge { limit }
-        }
-        EventStreamError::Transport(GuardError::Read(e)) => TransportError::ReadFailed {
-            detail: e.to_string(),
-        },
+        EventStreamError::Transport(e) => guard_failure(e),
         other => TransportError::MalformedChunk {
             detail: other.to_string(),
+        },
+    }
+}
+
+/// What a failure of the guarded body (or of the reply's budget) tells
+/// the person.
+fn guard_failure(e: GuardError) -> TransportError {
+    match e {
+        GuardError::Idle(after) => TransportError::IdleTimeout { after },
+        GuardError::FrameTooLarge(limit) => TransportError::FrameTooLarge { limit },
+        GuardError::ReplyTooLarge(limit) => TransportError::ReplyTooLarge { limit },
+        GuardError::Read(e) => TransportError::ReadFailed {
+            detail: e.to_string(),
         },
     }
 }

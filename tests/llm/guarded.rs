@@ -4,13 +4,20 @@
 //! LF after it, so the parser need not wait for the next byte to see it
 //! end; a line that comes in many reads is handed on whole, once, and a
 //! frame of many lines in short pieces; the frame cap counts per frame;
-//! bytes that are not UTF-8 are handed on as U+FFFD.
+//! bytes that are not UTF-8 are handed on as U+FFFD; only data lines
+//! restart the idle clock, and the other lines are spent from the reply
+//! cap.
 
 use std::time::Duration;
 
 use bytes::Bytes;
-use dashfloat::llm::guarded::{GuardError, GuardedBytes, PIECE_BYTES};
+use dashfloat::llm::guarded::{GuardError, GuardedBytes, PIECE_BYTES, ReplyBudget};
 use futures_util::StreamExt;
+
+/// A reply budget no stream here runs out of.
+fn unbounded() -> ReplyBudget {
+    ReplyBudget::new(usize::MAX)
+}
 
 /// Feeds `reads` through the cutter; the pieces it hands on, each LF it
 /// adds after a frame's lone CR joined to that frame's piece, or the
@@ -22,7 +29,7 @@ async fn cut(reads: Vec<&[u8]>, cap: usize) -> Result<Vec<Vec<u8>>, String> {
             .map(|r| Ok::<_, reqwest::Error>(Bytes::copy_from_slice(r)))
             .collect::<Vec<_>>(),
     );
-    let mut guarded = GuardedBytes::new(Box::pin(inner), Duration::from_secs(5), cap);
+    let mut guarded = GuardedBytes::new(Box::pin(inner), Duration::from_secs(5), cap, unbounded());
     let mut pieces = Vec::new();
     while let Some(piece) = guarded.next().await {
         match piece {
@@ -155,7 +162,12 @@ async fn the_idle_timeout_fires_while_a_line_is_held() {
         b"data: one\n\ndata: t",
     ))])
     .chain(futures_util::stream::pending());
-    let mut guarded = GuardedBytes::new(Box::pin(inner), Duration::from_millis(50), 1024);
+    let mut guarded = GuardedBytes::new(
+        Box::pin(inner),
+        Duration::from_millis(50),
+        1024,
+        unbounded(),
+    );
     let first = guarded.next().await.unwrap().unwrap();
     assert_eq!(&first[..], b"data: one\n\n");
     assert!(matches!(
@@ -163,6 +175,140 @@ async fn the_idle_timeout_fires_while_a_line_is_held() {
         Some(Err(GuardError::Idle(_)))
     ));
     assert!(guarded.next().await.is_none());
+}
+
+/// Whether a guard with a 45 ms idle timeout reads on to the end of a
+/// stream of `first`, then a hundred `each`, then `data: end`, a read
+/// every 10 ms (on tokio's paused clock): whether the reads between kept
+/// restarting its clock.
+async fn keeps_reading(first: &'static [u8], each: &'static [u8]) -> bool {
+    let reads = std::iter::once(first)
+        .chain(std::iter::repeat_n(each, 100))
+        .chain([&b"data: end\n\n"[..]]);
+    let inner = futures_util::stream::iter(reads)
+        .then(|read| async move {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            Ok::<_, reqwest::Error>(Bytes::from_static(read))
+        })
+        .chain(futures_util::stream::pending());
+    let mut guarded = GuardedBytes::new(
+        Box::pin(inner),
+        Duration::from_millis(45),
+        1024,
+        unbounded(),
+    );
+    while let Some(piece) = guarded.next().await {
+        match piece {
+            Ok(piece) if piece.ends_with(b"end\n\n") => return true,
+            Ok(_) => {}
+            Err(GuardError::Idle(_)) => return false,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    false
+}
+
+/// Only a data line is progress: comments, the other fields and blank
+/// lines, which the parser drops (or keeps for an event that never comes
+/// without data), do not restart the idle clock. A data line that comes
+/// a few bytes a read is progress with each read, once its start says
+/// it is one.
+#[tokio::test(start_paused = true)]
+async fn only_the_bytes_of_data_lines_restart_the_idle_clock() {
+    for each in [
+        &b"data: x\n\n"[..],
+        b"data:x\r\n\r\n",
+        b"data\n\n",
+        b"event: delta\ndata: x\n\n",
+    ] {
+        assert!(
+            keeps_reading(b"", each).await,
+            "{:?}",
+            String::from_utf8_lossy(each)
+        );
+    }
+    assert!(keeps_reading(b"data: ", b"x").await);
+    for each in [
+        &b": ping\n\n"[..],
+        b":\r\n\r\n",
+        b"event: ping\n\n",
+        b"id: 1\n\n",
+        b"retry: 1000\n\n",
+        b"\n",
+        b"datum: x\n\n",
+        b"data : x\n\n",
+    ] {
+        assert!(
+            !keeps_reading(b"data: x\n\n", each).await,
+            "{:?}",
+            String::from_utf8_lossy(each)
+        );
+    }
+    assert!(!keeps_reading(b": ", b"x").await);
+}
+
+/// Whether `stream` gets through a guard with `budget` bytes of reply
+/// cap, the same in one read and a byte a read.
+async fn fits(stream: &'static [u8], budget: usize) -> bool {
+    let mut outcomes = Vec::new();
+    for reads in [vec![stream], stream.chunks(1).collect()] {
+        let inner = futures_util::stream::iter(
+            reads
+                .into_iter()
+                .map(|r| Ok::<_, reqwest::Error>(Bytes::from_static(r))),
+        );
+        let budget = ReplyBudget::new(budget);
+        let mut guarded = GuardedBytes::new(Box::pin(inner), Duration::from_secs(5), 1024, budget);
+        let mut fits = true;
+        while let Some(piece) = guarded.next().await {
+            match piece {
+                Ok(_) => {}
+                Err(GuardError::ReplyTooLarge(_)) => fits = false,
+                Err(e) => panic!("{e}"),
+            }
+        }
+        outcomes.push(fits);
+    }
+    assert_eq!(
+        outcomes[0],
+        outcomes[1],
+        "{:?}",
+        String::from_utf8_lossy(stream)
+    );
+    outcomes[0]
+}
+
+/// Every line that carries no data is spent from the reply cap, a byte
+/// for its line end whatever it is, and so is the blank line of a frame
+/// without data; a data line and the blank line after it cost nothing.
+/// A byte-order mark makes no data line of the stream's first line (the
+/// parser skips it there), but does of a later one.
+#[tokio::test]
+async fn lines_without_data_are_spent_from_the_reply_cap() {
+    for (stream, spent) in [
+        (&b"data: x\n\n"[..], 0),
+        (b"data\r\n\r\n", 0),
+        (b"\xEF\xBB\xBFdata: x\n\n", 0),
+        (b": ping\n\n", 8),
+        (b": ping\r\n\r\n", 8),
+        (b":\r\r", 3),
+        (b"\n\n\n", 3),
+        (b"event: ping\nid: 1\n\n", 19),
+        (b"event: delta\ndata: x\n\n", 13),
+        (b"data: x\n: ping\n\n", 7),
+        (b"datum: x\n\n", 10),
+        (b"data: y\n\n\xEF\xBB\xBFdata: x\n\n", 12),
+    ] {
+        let shown = String::from_utf8_lossy(stream);
+        assert!(fits(stream, spent).await, "{shown:?} within {spent}");
+        if spent > 0 {
+            assert!(
+                !fits(stream, spent - 1).await,
+                "{shown:?} within {}",
+                spent - 1
+            );
+        }
+    }
 }
 
 #[tokio::test]
@@ -188,7 +334,7 @@ async fn an_idle_timeout_too_long_for_the_clock_does_not_overflow() {
     let inner = futures_util::stream::iter(vec![Ok::<_, reqwest::Error>(Bytes::from_static(
         b"data: one\n\n",
     ))]);
-    let mut guarded = GuardedBytes::new(Box::pin(inner), Duration::MAX, 1024);
+    let mut guarded = GuardedBytes::new(Box::pin(inner), Duration::MAX, 1024, unbounded());
     let piece = guarded.next().await.unwrap().unwrap();
     assert_eq!(&piece[..], b"data: one\n\n");
     assert!(guarded.next().await.is_none());
@@ -209,7 +355,8 @@ async fn events(reads: Vec<&'static [u8]>, cap: usize, closes: bool) -> Vec<Stri
     } else {
         Box::pin(reads.chain(futures_util::stream::pending()))
     };
-    let mut parsed = GuardedBytes::new(inner, Duration::from_secs(3600), cap).eventsource();
+    let mut parsed =
+        GuardedBytes::new(inner, Duration::from_secs(3600), cap, unbounded()).eventsource();
     let mut out = Vec::new();
     // A hang here is the failure: the test's bound only turns it into one.
     while let Ok(Some(event)) = tokio::time::timeout(Duration::from_secs(20), parsed.next()).await {

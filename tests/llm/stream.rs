@@ -262,6 +262,77 @@ async fn a_silent_stream_hits_the_idle_timeout_and_keeps_what_arrived() {
     ));
 }
 
+/// `: ping` comments, `every` apart, for `lasting`: the keep-alive a
+/// proxy sends while a model thinks.
+fn pings(every: Duration, lasting: Duration) -> Vec<Step> {
+    let times = (lasting.as_millis() / every.as_millis()) as usize;
+    std::iter::repeat_n(
+        [Step::Send(b": ping\n\n".to_vec()), Step::Delay(every)],
+        times,
+    )
+    .flatten()
+    .collect()
+}
+
+/// Comments are no progress: a server that sends nothing but `: ping`
+/// every 100 ms ends the turn at the idle timeout. Each ping restarted the
+/// clock, so a server held the turn for as long as it pinged (issue 37
+/// item 5); these go on for sixty times the timeout, then the body ends.
+#[tokio::test]
+async fn keep_alive_comments_alone_end_the_turn_at_the_idle_timeout() {
+    let idle = Duration::from_millis(500);
+    let server = ScriptedServer::start(vec![Reply::sse_steps(pings(
+        Duration::from_millis(100),
+        60 * idle,
+    ))])
+    .await;
+    let mut ep = endpoint(&server.base_url());
+    ep.idle_timeout = idle;
+    let events = run(ep).await;
+    assert_eq!(content(&events), "");
+    assert_eq!(
+        failure(&events),
+        TransportError::IdleTimeout { after: idle }
+    );
+}
+
+/// Data restarts the idle clock: keep-alive comments between a reply's
+/// tokens, and OpenRouter's `: OPENROUTER PROCESSING` before the first,
+/// leave it whole, though the reply takes longer than the idle timeout
+/// (each token comes well within it).
+#[tokio::test]
+async fn a_reply_with_keep_alive_comments_between_its_tokens_is_read_whole() {
+    let gap = Duration::from_millis(100);
+    let mut steps = std::iter::repeat_n(
+        [
+            Step::Send(b": OPENROUTER PROCESSING\n\n".to_vec()),
+            Step::Delay(gap),
+        ],
+        5,
+    )
+    .flatten()
+    .collect::<Vec<_>>();
+    steps.push(Step::Send(support::server::sse_frame(&role_chunk())));
+    let words: Vec<String> = (0..10).map(|i| format!("{i} ")).collect();
+    for word in &words {
+        steps.push(Step::Send(support::server::sse_frame(&content_chunk(word))));
+        steps.extend(pings(gap, 2 * gap));
+    }
+    steps.push(Step::Send(support::server::sse_frame(&finish_chunk(
+        "stop",
+    ))));
+    steps.push(Step::Send(b"data: [DONE]\n\n".to_vec()));
+    let server = ScriptedServer::start(vec![Reply::sse_steps(steps)]).await;
+    let mut ep = endpoint(&server.base_url());
+    ep.idle_timeout = Duration::from_secs(2);
+    let events = run(ep).await;
+    assert_eq!(content(&events), words.concat());
+    assert_eq!(
+        events.last(),
+        Some(&StreamEvent::Done { tool_calls: vec![] })
+    );
+}
+
 #[tokio::test]
 async fn unauthorized_names_the_key_variable() {
     for status in [401, 403] {
@@ -763,6 +834,59 @@ async fn a_reply_exactly_at_the_cap_is_whole() {
     let events = run(endpoint(&server.base_url())).await;
     assert_eq!(
         events.last(),
+        Some(&StreamEvent::Done { tool_calls: vec![] })
+    );
+}
+
+/// A reply of `text` bytes of content in 64 KiB frames, then `comments`
+/// bytes of comment frames of 64 KiB (each charged its every byte), then
+/// a last word, its finish and `[DONE]`.
+fn text_then_comments(text: usize, comments: usize) -> Reply {
+    const PIECE: usize = 64 * 1024;
+    let mut comment = b": ".to_vec();
+    comment.resize(PIECE - 2, b'x');
+    comment.extend_from_slice(b"\n\n");
+    let mut steps: Vec<Step> = std::iter::repeat_n(
+        Step::Send(support::server::sse_frame(&content_chunk(
+            &"x".repeat(PIECE),
+        ))),
+        text / PIECE,
+    )
+    .collect();
+    steps.extend(std::iter::repeat_n(Step::Send(comment), comments / PIECE));
+    for frame in [content_chunk("!"), finish_chunk("stop")] {
+        steps.push(Step::Send(support::server::sse_frame(&frame)));
+    }
+    steps.push(Step::Send(b"data: [DONE]\n\n".to_vec()));
+    Reply::sse_steps(steps)
+}
+
+/// Comments count toward the reply cap, alone or with the reply's text:
+/// the parser drops them unseen, and 180 MB of them were once read
+/// (issue 37 item 5). Under the cap, the reply is whole.
+#[tokio::test]
+async fn comments_count_toward_the_reply_cap_with_the_text() {
+    let half = REPLY_MAX_BYTES / 2;
+    let over = 64 * 1024;
+    let server = ScriptedServer::start(vec![
+        text_then_comments(0, REPLY_MAX_BYTES + over),
+        text_then_comments(half, half + over),
+        text_then_comments(half, half - over),
+    ])
+    .await;
+    let too_large = TransportError::ReplyTooLarge {
+        limit: REPLY_MAX_BYTES,
+    };
+    let comments_alone = run(endpoint(&server.base_url())).await;
+    assert_eq!(content(&comments_alone), "");
+    assert_eq!(failure(&comments_alone), too_large);
+    let with_text = run(endpoint(&server.base_url())).await;
+    assert_eq!(content(&with_text).len(), half);
+    assert_eq!(failure(&with_text), too_large);
+    let under = run(endpoint(&server.base_url())).await;
+    assert_eq!(content(&under).len(), half + 1);
+    assert_eq!(
+        under.last(),
         Some(&StreamEvent::Done { tool_calls: vec![] })
     );
 }

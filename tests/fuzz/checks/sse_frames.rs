@@ -1,15 +1,15 @@
 //! The byte stream → frame cutter → SSE events: whatever the bytes and
 //! however they are cut into reads, the events up to the first error (and
-//! that error: the frame cap's verdict), where the reader stops,
-//! are those of the same bytes in one read. And the cutter changes no
-//! event: for UTF-8 bytes, the events are the parser's own, up to where
-//! the cap stops them.
+//! that error: the frame cap's verdict, or the reply cap's on the lines
+//! without data), where the reader stops, are those of the same bytes in
+//! one read. And the cutter changes no event: for UTF-8 bytes, the events
+//! are the parser's own, up to where a cap stops them.
 use std::fmt::Display;
 use std::pin::pin;
 use std::time::Duration;
 
 use bytes::Bytes;
-use dashfloat::llm::guarded::GuardedBytes;
+use dashfloat::llm::guarded::{GuardedBytes, ReplyBudget};
 use eventsource_stream::{Event, EventStreamError, Eventsource};
 use futures_util::{Stream, StreamExt};
 
@@ -53,13 +53,15 @@ fn collect<E: Display, S: Stream<Item = Result<Event, EventStreamError<E>>>>(
     })
 }
 
-/// What the parser makes of `chunks` through the cutter.
-fn events(chunks: Vec<Bytes>, frame_max: usize) -> Vec<String> {
+/// What the parser makes of `chunks` through the cutter, with a frame cap
+/// and a reply cap.
+fn events(chunks: Vec<Bytes>, frame_max: usize, reply_max: usize) -> Vec<String> {
     collect(|| {
         GuardedBytes::new(
             Box::pin(reads(chunks)),
             Duration::from_secs(3600),
             frame_max,
+            ReplyBudget::new(reply_max),
         )
         .eventsource()
     })
@@ -88,16 +90,17 @@ fn same(a: &[String], b: &[String], what: &str) {
     );
 }
 
-/// Two bytes of frame cap (from 1), one choosing the read sizes, then the
-/// stream's bytes.
+/// Two bytes of cap (from 1: the frame cap, then alone the reply cap),
+/// one choosing the read sizes, then the stream's bytes.
 pub fn run(data: &[u8]) {
     let Some((head, bytes)) = data.split_at_checked(3) else {
         return;
     };
-    let frame_max = usize::from(u16::from_le_bytes([head[0], head[1]])).max(1);
+    let cap = usize::from(u16::from_le_bytes([head[0], head[1]])).max(1);
     let r = usize::from(head[2]);
     let sizes = [1 + r % 7, 1 + r / 7 % 37, 1 + r];
-    let whole = events(vec![Bytes::copy_from_slice(bytes)], frame_max);
+    let one_read = || vec![Bytes::copy_from_slice(bytes)];
+    let whole = events(one_read(), cap, usize::MAX);
     let mut chunks = Vec::new();
     let mut rest = Bytes::copy_from_slice(bytes);
     for n in sizes.iter().cycle() {
@@ -106,8 +109,11 @@ pub fn run(data: &[u8]) {
         }
         chunks.push(rest.split_to((*n).min(rest.len())));
     }
-    let cut = events(chunks, frame_max);
+    let cut = events(chunks.clone(), cap, usize::MAX);
     same(&whole, &cut, "in one read / in many");
+    let charged = events(one_read(), usize::MAX, cap);
+    let charged_cut = events(chunks, usize::MAX, cap);
+    same(&charged, &charged_cut, "charged in one read / in many");
     if std::str::from_utf8(bytes).is_err() {
         return;
     }
@@ -116,29 +122,34 @@ pub fn run(data: &[u8]) {
     // once, where the parser alone waits for the next byte to tell it from
     // a CRLF, and so never yields it at the body's end. An LF after such a
     // CR is what the cutter hands on.
-    let uncapped = events(vec![Bytes::copy_from_slice(bytes)], usize::MAX);
+    let uncapped = events(one_read(), usize::MAX, usize::MAX);
     let mut body = bytes.to_vec();
     if body.ends_with(b"\r") {
         body.push(b'\n');
     }
     let alone = collect(|| reads(vec![Bytes::from(body)]).eventsource());
     same(&uncapped, &alone, "through the cutter / the parser alone");
-    // The cap only stops the events, at a frame longer than it.
-    match whole.split_last() {
-        Some((last, before))
-            if last.starts_with("error: ") && last.contains("frame larger than") =>
-        {
-            assert!(
-                bytes.len() > frame_max,
-                "a cap of {frame_max} stopped {} bytes",
-                bytes.len()
-            );
-            same(
-                before,
-                &uncapped[..before.len().min(uncapped.len())],
-                "capped / uncapped",
-            );
+    // The caps only stop the events: the frame cap at a frame longer than
+    // it, the reply cap where the lines without data pass it (no line is
+    // charged more than its bytes).
+    for (capped, stop) in [
+        (&whole, "frame larger than"),
+        (&charged, "reply larger than"),
+    ] {
+        match capped.split_last() {
+            Some((last, before)) if last.starts_with("error: ") && last.contains(stop) => {
+                assert!(
+                    bytes.len() > cap,
+                    "a cap of {cap} stopped {} bytes",
+                    bytes.len()
+                );
+                same(
+                    before,
+                    &uncapped[..before.len().min(uncapped.len())],
+                    "capped / uncapped",
+                );
+            }
+            _ => same(capped, &uncapped, "capped / uncapped"),
         }
-        _ => same(&whole, &uncapped, "capped / uncapped"),
     }
 }
