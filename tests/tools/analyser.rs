@@ -8,7 +8,7 @@
 
 use std::fs;
 use std::os::unix::fs::symlink;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use dashfloat::tools::{
@@ -1095,6 +1095,92 @@ fn paths_are_read_from_the_directory_the_command_runs_in() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Runs the real git in `cwd`, away from the developer's configuration.
+fn git(cwd: &Path, args: &[&str]) -> std::process::Output {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(cwd)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    out
+}
+
+/// Issue 37, item 4: an option's value is checked as what it is. The
+/// layout is a real `git init` in `base/root` with a file of patterns
+/// beside the project (`base/outsidepat`). `--exclude-per-directory` names
+/// a file git opens in every directory, so `../outsidepat` read the file
+/// beside the project (an oracle on its content, or a hang on a FIFO).
+#[test]
+fn git_option_values_name_no_file_outside_the_project() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    let root = base.join("root");
+    let sub = root.join("sub");
+    fs::create_dir_all(&sub).unwrap();
+    git(&root, &["init", "-q"]);
+    fs::write(base.join("outsidepat"), "untracked\n").unwrap();
+    fs::write(sub.join("untracked"), "").unwrap();
+    fs::write(root.join("README.md"), "hello\n").unwrap();
+    git(&root, &["add", "README.md"]);
+
+    // What git does with it: the file beside the project decides what is
+    // listed.
+    let listed = git(
+        &root,
+        &[
+            "ls-files",
+            "-o",
+            "-i",
+            "--exclude-per-directory=../outsidepat",
+        ],
+    );
+    assert_eq!(String::from_utf8_lossy(&listed.stdout), "sub/untracked\n");
+
+    let analyser = Analyser::new(&root).with_git_global_configs(Vec::new());
+    let cases: &[(&str, &str, Expect)] = &[
+        (
+            ".",
+            "git ls-files -o -i --exclude-per-directory=../outsidepat",
+            Asks("`git ls-files --exclude-per-directory ../outsidepat`"),
+        ),
+        (
+            ".",
+            "git ls-files -o -i --exclude-per-directory ../outsidepat",
+            Asks("--exclude-per-directory"),
+        ),
+        (
+            ".",
+            "git ls-files -o -i --exclude-per-directory=..",
+            Asks("--exclude-per-directory"),
+        ),
+        (
+            ".",
+            "git ls-files -o -i --exclude-per-directory=/etc/passwd",
+            Asks("--exclude-per-directory"),
+        ),
+        (
+            ".",
+            "git ls-files -o -i --exclude-per-directory=.gitignore",
+            Runs,
+        ),
+    ];
+    let labels: Vec<String> = cases
+        .iter()
+        .map(|(cwd, line, _)| format!("in {cwd}: {line}"))
+        .collect();
+    check_all(
+        cases
+            .iter()
+            .zip(&labels)
+            .map(|(&(cwd, line, expect), label)| {
+                (label.as_str(), analyser.analyse(cwd, line), expect)
+            }),
+    );
 }
 
 #[test]
