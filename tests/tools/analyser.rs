@@ -1111,10 +1111,14 @@ fn git(cwd: &Path, args: &[&str]) -> std::process::Output {
 }
 
 /// Issue 37, item 4: an option's value is checked as what it is. The
-/// layout is a real `git init` in `base/root` with a file of patterns
-/// beside the project (`base/outsidepat`). `--exclude-per-directory` names
-/// a file git opens in every directory, so `../outsidepat` read the file
-/// beside the project (an oracle on its content, or a hang on a FIFO).
+/// layout is a real `git init` in `base/root`, a file of patterns beside
+/// the project (`base/outsidepat`) and one inside (`root/sub/pat`).
+/// `--exclude-per-directory` names a file git opens in every directory,
+/// so `../outsidepat` read the file beside the project (an oracle on its
+/// content, or a hang on a FIFO); and git opens the files of `-X`,
+/// `--exclude-from`, `blame --contents`, `-S` and `--ignore-revs-file`
+/// from the top of the work tree, not from where it runs, so from `sub`
+/// the value `../outsidepat` is the file beside the project too.
 #[test]
 fn git_option_values_name_no_file_outside_the_project() {
     let dir = tempfile::tempdir().unwrap();
@@ -1124,12 +1128,15 @@ fn git_option_values_name_no_file_outside_the_project() {
     fs::create_dir_all(&sub).unwrap();
     git(&root, &["init", "-q"]);
     fs::write(base.join("outsidepat"), "untracked\n").unwrap();
+    fs::write(sub.join("pat"), "untracked\n").unwrap();
     fs::write(sub.join("untracked"), "").unwrap();
     fs::write(root.join("README.md"), "hello\n").unwrap();
     git(&root, &["add", "README.md"]);
 
-    // What git does with it: the file beside the project decides what is
-    // listed.
+    // What git does with them: the file beside the project decides what
+    // is listed.
+    let listed = git(&sub, &["ls-files", "-o", "-i", "-X", "../outsidepat"]);
+    assert_eq!(String::from_utf8_lossy(&listed.stdout), "untracked\n");
     let listed = git(
         &root,
         &[
@@ -1168,6 +1175,39 @@ fn git_option_values_name_no_file_outside_the_project() {
             "git ls-files -o -i --exclude-per-directory=.gitignore",
             Runs,
         ),
+        (
+            "sub",
+            "git ls-files -o -i -X ../outsidepat",
+            Asks("escapes"),
+        ),
+        (
+            "sub",
+            "git ls-files -o -i --exclude-from=../outsidepat",
+            Asks("escapes"),
+        ),
+        (
+            ".",
+            "git -C sub ls-files -o -i -X ../outsidepat",
+            Asks("escapes"),
+        ),
+        (
+            "sub",
+            "git blame --contents ../outsidepat pat",
+            Asks("escapes"),
+        ),
+        ("sub", "git blame -S ../outsidepat pat", Asks("escapes")),
+        (
+            "sub",
+            "git blame --ignore-revs-file=../outsidepat pat",
+            Asks("escapes"),
+        ),
+        // Read from the top or from here, it stays inside.
+        ("sub", "git ls-files -o -i -X pat", Runs),
+        ("sub", "git ls-files -o -i -X sub/pat", Runs),
+        (".", "git ls-files -o -i -X sub/pat", Runs),
+        ("sub", "git blame --contents pat pat", Runs),
+        // `..` from the top of the work tree leaves the project.
+        ("sub", "git ls-files -o -i -X ../README.md", Asks("escapes")),
     ];
     let labels: Vec<String> = cases
         .iter()

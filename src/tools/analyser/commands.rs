@@ -9,7 +9,7 @@
 //! ADR 0025 documents each table.
 
 use super::git;
-use super::paths::{Place, Use};
+use super::paths::{Base, Place, Use};
 use super::values::Kind;
 use super::{Analyser, Refusal};
 
@@ -59,6 +59,8 @@ pub(super) struct Spec {
     pub numbers: bool,
     /// How the command groups its options.
     pub style: Style,
+    /// Where the command reads a path given as an option's value from.
+    pub paths: Base,
 }
 
 /// The options a stage was given, each with its value, and its operands.
@@ -212,7 +214,7 @@ impl Spec {
             }
         };
         if let Some(value) = value {
-            kind.check(cmd, flag, value, place)?;
+            kind.check(cmd, flag, value, place, self.paths)?;
         }
         Ok(value)
     }
@@ -432,6 +434,7 @@ const LS: Spec = Spec {
     denied: &[&[("-L", FOLLOWS_LINKS), ("--dereference", FOLLOWS_LINKS)]],
     numbers: false,
     style: Style::Gnu,
+    paths: Base::Stage,
 };
 
 const FOLLOWS_LINKS: &str = "follows symbolic links, which may lead out of the project";
@@ -463,6 +466,7 @@ const CAT: Spec = Spec {
     denied: &[],
     numbers: false,
     style: Style::Gnu,
+    paths: Base::Stage,
 };
 
 const HEAD_OPTS: &[(&str, Takes)] = &[
@@ -484,6 +488,7 @@ const HEAD: Spec = Spec {
     denied: &[],
     numbers: true,
     style: Style::Gnu,
+    paths: Base::Stage,
 };
 
 const TAIL: Spec = Spec {
@@ -497,6 +502,7 @@ const TAIL: Spec = Spec {
     ]],
     numbers: true,
     style: Style::Gnu,
+    paths: Base::Stage,
 };
 
 const WC: Spec = Spec {
@@ -515,6 +521,7 @@ const WC: Spec = Spec {
     denied: &[&[("--files0-from", UNCHECKED_NAMES)]],
     numbers: false,
     style: Style::Gnu,
+    paths: Base::Stage,
 };
 
 /// `grep --binary-files=TYPE`.
@@ -611,6 +618,7 @@ const GREP: Spec = Spec {
     ]],
     numbers: true,
     style: Style::Gnu,
+    paths: Base::Stage,
 };
 
 /// `rg --sort` and `--sortr`.
@@ -749,6 +757,7 @@ const RG: Spec = Spec {
     ]],
     numbers: false,
     style: Style::Gnu,
+    paths: Base::Stage,
 };
 
 const PWD: Spec = Spec {
@@ -756,6 +765,7 @@ const PWD: Spec = Spec {
     denied: &[],
     numbers: false,
     style: Style::Gnu,
+    paths: Base::Stage,
 };
 
 /// The tests `file -e` can leave out.
@@ -818,6 +828,7 @@ const FILE: Spec = Spec {
     ]],
     numbers: false,
     style: Style::Gnu,
+    paths: Base::Stage,
 };
 
 /// `stat --cached=MODE`.
@@ -839,6 +850,7 @@ const STAT: Spec = Spec {
     denied: &[],
     numbers: false,
     style: Style::Gnu,
+    paths: Base::Stage,
 };
 
 /// `du --time=WORD`.
@@ -893,6 +905,7 @@ const DU: Spec = Spec {
     ]],
     numbers: false,
     style: Style::Gnu,
+    paths: Base::Stage,
 };
 
 /// `tree --sort`.
@@ -951,6 +964,7 @@ const TREE: Spec = Spec {
     ]],
     numbers: false,
     style: Style::Separate,
+    paths: Base::Stage,
 };
 
 /// `sort --sort=WORD`.
@@ -1027,6 +1041,7 @@ const SORT: Spec = Spec {
     ]],
     numbers: false,
     style: Style::Gnu,
+    paths: Base::Stage,
 };
 
 /// `uniq --all-repeated=METHOD`.
@@ -1060,6 +1075,7 @@ const UNIQ: Spec = Spec {
     denied: &[],
     numbers: false,
     style: Style::Gnu,
+    paths: Base::Stage,
 };
 
 const CUT: Spec = Spec {
@@ -1083,6 +1099,7 @@ const CUT: Spec = Spec {
     denied: &[],
     numbers: false,
     style: Style::Gnu,
+    paths: Base::Stage,
 };
 
 const DIFF: Spec = Spec {
@@ -1181,6 +1198,7 @@ const DIFF: Spec = Spec {
     ]],
     numbers: false,
     style: Style::Gnu,
+    paths: Base::Stage,
 };
 
 /// `find`'s options before its start points.
@@ -1293,6 +1311,7 @@ const FIND_EXPRESSION: Spec = Spec {
     ]],
     numbers: false,
     style: Style::Git,
+    paths: Base::Stage,
 };
 
 /// `find [-H|-P] [start...] [expression]`: start points are the words
@@ -1328,7 +1347,7 @@ fn find(place: &Place, args: &[String]) -> Result<(), Refusal> {
             cmd: "find".to_owned(),
             flag: primary.to_owned(),
         })?;
-        kind.check("find", primary, value, place)?;
+        kind.check("find", primary, value, place, FIND_EXPRESSION.paths)?;
     }
     Ok(())
 }

@@ -5,7 +5,7 @@
 
 use super::commands::{Spec, Style, Takes, WHEN};
 use super::git_config;
-use super::paths::{Place, Use};
+use super::paths::{Base, Place, Use};
 use super::values::Kind;
 use super::{Analyser, Refusal};
 
@@ -317,6 +317,7 @@ const STATUS: Spec = Spec {
     denied: &[DENIED],
     numbers: false,
     style: Style::Gnu,
+    paths: Base::WorkTreeTop,
 };
 
 /// `--decorate=`.
@@ -424,6 +425,7 @@ const LOG: Spec = Spec {
     denied: &[DENIED],
     numbers: true,
     style: Style::Git,
+    paths: Base::WorkTreeTop,
 };
 
 const DIFF: Spec = Spec {
@@ -445,6 +447,7 @@ const DIFF: Spec = Spec {
     denied: &[DENIED],
     numbers: false,
     style: Style::Git,
+    paths: Base::WorkTreeTop,
 };
 
 const BRANCH: Spec = Spec {
@@ -477,6 +480,7 @@ const BRANCH: Spec = Spec {
     denied: &[DENIED, BRANCH_DENIED],
     numbers: false,
     style: Style::Gnu,
+    paths: Base::WorkTreeTop,
 };
 
 /// `git rev-parse --abbrev-ref=`.
@@ -535,6 +539,7 @@ const REV_PARSE: Spec = Spec {
     denied: &[DENIED],
     numbers: false,
     style: Style::Git,
+    paths: Base::WorkTreeTop,
 };
 
 const LS_FILES: Spec = Spec {
@@ -580,6 +585,7 @@ const LS_FILES: Spec = Spec {
     denied: &[DENIED],
     numbers: false,
     style: Style::Gnu,
+    paths: Base::WorkTreeTop,
 };
 
 const BLAME: Spec = Spec {
@@ -624,4 +630,5 @@ const BLAME: Spec = Spec {
     denied: &[DENIED],
     numbers: false,
     style: Style::Gnu,
+    paths: Base::WorkTreeTop,
 };

@@ -8,7 +8,7 @@
 
 use super::Refusal;
 use super::git_config;
-use super::paths::{Place, Use};
+use super::paths::{Base, Place, Use};
 
 /// What an option's value is, which decides how it is checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,7 +30,7 @@ pub(super) enum Kind {
     /// itself followed by anything (git's `--date=format:%Y`).
     Word(&'static [&'static str]),
     /// A path the program opens or looks at: the path policy checks it as
-    /// `Use` says.
+    /// `Use` says, from where the program reads it ([`Base`]).
     Path(Use),
     /// A file name the program opens in every directory it visits (git's
     /// `--exclude-per-directory`): one name, without `/`, not `.` or
@@ -101,10 +101,17 @@ fn words_text(words: &[&str]) -> String {
 
 impl Kind {
     /// Checks `value`, given to `flag` of `cmd` in a stage at `place`, as
-    /// a value of this kind.
-    pub fn check(self, cmd: &str, flag: &str, value: &str, place: &Place) -> Result<(), Refusal> {
+    /// a value of this kind; a path is checked from `base`.
+    pub fn check(
+        self,
+        cmd: &str,
+        flag: &str,
+        value: &str,
+        place: &Place,
+        base: Base,
+    ) -> Result<(), Refusal> {
         let fault = match self {
-            Kind::Path(using) => return place.check(value, using),
+            Kind::Path(using) => return place.check_from(base, value, using),
             Kind::Revision if !value.starts_with('-') => return place.check(value, Use::Look),
             Kind::Revision => Some(BadValue::Revision),
             Kind::Count => (!is_count(value)).then_some(BadValue::Count),
