@@ -1351,3 +1351,244 @@ fn find(place: &Place, args: &[String]) -> Result<(), Refusal> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    //! Every table, option by option: each value-taking option is given a
+    //! value of its kind in every form its program reads (which must run
+    //! unasked), and values its kind refuses (which must ask), in a real
+    //! project with a real repository.
+    #![allow(clippy::unwrap_used)]
+
+    use std::collections::HashSet;
+    use std::mem::discriminant;
+    use std::path::PathBuf;
+    use std::process::Command;
+
+    use nix::sys::stat::Mode;
+
+    use super::super::git::SUBCOMMANDS;
+    use super::super::{Analyser, Verdict};
+    use super::*;
+
+    /// `base/root`, a real `git init` with `README.md`, a directory `sub`
+    /// and a FIFO `fifo`; `base/outside/secret.txt` beside it.
+    fn project() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let root = base.join("root");
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::create_dir_all(base.join("outside")).unwrap();
+        std::fs::write(base.join("outside/secret.txt"), "secret\n").unwrap();
+        std::fs::write(root.join("README.md"), "hello\n").unwrap();
+        nix::unistd::mkfifo(&root.join("fifo"), Mode::S_IRWXU).unwrap();
+        let init = Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&root)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .status()
+            .unwrap();
+        assert!(init.success());
+        (dir, root)
+    }
+
+    /// Every table, with the words a line using it starts with.
+    fn tables() -> Vec<(String, &'static Spec)> {
+        let commands = COMMANDS
+            .iter()
+            .map(|(name, spec)| ((*name).to_owned(), *spec));
+        let git = SUBCOMMANDS
+            .iter()
+            .map(|(name, spec)| (format!("git {name}"), *spec));
+        commands
+            .chain([("find .".to_owned(), &FIND_EXPRESSION)])
+            .chain(git)
+            .collect()
+    }
+
+    /// The kind of what `takes`, if anything.
+    fn kind_of(takes: Takes) -> Option<Kind> {
+        match takes {
+            Takes::No => None,
+            Takes::Value(kind) | Takes::Attached(kind) | Takes::ValueOrEnd(kind) => Some(kind),
+        }
+    }
+
+    /// The ways `flag` is given `value` in a line of `cmd`, as its program
+    /// reads them: `--flag=v` and `--flag v`, `-fv` and `-f v`; only the
+    /// same word for an optional value; only the next word for find's
+    /// primaries and tree's short options.
+    fn forms(cmd: &str, spec: &Spec, flag: &str, takes: Takes, value: &str) -> Vec<String> {
+        let long = flag.starts_with("--");
+        let joined = if long {
+            format!("'{flag}={value}'")
+        } else {
+            format!("'{flag}{value}'")
+        };
+        let apart = format!("{flag} '{value}'");
+        match takes {
+            Takes::No => Vec::new(),
+            Takes::Attached(_) => vec![joined],
+            Takes::Value(_) | Takes::ValueOrEnd(_)
+                if !long && (cmd == "find ." || spec.style == Style::Separate) =>
+            {
+                vec![apart]
+            }
+            Takes::Value(_) | Takes::ValueOrEnd(_) => vec![joined, apart],
+        }
+        .into_iter()
+        .map(|option| format!("{cmd} {option}"))
+        .collect()
+    }
+
+    /// Values of `kind` that must run unasked. Text and formats are never
+    /// opened, so a name outside the project is only text to them.
+    fn fitting(kind: Kind) -> Vec<&'static str> {
+        match kind {
+            Kind::Count => vec!["3", "012"],
+            Kind::Size => vec!["3", "10K", "-5", "+2", "1.5", "50%", "K"],
+            Kind::Numbers => vec!["1,3-5", "-3", "2,2n", "50%", "0.5", "20%/60%"],
+            Kind::Word(words) => words
+                .iter()
+                .map(|word| {
+                    if *word == "format:" {
+                        "format:%Y"
+                    } else {
+                        word
+                    }
+                })
+                .collect(),
+            Kind::Path(Use::Look) => vec!["README.md", "sub", "fifo", "nothere"],
+            Kind::Path(Use::Read) => vec!["README.md", "sub", "nothere"],
+            Kind::Path(Use::ReadFileOnly) => vec!["README.md", "nothere"],
+            Kind::FileName => vec![".gitignore", "x"],
+            Kind::Revision => vec!["HEAD", "main~1", "v1.0^{commit}"],
+            Kind::Encoding => vec!["UTF-8", "latin1", "ISO-8859-1"],
+            Kind::GitFormat => vec!["%h %s", "../outside/secret.txt", "/etc/passwd"],
+            Kind::Text => vec!["x y", "../outside/secret.txt", "/etc/passwd", "-v"],
+        }
+    }
+
+    /// Values of `kind` that must ask: for every kind but text, names
+    /// outside the project; for files read, a FIFO; and what the kind's
+    /// form leaves out.
+    fn refused(kind: Kind) -> Vec<&'static str> {
+        let outside = ["../outside/secret.txt", "/etc/passwd"];
+        let own: &[&str] = match kind {
+            Kind::Count => &["-1", "3K", ""],
+            Kind::Size => &["--5", "1.", "10KiBs", "1,2", ""],
+            Kind::Numbers => &["1..3", "/1", "1/x", "x", "-", ""],
+            Kind::Word(_) => &["nonsense", ""],
+            Kind::Path(Use::Look) => &[""],
+            Kind::Path(Use::Read) => &["fifo", ""],
+            Kind::Path(Use::ReadFileOnly) => &["fifo", "sub", ""],
+            Kind::FileName => &[".", "..", "sub/x", ""],
+            Kind::Revision => &["-x", ""],
+            Kind::Encoding => &["UTF 8", ""],
+            Kind::GitFormat => return vec!["%G?", "%h %GS"],
+            Kind::Text => return Vec::new(),
+        };
+        outside.iter().chain(own).copied().collect()
+    }
+
+    #[test]
+    fn every_option_value_is_checked_as_its_kind() {
+        let (_dir, root) = project();
+        let analyser = Analyser::new(&root).with_git_global_configs(Vec::new());
+        let mut failures = Vec::new();
+        let mut lines = 0;
+        let mut kinds = HashSet::new();
+        for (cmd, spec) in tables() {
+            for &(flag, takes) in spec.opts.iter().flat_map(|table| table.iter()) {
+                let Some(kind) = kind_of(takes) else {
+                    continue;
+                };
+                kinds.insert(discriminant(&kind));
+                let cases = fitting(kind)
+                    .into_iter()
+                    .map(|value| (value, true))
+                    .chain(refused(kind).into_iter().map(|value| (value, false)));
+                for (value, runs) in cases {
+                    // An optional value left empty is no value.
+                    if value.is_empty() && matches!(takes, Takes::Attached(_)) {
+                        continue;
+                    }
+                    for line in forms(&cmd, spec, flag, takes, value) {
+                        lines += 1;
+                        let verdict = analyser.analyse(".", &line);
+                        let ok = match &verdict {
+                            Verdict::ReadOnly { .. } => runs,
+                            Verdict::Ask { reason } => !runs && reason.contains(value),
+                            Verdict::Invalid { .. } => false,
+                        };
+                        if !ok {
+                            failures.push(format!("{line}: {verdict:?}"));
+                        }
+                    }
+                }
+                // git opens an option's file from the top of the work
+                // tree: from `sub`, `..` leaves the project. Other programs
+                // read it from where they run.
+                if let Kind::Path(_) = kind {
+                    let value = "../outside/secret.txt";
+                    for line in forms(&cmd, spec, flag, takes, value) {
+                        lines += 1;
+                        let verdict = analyser.analyse("sub", &line);
+                        let asks =
+                            matches!(&verdict, Verdict::Ask { reason } if reason.contains(value));
+                        let runs = matches!(verdict, Verdict::ReadOnly { .. });
+                        let ok = match spec.paths {
+                            Base::WorkTreeTop => asks,
+                            Base::Stage => runs,
+                        };
+                        if !ok {
+                            failures.push(format!("in sub: {line}: {verdict:?}"));
+                        }
+                    }
+                }
+            }
+        }
+        let every_kind = [
+            Kind::Count,
+            Kind::Size,
+            Kind::Numbers,
+            Kind::Word(&[]),
+            Kind::Path(Use::Read),
+            Kind::FileName,
+            Kind::Revision,
+            Kind::Encoding,
+            Kind::GitFormat,
+            Kind::Text,
+        ];
+        for kind in every_kind {
+            if !kinds.contains(&discriminant(&kind)) {
+                failures.push(format!("no option's value is {kind:?}"));
+            }
+        }
+        assert!(lines > 1000, "{lines} lines");
+        assert!(
+            failures.is_empty(),
+            "{} of {lines} lines failed:\n{}",
+            failures.len(),
+            failures.join("\n")
+        );
+    }
+
+    /// A table lists each option once, and never one it refuses.
+    #[test]
+    fn tables_are_unambiguous() {
+        for (cmd, spec) in tables() {
+            let mut seen = HashSet::new();
+            for (flag, _) in spec.opts.iter().flat_map(|table| table.iter()) {
+                assert!(seen.insert(*flag), "`{cmd} {flag}` is listed twice");
+            }
+            for (flag, _) in spec.denied.iter().flat_map(|table| table.iter()) {
+                assert!(
+                    !seen.contains(flag),
+                    "`{cmd} {flag}` is allowed and refused"
+                );
+            }
+        }
+    }
+}
