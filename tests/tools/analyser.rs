@@ -8,7 +8,7 @@
 
 use std::fs;
 use std::os::unix::fs::symlink;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use dashfloat::tools::{
@@ -1146,6 +1146,133 @@ fn paths_are_read_from_the_directory_the_command_runs_in() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Runs the real git in `cwd`, away from the developer's configuration.
+fn git(cwd: &Path, args: &[&str]) -> std::process::Output {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(cwd)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    out
+}
+
+/// Issue 37, item 4: an option's value is checked as what it is. The
+/// layout is a real `git init` in `base/root`, a file of patterns beside
+/// the project (`base/outsidepat`) and one inside (`root/sub/pat`).
+/// `--exclude-per-directory` names a file git opens in every directory,
+/// so `../outsidepat` read the file beside the project (an oracle on its
+/// content, or a hang on a FIFO); and git opens the files of `-X`,
+/// `--exclude-from`, `blame --contents`, `-S` and `--ignore-revs-file`
+/// from the top of the work tree, not from where it runs, so from `sub`
+/// the value `../outsidepat` is the file beside the project too.
+#[test]
+fn git_option_values_name_no_file_outside_the_project() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    let root = base.join("root");
+    let sub = root.join("sub");
+    fs::create_dir_all(&sub).unwrap();
+    git(&root, &["init", "-q"]);
+    fs::write(base.join("outsidepat"), "untracked\n").unwrap();
+    fs::write(sub.join("pat"), "untracked\n").unwrap();
+    fs::write(sub.join("untracked"), "").unwrap();
+    fs::write(root.join("README.md"), "hello\n").unwrap();
+    git(&root, &["add", "README.md"]);
+
+    // What git does with them: the file beside the project decides what
+    // is listed.
+    let listed = git(&sub, &["ls-files", "-o", "-i", "-X", "../outsidepat"]);
+    assert_eq!(String::from_utf8_lossy(&listed.stdout), "untracked\n");
+    let listed = git(
+        &root,
+        &[
+            "ls-files",
+            "-o",
+            "-i",
+            "--exclude-per-directory=../outsidepat",
+        ],
+    );
+    assert_eq!(String::from_utf8_lossy(&listed.stdout), "sub/untracked\n");
+
+    let analyser =
+        Analyser::new(&root).with_command_env(support::command_env(Path::new("/dev/null")));
+    let cases: &[(&str, &str, Expect)] = &[
+        (
+            ".",
+            "git ls-files -o -i --exclude-per-directory=../outsidepat",
+            Asks("`git ls-files --exclude-per-directory ../outsidepat`"),
+        ),
+        (
+            ".",
+            "git ls-files -o -i --exclude-per-directory ../outsidepat",
+            Asks("--exclude-per-directory"),
+        ),
+        (
+            ".",
+            "git ls-files -o -i --exclude-per-directory=..",
+            Asks("--exclude-per-directory"),
+        ),
+        (
+            ".",
+            "git ls-files -o -i --exclude-per-directory=/etc/passwd",
+            Asks("--exclude-per-directory"),
+        ),
+        (
+            ".",
+            "git ls-files -o -i --exclude-per-directory=.gitignore",
+            Runs,
+        ),
+        (
+            "sub",
+            "git ls-files -o -i -X ../outsidepat",
+            Asks("escapes"),
+        ),
+        (
+            "sub",
+            "git ls-files -o -i --exclude-from=../outsidepat",
+            Asks("escapes"),
+        ),
+        (
+            ".",
+            "git -C sub ls-files -o -i -X ../outsidepat",
+            Asks("escapes"),
+        ),
+        (
+            "sub",
+            "git blame --contents ../outsidepat pat",
+            Asks("escapes"),
+        ),
+        ("sub", "git blame -S ../outsidepat pat", Asks("escapes")),
+        (
+            "sub",
+            "git blame --ignore-revs-file=../outsidepat pat",
+            Asks("escapes"),
+        ),
+        // Read from the top or from here, it stays inside.
+        ("sub", "git ls-files -o -i -X pat", Runs),
+        ("sub", "git ls-files -o -i -X sub/pat", Runs),
+        (".", "git ls-files -o -i -X sub/pat", Runs),
+        ("sub", "git blame --contents pat pat", Runs),
+        // `..` from the top of the work tree leaves the project.
+        ("sub", "git ls-files -o -i -X ../README.md", Asks("escapes")),
+    ];
+    let labels: Vec<String> = cases
+        .iter()
+        .map(|(cwd, line, _)| format!("in {cwd}: {line}"))
+        .collect();
+    check_all(
+        cases
+            .iter()
+            .zip(&labels)
+            .map(|(&(cwd, line, expect), label)| {
+                (label.as_str(), analyser.analyse(cwd, line), expect)
+            }),
+    );
 }
 
 #[test]

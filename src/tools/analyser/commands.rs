@@ -1,31 +1,32 @@
 //! The commands a stage may run, each with the options it may take, as
 //! allow-lists: an option that is not in a command's table refuses the
-//! stage, and a few well-known dangerous ones say why. Options are read
-//! as the programs read them (GNU `getopt_long` for the coreutils, grep,
-//! diff and ripgrep; find's own expression syntax; git's in `git.rs`), so a
-//! path is never mistaken for an option's value. ADR 0025 documents each
-//! table.
+//! stage, and a few well-known dangerous ones say why. Every option that
+//! takes a value says what the value is ([`Kind`]: a count, a word from a
+//! list, a path, text never opened, ...), and the value is checked as
+//! that. Options are read as the programs read them (GNU `getopt_long` for
+//! the coreutils, grep, diff and ripgrep; find's own expression syntax;
+//! git's in `git.rs`), so a path is never mistaken for an option's value.
+//! ADR 0025 documents each table.
 
 use super::git;
-use super::paths::{Place, Use};
+use super::paths::{Base, Place, Use};
+use super::values::Kind;
 use super::{Analyser, Refusal};
 
-/// What an option takes after it.
+/// What an option takes after it, and what that value is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Takes {
     /// Nothing: a flag.
     No,
-    /// A value that is not a path (a number, a pattern, a format): after
-    /// `=` or attached to a short option, else the next word.
-    Value,
+    /// A value: after `=` or attached to a short option, else the next
+    /// word.
+    Value(Kind),
     /// An optional value, only in the same word (`--color=always`,
     /// `-uno`); the next word is never taken.
-    Attached,
+    Attached(Kind),
     /// A value in the same word or the next one, which may be left out at
     /// the end of the line (`git branch --contains`).
-    ValueOrEnd,
-    /// A path, checked as the command uses it.
-    Path(Use),
+    ValueOrEnd(Kind),
 }
 
 /// How a command groups its options.
@@ -56,7 +57,10 @@ pub(super) struct Spec {
     pub denied: &'static [&'static [(&'static str, &'static str)]],
     /// Whether `-NUM` is an option (`head -5`, `grep -3`, `git log -3`).
     pub numbers: bool,
+    /// How the command groups its options.
     pub style: Style,
+    /// Where the command reads a path given as an option's value from.
+    pub paths: Base,
 }
 
 /// The options a stage was given, each with its value, and its operands.
@@ -100,8 +104,8 @@ impl Spec {
         self.find(name).ok_or_else(|| self.refuse(cmd, name))
     }
 
-    /// Reads `args` against the table: every option allowed, every path an
-    /// option takes checked; the operands are left to the command.
+    /// Reads `args` against the table: every option allowed, every value
+    /// checked as its kind; the operands are left to the command.
     pub fn walk<'w>(
         &self,
         cmd: &str,
@@ -178,7 +182,7 @@ impl Spec {
     }
 
     /// The value of an option, taken from the same word or the next, and
-    /// checked when it is a path.
+    /// checked as its kind.
     fn value<'w>(
         &self,
         cmd: &str,
@@ -188,31 +192,31 @@ impl Spec {
         rest: &mut std::slice::Iter<'w, String>,
         place: &Place,
     ) -> Result<Option<&'w str>, Refusal> {
-        let missing = || Refusal::MissingValue {
-            cmd: cmd.to_owned(),
-            flag: flag.to_owned(),
-        };
-        match takes {
-            Takes::No if inline.is_some() => Err(Refusal::Flag {
-                cmd: cmd.to_owned(),
-                flag: flag.to_owned(),
-                why: "takes no value",
-            }),
-            Takes::No => Ok(None),
-            Takes::Attached => Ok(inline),
-            Takes::ValueOrEnd => Ok(inline.or_else(|| rest.next().map(String::as_str))),
-            Takes::Value => inline
-                .or_else(|| rest.next().map(String::as_str))
-                .map(Some)
-                .ok_or_else(missing),
-            Takes::Path(using) => {
-                let path = inline
-                    .or_else(|| rest.next().map(String::as_str))
-                    .ok_or_else(missing)?;
-                place.check(path, using)?;
-                Ok(Some(path))
+        let (kind, value) = match takes {
+            Takes::No if inline.is_some() => {
+                return Err(Refusal::Flag {
+                    cmd: cmd.to_owned(),
+                    flag: flag.to_owned(),
+                    why: "takes no value",
+                });
             }
+            Takes::No => return Ok(None),
+            Takes::Attached(kind) => (kind, inline),
+            Takes::ValueOrEnd(kind) => (kind, inline.or_else(|| rest.next().map(String::as_str))),
+            Takes::Value(kind) => {
+                let value = inline
+                    .or_else(|| rest.next().map(String::as_str))
+                    .ok_or_else(|| Refusal::MissingValue {
+                        cmd: cmd.to_owned(),
+                        flag: flag.to_owned(),
+                    })?;
+                (kind, Some(value))
+            }
+        };
+        if let Some(value) = value {
+            kind.check(cmd, flag, value, place, self.paths)?;
         }
+        Ok(value)
     }
 }
 
@@ -230,23 +234,11 @@ pub(super) fn check_stage(
         "echo" => return Ok(()),
         "find" => return find(place, args),
         "git" => return git::check(analyser, place, args),
-        "ls" => &LS,
-        "cat" => &CAT,
-        "head" => &HEAD,
-        "tail" => &TAIL,
-        "wc" => &WC,
-        "grep" => &GREP,
-        "rg" => &RG,
-        "pwd" => &PWD,
-        "file" => &FILE,
-        "stat" => &STAT,
-        "du" => &DU,
-        "tree" => &TREE,
-        "sort" => &SORT,
-        "uniq" => &UNIQ,
-        "cut" => &CUT,
-        "diff" => &DIFF,
-        _ => return Err(Refusal::Command(cmd.clone())),
+        name => COMMANDS
+            .iter()
+            .find(|(known, _)| *known == name)
+            .map(|(_, spec)| *spec)
+            .ok_or_else(|| Refusal::Command(cmd.clone()))?,
     };
     let parsed = spec.walk(cmd, args, place)?;
     let operand = |why: &str| Refusal::Operand {
@@ -285,6 +277,30 @@ pub(super) fn check_stage(
     Ok(())
 }
 
+/// The commands read with their table, by name; `echo`, `find` and `git`
+/// are read apart.
+pub(super) const COMMANDS: &[(&str, &Spec)] = &[
+    ("ls", &LS),
+    ("cat", &CAT),
+    ("head", &HEAD),
+    ("tail", &TAIL),
+    ("wc", &WC),
+    ("grep", &GREP),
+    ("rg", &RG),
+    ("pwd", &PWD),
+    ("file", &FILE),
+    ("stat", &STAT),
+    ("du", &DU),
+    ("tree", &TREE),
+    ("sort", &SORT),
+    ("uniq", &UNIQ),
+    ("cut", &CUT),
+    ("diff", &DIFF),
+];
+
+/// `--color[=WHEN]` and the like, in the coreutils, grep, diff and git.
+pub(super) const WHEN: &[&str] = &["always", "never", "auto"];
+
 /// The operands that are files: all of them when a pattern came from an
 /// option, else all but the first, which is the pattern.
 fn pattern_operand<'p, 'w>(parsed: &'p Parsed<'w>, pattern_given: &[&str]) -> &'p [&'w str] {
@@ -295,6 +311,40 @@ fn pattern_operand<'p, 'w>(parsed: &'p Parsed<'w>, pattern_given: &[&str]) -> &'
     }
 }
 
+/// `ls --format=WORD`.
+const LS_FORMATS: &[&str] = &[
+    "across",
+    "commas",
+    "horizontal",
+    "long",
+    "single-column",
+    "verbose",
+    "vertical",
+];
+
+/// `ls --quoting-style=WORD`.
+const QUOTING_STYLES: &[&str] = &[
+    "literal",
+    "locale",
+    "shell",
+    "shell-always",
+    "shell-escape",
+    "shell-escape-always",
+    "c",
+    "escape",
+];
+
+/// `ls --time=WORD`.
+const LS_TIMES: &[&str] = &[
+    "atime", "access", "use", "ctime", "status", "birth", "creation",
+];
+
+/// `ls --indicator-style=WORD`.
+const INDICATOR_STYLES: &[&str] = &["none", "slash", "file-type", "classify"];
+
+/// `ls --sort=WORD`.
+const LS_SORTS: &[&str] = &["none", "size", "time", "version", "extension", "width"];
+
 const LS: Spec = Spec {
     opts: &[&[
         ("-a", Takes::No),
@@ -304,21 +354,21 @@ const LS: Spec = Spec {
         ("--author", Takes::No),
         ("-b", Takes::No),
         ("--escape", Takes::No),
-        ("--block-size", Takes::Value),
+        ("--block-size", Takes::Value(Kind::Size)),
         ("-B", Takes::No),
         ("--ignore-backups", Takes::No),
         ("-c", Takes::No),
         ("-C", Takes::No),
-        ("--color", Takes::Attached),
+        ("--color", Takes::Attached(Kind::Word(WHEN))),
         ("-d", Takes::No),
         ("--directory", Takes::No),
         ("-D", Takes::No),
         ("--dired", Takes::No),
         ("-f", Takes::No),
         ("-F", Takes::No),
-        ("--classify", Takes::Attached),
+        ("--classify", Takes::Attached(Kind::Word(WHEN))),
         ("--file-type", Takes::No),
-        ("--format", Takes::Value),
+        ("--format", Takes::Value(Kind::Word(LS_FORMATS))),
         ("--full-time", Takes::No),
         ("-g", Takes::No),
         ("--group-directories-first", Takes::No),
@@ -330,13 +380,16 @@ const LS: Spec = Spec {
         ("-H", Takes::No),
         ("--dereference-command-line", Takes::No),
         ("--dereference-command-line-symlink-to-dir", Takes::No),
-        ("--hide", Takes::Value),
-        ("--hyperlink", Takes::Attached),
-        ("--indicator-style", Takes::Value),
+        ("--hide", Takes::Value(Kind::Text)),
+        ("--hyperlink", Takes::Attached(Kind::Word(WHEN))),
+        (
+            "--indicator-style",
+            Takes::Value(Kind::Word(INDICATOR_STYLES)),
+        ),
         ("-i", Takes::No),
         ("--inode", Takes::No),
-        ("-I", Takes::Value),
-        ("--ignore", Takes::Value),
+        ("-I", Takes::Value(Kind::Text)),
+        ("--ignore", Takes::Value(Kind::Text)),
         ("-k", Takes::No),
         ("--kibibytes", Takes::No),
         ("-l", Takes::No),
@@ -352,7 +405,7 @@ const LS: Spec = Spec {
         ("--show-control-chars", Takes::No),
         ("-Q", Takes::No),
         ("--quote-name", Takes::No),
-        ("--quoting-style", Takes::Value),
+        ("--quoting-style", Takes::Value(Kind::Word(QUOTING_STYLES))),
         ("-r", Takes::No),
         ("--reverse", Takes::No),
         ("-R", Takes::No),
@@ -360,17 +413,17 @@ const LS: Spec = Spec {
         ("-s", Takes::No),
         ("--size", Takes::No),
         ("-S", Takes::No),
-        ("--sort", Takes::Value),
-        ("--time", Takes::Value),
-        ("--time-style", Takes::Value),
+        ("--sort", Takes::Value(Kind::Word(LS_SORTS))),
+        ("--time", Takes::Value(Kind::Word(LS_TIMES))),
+        ("--time-style", Takes::Value(Kind::Text)),
         ("-t", Takes::No),
-        ("-T", Takes::Value),
-        ("--tabsize", Takes::Value),
+        ("-T", Takes::Value(Kind::Count)),
+        ("--tabsize", Takes::Value(Kind::Count)),
         ("-u", Takes::No),
         ("-U", Takes::No),
         ("-v", Takes::No),
-        ("-w", Takes::Value),
-        ("--width", Takes::Value),
+        ("-w", Takes::Value(Kind::Count)),
+        ("--width", Takes::Value(Kind::Count)),
         ("-x", Takes::No),
         ("-X", Takes::No),
         ("-Z", Takes::No),
@@ -381,6 +434,7 @@ const LS: Spec = Spec {
     denied: &[&[("-L", FOLLOWS_LINKS), ("--dereference", FOLLOWS_LINKS)]],
     numbers: false,
     style: Style::Gnu,
+    paths: Base::Stage,
 };
 
 const FOLLOWS_LINKS: &str = "follows symbolic links, which may lead out of the project";
@@ -412,13 +466,14 @@ const CAT: Spec = Spec {
     denied: &[],
     numbers: false,
     style: Style::Gnu,
+    paths: Base::Stage,
 };
 
 const HEAD_OPTS: &[(&str, Takes)] = &[
-    ("-c", Takes::Value),
-    ("--bytes", Takes::Value),
-    ("-n", Takes::Value),
-    ("--lines", Takes::Value),
+    ("-c", Takes::Value(Kind::Size)),
+    ("--bytes", Takes::Value(Kind::Size)),
+    ("-n", Takes::Value(Kind::Size)),
+    ("--lines", Takes::Value(Kind::Size)),
     ("-q", Takes::No),
     ("--quiet", Takes::No),
     ("--silent", Takes::No),
@@ -433,6 +488,7 @@ const HEAD: Spec = Spec {
     denied: &[],
     numbers: true,
     style: Style::Gnu,
+    paths: Base::Stage,
 };
 
 const TAIL: Spec = Spec {
@@ -446,6 +502,7 @@ const TAIL: Spec = Spec {
     ]],
     numbers: true,
     style: Style::Gnu,
+    paths: Base::Stage,
 };
 
 const WC: Spec = Spec {
@@ -464,7 +521,14 @@ const WC: Spec = Spec {
     denied: &[&[("--files0-from", UNCHECKED_NAMES)]],
     numbers: false,
     style: Style::Gnu,
+    paths: Base::Stage,
 };
+
+/// `grep --binary-files=TYPE`.
+const BINARY_FILES: &[&str] = &["binary", "text", "without-match"];
+
+/// `grep -d ACTION`, `--directories=ACTION`.
+const DIRECTORY_ACTIONS: &[&str] = &["read", "recurse", "skip"];
 
 const GREP: Spec = Spec {
     opts: &[&[
@@ -476,10 +540,10 @@ const GREP: Spec = Spec {
         ("--basic-regexp", Takes::No),
         ("-P", Takes::No),
         ("--perl-regexp", Takes::No),
-        ("-e", Takes::Value),
-        ("--regexp", Takes::Value),
-        ("-f", Takes::Path(Use::Read)),
-        ("--file", Takes::Path(Use::Read)),
+        ("-e", Takes::Value(Kind::Text)),
+        ("--regexp", Takes::Value(Kind::Text)),
+        ("-f", Takes::Value(Kind::Path(Use::Read))),
+        ("--file", Takes::Value(Kind::Path(Use::Read))),
         ("-i", Takes::No),
         ("-y", Takes::No),
         ("--ignore-case", Takes::No),
@@ -494,8 +558,8 @@ const GREP: Spec = Spec {
         ("--no-messages", Takes::No),
         ("-v", Takes::No),
         ("--invert-match", Takes::No),
-        ("-m", Takes::Value),
-        ("--max-count", Takes::Value),
+        ("-m", Takes::Value(Kind::Count)),
+        ("--max-count", Takes::Value(Kind::Count)),
         ("-b", Takes::No),
         ("--byte-offset", Takes::No),
         ("-n", Takes::No),
@@ -505,24 +569,24 @@ const GREP: Spec = Spec {
         ("--with-filename", Takes::No),
         ("-h", Takes::No),
         ("--no-filename", Takes::No),
-        ("--label", Takes::Value),
+        ("--label", Takes::Value(Kind::Text)),
         ("-o", Takes::No),
         ("--only-matching", Takes::No),
         ("-q", Takes::No),
         ("--quiet", Takes::No),
         ("--silent", Takes::No),
-        ("--binary-files", Takes::Value),
+        ("--binary-files", Takes::Value(Kind::Word(BINARY_FILES))),
         ("-a", Takes::No),
         ("--text", Takes::No),
         ("-I", Takes::No),
-        ("-d", Takes::Value),
-        ("--directories", Takes::Value),
+        ("-d", Takes::Value(Kind::Word(DIRECTORY_ACTIONS))),
+        ("--directories", Takes::Value(Kind::Word(DIRECTORY_ACTIONS))),
         ("-r", Takes::No),
         ("--recursive", Takes::No),
-        ("--include", Takes::Value),
-        ("--exclude", Takes::Value),
-        ("--exclude-from", Takes::Path(Use::Read)),
-        ("--exclude-dir", Takes::Value),
+        ("--include", Takes::Value(Kind::Text)),
+        ("--exclude", Takes::Value(Kind::Text)),
+        ("--exclude-from", Takes::Value(Kind::Path(Use::Read))),
+        ("--exclude-dir", Takes::Value(Kind::Text)),
         ("-L", Takes::No),
         ("--files-without-match", Takes::No),
         ("-l", Takes::No),
@@ -533,16 +597,16 @@ const GREP: Spec = Spec {
         ("--initial-tab", Takes::No),
         ("-Z", Takes::No),
         ("--null", Takes::No),
-        ("-B", Takes::Value),
-        ("--before-context", Takes::Value),
-        ("-A", Takes::Value),
-        ("--after-context", Takes::Value),
-        ("-C", Takes::Value),
-        ("--context", Takes::Value),
-        ("--group-separator", Takes::Value),
+        ("-B", Takes::Value(Kind::Count)),
+        ("--before-context", Takes::Value(Kind::Count)),
+        ("-A", Takes::Value(Kind::Count)),
+        ("--after-context", Takes::Value(Kind::Count)),
+        ("-C", Takes::Value(Kind::Count)),
+        ("--context", Takes::Value(Kind::Count)),
+        ("--group-separator", Takes::Value(Kind::Text)),
         ("--no-group-separator", Takes::No),
-        ("--color", Takes::Attached),
-        ("--colour", Takes::Attached),
+        ("--color", Takes::Attached(Kind::Word(WHEN))),
+        ("--colour", Takes::Attached(Kind::Word(WHEN))),
         ("-U", Takes::No),
         ("--binary", Takes::No),
     ]],
@@ -554,14 +618,24 @@ const GREP: Spec = Spec {
     ]],
     numbers: true,
     style: Style::Gnu,
+    paths: Base::Stage,
 };
+
+/// `rg --sort` and `--sortr`.
+const RG_SORTS: &[&str] = &["none", "path", "modified", "accessed", "created"];
+
+/// `rg --color`.
+const RG_WHEN: &[&str] = &["never", "auto", "always", "ansi"];
+
+/// `rg --engine`.
+const RG_ENGINES: &[&str] = &["default", "pcre2", "auto"];
 
 const RG: Spec = Spec {
     opts: &[&[
-        ("-e", Takes::Value),
-        ("--regexp", Takes::Value),
-        ("-f", Takes::Path(Use::Read)),
-        ("--file", Takes::Path(Use::Read)),
+        ("-e", Takes::Value(Kind::Text)),
+        ("--regexp", Takes::Value(Kind::Text)),
+        ("-f", Takes::Value(Kind::Path(Use::Read))),
+        ("--file", Takes::Value(Kind::Path(Use::Read))),
         ("-i", Takes::No),
         ("--ignore-case", Takes::No),
         ("-s", Takes::No),
@@ -636,41 +710,41 @@ const RG: Spec = Spec {
         ("--include-zero", Takes::No),
         ("--one-file-system", Takes::No),
         ("--glob-case-insensitive", Takes::No),
-        ("-g", Takes::Value),
-        ("--glob", Takes::Value),
-        ("--iglob", Takes::Value),
-        ("-t", Takes::Value),
-        ("--type", Takes::Value),
-        ("-T", Takes::Value),
-        ("--type-not", Takes::Value),
-        ("-A", Takes::Value),
-        ("--after-context", Takes::Value),
-        ("-B", Takes::Value),
-        ("--before-context", Takes::Value),
-        ("-C", Takes::Value),
-        ("--context", Takes::Value),
-        ("-m", Takes::Value),
-        ("--max-count", Takes::Value),
-        ("-d", Takes::Value),
-        ("--max-depth", Takes::Value),
-        ("--max-filesize", Takes::Value),
-        ("-M", Takes::Value),
-        ("--max-columns", Takes::Value),
-        ("-j", Takes::Value),
-        ("--threads", Takes::Value),
-        ("--sort", Takes::Value),
-        ("--sortr", Takes::Value),
-        ("--color", Takes::Value),
-        ("--colors", Takes::Value),
-        ("-r", Takes::Value),
-        ("--replace", Takes::Value),
-        ("-E", Takes::Value),
-        ("--encoding", Takes::Value),
-        ("--engine", Takes::Value),
-        ("--context-separator", Takes::Value),
-        ("--field-match-separator", Takes::Value),
-        ("--path-separator", Takes::Value),
-        ("--ignore-file", Takes::Path(Use::Read)),
+        ("-g", Takes::Value(Kind::Text)),
+        ("--glob", Takes::Value(Kind::Text)),
+        ("--iglob", Takes::Value(Kind::Text)),
+        ("-t", Takes::Value(Kind::Text)),
+        ("--type", Takes::Value(Kind::Text)),
+        ("-T", Takes::Value(Kind::Text)),
+        ("--type-not", Takes::Value(Kind::Text)),
+        ("-A", Takes::Value(Kind::Count)),
+        ("--after-context", Takes::Value(Kind::Count)),
+        ("-B", Takes::Value(Kind::Count)),
+        ("--before-context", Takes::Value(Kind::Count)),
+        ("-C", Takes::Value(Kind::Count)),
+        ("--context", Takes::Value(Kind::Count)),
+        ("-m", Takes::Value(Kind::Count)),
+        ("--max-count", Takes::Value(Kind::Count)),
+        ("-d", Takes::Value(Kind::Count)),
+        ("--max-depth", Takes::Value(Kind::Count)),
+        ("--max-filesize", Takes::Value(Kind::Size)),
+        ("-M", Takes::Value(Kind::Count)),
+        ("--max-columns", Takes::Value(Kind::Count)),
+        ("-j", Takes::Value(Kind::Count)),
+        ("--threads", Takes::Value(Kind::Count)),
+        ("--sort", Takes::Value(Kind::Word(RG_SORTS))),
+        ("--sortr", Takes::Value(Kind::Word(RG_SORTS))),
+        ("--color", Takes::Value(Kind::Word(RG_WHEN))),
+        ("--colors", Takes::Value(Kind::Text)),
+        ("-r", Takes::Value(Kind::Text)),
+        ("--replace", Takes::Value(Kind::Text)),
+        ("-E", Takes::Value(Kind::Encoding)),
+        ("--encoding", Takes::Value(Kind::Encoding)),
+        ("--engine", Takes::Value(Kind::Word(RG_ENGINES))),
+        ("--context-separator", Takes::Value(Kind::Text)),
+        ("--field-match-separator", Takes::Value(Kind::Text)),
+        ("--path-separator", Takes::Value(Kind::Text)),
+        ("--ignore-file", Takes::Value(Kind::Path(Use::Read))),
     ]],
     denied: &[&[
         ("--pre", RUNS_A_PROGRAM),
@@ -683,6 +757,7 @@ const RG: Spec = Spec {
     ]],
     numbers: false,
     style: Style::Gnu,
+    paths: Base::Stage,
 };
 
 const PWD: Spec = Spec {
@@ -690,7 +765,14 @@ const PWD: Spec = Spec {
     denied: &[],
     numbers: false,
     style: Style::Gnu,
+    paths: Base::Stage,
 };
+
+/// The tests `file -e` can leave out.
+const FILE_TESTS: &[&str] = &[
+    "apptype", "ascii", "cdf", "compress", "csv", "elf", "encoding", "soft", "tar", "json", "text",
+    "tokens",
+];
 
 const FILE: Spec = Spec {
     opts: &[&[
@@ -717,13 +799,13 @@ const FILE: Spec = Spec {
         ("-r", Takes::No),
         ("--raw", Takes::No),
         ("-E", Takes::No),
-        ("-e", Takes::Value),
-        ("--exclude", Takes::Value),
-        ("--exclude-quiet", Takes::Value),
-        ("-F", Takes::Value),
-        ("--separator", Takes::Value),
-        ("-P", Takes::Value),
-        ("--parameter", Takes::Value),
+        ("-e", Takes::Value(Kind::Word(FILE_TESTS))),
+        ("--exclude", Takes::Value(Kind::Word(FILE_TESTS))),
+        ("--exclude-quiet", Takes::Value(Kind::Word(FILE_TESTS))),
+        ("-F", Takes::Value(Kind::Text)),
+        ("--separator", Takes::Value(Kind::Text)),
+        ("-P", Takes::Value(Kind::Text)),
+        ("--parameter", Takes::Value(Kind::Text)),
     ]],
     denied: &[&[
         ("-f", UNCHECKED_NAMES),
@@ -746,7 +828,11 @@ const FILE: Spec = Spec {
     ]],
     numbers: false,
     style: Style::Gnu,
+    paths: Base::Stage,
 };
+
+/// `stat --cached=MODE`.
+const STAT_CACHED: &[&str] = &["always", "never", "default"];
 
 const STAT: Spec = Spec {
     opts: &[&[
@@ -756,15 +842,19 @@ const STAT: Spec = Spec {
         ("--file-system", Takes::No),
         ("-t", Takes::No),
         ("--terse", Takes::No),
-        ("-c", Takes::Value),
-        ("--format", Takes::Value),
-        ("--printf", Takes::Value),
-        ("--cached", Takes::Value),
+        ("-c", Takes::Value(Kind::Text)),
+        ("--format", Takes::Value(Kind::Text)),
+        ("--printf", Takes::Value(Kind::Text)),
+        ("--cached", Takes::Value(Kind::Word(STAT_CACHED))),
     ]],
     denied: &[],
     numbers: false,
     style: Style::Gnu,
+    paths: Base::Stage,
 };
+
+/// `du --time=WORD`.
+const DU_TIMES: &[&str] = &["atime", "access", "use", "ctime", "status"];
 
 const DU: Spec = Spec {
     opts: &[&[
@@ -773,8 +863,8 @@ const DU: Spec = Spec {
         ("-a", Takes::No),
         ("--all", Takes::No),
         ("--apparent-size", Takes::No),
-        ("-B", Takes::Value),
-        ("--block-size", Takes::Value),
+        ("-B", Takes::Value(Kind::Size)),
+        ("--block-size", Takes::Value(Kind::Size)),
         ("-b", Takes::No),
         ("--bytes", Takes::No),
         ("-c", Takes::No),
@@ -782,8 +872,8 @@ const DU: Spec = Spec {
         ("-D", Takes::No),
         ("-H", Takes::No),
         ("--dereference-args", Takes::No),
-        ("-d", Takes::Value),
-        ("--max-depth", Takes::Value),
+        ("-d", Takes::Value(Kind::Count)),
+        ("--max-depth", Takes::Value(Kind::Count)),
         ("-h", Takes::No),
         ("--human-readable", Takes::No),
         ("--inodes", Takes::No),
@@ -798,13 +888,13 @@ const DU: Spec = Spec {
         ("--si", Takes::No),
         ("-s", Takes::No),
         ("--summarize", Takes::No),
-        ("-t", Takes::Value),
-        ("--threshold", Takes::Value),
-        ("--time", Takes::Attached),
-        ("--time-style", Takes::Value),
-        ("-X", Takes::Path(Use::Read)),
-        ("--exclude-from", Takes::Path(Use::Read)),
-        ("--exclude", Takes::Value),
+        ("-t", Takes::Value(Kind::Size)),
+        ("--threshold", Takes::Value(Kind::Size)),
+        ("--time", Takes::Attached(Kind::Word(DU_TIMES))),
+        ("--time-style", Takes::Value(Kind::Text)),
+        ("-X", Takes::Value(Kind::Path(Use::Read))),
+        ("--exclude-from", Takes::Value(Kind::Path(Use::Read))),
+        ("--exclude", Takes::Value(Kind::Text)),
         ("-x", Takes::No),
         ("--one-file-system", Takes::No),
     ]],
@@ -815,7 +905,11 @@ const DU: Spec = Spec {
     ]],
     numbers: false,
     style: Style::Gnu,
+    paths: Base::Stage,
 };
+
+/// `tree --sort`.
+const TREE_SORTS: &[&str] = &["name", "version", "size", "mtime", "ctime", "none"];
 
 const TREE: Spec = Spec {
     opts: &[&[
@@ -845,9 +939,9 @@ const TREE: Spec = Spec {
         ("-x", Takes::No),
         ("-J", Takes::No),
         ("-X", Takes::No),
-        ("-L", Takes::Value),
-        ("-P", Takes::Value),
-        ("-I", Takes::Value),
+        ("-L", Takes::Value(Kind::Count)),
+        ("-P", Takes::Value(Kind::Text)),
+        ("-I", Takes::Value(Kind::Text)),
         ("--noreport", Takes::No),
         ("--dirsfirst", Takes::No),
         ("--filesfirst", Takes::No),
@@ -857,10 +951,10 @@ const TREE: Spec = Spec {
         ("--matchdirs", Takes::No),
         ("--ignore-case", Takes::No),
         ("--gitignore", Takes::No),
-        ("--charset", Takes::Value),
-        ("--filelimit", Takes::Value),
-        ("--timefmt", Takes::Value),
-        ("--sort", Takes::Value),
+        ("--charset", Takes::Value(Kind::Encoding)),
+        ("--filelimit", Takes::Value(Kind::Count)),
+        ("--timefmt", Takes::Value(Kind::Text)),
+        ("--sort", Takes::Value(Kind::Word(TREE_SORTS))),
     ]],
     denied: &[&[
         ("-o", WRITES_A_FILE),
@@ -870,7 +964,21 @@ const TREE: Spec = Spec {
     ]],
     numbers: false,
     style: Style::Separate,
+    paths: Base::Stage,
 };
+
+/// `sort --sort=WORD`.
+const SORT_ORDERS: &[&str] = &[
+    "general-numeric",
+    "human-numeric",
+    "month",
+    "numeric",
+    "random",
+    "version",
+];
+
+/// `sort --check=WORD`.
+const SORT_CHECKS: &[&str] = &["diagnose-first", "quiet", "silent"];
 
 const SORT: Spec = Spec {
     opts: &[&[
@@ -894,24 +1002,24 @@ const SORT: Spec = Spec {
         ("--random-sort", Takes::No),
         ("-r", Takes::No),
         ("--reverse", Takes::No),
-        ("--sort", Takes::Value),
+        ("--sort", Takes::Value(Kind::Word(SORT_ORDERS))),
         ("-V", Takes::No),
         ("--version-sort", Takes::No),
         ("-c", Takes::No),
         ("-C", Takes::No),
-        ("--check", Takes::Attached),
+        ("--check", Takes::Attached(Kind::Word(SORT_CHECKS))),
         ("--debug", Takes::No),
-        ("-k", Takes::Value),
-        ("--key", Takes::Value),
+        ("-k", Takes::Value(Kind::Numbers)),
+        ("--key", Takes::Value(Kind::Numbers)),
         ("-m", Takes::No),
         ("--merge", Takes::No),
         ("-s", Takes::No),
         ("--stable", Takes::No),
-        ("-S", Takes::Value),
-        ("--buffer-size", Takes::Value),
-        ("-t", Takes::Value),
-        ("--field-separator", Takes::Value),
-        ("--parallel", Takes::Value),
+        ("-S", Takes::Value(Kind::Size)),
+        ("--buffer-size", Takes::Value(Kind::Size)),
+        ("-t", Takes::Value(Kind::Text)),
+        ("--field-separator", Takes::Value(Kind::Text)),
+        ("--parallel", Takes::Value(Kind::Count)),
         ("-u", Takes::No),
         ("--unique", Takes::No),
         ("-z", Takes::No),
@@ -933,7 +1041,14 @@ const SORT: Spec = Spec {
     ]],
     numbers: false,
     style: Style::Gnu,
+    paths: Base::Stage,
 };
+
+/// `uniq --all-repeated=METHOD`.
+const ALL_REPEATED: &[&str] = &["none", "prepend", "separate"];
+
+/// `uniq --group=METHOD`.
+const GROUPS: &[&str] = &["separate", "prepend", "append", "both"];
 
 const UNIQ: Spec = Spec {
     opts: &[&[
@@ -942,47 +1057,49 @@ const UNIQ: Spec = Spec {
         ("-d", Takes::No),
         ("--repeated", Takes::No),
         ("-D", Takes::No),
-        ("--all-repeated", Takes::Attached),
-        ("--group", Takes::Attached),
+        ("--all-repeated", Takes::Attached(Kind::Word(ALL_REPEATED))),
+        ("--group", Takes::Attached(Kind::Word(GROUPS))),
         ("-u", Takes::No),
         ("--unique", Takes::No),
         ("-i", Takes::No),
         ("--ignore-case", Takes::No),
         ("-z", Takes::No),
         ("--zero-terminated", Takes::No),
-        ("-f", Takes::Value),
-        ("--skip-fields", Takes::Value),
-        ("-s", Takes::Value),
-        ("--skip-chars", Takes::Value),
-        ("-w", Takes::Value),
-        ("--check-chars", Takes::Value),
+        ("-f", Takes::Value(Kind::Count)),
+        ("--skip-fields", Takes::Value(Kind::Count)),
+        ("-s", Takes::Value(Kind::Count)),
+        ("--skip-chars", Takes::Value(Kind::Count)),
+        ("-w", Takes::Value(Kind::Count)),
+        ("--check-chars", Takes::Value(Kind::Count)),
     ]],
     denied: &[],
     numbers: false,
     style: Style::Gnu,
+    paths: Base::Stage,
 };
 
 const CUT: Spec = Spec {
     opts: &[&[
-        ("-b", Takes::Value),
-        ("--bytes", Takes::Value),
-        ("-c", Takes::Value),
-        ("--characters", Takes::Value),
-        ("-d", Takes::Value),
-        ("--delimiter", Takes::Value),
-        ("-f", Takes::Value),
-        ("--fields", Takes::Value),
+        ("-b", Takes::Value(Kind::Numbers)),
+        ("--bytes", Takes::Value(Kind::Numbers)),
+        ("-c", Takes::Value(Kind::Numbers)),
+        ("--characters", Takes::Value(Kind::Numbers)),
+        ("-d", Takes::Value(Kind::Text)),
+        ("--delimiter", Takes::Value(Kind::Text)),
+        ("-f", Takes::Value(Kind::Numbers)),
+        ("--fields", Takes::Value(Kind::Numbers)),
         ("-n", Takes::No),
         ("--complement", Takes::No),
         ("-s", Takes::No),
         ("--only-delimited", Takes::No),
-        ("--output-delimiter", Takes::Value),
+        ("--output-delimiter", Takes::Value(Kind::Text)),
         ("-z", Takes::No),
         ("--zero-terminated", Takes::No),
     ]],
     denied: &[],
     numbers: false,
     style: Style::Gnu,
+    paths: Base::Stage,
 };
 
 const DIFF: Spec = Spec {
@@ -993,31 +1110,31 @@ const DIFF: Spec = Spec {
         ("-s", Takes::No),
         ("--report-identical-files", Takes::No),
         ("-c", Takes::No),
-        ("-C", Takes::Value),
-        ("--context", Takes::Attached),
+        ("-C", Takes::Value(Kind::Count)),
+        ("--context", Takes::Attached(Kind::Count)),
         ("-u", Takes::No),
-        ("-U", Takes::Value),
-        ("--unified", Takes::Attached),
+        ("-U", Takes::Value(Kind::Count)),
+        ("--unified", Takes::Attached(Kind::Count)),
         ("-e", Takes::No),
         ("--ed", Takes::No),
         ("-n", Takes::No),
         ("--rcs", Takes::No),
         ("-y", Takes::No),
         ("--side-by-side", Takes::No),
-        ("-W", Takes::Value),
-        ("--width", Takes::Value),
+        ("-W", Takes::Value(Kind::Count)),
+        ("--width", Takes::Value(Kind::Count)),
         ("--left-column", Takes::No),
         ("--suppress-common-lines", Takes::No),
         ("-p", Takes::No),
         ("--show-c-function", Takes::No),
-        ("-F", Takes::Value),
-        ("--show-function-line", Takes::Value),
-        ("--label", Takes::Value),
+        ("-F", Takes::Value(Kind::Text)),
+        ("--show-function-line", Takes::Value(Kind::Text)),
+        ("--label", Takes::Value(Kind::Text)),
         ("-t", Takes::No),
         ("--expand-tabs", Takes::No),
         ("-T", Takes::No),
         ("--initial-tab", Takes::No),
-        ("--tabsize", Takes::Value),
+        ("--tabsize", Takes::Value(Kind::Count)),
         ("--suppress-blank-empty", Takes::No),
         ("--no-dereference", Takes::No),
         ("-N", Takes::No),
@@ -1025,14 +1142,14 @@ const DIFF: Spec = Spec {
         ("--unidirectional-new-file", Takes::No),
         ("--ignore-file-name-case", Takes::No),
         ("--no-ignore-file-name-case", Takes::No),
-        ("-x", Takes::Value),
-        ("--exclude", Takes::Value),
-        ("-X", Takes::Path(Use::Read)),
-        ("--exclude-from", Takes::Path(Use::Read)),
-        ("-S", Takes::Value),
-        ("--starting-file", Takes::Value),
-        ("--from-file", Takes::Path(Use::ReadFileOnly)),
-        ("--to-file", Takes::Path(Use::ReadFileOnly)),
+        ("-x", Takes::Value(Kind::Text)),
+        ("--exclude", Takes::Value(Kind::Text)),
+        ("-X", Takes::Value(Kind::Path(Use::Read))),
+        ("--exclude-from", Takes::Value(Kind::Path(Use::Read))),
+        ("-S", Takes::Value(Kind::Text)),
+        ("--starting-file", Takes::Value(Kind::Text)),
+        ("--from-file", Takes::Value(Kind::Path(Use::ReadFileOnly))),
+        ("--to-file", Takes::Value(Kind::Path(Use::ReadFileOnly))),
         ("-i", Takes::No),
         ("--ignore-case", Takes::No),
         ("-E", Takes::No),
@@ -1045,27 +1162,27 @@ const DIFF: Spec = Spec {
         ("--ignore-all-space", Takes::No),
         ("-B", Takes::No),
         ("--ignore-blank-lines", Takes::No),
-        ("-I", Takes::Value),
-        ("--ignore-matching-lines", Takes::Value),
+        ("-I", Takes::Value(Kind::Text)),
+        ("--ignore-matching-lines", Takes::Value(Kind::Text)),
         ("-a", Takes::No),
         ("--text", Takes::No),
         ("--strip-trailing-cr", Takes::No),
-        ("-D", Takes::Value),
-        ("--ifdef", Takes::Value),
-        ("--old-group-format", Takes::Value),
-        ("--new-group-format", Takes::Value),
-        ("--changed-group-format", Takes::Value),
-        ("--unchanged-group-format", Takes::Value),
-        ("--line-format", Takes::Value),
-        ("--old-line-format", Takes::Value),
-        ("--new-line-format", Takes::Value),
-        ("--unchanged-line-format", Takes::Value),
+        ("-D", Takes::Value(Kind::Text)),
+        ("--ifdef", Takes::Value(Kind::Text)),
+        ("--old-group-format", Takes::Value(Kind::Text)),
+        ("--new-group-format", Takes::Value(Kind::Text)),
+        ("--changed-group-format", Takes::Value(Kind::Text)),
+        ("--unchanged-group-format", Takes::Value(Kind::Text)),
+        ("--line-format", Takes::Value(Kind::Text)),
+        ("--old-line-format", Takes::Value(Kind::Text)),
+        ("--new-line-format", Takes::Value(Kind::Text)),
+        ("--unchanged-line-format", Takes::Value(Kind::Text)),
         ("-d", Takes::No),
         ("--minimal", Takes::No),
-        ("--horizon-lines", Takes::Value),
+        ("--horizon-lines", Takes::Value(Kind::Count)),
         ("--speed-large-files", Takes::No),
-        ("--color", Takes::Attached),
-        ("--palette", Takes::Value),
+        ("--color", Takes::Attached(Kind::Word(WHEN))),
+        ("--palette", Takes::Value(Kind::Text)),
     ]],
     denied: &[&[
         (
@@ -1081,10 +1198,31 @@ const DIFF: Spec = Spec {
     ]],
     numbers: false,
     style: Style::Gnu,
+    paths: Base::Stage,
 };
 
 /// `find`'s options before its start points.
 const FIND_LEADING: &[&str] = &["-H", "-P"];
+
+/// `find -regextype TYPE`.
+const FIND_REGEX_TYPES: &[&str] = &[
+    "findutils-default",
+    "ed",
+    "emacs",
+    "gnu-awk",
+    "grep",
+    "posix-awk",
+    "awk",
+    "posix-basic",
+    "posix-egrep",
+    "egrep",
+    "posix-extended",
+    "posix-minimal-basic",
+    "sed",
+];
+
+/// `find -type` and `-xtype`: one type (find also takes a list, `f,d`, which asks).
+const FILE_TYPES: &[&str] = &["b", "c", "d", "p", "f", "l", "s"];
 
 /// `find`'s expression: what each primary takes after it.
 const FIND_EXPRESSION: Spec = Spec {
@@ -1120,42 +1258,42 @@ const FIND_EXPRESSION: Spec = Spec {
         ("(", Takes::No),
         (")", Takes::No),
         (",", Takes::No),
-        ("-name", Takes::Value),
-        ("-iname", Takes::Value),
-        ("-path", Takes::Value),
-        ("-ipath", Takes::Value),
-        ("-wholename", Takes::Value),
-        ("-iwholename", Takes::Value),
-        ("-regex", Takes::Value),
-        ("-iregex", Takes::Value),
-        ("-regextype", Takes::Value),
-        ("-lname", Takes::Value),
-        ("-ilname", Takes::Value),
-        ("-type", Takes::Value),
-        ("-xtype", Takes::Value),
-        ("-size", Takes::Value),
-        ("-mtime", Takes::Value),
-        ("-mmin", Takes::Value),
-        ("-atime", Takes::Value),
-        ("-amin", Takes::Value),
-        ("-ctime", Takes::Value),
-        ("-cmin", Takes::Value),
-        ("-used", Takes::Value),
-        ("-perm", Takes::Value),
-        ("-user", Takes::Value),
-        ("-group", Takes::Value),
-        ("-uid", Takes::Value),
-        ("-gid", Takes::Value),
-        ("-links", Takes::Value),
-        ("-inum", Takes::Value),
-        ("-maxdepth", Takes::Value),
-        ("-mindepth", Takes::Value),
-        ("-fstype", Takes::Value),
-        ("-printf", Takes::Value),
-        ("-newer", Takes::Path(Use::Look)),
-        ("-anewer", Takes::Path(Use::Look)),
-        ("-cnewer", Takes::Path(Use::Look)),
-        ("-samefile", Takes::Path(Use::Look)),
+        ("-name", Takes::Value(Kind::Text)),
+        ("-iname", Takes::Value(Kind::Text)),
+        ("-path", Takes::Value(Kind::Text)),
+        ("-ipath", Takes::Value(Kind::Text)),
+        ("-wholename", Takes::Value(Kind::Text)),
+        ("-iwholename", Takes::Value(Kind::Text)),
+        ("-regex", Takes::Value(Kind::Text)),
+        ("-iregex", Takes::Value(Kind::Text)),
+        ("-regextype", Takes::Value(Kind::Word(FIND_REGEX_TYPES))),
+        ("-lname", Takes::Value(Kind::Text)),
+        ("-ilname", Takes::Value(Kind::Text)),
+        ("-type", Takes::Value(Kind::Word(FILE_TYPES))),
+        ("-xtype", Takes::Value(Kind::Word(FILE_TYPES))),
+        ("-size", Takes::Value(Kind::Size)),
+        ("-mtime", Takes::Value(Kind::Size)),
+        ("-mmin", Takes::Value(Kind::Size)),
+        ("-atime", Takes::Value(Kind::Size)),
+        ("-amin", Takes::Value(Kind::Size)),
+        ("-ctime", Takes::Value(Kind::Size)),
+        ("-cmin", Takes::Value(Kind::Size)),
+        ("-used", Takes::Value(Kind::Size)),
+        ("-perm", Takes::Value(Kind::Text)),
+        ("-user", Takes::Value(Kind::Text)),
+        ("-group", Takes::Value(Kind::Text)),
+        ("-uid", Takes::Value(Kind::Size)),
+        ("-gid", Takes::Value(Kind::Size)),
+        ("-links", Takes::Value(Kind::Size)),
+        ("-inum", Takes::Value(Kind::Size)),
+        ("-maxdepth", Takes::Value(Kind::Count)),
+        ("-mindepth", Takes::Value(Kind::Count)),
+        ("-fstype", Takes::Value(Kind::Text)),
+        ("-printf", Takes::Value(Kind::Text)),
+        ("-newer", Takes::Value(Kind::Path(Use::Look))),
+        ("-anewer", Takes::Value(Kind::Path(Use::Look))),
+        ("-cnewer", Takes::Value(Kind::Path(Use::Look))),
+        ("-samefile", Takes::Value(Kind::Path(Use::Look))),
     ]],
     denied: &[&[
         ("-exec", RUNS_A_PROGRAM),
@@ -1173,12 +1311,14 @@ const FIND_EXPRESSION: Spec = Spec {
     ]],
     numbers: false,
     style: Style::Git,
+    paths: Base::Stage,
 };
 
 /// `find [-H|-P] [start...] [expression]`: start points are the words
 /// before the first that starts with `-` or is `(` or `!`; each is a path
-/// (a `)` or `,` there is refused). Every word of the expression must be a primary of the
-/// table, with its argument.
+/// (a `)` or `,` there is refused). Every word of the expression must be a
+/// primary of the table; one that takes a value takes the next word, which
+/// is checked as its kind.
 fn find(place: &Place, args: &[String]) -> Result<(), Refusal> {
     let mut words = args.iter().peekable();
     while words
@@ -1199,19 +1339,259 @@ fn find(place: &Place, args: &[String]) -> Result<(), Refusal> {
         });
     }
     while let Some(word) = words.next() {
-        let (primary, takes) = FIND_EXPRESSION
-            .find(word)
-            .ok_or_else(|| FIND_EXPRESSION.refuse("find", word))?;
-        if takes == Takes::No {
+        let (primary, takes) = FIND_EXPRESSION.lookup("find", word)?;
+        let Takes::Value(kind) = takes else {
             continue;
-        }
+        };
         let value = words.next().ok_or_else(|| Refusal::MissingValue {
             cmd: "find".to_owned(),
             flag: primary.to_owned(),
         })?;
-        if let Takes::Path(using) = takes {
-            place.check(value, using)?;
-        }
+        kind.check("find", primary, value, place, FIND_EXPRESSION.paths)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    //! Every table, option by option: each value-taking option is given a
+    //! value of its kind in every form its program reads (which must run
+    //! unasked), and values its kind refuses (which must ask), in a real
+    //! project with a real repository.
+    #![allow(clippy::unwrap_used)]
+
+    use std::collections::HashSet;
+    use std::mem::discriminant;
+    use std::path::PathBuf;
+    use std::process::Command;
+
+    use nix::sys::stat::Mode;
+
+    use super::super::git::SUBCOMMANDS;
+    use super::super::{Analyser, Verdict};
+    use super::*;
+
+    /// `base/root`, a real `git init` with `README.md`, a directory `sub`
+    /// and a FIFO `fifo`; `base/outside/secret.txt` beside it.
+    fn project() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let root = base.join("root");
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::create_dir_all(base.join("outside")).unwrap();
+        std::fs::write(base.join("outside/secret.txt"), "secret\n").unwrap();
+        std::fs::write(root.join("README.md"), "hello\n").unwrap();
+        nix::unistd::mkfifo(&root.join("fifo"), Mode::S_IRWXU).unwrap();
+        let init = Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&root)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .status()
+            .unwrap();
+        assert!(init.success());
+        (dir, root)
+    }
+
+    /// Every table, with the words a line using it starts with.
+    fn tables() -> Vec<(String, &'static Spec)> {
+        let commands = COMMANDS
+            .iter()
+            .map(|(name, spec)| ((*name).to_owned(), *spec));
+        let git = SUBCOMMANDS
+            .iter()
+            .map(|(name, spec)| (format!("git {name}"), *spec));
+        commands
+            .chain([("find .".to_owned(), &FIND_EXPRESSION)])
+            .chain(git)
+            .collect()
+    }
+
+    /// The kind of what `takes`, if anything.
+    fn kind_of(takes: Takes) -> Option<Kind> {
+        match takes {
+            Takes::No => None,
+            Takes::Value(kind) | Takes::Attached(kind) | Takes::ValueOrEnd(kind) => Some(kind),
+        }
+    }
+
+    /// The ways `flag` is given `value` in a line of `cmd`, as its program
+    /// reads them: `--flag=v` and `--flag v`, `-fv` and `-f v`; only the
+    /// same word for an optional value; only the next word for find's
+    /// primaries and tree's short options.
+    fn forms(cmd: &str, spec: &Spec, flag: &str, takes: Takes, value: &str) -> Vec<String> {
+        let long = flag.starts_with("--");
+        let joined = if long {
+            format!("'{flag}={value}'")
+        } else {
+            format!("'{flag}{value}'")
+        };
+        let apart = format!("{flag} '{value}'");
+        match takes {
+            Takes::No => Vec::new(),
+            Takes::Attached(_) => vec![joined],
+            Takes::Value(_) | Takes::ValueOrEnd(_)
+                if !long && (cmd == "find ." || spec.style == Style::Separate) =>
+            {
+                vec![apart]
+            }
+            Takes::Value(_) | Takes::ValueOrEnd(_) => vec![joined, apart],
+        }
+        .into_iter()
+        .map(|option| format!("{cmd} {option}"))
+        .collect()
+    }
+
+    /// Values of `kind` that must run unasked. Text and formats are never
+    /// opened, so a name outside the project is only text to them.
+    fn fitting(kind: Kind) -> Vec<&'static str> {
+        match kind {
+            Kind::Count => vec!["3", "012"],
+            Kind::Size => vec!["3", "10K", "-5", "+2", "1.5", "50%", "K"],
+            Kind::Numbers => vec!["1,3-5", "-3", "2,2n", "50%", "0.5", "20%/60%"],
+            Kind::Word(words) => words
+                .iter()
+                .map(|word| {
+                    if *word == "format:" {
+                        "format:%Y"
+                    } else {
+                        word
+                    }
+                })
+                .collect(),
+            Kind::Path(Use::Look) => vec!["README.md", "sub", "fifo", "nothere"],
+            Kind::Path(Use::Read) => vec!["README.md", "sub", "nothere"],
+            Kind::Path(Use::ReadFileOnly) => vec!["README.md", "nothere"],
+            Kind::FileName => vec![".gitignore", "x"],
+            Kind::Revision => vec!["HEAD", "main~1", "v1.0^{commit}"],
+            Kind::Encoding => vec!["UTF-8", "latin1", "ISO-8859-1"],
+            Kind::GitFormat => vec!["%h %s", "../outside/secret.txt", "/etc/passwd"],
+            Kind::Text => vec!["x y", "../outside/secret.txt", "/etc/passwd", "-v"],
+        }
+    }
+
+    /// Values of `kind` that must ask: for every kind but text, names
+    /// outside the project; for files read, a FIFO; and what the kind's
+    /// form leaves out.
+    fn refused(kind: Kind) -> Vec<&'static str> {
+        let outside = ["../outside/secret.txt", "/etc/passwd"];
+        let own: &[&str] = match kind {
+            Kind::Count => &["-1", "3K", ""],
+            Kind::Size => &["--5", "1.", "10KiBs", "1,2", ""],
+            Kind::Numbers => &["1..3", "/1", "1/x", "x", "-", ""],
+            Kind::Word(_) => &["nonsense", ""],
+            Kind::Path(Use::Look) => &[""],
+            Kind::Path(Use::Read) => &["fifo", ""],
+            Kind::Path(Use::ReadFileOnly) => &["fifo", "sub", ""],
+            Kind::FileName => &[".", "..", "sub/x", ""],
+            Kind::Revision => &["-x", ""],
+            Kind::Encoding => &["UTF 8", ""],
+            Kind::GitFormat => return vec!["%G?", "%h %GS"],
+            Kind::Text => return Vec::new(),
+        };
+        outside.iter().chain(own).copied().collect()
+    }
+
+    #[test]
+    fn every_option_value_is_checked_as_its_kind() {
+        let (_dir, root) = project();
+        let analyser = Analyser::new(&root).with_command_env(vec![
+            ("PATH".into(), std::env::var_os("PATH").unwrap_or_default()),
+            ("GIT_CONFIG_GLOBAL".into(), "/dev/null".into()),
+        ]);
+        let mut failures = Vec::new();
+        let mut lines = 0;
+        let mut kinds = HashSet::new();
+        for (cmd, spec) in tables() {
+            for &(flag, takes) in spec.opts.iter().flat_map(|table| table.iter()) {
+                let Some(kind) = kind_of(takes) else {
+                    continue;
+                };
+                kinds.insert(discriminant(&kind));
+                let cases = fitting(kind)
+                    .into_iter()
+                    .map(|value| (value, true))
+                    .chain(refused(kind).into_iter().map(|value| (value, false)));
+                for (value, runs) in cases {
+                    // An optional value left empty is no value.
+                    if value.is_empty() && matches!(takes, Takes::Attached(_)) {
+                        continue;
+                    }
+                    for line in forms(&cmd, spec, flag, takes, value) {
+                        lines += 1;
+                        let verdict = analyser.analyse(".", &line);
+                        let ok = match &verdict {
+                            Verdict::ReadOnly { .. } => runs,
+                            Verdict::Ask { reason } => !runs && reason.contains(value),
+                            Verdict::Invalid { .. } => false,
+                        };
+                        if !ok {
+                            failures.push(format!("{line}: {verdict:?}"));
+                        }
+                    }
+                }
+                // git opens an option's file from the top of the work
+                // tree: from `sub`, `..` leaves the project. Other programs
+                // read it from where they run.
+                if let Kind::Path(_) = kind {
+                    let value = "../outside/secret.txt";
+                    for line in forms(&cmd, spec, flag, takes, value) {
+                        lines += 1;
+                        let verdict = analyser.analyse("sub", &line);
+                        let asks =
+                            matches!(&verdict, Verdict::Ask { reason } if reason.contains(value));
+                        let runs = matches!(verdict, Verdict::ReadOnly { .. });
+                        let ok = match spec.paths {
+                            Base::WorkTreeTop => asks,
+                            Base::Stage => runs,
+                        };
+                        if !ok {
+                            failures.push(format!("in sub: {line}: {verdict:?}"));
+                        }
+                    }
+                }
+            }
+        }
+        let every_kind = [
+            Kind::Count,
+            Kind::Size,
+            Kind::Numbers,
+            Kind::Word(&[]),
+            Kind::Path(Use::Read),
+            Kind::FileName,
+            Kind::Revision,
+            Kind::Encoding,
+            Kind::GitFormat,
+            Kind::Text,
+        ];
+        for kind in every_kind {
+            if !kinds.contains(&discriminant(&kind)) {
+                failures.push(format!("no option's value is {kind:?}"));
+            }
+        }
+        assert!(lines > 1000, "{lines} lines");
+        assert!(
+            failures.is_empty(),
+            "{} of {lines} lines failed:\n{}",
+            failures.len(),
+            failures.join("\n")
+        );
+    }
+
+    /// A table lists each option once, and never one it refuses.
+    #[test]
+    fn tables_are_unambiguous() {
+        for (cmd, spec) in tables() {
+            let mut seen = HashSet::new();
+            for (flag, _) in spec.opts.iter().flat_map(|table| table.iter()) {
+                assert!(seen.insert(*flag), "`{cmd} {flag}` is listed twice");
+            }
+            for (flag, _) in spec.denied.iter().flat_map(|table| table.iter()) {
+                assert!(
+                    !seen.contains(flag),
+                    "`{cmd} {flag}` is allowed and refused"
+                );
+            }
+        }
+    }
 }

@@ -4,10 +4,10 @@
 //! project, or a configuration that names a program, refuses the stage.
 //! ADR 0025.
 
-use super::commands::{Parsed, Spec, Style, Takes};
-use super::git_config;
+use super::commands::{Spec, Style, Takes, WHEN};
 use super::git_repo;
-use super::paths::{Place, Use};
+use super::paths::{Base, Place, Use};
+use super::values::Kind;
 use super::{Analyser, Refusal};
 
 const WRITES_A_FILE: &str = "writes a file";
@@ -70,20 +70,14 @@ pub(super) fn check(analyser: &Analyser, place: &Place, args: &[String]) -> Resu
             _ => break word,
         }
     };
-    let spec = match sub.as_str() {
-        "status" => &STATUS,
-        "log" | "show" => &LOG,
-        "diff" => &DIFF,
-        "branch" => &BRANCH,
-        "rev-parse" => &REV_PARSE,
-        "ls-files" => &LS_FILES,
-        "blame" => &BLAME,
-        _ => return Err(Refusal::Command(format!("git {sub}"))),
-    };
     let cmd = format!("git {sub}");
+    let spec = SUBCOMMANDS
+        .iter()
+        .find(|(name, _)| *name == sub.as_str())
+        .map(|(_, spec)| *spec)
+        .ok_or_else(|| Refusal::Command(cmd.clone()))?;
     let rest = words.as_slice();
     let parsed = spec.walk(&cmd, rest, &place)?;
-    formats_run_nothing(&cmd, &parsed)?;
     if sub == "branch" && !parsed.operands.is_empty() && !parsed.has(&["-l", "--list"]) {
         return Err(Refusal::Operand {
             cmd,
@@ -98,22 +92,66 @@ pub(super) fn check(analyser: &Analyser, place: &Place, args: &[String]) -> Resu
     Ok(git_repo::check(&place, analyser.command_env())?)
 }
 
-/// `%G` placeholders (modified or not) in a pretty format make git verify
-/// signatures with gpg.
-fn formats_run_nothing(cmd: &str, parsed: &Parsed) -> Result<(), Refusal> {
-    for (flag, value) in &parsed.flags {
-        if matches!(*flag, "--format" | "--pretty")
-            && value.is_some_and(git_config::verifies_signatures)
-        {
-            return Err(Refusal::Flag {
-                cmd: cmd.to_owned(),
-                flag: format!("{flag}=…%G…"),
-                why: GPG,
-            });
-        }
-    }
-    Ok(())
-}
+/// The subcommands a git stage may run, each with its table.
+pub(super) const SUBCOMMANDS: &[(&str, &Spec)] = &[
+    ("status", &STATUS),
+    ("log", &LOG),
+    ("show", &LOG),
+    ("diff", &DIFF),
+    ("branch", &BRANCH),
+    ("rev-parse", &REV_PARSE),
+    ("ls-files", &LS_FILES),
+    ("blame", &BLAME),
+];
+
+/// `--date=` of `log`, `show` and `blame`: each format, and its `-local`
+/// form; `format:` and `format-local:` are followed by a strftime format.
+const DATE_FORMATS: &[&str] = &[
+    "relative",
+    "relative-local",
+    "local",
+    "iso",
+    "iso-local",
+    "iso8601",
+    "iso8601-local",
+    "iso-strict",
+    "iso-strict-local",
+    "iso8601-strict",
+    "iso8601-strict-local",
+    "rfc",
+    "rfc-local",
+    "rfc2822",
+    "rfc2822-local",
+    "short",
+    "short-local",
+    "raw",
+    "raw-local",
+    "human",
+    "human-local",
+    "unix",
+    "unix-local",
+    "default",
+    "default-local",
+    "format:",
+    "format-local:",
+];
+
+/// `--diff-merges=` of `log` and `show`.
+const DIFF_MERGES: &[&str] = &[
+    "off",
+    "none",
+    "on",
+    "first-parent",
+    "1",
+    "separate",
+    "m",
+    "combined",
+    "c",
+    "dense-combined",
+    "cc",
+    "remerge",
+    "r",
+];
 
 /// Refused after any subcommand, with why.
 const DENIED: &[(&str, &str)] = &[
@@ -149,6 +187,15 @@ const BRANCH_DENIED: &[(&str, &str)] = &[
     ("--create-reflog", "creates a reflog"),
 ];
 
+/// `--color-moved=`.
+const COLOR_MOVED: &[&str] = &["no", "default", "plain", "blocks", "zebra", "dimmed-zebra"];
+
+/// `--word-diff=`.
+const WORD_DIFF: &[&str] = &["color", "plain", "porcelain", "none"];
+
+/// `--diff-algorithm=`.
+const DIFF_ALGORITHMS: &[&str] = &["myers", "minimal", "patience", "histogram"];
+
 /// Options every subcommand that shows a diff takes (`git diff`, `log`,
 /// `show`).
 const DIFF_OPTIONS: &[(&str, Takes)] = &[
@@ -157,48 +204,48 @@ const DIFF_OPTIONS: &[(&str, Takes)] = &[
     ("--patch", Takes::No),
     ("-s", Takes::No),
     ("--no-patch", Takes::No),
-    ("-U", Takes::Attached),
-    ("--unified", Takes::Attached),
+    ("-U", Takes::Attached(Kind::Count)),
+    ("--unified", Takes::Attached(Kind::Count)),
     ("--raw", Takes::No),
     ("--patch-with-raw", Takes::No),
     ("--patch-with-stat", Takes::No),
-    ("--stat", Takes::Attached),
+    ("--stat", Takes::Attached(Kind::Numbers)),
     ("--compact-summary", Takes::No),
     ("--numstat", Takes::No),
     ("--shortstat", Takes::No),
-    ("--dirstat", Takes::Attached),
+    ("--dirstat", Takes::Attached(Kind::Text)),
     ("--summary", Takes::No),
     ("--name-only", Takes::No),
     ("--name-status", Takes::No),
-    ("--color", Takes::Attached),
+    ("--color", Takes::Attached(Kind::Word(WHEN))),
     ("--no-color", Takes::No),
-    ("--color-moved", Takes::Attached),
+    ("--color-moved", Takes::Attached(Kind::Word(COLOR_MOVED))),
     ("--no-color-moved", Takes::No),
-    ("--word-diff", Takes::Attached),
-    ("--word-diff-regex", Takes::Value),
-    ("--color-words", Takes::Attached),
+    ("--word-diff", Takes::Attached(Kind::Word(WORD_DIFF))),
+    ("--word-diff-regex", Takes::Value(Kind::Text)),
+    ("--color-words", Takes::Attached(Kind::Text)),
     ("--no-renames", Takes::No),
     ("--check", Takes::No),
     ("--full-index", Takes::No),
     ("--binary", Takes::No),
-    ("--abbrev", Takes::Attached),
-    ("-B", Takes::Attached),
-    ("--break-rewrites", Takes::Attached),
-    ("-M", Takes::Attached),
-    ("--find-renames", Takes::Attached),
-    ("-C", Takes::Attached),
-    ("--find-copies", Takes::Attached),
+    ("--abbrev", Takes::Attached(Kind::Count)),
+    ("-B", Takes::Attached(Kind::Numbers)),
+    ("--break-rewrites", Takes::Attached(Kind::Numbers)),
+    ("-M", Takes::Attached(Kind::Numbers)),
+    ("--find-renames", Takes::Attached(Kind::Numbers)),
+    ("-C", Takes::Attached(Kind::Numbers)),
+    ("--find-copies", Takes::Attached(Kind::Numbers)),
     ("--find-copies-harder", Takes::No),
     ("-D", Takes::No),
     ("--irreversible-delete", Takes::No),
-    ("-l", Takes::Value),
-    ("--diff-filter", Takes::Value),
-    ("-S", Takes::Value),
-    ("-G", Takes::Value),
+    ("-l", Takes::Value(Kind::Count)),
+    ("--diff-filter", Takes::Value(Kind::Text)),
+    ("-S", Takes::Value(Kind::Text)),
+    ("-G", Takes::Value(Kind::Text)),
     ("--pickaxe-all", Takes::No),
     ("--pickaxe-regex", Takes::No),
     ("-R", Takes::No),
-    ("--relative", Takes::Attached),
+    ("--relative", Takes::Attached(Kind::Path(Use::Look))),
     ("--no-relative", Takes::No),
     ("-a", Takes::No),
     ("--text", Takes::No),
@@ -215,23 +262,35 @@ const DIFF_OPTIONS: &[(&str, Takes)] = &[
     ("--quiet", Takes::No),
     ("--no-ext-diff", Takes::No),
     ("--no-textconv", Takes::No),
-    ("--src-prefix", Takes::Value),
-    ("--dst-prefix", Takes::Value),
+    ("--src-prefix", Takes::Value(Kind::Text)),
+    ("--dst-prefix", Takes::Value(Kind::Text)),
     ("--no-prefix", Takes::No),
     ("--default-prefix", Takes::No),
-    ("--line-prefix", Takes::Value),
+    ("--line-prefix", Takes::Value(Kind::Text)),
     ("--minimal", Takes::No),
     ("--patience", Takes::No),
     ("--histogram", Takes::No),
-    ("--diff-algorithm", Takes::Value),
-    ("--anchored", Takes::Value),
+    (
+        "--diff-algorithm",
+        Takes::Value(Kind::Word(DIFF_ALGORITHMS)),
+    ),
+    ("--anchored", Takes::Value(Kind::Text)),
     ("--indent-heuristic", Takes::No),
     ("--no-indent-heuristic", Takes::No),
-    ("--inter-hunk-context", Takes::Value),
-    ("--stat-width", Takes::Value),
-    ("--stat-name-width", Takes::Value),
-    ("--stat-count", Takes::Value),
+    ("--inter-hunk-context", Takes::Value(Kind::Count)),
+    ("--stat-width", Takes::Value(Kind::Count)),
+    ("--stat-name-width", Takes::Value(Kind::Count)),
+    ("--stat-count", Takes::Value(Kind::Count)),
 ];
+
+/// `git status --porcelain=`.
+const PORCELAIN: &[&str] = &["v1", "v2"];
+
+/// `git status -u`, `--untracked-files=`.
+const UNTRACKED: &[&str] = &["no", "normal", "all"];
+
+/// `git status --ignored=`.
+const IGNORED: &[&str] = &["traditional", "matching", "no"];
 
 const STATUS: Spec = Spec {
     opts: &[&[
@@ -240,42 +299,49 @@ const STATUS: Spec = Spec {
         ("-b", Takes::No),
         ("--branch", Takes::No),
         ("--show-stash", Takes::No),
-        ("--porcelain", Takes::Attached),
+        ("--porcelain", Takes::Attached(Kind::Word(PORCELAIN))),
         ("--long", Takes::No),
         ("-v", Takes::No),
         ("--verbose", Takes::No),
-        ("-u", Takes::Attached),
-        ("--untracked-files", Takes::Attached),
-        ("--ignored", Takes::Attached),
+        ("-u", Takes::Attached(Kind::Word(UNTRACKED))),
+        ("--untracked-files", Takes::Attached(Kind::Word(UNTRACKED))),
+        ("--ignored", Takes::Attached(Kind::Word(IGNORED))),
         ("-z", Takes::No),
-        ("--column", Takes::Attached),
+        ("--column", Takes::Attached(Kind::Text)),
         ("--no-column", Takes::No),
         ("--ahead-behind", Takes::No),
         ("--no-ahead-behind", Takes::No),
         ("--renames", Takes::No),
         ("--no-renames", Takes::No),
-        ("--find-renames", Takes::Attached),
+        ("--find-renames", Takes::Attached(Kind::Numbers)),
     ]],
     denied: &[DENIED],
     numbers: false,
     style: Style::Gnu,
+    paths: Base::WorkTreeTop,
 };
+
+/// `--decorate=`.
+const DECORATE: &[&str] = &["short", "full", "auto", "no"];
+
+/// `--no-walk=`.
+const NO_WALK: &[&str] = &["sorted", "unsorted"];
 
 /// `git log` and `git show`: revision walking, formatting and diff options.
 const LOG: Spec = Spec {
     opts: &[
         DIFF_OPTIONS,
         &[
-            ("-n", Takes::Value),
-            ("--max-count", Takes::Value),
-            ("--skip", Takes::Value),
-            ("--since", Takes::Value),
-            ("--after", Takes::Value),
-            ("--until", Takes::Value),
-            ("--before", Takes::Value),
-            ("--author", Takes::Value),
-            ("--committer", Takes::Value),
-            ("--grep", Takes::Value),
+            ("-n", Takes::Value(Kind::Count)),
+            ("--max-count", Takes::Value(Kind::Count)),
+            ("--skip", Takes::Value(Kind::Count)),
+            ("--since", Takes::Value(Kind::Text)),
+            ("--after", Takes::Value(Kind::Text)),
+            ("--until", Takes::Value(Kind::Text)),
+            ("--before", Takes::Value(Kind::Text)),
+            ("--author", Takes::Value(Kind::Text)),
+            ("--committer", Takes::Value(Kind::Text)),
+            ("--grep", Takes::Value(Kind::Text)),
             ("--all-match", Takes::No),
             ("--invert-grep", Takes::No),
             ("-i", Takes::No),
@@ -288,24 +354,24 @@ const LOG: Spec = Spec {
             ("--perl-regexp", Takes::No),
             ("--merges", Takes::No),
             ("--no-merges", Takes::No),
-            ("--min-parents", Takes::Attached),
-            ("--max-parents", Takes::Attached),
+            ("--min-parents", Takes::Attached(Kind::Count)),
+            ("--max-parents", Takes::Attached(Kind::Count)),
             ("--first-parent", Takes::No),
             ("--not", Takes::No),
             ("--all", Takes::No),
-            ("--branches", Takes::Attached),
-            ("--tags", Takes::Attached),
-            ("--remotes", Takes::Attached),
-            ("--glob", Takes::Value),
-            ("--exclude", Takes::Value),
+            ("--branches", Takes::Attached(Kind::Text)),
+            ("--tags", Takes::Attached(Kind::Text)),
+            ("--remotes", Takes::Attached(Kind::Text)),
+            ("--glob", Takes::Value(Kind::Text)),
+            ("--exclude", Takes::Value(Kind::Text)),
             ("--reflog", Takes::No),
             ("-g", Takes::No),
             ("--walk-reflogs", Takes::No),
             ("--follow", Takes::No),
-            ("--decorate", Takes::Attached),
+            ("--decorate", Takes::Attached(Kind::Word(DECORATE))),
             ("--no-decorate", Takes::No),
-            ("--decorate-refs", Takes::Value),
-            ("--decorate-refs-exclude", Takes::Value),
+            ("--decorate-refs", Takes::Value(Kind::Text)),
+            ("--decorate-refs-exclude", Takes::Value(Kind::Text)),
             ("--source", Takes::No),
             ("--use-mailmap", Takes::No),
             ("--no-use-mailmap", Takes::No),
@@ -313,31 +379,31 @@ const LOG: Spec = Spec {
             ("--no-mailmap", Takes::No),
             ("--full-diff", Takes::No),
             ("--log-size", Takes::No),
-            ("-L", Takes::Value),
+            ("-L", Takes::Value(Kind::Text)),
             ("--oneline", Takes::No),
-            ("--pretty", Takes::Attached),
-            ("--format", Takes::Attached),
+            ("--pretty", Takes::Attached(Kind::GitFormat)),
+            ("--format", Takes::Attached(Kind::GitFormat)),
             ("--abbrev-commit", Takes::No),
             ("--no-abbrev-commit", Takes::No),
-            ("--encoding", Takes::Value),
-            ("--expand-tabs", Takes::Attached),
+            ("--encoding", Takes::Value(Kind::Encoding)),
+            ("--expand-tabs", Takes::Attached(Kind::Count)),
             ("--no-expand-tabs", Takes::No),
-            ("--notes", Takes::Attached),
+            ("--notes", Takes::Attached(Kind::Revision)),
             ("--no-notes", Takes::No),
             ("--relative-date", Takes::No),
-            ("--date", Takes::Value),
+            ("--date", Takes::Value(Kind::Word(DATE_FORMATS))),
             ("--parents", Takes::No),
             ("--children", Takes::No),
             ("--left-right", Takes::No),
             ("--graph", Takes::No),
-            ("--show-linear-break", Takes::Attached),
+            ("--show-linear-break", Takes::Attached(Kind::Text)),
             ("--cherry-mark", Takes::No),
             ("--cherry-pick", Takes::No),
             ("--left-only", Takes::No),
             ("--right-only", Takes::No),
             ("--cherry", Takes::No),
             ("--boundary", Takes::No),
-            ("--ancestry-path", Takes::Attached),
+            ("--ancestry-path", Takes::Attached(Kind::Revision)),
             ("--simplify-by-decoration", Takes::No),
             ("--full-history", Takes::No),
             ("--dense", Takes::No),
@@ -347,12 +413,12 @@ const LOG: Spec = Spec {
             ("--date-order", Takes::No),
             ("--author-date-order", Takes::No),
             ("--reverse", Takes::No),
-            ("--no-walk", Takes::Attached),
+            ("--no-walk", Takes::Attached(Kind::Word(NO_WALK))),
             ("--do-walk", Takes::No),
             ("-m", Takes::No),
             ("-c", Takes::No),
             ("--cc", Takes::No),
-            ("--diff-merges", Takes::Value),
+            ("--diff-merges", Takes::Value(Kind::Word(DIFF_MERGES))),
             ("--no-diff-merges", Takes::No),
             ("-t", Takes::No),
         ],
@@ -360,6 +426,7 @@ const LOG: Spec = Spec {
     denied: &[DENIED],
     numbers: true,
     style: Style::Git,
+    paths: Base::WorkTreeTop,
 };
 
 const DIFF: Spec = Spec {
@@ -381,6 +448,7 @@ const DIFF: Spec = Spec {
     denied: &[DENIED],
     numbers: false,
     style: Style::Git,
+    paths: Base::WorkTreeTop,
 };
 
 const BRANCH: Spec = Spec {
@@ -396,24 +464,34 @@ const BRANCH: Spec = Spec {
         ("-i", Takes::No),
         ("--ignore-case", Takes::No),
         ("--show-current", Takes::No),
-        ("--color", Takes::Attached),
+        ("--color", Takes::Attached(Kind::Word(WHEN))),
         ("--no-color", Takes::No),
-        ("--column", Takes::Attached),
+        ("--column", Takes::Attached(Kind::Text)),
         ("--no-column", Takes::No),
-        ("--abbrev", Takes::Attached),
+        ("--abbrev", Takes::Attached(Kind::Count)),
         ("--no-abbrev", Takes::No),
-        ("--sort", Takes::Value),
-        ("--contains", Takes::ValueOrEnd),
-        ("--no-contains", Takes::ValueOrEnd),
-        ("--merged", Takes::ValueOrEnd),
-        ("--no-merged", Takes::ValueOrEnd),
-        ("--points-at", Takes::Value),
+        ("--sort", Takes::Value(Kind::Text)),
+        ("--contains", Takes::ValueOrEnd(Kind::Revision)),
+        ("--no-contains", Takes::ValueOrEnd(Kind::Revision)),
+        ("--merged", Takes::ValueOrEnd(Kind::Revision)),
+        ("--no-merged", Takes::ValueOrEnd(Kind::Revision)),
+        ("--points-at", Takes::Value(Kind::Revision)),
         ("--omit-empty", Takes::No),
     ]],
     denied: &[DENIED, BRANCH_DENIED],
     numbers: false,
     style: Style::Gnu,
+    paths: Base::WorkTreeTop,
 };
+
+/// `git rev-parse --abbrev-ref=`.
+const ABBREV_REF: &[&str] = &["strict", "loose"];
+
+/// `git rev-parse --show-object-format=`.
+const OBJECT_FORMATS: &[&str] = &["storage", "input", "output"];
+
+/// `git rev-parse --path-format=`.
+const PATH_FORMATS: &[&str] = &["absolute", "relative"];
 
 const REV_PARSE: Spec = Spec {
     opts: &[&[
@@ -421,8 +499,8 @@ const REV_PARSE: Spec = Spec {
         ("-q", Takes::No),
         ("--quiet", Takes::No),
         ("--sq", Takes::No),
-        ("--short", Takes::Attached),
-        ("--abbrev-ref", Takes::Attached),
+        ("--short", Takes::Attached(Kind::Count)),
+        ("--abbrev-ref", Takes::Attached(Kind::Word(ABBREV_REF))),
         ("--symbolic", Takes::No),
         ("--symbolic-full-name", Takes::No),
         ("--show-toplevel", Takes::No),
@@ -435,30 +513,34 @@ const REV_PARSE: Spec = Spec {
         ("--is-inside-git-dir", Takes::No),
         ("--is-bare-repository", Takes::No),
         ("--is-shallow-repository", Takes::No),
-        ("--show-object-format", Takes::Attached),
+        (
+            "--show-object-format",
+            Takes::Attached(Kind::Word(OBJECT_FORMATS)),
+        ),
         ("--show-ref-format", Takes::No),
         ("--all", Takes::No),
-        ("--branches", Takes::Attached),
-        ("--tags", Takes::Attached),
-        ("--remotes", Takes::Attached),
-        ("--glob", Takes::Attached),
-        ("--exclude", Takes::Attached),
+        ("--branches", Takes::Attached(Kind::Text)),
+        ("--tags", Takes::Attached(Kind::Text)),
+        ("--remotes", Takes::Attached(Kind::Text)),
+        ("--glob", Takes::Attached(Kind::Text)),
+        ("--exclude", Takes::Attached(Kind::Text)),
         ("--not", Takes::No),
-        ("--default", Takes::Value),
+        ("--default", Takes::Value(Kind::Revision)),
         ("--revs-only", Takes::No),
         ("--no-revs", Takes::No),
         ("--flags", Takes::No),
         ("--no-flags", Takes::No),
-        ("--since", Takes::Attached),
-        ("--after", Takes::Attached),
-        ("--until", Takes::Attached),
-        ("--before", Takes::Attached),
-        ("--path-format", Takes::Attached),
+        ("--since", Takes::Attached(Kind::Text)),
+        ("--after", Takes::Attached(Kind::Text)),
+        ("--until", Takes::Attached(Kind::Text)),
+        ("--before", Takes::Attached(Kind::Text)),
+        ("--path-format", Takes::Attached(Kind::Word(PATH_FORMATS))),
         ("--local-env-vars", Takes::No),
     ]],
     denied: &[DENIED],
     numbers: false,
     style: Style::Git,
+    paths: Base::WorkTreeTop,
 };
 
 const LS_FILES: Spec = Spec {
@@ -492,18 +574,19 @@ const LS_FILES: Spec = Spec {
         ("--deduplicate", Takes::No),
         ("--sparse", Takes::No),
         ("--debug", Takes::No),
-        ("-x", Takes::Value),
-        ("--exclude", Takes::Value),
-        ("-X", Takes::Path(Use::Read)),
-        ("--exclude-from", Takes::Path(Use::Read)),
-        ("--exclude-per-directory", Takes::Value),
-        ("--abbrev", Takes::Attached),
-        ("--format", Takes::Value),
-        ("--with-tree", Takes::Value),
+        ("-x", Takes::Value(Kind::Text)),
+        ("--exclude", Takes::Value(Kind::Text)),
+        ("-X", Takes::Value(Kind::Path(Use::Read))),
+        ("--exclude-from", Takes::Value(Kind::Path(Use::Read))),
+        ("--exclude-per-directory", Takes::Value(Kind::FileName)),
+        ("--abbrev", Takes::Attached(Kind::Count)),
+        ("--format", Takes::Value(Kind::Text)),
+        ("--with-tree", Takes::Value(Kind::Revision)),
     ]],
     denied: &[DENIED],
     numbers: false,
     style: Style::Gnu,
+    paths: Base::WorkTreeTop,
 };
 
 const BLAME: Spec = Spec {
@@ -528,24 +611,25 @@ const BLAME: Spec = Spec {
         ("--score-debug", Takes::No),
         ("-c", Takes::No),
         ("--minimal", Takes::No),
-        ("-L", Takes::Value),
+        ("-L", Takes::Value(Kind::Text)),
         ("--reverse", Takes::No),
         ("--first-parent", Takes::No),
-        ("--encoding", Takes::Value),
-        ("--date", Takes::Value),
-        ("--contents", Takes::Path(Use::Read)),
-        ("-M", Takes::Attached),
-        ("-C", Takes::Attached),
-        ("--ignore-rev", Takes::Value),
-        ("--ignore-revs-file", Takes::Path(Use::Read)),
-        ("-S", Takes::Path(Use::Read)),
+        ("--encoding", Takes::Value(Kind::Encoding)),
+        ("--date", Takes::Value(Kind::Word(DATE_FORMATS))),
+        ("--contents", Takes::Value(Kind::Path(Use::Read))),
+        ("-M", Takes::Attached(Kind::Count)),
+        ("-C", Takes::Attached(Kind::Count)),
+        ("--ignore-rev", Takes::Value(Kind::Revision)),
+        ("--ignore-revs-file", Takes::Value(Kind::Path(Use::Read))),
+        ("-S", Takes::Value(Kind::Path(Use::Read))),
         ("--color-lines", Takes::No),
         ("--color-by-age", Takes::No),
-        ("--abbrev", Takes::Attached),
+        ("--abbrev", Takes::Attached(Kind::Count)),
         ("--progress", Takes::No),
         ("--no-progress", Takes::No),
     ]],
     denied: &[DENIED],
     numbers: false,
     style: Style::Gnu,
+    paths: Base::WorkTreeTop,
 };

@@ -6,7 +6,8 @@
 //! small subset of shell syntax ([`parse`]: words, quotes without
 //! expansions, `|`, `&&`, `||`, `;`); every stage must be one of a few
 //! known commands (`ls`, `cat`, `grep`, `find`, `git log`, ...) with
-//! options from that command's table; every path must pass the file
+//! options from that command's table, each option's value of the kind the
+//! table gives it (`values`); every path must pass the file
 //! tools' path policy ([`resolve`](crate::tools::resolve)), and a file
 //! whose content is read must be within [`ANALYSER_MAX_FILE_BYTES`]; a git
 //! stage's repository must have no configuration that names a program.
@@ -29,6 +30,7 @@ mod git_repo;
 mod parse;
 mod paths;
 mod program;
+mod values;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -41,6 +43,7 @@ use super::env::{child_env, with_settings};
 use super::{LocalWorkspace, PathError, Workspace};
 use git_repo::GitRefusal;
 use paths::Place;
+use values::BadValue;
 
 /// The largest file (10 MiB) whose content an auto-allowed command may be
 /// given: `cat`, `head`, `tail`, `wc`, `grep`, `rg`, `sort`, `uniq`, `cut`,
@@ -252,6 +255,13 @@ enum Refusal {
     },
     #[error("`{cmd} {flag}` needs a value")]
     MissingValue { cmd: String, flag: String },
+    #[error("`{cmd} {flag} {value}`: {why}")]
+    Value {
+        cmd: String,
+        flag: String,
+        value: String,
+        why: BadValue,
+    },
     #[error("`{cmd}`: {why}")]
     Operand { cmd: String, why: String },
     #[error("`{word}`: {error}")]

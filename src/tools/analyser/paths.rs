@@ -34,6 +34,19 @@ pub(super) enum Use {
     ReadFileOnly,
 }
 
+/// Where a program reads a path given as an option's value from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Base {
+    /// The directory the stage runs in.
+    Stage,
+    /// The top of the git work tree: git moves there before it opens an
+    /// option's file (`ls-files -X`, `blame --contents`), whatever
+    /// directory it was started in. The top lies between the stage's
+    /// directory and the project root (a repository found above the root
+    /// asks), so the path is checked from each of them.
+    WorkTreeTop,
+}
+
 impl<'a> Place<'a> {
     /// The real path `word` names from this directory, if the path policy
     /// keeps it inside the project and the shell will reach the same file.
@@ -83,6 +96,30 @@ impl<'a> Place<'a> {
         } else {
             Err(Refusal::Special(word.to_owned()))
         }
+    }
+
+    /// Checks `word` as a path used as `using` says, read from `base`.
+    pub fn check_from(&self, base: Base, word: &str, using: Use) -> Result<(), Refusal> {
+        if base == Base::Stage {
+            return self.check(word, using);
+        }
+        let root = self.ws.resolve(".").map_err(|error| Refusal::Path {
+            word: word.to_owned(),
+            error,
+        })?;
+        for dir in self
+            .dir
+            .ancestors()
+            .take_while(|dir| dir.starts_with(&root))
+        {
+            let level = Place {
+                ws: self.ws,
+                dir: dir.to_path_buf(),
+                max_file: self.max_file,
+            };
+            level.check(word, using)?;
+        }
+        Ok(())
     }
 
     /// The place a stage reaches with `cd`-like options (`git -C dir`).
