@@ -161,6 +161,9 @@ async fn the_project_files_reach_the_ui_at_start_and_after_each_turn() {
     // A name with a space is named in quotes; one with a quote cannot be.
     std::fs::write(dir.path().join("my notes.md"), "").unwrap();
     std::fs::write(dir.path().join("say \"hi\".md"), "").unwrap();
+    // A link, into the project or out of it, is not listed or followed.
+    std::os::unix::fs::symlink("/etc", dir.path().join("etc")).unwrap();
+    std::os::unix::fs::symlink("src", dir.path().join("src-link")).unwrap();
     let server = ScriptedServer::start(vec![
         Reply::tool_call(
             "w1",
@@ -193,4 +196,36 @@ async fn the_project_files_reach_the_ui_at_start_and_after_each_turn() {
             .await
             .contains(&"src/new.rs".to_owned())
     );
+}
+
+/// A name in the project that leads out of it (a link to a file beside
+/// the project) or could block (a FIFO) is never read for the model,
+/// with `@` or without: it stays plain text (SECURITY.md).
+#[tokio::test]
+async fn a_named_link_out_of_the_project_or_a_fifo_stays_text() {
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.txt"), "SECRET-OUTSIDE").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(
+        outside.path().join("secret.txt"),
+        dir.path().join("leak.txt"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("../../../../../../../../etc", dir.path().join("etc")).unwrap();
+    nix::unistd::mkfifo(&dir.path().join("pipe.txt"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let server = ScriptedServer::start(vec![Reply::text(&["ok"])]).await;
+    let mut h = start(&server.base_url(), dir.path());
+    let prompt = "compare @leak.txt, leak.txt, @etc/passwd and @pipe.txt";
+    h.prompt(prompt).await;
+    let events = h.turn().await;
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::ToolCall { .. })),
+        "{events:#?}"
+    );
+    let sent = messages(&server, 0);
+    assert_eq!(sent.len(), 2, "{sent:#?}");
+    assert_eq!(sent[1]["content"], prompt);
+    assert!(!server.requests()[0].body.to_string().contains("SECRET"));
 }
