@@ -560,6 +560,14 @@ impl EpisodeReader {
                 data.as_bytes(),
             )));
         }
+        // A frame that adds nothing to the reply (an empty delta, a role
+        // alone, prompt progress) is spent from the cap as a comment is:
+        // data frames that say nothing cannot go on for ever either.
+        if !adds_to_reply(&chunk)
+            && let Some(end) = self.count(data.len())
+        {
+            return Some(end);
+        }
         if let Some(p) = chunk.prompt_progress {
             out.push(StreamEvent::PromptProgress(PromptProgress {
                 total: p.total,
@@ -631,6 +639,21 @@ impl EpisodeReader {
         }
         None
     }
+}
+
+/// Whether a chunk carries any of the reply: text, reasoning, a call's
+/// fragment, a finish or usage.
+fn adds_to_reply(chunk: &ChatChunk) -> bool {
+    let filled = |text: &Option<String>| text.as_ref().is_some_and(|t| !t.is_empty());
+    chunk.usage.is_some()
+        || chunk.choices.first().is_some_and(|choice| {
+            let delta = &choice.delta;
+            choice.finish_reason.is_some()
+                || !delta.tool_calls.is_empty()
+                || filled(&delta.content)
+                || filled(&delta.reasoning_content)
+                || filled(&delta.reasoning)
+        })
 }
 
 /// Appends text to the last event when it is text of the same kind, else

@@ -1165,3 +1165,33 @@ async fn a_huge_error_body_is_read_only_up_to_its_cap() {
     assert!(message.starts_with("{\"error\""), "{message}");
     assert!(message.chars().count() <= 401, "{}", message.len());
 }
+
+/// A data frame that adds nothing to the reply (an empty `choices`, a
+/// delta with no text) is spent from the reply cap by its length, as a
+/// comment is: a server cannot send them without end either. A reply's
+/// frames that do carry text are charged their text alone.
+#[tokio::test]
+async fn data_frames_that_add_nothing_count_toward_the_reply_cap() {
+    let empty = support::server::sse_frame(&json!({ "choices": [] }));
+    let frame_len = r#"{"choices":[]}"#.len();
+    let frames = REPLY_MAX_BYTES / frame_len + 1;
+    let mut body = Vec::with_capacity(frames * empty.len());
+    for _ in 0..frames {
+        body.extend_from_slice(&empty);
+    }
+    body.extend_from_slice(b"data: [DONE]\n\n");
+    let server = ScriptedServer::start(vec![
+        Reply::sse_steps(vec![Step::Send(body)]),
+        Reply::text(&["still", " fine"]),
+    ])
+    .await;
+    let events = run(endpoint(&server.base_url())).await;
+    assert_eq!(
+        failure(&events),
+        TransportError::ReplyTooLarge {
+            limit: REPLY_MAX_BYTES
+        }
+    );
+    let events = run(endpoint(&server.base_url())).await;
+    assert_eq!(content(&events), "still fine");
+}
