@@ -18,10 +18,10 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Instant;
 
-use nix::dir::Dir;
+use nix::dir::{Dir, Type as DirType};
 use nix::fcntl::{AtFlags, OFlag};
 use nix::sys::signal::Signal;
-use nix::sys::stat::{FileStat, SFlag};
+use nix::sys::stat::{FileStat, Mode, SFlag};
 use nix::unistd::Pid;
 use tokio::net::unix::pipe::Receiver;
 use tokio::process::Command;
@@ -35,7 +35,7 @@ use super::reaper::CallProcesses;
 use super::walk;
 use super::workspace::{
     FileKind, Listed, Listing, Opener, PROBE_TIMEOUT, Parents, ProbeError, Probed, Processes,
-    SpawnError, Spawned, Stat, Visitor, WalkError, Workspace, WriteError,
+    ScanError, SpawnError, Spawned, Stat, Visitor, WalkError, Workspace, WriteError,
 };
 
 /// The shell every command line runs under, so `;`, `&&`, `cd` and pipes
@@ -233,6 +233,7 @@ impl Workspace for LocalWorkspace {
         program: &Path,
         args: &[&str],
         env: &[(OsString, OsString)],
+        output: &mut dyn FnMut(&[u8]) -> bool,
     ) -> Result<Probed, ProbeError> {
         let dir = beneath::open(&self.root, dir, OFlag::O_PATH | OFlag::O_DIRECTORY)
             .map_err(ProbeError::Directory)?;
@@ -253,13 +254,64 @@ impl Workspace for LocalWorkspace {
         if let Ok(pid) = i32::try_from(child.id()) {
             processes.spawned(Pid::from_raw(pid));
         }
-        let answer = probe::collect(&mut child, deadline);
+        let answer = probe::collect(&mut child, deadline, output);
         if answer.is_err() {
             processes.kill_all();
             // Killed: the wait is immediate, and leaves no zombie.
             let _ = child.wait();
         }
         answer
+    }
+
+    fn find_special(&self, dir: &Path, max_entries: usize) -> Result<Option<PathBuf>, ScanError> {
+        let top = beneath::open(&self.root, dir, OFlag::O_RDONLY | OFlag::O_DIRECTORY)
+            .map_err(ScanError::Read)?;
+        let mut pending = vec![(top, dir.to_path_buf())];
+        let mut seen = 0usize;
+        while let Some((fd, path)) = pending.pop() {
+            let mut listing = Dir::from_fd(fd).map_err(|e| ScanError::Read(e.into()))?;
+            let handle = listing
+                .as_fd()
+                .try_clone_to_owned()
+                .map_err(ScanError::Read)?;
+            for entry in listing.iter() {
+                let entry = entry.map_err(|e| ScanError::Read(e.into()))?;
+                let name = OsStr::from_bytes(entry.file_name().to_bytes());
+                if name == "." || name == ".." {
+                    continue;
+                }
+                seen += 1;
+                if seen > max_entries {
+                    return Err(ScanError::TooMany(max_entries));
+                }
+                let kind = match entry.file_type() {
+                    Some(DirType::Directory) => FileKind::Dir,
+                    Some(DirType::File) => FileKind::File,
+                    Some(_) => FileKind::Other,
+                    None => nix::sys::stat::fstatat(&handle, name, AtFlags::AT_SYMLINK_NOFOLLOW)
+                        .map(|st| of_file_stat(&st).kind)
+                        .map_err(|e| ScanError::Read(e.into()))?,
+                };
+                match kind {
+                    FileKind::File => {}
+                    FileKind::Dir => {
+                        let sub = nix::fcntl::openat(
+                            &handle,
+                            name,
+                            OFlag::O_RDONLY
+                                | OFlag::O_DIRECTORY
+                                | OFlag::O_NOFOLLOW
+                                | OFlag::O_CLOEXEC,
+                            Mode::empty(),
+                        )
+                        .map_err(|e| ScanError::Read(e.into()))?;
+                        pending.push((sub, path.join(name)));
+                    }
+                    FileKind::Symlink | FileKind::Other => return Ok(Some(path.join(name))),
+                }
+            }
+        }
+        Ok(None)
     }
 
     fn take_notice(&self) -> Option<&'static str> {

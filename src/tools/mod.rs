@@ -81,7 +81,7 @@ use crate::protocol::FileGuard;
 use crate::secret::Secret;
 
 pub use analyser::{
-    ANALYSER_GIT_OBJECT_NAMES_MAX, ANALYSER_MAX_FILE_BYTES, ANALYSER_MAX_LINE_BYTES,
+    ANALYSER_GIT_DIR_ENTRIES_MAX, ANALYSER_MAX_FILE_BYTES, ANALYSER_MAX_LINE_BYTES,
     ANALYSER_RUN_ENV, Analyser, EnvSetting, ParseError, Plan, Verdict, analyse, parse, work_tree,
 };
 pub use checkpoint::{
@@ -125,8 +125,9 @@ pub use tool::{Effect, Shown, Tool};
 pub use validate::validate;
 pub use walk::SEARCH_SKIPPED_DIRS;
 pub use workspace::{
-    FileKind, Listed, Listing, Opener, PROBE_OUTPUT_MAX_BYTES, PROBE_TIMEOUT, Parents, ProbeError,
-    Probed, Processes, Seen, SpawnError, Spawned, Stat, Visitor, WalkError, Workspace, WriteError,
+    FileKind, Listed, Listing, Opener, PROBE_ERRORS_MAX_BYTES, PROBE_TIMEOUT, Parents, ProbeError,
+    Probed, Processes, ScanError, Seen, SpawnError, Spawned, Stat, Visitor, WalkError, Workspace,
+    WriteError,
 };
 pub use write::{WriteAction, WriteFile, WriteFileOutput};
 

@@ -120,18 +120,26 @@ pub trait Workspace: Send + Sync + fmt::Debug {
 
     /// Runs `program` (a path: what the commands' `PATH` finds) with
     /// `args` in `dir` (a resolved directory), with exactly `env` and no
-    /// input, and gives what it printed, within [`PROBE_TIMEOUT`] and
-    /// [`PROBE_OUTPUT_MAX_BYTES`]; everything it started is killed and
-    /// reaped as a command's is. For the questions the policy asks of the
-    /// program that will run: which repository and which configuration
-    /// git would use (ADR 0025).
+    /// input, handing its output to `output` piece by piece as it comes
+    /// (which returns false to stop it), within [`PROBE_TIMEOUT`];
+    /// everything it started is killed and reaped as a command's is. For
+    /// the questions the policy asks of the program that will run: which
+    /// repository and which configuration git would use (ADR 0025).
     fn probe(
         &self,
         dir: &Path,
         program: &Path,
         args: &[&str],
         env: &[(OsString, OsString)],
+        output: &mut dyn FnMut(&[u8]) -> bool,
     ) -> Result<Probed, ProbeError>;
+
+    /// The first entry under `dir` (a resolved directory; links not
+    /// followed) that is neither a regular file nor a directory — a link,
+    /// a FIFO, a socket, a device — or `None`; an error once more than
+    /// `max_entries` were looked at. For the analyser's look through a
+    /// repository's own files, where git follows links (ADR 0025).
+    fn find_special(&self, dir: &Path, max_entries: usize) -> Result<Option<PathBuf>, ScanError>;
 
     /// A notice about the workspace's confinement for the next tool
     /// result, given once (the local one: `openat2` is unavailable).
@@ -300,22 +308,20 @@ pub enum SpawnError {
 }
 
 /// The longest a [`Workspace::probe`] may take (5 s): git answers in a
-/// few milliseconds; one reading a FIFO its configuration names never
-/// does.
+/// few milliseconds, and lists even a very large index within a second;
+/// one reading a FIFO its configuration names never does.
 pub const PROBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
-/// The most a [`Workspace::probe`] may print on each of its output and
-/// its errors (1 MiB): the longest git configuration a person keeps is a
-/// few KiB.
-pub const PROBE_OUTPUT_MAX_BYTES: usize = 1024 * 1024;
+/// The most a [`Workspace::probe`] may print on its errors (64 KiB): git
+/// says what went wrong in a line.
+pub const PROBE_ERRORS_MAX_BYTES: usize = 64 * 1024;
 
-/// What a program run by [`Workspace::probe`] printed, and how it ended.
+/// How a program run by [`Workspace::probe`] ended, and what it printed
+/// on its errors.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Probed {
     /// Whether it exited with status 0.
     pub success: bool,
-    /// Its output.
-    pub stdout: Vec<u8>,
     /// Its errors.
     pub stderr: Vec<u8>,
 }
@@ -347,9 +353,23 @@ pub enum ProbeError {
     /// It did not end within [`PROBE_TIMEOUT`].
     #[error("it did not answer within {} s", PROBE_TIMEOUT.as_secs())]
     TimedOut,
-    /// It printed more than [`PROBE_OUTPUT_MAX_BYTES`].
-    #[error("it printed more than {} KiB", PROBE_OUTPUT_MAX_BYTES / 1024)]
+    /// Its output's reader had enough and stopped it.
+    #[error("its answer was cut short")]
+    Stopped,
+    /// It printed more than [`PROBE_ERRORS_MAX_BYTES`] on its errors.
+    #[error("it printed more than {} KiB of errors", PROBE_ERRORS_MAX_BYTES / 1024)]
     TooLong,
+}
+
+/// Why [`Workspace::find_special`] gave no answer.
+#[derive(Debug, thiserror::Error)]
+pub enum ScanError {
+    /// The directory holds more entries than were to be looked at.
+    #[error("it holds more than {0} entries")]
+    TooMany(usize),
+    /// A directory could not be read.
+    #[error("{0}")]
+    Read(io::Error),
 }
 
 /// What a walk hands a visitor.

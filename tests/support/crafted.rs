@@ -61,6 +61,53 @@ impl Tree {
         format!("[core]\n\tfsmonitor = touch {}\n", self.marker().display())
     }
 
+    /// Runs git in `dir` and gives what it printed, trimmed.
+    pub fn git_out(&self, dir: &Path, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .envs(env())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+
+    /// A configuration key of the project's repository set to `value`.
+    pub fn config(&self, key: &str, value: &str) {
+        git(&self.root, &["config", key, value]);
+    }
+
+    /// Writes the project's index as holding `names`, each the empty
+    /// file, in git's version 2 format with no checksum (which git
+    /// accepts): what an unpacked archive can carry, and git's own
+    /// commands never write.
+    pub fn write_index(&self, names: &[&[u8]]) {
+        let empty = self.git_out(&self.root, &["hash-object", "-w", "/dev/null"]);
+        let oid: Vec<u8> = (0..empty.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&empty[i..i + 2], 16).unwrap())
+            .collect();
+        let mut names = names.to_vec();
+        names.sort();
+        let mut index = b"DIRC".to_vec();
+        index.extend_from_slice(&2u32.to_be_bytes());
+        index.extend_from_slice(&(names.len() as u32).to_be_bytes());
+        for name in names {
+            let mut entry = vec![0u8; 24];
+            entry.extend_from_slice(&0o100644u32.to_be_bytes());
+            entry.extend_from_slice(&[0u8; 12]);
+            entry.extend_from_slice(&oid);
+            entry.extend_from_slice(&(name.len() as u16).to_be_bytes());
+            entry.extend_from_slice(name);
+            let pad = 8 - entry.len() % 8;
+            entry.extend(std::iter::repeat_n(0u8, pad));
+            index.extend_from_slice(&entry);
+        }
+        index.extend_from_slice(&[0u8; 20]);
+        fs::write(self.git_dir().join("index"), index).unwrap();
+    }
+
     /// The project's git directory.
     pub fn git_dir(&self) -> PathBuf {
         self.root.join(".git")
@@ -130,8 +177,34 @@ pub fn git_would_reach_out(root: &Path, dir: &Path) -> bool {
     outside || monitor
 }
 
+/// What a layout comes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expect {
+    /// git uses the project's own clean repository: the line runs
+    /// unasked (checked against git's own answer).
+    Clean,
+    /// git would use a repository outside the project, or a
+    /// configuration that runs a program, as git's own answer shows: the
+    /// line asks.
+    ReachesOut,
+    /// The repository's content makes git read outside the project or run
+    /// a program, which git's answer about the repository does not show:
+    /// the line asks.
+    Crafted,
+    /// Crafted, but the commands' environment keeps git inside: the line
+    /// runs unasked, and shows nothing from outside.
+    Neutralised,
+}
+
+impl Expect {
+    /// Whether the line must be asked about.
+    pub fn asks(self) -> bool {
+        matches!(self, Expect::ReachesOut | Expect::Crafted)
+    }
+}
+
 /// One crafted layout: how it is made, where the line runs, the line,
-/// and whether git then reaches out (checked against git itself).
+/// and what it comes to.
 pub struct Layout {
     /// What it is.
     pub name: &'static str,
@@ -139,27 +212,28 @@ pub struct Layout {
     pub dir: &'static str,
     /// The command line the model asks for.
     pub line: &'static str,
-    /// Whether git reaches out of the project there.
-    pub reaches_out: bool,
+    /// What it comes to.
+    pub expect: Expect,
     /// Makes it in a fresh [`Tree`].
     pub build: fn(&Tree),
 }
 
-/// Every layout: two clean ones, and each way the analyser once read a
-/// different repository than git.
+/// Every layout: two clean ones, each way the analyser once read a
+/// different repository than git, and each way a repository's own files
+/// once made an unasked git line read outside or run a program.
 pub const LAYOUTS: &[Layout] = &[
     Layout {
         name: "the project's own clean repository",
         dir: ".",
         line: "git status",
-        reaches_out: false,
+        expect: Expect::Clean,
         build: |_| {},
     },
     Layout {
         name: "a gitdir: back to the project's .git",
         dir: "sub",
         line: "git -C sub status",
-        reaches_out: false,
+        expect: Expect::Clean,
         build: |t| fs::write(t.root.join("sub/.git"), "gitdir: ../.git\n").unwrap(),
     },
     Layout {
@@ -167,7 +241,7 @@ pub const LAYOUTS: &[Layout] = &[
         name: "a commondir with a trailing space",
         dir: ".",
         line: "git status",
-        reaches_out: true,
+        expect: Expect::ReachesOut,
         build: |t| {
             for (name, config) in [("common", String::new()), ("common ", t.hostile())] {
                 let common = t.git_dir().join(name);
@@ -181,7 +255,7 @@ pub const LAYOUTS: &[Layout] = &[
         name: "a gitdir: with a trailing space to a hostile copy",
         dir: "sub",
         line: "git -C sub status",
-        reaches_out: true,
+        expect: Expect::ReachesOut,
         build: |t| {
             fs::write(t.root.join("sub/.git"), "gitdir: ../.git \n").unwrap();
             let copy = t.root.join(".git ");
@@ -193,7 +267,7 @@ pub const LAYOUTS: &[Layout] = &[
         name: "a gitdir: with a trailing space to another repository",
         dir: "sub",
         line: "git -C sub show HEAD:secret.txt",
-        reaches_out: true,
+        expect: Expect::ReachesOut,
         build: |t| {
             fs::write(t.root.join("sub/.git"), "gitdir: ../.git \n").unwrap();
             symlink(t.parent.join(".git"), t.root.join(".git ")).unwrap();
@@ -205,7 +279,7 @@ pub const LAYOUTS: &[Layout] = &[
         name: "a HEAD with a vertical tab after ref:",
         dir: ".",
         line: "git show HEAD:secret.txt",
-        reaches_out: true,
+        expect: Expect::ReachesOut,
         build: |t| fs::write(t.git_dir().join("HEAD"), "ref:\x0brefs/heads/main\n").unwrap(),
     },
     Layout {
@@ -213,7 +287,7 @@ pub const LAYOUTS: &[Layout] = &[
         name: "a HEAD that is a link",
         dir: ".",
         line: "git show HEAD:secret.txt",
-        reaches_out: true,
+        expect: Expect::ReachesOut,
         build: |t| {
             let head = t.git_dir().join("HEAD");
             fs::rename(&head, t.git_dir().join("HEAD.txt")).unwrap();
@@ -224,10 +298,170 @@ pub const LAYOUTS: &[Layout] = &[
         name: "a .git that is a link to another repository",
         dir: ".",
         line: "git show HEAD:secret.txt",
-        reaches_out: true,
+        expect: Expect::ReachesOut,
         build: |t| {
             fs::rename(t.git_dir(), t.root.join("own-git")).unwrap();
             symlink(t.parent.join(".git"), t.git_dir()).unwrap();
+        },
+    },
+    Layout {
+        // git checks a name only when it adds it; `git diff` reads what
+        // the index names.
+        name: "an index naming ../secret.txt and an absolute path",
+        dir: ".",
+        line: "git diff",
+        expect: Expect::Crafted,
+        build: |t| {
+            let absolute = t.parent.join("secret.txt");
+            let absolute = absolute.as_os_str().as_encoded_bytes();
+            t.write_index(&[b"../secret.txt", absolute, b"README.md"]);
+        },
+    },
+    Layout {
+        name: "a BISECT_START linked out of the project",
+        dir: ".",
+        line: "git status",
+        expect: Expect::Crafted,
+        build: |t| {
+            fs::write(t.git_dir().join("BISECT_LOG"), "").unwrap();
+            symlink(
+                t.parent.join("secret.txt"),
+                t.git_dir().join("BISECT_START"),
+            )
+            .unwrap();
+        },
+    },
+    Layout {
+        name: "a grafts file linked out of the project",
+        dir: ".",
+        line: "git log --oneline",
+        expect: Expect::Crafted,
+        build: |t| {
+            fs::create_dir_all(t.git_dir().join("info")).unwrap();
+            symlink(t.parent.join("secret.txt"), t.git_dir().join("info/grafts")).unwrap();
+        },
+    },
+    Layout {
+        name: "an index linked to another repository's",
+        dir: ".",
+        line: "git ls-files -s",
+        expect: Expect::Crafted,
+        build: |t| {
+            fs::remove_file(t.git_dir().join("index")).unwrap();
+            symlink(t.parent.join(".git/index"), t.git_dir().join("index")).unwrap();
+        },
+    },
+    Layout {
+        name: "a .git linked to a folder of the project holding a link out",
+        dir: ".",
+        line: "git status",
+        expect: Expect::Crafted,
+        build: |t| {
+            fs::rename(t.git_dir(), t.root.join("meta")).unwrap();
+            symlink("meta", t.git_dir()).unwrap();
+            fs::write(t.root.join("meta/BISECT_LOG"), "").unwrap();
+            symlink(
+                t.parent.join("secret.txt"),
+                t.root.join("meta/BISECT_START"),
+            )
+            .unwrap();
+        },
+    },
+    Layout {
+        // git would hold until its time is up.
+        name: "a grafts file that is a FIFO",
+        dir: ".",
+        line: "git log --oneline",
+        expect: Expect::Crafted,
+        build: |t| {
+            fs::create_dir_all(t.git_dir().join("info")).unwrap();
+            let fifo = t.git_dir().join("info/grafts");
+            nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        },
+    },
+    Layout {
+        // The submodule's configuration is in a blob, where nobody looks,
+        // and its `ignore = none` overrides the run's own setting.
+        name: ".gitmodules in HEAD but not in the work tree, its repository monitored",
+        dir: ".",
+        line: "git status --short",
+        expect: Expect::Crafted,
+        build: |t| {
+            let sm = t.root.join("sm");
+            fs::create_dir_all(&sm).unwrap();
+            git(&sm, &["init", "-q", "-b", "main"]);
+            fs::write(sm.join("f"), "a\n").unwrap();
+            git(&sm, &["add", "f"]);
+            git(&sm, &["commit", "-q", "-m", "one"]);
+            let head = t.git_out(&sm, &["rev-parse", "HEAD"]);
+            fs::write(sm.join(".git/config"), t.hostile()).unwrap();
+            let modules = "[submodule \"sm\"]\n\tpath = sm\n\turl = ./sm\n\tignore = none\n";
+            fs::write(t.root.join(".gitmodules"), modules).unwrap();
+            git(&t.root, &["add", ".gitmodules"]);
+            let gitlink = format!("160000,{head},sm");
+            git(&t.root, &["update-index", "--add", "--cacheinfo", &gitlink]);
+            git(&t.root, &["commit", "-q", "-m", "sm"]);
+            fs::remove_file(t.root.join(".gitmodules")).unwrap();
+            fs::write(sm.join("f"), "dirty\n").unwrap();
+        },
+    },
+    Layout {
+        // `git log -m` merges again to show a merge, with the driver the
+        // repository names.
+        name: "a merge driver named in the repository's config",
+        dir: ".",
+        line: "git log -m -p -1",
+        expect: Expect::Crafted,
+        build: |t| {
+            fs::write(t.root.join("f"), "base\n").unwrap();
+            fs::write(t.root.join(".gitattributes"), "f merge=evil\n").unwrap();
+            git(&t.root, &["add", "f", ".gitattributes"]);
+            git(&t.root, &["commit", "-q", "-m", "base"]);
+            git(&t.root, &["checkout", "-q", "-b", "side"]);
+            fs::write(t.root.join("f"), "side\n").unwrap();
+            git(&t.root, &["commit", "-q", "-a", "-m", "side"]);
+            git(&t.root, &["checkout", "-q", "main"]);
+            fs::write(t.root.join("f"), "main\n").unwrap();
+            git(&t.root, &["commit", "-q", "-a", "-m", "main"]);
+            git(
+                &t.root,
+                &["merge", "-q", "side", "-m", "merged", "-s", "ours"],
+            );
+            let driver = format!("touch {}; false", t.marker().display());
+            t.config("merge.evil.driver", &driver);
+            t.config("log.diffMerges", "remerge");
+        },
+    },
+    Layout {
+        // A gitlink without `.gitmodules` to another repository, its
+        // summary asked for: the run's own configuration turns it off.
+        name: "a planted gitlink to another repository with its summary on",
+        dir: ".",
+        line: "git status",
+        expect: Expect::Neutralised,
+        build: |t| {
+            git(
+                &t.parent,
+                &[
+                    "commit",
+                    "-q",
+                    "--allow-empty",
+                    "-m",
+                    "PARENT-SECRET subject",
+                ],
+            );
+            let head = t.git_out(&t.parent, &["rev-parse", "HEAD~1"]);
+            let sm = t.root.join("sm");
+            fs::create_dir_all(&sm).unwrap();
+            fs::write(
+                sm.join(".git"),
+                format!("gitdir: {}\n", t.parent.join(".git").display()),
+            )
+            .unwrap();
+            let gitlink = format!("160000,{head},sm");
+            git(&t.root, &["update-index", "--add", "--cacheinfo", &gitlink]);
+            git(&t.root, &["commit", "-q", "-m", "add sm"]);
+            t.config("status.submoduleSummary", "true");
         },
     },
 ];

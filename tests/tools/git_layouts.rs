@@ -5,12 +5,13 @@
 //! outside the project or a configuration that runs a program, and lets a
 //! clean one run (ADR 0025).
 
+use std::fs;
 use std::path::Path;
 
-use dashfloat::tools::{Analyser, Verdict};
+use dashfloat::tools::{ANALYSER_GIT_DIR_ENTRIES_MAX, Analyser, Verdict};
 
 use crate::support;
-use support::crafted::{LAYOUTS, Tree, git_would_reach_out};
+use support::crafted::{Expect, LAYOUTS, Tree, git_would_reach_out};
 
 #[test]
 fn git_and_the_analyser_agree_on_every_crafted_layout() {
@@ -19,22 +20,78 @@ fn git_and_the_analyser_agree_on_every_crafted_layout() {
         let tree = Tree::new();
         (layout.build)(&tree);
         let dir = tree.root.join(layout.dir);
-        let reaches_out = git_would_reach_out(&tree.root, &dir);
-        if reaches_out != layout.reaches_out {
-            failures.push(format!(
-                "{}: git reaches out: {reaches_out}, the layout says {}",
-                layout.name, layout.reaches_out
-            ));
-            continue;
+        if matches!(layout.expect, Expect::Clean | Expect::ReachesOut) {
+            let reaches_out = git_would_reach_out(&tree.root, &dir);
+            if reaches_out != (layout.expect == Expect::ReachesOut) {
+                failures.push(format!(
+                    "{}: git reaches out: {reaches_out}, the layout says {:?}",
+                    layout.name, layout.expect
+                ));
+                continue;
+            }
         }
         let analyser = Analyser::new(&tree.root)
             .with_command_env(support::command_env(Path::new("/dev/null")));
         let verdict = analyser.analyse(".", layout.line);
         let asked = matches!(verdict, Verdict::Ask { .. });
-        if asked != reaches_out {
+        if asked != layout.expect.asks() {
             failures.push(format!("{}: `{}` → {verdict:?}", layout.name, layout.line));
         }
         assert!(!tree.marker().exists(), "{}", layout.name);
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// `GIT_CONFIG` makes `git config --list` read only that file, while
+/// `git status` reads the repository's: the analyser's question must not
+/// see another configuration than the run.
+#[test]
+fn a_git_config_variable_in_the_environment_hides_nothing() {
+    let tree = Tree::new();
+    fs::write(tree.git_dir().join("config"), tree.hostile()).unwrap();
+    let mut env = support::command_env(Path::new("/dev/null"));
+    env.push(("GIT_CONFIG".into(), "/dev/null".into()));
+    let analyser = Analyser::new(&tree.root).with_command_env(env);
+    match analyser.analyse(".", "git status --short") {
+        Verdict::Ask { reason } => assert!(reason.contains("(core.fsmonitor)"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// A repository's own folders are looked through for links up to a
+/// bound; past it, git lines ask.
+#[test]
+fn a_repository_with_more_files_than_are_looked_through_asks() {
+    let tree = Tree::new();
+    let objects = tree.git_dir().join("objects");
+    let already = walked_entries(&tree.git_dir());
+    for n in already..ANALYSER_GIT_DIR_ENTRIES_MAX {
+        fs::write(objects.join(format!("x{n}")), "").unwrap();
+    }
+    let analyser =
+        Analyser::new(&tree.root).with_command_env(support::command_env(Path::new("/dev/null")));
+    assert!(matches!(
+        analyser.analyse(".", "git status"),
+        Verdict::ReadOnly { .. }
+    ));
+    fs::write(objects.join("one-more"), "").unwrap();
+    match analyser.analyse(".", "git status") {
+        Verdict::Ask { reason } => assert!(reason.contains("more than 20000 entries"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// The entries under `dir`, every level.
+fn walked_entries(dir: &Path) -> usize {
+    fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            1 + if e.file_type().unwrap().is_dir() {
+                walked_entries(&e.path())
+            } else {
+                0
+            }
+        })
+        .sum()
 }

@@ -136,7 +136,8 @@ const DATE_FORMATS: &[&str] = &[
     "format-local:",
 ];
 
-/// `--diff-merges=` of `log` and `show`.
+/// `--diff-merges=` of `log` and `show`; not `remerge` (`r`), which
+/// merges again and so runs merge drivers.
 const DIFF_MERGES: &[&str] = &[
     "off",
     "none",
@@ -149,8 +150,37 @@ const DIFF_MERGES: &[&str] = &[
     "c",
     "dense-combined",
     "cc",
-    "remerge",
-    "r",
+];
+
+/// `--sort=` keys of `git branch`, each also reversed with `-`; not
+/// `signature`, which verifies signatures with gpg.
+const BRANCH_SORT_KEYS: &[&str] = &[
+    "refname",
+    "-refname",
+    "objectname",
+    "-objectname",
+    "objecttype",
+    "-objecttype",
+    "authorname",
+    "-authorname",
+    "authordate",
+    "-authordate",
+    "committername",
+    "-committername",
+    "committerdate",
+    "-committerdate",
+    "creatordate",
+    "-creatordate",
+    "subject",
+    "-subject",
+    "upstream",
+    "-upstream",
+    "HEAD",
+    "-HEAD",
+    "version:refname",
+    "-version:refname",
+    "v:refname",
+    "-v:refname",
 ];
 
 /// Refused after any subcommand, with why.
@@ -470,7 +500,7 @@ const BRANCH: Spec = Spec {
         ("--no-column", Takes::No),
         ("--abbrev", Takes::Attached(Kind::Count)),
         ("--no-abbrev", Takes::No),
-        ("--sort", Takes::Value(Kind::Text)),
+        ("--sort", Takes::Value(Kind::Word(BRANCH_SORT_KEYS))),
         ("--contains", Takes::ValueOrEnd(Kind::Revision)),
         ("--no-contains", Takes::ValueOrEnd(Kind::Revision)),
         ("--merged", Takes::ValueOrEnd(Kind::Revision)),

@@ -7,7 +7,7 @@
 use std::ffi::OsString;
 use std::path::Path;
 
-use super::git_repo::{GIT_QUIET, GitRefusal};
+use super::git_repo::{GIT_QUIET, GitRefusal, git_answer};
 use crate::tools::Workspace;
 
 const NAMES_A_PROGRAM: &str = "names a program";
@@ -32,13 +32,8 @@ pub(super) fn check(
         "--show-origin",
         "--includes",
     ]);
-    let answer = ws
-        .probe(dir, git, &args, env)
-        .map_err(|e| GitRefusal::Unasked(e.to_string()))?;
-    if !answer.success {
-        return Err(GitRefusal::Refused(answer.first_error_line()));
-    }
-    let text = String::from_utf8_lossy(&answer.stdout);
+    let answer = git_answer(ws, dir, git, env, &args)?;
+    let text = String::from_utf8_lossy(&answer);
     for entry in entries(&text)? {
         if let Some(what) = judge(&entry) {
             return Err(GitRefusal::Key {
@@ -165,6 +160,19 @@ fn judge(entry: &Entry) -> Option<&'static str> {
             Some(GPG)
         }
         ("gpg", _, "program") => Some(NAMES_A_PROGRAM),
+        // `git log -m` and `show` may merge again to show a merge
+        // (`--diff-merges=remerge`, `log.diffMerges`), which runs a
+        // merge driver.
+        ("merge", true, "driver") => Some(NAMES_A_PROGRAM),
+        ("log", false, "diffmerges")
+            if value
+                .is_some_and(|v| matches!(v.to_ascii_lowercase().as_str(), "r" | "remerge")) =>
+        {
+            Some("makes git merge again to show a merge, which runs merge drivers")
+        }
+        // Sorting branches by their signature verifies it with gpg.
+        ("branch", false, "sort") if value.is_some_and(|v| v.contains("signature")) => Some(GPG),
+        ("gpg", true, "allowedsignersfile" | "revocationfile") if repository => Some(READS_A_FILE),
         ("extensions", false, "partialclone") | ("remote", true, "promisor")
             if !is_false(value) =>
         {

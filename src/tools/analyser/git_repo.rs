@@ -9,14 +9,15 @@
 //! configuration ([`git_config`](super::git_config)). ADR 0025.
 
 use std::ffi::{OsStr, OsString};
-use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use super::git_config;
 use super::paths::Place;
 use super::program::{self, Found};
-use crate::tools::{FileKind, ProbeError, Workspace};
+use crate::tools::{ProbeError, Probed, ScanError, Workspace};
+
+use super::ANALYSER_GIT_DIR_ENTRIES_MAX;
 
 /// Options before every git subcommand the analyser runs: no pager, and
 /// no file system monitor, which reading the index would start.
@@ -24,6 +25,14 @@ pub(super) const GIT_QUIET: &[&str] = &["--no-pager", "-c", "core.fsmonitor=fals
 
 /// The most bytes of a worktree's `gitdir` back-link read.
 const BACK_LINK_MAX_BYTES: u64 = 4096;
+
+/// The most git may print in answer to one of the analyser's questions
+/// (1 MiB; a person's configuration is a few KiB).
+const GIT_ANSWER_MAX_BYTES: usize = 1024 * 1024;
+
+/// The longest index name looked at (64 KiB; Linux paths are at most
+/// 4 KiB).
+const INDEX_NAME_MAX_BYTES: usize = 64 * 1024;
 
 /// Why a git stage's repository is not one the analyser can vouch for.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -71,6 +80,22 @@ pub(super) enum GitRefusal {
     /// git status and diff run git in submodules.
     #[error("the repository has submodules, whose configuration is not checked")]
     Submodules,
+    /// A link, FIFO, socket or device among the repository's own files,
+    /// which git would follow or block on.
+    #[error(
+        "`{0}`, among the repository's own files, is a link or a special file, which git would follow"
+    )]
+    Special(String),
+    /// More files in the repository's own folders than are looked at.
+    #[error(
+        "the repository's own folders hold more than {0} entries, more than are looked through"
+    )]
+    Crowded(usize),
+    /// An index entry git would never have added, which it reads anyway.
+    #[error(
+        "the index names `{0}`, a path git would read outside the work tree or in its metadata"
+    )]
+    IndexName(String),
     /// git status and diff can write the index, which runs this hook.
     #[error("the repository has a post-index-change hook, which git status and git diff can run")]
     Hook,
@@ -98,8 +123,8 @@ struct Repository {
 }
 
 /// Checks the repository a git stage at `place` would use, with the
-/// commands' environment `env`, and the configuration git would read
-/// there.
+/// commands' environment `env`, the configuration git would read there,
+/// the repository's own files and its index.
 pub(super) fn check(place: &Place, env: &[(OsString, OsString)]) -> Result<(), GitRefusal> {
     let ws = place.ws;
     let root = real(ws, ws.root())?;
@@ -135,7 +160,7 @@ pub(super) fn check(place: &Place, env: &[(OsString, OsString)]) -> Result<(), G
     if !in_project && !is_linked_worktree(ws, &dotgit, &repo.git_dir, &repo.common_dir) {
         return Err(GitRefusal::Elsewhere(dotgit.display().to_string()));
     }
-    if borrows(ws, &repo.common_dir, in_project) {
+    if borrows(ws, &repo.common_dir) {
         return Err(GitRefusal::Borrowed(dotgit.display().to_string()));
     }
     if ws.lstat(&repo.worktree.join(".gitmodules")).is_ok()
@@ -149,7 +174,114 @@ pub(super) fn check(place: &Place, env: &[(OsString, OsString)]) -> Result<(), G
     {
         return Err(GitRefusal::Hook);
     }
-    git_config::check(ws, &place.dir, &git, env)
+    git_config::check(ws, &place.dir, &git, env)?;
+    // A linked worktree's shared files are the person's own repository's.
+    if in_project {
+        for dir in [&repo.git_dir, &repo.common_dir] {
+            metadata_is_plain(ws, dir)?;
+        }
+    }
+    index_is_plain(ws, &repo.worktree, &git, env)?;
+    let mut args = GIT_QUIET.to_vec();
+    args.extend(["rev-parse", "-q", "--verify", "HEAD:.gitmodules"]);
+    if run_git(ws, &repo.worktree, &git, env, &args)?.0.success {
+        return Err(GitRefusal::Submodules);
+    }
+    Ok(())
+}
+
+/// Refuses a repository directory holding a link, a FIFO, a socket or a
+/// device: git never makes one there, and it follows them (a linked
+/// `BISECT_START` printed a file of anywhere into `git status`).
+fn metadata_is_plain(ws: &dyn Workspace, dir: &Path) -> Result<(), GitRefusal> {
+    match ws.find_special(dir, ANALYSER_GIT_DIR_ENTRIES_MAX) {
+        Ok(None) => Ok(()),
+        Ok(Some(found)) => Err(GitRefusal::Special(found.display().to_string())),
+        Err(ScanError::TooMany(max)) => Err(GitRefusal::Crowded(max)),
+        Err(ScanError::Read(e)) => Err(GitRefusal::Unasked(format!("{}: {e}", dir.display()))),
+    }
+}
+
+/// Refuses an index naming a path git would never add (`../x`, `/etc/x`,
+/// a `.git` part: git checks names only when it adds them, and `git diff`
+/// reads what the index names), or `.gitmodules` (submodules, whose
+/// configuration is elsewhere). The names are read as git lists them,
+/// piece by piece, never held whole.
+fn index_is_plain(
+    ws: &dyn Workspace,
+    worktree: &Path,
+    git: &Path,
+    env: &[(OsString, OsString)],
+) -> Result<(), GitRefusal> {
+    let mut args = GIT_QUIET.to_vec();
+    args.extend(["ls-files", "-z"]);
+    let mut names = IndexNames::default();
+    let answer = ws.probe(worktree, git, &args, env, &mut |piece| names.take(piece));
+    if let Some(refused) = names.refused {
+        return Err(refused);
+    }
+    let answer = answer.map_err(|e| GitRefusal::Unasked(e.to_string()))?;
+    if !answer.success {
+        return Err(GitRefusal::Refused(answer.first_error_line()));
+    }
+    names.finish()
+}
+
+/// The index's names as `git ls-files -z` gives them, checked one by one.
+#[derive(Default)]
+struct IndexNames {
+    /// The start of a name cut by a piece's end.
+    partial: Vec<u8>,
+    refused: Option<GitRefusal>,
+}
+
+impl IndexNames {
+    /// Checks the names `piece` ends; false once one is refused.
+    fn take(&mut self, piece: &[u8]) -> bool {
+        let mut rest = piece;
+        while let Some(end) = rest.iter().position(|&b| b == 0) {
+            self.partial.extend_from_slice(&rest[..end]);
+            let name = std::mem::take(&mut self.partial);
+            if let Some(refused) = refuse_index_name(&name) {
+                self.refused = Some(refused);
+                return false;
+            }
+            rest = &rest[end + 1..];
+        }
+        if self.partial.len() + rest.len() > INDEX_NAME_MAX_BYTES {
+            self.refused = Some(GitRefusal::IndexName(
+                String::from_utf8_lossy(&self.partial).into_owned(),
+            ));
+            return false;
+        }
+        self.partial.extend_from_slice(rest);
+        true
+    }
+
+    /// Whether the listing ended on a name's end.
+    fn finish(self) -> Result<(), GitRefusal> {
+        if self.partial.is_empty() {
+            Ok(())
+        } else {
+            Err(GitRefusal::Unusual(
+                String::from_utf8_lossy(&self.partial).into_owned(),
+            ))
+        }
+    }
+}
+
+/// Why an index name is refused, if it is: one git's own check of a
+/// path it adds (`verify_path`) would reject, or `.gitmodules`.
+fn refuse_index_name(name: &[u8]) -> Option<GitRefusal> {
+    let shown = || String::from_utf8_lossy(name).into_owned();
+    if name == b".gitmodules" {
+        return Some(GitRefusal::Submodules);
+    }
+    let odd = name.first() == Some(&b'/')
+        || name.split(|&b| b == b'/').any(|part| {
+            part.is_empty() || part == b"." || part == b".." || part.eq_ignore_ascii_case(b".git")
+        });
+    odd.then(|| GitRefusal::IndexName(shown()))
 }
 
 /// The top of the work tree git finds from `dir` (a resolved directory),
@@ -193,14 +325,9 @@ fn ask(
         "--git-dir",
         "--git-common-dir",
     ]);
-    let answer = ws
-        .probe(dir, git, &args, env)
-        .map_err(|e: ProbeError| GitRefusal::Unasked(e.to_string()))?;
-    if !answer.success {
-        return Err(GitRefusal::Refused(answer.first_error_line()));
-    }
-    let unusual = || GitRefusal::Unusual(String::from_utf8_lossy(&answer.stdout).into_owned());
-    let text = answer.stdout.strip_suffix(b"\n").ok_or_else(unusual)?;
+    let answer = git_answer(ws, dir, git, env, &args)?;
+    let unusual = || GitRefusal::Unusual(String::from_utf8_lossy(&answer).into_owned());
+    let text = answer.strip_suffix(b"\n").ok_or_else(unusual)?;
     let lines: Vec<&[u8]> = text.split(|&b| b == b'\n').collect();
     let [bare, worktree, git_dir, common_dir] = lines.as_slice() else {
         return Err(unusual());
@@ -222,6 +349,47 @@ fn ask(
     })
 }
 
+/// What `git args` in `dir` printed, when it succeeded: at most
+/// [`GIT_ANSWER_MAX_BYTES`].
+pub(super) fn git_answer(
+    ws: &dyn Workspace,
+    dir: &Path,
+    git: &Path,
+    env: &[(OsString, OsString)],
+    args: &[&str],
+) -> Result<Vec<u8>, GitRefusal> {
+    let (answer, printed) = run_git(ws, dir, git, env, args)?;
+    if answer.success {
+        Ok(printed)
+    } else {
+        Err(GitRefusal::Refused(answer.first_error_line()))
+    }
+}
+
+/// Runs `git args` in `dir`: how it ended, and what it printed (at most
+/// [`GIT_ANSWER_MAX_BYTES`]).
+fn run_git(
+    ws: &dyn Workspace,
+    dir: &Path,
+    git: &Path,
+    env: &[(OsString, OsString)],
+    args: &[&str],
+) -> Result<(Probed, Vec<u8>), GitRefusal> {
+    let mut printed = Vec::new();
+    let answer = ws.probe(dir, git, args, env, &mut |piece| {
+        printed.extend_from_slice(piece);
+        printed.len() <= GIT_ANSWER_MAX_BYTES
+    });
+    match answer {
+        Ok(answer) => Ok((answer, printed)),
+        Err(ProbeError::Stopped) => Err(GitRefusal::Unasked(format!(
+            "git printed more than {} KiB",
+            GIT_ANSWER_MAX_BYTES / 1024
+        ))),
+        Err(e) => Err(GitRefusal::Unasked(e.to_string())),
+    }
+}
+
 /// `path`'s real path, or why it has none.
 fn real(ws: &dyn Workspace, path: &Path) -> Result<PathBuf, GitRefusal> {
     ws.real_path(path)
@@ -229,32 +397,19 @@ fn real(ws: &dyn Workspace, path: &Path) -> Result<PathBuf, GitRefusal> {
 }
 
 /// Whether the repository at `common_dir` takes objects or refs from
-/// elsewhere: an alternates file, `objects`, `refs` or `packed-refs`
-/// leading out of it, or, when it is in the project (`in_project`; a
-/// linked worktree's may be the person's own repository beside it), a
-/// link among the object folders or the packs. What cannot be looked at
-/// counts as borrowed.
-fn borrows(ws: &dyn Workspace, common_dir: &Path, in_project: bool) -> bool {
+/// elsewhere: an alternates file, or `objects`, `refs` or `packed-refs`
+/// leading out of it (a link further in is found by
+/// [`metadata_is_plain`], where the repository is the project's).
+fn borrows(ws: &dyn Workspace, common_dir: &Path) -> bool {
     let leads_out = |name: &str| {
         ws.real_path(&common_dir.join(name))
             .is_ok_and(|real| !real.starts_with(common_dir))
     };
-    let holds_a_link = |dir: &Path| match ws.list(dir, super::ANALYSER_GIT_OBJECT_NAMES_MAX) {
-        Ok(listing) => {
-            listing.total > listing.entries.len()
-                || listing
-                    .entries
-                    .iter()
-                    .any(|e| e.stat.is_some_and(|s| s.kind == FileKind::Symlink))
-        }
-        Err(e) => e.kind() != io::ErrorKind::NotFound,
-    };
-    let objects = common_dir.join("objects");
-    ws.lstat(&objects.join("info/alternates")).is_ok()
+    ws.lstat(&common_dir.join("objects/info/alternates"))
+        .is_ok()
         || ["objects", "refs", "packed-refs"]
             .into_iter()
             .any(leads_out)
-        || in_project && (holds_a_link(&objects) || holds_a_link(&objects.join("pack")))
 }
 
 /// Whether `git_dir` is a linked worktree of `common_dir` made for

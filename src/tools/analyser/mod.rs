@@ -54,10 +54,11 @@ pub const ANALYSER_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
 /// The longest command line analysed (16 KiB); a longer one asks.
 pub const ANALYSER_MAX_LINE_BYTES: usize = 16 * 1024;
 
-/// Names of a repository's `objects` or `objects/pack` looked at for a
-/// link to another repository's, at most: a repository has 256 fan-out
-/// folders, `info` and `pack`, and few packs. One with more asks.
-pub const ANALYSER_GIT_OBJECT_NAMES_MAX: usize = 512;
+/// Entries of a repository's own folders (its git directory and shared
+/// one) looked through for a link or a special file, at most (20,000): a
+/// repository keeps most objects packed, and git packs them itself past
+/// 6,700 loose ones. One with more asks.
+pub const ANALYSER_GIT_DIR_ENTRIES_MAX: usize = 20_000;
 
 /// One change to the environment of an auto-allowed command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,12 +71,14 @@ pub enum EnvSetting {
 
 /// What the runner must do to the environment of a line the analyser
 /// allowed, so the commands behave as analysed: no pager, no system git
-/// configuration (it is not read), no index refresh by `git status`, no
-/// look inside repositories planted in the work tree (a gitlink without
-/// `.gitmodules`), none of the variables that would point git at another
-/// repository, add configuration from the environment, run an external
-/// diff, or give grep, ripgrep or the shell options the analysis did not
-/// see.
+/// configuration, no index refresh by `git status`, no look inside
+/// repositories planted in the work tree (a gitlink without
+/// `.gitmodules`: not for their status, their summary or their log),
+/// none of the variables that would point git at another repository,
+/// add configuration from the environment, make the analyser's
+/// `git config` read another file than git does (`GIT_CONFIG`), run an
+/// external diff, or give grep, ripgrep or the shell options the
+/// analysis did not see.
 pub const ANALYSER_RUN_ENV: &[EnvSetting] = &[
     EnvSetting::Set("GIT_PAGER", "cat"),
     EnvSetting::Set("PAGER", "cat"),
@@ -85,9 +88,14 @@ pub const ANALYSER_RUN_ENV: &[EnvSetting] = &[
     EnvSetting::Unset("LESS"),
     EnvSetting::Unset("GIT_EXTERNAL_DIFF"),
     EnvSetting::Unset("GIT_CONFIG_PARAMETERS"),
-    EnvSetting::Set("GIT_CONFIG_COUNT", "1"),
+    EnvSetting::Unset("GIT_CONFIG"),
+    EnvSetting::Set("GIT_CONFIG_COUNT", "3"),
     EnvSetting::Set("GIT_CONFIG_KEY_0", "diff.ignoreSubmodules"),
     EnvSetting::Set("GIT_CONFIG_VALUE_0", "all"),
+    EnvSetting::Set("GIT_CONFIG_KEY_1", "status.submoduleSummary"),
+    EnvSetting::Set("GIT_CONFIG_VALUE_1", "false"),
+    EnvSetting::Set("GIT_CONFIG_KEY_2", "diff.submodule"),
+    EnvSetting::Set("GIT_CONFIG_VALUE_2", "short"),
     EnvSetting::Unset("GIT_DIR"),
     EnvSetting::Unset("GIT_WORK_TREE"),
     EnvSetting::Unset("GIT_COMMON_DIR"),
