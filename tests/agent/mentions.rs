@@ -99,7 +99,13 @@ async fn what_names_nothing_in_the_project_stays_text() {
         "mail me@example.com about @decorator and @{}",
         outside.path().join("secret.txt").display()
     );
-    h.prompt(&prompt).await;
+    stays_text(&mut h, &server, &prompt).await;
+}
+
+/// Sends `prompt` and checks that it reached the server as it is, with
+/// nothing read for it.
+async fn stays_text(h: &mut AgentHarness, server: &ScriptedServer, prompt: &str) {
+    h.prompt(prompt).await;
     let events = h.turn().await;
     assert!(
         !events
@@ -107,9 +113,9 @@ async fn what_names_nothing_in_the_project_stays_text() {
             .any(|e| matches!(e, AgentEvent::ToolCall { .. })),
         "{events:#?}"
     );
-    let sent = messages(&server, 0);
+    let sent = messages(server, 0);
     assert_eq!(sent.len(), 2, "{sent:#?}");
-    assert_eq!(sent[1]["content"], prompt.as_str());
+    assert_eq!(sent[1]["content"], prompt);
 }
 
 #[tokio::test]
@@ -216,16 +222,6 @@ async fn a_named_link_out_of_the_project_or_a_fifo_stays_text() {
     let server = ScriptedServer::start(vec![Reply::text(&["ok"])]).await;
     let mut h = start(&server.base_url(), dir.path());
     let prompt = "compare @leak.txt, leak.txt, @etc/passwd and @pipe.txt";
-    h.prompt(prompt).await;
-    let events = h.turn().await;
-    assert!(
-        !events
-            .iter()
-            .any(|e| matches!(e, AgentEvent::ToolCall { .. })),
-        "{events:#?}"
-    );
-    let sent = messages(&server, 0);
-    assert_eq!(sent.len(), 2, "{sent:#?}");
-    assert_eq!(sent[1]["content"], prompt);
+    stays_text(&mut h, &server, prompt).await;
     assert!(!server.requests()[0].body.to_string().contains("SECRET"));
 }

@@ -108,6 +108,14 @@ impl Tree {
         fs::write(self.git_dir().join("index"), index).unwrap();
     }
 
+    /// Makes `name` in the project's git directory a link to the secret
+    /// above the project (its folder made first).
+    pub fn link_secret(&self, name: &str) {
+        let at = self.git_dir().join(name);
+        fs::create_dir_all(at.parent().unwrap()).unwrap();
+        symlink(self.parent.join("secret.txt"), at).unwrap();
+    }
+
     /// The project's git directory.
     pub fn git_dir(&self) -> PathBuf {
         self.root.join(".git")
@@ -324,11 +332,7 @@ pub const LAYOUTS: &[Layout] = &[
         expect: Expect::Crafted,
         build: |t| {
             fs::write(t.git_dir().join("BISECT_LOG"), "").unwrap();
-            symlink(
-                t.parent.join("secret.txt"),
-                t.git_dir().join("BISECT_START"),
-            )
-            .unwrap();
+            t.link_secret("BISECT_START");
         },
     },
     Layout {
@@ -336,10 +340,7 @@ pub const LAYOUTS: &[Layout] = &[
         dir: ".",
         line: "git log --oneline",
         expect: Expect::Crafted,
-        build: |t| {
-            fs::create_dir_all(t.git_dir().join("info")).unwrap();
-            symlink(t.parent.join("secret.txt"), t.git_dir().join("info/grafts")).unwrap();
-        },
+        build: |t| t.link_secret("info/grafts"),
     },
     Layout {
         name: "an index linked to another repository's",

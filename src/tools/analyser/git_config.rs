@@ -4,11 +4,10 @@
 //! git's own reading), and the keys in it that make an allowed subcommand
 //! run a program, read a file from elsewhere or write one. ADR 0025.
 
-use std::ffi::OsString;
 use std::path::Path;
 
-use super::git_repo::{GIT_QUIET, GitRefusal, git_answer};
-use crate::tools::Workspace;
+use super::git_probe::Git;
+use super::git_repo::GitRefusal;
 
 const NAMES_A_PROGRAM: &str = "names a program";
 const GPG: &str = "makes git verify signatures by running gpg";
@@ -17,22 +16,18 @@ const READS_A_FILE: &str = "names a file git reads, which may be outside the pro
 /// Lists the configuration `git` would read in `dir` and refuses the
 /// first key that makes an allowed subcommand run, include or write
 /// something.
-pub(super) fn check(
-    ws: &dyn Workspace,
-    dir: &Path,
-    git: &Path,
-    env: &[(OsString, OsString)],
-) -> Result<(), GitRefusal> {
-    let mut args = GIT_QUIET.to_vec();
-    args.extend([
-        "config",
-        "--list",
-        "-z",
-        "--show-scope",
-        "--show-origin",
-        "--includes",
-    ]);
-    let answer = git_answer(ws, dir, git, env, &args)?;
+pub(super) fn check(git: &Git<'_>, dir: &Path) -> Result<(), GitRefusal> {
+    let answer = git.answer(
+        dir,
+        &[
+            "config",
+            "--list",
+            "-z",
+            "--show-scope",
+            "--show-origin",
+            "--includes",
+        ],
+    )?;
     let text = String::from_utf8_lossy(&answer);
     for entry in entries(&text)? {
         if let Some(what) = judge(&entry) {

@@ -13,22 +13,14 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use super::git_config;
+use super::git_probe::Git;
 use super::paths::Place;
-use super::program::{self, Found};
-use crate::tools::{ProbeError, Probed, ScanError, Workspace};
+use crate::tools::{ScanError, Workspace};
 
 use super::ANALYSER_GIT_DIR_ENTRIES_MAX;
 
-/// Options before every git subcommand the analyser runs: no pager, and
-/// no file system monitor, which reading the index would start.
-pub(super) const GIT_QUIET: &[&str] = &["--no-pager", "-c", "core.fsmonitor=false"];
-
 /// The most bytes of a worktree's `gitdir` back-link read.
 const BACK_LINK_MAX_BYTES: u64 = 4096;
-
-/// The most git may print in answer to one of the analyser's questions
-/// (1 MiB; a person's configuration is a few KiB).
-const GIT_ANSWER_MAX_BYTES: usize = 1024 * 1024;
 
 /// The longest index name looked at (64 KiB; Linux paths are at most
 /// 4 KiB).
@@ -137,8 +129,8 @@ pub(super) fn check(place: &Place, env: &[(OsString, OsString)]) -> Result<(), G
     {
         return Err(GitRefusal::NoRepository);
     }
-    let git = git_program(place, env)?;
-    let repo = ask(ws, &place.dir, &git, env)?;
+    let git = Git::of(place, env)?;
+    let repo = ask(&git, &place.dir)?;
     if !repo.worktree.starts_with(&root) {
         return Err(GitRefusal::Above(repo.worktree.display().to_string()));
     }
@@ -174,17 +166,16 @@ pub(super) fn check(place: &Place, env: &[(OsString, OsString)]) -> Result<(), G
     {
         return Err(GitRefusal::Hook);
     }
-    git_config::check(ws, &place.dir, &git, env)?;
+    git_config::check(&git, &place.dir)?;
     // A linked worktree's shared files are the person's own repository's.
     if in_project {
         for dir in [&repo.git_dir, &repo.common_dir] {
             metadata_is_plain(ws, dir)?;
         }
     }
-    index_is_plain(ws, &repo.worktree, &git, env)?;
-    let mut args = GIT_QUIET.to_vec();
-    args.extend(["rev-parse", "-q", "--verify", "HEAD:.gitmodules"]);
-    if run_git(ws, &repo.worktree, &git, env, &args)?.0.success {
+    index_is_plain(&git, &repo.worktree)?;
+    let head_modules = ["rev-parse", "-q", "--verify", "HEAD:.gitmodules"];
+    if git.run(&repo.worktree, &head_modules)?.0.success {
         return Err(GitRefusal::Submodules);
     }
     Ok(())
@@ -207,16 +198,11 @@ fn metadata_is_plain(ws: &dyn Workspace, dir: &Path) -> Result<(), GitRefusal> {
 /// reads what the index names), or `.gitmodules` (submodules, whose
 /// configuration is elsewhere). The names are read as git lists them,
 /// piece by piece, never held whole.
-fn index_is_plain(
-    ws: &dyn Workspace,
-    worktree: &Path,
-    git: &Path,
-    env: &[(OsString, OsString)],
-) -> Result<(), GitRefusal> {
-    let mut args = GIT_QUIET.to_vec();
-    args.extend(["ls-files", "-z"]);
+fn index_is_plain(git: &Git<'_>, worktree: &Path) -> Result<(), GitRefusal> {
     let mut names = IndexNames::default();
-    let answer = ws.probe(worktree, git, &args, env, &mut |piece| names.take(piece));
+    let answer = git.stream(worktree, &["ls-files", "-z"], &mut |piece| {
+        names.take(piece)
+    });
     if let Some(refused) = names.refused {
         return Err(refused);
     }
@@ -293,39 +279,24 @@ pub fn work_tree(ws: &dyn Workspace, dir: &Path, env: &[(OsString, OsString)]) -
     if !dir.ancestors().any(|d| ws.lstat(&d.join(".git")).is_ok()) {
         return None;
     }
-    let Some(Found::Absolute(git)) = program::find(ws, dir, "git", env) else {
-        return None;
-    };
-    ask(ws, dir, &git, env).ok().map(|repo| repo.worktree)
+    let git = Git::find(ws, dir, env)?;
+    ask(&git, dir).ok().map(|repo| repo.worktree)
 }
 
-/// The git the stage would run: an absolute `PATH` entry's, outside the
-/// project (the program check refused any other before this).
-fn git_program(place: &Place, env: &[(OsString, OsString)]) -> Result<PathBuf, GitRefusal> {
-    match program::find(place.ws, &place.dir, "git", env) {
-        Some(Found::Absolute(git)) => Ok(git),
-        _ => Err(GitRefusal::NoGit),
-    }
-}
-
-/// Asks `git` in `dir` for the work tree, the git directory and the
-/// shared one.
-fn ask(
-    ws: &dyn Workspace,
-    dir: &Path,
-    git: &Path,
-    env: &[(OsString, OsString)],
-) -> Result<Repository, GitRefusal> {
-    let mut args = GIT_QUIET.to_vec();
-    args.extend([
-        "rev-parse",
-        "--path-format=absolute",
-        "--is-bare-repository",
-        "--show-toplevel",
-        "--git-dir",
-        "--git-common-dir",
-    ]);
-    let answer = git_answer(ws, dir, git, env, &args)?;
+/// Asks git in `dir` for the work tree, the git directory and the shared
+/// one.
+fn ask(git: &Git<'_>, dir: &Path) -> Result<Repository, GitRefusal> {
+    let answer = git.answer(
+        dir,
+        &[
+            "rev-parse",
+            "--path-format=absolute",
+            "--is-bare-repository",
+            "--show-toplevel",
+            "--git-dir",
+            "--git-common-dir",
+        ],
+    )?;
     let unusual = || GitRefusal::Unusual(String::from_utf8_lossy(&answer).into_owned());
     let text = answer.strip_suffix(b"\n").ok_or_else(unusual)?;
     let lines: Vec<&[u8]> = text.split(|&b| b == b'\n').collect();
@@ -340,54 +311,13 @@ fn ask(
         if !path.is_absolute() {
             return Err(unusual());
         }
-        real(ws, path)
+        real(git.workspace(), path)
     };
     Ok(Repository {
         worktree: path(worktree)?,
         git_dir: path(git_dir)?,
         common_dir: path(common_dir)?,
     })
-}
-
-/// What `git args` in `dir` printed, when it succeeded: at most
-/// [`GIT_ANSWER_MAX_BYTES`].
-pub(super) fn git_answer(
-    ws: &dyn Workspace,
-    dir: &Path,
-    git: &Path,
-    env: &[(OsString, OsString)],
-    args: &[&str],
-) -> Result<Vec<u8>, GitRefusal> {
-    let (answer, printed) = run_git(ws, dir, git, env, args)?;
-    if answer.success {
-        Ok(printed)
-    } else {
-        Err(GitRefusal::Refused(answer.first_error_line()))
-    }
-}
-
-/// Runs `git args` in `dir`: how it ended, and what it printed (at most
-/// [`GIT_ANSWER_MAX_BYTES`]).
-fn run_git(
-    ws: &dyn Workspace,
-    dir: &Path,
-    git: &Path,
-    env: &[(OsString, OsString)],
-    args: &[&str],
-) -> Result<(Probed, Vec<u8>), GitRefusal> {
-    let mut printed = Vec::new();
-    let answer = ws.probe(dir, git, args, env, &mut |piece| {
-        printed.extend_from_slice(piece);
-        printed.len() <= GIT_ANSWER_MAX_BYTES
-    });
-    match answer {
-        Ok(answer) => Ok((answer, printed)),
-        Err(ProbeError::Stopped) => Err(GitRefusal::Unasked(format!(
-            "git printed more than {} KiB",
-            GIT_ANSWER_MAX_BYTES / 1024
-        ))),
-        Err(e) => Err(GitRefusal::Unasked(e.to_string())),
-    }
 }
 
 /// `path`'s real path, or why it has none.

@@ -26,6 +26,7 @@
 mod commands;
 mod git;
 mod git_config;
+mod git_probe;
 mod git_repo;
 mod parse;
 mod paths;
