@@ -61,16 +61,10 @@ impl Tree {
         format!("[core]\n\tfsmonitor = touch {}\n", self.marker().display())
     }
 
-    /// Runs git in `dir` and gives what it printed, trimmed.
+    /// Runs git in `dir`, which must succeed, and gives what it printed,
+    /// trimmed.
     pub fn git_out(&self, dir: &Path, args: &[&str]) -> String {
-        let out = Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .envs(env())
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}: {out:?}");
-        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+        git_says(dir, args).unwrap_or_else(|| panic!("git {args:?} in {}", dir.display()))
     }
 
     /// A configuration key of the project's repository set to `value`.
