@@ -208,6 +208,17 @@ impl Tool for ExecuteCommand {
         _guard: FileGuard,
     ) -> Result<ExecuteCommandOutput, ToolFailure> {
         let limit = self.time_limit(ctx)?;
+        // A line nobody approved gets a temporary folder of its own,
+        // removed with whatever it left (`sort` spills there).
+        let temp_dir = match self.read_only {
+            true => Some(
+                tempfile::tempdir().map_err(|e| ToolFailure::ExecutionFailed {
+                    tool: Self::NAME.to_owned(),
+                    message: format!("cannot make a temporary folder for the command: {e}"),
+                })?,
+            ),
+            false => None,
+        };
         let run = Run {
             command: &self.command,
             cwd: &self.cwd,
@@ -217,6 +228,7 @@ impl Tool for ExecuteCommand {
             } else {
                 &[]
             },
+            temp_dir: temp_dir.as_ref().map(tempfile::TempDir::path),
         };
         execute_command(run, ctx, cancel).await
     }

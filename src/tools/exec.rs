@@ -183,6 +183,9 @@ pub(crate) struct Run<'a> {
     pub(crate) limit: Duration,
     /// Changes to its environment after the credential scrub.
     pub(crate) env: &'a [EnvSetting],
+    /// A folder of its own for temporary files (`TMPDIR`), which the
+    /// caller removes after the call.
+    pub(crate) temp_dir: Option<&'a std::path::Path>,
 }
 
 /// The directory a command runs in: `cwd` beneath the root, and a
@@ -208,6 +211,7 @@ pub(crate) async fn execute_command(
         cwd,
         limit,
         env,
+        temp_dir,
     }: Run<'_>,
     ctx: &ToolContext,
     cancel: &CancellationToken,
@@ -219,7 +223,11 @@ pub(crate) async fn execute_command(
         on_blocking_pool(TOOL, cancel, move || working_dir(ws.as_ref(), &cwd)).await?
     };
     let ws = ctx.workspace.as_ref();
-    let env = with_settings(ctx.command_env(), env);
+    let mut env = with_settings(ctx.command_env(), env);
+    if let Some(temp_dir) = temp_dir {
+        env.retain(|(name, _)| name != "TMPDIR");
+        env.push(("TMPDIR".into(), temp_dir.into()));
+    }
     // Everything the command starts is the call's from the fork on: every
     // way out below kills it, and dropping `processes` (here or when the
     // call's future is dropped mid-run) sweeps again and reaps the dead.

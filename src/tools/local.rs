@@ -233,11 +233,12 @@ impl Workspace for LocalWorkspace {
         program: &Path,
         args: &[&str],
         env: &[(OsString, OsString)],
+        timeout: std::time::Duration,
         output: &mut dyn FnMut(&[u8]) -> bool,
     ) -> Result<Probed, ProbeError> {
         let dir = beneath::open(&self.root, dir, OFlag::O_PATH | OFlag::O_DIRECTORY)
             .map_err(ProbeError::Directory)?;
-        let deadline = Instant::now() + PROBE_TIMEOUT;
+        let deadline = Instant::now() + timeout.min(PROBE_TIMEOUT);
         let mut cmd = std::process::Command::new(program);
         cmd.args(args)
             .stdin(Stdio::null())

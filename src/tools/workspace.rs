@@ -121,16 +121,18 @@ pub trait Workspace: Send + Sync + fmt::Debug {
     /// Runs `program` (a path: what the commands' `PATH` finds) with
     /// `args` in `dir` (a resolved directory), with exactly `env` and no
     /// input, handing its output to `output` piece by piece as it comes
-    /// (which returns false to stop it), within [`PROBE_TIMEOUT`];
-    /// everything it started is killed and reaped as a command's is. For
-    /// the questions the policy asks of the program that will run: which
-    /// repository and which configuration git would use (ADR 0025).
+    /// (which returns false to stop it), within `timeout` (at most
+    /// [`PROBE_TIMEOUT`]); everything it started is killed and reaped as
+    /// a command's is. For the questions the policy asks of the program
+    /// that will run: which repository and which configuration git would
+    /// use (ADR 0025).
     fn probe(
         &self,
         dir: &Path,
         program: &Path,
         args: &[&str],
         env: &[(OsString, OsString)],
+        timeout: std::time::Duration,
         output: &mut dyn FnMut(&[u8]) -> bool,
     ) -> Result<Probed, ProbeError>;
 
@@ -350,8 +352,8 @@ pub enum ProbeError {
     /// Its output could not be read.
     #[error("cannot read its output: {0}")]
     Read(io::Error),
-    /// It did not end within [`PROBE_TIMEOUT`].
-    #[error("it did not answer within {} s", PROBE_TIMEOUT.as_secs())]
+    /// It did not end within its time.
+    #[error("it did not answer in time")]
     TimedOut,
     /// Its output's reader had enough and stopped it.
     #[error("its answer was cut short")]

@@ -320,3 +320,42 @@ fn links_inside_are_read_and_special_files_are_left_out_without_blocking() {
         "cannot read the project instructions in sub/AGENTS.md: not a regular file; they were left out"
     );
 }
+
+/// A `git` of the project's own, first on the commands' `PATH` (a
+/// `node_modules/.bin` or a virtual environment's `bin` put there), is
+/// never run to find the project root: the start directory is the root.
+#[test]
+fn the_projects_own_git_is_never_run_to_find_the_root() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().canonicalize().unwrap();
+    let root = base.join("repo");
+    git_init(&root);
+    put(&root, "AGENTS.md", "root rule");
+    let start = root.join("sub");
+    put(&start, "AGENTS.md", "sub rule");
+    let bin = start.join("node_modules/.bin");
+    let marker = base.join("ran");
+    put(
+        &bin,
+        "git",
+        &format!("#!/bin/sh\ntouch {}\n", marker.display()),
+    );
+    fs::set_permissions(
+        bin.join("git"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let mut env = support::command_env(Path::new("/dev/null"));
+    for (name, value) in &mut env {
+        if name == "PATH" {
+            let mut path = bin.as_os_str().to_owned();
+            path.push(":");
+            path.push(&*value);
+            *value = path;
+        }
+    }
+    let ws = LocalWorkspace::new(&start);
+    assert_eq!(instructions::project_root(&ws, env.clone()), start);
+    assert_eq!(instructions::read(&ws, env).files, vec!["AGENTS.md"]);
+    assert!(!marker.exists());
+}

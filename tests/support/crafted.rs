@@ -459,4 +459,48 @@ pub const LAYOUTS: &[Layout] = &[
             t.config("status.submoduleSummary", "true");
         },
     },
+    Layout {
+        // `ls-files -m` and `--eol` read a file through a linked folder,
+        // which `git diff` would not: an equality oracle on a file
+        // beside the project.
+        name: "an index entry beneath a folder linked out of the project",
+        dir: ".",
+        line: "git ls-files -m --eol",
+        expect: Expect::Crafted,
+        build: |t| {
+            let guess = t.git_out(&t.parent, &["rev-parse", "HEAD:secret.txt"]);
+            let entry = format!("100644,{guess},link/secret.txt");
+            git(&t.root, &["update-index", "--add", "--cacheinfo", &entry]);
+            symlink(&t.parent, t.root.join("link")).unwrap();
+        },
+    },
+    Layout {
+        // git joins each listed table's name to the folder unchecked.
+        name: "a reftable list naming another repository's table",
+        dir: ".",
+        line: "git branch -a",
+        expect: Expect::Crafted,
+        build: |t| {
+            let other = t.base.join("other");
+            fs::create_dir_all(&other).unwrap();
+            git(
+                &other,
+                &["init", "-q", "-b", "main", "--ref-format=reftable"],
+            );
+            git(&other, &["commit", "-q", "--allow-empty", "-m", "other"]);
+            git(&other, &["branch", "PARENT-SECRET-branch"]);
+            fs::remove_dir_all(t.git_dir()).unwrap();
+            git(
+                &t.root,
+                &["init", "-q", "-b", "main", "--ref-format=reftable"],
+            );
+            git(&t.root, &["commit", "-q", "--allow-empty", "-m", "own"]);
+            let theirs = fs::read_to_string(other.join(".git/reftable/tables.list")).unwrap();
+            let table = theirs.lines().last().unwrap();
+            let list = t.git_dir().join("reftable/tables.list");
+            let mut ours = fs::read_to_string(&list).unwrap();
+            ours.push_str(&format!("../../../other/.git/reftable/{table}\n"));
+            fs::write(list, ours).unwrap();
+        },
+    },
 ];

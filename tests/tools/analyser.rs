@@ -174,10 +174,32 @@ const CASES: &[(&str, Expect)] = &[
     ("grep -r foo", Runs),
     ("grep foo src", Runs),
     ("grep -- -n README.md", Runs),
-    ("rg -n foo src", Runs),
-    ("rg --files src", Runs),
-    ("rg -g '*.rs' -t rust foo", Runs),
-    ("rg -e foo -e bar", Runs),
+    ("rg --no-ignore -n foo src", Runs),
+    ("rg -u --files src", Runs),
+    ("rg --unrestricted -g '*.rs' -t rust foo", Runs),
+    ("rg --no-ignore -e foo -e bar", Runs),
+    // rg reads ignore files as it walks, through links and FIFOs alike.
+    ("rg -n foo src", Asks("give rg --no-ignore")),
+    ("rg foo README.md", Asks("give rg --no-ignore")),
+    (
+        "tree --gitignore",
+        Asks("reads .gitignore files as it walks"),
+    ),
+    // `-f=x` is `=x` to getopt and `x` to ripgrep.
+    (
+        "rg --no-ignore -f=../outside/secret.txt -e y README.md",
+        Asks("joins its value with `=`"),
+    ),
+    (
+        "grep -f=patterns.txt x notes.txt",
+        Asks("joins its value with `=`"),
+    ),
+    // tail's old form: `-cf` is "follow", not a size.
+    ("tail -cf README.md", Asks("must be a number")),
+    (
+        "sort -S 1K notes.txt",
+        Asks("spills to many temporary files"),
+    ),
     ("find . -name '*.rs'", Renders("find . -name '*.rs'")),
     ("find src -type f -name '*.rs' -print", Runs),
     (
@@ -554,7 +576,7 @@ const CASES: &[(&str, Expect)] = &[
         "tail -f notes.txt",
         Asks("keeps running until the time limit"),
     ),
-    ("tail -nf notes.txt", Runs),
+    ("tail -nf notes.txt", Asks("must be a number")),
     ("tail +1f notes.txt", Asks("tail's old option form")),
     ("tail -- +2 notes.txt", Asks("tail's old option form")),
     ("ls -L dir-out", Asks("`ls -L` follows symbolic links")),
@@ -972,7 +994,7 @@ fn repositories_git_would_not_take_as_checked() {
     // the git that waited is gone.
     fs::remove_file(project.root.join(".git/config")).unwrap();
     nix::unistd::mkfifo(&project.root.join(".git/config"), Mode::S_IRWXU).unwrap();
-    asks("git log", "did not answer within 5 s");
+    asks("git log", "did not answer in time");
 }
 
 #[test]
@@ -1310,13 +1332,19 @@ fn the_run_environment_disables_pagers_and_system_configuration() {
         EnvSetting::Set("GIT_PAGER", "cat"),
         EnvSetting::Set("PAGER", "cat"),
         EnvSetting::Set("GIT_CONFIG_NOSYSTEM", "1"),
-        EnvSetting::Set("GIT_CONFIG_COUNT", "3"),
+        EnvSetting::Set("GIT_CONFIG_COUNT", "6"),
         EnvSetting::Set("GIT_CONFIG_KEY_0", "diff.ignoreSubmodules"),
         EnvSetting::Set("GIT_CONFIG_VALUE_0", "all"),
         EnvSetting::Set("GIT_CONFIG_KEY_1", "status.submoduleSummary"),
         EnvSetting::Set("GIT_CONFIG_VALUE_1", "false"),
         EnvSetting::Set("GIT_CONFIG_KEY_2", "diff.submodule"),
         EnvSetting::Set("GIT_CONFIG_VALUE_2", "short"),
+        EnvSetting::Set("GIT_CONFIG_KEY_3", "core.untrackedCache"),
+        EnvSetting::Set("GIT_CONFIG_VALUE_3", "false"),
+        EnvSetting::Set("GIT_CONFIG_KEY_4", "core.multiPackIndex"),
+        EnvSetting::Set("GIT_CONFIG_VALUE_4", "false"),
+        EnvSetting::Set("GIT_CONFIG_KEY_5", "diff.autoRefreshIndex"),
+        EnvSetting::Set("GIT_CONFIG_VALUE_5", "false"),
         EnvSetting::Unset("GIT_CONFIG"),
         EnvSetting::Unset("LESS"),
         EnvSetting::Unset("GIT_EXTERNAL_DIFF"),
@@ -1676,7 +1704,7 @@ fn absolute_paths_outside_ask_whatever_the_command() {
         "tail",
         "wc",
         "grep x",
-        "rg x",
+        "rg --no-ignore x",
         "ls",
         "file",
         "stat",

@@ -95,3 +95,96 @@ fn walked_entries(dir: &Path) -> usize {
         })
         .sum()
 }
+
+/// Two paths one of which lies outside the repository's work tree make
+/// `git diff` compare files as `--no-index` does (a FIFO held it for the
+/// whole time limit).
+#[test]
+fn a_diff_of_a_path_outside_the_work_tree_asks() {
+    let tree = Tree::new();
+    let sub = tree.root.join("sub");
+    support::crafted::git(&sub, &["init", "-q", "-b", "main"]);
+    nix::unistd::mkfifo(&tree.root.join("fifo"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let analyser =
+        Analyser::new(&tree.root).with_command_env(support::command_env(Path::new("/dev/null")));
+    match analyser.analyse("sub", "git diff ../fifo ../README.md") {
+        Verdict::Ask { reason } => assert!(reason.contains("outside the repository's work tree")),
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        analyser.analyse(".", "git diff README.md"),
+        Verdict::ReadOnly { .. }
+    ));
+}
+
+/// A `git` on the commands' `PATH` that notes each run in `count`, after
+/// `delay` seconds, then runs the real one: made in `dir`, outside the
+/// project.
+fn counted_git(
+    dir: &Path,
+    count: &Path,
+    delay: u32,
+) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+    let real = String::from_utf8(
+        std::process::Command::new("sh")
+            .args(["-c", "command -v git"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    fs::create_dir_all(dir).unwrap();
+    let script = format!(
+        "#!/bin/sh\necho run >> '{}'\nsleep {delay}\nexec '{}' \"$@\"\n",
+        count.display(),
+        real.trim()
+    );
+    let git = dir.join("git");
+    fs::write(&git, script).unwrap();
+    fs::set_permissions(&git, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let mut env = support::command_env(Path::new("/dev/null"));
+    for (name, value) in &mut env {
+        if name == "PATH" {
+            let mut path = dir.as_os_str().to_owned();
+            path.push(":");
+            path.push(&*value);
+            *value = path;
+        }
+    }
+    env
+}
+
+/// git is asked once a folder per line, however many stages run there.
+#[test]
+fn a_line_of_many_git_stages_asks_git_once_a_folder() {
+    let tree = Tree::new();
+    let count = tree.base.join("runs");
+    let env = counted_git(&tree.base.join("bin"), &count, 0);
+    let analyser = Analyser::new(&tree.root).with_command_env(env);
+    let one = analyser.analyse(".", "git status");
+    assert!(matches!(one, Verdict::ReadOnly { .. }), "{one:?}");
+    let per_folder = fs::read_to_string(&count).unwrap().lines().count();
+    fs::remove_file(&count).unwrap();
+    let line = vec!["git status"; 50].join(" && ");
+    assert!(matches!(
+        analyser.analyse(".", &line),
+        Verdict::ReadOnly { .. }
+    ));
+    assert_eq!(
+        fs::read_to_string(&count).unwrap().lines().count(),
+        per_folder
+    );
+}
+
+/// Asking git for one line has one deadline: a git that takes 4 s an
+/// answer, each within a probe's own 5 s, would hold the line for 16 s.
+#[test]
+fn asking_git_for_one_line_has_one_deadline() {
+    let tree = Tree::new();
+    let env = counted_git(&tree.base.join("bin"), &tree.base.join("runs"), 4);
+    let analyser = Analyser::new(&tree.root).with_command_env(env);
+    match analyser.analyse(".", "git status") {
+        Verdict::Ask { reason } => assert!(reason.contains("did not answer in time"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+}

@@ -173,6 +173,15 @@ impl Spec {
                 parsed.flags.push((canonical, None));
                 continue;
             }
+            // `-f=x`: getopt gives `=x`, ripgrep's parser `x`. Which name
+            // is opened depends on the program, so neither is accepted.
+            if attached.starts_with('=') {
+                return Err(Refusal::Flag {
+                    cmd: cmd.to_owned(),
+                    flag: format!("{name}{attached}"),
+                    why: "joins its value with `=`, which programs read differently",
+                });
+            }
             let inline = (!attached.is_empty()).then_some(attached);
             let value = self.value(cmd, canonical, takes, inline, rest, place)?;
             parsed.flags.push((canonical, value));
@@ -262,6 +271,9 @@ pub(super) fn check_stage(
             Use::Read,
             pattern_operand(&parsed, &["-e", "--regexp", "-f", "--file"]),
         ),
+        "rg" if !parsed.has(&["--no-ignore", "-u", "--unrestricted"]) => {
+            return Err(operand(READS_IGNORE_FILES));
+        }
         "rg" => (
             Use::Read,
             pattern_operand(
@@ -354,7 +366,7 @@ const LS: Spec = Spec {
         ("--author", Takes::No),
         ("-b", Takes::No),
         ("--escape", Takes::No),
-        ("--block-size", Takes::Value(Kind::Size)),
+        ("--block-size", Takes::Value(Kind::BlockSize)),
         ("-B", Takes::No),
         ("--ignore-backups", Takes::No),
         ("-c", Takes::No),
@@ -437,6 +449,9 @@ const LS: Spec = Spec {
     paths: Base::Stage,
 };
 
+const READS_IGNORE_FILES: &str = "reads .gitignore and .ignore files as it walks, above the project too, \
+     following links and blocking on FIFOs; give rg --no-ignore, or use the grep tool";
+const SPILLS: &str = "spills to many temporary files, which a killed sort leaves behind";
 const FOLLOWS_LINKS: &str = "follows symbolic links, which may lead out of the project";
 const RUNS_A_PROGRAM: &str = "runs another program";
 const WRITES_A_FILE: &str = "writes a file";
@@ -863,8 +878,8 @@ const DU: Spec = Spec {
         ("-a", Takes::No),
         ("--all", Takes::No),
         ("--apparent-size", Takes::No),
-        ("-B", Takes::Value(Kind::Size)),
-        ("--block-size", Takes::Value(Kind::Size)),
+        ("-B", Takes::Value(Kind::BlockSize)),
+        ("--block-size", Takes::Value(Kind::BlockSize)),
         ("-b", Takes::No),
         ("--bytes", Takes::No),
         ("-c", Takes::No),
@@ -950,7 +965,6 @@ const TREE: Spec = Spec {
         ("--prune", Takes::No),
         ("--matchdirs", Takes::No),
         ("--ignore-case", Takes::No),
-        ("--gitignore", Takes::No),
         ("--charset", Takes::Value(Kind::Encoding)),
         ("--filelimit", Takes::Value(Kind::Count)),
         ("--timefmt", Takes::Value(Kind::Text)),
@@ -961,6 +975,10 @@ const TREE: Spec = Spec {
         ("-l", FOLLOWS_LINKS),
         ("-R", "writes an index file into every directory"),
         ("--fromfile", UNCHECKED_NAMES),
+        (
+            "--gitignore",
+            "reads .gitignore files as it walks, following links and blocking on FIFOs",
+        ),
     ]],
     numbers: false,
     style: Style::Separate,
@@ -1015,8 +1033,6 @@ const SORT: Spec = Spec {
         ("--merge", Takes::No),
         ("-s", Takes::No),
         ("--stable", Takes::No),
-        ("-S", Takes::Value(Kind::Size)),
-        ("--buffer-size", Takes::Value(Kind::Size)),
         ("-t", Takes::Value(Kind::Text)),
         ("--field-separator", Takes::Value(Kind::Text)),
         ("--parallel", Takes::Value(Kind::Count)),
@@ -1038,6 +1054,8 @@ const SORT: Spec = Spec {
         ),
         ("--compress-program", RUNS_A_PROGRAM),
         ("--files0-from", UNCHECKED_NAMES),
+        ("-S", SPILLS),
+        ("--buffer-size", SPILLS),
     ]],
     numbers: false,
     style: Style::Gnu,
@@ -1363,7 +1381,6 @@ mod tests {
     use std::collections::HashSet;
     use std::mem::discriminant;
     use std::path::PathBuf;
-    use std::process::Command;
 
     use nix::sys::stat::Mode;
 
@@ -1371,8 +1388,12 @@ mod tests {
     use super::super::{Analyser, Verdict};
     use super::*;
 
-    /// `base/root`, a real `git init` with `README.md`, a directory `sub`
-    /// and a FIFO `fifo`; `base/outside/secret.txt` beside it.
+    /// What a git line in a folder of no repository asks for.
+    const NO_REPOSITORY: &str = "no repository in the project here";
+
+    /// `base/root` with `README.md`, a directory `sub` and a FIFO `fifo`
+    /// (no repository: git's own answers are the repository tests');
+    /// `base/outside/secret.txt` beside it.
     fn project() -> (tempfile::TempDir, PathBuf) {
         let dir = tempfile::tempdir().unwrap();
         let base = dir.path().canonicalize().unwrap();
@@ -1382,22 +1403,16 @@ mod tests {
         std::fs::write(base.join("outside/secret.txt"), "secret\n").unwrap();
         std::fs::write(root.join("README.md"), "hello\n").unwrap();
         nix::unistd::mkfifo(&root.join("fifo"), Mode::S_IRWXU).unwrap();
-        let init = Command::new("git")
-            .args(["init", "-q"])
-            .current_dir(&root)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .status()
-            .unwrap();
-        assert!(init.success());
         (dir, root)
     }
 
     /// Every table, with the words a line using it starts with.
     fn tables() -> Vec<(String, &'static Spec)> {
-        let commands = COMMANDS
-            .iter()
-            .map(|(name, spec)| ((*name).to_owned(), *spec));
+        // rg asks unless told to read no ignore file.
+        let commands = COMMANDS.iter().map(|(name, spec)| match *name {
+            "rg" => ("rg --no-ignore".to_owned(), *spec),
+            name => (name.to_owned(), *spec),
+        });
         let git = SUBCOMMANDS
             .iter()
             .map(|(name, spec)| (format!("git {name}"), *spec));
@@ -1447,7 +1462,8 @@ mod tests {
     fn fitting(kind: Kind) -> Vec<&'static str> {
         match kind {
             Kind::Count => vec!["3", "012"],
-            Kind::Size => vec!["3", "10K", "-5", "+2", "1.5", "50%", "K"],
+            Kind::Size => vec!["3", "10K", "-5", "+2", "1.5", "50%"],
+            Kind::BlockSize => vec!["K", "MiB", "1M", "512"],
             Kind::Numbers => vec!["1,3-5", "-3", "2,2n", "50%", "0.5", "20%/60%"],
             Kind::Word(words) => words
                 .iter()
@@ -1477,7 +1493,8 @@ mod tests {
         let outside = ["../outside/secret.txt", "/etc/passwd"];
         let own: &[&str] = match kind {
             Kind::Count => &["-1", "3K", ""],
-            Kind::Size => &["--5", "1.", "10KiBs", "1,2", ""],
+            Kind::Size => &["--5", "1.", "10KiBs", "1,2", "K", "f", ""],
+            Kind::BlockSize => &["--5", "KiBs", "1,2", ""],
             Kind::Numbers => &["1..3", "/1", "1/x", "x", "-", ""],
             Kind::Word(_) => &["nonsense", ""],
             Kind::Path(Use::Look) => &[""],
@@ -1520,9 +1537,13 @@ mod tests {
                     for line in forms(&cmd, spec, flag, takes, value) {
                         lines += 1;
                         let verdict = analyser.analyse(".", &line);
+                        // The project is no repository: a git line whose
+                        // options all passed asks for that alone, without
+                        // asking git (which the repository tests cover).
                         let ok = match &verdict {
                             Verdict::ReadOnly { .. } => runs,
-                            Verdict::Ask { reason } => !runs && reason.contains(value),
+                            Verdict::Ask { reason } if runs => reason.contains(NO_REPOSITORY),
+                            Verdict::Ask { reason } => reason.contains(value),
                             Verdict::Invalid { .. } => false,
                         };
                         if !ok {
@@ -1555,6 +1576,7 @@ mod tests {
         let every_kind = [
             Kind::Count,
             Kind::Size,
+            Kind::BlockSize,
             Kind::Numbers,
             Kind::Word(&[]),
             Kind::Path(Use::Read),

@@ -89,7 +89,23 @@ pub(super) fn check(analyser: &Analyser, place: &Place, args: &[String]) -> Resu
     for word in &parsed.operands {
         place.check(word, Use::Look)?;
     }
-    Ok(git_repo::check(&place, analyser.command_env())?)
+    let worktree = git_repo::check(&place, analyser.command_env())?;
+    // Two paths one of which lies outside the work tree make `git diff`
+    // compare files as `--no-index` does, FIFOs included.
+    if sub == "diff" {
+        for word in &parsed.operands {
+            if !place.resolve(word)?.starts_with(&worktree) {
+                return Err(Refusal::Operand {
+                    cmd,
+                    why: format!(
+                        "`{word}` is outside the repository's work tree, so git diff would \
+                         compare files as --no-index does"
+                    ),
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The subcommands a git stage may run, each with its table.

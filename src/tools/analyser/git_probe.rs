@@ -5,11 +5,12 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use super::git_repo::GitRefusal;
 use super::paths::Place;
 use super::program::{self, Found};
-use crate::tools::{ProbeError, Probed, Workspace};
+use crate::tools::{PROBE_TIMEOUT, ProbeError, Probed, Workspace};
 
 /// Options before every git subcommand the analyser runs: no pager, and
 /// no file system monitor, which reading the index would start.
@@ -25,19 +26,28 @@ pub(super) struct Git<'a> {
     ws: &'a dyn Workspace,
     program: PathBuf,
     env: &'a [(OsString, OsString)],
+    /// When every answer must be in by.
+    deadline: Instant,
 }
 
 impl<'a> Git<'a> {
     /// The git `/bin/sh` in `dir` finds on `env`'s `PATH`, when an
-    /// absolute entry holds it.
+    /// absolute entry outside the project holds it: the project's own
+    /// program never runs unasked, not even to answer a question.
     pub(super) fn find(
         ws: &'a dyn Workspace,
         dir: &Path,
         env: &'a [(OsString, OsString)],
+        deadline: Instant,
     ) -> Option<Git<'a>> {
         match program::find(ws, dir, "git", env)? {
-            Found::Absolute(program) => Some(Git { ws, program, env }),
-            Found::Relative(_) => None,
+            Found::Absolute(program) if !program::in_project(ws, &program) => Some(Git {
+                ws,
+                program,
+                env,
+                deadline,
+            }),
+            Found::Absolute(_) | Found::Relative(_) => None,
         }
     }
 
@@ -47,7 +57,7 @@ impl<'a> Git<'a> {
         place: &Place<'a>,
         env: &'a [(OsString, OsString)],
     ) -> Result<Git<'a>, GitRefusal> {
-        Git::find(place.ws, &place.dir, env).ok_or(GitRefusal::NoGit)
+        Git::find(place.ws, &place.dir, env, place.line.deadline).ok_or(GitRefusal::NoGit)
     }
 
     /// The workspace git runs in.
@@ -90,7 +100,18 @@ impl<'a> Git<'a> {
         args: &[&str],
         output: &mut dyn FnMut(&[u8]) -> bool,
     ) -> Result<Probed, ProbeError> {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(ProbeError::TimedOut);
+        }
         let args: Vec<&str> = GIT_QUIET.iter().chain(args).copied().collect();
-        self.ws.probe(dir, &self.program, &args, self.env, output)
+        self.ws.probe(
+            dir,
+            &self.program,
+            &args,
+            self.env,
+            left.min(PROBE_TIMEOUT),
+            output,
+        )
     }
 }

@@ -8,14 +8,16 @@
 //! submodules, a hook the allowed subcommands can run, and then the
 //! configuration ([`git_config`](super::git_config)). ADR 0025.
 
+use std::collections::HashSet;
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use super::git_config;
 use super::git_probe::Git;
 use super::paths::Place;
-use crate::tools::{ScanError, Workspace};
+use crate::tools::{FileKind, PROBE_TIMEOUT, ScanError, Workspace};
 
 use super::ANALYSER_GIT_DIR_ENTRIES_MAX;
 
@@ -25,6 +27,10 @@ const BACK_LINK_MAX_BYTES: u64 = 4096;
 /// The longest index name looked at (64 KiB; Linux paths are at most
 /// 4 KiB).
 const INDEX_NAME_MAX_BYTES: usize = 64 * 1024;
+
+/// The longest reftable list read (64 KiB: a table name a line, and git
+/// keeps a few).
+const REFTABLE_LIST_MAX_BYTES: u64 = 64 * 1024;
 
 /// Why a git stage's repository is not one the analyser can vouch for.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -83,9 +89,10 @@ pub(super) enum GitRefusal {
         "the repository's own folders hold more than {0} entries, more than are looked through"
     )]
     Crowded(usize),
-    /// An index entry git would never have added, which it reads anyway.
+    /// An index entry git would never have added, or one beneath a linked
+    /// folder, which it reads anyway.
     #[error(
-        "the index names `{0}`, a path git would read outside the work tree or in its metadata"
+        "the index names `{0}`, a path git would read outside the work tree, through a link or in its metadata"
     )]
     IndexName(String),
     /// git status and diff can write the index, which runs this hook.
@@ -116,8 +123,24 @@ struct Repository {
 
 /// Checks the repository a git stage at `place` would use, with the
 /// commands' environment `env`, the configuration git would read there,
-/// the repository's own files and its index.
-pub(super) fn check(place: &Place, env: &[(OsString, OsString)]) -> Result<(), GitRefusal> {
+/// the repository's own files and its index, and gives the top of its
+/// work tree. Once a folder per line: later stages there get the same
+/// answer.
+pub(super) fn check(place: &Place, env: &[(OsString, OsString)]) -> Result<PathBuf, GitRefusal> {
+    if let Some(known) = place.line.repos.borrow().get(&place.dir) {
+        return known.clone();
+    }
+    let answer = check_afresh(place, env);
+    place
+        .line
+        .repos
+        .borrow_mut()
+        .insert(place.dir.clone(), answer.clone());
+    answer
+}
+
+/// [`check`], asking git.
+fn check_afresh(place: &Place, env: &[(OsString, OsString)]) -> Result<PathBuf, GitRefusal> {
     let ws = place.ws;
     let root = real(ws, ws.root())?;
     // Nothing git could take in the project: no need to ask it.
@@ -172,13 +195,36 @@ pub(super) fn check(place: &Place, env: &[(OsString, OsString)]) -> Result<(), G
         for dir in [&repo.git_dir, &repo.common_dir] {
             metadata_is_plain(ws, dir)?;
         }
+        reftables_are_plain(ws, &repo.common_dir)?;
     }
     index_is_plain(&git, &repo.worktree)?;
     let head_modules = ["rev-parse", "-q", "--verify", "HEAD:.gitmodules"];
     if git.run(&repo.worktree, &head_modules)?.0.success {
         return Err(GitRefusal::Submodules);
     }
-    Ok(())
+    Ok(repo.worktree)
+}
+
+/// Refuses a reftable list naming a table by a path: git joins each name
+/// to the `reftable` folder unchecked, and read another repository's
+/// branches through `../`.
+fn reftables_are_plain(ws: &dyn Workspace, common_dir: &Path) -> Result<(), GitRefusal> {
+    let list = common_dir.join("reftable").join("tables.list");
+    let text = ws
+        .read_small(&list, REFTABLE_LIST_MAX_BYTES)
+        .map_err(|e| GitRefusal::Unasked(format!("{}: {e}", list.display())))?;
+    match text
+        .as_deref()
+        .unwrap_or_default()
+        .lines()
+        .find(|name| name.is_empty() || name.starts_with('.') || name.contains('/'))
+    {
+        Some(name) => Err(GitRefusal::Special(format!(
+            "{} names {name:?}",
+            list.display()
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// Refuses a repository directory holding a link, a FIFO, a socket or a
@@ -199,7 +245,13 @@ fn metadata_is_plain(ws: &dyn Workspace, dir: &Path) -> Result<(), GitRefusal> {
 /// configuration is elsewhere). The names are read as git lists them,
 /// piece by piece, never held whole.
 fn index_is_plain(git: &Git<'_>, worktree: &Path) -> Result<(), GitRefusal> {
-    let mut names = IndexNames::default();
+    let mut names = IndexNames {
+        ws: git.workspace(),
+        worktree,
+        partial: Vec::new(),
+        plain_dirs: HashSet::new(),
+        refused: None,
+    };
     let answer = git.stream(worktree, &["ls-files", "-z"], &mut |piece| {
         names.take(piece)
     });
@@ -214,21 +266,24 @@ fn index_is_plain(git: &Git<'_>, worktree: &Path) -> Result<(), GitRefusal> {
 }
 
 /// The index's names as `git ls-files -z` gives them, checked one by one.
-#[derive(Default)]
-struct IndexNames {
+struct IndexNames<'a> {
+    ws: &'a dyn Workspace,
+    worktree: &'a Path,
     /// The start of a name cut by a piece's end.
     partial: Vec<u8>,
+    /// Leading folders of names already seen not to be links.
+    plain_dirs: HashSet<Vec<u8>>,
     refused: Option<GitRefusal>,
 }
 
-impl IndexNames {
+impl IndexNames<'_> {
     /// Checks the names `piece` ends; false once one is refused.
     fn take(&mut self, piece: &[u8]) -> bool {
         let mut rest = piece;
         while let Some(end) = rest.iter().position(|&b| b == 0) {
             self.partial.extend_from_slice(&rest[..end]);
             let name = std::mem::take(&mut self.partial);
-            if let Some(refused) = refuse_index_name(&name) {
+            if let Some(refused) = refuse_index_name(&name).or_else(|| self.through_a_link(&name)) {
                 self.refused = Some(refused);
                 return false;
             }
@@ -242,6 +297,34 @@ impl IndexNames {
         }
         self.partial.extend_from_slice(rest);
         true
+    }
+
+    /// Refuses a name beneath a folder of the work tree that is a link:
+    /// `git ls-files -m` and `--eol` read the file through it, out of the
+    /// work tree. Each folder is looked at once.
+    fn through_a_link(&mut self, name: &[u8]) -> Option<GitRefusal> {
+        let folders = name
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| **b == b'/')
+            .map(|(at, _)| &name[..at]);
+        for folder in folders {
+            if self.plain_dirs.contains(folder) {
+                continue;
+            }
+            let path = self.worktree.join(OsStr::from_bytes(folder));
+            if self
+                .ws
+                .lstat(&path)
+                .is_ok_and(|meta| meta.kind == FileKind::Symlink)
+            {
+                return Some(GitRefusal::IndexName(
+                    String::from_utf8_lossy(name).into_owned(),
+                ));
+            }
+            self.plain_dirs.insert(folder.to_vec());
+        }
+        None
     }
 
     /// Whether the listing ended on a name's end.
@@ -279,7 +362,7 @@ pub fn work_tree(ws: &dyn Workspace, dir: &Path, env: &[(OsString, OsString)]) -
     if !dir.ancestors().any(|d| ws.lstat(&d.join(".git")).is_ok()) {
         return None;
     }
-    let git = Git::find(ws, dir, env)?;
+    let git = Git::find(ws, dir, env, Instant::now() + PROBE_TIMEOUT)?;
     ask(&git, dir).ok().map(|repo| repo.worktree)
 }
 

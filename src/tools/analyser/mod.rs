@@ -33,9 +33,11 @@ mod paths;
 mod program;
 mod values;
 
+use std::cell::RefCell;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 pub use git_repo::work_tree;
 pub use parse::{ParseError, Plan, parse};
@@ -43,7 +45,7 @@ pub use parse::{ParseError, Plan, parse};
 use super::env::{child_env, with_settings};
 use super::{LocalWorkspace, PathError, Workspace};
 use git_repo::GitRefusal;
-use paths::Place;
+use paths::{Line, Place};
 use values::BadValue;
 
 /// The largest file (10 MiB) whose content an auto-allowed command may be
@@ -61,6 +63,12 @@ pub const ANALYSER_MAX_LINE_BYTES: usize = 16 * 1024;
 /// 6,700 loose ones. One with more asks.
 pub const ANALYSER_GIT_DIR_ENTRIES_MAX: usize = 20_000;
 
+/// The longest the analysis of one command line may spend asking git
+/// (10 s): one folder's questions take milliseconds; a configuration of
+/// many megabytes, a huge index or a line of hundreds of git stages in
+/// as many folders asks instead of holding the call.
+pub const ANALYSER_GIT_TIME_MAX: Duration = Duration::from_secs(10);
+
 /// One change to the environment of an auto-allowed command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EnvSetting {
@@ -75,7 +83,10 @@ pub enum EnvSetting {
 /// configuration, no index refresh by `git status`, no look inside
 /// repositories planted in the work tree (a gitlink without
 /// `.gitmodules`: not for their status, their summary or their log),
-/// none of the variables that would point git at another repository,
+/// no folder names from the index's untracked cache (which can name
+/// `..`), no pack a multi-pack index names by a path, no index rewritten
+/// by `git diff`, none of the variables that would point git at another
+/// repository,
 /// add configuration from the environment, make the analyser's
 /// `git config` read another file than git does (`GIT_CONFIG`), run an
 /// external diff, or give grep, ripgrep or the shell options the
@@ -90,13 +101,19 @@ pub const ANALYSER_RUN_ENV: &[EnvSetting] = &[
     EnvSetting::Unset("GIT_EXTERNAL_DIFF"),
     EnvSetting::Unset("GIT_CONFIG_PARAMETERS"),
     EnvSetting::Unset("GIT_CONFIG"),
-    EnvSetting::Set("GIT_CONFIG_COUNT", "3"),
+    EnvSetting::Set("GIT_CONFIG_COUNT", "6"),
     EnvSetting::Set("GIT_CONFIG_KEY_0", "diff.ignoreSubmodules"),
     EnvSetting::Set("GIT_CONFIG_VALUE_0", "all"),
     EnvSetting::Set("GIT_CONFIG_KEY_1", "status.submoduleSummary"),
     EnvSetting::Set("GIT_CONFIG_VALUE_1", "false"),
     EnvSetting::Set("GIT_CONFIG_KEY_2", "diff.submodule"),
     EnvSetting::Set("GIT_CONFIG_VALUE_2", "short"),
+    EnvSetting::Set("GIT_CONFIG_KEY_3", "core.untrackedCache"),
+    EnvSetting::Set("GIT_CONFIG_VALUE_3", "false"),
+    EnvSetting::Set("GIT_CONFIG_KEY_4", "core.multiPackIndex"),
+    EnvSetting::Set("GIT_CONFIG_VALUE_4", "false"),
+    EnvSetting::Set("GIT_CONFIG_KEY_5", "diff.autoRefreshIndex"),
+    EnvSetting::Set("GIT_CONFIG_VALUE_5", "false"),
     EnvSetting::Unset("GIT_DIR"),
     EnvSetting::Unset("GIT_WORK_TREE"),
     EnvSetting::Unset("GIT_COMMON_DIR"),
@@ -221,10 +238,15 @@ impl Analyser {
         if !ws.stat(&dir).is_ok_and(|meta| meta.is_dir()) {
             return Err(Refusal::NotDirectory(cwd.to_owned()));
         }
+        let line = Line {
+            deadline: Instant::now() + ANALYSER_GIT_TIME_MAX,
+            repos: RefCell::default(),
+        };
         let place = Place {
             ws,
             dir,
             max_file: self.max_file,
+            line: &line,
         };
         for stage in plan.stages() {
             if let Some(name) = stage.first() {

@@ -3,9 +3,13 @@
 //! the policy's reading agree with the kernel's, and the size cap for
 //! files whose content a command reads. ADR 0025.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
+use std::time::Instant;
 
 use super::Refusal;
+use super::git_repo::GitRefusal;
 use crate::tools::{FileKind, PathError, Workspace};
 
 /// The directory a stage runs in (a real path inside the project) and the
@@ -18,6 +22,18 @@ pub(super) struct Place<'a> {
     pub dir: PathBuf,
     /// The largest file a content-reading command may be given.
     pub max_file: u64,
+    /// What the line's stages share.
+    pub line: &'a Line,
+}
+
+/// What the analysis of one command line shares between its stages.
+#[derive(Debug)]
+pub(super) struct Line {
+    /// When asking git must be done by, for the whole line.
+    pub deadline: Instant,
+    /// git's verdict on each folder a stage ran it in: the top of the work
+    /// tree, or why not. A line of many stages asks git once a folder.
+    pub repos: RefCell<HashMap<PathBuf, Result<PathBuf, GitRefusal>>>,
 }
 
 /// What a command does with a path it is given, which decides the checks.
@@ -113,9 +129,8 @@ impl<'a> Place<'a> {
             .take_while(|dir| dir.starts_with(&root))
         {
             let level = Place {
-                ws: self.ws,
                 dir: dir.to_path_buf(),
-                max_file: self.max_file,
+                ..self.clone()
             };
             level.check(word, using)?;
         }
@@ -129,9 +144,8 @@ impl<'a> Place<'a> {
             return Err(Refusal::NotDirectory(word.to_owned()));
         }
         Ok(Place {
-            ws: self.ws,
             dir,
-            max_file: self.max_file,
+            ..self.clone()
         })
     }
 }

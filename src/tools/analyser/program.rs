@@ -77,16 +77,18 @@ pub(super) fn check(
     match find(ws, &place.dir, name, env) {
         None => Ok(()),
         Some(Found::Relative(path)) => Err(refused(&path, "found through a relative PATH entry")),
-        Some(Found::Absolute(path)) => {
-            let inside = ws.real_path(ws.root()).is_ok_and(|root| {
-                ws.real_path(&path)
-                    .map_or(path.starts_with(&root), |real| real.starts_with(&root))
-            });
-            if inside {
-                Err(refused(&path, "a program in the project"))
-            } else {
-                Ok(())
-            }
+        Some(Found::Absolute(path)) if in_project(ws, &path) => {
+            Err(refused(&path, "a program in the project"))
         }
+        Some(Found::Absolute(_)) => Ok(()),
     }
+}
+
+/// Whether `path`, a program found on `PATH`, lies in the project (where
+/// a link leads, or as named when it leads nowhere).
+pub(super) fn in_project(ws: &dyn Workspace, path: &Path) -> bool {
+    ws.real_path(ws.root()).is_ok_and(|root| {
+        ws.real_path(path)
+            .map_or(path.starts_with(&root), |real| real.starts_with(&root))
+    })
 }

@@ -18,8 +18,12 @@ pub(super) enum Kind {
     /// A size, offset or time as coreutils, find and ripgrep read them:
     /// an optional `+` or `-`, digits with an optional fraction, and an
     /// optional unit of at most three letters or `%` (`10K`, `-5`, `+2`,
-    /// `1MiB`, `50%`, `-1.5`); a unit alone (`K`) is a size too.
+    /// `1MiB`, `50%`, `-1.5`). Digits are required: `tail -cf` reads `f`
+    /// as "follow", not as a size.
     Size,
+    /// A block size as `ls` and `du` take it: a [`Kind::Size`], or a unit
+    /// alone (`K`, `MiB`).
+    BlockSize,
     /// Numbers in a list, a range or a ratio: digits and `,` `-` `.` `/`
     /// `%`, with the letters of sort's key options (cut's `1,3-5` and
     /// `-3`, sort's `2,2n`, git's `--stat=80,40`, `-M50%` and `-B20%/60%`);
@@ -116,6 +120,7 @@ impl Kind {
             Kind::Revision => Some(BadValue::Revision),
             Kind::Count => (!is_count(value)).then_some(BadValue::Count),
             Kind::Size => (!is_size(value)).then_some(BadValue::Size),
+            Kind::BlockSize => (!is_size(value) && !is_unit(value)).then_some(BadValue::Size),
             Kind::Numbers => (!is_numbers(value)).then_some(BadValue::Numbers),
             Kind::Word(words) => (!is_word(words, value)).then_some(BadValue::Word(words)),
             Kind::FileName => (!is_file_name(value)).then_some(BadValue::FileName),
@@ -142,22 +147,22 @@ fn is_count(value: &str) -> bool {
 
 /// Whether `value` is a [`Kind::Size`].
 fn is_size(value: &str) -> bool {
-    let (signed, rest) = match value.strip_prefix(['+', '-']) {
-        Some(rest) => (true, rest),
-        None => (false, value),
-    };
+    let rest = value.strip_prefix(['+', '-']).unwrap_or(value);
     let end = rest
         .find(|c: char| !c.is_ascii_digit() && c != '.')
         .unwrap_or(rest.len());
     let (number, unit) = rest.split_at(end);
     let number_fits = match number.split_once('.') {
         Some((whole, fraction)) => is_count(whole) && is_count(fraction),
-        None if number.is_empty() => !signed && !unit.is_empty(),
+        None if number.is_empty() => false,
         None => is_count(number),
     };
-    let unit_fits =
-        unit == "%" || (unit.len() <= 3 && unit.bytes().all(|b| b.is_ascii_alphabetic()));
-    number_fits && unit_fits
+    number_fits && (unit == "%" || unit.is_empty() || is_unit(unit))
+}
+
+/// Whether `value` is a unit of at most three letters (`K`, `MiB`).
+fn is_unit(value: &str) -> bool {
+    (1..=3).contains(&value.len()) && value.bytes().all(|b| b.is_ascii_alphabetic())
 }
 
 /// Whether `value` is [`Kind::Numbers`].
