@@ -345,15 +345,7 @@ fn the_projects_own_git_is_never_run_to_find_the_root() {
         std::os::unix::fs::PermissionsExt::from_mode(0o755),
     )
     .unwrap();
-    let mut env = support::command_env(Path::new("/dev/null"));
-    for (name, value) in &mut env {
-        if name == "PATH" {
-            let mut path = bin.as_os_str().to_owned();
-            path.push(":");
-            path.push(&*value);
-            *value = path;
-        }
-    }
+    let env = support::path_first(support::command_env(Path::new("/dev/null")), &bin);
     let ws = LocalWorkspace::new(&start);
     assert_eq!(instructions::project_root(&ws, env.clone()), start);
     assert_eq!(instructions::read(&ws, env).files, vec!["AGENTS.md"]);

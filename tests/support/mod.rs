@@ -42,6 +42,19 @@ pub fn command_env(global: &Path) -> Vec<(OsString, OsString)> {
         .collect()
 }
 
+/// `env` with `dir` first on its `PATH`.
+pub fn path_first(mut env: Vec<(OsString, OsString)>, dir: &Path) -> Vec<(OsString, OsString)> {
+    for (name, value) in &mut env {
+        if name == "PATH" {
+            let mut path = dir.as_os_str().to_owned();
+            path.push(":");
+            path.push(&*value);
+            *value = path;
+        }
+    }
+    env
+}
+
 /// A memory field of `/proc/<pid>/status` in KiB (`VmRSS:`, `VmHWM:`);
 /// `pid` is a number, or `self` for this process.
 pub fn status_kib(pid: &str, field: &str) -> u64 {

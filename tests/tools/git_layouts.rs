@@ -142,16 +142,7 @@ fn counted_git(
     let git = dir.join("git");
     fs::write(&git, script).unwrap();
     fs::set_permissions(&git, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let mut env = support::command_env(Path::new("/dev/null"));
-    for (name, value) in &mut env {
-        if name == "PATH" {
-            let mut path = dir.as_os_str().to_owned();
-            path.push(":");
-            path.push(&*value);
-            *value = path;
-        }
-    }
-    env
+    support::path_first(support::command_env(Path::new("/dev/null")), dir)
 }
 
 /// git is asked once a folder per line, however many stages run there.
