@@ -2,8 +2,9 @@
 //! time over a 100,000-line transcript while tokens stream, markdown render
 //! time of a 10 KB reply, throughput of the SSE → agent → UI-state path,
 //! resident memory idle and after a 100,000-line transcript, and CPU while
-//! idle, the save time of a 1 MiB session, and `--continue` of a
-//! 10,000-message session to its first frame. Each figure is printed with
+//! idle, the save time of one step of a session of 10, 1,000 and 10,000
+//! messages, and `--continue` of a 10,000-message session to its first
+//! frame. Each figure is printed with
 //! a baseline measured in the same run, as a ratio where one makes sense.
 //! Also the parse of one large SSE frame that comes in small reads.
 //!
@@ -651,37 +652,55 @@ fn record<'a>(
 static NO_CHECKPOINTS: std::sync::LazyLock<dashfloat::tools::CheckpointLog> =
     std::sync::LazyLock::new(Default::default);
 
-/// What the agent does after every step: encode the whole session, write
-/// it to a temporary file, fsync, rename, fsync the directory.
+/// The sessions the save of a step is measured at, in messages: the cost
+/// of saving one step must not grow with the session (issue 38).
+const SAVE_SIZES: [usize; 3] = [10, 1_000, 10_000];
+
+/// The log the agent would hold beside `messages`: its newest items within
+/// the log's bounds.
+fn bounded_log(log: &[LogItem]) -> &[LogItem] {
+    &log[log.len().saturating_sub(dashfloat::session::LOG_ITEMS_MAX)..]
+}
+
+/// What the agent does after every step, at each of [`SAVE_SIZES`]:
+/// encode the whole session, write it to a temporary file, fsync, rename,
+/// fsync the directory. Each figure is the median of its runs, and its
+/// ratio to the 10-message session's.
 fn session_save() {
     let dir = tempfile::tempdir().unwrap();
     let store = SessionStore::at(dir.path().join("sessions"));
-    let (messages, log) = bench_session(300, 2_500);
     let id = "20261201-000000-aaaaaa";
-    let bytes = record(id, "/p", &messages, &log).encode().unwrap();
-    let runs = 50;
-    let mut encode = Vec::with_capacity(runs);
-    let mut save = Vec::with_capacity(runs);
-    for _ in 0..runs {
-        let t = Instant::now();
-        let bytes = record(id, "/p", &messages, &log).encode().unwrap();
-        encode.push(t.elapsed());
-        store.write(id, &bytes).unwrap();
-        save.push(t.elapsed());
+    println!("\nsession save: one step of a session of N messages of 2,500 bytes");
+    let mut base = None;
+    for messages in SAVE_SIZES {
+        let (messages, log) = bench_session(messages, 2_500);
+        let log = bounded_log(&log);
+        let runs = if messages.len() > 1_000 { 20 } else { 50 };
+        let mut encode = Vec::with_capacity(runs);
+        let mut save = Vec::with_capacity(runs);
+        let mut size = 0;
+        for _ in 0..runs {
+            let t = Instant::now();
+            let bytes = record(id, "/p", &messages, log).encode().unwrap();
+            encode.push(t.elapsed());
+            store.write(id, &bytes).unwrap();
+            save.push(t.elapsed());
+            size = bytes.len();
+        }
+        encode.sort();
+        save.sort();
+        let median = percentile(&save, 0.5);
+        let base = *base.get_or_insert(median);
+        println!(
+            "  {:>6} messages ({:.2} MiB): encode + write + fsync + rename + fsync dir median {}  p90 {}   | encode alone {}   ratio to 10 messages {:.1}x",
+            messages.len(),
+            size as f64 / 1_048_576.0,
+            ms(median),
+            ms(percentile(&save, 0.9)),
+            ms(percentile(&encode, 0.5)),
+            median.as_secs_f64() / base.as_secs_f64()
+        );
     }
-    encode.sort();
-    save.sort();
-    println!(
-        "\nsession save ({:.2} MiB, {} messages, {runs} runs)",
-        bytes.len() as f64 / 1_048_576.0,
-        messages.len()
-    );
-    println!(
-        "  encode + write + fsync + rename + fsync dir: median {}  p90 {}   | encode alone: median {}   target ≤ 5 ms",
-        ms(percentile(&save, 0.5)),
-        ms(percentile(&save, 0.9)),
-        ms(percentile(&encode, 0.5)),
-    );
 }
 
 /// `dashfloat --continue` of a 10,000-message session until its last
