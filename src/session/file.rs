@@ -19,8 +19,8 @@ use crate::tools::CheckpointLog;
 use super::{SESSION_FILE_MAX_BYTES, SavedSession, SessionError, check_conversation};
 
 /// The schema version this dashfloat writes; it reads this one and older.
-/// ADR 0022.
-pub const SCHEMA_VERSION: u32 = 1;
+/// 2 (ADR 0040): a checkpoint's hash says which function made it. ADR 0022.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// The sessions directory's mode: the owner's only.
 const DIR_MODE: u32 = 0o700;

@@ -12,10 +12,11 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::{FileGuard, PreviewKind, PreviewLine};
+use crate::protocol::{PreviewKind, PreviewLine};
+use crate::stable_hash::{ContentHash, HashKind, content_hash, hash_with};
 
 use super::edit::EDIT_MAX_FILE_BYTES;
-use super::guard::{content_hash, guard_of};
+use super::guard::file_hash;
 use super::preview::{diff, heading, line};
 use super::{Parents, Stat, ToolCall, Workspace, WriteError};
 
@@ -71,8 +72,9 @@ pub struct FileChange {
     /// What it was before the turn first changed it.
     pub before: FileState,
     /// A hash of the content the turn left ([`None`]: no file), to tell
-    /// whether the file changed since.
-    pub after: Option<u64>,
+    /// whether the file changed since; compared by hashing the file again
+    /// with the function that made it (ADR 0040).
+    pub after: Option<ContentHash>,
     /// The folders the turn made for the file it created, relative to the
     /// root, deepest first: `/undo` removes each once it is empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -413,9 +415,11 @@ pub struct Surveyed {
     target: FileState,
     /// What it is now, kept for the way back (`/redo` after `/undo`).
     now: FileState,
-    /// A hash of it now ([`None`]: no file), checked again just before
-    /// writing.
-    now_hash: Option<u64>,
+    /// A hash of it now ([`None`]: no file), by the function of the hash
+    /// the turn recorded, checked again just before writing.
+    now_hash: Option<ContentHash>,
+    /// That function.
+    kind: HashKind,
     /// The folders made for it, removed with it once empty.
     made_dirs: Vec<String>,
 }
@@ -455,7 +459,9 @@ pub fn survey(ws: &dyn Workspace, changes: &TurnChanges) -> Vec<Surveyed> {
         .files
         .iter()
         .map(|change| {
-            let (now, now_hash, problem) = match look(ws, &change.path) {
+            // Compared with what the turn left: hashed as that was.
+            let kind = change.after.map_or(HashKind::Xxh3, ContentHash::kind);
+            let (now, now_hash, problem) = match look(ws, &change.path, kind) {
                 Ok((now, hash)) => (now, hash, None),
                 Err(why) => (not_kept(&why), None, Some(why)),
             };
@@ -471,15 +477,21 @@ pub fn survey(ws: &dyn Workspace, changes: &TurnChanges) -> Vec<Surveyed> {
                 target: change.before.clone(),
                 now,
                 now_hash,
+                kind,
                 made_dirs: change.made_dirs.clone(),
             }
         })
         .collect()
 }
 
-/// A file as it is now: its state and its hash; why not, when it is
-/// refused by the path policy or is not a regular file.
-fn look(ws: &dyn Workspace, path: &str) -> Result<(FileState, Option<u64>), String> {
+/// A file as it is now: its state and its hash by the function `kind`;
+/// why not, when it is refused by the path policy or is not a regular
+/// file.
+fn look(
+    ws: &dyn Workspace,
+    path: &str,
+    kind: HashKind,
+) -> Result<(FileState, Option<ContentHash>), String> {
     let real = ws.resolve(path).map_err(|e| e.to_string())?;
     let meta = match ws.lstat(&real) {
         Ok(meta) => meta,
@@ -491,21 +503,21 @@ fn look(ws: &dyn Workspace, path: &str) -> Result<(FileState, Option<u64>), Stri
     }
     let state = state_of(ws, &real, &meta);
     let hash = match &state {
-        FileState::File { content, .. } => Some(content_hash(content)),
+        FileState::File { content, .. } => Some(hash_with(kind, content)),
         // Not kept (past the bound): hashed as the guard does, unread.
-        FileState::Absent | FileState::NotKept { .. } => now_hash(ws, &real)?,
+        FileState::Absent | FileState::NotKept { .. } => now_hash(ws, &real, kind)?,
     };
     Ok((state, hash))
 }
 
-/// The hash of the file `real` as it is now ([`None`]: no file), in
-/// bounded pieces: the file guard's.
-fn now_hash(ws: &dyn Workspace, real: &Path) -> Result<Option<u64>, String> {
-    match guard_of(ws, real) {
-        Ok(FileGuard::Content(hash)) => Ok(Some(hash)),
-        Ok(FileGuard::Absent | FileGuard::Unguarded) => Ok(None),
-        Err(e) => Err(format!("cannot read it: {e}")),
-    }
+/// The hash of the file `real` as it is now by the function `kind`
+/// ([`None`]: no file), in bounded pieces.
+fn now_hash(
+    ws: &dyn Workspace,
+    real: &Path,
+    kind: HashKind,
+) -> Result<Option<ContentHash>, String> {
+    file_hash(ws, real, kind).map_err(|e| format!("cannot read it: {e}"))
 }
 
 /// How restoring one file ended.
@@ -570,7 +582,7 @@ fn restore_one(ws: &dyn Workspace, file: &Surveyed) -> Restored {
         Ok(real) => real,
         Err(e) => return Restored::Left(e.to_string()),
     };
-    match now_hash(ws, &real) {
+    match now_hash(ws, &real, file.kind) {
         Ok(hash) if hash == file.now_hash => {}
         Ok(_) => return Restored::Left("it changed while the restore was shown".to_owned()),
         Err(why) => return Restored::Left(why),
@@ -651,7 +663,7 @@ mod tests {
                 content: vec![b'x'; bytes],
                 mode: 0o644,
             },
-            after: Some(1),
+            after: Some(ContentHash::Xxh3(1)),
             made_dirs: Vec::new(),
         }
     }
@@ -787,9 +799,9 @@ mod tests {
     #[test]
     fn turns_merge_to_the_first_state_and_the_last_result() {
         let mut first = kept("a", 1);
-        first.after = Some(10);
+        first.after = Some(ContentHash::Xxh3(10));
         let mut again = kept("a", 2);
-        again.after = Some(20);
+        again.after = Some(ContentHash::Xxh3(20));
         let merged = TurnChanges::merged(vec![
             turn(4, vec![first.clone()]),
             turn(5, vec![kept("b", 3), again]),
@@ -798,7 +810,7 @@ mod tests {
         assert_eq!(merged.turn, 4);
         assert_eq!(merged.files.len(), 2);
         assert_eq!(merged.files[0].before, first.before);
-        assert_eq!(merged.files[0].after, Some(20));
+        assert_eq!(merged.files[0].after, Some(ContentHash::Xxh3(20)));
         assert_eq!(TurnChanges::merged(Vec::new()), None);
     }
 

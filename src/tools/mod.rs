@@ -1,7 +1,7 @@
 //! The tool catalogue: everything a tool call does between "the model asked
 //! for X" and "here is the structured result". No UI, no agent loop; of
-//! the rest of the crate it knows only `protocol` and `secret` (which
-//! import nothing).
+//! the rest of the crate it knows only `protocol`, `secret` and
+//! `stable_hash` (which import nothing else).
 //!
 //! The agent calls [`definitions`] for the request body, [`validate`] on
 //! each call the model streamed (before confirmation), [`preview`] for a
