@@ -633,6 +633,7 @@ fn record<'a>(
 ) -> SessionRecord<'a> {
     SessionRecord {
         id,
+        seq: 0,
         created: 1,
         updated: dashfloat::session::now_secs(),
         directory,
@@ -644,6 +645,7 @@ fn record<'a>(
         messages,
         pending: &[],
         log,
+        log_first: 0,
         checkpoints: &NO_CHECKPOINTS,
     }
 }

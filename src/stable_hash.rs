@@ -1,7 +1,7 @@
 //! Hashes whose value is fixed by a published specification, for
 //! everything dashfloat keeps on disk: the hash a checkpoint records of
-//! the content a turn left (so `/undo` can tell a file changed since).
-//! `std`'s
+//! the content a turn left (so `/undo` can tell a file changed since), and
+//! the checksum of each record of a session's journal. `std`'s
 //! `DefaultHasher` promises nothing about its values across Rust
 //! releases: a hash saved by one build and compared by another must not
 //! come from it. ADR 0040.
@@ -100,6 +100,11 @@ impl StreamingHash {
             StreamingHash::Sip13(state) => ContentHash::Sip13(state.finish()),
         }
     }
+}
+
+/// The checksum of a journal record's bytes (XXH3-64, seed 0).
+pub fn checksum(bytes: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(bytes)
 }
 
 /// How a hash is written in a session file: `{"xxh3": N}` or

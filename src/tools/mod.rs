@@ -85,8 +85,9 @@ pub use analyser::{
     ANALYSER_RUN_ENV, Analyser, EnvSetting, ParseError, Plan, Verdict, analyse, parse, work_tree,
 };
 pub use checkpoint::{
-    CHECKPOINT_MAX_BYTES, CHECKPOINT_MAX_TURNS, CheckpointLog, Checkpoints, FileChange, FileState,
-    Restored, Standing, Surveyed, TurnChanges, restore, state_of, survey,
+    CHECKPOINT_MAX_BYTES, CHECKPOINT_MAX_TURNS, CheckpointLog, CheckpointOp, Checkpoints,
+    FileChange, FileState, Kept, Restored, Standing, Surveyed, TurnChanges, restore, state_of,
+    survey,
 };
 pub use command::{ExecuteCommand, ExecuteCommandOutput};
 pub use edit::{
