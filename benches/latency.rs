@@ -231,6 +231,7 @@ fn saved_session(url: &str) -> tempfile::TempDir {
     let here = directory(dir.path());
     let record = SessionRecord {
         id: SESSION_ID,
+        seq: 0,
         created: 1,
         updated: dashfloat::session::now_secs(),
         directory: &here,
@@ -242,6 +243,7 @@ fn saved_session(url: &str) -> tempfile::TempDir {
         messages: &messages,
         pending: &[],
         log: &[],
+        log_first: 0,
         checkpoints: &dashfloat::tools::CheckpointLog::default(),
     };
     store(dir.path())

@@ -2,8 +2,9 @@
 //! time over a 100,000-line transcript while tokens stream, markdown render
 //! time of a 10 KB reply, throughput of the SSE → agent → UI-state path,
 //! resident memory idle and after a 100,000-line transcript, and CPU while
-//! idle, the save time of a 1 MiB session, and `--continue` of a
-//! 10,000-message session to its first frame. Each figure is printed with
+//! idle, the save time of one step of a session of 10, 1,000 and 10,000
+//! messages, and `--continue` of a 10,000-message session to its first
+//! frame. Each figure is printed with
 //! a baseline measured in the same run, as a ratio where one makes sense.
 //! Also the parse of one large SSE frame that comes in small reads.
 //!
@@ -13,16 +14,20 @@
 #[path = "../tests/support/mod.rs"]
 mod support;
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use dashfloat::agent::{self, ApprovalPolicy};
 use dashfloat::llm::stream;
 use dashfloat::llm::wire::{FunctionCall, Message, Role, ToolCallMessage};
+use dashfloat::log::Log;
 use dashfloat::protocol::{AgentEvent, UiCommand};
 use dashfloat::protocol::{LogItem, ReplyEnd, ToolStatus};
-use dashfloat::session::{SessionRecord, SessionStore};
+use dashfloat::session::{
+    JOURNAL_COMPACT_MIN_BYTES, JournalFile, SessionLog, SessionRecord, SessionStore, StepRecord,
+    Tail, check_conversation_from,
+};
 use dashfloat::tools::{Analyser, Verdict};
 use dashfloat::ui::markdown::{code_blocks, render_streaming};
 use dashfloat::ui::state::{SessionInfo, State};
@@ -632,6 +637,7 @@ fn record<'a>(
 ) -> SessionRecord<'a> {
     SessionRecord {
         id,
+        seq: 0,
         created: 1,
         updated: dashfloat::session::now_secs(),
         directory,
@@ -643,6 +649,7 @@ fn record<'a>(
         messages,
         pending: &[],
         log,
+        log_first: 0,
         checkpoints: &NO_CHECKPOINTS,
     }
 }
@@ -651,37 +658,140 @@ fn record<'a>(
 static NO_CHECKPOINTS: std::sync::LazyLock<dashfloat::tools::CheckpointLog> =
     std::sync::LazyLock::new(Default::default);
 
-/// What the agent does after every step: encode the whole session, write
-/// it to a temporary file, fsync, rename, fsync the directory.
+/// The sessions the save of a step is measured at, in messages: the cost
+/// of saving one step must not grow with the session (issue 38).
+const SAVE_SIZES: [usize; 3] = [10, 1_000, 10_000];
+
+/// The log the agent would hold beside `messages`: its newest items within
+/// the log's bounds.
+fn bounded_log(log: &[LogItem]) -> &[LogItem] {
+    &log[log.len().saturating_sub(dashfloat::session::LOG_ITEMS_MAX)..]
+}
+
+/// One step of the bench session: a message of 2,500 bytes and its log
+/// row join it; the agent's part of saving it (check the conversation
+/// from where it changed, encode the record), timed, and the record.
+fn bench_step(seq: u64, messages: &mut Vec<Message>, log: &mut SessionLog) -> (Duration, Vec<u8>) {
+    let at = messages.len();
+    messages.push(Message::new(Role::User, "x".repeat(2_500)));
+    log.push(LogItem::User(format!("step {seq}")));
+    let t = Instant::now();
+    check_conversation_from(messages, &[], at).unwrap();
+    let line = StepRecord {
+        seq,
+        updated: seq,
+        model: "bench-model",
+        base_url: "http://127.0.0.1:8088/v1",
+        directory: "/p",
+        usage: Default::default(),
+        last_usage: None,
+        tail: Some(Tail {
+            at,
+            messages: &messages[at..],
+            pending: &[],
+        }),
+        log,
+        checkpoints: &[],
+    }
+    .encode()
+    .unwrap();
+    log.saved_all();
+    (t.elapsed(), line)
+}
+
+/// One step's save at each of [`SAVE_SIZES`] (issue 38), [`bench_step`]:
+/// - the agent's part (what `Agent::save` does before it hands the record
+///   to the writer);
+/// - the writer's part: append the record to the journal and fsync it;
+/// - folding the journal into the snapshot, which comes once the journal
+///   is as large as the snapshot (at least 1 MiB): timed with a journal of
+///   that size, and spread over the steps whose records made it;
+/// - as the baseline, the whole-file save every step took before the
+///   journal: encode the whole session, write, fsync, rename, fsync the
+///   directory.
+///
+/// Each figure is the median of its runs, and its ratio to the
+/// 10-message session's.
 fn session_save() {
     let dir = tempfile::tempdir().unwrap();
     let store = SessionStore::at(dir.path().join("sessions"));
-    let (messages, log) = bench_session(300, 2_500);
-    let id = "20261201-000000-aaaaaa";
-    let bytes = record(id, "/p", &messages, &log).encode().unwrap();
-    let runs = 50;
-    let mut encode = Vec::with_capacity(runs);
-    let mut save = Vec::with_capacity(runs);
-    for _ in 0..runs {
+    println!("\nsession save: one step of a session of N messages of 2,500 bytes");
+    let mut base: Option<[Duration; 4]> = None;
+    for (n, size) in SAVE_SIZES.into_iter().enumerate() {
+        let id = format!("20261201-000000-aaaaa{n}");
+        let (mut messages, log) = bench_session(size, 2_500);
+        let items = bounded_log(&log).to_vec();
+        let lock = store.lock(&id).unwrap();
+        let mut wholes: Vec<Duration> = (0..5)
+            .map(|_| {
+                let t = Instant::now();
+                let bytes = record(&id, "/p", &messages, &items).encode().unwrap();
+                store.write(&id, &bytes).unwrap();
+                t.elapsed()
+            })
+            .collect();
+        wholes.sort();
+        let snapshot = record(&id, "/p", &messages, &items).encode().unwrap();
+        let mut log = SessionLog::saved(items, 0);
+        let mut journal = JournalFile::begin(&store, &id, &snapshot, Log::off()).unwrap();
+        let runs = 50;
+        let (mut agent, mut writer) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
+        for seq in 1..=runs as u64 {
+            let (took, line) = bench_step(seq, &mut messages, &mut log);
+            agent.push(took);
+            let t = Instant::now();
+            journal.append(&line).unwrap();
+            writer.push(t.elapsed());
+        }
+        // The journal as large as folding lets it grow, its records
+        // written without the fsyncs (which are not what is timed), then
+        // folded as the writer does when it opens a session.
+        drop(journal);
+        let fold_at = JOURNAL_COMPACT_MIN_BYTES.max(snapshot.len() as u64);
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(store.journal_of(&id))
+            .unwrap();
+        let (mut seq, mut written) = (runs as u64, 0);
+        while file.metadata().unwrap().len() < fold_at {
+            seq += 1;
+            file.write_all(&bench_step(seq, &mut messages, &mut log).1)
+                .unwrap();
+            written += 1;
+        }
+        drop(file);
         let t = Instant::now();
-        let bytes = record(id, "/p", &messages, &log).encode().unwrap();
-        encode.push(t.elapsed());
-        store.write(id, &bytes).unwrap();
-        save.push(t.elapsed());
+        JournalFile::open(&store, &id, Log::off()).unwrap();
+        let folding = t.elapsed();
+        drop(lock);
+        agent.sort();
+        writer.sort();
+        let per_step = folding / (written + runs as u32);
+        let figures = [
+            percentile(&agent, 0.5),
+            percentile(&writer, 0.5),
+            per_step,
+            percentile(&wholes, 0.5),
+        ];
+        let base = *base.get_or_insert(figures);
+        let ratio = |i: usize| figures[i].as_secs_f64() / base[i].as_secs_f64();
+        println!(
+            "  {:>6} messages ({:.2} MiB): agent {:.1} µs ({:.2}x)   writer append + fsync {} (p90 {}, {:.2}x)   folding {} every {} steps: {:.1} µs a step ({:.2}x)   | before: whole-file save {} ({:.1}x)",
+            size,
+            snapshot.len() as f64 / 1_048_576.0,
+            figures[0].as_secs_f64() * 1e6,
+            ratio(0),
+            ms(figures[1]),
+            ms(percentile(&writer, 0.9)),
+            ratio(1),
+            ms(folding),
+            written + runs as u32,
+            figures[2].as_secs_f64() * 1e6,
+            ratio(2),
+            ms(figures[3]),
+            ratio(3),
+        );
     }
-    encode.sort();
-    save.sort();
-    println!(
-        "\nsession save ({:.2} MiB, {} messages, {runs} runs)",
-        bytes.len() as f64 / 1_048_576.0,
-        messages.len()
-    );
-    println!(
-        "  encode + write + fsync + rename + fsync dir: median {}  p90 {}   | encode alone: median {}   target ≤ 5 ms",
-        ms(percentile(&save, 0.5)),
-        ms(percentile(&save, 0.9)),
-        ms(percentile(&encode, 0.5)),
-    );
 }
 
 /// `dashfloat --continue` of a 10,000-message session until its last

@@ -15,5 +15,6 @@ pub mod protocol;
 pub mod safe_text;
 pub mod secret;
 pub mod session;
+pub mod stable_hash;
 pub mod tools;
 pub mod ui;

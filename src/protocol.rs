@@ -7,8 +7,8 @@
 //! one of the plain enums below, sent over bounded `tokio::sync::mpsc` channels — except what a
 //! tool task reports, which carries the typed results of `tools` and so is
 //! declared beside the agent code that spawns the task (`agent::round`).
-//! This module is the contract; it imports nothing else of the crate, so a
-//! reader can learn the whole system from this file and a test can drive
+//! This module is the contract; it imports nothing else of the crate but
+//! `stable_hash` (which imports nothing), so a reader can learn the whole system from this file and a test can drive
 //! either side by sending these values. See
 //! `docs/decisions/0001-architecture.md`. What a saved session holds of
 //! these (the log items, usage, the session list) derives serde's traits,
@@ -767,7 +767,7 @@ pub enum FileGuard {
     /// The file did not exist.
     Absent,
     /// The file's content hashed to this.
-    Content(u64),
+    Content(crate::stable_hash::ContentHash),
 }
 
 /// A confirmation preview with the guard its execution must check.

@@ -51,6 +51,12 @@ pub struct Pruned {
 #[derive(Debug, Clone)]
 pub struct Conversation {
     messages: Vec<Message>,
+    /// No message before this index changed since
+    /// [`Conversation::take_changed_from`] was last called (appending
+    /// changes none): a save writes the messages from here on, not the
+    /// whole conversation (ADR 0040). Every change to an earlier message
+    /// lowers it.
+    changed_from: usize,
 }
 
 impl Conversation {
@@ -58,6 +64,7 @@ impl Conversation {
     pub fn new(system_prompt: &str) -> Self {
         Self {
             messages: vec![Message::new(Role::System, system_prompt)],
+            changed_from: 0,
         }
     }
 
@@ -66,7 +73,10 @@ impl Conversation {
     /// opens with `system_prompt` as it reads now (the project's
     /// instructions may have changed since the session was saved).
     pub fn resumed(system_prompt: &str, messages: Vec<Message>) -> Self {
-        let mut conversation = Self { messages };
+        let mut conversation = Self {
+            changed_from: messages.len(),
+            messages,
+        };
         conversation.set_system_prompt(system_prompt);
         conversation.renew_old_ids();
         conversation
@@ -80,34 +90,47 @@ impl Conversation {
         // The latest call of each old id: a result answers the nearest.
         let mut renewed: HashMap<String, String> = HashMap::new();
         let mut count = 0;
-        for message in &mut self.messages {
+        let mut changed_from = self.changed_from;
+        for (at, message) in self.messages.iter_mut().enumerate() {
             for call in &mut message.tool_calls {
                 if MadeUpIds::is_old_form(&call.id) {
                     let id = MadeUpIds::renewed(count);
                     count += 1;
                     renewed.insert(std::mem::replace(&mut call.id, id.clone()), id);
+                    changed_from = changed_from.min(at);
                 }
             }
             if let Some(id) = &mut message.tool_call_id
                 && let Some(new) = renewed.get(id.as_str())
             {
                 id.clone_from(new);
+                changed_from = changed_from.min(at);
             }
         }
+        self.changed_from = changed_from;
     }
 
     /// Replaces the system prompt, keeping everything after it.
     pub fn set_system_prompt(&mut self, system_prompt: &str) {
         let message = Message::new(Role::System, system_prompt);
         match self.messages.first_mut() {
+            Some(first) if *first == message => return,
             Some(first) if first.role == Role::System => *first = message,
             _ => self.messages.insert(0, message),
         }
+        self.changed_from = 0;
     }
 
     /// The messages, oldest first: what a saved session holds.
     pub fn messages(&self) -> &[Message] {
         &self.messages
+    }
+
+    /// The index of the first message that changed since the last call
+    /// (the length, when messages were only appended); the next call
+    /// counts from now.
+    pub fn take_changed_from(&mut self) -> usize {
+        std::mem::replace(&mut self.changed_from, self.messages.len())
     }
 
     /// Appends the person's prompt.
@@ -170,6 +193,7 @@ impl Conversation {
                 .chain(self.messages.get(start..).unwrap_or_default())
                 .cloned()
                 .collect(),
+            changed_from: 0,
         }
     }
 
@@ -187,6 +211,7 @@ impl Conversation {
     /// there); the system prompt stays.
     pub fn truncate(&mut self, at: usize) {
         self.messages.truncate(at.max(1));
+        self.changed_from = self.changed_from.min(self.messages.len());
     }
 
     /// Replaces the content of the oldest tool results before `before`
@@ -213,6 +238,7 @@ impl Conversation {
             done.results += 1;
             done.bytes += content.len() - marker.len();
             self.messages[index].content = Some(marker);
+            self.changed_from = self.changed_from.min(index);
         }
         done
     }
@@ -251,6 +277,7 @@ impl Conversation {
         let keep_from = keep_from.clamp(1, self.messages.len());
         let message = Message::new(Role::User, format!("{SUMMARY_PREFIX}{}", summary.trim()));
         self.messages.splice(1..keep_from, [message]);
+        self.changed_from = self.changed_from.min(1);
     }
 
     /// The highest episode of the ids the agent made up

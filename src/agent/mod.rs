@@ -9,6 +9,7 @@ mod compact;
 mod conversation;
 pub mod instructions;
 mod mentions;
+mod opening;
 mod outcome;
 mod policy;
 mod repeat;
@@ -59,7 +60,7 @@ use compact::{Compaction, next_summary_event};
 use conversation::ToolOffer;
 use restoring::{Direction, Restoring};
 use round::{Abandon, Round, ToolEvent};
-use saving::Saving;
+use saving::{Saving, next_writer_status};
 
 /// Stream events buffered between a stream task and the agent; the stream
 /// task waits (and so reads no further from the socket) when it is full.
@@ -243,8 +244,12 @@ async fn run_actor(
 ) {
     let (tool_tx, tool_rx) = mpsc::channel(TOOL_QUEUE);
     let budget = Budget::new(setup.context_window, setup.max_output, setup.compact_at);
+    let saving = Saving::new(setup.sessions.take(), &setup.log);
+    // What changes the checkpoints is kept for the journal while saving
+    // is on (ADR 0040).
+    setup.tools.checkpoints.lock().take_ops(saving.on());
     let agent = Agent {
-        saving: Saving::new(setup.sessions.take()),
+        saving,
         conversation: Conversation::new(&setup.system_prompt),
         offered: Arc::new(OfferedTools::from_definitions(&crate::tools::definitions())),
         tool_catalogue: crate::tools::definitions(),
@@ -310,6 +315,7 @@ impl Agent {
                 ev = next_stream_event(&mut self.episode) => self.on_stream_event(ev).await,
                 ev = next_summary_event(&mut self.compaction) => self.on_summary_event(ev).await,
                 Some(ev) = tool_rx.recv() => self.on_tool_event(ev).await,
+                status = next_writer_status(&mut self.saving) => self.writer_said(status).await,
             }
         }
         // A request cut short leaves the server reading it into a slot
@@ -337,6 +343,8 @@ impl Agent {
         if !server_busy {
             self.save_slot().await;
         }
+        // Every save written, the journal folded into the snapshot.
+        self.saving.finish().await;
     }
 
     /// Asks the server what the configuration left open — the window, the

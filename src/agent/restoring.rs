@@ -84,8 +84,8 @@ impl Agent {
         let last = {
             let mut log = self.setup.tools.checkpoints.lock();
             match direction {
-                Direction::Redo => log.undone.pop(),
-                Direction::Undo | Direction::Rewind => log.done.pop(),
+                Direction::Redo => log.pop_undone(),
+                Direction::Undo | Direction::Rewind => log.pop_done(),
             }
         };
         match last {

@@ -16,7 +16,9 @@ use crate::protocol::{
 };
 use crate::tools::{self, Analyser, Effect, Judged, ToolCall, ToolFailure, ToolResult};
 
-use super::conversation::AssistantCall;
+use crate::llm::wire::Message;
+
+use super::conversation::{AssistantCall, tool_message};
 use super::policy::ApprovalPolicy;
 use super::repeat::{FAILED_REPEAT_NOTICE, FAILED_REPEAT_RETRIES, Repeat};
 use super::{Agent, outcome};
@@ -117,6 +119,12 @@ pub(super) struct Round {
     cancelling: bool,
     /// The calls attach what the person named, not what the model asked.
     for_person: bool,
+    /// Each call's answer as the saved session holds it while the round
+    /// is in flight: its result, cut as it will be sent, once it is in,
+    /// `cancelled` until then (what resuming after a crash must tell the
+    /// model). Kept as each result comes, so a save writes them without
+    /// measuring the conversation again.
+    answers: Vec<Message>,
 }
 
 impl Round {
@@ -161,6 +169,10 @@ impl Round {
                     state,
                 }
             })
+            .collect::<Vec<RoundCall>>();
+        let answers = calls
+            .iter()
+            .map(|c| tool_message(c.id.clone(), &cancelled(&c.name)))
             .collect();
         Self {
             calls,
@@ -168,6 +180,7 @@ impl Round {
             confirms_shown: 0,
             cancelling: false,
             for_person: false,
+            answers,
         }
     }
 
@@ -243,16 +256,9 @@ impl Round {
     }
 
     /// Every call's answer as a saved session holds it while the round is
-    /// in flight: the result where it is in, `cancelled` where it is not
-    /// (what resuming after a crash must tell the model), in call order.
-    pub(super) fn provisional_answers(&self) -> Vec<(CallId, ToolResult)> {
-        self.calls
-            .iter()
-            .map(|c| match &c.state {
-                CallState::Done(result) => (c.id.clone(), result.clone()),
-                _ => (c.id.clone(), cancelled(&c.name)),
-            })
-            .collect()
+    /// in flight, in call order.
+    pub(super) fn saved_answers(&self) -> &[Message] {
+        &self.answers
     }
 
     fn position(&self, id: &str) -> Option<usize> {
@@ -344,6 +350,14 @@ impl Agent {
         }
         // Calls that failed validation are answered now.
         let invalid = round.answered();
+        if self.saving.on() {
+            for (id, result) in &invalid {
+                let answer = self.saved_answer(id, result);
+                if let Some(index) = round.position(id) {
+                    round.answers[index] = answer;
+                }
+            }
+        }
         self.round = Some(round);
         self.save().await;
         for (id, result) in invalid {
@@ -598,15 +612,14 @@ impl Agent {
     /// Records a call's result (with the repeat notice, if any) and shows
     /// its outcome.
     async fn finish_call(&mut self, id: &str, mut result: ToolResult) {
-        let Some(round) = self.round.as_mut() else {
+        let Some(round) = self.round.as_ref() else {
             return;
         };
         let Some(index) = round.position(id) else {
             return;
         };
-        let call = &mut round.calls[index];
-        let notice = call.repeat.as_ref().and_then(|r| r.notice.clone());
-        result.notice = notice;
+        let call = &round.calls[index];
+        result.notice = call.repeat.as_ref().and_then(|r| r.notice.clone());
         let shown = call.repeat.as_ref().and_then(|r| r.shown(&call.name));
         let status = outcome::status(&result.outcome);
         self.setup
@@ -617,12 +630,29 @@ impl Agent {
             status,
             excerpt: outcome::excerpt(&result.outcome),
         };
-        call.state = CallState::Done(result);
+        let answer = self
+            .saving
+            .on()
+            .then(|| self.saved_answer(&call.id, &result));
+        if let Some(round) = self.round.as_mut() {
+            round.calls[index].state = CallState::Done(result);
+            if let Some(answer) = answer {
+                round.answers[index] = answer;
+            }
+        }
         self.emit(event).await;
         if let Some(shown) = shown {
             self.system(Severity::Notice, shown).await;
         }
         self.save().await;
+    }
+
+    /// A call's answer as a saved session holds it: cut as it will be
+    /// sent, should a crash make this the answer a resumed session sends.
+    fn saved_answer(&self, id: &str, result: &ToolResult) -> Message {
+        let mut kept = result.clone();
+        self.fit_result(&mut kept);
+        tool_message(id.to_owned(), &kept)
     }
 
     /// Starts what can start now, in call order; ends the round when every

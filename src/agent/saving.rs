@@ -1,40 +1,39 @@
-//! The agent's saved session: the log it records as it emits events, the
-//! save after every step (by this task; the write itself on a blocking
-//! thread, awaited), and opening sessions — at start-up (`--continue`,
-//! `--resume`), on `/clear` and on `/resume`. A saved conversation is
-//! always valid: the calls of a round still in flight are saved as
-//! cancelled. A failed save is one notice, and the session goes on.
-//! On quit, a llama.cpp server is asked to save its slot beside it.
-//! ADR 0022, 0034.
-
-use std::collections::VecDeque;
+//! The agent's saved session: the log it records as it emits events, and
+//! the save after every step. A save hands the session writer (a thread
+//! of its own, ADR 0040) what changed since the last: a journal record of
+//! the step, or the whole session as a snapshot where the files start (a
+//! new session, or after a failed save). The agent waits for no disk; a
+//! listing or an opening waits for the saves queued before it. A saved
+//! conversation is always valid: the calls of a round still in flight
+//! are saved as cancelled. A failed save is one notice, and the session
+//! goes on. On quit, a llama.cpp server is asked to save its slot beside
+//! it. ADR 0022, 0034, 0040.
 
 use crate::llm::slots::{self, SlotAction};
 use crate::llm::wire::Message;
+use crate::log::Log;
 use crate::protocol::{AgentEvent, LogItem, Severity, Usage};
 use crate::session::{
-    self, LOG_BYTES_MAX, LOG_ITEMS_MAX, OpenSession, SavedSession, SessionError, SessionLock,
-    SessionRecord, SessionSetup, check_conversation,
+    self, SavedSession, SessionLog, SessionRecord, SessionSetup, SessionWriter, StepRecord, Tail,
+    WriterStatus, check_conversation, check_conversation_from,
 };
 
-use crate::tools::CheckpointLog;
-
-use super::conversation::{Conversation, tool_message};
-use super::{Agent, slot_logged, task_failure};
+use super::{Agent, slot_logged};
 
 /// The session the agent has open.
 pub(super) struct Saving {
     /// Where sessions live and how the first one opens; `None` when there
     /// is nowhere to keep them.
-    setup: Option<SessionSetup>,
-    id: String,
+    pub(super) setup: Option<SessionSetup>,
+    /// The thread that writes the files, while saving is on; why it could
+    /// not be started otherwise.
+    writer: Option<Result<SessionWriter, String>>,
+    pub(super) id: String,
     created: u64,
     /// The first prompt, cut; empty until there is one (nothing is saved
     /// before).
-    title: String,
-    /// Held while the session is open, from its first save (or resume).
-    lock: Option<SessionLock>,
-    log: VecDeque<LogItem>,
+    pub(super) title: String,
+    pub(super) log: SessionLog,
     /// The reply streaming now: its text and reasoning.
     reply: Option<(String, String)>,
     usage: Usage,
@@ -42,47 +41,92 @@ pub(super) struct Saving {
     /// A save failed and was reported; later failures stay quiet until one
     /// succeeds.
     failed: bool,
+    /// The files hold nothing of this session yet, or fell behind a failed
+    /// save: the next save writes it whole.
+    resync: bool,
+    /// The number of the last journal record written (or of the one the
+    /// snapshot read holds).
+    seq: u64,
+    /// The conversation's messages the files hold as they are: the next
+    /// record replaces the files' conversation from here at the latest.
+    held: usize,
+    /// The files hold a round's provisional answers after those.
+    pending_held: bool,
+    /// Failures the writer reported, counted: a higher count is news.
+    failures_seen: u64,
 }
 
 impl Saving {
-    /// A new session, to be kept as `setup` says.
-    pub(super) fn new(setup: Option<SessionSetup>) -> Self {
+    /// A new session, to be kept as `setup` says; the writer, noting what
+    /// it does in `log`, starts when saving is on.
+    pub(super) fn new(setup: Option<SessionSetup>, log: &Log) -> Self {
+        let writer = setup
+            .as_ref()
+            .filter(|s| s.save)
+            .map(|s| SessionWriter::start(s.store.clone(), log.clone()).map_err(|e| e.to_string()));
         let now = session::now_secs();
         Self {
             setup,
+            writer,
             id: session::new_id(now),
             created: now,
             title: String::new(),
-            lock: None,
-            log: VecDeque::new(),
+            log: SessionLog::default(),
             reply: None,
             usage: Usage::default(),
             last_usage: None,
             failed: false,
+            resync: true,
+            seq: 0,
+            held: 0,
+            pending_held: false,
+            failures_seen: 0,
         }
     }
 
-    /// Starts a new session; the old one's lock is released.
-    fn start_new(&mut self) {
-        let setup = self.setup.take();
-        *self = Self::new(setup);
+    /// Whether sessions are saved.
+    pub(super) fn on(&self) -> bool {
+        self.writer.is_some()
     }
 
-    fn push(&mut self, item: LogItem) {
-        self.log.push_back(item);
-        self.trim_log();
+    /// The writer, when it runs.
+    pub(super) fn writer(&self) -> Option<&SessionWriter> {
+        self.writer.as_ref().and_then(|w| w.as_ref().ok())
     }
 
-    /// Drops the oldest log items past [`LOG_ITEMS_MAX`] items or
-    /// [`LOG_BYTES_MAX`] bytes of text (the newest item always stays), so
-    /// the log, and the session file that holds it, stay bounded however
-    /// long the replies.
-    fn trim_log(&mut self) {
-        let mut bytes: usize = self.log.iter().map(text_bytes).sum();
-        while self.log.len() > LOG_ITEMS_MAX || (bytes > LOG_BYTES_MAX && self.log.len() > 1) {
-            if let Some(old) = self.log.pop_front() {
-                bytes -= text_bytes(&old);
-            }
+    /// Starts a new session: the old one's lock goes once its saves are
+    /// written.
+    pub(super) async fn start_new(&mut self) {
+        if let Some(writer) = self.writer() {
+            let _ = writer.release().await;
+        }
+        let now = session::now_secs();
+        self.id = session::new_id(now);
+        self.created = now;
+        self.title.clear();
+        self.log = SessionLog::default();
+        self.reply = None;
+        self.usage = Usage::default();
+        self.last_usage = None;
+        self.failed = false;
+        self.resync = true;
+        self.seq = 0;
+        self.held = 0;
+        self.pending_held = false;
+    }
+
+    /// Waits until every save queued is written, so the files can be read.
+    pub(super) async fn flush(&self) {
+        if let Some(writer) = self.writer() {
+            writer.flush().await;
+        }
+    }
+
+    /// Stops the writer once every save is written and the journal folded
+    /// into the snapshot.
+    pub(super) async fn finish(&mut self) {
+        if let Some(Ok(writer)) = self.writer.take() {
+            writer.finish().await;
         }
     }
 
@@ -91,7 +135,7 @@ impl Saving {
         if self.title.is_empty() {
             self.title = session::title_of(text);
         }
-        self.push(LogItem::User(text.to_string()));
+        self.log.push(LogItem::User(text.to_string()));
     }
 
     /// Adds one request's token counts to the totals.
@@ -106,14 +150,6 @@ impl Saving {
         total.total_tokens = total.total_tokens.saturating_add(usage.total_tokens);
     }
 
-    /// The newest tool row of a call.
-    fn tool_row(&mut self, call: &str) -> Option<&mut LogItem> {
-        self.log
-            .iter_mut()
-            .rev()
-            .find(|item| matches!(item, LogItem::Tool { id, .. } if id == call))
-    }
-
     /// Records what an event shows in the log.
     pub(super) fn record(&mut self, event: &AgentEvent) {
         match event {
@@ -126,14 +162,14 @@ impl Saving {
             // As on screen: a reply that streamed nothing has no entry.
             AgentEvent::AssistantEnd(end) => {
                 if let Some((text, reasoning)) = self.reply.take() {
-                    self.push(LogItem::Assistant {
+                    self.log.push(LogItem::Assistant {
                         text,
                         reasoning,
                         end: *end,
                     });
                 }
             }
-            AgentEvent::ToolCall { id, name, summary } => self.push(LogItem::Tool {
+            AgentEvent::ToolCall { id, name, summary } => self.log.push(LogItem::Tool {
                 id: id.clone(),
                 name: name.clone(),
                 summary: summary.clone(),
@@ -143,17 +179,9 @@ impl Saving {
                 id,
                 status,
                 excerpt,
-            } => {
-                if let Some(LogItem::Tool { outcome, .. }) = self.tool_row(id) {
-                    *outcome = Some((status.clone(), excerpt.clone()));
-                }
-            }
-            AgentEvent::ToolAllowed { id, summary } => {
-                if let Some(LogItem::Tool { summary: row, .. }) = self.tool_row(id) {
-                    row.clone_from(summary);
-                }
-            }
-            AgentEvent::System { severity, text } => self.push(LogItem::System {
+            } => self.log.set_outcome(id, status.clone(), excerpt.clone()),
+            AgentEvent::ToolAllowed { id, summary } => self.log.set_summary(id, summary),
+            AgentEvent::System { severity, text } => self.log.push(LogItem::System {
                 severity: *severity,
                 text: text.clone(),
             }),
@@ -177,59 +205,67 @@ impl Saving {
         }
     }
 
-    /// Takes over a session loaded from its file.
-    fn adopt(&mut self, saved: SavedSession, lock: Option<SessionLock>) {
+    /// Takes over a session loaded from its files, whose `messages` the
+    /// conversation took: the files hold all of it.
+    pub(super) fn adopt(&mut self, saved: SavedSession, messages: usize) {
         self.id = saved.id;
         self.created = saved.created;
         self.title = saved.title;
-        self.lock = lock;
-        self.log = saved.log.into();
-        self.trim_log();
+        self.log = SessionLog::saved(saved.log, saved.log_first);
         self.reply = None;
         self.usage = saved.usage;
         self.last_usage = saved.last_usage;
         self.failed = false;
+        self.resync = false;
+        self.seq = saved.seq;
+        self.held = messages;
+        self.pending_held = false;
     }
 }
 
 impl Agent {
-    /// Saves the session as it stands; a no-op with saving off or before
-    /// the first prompt.
+    /// Saves the session as it stands (hands it to the writer); a no-op
+    /// with saving off or before the first prompt.
     pub(super) async fn save(&mut self) {
-        let Some(setup) = self.saving.setup.as_ref().filter(|s| s.save) else {
-            return;
-        };
-        if self.saving.title.is_empty() {
+        if !self.saving.on() || self.saving.title.is_empty() {
             return;
         }
-        let store = setup.store.clone();
-        let pending: Vec<Message> = self.round.as_ref().map_or_else(Vec::new, |round| {
-            round
-                .provisional_answers()
-                .into_iter()
-                .map(|(id, mut result)| {
-                    // Saved as it will be sent, should a crash make this
-                    // the answer a resumed session sends.
-                    self.fit_result(&mut result);
-                    tool_message(id, &result)
-                })
-                .collect()
-        });
+        if let Some(Err(why)) = &self.saving.writer {
+            let why = format!("cannot save the session: {why}");
+            return self.save_failed(why).await;
+        }
+        let Some(setup) = &self.saving.setup else {
+            return;
+        };
+        let changed_from = self.conversation.take_changed_from();
         let messages = self.conversation.messages();
-        if let Err(e) = check_conversation(messages.iter().chain(&pending)) {
+        let pending: &[Message] = self.round.as_ref().map_or(&[], |r| r.saved_answers());
+        let at = changed_from.min(self.saving.held);
+        let checked = if self.saving.resync {
+            check_conversation(messages.iter().chain(pending))
+        } else {
+            check_conversation_from(messages, pending, at)
+        };
+        if let Err(e) = checked {
             // A bug, never a file that cannot be resumed.
             self.setup
                 .log
                 .line(|| format!("session not saved: the conversation is invalid: {e}"));
+            self.saving.resync = true;
             return;
         }
-        self.saving.log.make_contiguous();
-        let encoded = {
-            let checkpoints = self.setup.tools.checkpoints.lock();
+        let updated = session::now_secs();
+        let snapshot = self.saving.resync;
+        let encoded = if snapshot {
+            let mut checkpoints = self.setup.tools.checkpoints.lock();
+            // The snapshot holds what they did.
+            checkpoints.take_ops(true);
+            let log_first = self.saving.log.first();
             SessionRecord {
                 id: &self.saving.id,
+                seq: self.saving.seq,
                 created: self.saving.created,
-                updated: session::now_secs(),
+                updated,
                 directory: &setup.directory,
                 model: &self.setup.model,
                 base_url: &setup.base_url,
@@ -237,33 +273,72 @@ impl Agent {
                 usage: self.saving.usage,
                 last_usage: self.saving.last_usage,
                 messages,
-                pending: &pending,
-                log: self.saving.log.as_slices().0,
+                pending,
+                log: self.saving.log.as_slice(),
+                log_first,
                 checkpoints: &checkpoints,
             }
             .encode()
+        } else {
+            let ops = self.setup.tools.checkpoints.lock().take_ops(true);
+            let pending_changed = !pending.is_empty() || self.saving.pending_held;
+            StepRecord {
+                seq: self.saving.seq + 1,
+                updated,
+                model: &self.setup.model,
+                base_url: &setup.base_url,
+                directory: &setup.directory,
+                usage: self.saving.usage,
+                last_usage: self.saving.last_usage,
+                tail: (at < messages.len() || pending_changed).then(|| Tail {
+                    at,
+                    messages: &messages[at..],
+                    pending,
+                }),
+                log: &self.saving.log,
+                checkpoints: &ops,
+            }
+            .encode()
         };
+        let (held, pending_held) = (messages.len(), !pending.is_empty());
         let bytes = match encoded {
             Ok(bytes) => bytes,
-            Err(e) => return self.save_failed(e.to_string()).await,
-        };
-        let id = self.saving.id.clone();
-        let locked = self.saving.lock.is_some();
-        let written = tokio::task::spawn_blocking(move || {
-            let lock = if locked { None } else { Some(store.lock(&id)?) };
-            store.write(&id, &bytes)?;
-            Ok::<_, SessionError>(lock)
-        })
-        .await;
-        match written {
-            Ok(Ok(lock)) => {
-                if lock.is_some() {
-                    self.saving.lock = lock;
-                }
-                self.saving.failed = false;
+            Err(e) => {
+                self.saving.resync = true;
+                return self.save_failed(e.to_string()).await;
             }
-            Ok(Err(e)) => self.save_failed(e.to_string()).await,
-            Err(e) => self.save_failed(task_failure("save", &e)).await,
+        };
+        let sent = match self.saving.writer() {
+            Some(writer) if snapshot => writer.begin(&self.saving.id, bytes).await,
+            Some(writer) => writer.append(&self.saving.id, bytes).await,
+            None => return,
+        };
+        if let Err(e) = sent {
+            self.saving.resync = true;
+            return self.save_failed(e.to_string()).await;
+        }
+        if !snapshot {
+            self.saving.seq += 1;
+        }
+        self.saving.resync = false;
+        self.saving.held = held;
+        self.saving.pending_held = pending_held;
+        self.saving.log.saved_all();
+    }
+
+    /// The writer says how saves went: a failure is told once (until a
+    /// save works again), and the next save writes the session whole, as
+    /// the files fell behind.
+    pub(super) async fn writer_said(&mut self, status: WriterStatus) {
+        if status.failures > self.saving.failures_seen {
+            self.saving.failures_seen = status.failures;
+            self.saving.resync = true;
+            if let Some(why) = &status.failing {
+                self.save_failed(why.clone()).await;
+            }
+        }
+        if status.failing.is_none() {
+            self.saving.failed = false;
         }
     }
 
@@ -294,7 +369,7 @@ impl Agent {
     }
 
     /// Reports a failed save, once until a save succeeds again.
-    async fn save_failed(&mut self, why: String) {
+    pub(super) async fn save_failed(&mut self, why: String) {
         if self.saving.failed {
             return;
         }
@@ -305,263 +380,15 @@ impl Agent {
         )
         .await;
     }
-
-    /// Opens the session the command line asked for (before anything else
-    /// runs).
-    pub(super) async fn open_at_start(&mut self) {
-        let Some(setup) = &self.saving.setup else {
-            return;
-        };
-        match setup.open.clone() {
-            OpenSession::New => {}
-            OpenSession::Continue => {
-                let directory = setup.directory.clone();
-                let Some(listing) = self.listing(Some(directory)).await else {
-                    return;
-                };
-                // The newest that opens: a damaged file is skipped, as
-                // the listing skips one it cannot read.
-                for summary in &listing {
-                    match self.open(summary.id.clone()).await {
-                        Opened::Yes | Opened::Not => return,
-                        Opened::Damaged(why) => {
-                            self.system(Severity::Notice, why.to_string()).await
-                        }
-                    }
-                }
-                let notice = if listing.is_empty() {
-                    "no saved session in this directory yet; this is a new one"
-                } else {
-                    "no saved session in this directory could be opened; this is a new one"
-                };
-                self.system(Severity::Notice, notice).await;
-            }
-            OpenSession::Resume(id) => self.resume_saved(id).await,
-            OpenSession::Pick { all } => self.list_sessions(all).await,
-        }
-    }
-
-    /// `/clear`: a new session; the old one stays saved.
-    pub(super) async fn clear(&mut self) {
-        if self.busy() {
-            self.system(
-                Severity::Notice,
-                "the agent is busy; interrupt it (Esc) before starting a new session",
-            )
-            .await;
-            return;
-        }
-        self.conversation = Conversation::new(&self.setup.system_prompt);
-        self.setup.tools.known.clear();
-        self.setup
-            .tools
-            .checkpoints
-            .replace(CheckpointLog::default());
-        self.budget.forget_report();
-        self.saving.start_new();
-        self.sent_since_open = false;
-        self.warm_cache();
-        self.emit(AgentEvent::SessionOpened { log: Vec::new() })
-            .await;
-        self.announce_session().await;
-        self.emit(AgentEvent::TurnDone).await;
-    }
-
-    /// `/resume ID` and the picker: the saved session replaces this one.
-    pub(super) async fn resume(&mut self, id: String) {
-        if self.busy() {
-            self.system(
-                Severity::Notice,
-                "the agent is busy; interrupt it (Esc) before resuming a session",
-            )
-            .await;
-            return;
-        }
-        self.resume_saved(id).await;
-        self.warm_cache();
-        self.announce_session().await;
-        self.emit(AgentEvent::TurnDone).await;
-    }
-
-    /// Tells the UI which id the open session is saved under (`None`
-    /// when saving is off). Without a sessions directory nothing is ever
-    /// saved, and nothing is said.
-    pub(super) async fn announce_session(&mut self) {
-        let Some(setup) = &self.saving.setup else {
-            return;
-        };
-        let id = setup.save.then(|| self.saving.id.clone());
-        self.emit(AgentEvent::SessionId(id)).await;
-    }
-
-    /// `/sessions` and the picker's list: this directory's saved sessions
-    /// (or every directory's), newest first.
-    pub(super) async fn list_sessions(&mut self, all: bool) {
-        let directory = match &self.saving.setup {
-            Some(setup) if !all => Some(setup.directory.clone()),
-            _ => None,
-        };
-        if let Some(sessions) = self.listing(directory).await {
-            let now = session::now_secs();
-            self.emit(AgentEvent::Sessions {
-                list: sessions,
-                now,
-            })
-            .await;
-        }
-        if !self.busy() {
-            self.emit(AgentEvent::TurnDone).await;
-        }
-    }
-
-    /// The saved sessions, newest first, the files skipped reported in
-    /// one notice; `None` (and an error entry) when there is no store.
-    async fn listing(
-        &mut self,
-        directory: Option<String>,
-    ) -> Option<Vec<crate::protocol::SessionSummary>> {
-        let Some(setup) = &self.saving.setup else {
-            self.system(Severity::Error, NO_STORE).await;
-            return None;
-        };
-        let store = setup.store.clone();
-        let listed = tokio::task::spawn_blocking(move || store.list(directory.as_deref())).await;
-        match listed {
-            Ok(listing) => {
-                let notes = listing.notes();
-                if !notes.is_empty() {
-                    self.system(Severity::Notice, notes.join("\n")).await;
-                }
-                Some(listing.sessions)
-            }
-            Err(e) => {
-                self.system(Severity::Error, task_failure("session list", &e))
-                    .await;
-                None
-            }
-        }
-    }
-
-    /// Opens the saved session the person named; on failure an error entry
-    /// says why and this one goes on.
-    async fn resume_saved(&mut self, id: String) {
-        if let Opened::Damaged(why) = self.open(id).await {
-            self.system(Severity::Error, why.to_string()).await;
-        }
-    }
-
-    /// Opens saved session `id` in place of this one (locked, when saving
-    /// is on); on a failure but a damaged file an error entry says why, and
-    /// this one goes on.
-    async fn open(&mut self, id: String) -> Opened {
-        let Some(setup) = &self.saving.setup else {
-            self.system(Severity::Error, NO_STORE).await;
-            return Opened::Not;
-        };
-        let current = id == self.saving.id;
-        let here = setup.directory.clone();
-        let store = setup.store.clone();
-        let lock = setup.save && !current;
-        let opened = tokio::task::spawn_blocking(move || store.open(&id, lock)).await;
-        match opened {
-            Ok(Ok((mut saved, lock))) => {
-                self.setup.log.line(|| {
-                    format!(
-                        "resumed session {}: {} messages",
-                        saved.id,
-                        saved.messages.len()
-                    )
-                });
-                let last_usage = saved.last_usage;
-                self.conversation = Conversation::resumed(
-                    &self.setup.system_prompt,
-                    std::mem::take(&mut saved.messages),
-                );
-                self.setup.tools.known.clear();
-                self.episodes_started = self
-                    .episodes_started
-                    .max(self.conversation.made_up_ids_past());
-                let mut checkpoints = std::mem::take(&mut saved.checkpoints);
-                // What its turns changed is named by paths in the project
-                // it was saved in: here they would be other files.
-                let elsewhere = (saved.directory != here
-                    && !(checkpoints.done.is_empty() && checkpoints.undone.is_empty()))
-                .then(|| saved.directory.clone());
-                if elsewhere.is_some() {
-                    checkpoints.done.clear();
-                    checkpoints.undone.clear();
-                }
-                checkpoints.align(self.conversation.prompts().count());
-                self.setup.tools.checkpoints.replace(checkpoints);
-                self.budget.forget_report();
-                let lock = if current {
-                    self.saving.lock.take()
-                } else {
-                    lock
-                };
-                self.saving.adopt(saved, lock);
-                self.restore_slot = true;
-                self.sent_since_open = false;
-                let log = self.saving.log.iter().cloned().collect();
-                self.emit(AgentEvent::SessionOpened { log }).await;
-                if let Some(usage) = last_usage {
-                    self.emit(AgentEvent::Usage(usage)).await;
-                }
-                if let Some(directory) = elsewhere {
-                    let notice = format!(
-                        "this session was saved in {directory}: what its turns changed there cannot be undone here, and is no longer kept with it"
-                    );
-                    self.system(Severity::Notice, notice).await;
-                }
-                Opened::Yes
-            }
-            Ok(Err(
-                e @ (SessionError::Read { .. }
-                | SessionError::Corrupt { .. }
-                | SessionError::Newer { .. }
-                | SessionError::TooLarge { .. }),
-            )) => Opened::Damaged(e),
-            Ok(Err(e)) => {
-                self.system(Severity::Error, e.to_string()).await;
-                Opened::Not
-            }
-            Err(e) => {
-                self.system(Severity::Error, task_failure("session open", &e))
-                    .await;
-                Opened::Not
-            }
-        }
-    }
 }
 
-/// How opening a saved session went.
-#[derive(Debug)]
-enum Opened {
-    /// It is the session now.
-    Yes,
-    /// Its file cannot be read as a session (why, not yet said); this one
-    /// goes on.
-    Damaged(SessionError),
-    /// It could not be opened (in use, gone, …); this one goes on.
-    Not,
-}
-
-/// The text a log item holds, in bytes.
-fn text_bytes(item: &LogItem) -> usize {
-    match item {
-        LogItem::User(text) => text.len(),
-        LogItem::Assistant {
-            text, reasoning, ..
-        } => text.len() + reasoning.len(),
-        LogItem::Tool {
-            id,
-            name,
-            summary,
-            outcome,
-        } => id.len() + name.len() + summary.len() + outcome.as_ref().map_or(0, |(_, e)| e.len()),
-        LogItem::System { text, .. } => text.len(),
+/// The writer's next news, while there is a writer.
+pub(super) async fn next_writer_status(saving: &mut Saving) -> WriterStatus {
+    match saving.writer.as_mut() {
+        Some(Ok(writer)) => match writer.changed().await {
+            Some(status) => status,
+            None => std::future::pending().await,
+        },
+        _ => std::future::pending().await,
     }
 }
-
-/// Why no session can be listed or resumed.
-const NO_STORE: &str = "saved sessions are unavailable: neither XDG_CONFIG_HOME nor HOME is set";

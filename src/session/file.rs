@@ -1,6 +1,8 @@
-//! A session file: its JSON shape, the atomic write (temporary file in the
-//! same directory, fsync, rename, fsync of the directory) and the two
-//! reads — the summary a list needs and the whole session. ADR 0022.
+//! A session's snapshot file: its JSON shape, the atomic write
+//! (temporary file in the same directory, fsync, rename, fsync of the
+//! directory) and the two reads — the summary a list needs (with the
+//! journal's size and time, not its records) and the whole session, its
+//! journal replayed. ADR 0022, 0040.
 
 use std::fs::{DirBuilder, File, Permissions};
 use std::io::{Read, Write};
@@ -8,28 +10,37 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
 use serde::de::IgnoredAny;
-use serde::ser::{SerializeSeq, Serializer};
+use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 
 use crate::llm::wire::Message;
-use crate::protocol::{LogItem, SessionSummary, ToolStatus, Usage};
-use crate::secret::strip_userinfo;
+use crate::protocol::{LogItem, SessionSummary, Usage};
 use crate::tools::CheckpointLog;
 
-use super::{SESSION_FILE_MAX_BYTES, SavedSession, SessionError, check_conversation};
+use super::journal::{self, Chained};
+use super::log::{SessionLog, Settled};
+use super::{
+    SESSION_FILE_MAX_BYTES, SavedSession, SessionError, base_url_to_keep, check_conversation,
+};
 
 /// The schema version this dashfloat writes; it reads this one and older.
-/// ADR 0022.
-pub const SCHEMA_VERSION: u32 = 1;
+/// 2 (ADR 0040): a journal may follow the snapshot, which names the last
+/// of its records it holds and where its log starts, and a checkpoint's
+/// hash says which function made it. ADR 0022.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// The sessions directory's mode: the owner's only.
 const DIR_MODE: u32 = 0o700;
 
-/// A session to be written, borrowed from the agent's state.
+/// A session to be written whole, as its snapshot, borrowed from the
+/// agent's state (or from a session read back, to compact its journal).
 #[derive(Debug)]
 pub struct SessionRecord<'a> {
     /// Its id.
     pub id: &'a str,
+    /// The last journal record it holds (0: none); the journal's next
+    /// record is one more.
+    pub seq: u64,
     /// When it was created, in seconds since the Unix epoch.
     pub created: u64,
     /// Now.
@@ -53,6 +64,9 @@ pub struct SessionRecord<'a> {
     pub pending: &'a [Message],
     /// What the log shows, oldest first.
     pub log: &'a [LogItem],
+    /// The place of the log's oldest item since the session began
+    /// ([`SessionLog::first`]).
+    pub log_first: u64,
     /// What the file tools changed, turn by turn, for `/undo` (ADR 0035).
     pub checkpoints: &'a CheckpointLog,
 }
@@ -62,6 +76,7 @@ pub struct SessionRecord<'a> {
 struct FileOut<'a> {
     version: u32,
     id: &'a str,
+    seq: u64,
     created: u64,
     updated: u64,
     directory: &'a str,
@@ -72,12 +87,15 @@ struct FileOut<'a> {
     last_usage: Option<Usage>,
     messages: Chained<'a>,
     log: SavedLog<'a>,
+    log_first: u64,
     checkpoints: &'a CheckpointLog,
 }
 
 /// The file's shape as read whole.
 #[derive(Deserialize)]
 struct FileIn {
+    #[serde(default)]
+    seq: u64,
     created: u64,
     updated: u64,
     directory: String,
@@ -91,6 +109,8 @@ struct FileIn {
     messages: Vec<Message>,
     #[serde(default)]
     log: Vec<LogItem>,
+    #[serde(default)]
+    log_first: u64,
     /// A session saved before checkpoints has none, and may have run
     /// any command.
     #[serde(default = "CheckpointLog::before_checkpoints")]
@@ -114,39 +134,12 @@ struct VersionIn {
     version: u32,
 }
 
-/// Two message slices written as one array.
-struct Chained<'a>(&'a [Message], &'a [Message]);
-
-impl Serialize for Chained<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.0.iter().chain(self.1))
-    }
-}
-
-/// The log as saved: a call still without an outcome is saved as
-/// cancelled, as its answer in the conversation is.
+/// The log as saved: each item [`Settled`].
 struct SavedLog<'a>(&'a [LogItem]);
 
 impl Serialize for SavedLog<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
-        for item in self.0 {
-            match item {
-                LogItem::Tool {
-                    id,
-                    name,
-                    summary,
-                    outcome: None,
-                } => seq.serialize_element(&LogItem::Tool {
-                    id: id.clone(),
-                    name: name.clone(),
-                    summary: summary.clone(),
-                    outcome: Some((ToolStatus::Cancelled, String::new())),
-                })?,
-                other => seq.serialize_element(other)?,
-            }
-        }
-        seq.end()
+        serializer.collect_seq(self.0.iter().map(Settled))
     }
 }
 
@@ -154,24 +147,48 @@ impl SessionRecord<'_> {
     /// The file's bytes. The base URL loses its userinfo and query (where
     /// a key may ride); no key or header value is ever part of a record.
     pub fn encode(&self) -> Result<Vec<u8>, SessionError> {
-        let stripped = strip_userinfo(self.base_url);
-        let base_url = stripped.split(['?', '#']).next().unwrap_or_default();
+        let base_url = base_url_to_keep(self.base_url);
         serde_json::to_vec(&FileOut {
             version: SCHEMA_VERSION,
             id: self.id,
+            seq: self.seq,
             created: self.created,
             updated: self.updated,
             directory: self.directory,
             model: self.model,
-            base_url,
+            base_url: &base_url,
             title: self.title,
             usage: self.usage,
             last_usage: self.last_usage,
             messages: Chained(self.messages, self.pending),
             log: SavedLog(self.log),
+            log_first: self.log_first,
             checkpoints: self.checkpoints,
         })
         .map_err(SessionError::Encode)
+    }
+}
+
+impl SavedSession {
+    /// The session as its snapshot writes it.
+    pub fn record(&self) -> SessionRecord<'_> {
+        SessionRecord {
+            id: &self.id,
+            seq: self.seq,
+            created: self.created,
+            updated: self.updated,
+            directory: &self.directory,
+            model: &self.model,
+            base_url: &self.base_url,
+            title: &self.title,
+            usage: self.usage,
+            last_usage: self.last_usage,
+            messages: &self.messages,
+            pending: &[],
+            log: &self.log,
+            log_first: self.log_first,
+            checkpoints: &self.checkpoints,
+        }
     }
 }
 
@@ -210,6 +227,14 @@ pub(super) fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> Result<
 /// The file's bytes, refused past [`SESSION_FILE_MAX_BYTES`] (a file
 /// growing while read is cut there, and then fails to parse).
 fn read_bytes(path: &Path) -> Result<Vec<u8>, SessionError> {
+    read_bytes_if_any(path)?.ok_or_else(|| SessionError::Read {
+        path: path.to_path_buf(),
+        source: std::io::ErrorKind::NotFound.into(),
+    })
+}
+
+/// The same, `None` when there is no file.
+fn read_bytes_if_any(path: &Path) -> Result<Option<Vec<u8>>, SessionError> {
     let failed = |source| SessionError::Read {
         path: path.to_path_buf(),
         source,
@@ -219,8 +244,11 @@ fn read_bytes(path: &Path) -> Result<Vec<u8>, SessionError> {
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
-        .open(path)
-        .map_err(failed)?;
+        .open(path);
+    let file = match file {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        other => other.map_err(failed)?,
+    };
     let meta = file.metadata().map_err(failed)?;
     if !meta.is_file() {
         return Err(failed(std::io::Error::other("not a regular file")));
@@ -236,7 +264,7 @@ fn read_bytes(path: &Path) -> Result<Vec<u8>, SessionError> {
     file.take(SESSION_FILE_MAX_BYTES)
         .read_to_end(&mut read)
         .map_err(failed)?;
-    Ok(read)
+    Ok(Some(read))
 }
 
 /// Why `bytes` did not parse: a newer schema, or damage.
@@ -263,35 +291,56 @@ fn check_version(path: &Path, version: u32) -> Result<(), SessionError> {
     Ok(())
 }
 
-/// The summary of the session file at `path`.
-pub(super) fn read_summary(path: &Path, id: &str) -> Result<SessionSummary, SessionError> {
+/// The summary of the session whose snapshot is at `path` and journal at
+/// `journal`: the snapshot's, updated when the journal was last written,
+/// its size both files'. The journal's records are not read.
+pub(super) fn read_summary(
+    path: &Path,
+    journal: &Path,
+    id: &str,
+) -> Result<SessionSummary, SessionError> {
     let bytes = read_bytes(path)?;
     let summary: SummaryIn =
         serde_json::from_slice(&bytes).map_err(|e| unreadable(path, &bytes, &e))?;
     check_version(path, summary.version)?;
+    let (journal_bytes, written) = match std::fs::metadata(journal) {
+        Ok(meta) if meta.len() > 0 => {
+            let secs = meta
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_secs());
+            (meta.len(), secs)
+        }
+        _ => (0, 0),
+    };
     Ok(SessionSummary {
         id: id.to_string(),
         title: summary.title,
         directory: summary.directory,
-        updated: summary.updated,
-        bytes: bytes.len() as u64,
+        updated: summary.updated.max(written),
+        bytes: bytes.len() as u64 + journal_bytes,
     })
 }
 
-/// The whole session in the file at `path`; its conversation must be
-/// valid.
-pub(super) fn read_session(path: &Path, id: &str) -> Result<SavedSession, SessionError> {
+/// The whole session whose snapshot is at `path`, its journal at
+/// `journal` replayed (what could not be is left out, and said in
+/// [`SavedSession::damage`]); its conversation must be valid.
+pub(super) fn read_session(
+    path: &Path,
+    journal: &Path,
+    id: &str,
+) -> Result<SavedSession, SessionError> {
     let bytes = read_bytes(path)?;
     let version: VersionIn =
         serde_json::from_slice(&bytes).map_err(|e| unreadable(path, &bytes, &e))?;
     check_version(path, version.version)?;
     let file: FileIn = serde_json::from_slice(&bytes).map_err(|e| unreadable(path, &bytes, &e))?;
-    check_conversation(&file.messages).map_err(|e| SessionError::Corrupt {
-        path: path.to_path_buf(),
-        detail: e.to_string(),
-    })?;
-    Ok(SavedSession {
+    let journal = read_bytes_if_any(journal)?.unwrap_or_default();
+    let mut log = SessionLog::read(file.log, file.log_first);
+    let mut session = SavedSession {
         id: id.to_string(),
+        seq: file.seq,
         created: file.created,
         updated: file.updated,
         directory: file.directory,
@@ -301,7 +350,17 @@ pub(super) fn read_session(path: &Path, id: &str) -> Result<SavedSession, Sessio
         usage: file.usage,
         last_usage: file.last_usage,
         messages: file.messages,
-        log: file.log,
+        log: Vec::new(),
+        log_first: 0,
         checkpoints: file.checkpoints,
-    })
+        damage: None,
+    };
+    session.damage = journal::replay(&mut session, &mut log, &journal);
+    session.log_first = log.first();
+    session.log = log.into_items();
+    check_conversation(&session.messages).map_err(|e| SessionError::Corrupt {
+        path: path.to_path_buf(),
+        detail: e.to_string(),
+    })?;
+    Ok(session)
 }

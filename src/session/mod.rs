@@ -1,23 +1,36 @@
-//! Saved sessions: one JSON file per session under
-//! `$XDG_CONFIG_HOME/dashfloat/sessions/`, written whole and atomically
-//! after every step, locked while a dashfloat process has it open, listed
-//! and loaded for `--continue`, `--resume` and `dashfloat sessions`. A file
-//! that cannot be used is reported, left as it is and skipped. ADR 0022.
+//! Saved sessions under `$XDG_CONFIG_HOME/dashfloat/sessions/`: per
+//! session a JSON snapshot, written whole and atomically, and a journal
+//! beside it, one fsync'd record appended per step by a writer thread of
+//! its own and folded into a new snapshot now and then; locked while a
+//! dashfloat process has it open, listed and loaded (snapshot and journal
+//! replayed) for `--continue`, `--resume` and `dashfloat sessions`. A file
+//! that cannot be used is reported, left as it is and skipped; a journal
+//! cut short by a crash is read up to its last whole record. ADR 0022,
+//! 0040.
 
 mod file;
 mod id;
+mod journal;
 mod lock;
+mod log;
 mod valid;
+mod writer;
 
 use std::path::{Path, PathBuf};
 
 use crate::llm::wire::Message;
 use crate::protocol::{LogItem, SessionSummary, Usage};
+use crate::secret::strip_userinfo;
 
 pub use file::{SCHEMA_VERSION, SessionRecord};
 pub use id::{ID_MAX_CHARS, new_id, valid_id};
+pub use journal::{JournalDamage, StepRecord, Tail};
 pub use lock::SessionLock;
-pub use valid::{InvalidConversation, check_conversation};
+pub use log::{LogDelta, SessionLog};
+pub use valid::{InvalidConversation, check_conversation, check_conversation_from};
+pub use writer::{
+    JOURNAL_COMPACT_MIN_BYTES, JournalFile, SessionWriter, WRITE_QUEUE, WriterStatus,
+};
 
 /// The most characters of the first prompt kept as a session's title.
 /// ADR 0022.
@@ -32,8 +45,8 @@ pub const LOG_ITEMS_MAX: usize = 2_000;
 /// file well under [`SESSION_FILE_MAX_BYTES`] however long the replies.
 /// ADR 0036.
 pub const LOG_BYTES_MAX: usize = 4 * 1024 * 1024;
-/// The largest session file read or written; a bigger one is refused
-/// (reported, left as it is). ADR 0022.
+/// The largest session file read or written, snapshot or journal; a
+/// bigger one is refused (reported, left as it is). ADR 0022, 0040.
 pub const SESSION_FILE_MAX_BYTES: u64 = 64 * 1024 * 1024;
 /// The most sessions a listing holds (the newest); ADR 0022.
 pub const SESSIONS_LISTED_MAX: usize = 1_000;
@@ -64,6 +77,9 @@ pub enum SessionError {
     /// The session could not be encoded (nothing in it should fail to).
     #[error("cannot encode the session: {0}")]
     Encode(serde_json::Error),
+    /// The writer thread could not be started, or has stopped.
+    #[error("the session writer is not running: {0}")]
+    Writer(String),
     /// A session file could not be read.
     #[error("cannot read the session file {path}: {source}; it was left as it is and skipped")]
     Read {
@@ -179,11 +195,14 @@ pub struct SessionSetup {
     pub base_url: String,
 }
 
-/// A session as loaded from its file.
+/// A session as loaded from its files: the snapshot, the journal
+/// replayed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SavedSession {
     /// Its id.
     pub id: String,
+    /// The last journal record it holds (0: none).
+    pub seq: u64,
     /// When it was created, in seconds since the Unix epoch.
     pub created: u64,
     /// When it was last saved.
@@ -204,9 +223,14 @@ pub struct SavedSession {
     pub messages: Vec<Message>,
     /// What the log shows, oldest first.
     pub log: Vec<LogItem>,
+    /// The place of the log's oldest item since the session began.
+    pub log_first: u64,
     /// What the file tools changed, turn by turn (empty in a session saved
     /// before checkpoints).
     pub checkpoints: crate::tools::CheckpointLog,
+    /// What of the journal could not be read and was left out (a crash
+    /// while its last record was written), to be told when it is opened.
+    pub damage: Option<JournalDamage>,
 }
 
 /// The saved sessions, and the files that could not be listed.
@@ -278,9 +302,14 @@ impl SessionStore {
         &self.dir
     }
 
-    /// The file of session `id`.
+    /// The snapshot file of session `id`.
     pub fn path_of(&self, id: &str) -> PathBuf {
         self.dir.join(format!("{id}.json"))
+    }
+
+    /// The journal file of session `id`.
+    pub fn journal_of(&self, id: &str) -> PathBuf {
+        self.dir.join(format!("{id}.journal"))
     }
 
     /// The saved sessions, newest first: of `directory` only, or of every
@@ -310,7 +339,7 @@ impl SessionStore {
             if !valid_id(id) {
                 continue;
             }
-            match file::read_summary(&path, id) {
+            match file::read_summary(&path, &self.journal_of(id), id) {
                 Ok(summary) => {
                     if directory.is_none_or(|d| d == summary.directory) {
                         listing.sessions.push(summary);
@@ -337,7 +366,7 @@ impl SessionStore {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 Err(SessionError::NotFound { id: id.to_string() })
             }
-            _ => file::read_session(&path, id),
+            _ => file::read_session(&path, &self.journal_of(id), id),
         }
     }
 
@@ -369,8 +398,9 @@ impl SessionStore {
     }
 
     /// Writes an encoded session (see [`SessionRecord::encode`]) as session
-    /// `id`'s file, atomically: a crash leaves the old file or the new one,
-    /// never a mix.
+    /// `id`'s snapshot, atomically: a crash leaves the old file or the new
+    /// one, never a mix. Journal records up to the one it names are
+    /// skipped from then on.
     pub fn write(&self, id: &str, bytes: &[u8]) -> Result<(), SessionError> {
         if !valid_id(id) {
             return Err(SessionError::BadId { id: id.to_string() });
@@ -383,6 +413,17 @@ impl SessionStore {
         file::make_dir(&self.dir)?;
         file::write_atomically(&self.dir, &self.path_of(id), bytes)
     }
+}
+
+/// The base URL as a session keeps it: without userinfo, query or
+/// fragment, where a key may ride.
+fn base_url_to_keep(base_url: &str) -> String {
+    let stripped = strip_userinfo(base_url);
+    stripped
+        .split(['?', '#'])
+        .next()
+        .unwrap_or_default()
+        .to_owned()
 }
 
 /// A prompt as a session's title: one line, at most [`TITLE_MAX_CHARS`].

@@ -40,10 +40,44 @@ pub fn check_conversation<'a>(
         Some((_, first)) if first.role == Role::System => {}
         _ => return Err(InvalidConversation::NoSystemPrompt),
     }
+    check_after(messages, 0)
+}
+
+/// Checks `messages` then `pending`, as one conversation whose messages
+/// before `from` were checked already (they opened a conversation the
+/// check passed, and have not changed since): only the round around
+/// `from` and what follows it are looked at, so a save's check costs what
+/// it writes, not the whole session (ADR 0040).
+pub fn check_conversation_from(
+    messages: &[Message],
+    pending: &[Message],
+    from: usize,
+) -> Result<(), InvalidConversation> {
+    // The last message before `from` that is not a tool's answer: before
+    // it every call was answered, so the check can start there.
+    let start = messages[..from.min(messages.len())]
+        .iter()
+        .rposition(|m| m.role != Role::Tool)
+        .unwrap_or(0);
+    if start == 0 {
+        return check_conversation(messages.iter().chain(pending));
+    }
+    if messages[0].role != Role::System {
+        return Err(InvalidConversation::NoSystemPrompt);
+    }
+    let rest = messages[start..].iter().chain(pending);
+    check_after(rest.enumerate().map(|(at, m)| (start + at, m)), start - 1)
+}
+
+/// The check of the messages after a point where no call waits: each
+/// with its index; `asked_at` names the last assistant message before.
+fn check_after<'a>(
+    messages: impl Iterator<Item = (usize, &'a Message)>,
+    mut asked_at: usize,
+) -> Result<(), InvalidConversation> {
     // The calls of the last assistant message still to be answered, in
     // order, with that message's index.
     let mut waiting: std::collections::VecDeque<&str> = std::collections::VecDeque::new();
-    let mut asked_at = 0;
     for (at, message) in messages {
         if message.role == Role::Tool {
             let answers = message.tool_call_id.as_deref();

@@ -7,15 +7,17 @@
 //! `docs/decisions/0035-checkpoints.md`.
 
 use std::io::Read;
+use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::{FileGuard, PreviewKind, PreviewLine};
+use crate::protocol::{PreviewKind, PreviewLine};
+use crate::stable_hash::{ContentHash, HashKind, content_hash, hash_with};
 
 use super::edit::EDIT_MAX_FILE_BYTES;
-use super::guard::{content_hash, guard_of};
+use super::guard::file_hash;
 use super::preview::{diff, heading, line};
 use super::{Parents, Stat, ToolCall, Workspace, WriteError};
 
@@ -71,8 +73,9 @@ pub struct FileChange {
     /// What it was before the turn first changed it.
     pub before: FileState,
     /// A hash of the content the turn left ([`None`]: no file), to tell
-    /// whether the file changed since.
-    pub after: Option<u64>,
+    /// whether the file changed since; compared by hashing the file again
+    /// with the function that made it (ADR 0040).
+    pub after: Option<ContentHash>,
     /// The folders the turn made for the file it created, relative to the
     /// root, deepest first: `/undo` removes each once it is empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -147,9 +150,51 @@ impl CheckpointLog {
         self.last_command_turn >= turn
     }
 
+    /// Applies one change: live through [`Kept`], which records it for
+    /// the journal, and again when a journal is read, so both build the
+    /// same log.
+    pub fn apply(&mut self, op: CheckpointOp) {
+        match op {
+            CheckpointOp::BeginTurn { prompt } => self.begin_turn(prompt),
+            CheckpointOp::Align { prompts } => self.align(prompts),
+            CheckpointOp::TakeFromPrompt { index } => {
+                self.take_from_prompt(index);
+            }
+            CheckpointOp::PushDone { turn } => self.push_done(turn),
+            CheckpointOp::PushUndone { turn } => {
+                self.push_undone(turn);
+            }
+            CheckpointOp::PopDone => {
+                self.done.pop();
+            }
+            CheckpointOp::PopUndone => {
+                self.undone.pop();
+            }
+            CheckpointOp::Forget => {
+                self.done.clear();
+                self.undone.clear();
+            }
+            CheckpointOp::Capture { change } => {
+                self.current().files.push(change);
+                self.evict(0);
+            }
+            CheckpointOp::MadeDirs { path, dirs } => {
+                if let Some(change) = self.current().files.iter_mut().find(|f| f.path == path) {
+                    change.made_dirs = dirs;
+                }
+            }
+            CheckpointOp::CommandRan => self.last_command_turn = self.turn,
+            CheckpointOp::Landed { path, after } => {
+                if let Some(change) = self.current().files.iter_mut().find(|f| f.path == path) {
+                    change.after = Some(after);
+                }
+            }
+        }
+    }
+
     /// Starts the next turn for the person's words about to be appended;
     /// a point to rewind to when they count as a prompt.
-    pub fn begin_turn(&mut self, prompt: bool) {
+    fn begin_turn(&mut self, prompt: bool) {
         // The count may come from a session file: one at the top stays there.
         self.turn = self.turn.saturating_add(1);
         if prompt {
@@ -160,7 +205,7 @@ impl CheckpointLog {
     /// Keeps the turn numbers of the last `prompts` prompts, after
     /// earlier ones were summarised away (or, for a session saved before
     /// checkpoints, numbers them as turns that changed nothing).
-    pub fn align(&mut self, prompts: usize) {
+    fn align(&mut self, prompts: usize) {
         let have = self.prompt_turns.len();
         if have > prompts {
             self.prompt_turns.drain(..have - prompts);
@@ -172,7 +217,7 @@ impl CheckpointLog {
 
     /// The turns from prompt `index` (0-based) on, taken out of `done`;
     /// the prompts from it on are forgotten.
-    pub fn take_from_prompt(&mut self, index: usize) -> Vec<TurnChanges> {
+    fn take_from_prompt(&mut self, index: usize) -> Vec<TurnChanges> {
         let Some(&first) = self.prompt_turns.get(index) else {
             return Vec::new();
         };
@@ -183,7 +228,7 @@ impl CheckpointLog {
 
     /// Keeps `turn` among the turns `/undo` reverts (a redo, or a restore
     /// that was declined), in turn order.
-    pub fn push_done(&mut self, turn: TurnChanges) {
+    fn push_done(&mut self, turn: TurnChanges) {
         let at = self.done.partition_point(|t| t.turn <= turn.turn);
         self.done.insert(at, turn);
         self.evict(0);
@@ -193,7 +238,7 @@ impl CheckpointLog {
     /// that was declined), within the bounds: older redos go first, then
     /// the oldest turns; whether it was kept (not when it alone is past
     /// them).
-    pub fn push_undone(&mut self, turn: TurnChanges) -> bool {
+    fn push_undone(&mut self, turn: TurnChanges) -> bool {
         self.undone.push(turn);
         self.evict(1);
         !self.undone.is_empty()
@@ -228,6 +273,15 @@ impl CheckpointLog {
         }
     }
 
+    /// The files the current turn changed so far.
+    fn current_files(&self) -> impl Iterator<Item = &FileChange> {
+        self.done
+            .last()
+            .filter(|t| t.turn == self.turn)
+            .into_iter()
+            .flat_map(|t| &t.files)
+    }
+
     /// The current turn's changes, begun if this is its first.
     fn current(&mut self) -> &mut TurnChanges {
         let turn = self.turn;
@@ -244,24 +298,194 @@ impl CheckpointLog {
     }
 }
 
+/// One change to a session's checkpoints, as its journal keeps it
+/// (ADR 0040): the methods [`CheckpointLog::apply`] calls make it, live
+/// and when the journal is read, so the log read back is the log that
+/// was kept. A
+/// file's earlier content is written once, when it is captured; what
+/// eviction forgets follows from the bounds and is not written at all.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum CheckpointOp {
+    /// The next turn begins; a rewind point when `prompt`.
+    BeginTurn {
+        /// The person's words count as a prompt.
+        prompt: bool,
+    },
+    /// Only the last `prompts` prompts are left (compaction).
+    Align {
+        /// How many.
+        prompts: usize,
+    },
+    /// A rewind to prompt `index` took its turns.
+    TakeFromPrompt {
+        /// The prompt, 0-based.
+        index: usize,
+    },
+    /// `/undo` can revert `turn` (again).
+    PushDone {
+        /// Its changes.
+        turn: TurnChanges,
+    },
+    /// `/redo` can re-apply `turn`.
+    PushUndone {
+        /// Its changes.
+        turn: TurnChanges,
+    },
+    /// `/undo` took the latest turn.
+    PopDone,
+    /// `/redo` took the latest undone turn.
+    PopUndone,
+    /// Every turn's changes are forgotten (a session resumed in another
+    /// project).
+    Forget,
+    /// The current turn first changes a file.
+    Capture {
+        /// What it was.
+        change: FileChange,
+    },
+    /// The folders made for a file the current turn created.
+    MadeDirs {
+        /// The file.
+        path: String,
+        /// The folders, deepest first.
+        dirs: Vec<String>,
+    },
+    /// A command the read-only analyser did not clear runs in the
+    /// current turn.
+    CommandRan,
+    /// A file tool wrote a file the current turn changes.
+    Landed {
+        /// The file.
+        path: String,
+        /// The hash of what it left.
+        after: ContentHash,
+    },
+}
+
 /// The session's checkpoints, shared by every clone of a
 /// [`ToolContext`](super::ToolContext): the file tools add to them, the
 /// agent restores from them.
 #[derive(Debug, Clone, Default)]
 pub struct Checkpoints {
-    log: Arc<Mutex<CheckpointLog>>,
+    kept: Arc<Mutex<Kept>>,
+}
+
+/// The log as the agent and the tools hold it: read through `Deref`,
+/// changed only by its methods, each of which is a [`CheckpointOp`] kept
+/// for the journal while recording is on.
+#[derive(Debug, Default)]
+pub struct Kept {
+    log: CheckpointLog,
+    /// The changes since the last save; `None` while nothing is saved
+    /// (so nothing piles up).
+    ops: Option<Vec<CheckpointOp>>,
+}
+
+impl Deref for Kept {
+    type Target = CheckpointLog;
+
+    fn deref(&self) -> &CheckpointLog {
+        &self.log
+    }
+}
+
+impl Kept {
+    /// Keeps `op` for the journal, then makes it.
+    fn record(&mut self, op: CheckpointOp) {
+        if let Some(ops) = &mut self.ops {
+            ops.push(op.clone());
+        }
+        self.log.apply(op);
+    }
+
+    /// Keeps `op` for the journal; the caller makes it with the method
+    /// [`CheckpointLog::apply`] calls for it, to have what it returns.
+    fn noted(&mut self, op: CheckpointOp) -> &mut CheckpointLog {
+        if let Some(ops) = &mut self.ops {
+            ops.push(op);
+        }
+        &mut self.log
+    }
+
+    /// Starts the next turn for the person's words about to be appended;
+    /// a point to rewind to when they count as a prompt.
+    pub fn begin_turn(&mut self, prompt: bool) {
+        self.record(CheckpointOp::BeginTurn { prompt });
+    }
+
+    /// Keeps the turn numbers of the last `prompts` prompts, after
+    /// earlier ones were summarised away.
+    pub fn align(&mut self, prompts: usize) {
+        self.record(CheckpointOp::Align { prompts });
+    }
+
+    /// The turns from prompt `index` (0-based) on, taken out of `done`;
+    /// the prompts from it on are forgotten.
+    pub fn take_from_prompt(&mut self, index: usize) -> Vec<TurnChanges> {
+        self.noted(CheckpointOp::TakeFromPrompt { index })
+            .take_from_prompt(index)
+    }
+
+    /// Keeps `turn` among the turns `/undo` reverts (a redo, or a restore
+    /// that was declined), in turn order.
+    pub fn push_done(&mut self, turn: TurnChanges) {
+        self.record(CheckpointOp::PushDone { turn });
+    }
+
+    /// Keeps `turn` as what `/redo` re-applies next, within the bounds;
+    /// whether it was kept (not when it alone is past them).
+    pub fn push_undone(&mut self, turn: TurnChanges) -> bool {
+        self.record(CheckpointOp::PushUndone { turn });
+        !self.log.undone.is_empty()
+    }
+
+    /// The latest turn `/undo` can revert, taken.
+    pub fn pop_done(&mut self) -> Option<TurnChanges> {
+        if self.log.done.is_empty() {
+            return None;
+        }
+        self.noted(CheckpointOp::PopDone).done.pop()
+    }
+
+    /// The latest turn `/redo` can re-apply, taken.
+    pub fn pop_undone(&mut self) -> Option<TurnChanges> {
+        if self.log.undone.is_empty() {
+            return None;
+        }
+        self.noted(CheckpointOp::PopUndone).undone.pop()
+    }
+
+    /// Forgets every turn's changes (their paths name another project's
+    /// files).
+    pub fn forget_changes(&mut self) {
+        self.record(CheckpointOp::Forget);
+    }
+
+    /// The changes since the last call, for the journal; from now on they
+    /// are recorded when `recording`, and not otherwise.
+    pub fn take_ops(&mut self, recording: bool) -> Vec<CheckpointOp> {
+        let ops = self.ops.take().unwrap_or_default();
+        self.ops = recording.then(Vec::new);
+        ops
+    }
 }
 
 impl Checkpoints {
     /// The log, held until the guard drops (not across an await).
-    pub fn lock(&self) -> MutexGuard<'_, CheckpointLog> {
+    pub fn lock(&self) -> MutexGuard<'_, Kept> {
         // Every change is one call that leaves the log valid.
-        self.log.lock().unwrap_or_else(PoisonError::into_inner)
+        self.kept.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Replaces the log: a session was opened, or a new one begun.
+    /// Replaces the log: a session was opened, or a new one begun. What
+    /// was recorded of the old one is dropped; recording stays as it was.
     pub fn replace(&self, log: CheckpointLog) {
-        *self.lock() = log;
+        let mut kept = self.lock();
+        kept.log = log;
+        if kept.ops.is_some() {
+            kept.ops = Some(Vec::new());
+        }
     }
 
     /// Before a file tool first changes `real` in this turn: keeps what
@@ -270,8 +494,8 @@ impl Checkpoints {
     /// [`CHECKPOINT_MAX_BYTES`] are kept as not restorable.
     pub fn capture(&self, ws: &dyn Workspace, real: &Path, before: impl FnOnce() -> FileState) {
         let (path, named) = relative(ws, real);
-        let mut log = self.lock();
-        if log.current().files.iter().any(|f| f.path == path) {
+        let mut kept = self.lock();
+        if kept.current_files().any(|f| f.path == path) {
             return;
         }
         let before = if named {
@@ -282,12 +506,7 @@ impl Checkpoints {
         // What does not fit beside this turn's own files is not kept, and
         // costs no earlier turn its undo; what does, earlier turns make
         // room for.
-        let this_turn: u64 = log
-            .current()
-            .files
-            .iter()
-            .map(|f| f.before.kept_bytes())
-            .sum();
+        let this_turn: u64 = kept.current_files().map(|f| f.before.kept_bytes()).sum();
         let before = if this_turn + before.kept_bytes() > CHECKPOINT_MAX_BYTES {
             not_kept(&format!(
                 "the checkpoints' {} MiB were full",
@@ -296,13 +515,14 @@ impl Checkpoints {
         } else {
             before
         };
-        log.current().files.push(FileChange {
-            path,
-            before,
-            after: None,
-            made_dirs: Vec::new(),
+        kept.record(CheckpointOp::Capture {
+            change: FileChange {
+                path,
+                before,
+                after: None,
+                made_dirs: Vec::new(),
+            },
         });
-        log.evict(0);
     }
 
     /// A file tool made the folders `dirs` (deepest first) for the file
@@ -310,12 +530,13 @@ impl Checkpoints {
     /// created it, so `/undo` removes them too.
     pub fn made_dirs(&self, ws: &dyn Workspace, real: &Path, dirs: &[PathBuf]) {
         let (path, _) = relative(ws, real);
-        let mut log = self.lock();
-        if let Some(change) = log.current().files.iter_mut().find(|f| f.path == path)
-            && change.before == FileState::Absent
-            && change.made_dirs.is_empty()
-        {
-            change.made_dirs = dirs.iter().map(|dir| relative(ws, dir).0).collect();
+        let mut kept = self.lock();
+        let created = kept.current_files().any(|change| {
+            change.path == path && change.before == FileState::Absent && change.made_dirs.is_empty()
+        });
+        if created {
+            let dirs = dirs.iter().map(|dir| relative(ws, dir).0).collect();
+            kept.record(CheckpointOp::MadeDirs { path, dirs });
         }
     }
 
@@ -325,23 +546,17 @@ impl Checkpoints {
         if let ToolCall::ExecuteCommand(command) = call
             && !command.read_only
         {
-            let mut log = self.lock();
-            log.last_command_turn = log.turn;
+            self.lock().record(CheckpointOp::CommandRan);
         }
     }
 
     /// After a file tool wrote `real`: what it left.
     pub fn landed(&self, ws: &dyn Workspace, real: &Path, data: &[u8]) {
         let (path, _) = relative(ws, real);
-        let hash = content_hash(data);
-        if let Some(change) = self
-            .lock()
-            .current()
-            .files
-            .iter_mut()
-            .find(|f| f.path == path)
-        {
-            change.after = Some(hash);
+        let after = content_hash(data);
+        let mut kept = self.lock();
+        if kept.current_files().any(|f| f.path == path) {
+            kept.record(CheckpointOp::Landed { path, after });
         }
     }
 }
@@ -413,9 +628,11 @@ pub struct Surveyed {
     target: FileState,
     /// What it is now, kept for the way back (`/redo` after `/undo`).
     now: FileState,
-    /// A hash of it now ([`None`]: no file), checked again just before
-    /// writing.
-    now_hash: Option<u64>,
+    /// A hash of it now ([`None`]: no file), by the function of the hash
+    /// the turn recorded, checked again just before writing.
+    now_hash: Option<ContentHash>,
+    /// That function.
+    kind: HashKind,
     /// The folders made for it, removed with it once empty.
     made_dirs: Vec<String>,
 }
@@ -455,7 +672,9 @@ pub fn survey(ws: &dyn Workspace, changes: &TurnChanges) -> Vec<Surveyed> {
         .files
         .iter()
         .map(|change| {
-            let (now, now_hash, problem) = match look(ws, &change.path) {
+            // Compared with what the turn left: hashed as that was.
+            let kind = change.after.map_or(HashKind::Xxh3, ContentHash::kind);
+            let (now, now_hash, problem) = match look(ws, &change.path, kind) {
                 Ok((now, hash)) => (now, hash, None),
                 Err(why) => (not_kept(&why), None, Some(why)),
             };
@@ -471,15 +690,21 @@ pub fn survey(ws: &dyn Workspace, changes: &TurnChanges) -> Vec<Surveyed> {
                 target: change.before.clone(),
                 now,
                 now_hash,
+                kind,
                 made_dirs: change.made_dirs.clone(),
             }
         })
         .collect()
 }
 
-/// A file as it is now: its state and its hash; why not, when it is
-/// refused by the path policy or is not a regular file.
-fn look(ws: &dyn Workspace, path: &str) -> Result<(FileState, Option<u64>), String> {
+/// A file as it is now: its state and its hash by the function `kind`;
+/// why not, when it is refused by the path policy or is not a regular
+/// file.
+fn look(
+    ws: &dyn Workspace,
+    path: &str,
+    kind: HashKind,
+) -> Result<(FileState, Option<ContentHash>), String> {
     let real = ws.resolve(path).map_err(|e| e.to_string())?;
     let meta = match ws.lstat(&real) {
         Ok(meta) => meta,
@@ -491,21 +716,21 @@ fn look(ws: &dyn Workspace, path: &str) -> Result<(FileState, Option<u64>), Stri
     }
     let state = state_of(ws, &real, &meta);
     let hash = match &state {
-        FileState::File { content, .. } => Some(content_hash(content)),
+        FileState::File { content, .. } => Some(hash_with(kind, content)),
         // Not kept (past the bound): hashed as the guard does, unread.
-        FileState::Absent | FileState::NotKept { .. } => now_hash(ws, &real)?,
+        FileState::Absent | FileState::NotKept { .. } => now_hash(ws, &real, kind)?,
     };
     Ok((state, hash))
 }
 
-/// The hash of the file `real` as it is now ([`None`]: no file), in
-/// bounded pieces: the file guard's.
-fn now_hash(ws: &dyn Workspace, real: &Path) -> Result<Option<u64>, String> {
-    match guard_of(ws, real) {
-        Ok(FileGuard::Content(hash)) => Ok(Some(hash)),
-        Ok(FileGuard::Absent | FileGuard::Unguarded) => Ok(None),
-        Err(e) => Err(format!("cannot read it: {e}")),
-    }
+/// The hash of the file `real` as it is now by the function `kind`
+/// ([`None`]: no file), in bounded pieces.
+fn now_hash(
+    ws: &dyn Workspace,
+    real: &Path,
+    kind: HashKind,
+) -> Result<Option<ContentHash>, String> {
+    file_hash(ws, real, kind).map_err(|e| format!("cannot read it: {e}"))
 }
 
 /// How restoring one file ended.
@@ -570,7 +795,7 @@ fn restore_one(ws: &dyn Workspace, file: &Surveyed) -> Restored {
         Ok(real) => real,
         Err(e) => return Restored::Left(e.to_string()),
     };
-    match now_hash(ws, &real) {
+    match now_hash(ws, &real, file.kind) {
         Ok(hash) if hash == file.now_hash => {}
         Ok(_) => return Restored::Left("it changed while the restore was shown".to_owned()),
         Err(why) => return Restored::Left(why),
@@ -651,7 +876,7 @@ mod tests {
                 content: vec![b'x'; bytes],
                 mode: 0o644,
             },
-            after: Some(1),
+            after: Some(ContentHash::Xxh3(1)),
             made_dirs: Vec::new(),
         }
     }
@@ -689,7 +914,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let ws = LocalWorkspace::new(dir.path());
         let checkpoints = Checkpoints::default();
-        checkpoints.lock().undone.push(turn(1, vec![kept("a", 1)]));
+        checkpoints
+            .lock()
+            .log
+            .undone
+            .push(turn(1, vec![kept("a", 1)]));
         checkpoints.lock().begin_turn(true);
         checkpoints.capture(&ws, &dir.path().join("b"), || FileState::Absent);
         assert!(checkpoints.lock().undone.is_empty());
@@ -702,7 +931,7 @@ mod tests {
         let checkpoints = Checkpoints::default();
         let half = usize::try_from(CHECKPOINT_MAX_BYTES / 2).unwrap();
         {
-            let mut log = checkpoints.lock();
+            let log = &mut checkpoints.lock().log;
             log.undone.push(turn(1, vec![kept("u", 10)]));
             log.done.push(turn(2, vec![kept("a", half)]));
             log.done.push(turn(3, vec![kept("b", half)]));
@@ -736,7 +965,7 @@ mod tests {
         let checkpoints = Checkpoints::default();
         let half = usize::try_from(CHECKPOINT_MAX_BYTES / 2).unwrap();
         {
-            let mut log = checkpoints.lock();
+            let log = &mut checkpoints.lock().log;
             log.done.push(turn(1, vec![kept("small", 10)]));
             log.done
                 .push(turn(2, vec![kept("a", half - 10), kept("b", half - 10)]));
@@ -787,9 +1016,9 @@ mod tests {
     #[test]
     fn turns_merge_to_the_first_state_and_the_last_result() {
         let mut first = kept("a", 1);
-        first.after = Some(10);
+        first.after = Some(ContentHash::Xxh3(10));
         let mut again = kept("a", 2);
-        again.after = Some(20);
+        again.after = Some(ContentHash::Xxh3(20));
         let merged = TurnChanges::merged(vec![
             turn(4, vec![first.clone()]),
             turn(5, vec![kept("b", 3), again]),
@@ -798,7 +1027,7 @@ mod tests {
         assert_eq!(merged.turn, 4);
         assert_eq!(merged.files.len(), 2);
         assert_eq!(merged.files[0].before, first.before);
-        assert_eq!(merged.files[0].after, Some(20));
+        assert_eq!(merged.files[0].after, Some(ContentHash::Xxh3(20)));
         assert_eq!(TurnChanges::merged(Vec::new()), None);
     }
 

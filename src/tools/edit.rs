@@ -15,7 +15,7 @@ use crate::protocol::{FileGuard, Preview};
 
 use super::checkpoint::FileState;
 use super::failure::ToolFailure;
-use super::guard::{check, content_hash};
+use super::guard::check;
 use super::loose::{ending as line_ending, locate_loose, with_line_ends};
 use super::preview::{diff, first_changed_line, heading, shown};
 use super::read::{count_lines, is_continuation};
@@ -23,6 +23,7 @@ use super::tool::{Effect, Shown, Tool, on_blocking_pool, path_parameter};
 use super::{
     Parents, ToolContext, Workspace, WriteError, io_failure, missing_failure, resolve_for,
 };
+use crate::stable_hash::content_hash;
 
 const TOOL: &str = EditFile::NAME;
 

@@ -4,57 +4,48 @@
 //! changed in between (by the person, a build, another tool) fails the call
 //! with a clear error instead of writing something nobody saw.
 
-use std::hash::Hasher;
 use std::io::Read;
 
 use crate::protocol::FileGuard;
+use crate::stable_hash::{ContentHash, HashKind, StreamingHash};
 
 use super::Workspace;
 use super::failure::ToolFailure;
 
-/// The piece size both hashing paths feed the hasher, so hashing bytes in
-/// memory and hashing a file as it is read give the same value.
+/// The piece size a file is read in to be hashed, so a large file costs
+/// no memory.
 const HASH_CHUNK_BYTES: usize = 64 * 1024;
 
-/// A stable hash of file content (SipHash with fixed keys: stable within
-/// and across runs of the same build, which is all a guard needs).
-pub(crate) fn content_hash(data: &[u8]) -> u64 {
-    let mut hasher = std::hash::DefaultHasher::new();
-    for chunk in data.chunks(HASH_CHUNK_BYTES) {
-        hasher.write(chunk);
-    }
-    hasher.finish()
+/// The guard for a whole file as it is now (`real`, in `ws`): its hash as
+/// this dashfloat makes it, or that there is no file.
+pub(crate) fn guard_of(ws: &dyn Workspace, real: &std::path::Path) -> std::io::Result<FileGuard> {
+    Ok(match file_hash(ws, real, HashKind::Xxh3)? {
+        Some(hash) => FileGuard::Content(hash),
+        None => FileGuard::Absent,
+    })
 }
 
-/// The guard for a whole file as it is now (`real`, in `ws`), hashed in
-/// bounded pieces so a large file costs no memory.
-pub(crate) fn guard_of(ws: &dyn Workspace, real: &std::path::Path) -> std::io::Result<FileGuard> {
+/// The hash of the file `real` as it is now, by the function `kind`
+/// ([`None`]: no file), read in bounded pieces.
+pub(crate) fn file_hash(
+    ws: &dyn Workspace,
+    real: &std::path::Path,
+    kind: HashKind,
+) -> std::io::Result<Option<ContentHash>> {
     let mut file = match ws.open_regular(real) {
         Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(FileGuard::Absent),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e),
     };
-    let mut hasher = std::hash::DefaultHasher::new();
+    let mut hasher = StreamingHash::new(kind);
     let mut buf = vec![0u8; HASH_CHUNK_BYTES];
     loop {
-        // Fill whole pieces (a read may return fewer bytes) so the pieces
-        // match `content_hash`'s.
-        let mut filled = 0;
-        while filled < buf.len() {
-            match file.read(&mut buf[filled..])? {
-                0 => break,
-                n => filled += n,
-            }
-        }
-        if filled == 0 {
-            break;
-        }
-        hasher.write(&buf[..filled]);
-        if filled < buf.len() {
-            break;
+        match file.read(&mut buf)? {
+            0 => break,
+            n => hasher.write(&buf[..n]),
         }
     }
-    Ok(FileGuard::Content(hasher.finish()))
+    Ok(Some(hasher.finish()))
 }
 
 /// Fails unless `now` (the guard of the file as it is now) matches the

@@ -1,7 +1,7 @@
 //! The tool catalogue: everything a tool call does between "the model asked
 //! for X" and "here is the structured result". No UI, no agent loop; of
-//! the rest of the crate it knows only `protocol` and `secret` (which
-//! import nothing).
+//! the rest of the crate it knows only `protocol`, `secret` and
+//! `stable_hash` (which import nothing else).
 //!
 //! The agent calls [`definitions`] for the request body, [`validate`] on
 //! each call the model streamed (before confirmation), [`preview`] for a
@@ -85,8 +85,9 @@ pub use analyser::{
     ANALYSER_RUN_ENV, Analyser, EnvSetting, ParseError, Plan, Verdict, analyse, parse, work_tree,
 };
 pub use checkpoint::{
-    CHECKPOINT_MAX_BYTES, CHECKPOINT_MAX_TURNS, CheckpointLog, Checkpoints, FileChange, FileState,
-    Restored, Standing, Surveyed, TurnChanges, restore, state_of, survey,
+    CHECKPOINT_MAX_BYTES, CHECKPOINT_MAX_TURNS, CheckpointLog, CheckpointOp, Checkpoints,
+    FileChange, FileState, Kept, Restored, Standing, Surveyed, TurnChanges, restore, state_of,
+    survey,
 };
 pub use command::{ExecuteCommand, ExecuteCommandOutput};
 pub use edit::{

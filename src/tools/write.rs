@@ -13,11 +13,12 @@ use crate::protocol::{FileGuard, Preview, PreviewKind};
 use super::checkpoint::{FileState, state_of};
 use super::edit::{EDIT_MAX_FILE_BYTES, last_line};
 use super::failure::ToolFailure;
-use super::guard::{check, content_hash, guard_of};
+use super::guard::{check, guard_of};
 use super::preview::{count, diff, heading, line, shown};
 use super::read::{count_lines, short_text};
 use super::tool::{Effect, Shown, Tool, on_blocking_pool, path_parameter};
 use super::{Parents, ToolContext, WriteError, io_failure, resolve_for};
+use crate::stable_hash::content_hash;
 
 const TOOL: &str = WriteFile::NAME;
 

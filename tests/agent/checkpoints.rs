@@ -799,3 +799,69 @@ async fn counts_at_their_top_in_a_session_file_stay_there_instead_of_overflowing
     assert_eq!(saved.usage.total_tokens, u64::MAX);
     assert_eq!(saved.checkpoints.turn, u64::MAX);
 }
+
+/// `tests/fixtures/session-v1-checkpoints.json`: the session file the
+/// dashfloat of schema 1 wrote for [`save_a_turn_of_edits`] in
+/// [`project`] (its checkpoints' hashes are `DefaultHasher`'s,
+/// SipHash-1-3 with keys 0 and 0).
+const V1_FIXTURE: &str = "session-v1-checkpoints.json";
+/// Its session's id.
+const V1_FIXTURE_ID: &str = "20261205-070318-ef333a";
+
+/// A session saved before the hash of checkpoints had a fixed
+/// specification still finds its files as the turn left them, and its
+/// `/undo` restores them, asking once: its hashes are read as what they
+/// are, SipHash-1-3, and compared as such (ADR 0040).
+#[tokio::test]
+async fn a_session_saved_by_schema_1_still_undoes_its_turn() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(V1_FIXTURE);
+    let (_home, store) = store_holding(&std::fs::read_to_string(fixture).unwrap());
+    std::fs::rename(store.path_of(FIXTURE_ID), store.path_of(V1_FIXTURE_ID)).unwrap();
+    let dir = project();
+    let before = snapshot(dir.path());
+    // The files as the fixture's turn left them.
+    std::fs::write(dir.path().join("notes.txt"), "alpha\ngamma\n").unwrap();
+    std::fs::write(dir.path().join("run.sh"), "#!/bin/sh\necho new\n").unwrap();
+    std::fs::write(dir.path().join("data.bin"), b"\xff\xfe\x00key=2\n\x80").unwrap();
+    std::fs::write(dir.path().join("new.txt"), "fresh\n").unwrap();
+
+    let server = ScriptedServer::start(Vec::new()).await;
+    let mut h = start(&server, dir.path(), Some((&store, OpenSession::Continue)));
+    h.until(|e| matches!(e, AgentEvent::SessionOpened { .. }))
+        .await;
+    let events = restore(&mut h, UiCommand::Undo, &[Decision::Approve]).await;
+    let shown = previews(&events);
+    assert!(
+        shown.iter().all(|p| !p.contains("changed after that turn")),
+        "{shown:?}"
+    );
+    assert_eq!(snapshot(dir.path()), before);
+}
+
+/// What a checkpoint records of the content its turn left is that
+/// content's XXH3-64, marked as such in the session file: a value a
+/// published specification fixes, where `DefaultHasher`'s may change with
+/// any release of Rust, and every file would then read as changed since
+/// its turn (ADR 0040).
+#[tokio::test]
+async fn a_checkpoint_keeps_the_xxh3_of_what_its_turn_left() {
+    let home = tempfile::tempdir().unwrap();
+    let store = SessionStore::at(home.path().join("sessions"));
+    let dir = project();
+    let server = ScriptedServer::start(turn_of(&[write("w1", "hello.txt", "hello world\n")])).await;
+    let mut h = start(&server, dir.path(), Some((&store, OpenSession::New)));
+    h.prompt("write it").await;
+    h.turn().await;
+    h.send(UiCommand::Quit).await;
+    h.task.await.unwrap();
+    let id = store.list(None).sessions[0].id.clone();
+    let file: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(store.path_of(&id)).unwrap()).unwrap();
+    // XXH3-64 of `hello world\n`, seed 0.
+    assert_eq!(
+        file["checkpoints"]["done"][0]["files"][0]["after"],
+        json!({ "xxh3": 0xd42f_7ed4_b73c_6bde_u64 })
+    );
+}

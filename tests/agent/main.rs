@@ -11,6 +11,7 @@ mod commands;
 mod compaction;
 mod config;
 mod instructions;
+mod journal;
 mod mentions;
 mod read_only;
 mod repeat;

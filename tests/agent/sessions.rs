@@ -39,7 +39,7 @@ fn sessions(store: &SessionStore, open: OpenSession, base_url: &str) -> SessionS
 
 /// An agent against `server` in `root`, saving into `store`, opening as
 /// `open`.
-fn start_saving(
+pub(crate) fn start_saving(
     server: &ScriptedServer,
     root: &Path,
     store: &SessionStore,
@@ -50,9 +50,10 @@ fn start_saving(
     start_with(s)
 }
 
-/// Waits until the agent has done what it was doing: it saves after
-/// telling the UI a turn is over, and reads the next command only then, so
-/// once a list is answered the save is on disk.
+/// Waits until the agent has done what it was doing and its saves are on
+/// disk: it queues a save after telling the UI a turn is over, and reads
+/// the next command only then; a listing waits for the saves queued
+/// before it.
 async fn settled(h: &mut AgentHarness) {
     h.send(UiCommand::ListSessions { all: true }).await;
     h.until(|e| matches!(e, AgentEvent::Sessions { .. })).await;
@@ -455,6 +456,7 @@ async fn words_sent_instead_of_an_answer_are_saved_before_the_model_answers() {
         .await;
     h.until(|e| matches!(e, AgentEvent::Phase(Phase::Streaming)))
         .await;
+    settled(&mut h).await;
     let saved = store.load(&saved_ids(&store)[0]).unwrap();
     let last = saved.messages.last().unwrap();
     assert_eq!(
@@ -750,6 +752,7 @@ async fn a_round_in_flight_is_saved_with_its_calls_cancelled() {
     // and the write answered as cancelled, so it resumes as a valid
     // conversation.
     h.next_confirm().await;
+    settled(&mut h).await;
     let saved = store.load(&saved_ids(&store)[0]).unwrap();
     let n = saved.messages.len();
     assert_eq!(saved.messages[n - 2].tool_call_id.as_deref(), Some("l1"));
@@ -830,6 +833,7 @@ async fn a_result_saved_mid_round_is_already_cut_to_fit() {
     let mut h = start_with(s);
     h.prompt("read it, then write").await;
     h.next_confirm().await;
+    settled(&mut h).await;
     let saved = store.load(&saved_ids(&store)[0]).unwrap();
     let read = saved
         .messages
@@ -1097,7 +1101,11 @@ async fn no_key_header_or_url_credential_reaches_the_file() {
     h.prompt("hello").await;
     h.turn().await;
     settled(&mut h).await;
-    let text = std::fs::read_to_string(store.path_of(&saved_ids(&store)[0])).unwrap();
+    let id = &saved_ids(&store)[0];
+    // The snapshot and the journal of the steps after it.
+    let text = std::fs::read_to_string(store.path_of(id)).unwrap()
+        + &std::fs::read_to_string(store.journal_of(id)).unwrap();
+    assert!(text.contains("hello") && text.contains("fine"), "{text}");
     for secret in [
         "sk-SESSION-KEY",
         "HEADER-VALUE",

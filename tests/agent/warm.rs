@@ -266,6 +266,7 @@ async fn a_refused_restore_falls_back_to_the_prefix_and_warming_and_an_idle_sess
     ];
     let record = SessionRecord {
         id: "20261202-000000-cccccc",
+        seq: 0,
         created: 1,
         updated: 2,
         directory: "/projects/demo",
@@ -277,6 +278,7 @@ async fn a_refused_restore_falls_back_to_the_prefix_and_warming_and_an_idle_sess
         messages: &messages,
         pending: &[],
         log: &[],
+        log_first: 0,
         checkpoints: &dashfloat::tools::CheckpointLog::default(),
     };
     store.write(record.id, &record.encode().unwrap()).unwrap();

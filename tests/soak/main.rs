@@ -18,10 +18,15 @@
 //!
 //! `SOAK_TURNS` (default 150, as CI runs it; 1000 by hand) and
 //! `SOAK_SEED` choose the run; a failure prints the seed. ADR 0036.
+//!
+//! [`kills`] kills the real binary at random moments instead, and checks
+//! what each kill left (ADR 0040).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "../support/mod.rs"]
 mod support;
+
+mod kills;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};

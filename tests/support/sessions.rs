@@ -22,6 +22,7 @@ pub fn write_record(
         .unwrap_or_default();
     let record = SessionRecord {
         id,
+        seq: 0,
         created: updated,
         updated,
         directory,
@@ -33,6 +34,7 @@ pub fn write_record(
         messages,
         pending: &[],
         log,
+        log_first: 0,
         checkpoints: &dashfloat::tools::CheckpointLog::default(),
     };
     store.write(id, &record.encode().unwrap()).unwrap();

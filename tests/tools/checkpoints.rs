@@ -20,7 +20,7 @@ async fn changed(ctx: &ToolContext, calls: &[(&str, serde_json::Value)]) -> Turn
         let result = execute(&call, ctx, CancellationToken::new()).await;
         assert!(result.outcome.is_ok(), "{tool}: {:?}", result.outcome);
     }
-    ctx.checkpoints.lock().done.pop().unwrap()
+    ctx.checkpoints.lock().pop_done().unwrap()
 }
 
 fn edit(path: &str, from: &str, to: &str) -> (&'static str, serde_json::Value) {
