@@ -88,7 +88,7 @@ pub use checkpoint::{
     CHECKPOINT_MAX_BYTES, CHECKPOINT_MAX_TURNS, CheckpointLog, Checkpoints, FileChange, FileState,
     Restored, Standing, Surveyed, TurnChanges, restore, state_of, survey,
 };
-pub use command::{ExecuteCommand, ExecuteCommandOutput};
+pub use command::{ClearedCommand, ExecuteCommand, ExecuteCommandOutput};
 pub use edit::{
     EDIT_EXCERPT_MAX_BYTES, EDIT_HINT_LINE_MAX_BYTES, EDIT_MAX_FILE_BYTES, EditFile,
     EditFileOutput, LOOSE_NOTE, LocateError, NearMatch, locate, splice,
@@ -219,7 +219,52 @@ pub async fn execute_guarded(
     cancel: CancellationToken,
     guard: FileGuard,
 ) -> ToolResult {
-    let outcome = call.run(ctx, &cancel, guard).await;
+    execute_approved(&Approved::Call(call.clone()), ctx, cancel, guard).await
+}
+
+/// What runs for a call once it may: the model's call as validated, or,
+/// for a command line the read-only analyser cleared, its rendering.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Approved {
+    /// The call as the model made it.
+    Call(ToolCall),
+    /// The analyser's rendering of a command line (ADR 0025).
+    Cleared(ClearedCommand),
+}
+
+impl Approved {
+    /// What running it can change.
+    pub fn effect(&self) -> Effect {
+        match self {
+            Approved::Call(call) => call.effect(),
+            Approved::Cleared(_) => Effect::RunsCommands,
+        }
+    }
+
+    /// The tool's name as the model knows it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Approved::Call(call) => call.name(),
+            Approved::Cleared(_) => ExecuteCommand::NAME,
+        }
+    }
+}
+
+/// Runs what was approved: a call as [`execute_guarded`] does, a cleared
+/// command line with the analyser's environment.
+pub async fn execute_approved(
+    run: &Approved,
+    ctx: &ToolContext,
+    cancel: CancellationToken,
+    guard: FileGuard,
+) -> ToolResult {
+    let outcome = match run {
+        Approved::Call(call) => call.run(ctx, &cancel, guard).await,
+        Approved::Cleared(cleared) => cleared
+            .run(ctx, &cancel)
+            .await
+            .map(ToolOutput::ExecuteCommand),
+    };
     ToolResult {
         outcome,
         confinement_notice: ctx.workspace.take_notice(),
