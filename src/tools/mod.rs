@@ -48,6 +48,7 @@ mod edit;
 mod env;
 mod exec;
 mod failure;
+mod git_dirs;
 mod glob;
 mod grep;
 mod guard;
@@ -99,6 +100,7 @@ pub use exec::{
     EXEC_OUTPUT_MAX_BYTES, live_tail,
 };
 pub use failure::ToolFailure;
+pub use git_dirs::in_git;
 pub use glob::{GLOB_DEFAULT_MAX_RESULTS, GLOB_MAX_RESULTS, Glob, GlobOutput};
 pub use grep::{
     GREP_DEFAULT_MAX_RESULTS, GREP_LINE_MAX_CHARS, GREP_MAX_LINE_BYTES, GREP_MAX_RESULTS,
@@ -125,9 +127,9 @@ pub use tool::{Effect, Shown, Tool};
 pub use validate::validate;
 pub use walk::SEARCH_SKIPPED_DIRS;
 pub use workspace::{
-    FileKind, Listed, Listing, Opener, PROBE_ERRORS_MAX_BYTES, PROBE_TIMEOUT, Parents, ProbeError,
-    Probed, Processes, ScanError, Seen, SpawnError, Spawned, Stat, Visitor, WalkError, Workspace,
-    WriteError,
+    Exit, FileKind, FileReader, Listed, Listing, Opener, PROBE_ERRORS_MAX_BYTES, PROBE_TIMEOUT,
+    Parents, ProbeError, Probed, Processes, Sandbox, ScanError, Seen, Shell, SpawnError, Spawned,
+    Stat, Visitor, WalkError, Workspace, WriteError,
 };
 pub use write::{WriteAction, WriteFile, WriteFileOutput};
 

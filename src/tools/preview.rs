@@ -138,7 +138,7 @@ pub(crate) fn heading(
     real: &std::path::Path,
 ) -> Vec<PreviewLine> {
     let mut lines = vec![header(text)];
-    if ws.in_git(real) {
+    if super::in_git(ws, real) {
         lines.push(line(
             PreviewKind::Marker,
             "(this changes the repository's own files)",

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use super::git_config;
 use super::git_probe::Git;
 use super::paths::Place;
+use crate::tools::git_dirs::looks_like_git_dir;
 use crate::tools::{ScanError, Workspace};
 
 use super::ANALYSER_GIT_DIR_ENTRIES_MAX;
@@ -125,7 +126,7 @@ pub(super) fn check(place: &Place, env: &[(OsString, OsString)]) -> Result<(), G
         .dir
         .ancestors()
         .take_while(|d| d.starts_with(&root))
-        .any(|d| ws.lstat(&d.join(".git")).is_ok() || ws.looks_like_git_dir(d))
+        .any(|d| ws.lstat(&d.join(".git")).is_ok() || looks_like_git_dir(ws, d))
     {
         return Err(GitRefusal::NoRepository);
     }
@@ -143,7 +144,7 @@ pub(super) fn check(place: &Place, env: &[(OsString, OsString)]) -> Result<(), G
         if ws.lstat(&dotgit).is_ok() {
             return Err(GitRefusal::NotARepository(dotgit.display().to_string()));
         }
-        if ws.looks_like_git_dir(dir) {
+        if looks_like_git_dir(ws, dir) {
             return Err(GitRefusal::Bare(dir.display().to_string()));
         }
     }
