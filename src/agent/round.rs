@@ -14,7 +14,9 @@ use crate::protocol::{
     AgentEvent, CallId, ConfirmRequest, Decision, FileGuard, Phase, Preview, Severity,
     ToolCallRequest,
 };
-use crate::tools::{self, Analyser, Effect, Judged, ToolCall, ToolFailure, ToolResult};
+use crate::tools::{
+    self, Analyser, Approved, ClearedCommand, Effect, Judged, ToolCall, ToolFailure, ToolResult,
+};
 
 use crate::llm::wire::Message;
 
@@ -53,14 +55,14 @@ pub(super) enum ToolEvent {
         preview: Result<Preview, ToolFailure>,
     },
     /// The analyser showed a command line to be read-only: it runs
-    /// unasked, as `call` (the line as the analyser rendered it).
+    /// unasked, as the analyser rendered it.
     ReadOnly {
         /// The call.
         id: CallId,
         /// The preview task's ticket, which the call holds while it waits.
         ticket: u64,
-        /// The call to run in its place.
-        call: ToolCall,
+        /// What runs in the call's place.
+        cleared: ClearedCommand,
     },
     /// A running call printed more: its latest lines.
     Output {
@@ -270,15 +272,15 @@ impl RoundCall {
     /// Starts the call's tool task.
     fn start(
         &mut self,
-        tool: ToolCall,
+        run: Approved,
         guard: FileGuard,
         tx: &tokio::sync::mpsc::Sender<ToolEvent>,
         ctx: &tools::ToolContext,
     ) {
-        ctx.checkpoints.starting(&tool);
+        ctx.checkpoints.starting(&run);
         let token = CancellationToken::new();
         self.state = CallState::Running(token.clone());
-        spawn_run(tx, ctx, self.id.clone(), tool, guard, token);
+        spawn_run(tx, ctx, self.id.clone(), run, guard, token);
     }
 }
 
@@ -457,7 +459,12 @@ impl Agent {
         match decision {
             Decision::Approve => {
                 let (tool, guard) = (tool.clone(), *guard);
-                call.start(tool, guard, &self.tool_tx, &self.setup.tools);
+                call.start(
+                    Approved::Call(tool),
+                    guard,
+                    &self.tool_tx,
+                    &self.setup.tools,
+                );
                 self.emit(AgentEvent::Phase(Phase::Executing)).await;
             }
             Decision::Reject => {
@@ -517,7 +524,7 @@ impl Agent {
             ToolEvent::ReadOnly {
                 id,
                 ticket,
-                call: tool,
+                cleared,
             } => {
                 let Some(round) = self.round.as_mut() else {
                     return;
@@ -531,8 +538,9 @@ impl Agent {
                 }
                 // No longer one of the round's confirmations.
                 call.needs_confirmation = false;
-                let summary = format!("{} · read-only, ran unasked", tool.summary());
-                call.start(tool, FileGuard::Unguarded, &self.tool_tx, &self.setup.tools);
+                let summary = format!("{} · read-only, ran unasked", cleared.summary());
+                let run = Approved::Cleared(cleared);
+                call.start(run, FileGuard::Unguarded, &self.tool_tx, &self.setup.tools);
                 self.emit(AgentEvent::ToolAllowed { id, summary }).await;
                 self.emit(AgentEvent::Phase(Phase::Executing)).await;
             }
@@ -695,7 +703,8 @@ impl Agent {
                         );
                         break;
                     }
-                    call.start(tool, FileGuard::Unguarded, &self.tool_tx, &self.setup.tools);
+                    let run = Approved::Call(tool);
+                    call.start(run, FileGuard::Unguarded, &self.tool_tx, &self.setup.tools);
                     executing = true;
                     if !read_only {
                         break;
@@ -799,13 +808,13 @@ fn spawn_run(
     tx: &tokio::sync::mpsc::Sender<ToolEvent>,
     ctx: &tools::ToolContext,
     id: CallId,
-    tool: ToolCall,
+    run: Approved,
     guard: FileGuard,
     token: CancellationToken,
 ) {
     let tx = tx.clone();
     // Only a command prints as it runs.
-    let (live, watched) = if tool.effect() == Effect::RunsCommands {
+    let (live, watched) = if run.effect() == Effect::RunsCommands {
         let (live, watched) = tokio::sync::watch::channel(Vec::new());
         (Some(live), Some(watched))
     } else {
@@ -815,12 +824,12 @@ fn spawn_run(
         live_output: live,
         ..ctx.clone()
     };
-    let name = tool.name();
+    let name = run.name();
     tokio::spawn(async move {
         // Run in a task of its own so that even a panic in a tool becomes a
         // result: the agent waits for every call it started.
         let run =
-            tokio::spawn(async move { tools::execute_guarded(&tool, &ctx, token, guard).await });
+            tokio::spawn(async move { tools::execute_approved(&run, &ctx, token, guard).await });
         let joined = match watched {
             Some(watched) => pass_output_on(run, watched, &tx, &id).await,
             None => run.await,
@@ -884,7 +893,11 @@ fn spawn_preview(
             })
         });
         let event = match event {
-            Ok(Judged::ReadOnly(call)) => ToolEvent::ReadOnly { id, ticket, call },
+            Ok(Judged::ReadOnly(cleared)) => ToolEvent::ReadOnly {
+                id,
+                ticket,
+                cleared,
+            },
             Ok(Judged::Confirm(preview)) => ToolEvent::Preview {
                 id,
                 ticket,

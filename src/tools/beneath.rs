@@ -4,8 +4,8 @@
 //! after the check, or a bug in the policy, makes the kernel refuse instead
 //! of following it out. Where `openat2` is unavailable (Linux < 5.6
 //! answers `ENOSYS`; an older container seccomp profile answers `EPERM`),
-//! the checked path is opened as it is and the next tool result says so,
-//! once. `docs/decisions/0010-path-policy.md`.
+//! the checked path is opened as it is, and each workspace's next tool
+//! result says so, once. `docs/decisions/0010-path-policy.md`.
 
 use std::ffi::OsStr;
 use std::fs::File;
@@ -13,7 +13,7 @@ use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Component, Path};
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use nix::errno::Errno;
 use nix::fcntl::{OFlag, OpenHow, ResolveFlag};
@@ -22,14 +22,12 @@ use nix::sys::stat::Mode;
 /// Mode a directory is created with, before the umask (as `mkdir -p`).
 const NEW_DIR_MODE: u32 = 0o777;
 
-/// The fallback notice: not needed, waiting to be shown, shown.
-const NOTICE_NONE: u8 = 0;
-const NOTICE_DUE: u8 = 1;
-const NOTICE_SHOWN: u8 = 2;
-static NOTICE: AtomicU8 = AtomicU8::new(NOTICE_NONE);
+/// Whether a path was opened without `openat2`'s check: a fact about this
+/// process's kernel, which every workspace's notice reports.
+static FELL_BACK: AtomicBool = AtomicBool::new(false);
 
-/// What the tool result says once when `openat2` is unavailable.
-const FALLBACK_NOTICE: &str = "openat2 is unavailable here (Linux < 5.6, or blocked by a seccomp filter): paths are confined by the path check alone, without the kernel's second check";
+/// What a tool result says once when `openat2` is unavailable.
+pub(crate) const FALLBACK_NOTICE: &str = "openat2 is unavailable here (Linux < 5.6, or blocked by a seccomp filter): paths are confined by the path check alone, without the kernel's second check";
 
 /// Whether `openat2` can be called at all, asked once: a seccomp filter
 /// may refuse the system call with `EPERM`, which a real open never gives
@@ -144,17 +142,10 @@ fn split(real: &Path) -> io::Result<(&Path, &OsStr)> {
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "the path has no file name"))
 }
 
-/// The notice to add to a tool result, once, after the fallback was used.
-pub(crate) fn take_notice() -> Option<&'static str> {
-    NOTICE
-        .compare_exchange(
-            NOTICE_DUE,
-            NOTICE_SHOWN,
-            Ordering::AcqRel,
-            Ordering::Acquire,
-        )
-        .ok()
-        .map(|_| FALLBACK_NOTICE)
+/// Whether a path was opened by the fallback, without the kernel's
+/// check.
+pub(crate) fn fell_back() -> bool {
+    FELL_BACK.load(Ordering::Acquire)
 }
 
 /// `openat2` beneath `dir`; the plain `openat` of the checked path where
@@ -183,7 +174,7 @@ fn open_at(dir: impl AsFd, rel: &Path, flags: OFlag, mode: Mode) -> io::Result<O
 
 /// The fallback: the path the policy checked, opened as it is.
 fn open_checked(dir: impl AsFd, rel: &Path, flags: OFlag, mode: Mode) -> io::Result<OwnedFd> {
-    let _ = NOTICE.compare_exchange(NOTICE_NONE, NOTICE_DUE, Ordering::AcqRel, Ordering::Acquire);
+    FELL_BACK.store(true, Ordering::Release);
     Ok(nix::fcntl::openat(
         dir.as_fd(),
         rel,
@@ -292,7 +283,7 @@ mod tests {
     }
 
     #[test]
-    fn the_fallback_opens_the_checked_path_and_says_so_once() {
+    fn the_fallback_opens_the_checked_path_and_marks_that_it_did() {
         let (_dir, root, _outside) = tree();
         let root_fd = Root::open(&root).unwrap().fd;
         let fd = open_checked(
@@ -305,7 +296,6 @@ mod tests {
         let mut text = String::new();
         File::from(fd).read_to_string(&mut text).unwrap();
         assert_eq!(text, "inside");
-        assert_eq!(take_notice(), Some(FALLBACK_NOTICE));
-        assert_eq!(take_notice(), None);
+        assert!(fell_back());
     }
 }

@@ -33,11 +33,59 @@ pub struct ExecuteCommand {
     /// `exec_timeout` when none.
     #[serde(default)]
     pub timeout_seconds: Option<u64>,
-    /// The analyser accepted the line as read-only and `command` is its
-    /// rendering: it runs with [`ANALYSER_RUN_ENV`] applied. Never from
-    /// the model: only the agent sets it (ADR 0025).
-    #[serde(skip)]
-    pub read_only: bool,
+}
+
+/// A command line the read-only analyser cleared to run unasked: its
+/// rendering of the line, run in the call's directory with
+/// [`ANALYSER_RUN_ENV`] and the default time limit (ADR 0025). Only
+/// [`judge`](super::judge) makes one, from the analyser's verdict; no
+/// model's arguments can.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClearedCommand {
+    rendered: String,
+    cwd: String,
+}
+
+impl ClearedCommand {
+    /// The cleared rendering of `call`'s line.
+    pub(crate) fn new(call: &ExecuteCommand, rendered: String) -> Self {
+        ClearedCommand {
+            rendered,
+            cwd: call.cwd.clone(),
+        }
+    }
+
+    /// The line as it runs, in brief, for its row in the log.
+    pub fn summary(&self) -> String {
+        ExecuteCommand {
+            command: self.rendered.clone(),
+            cwd: self.cwd.clone(),
+            timeout_seconds: None,
+        }
+        .summary()
+    }
+
+    /// Runs the rendering, with the analyser's environment.
+    pub(crate) async fn run(
+        &self,
+        ctx: &ToolContext,
+        cancel: &CancellationToken,
+    ) -> Result<ExecuteCommandOutput, ToolFailure> {
+        // A line nobody approved gets a temporary folder of its own,
+        // removed with whatever it left (`sort` spills there).
+        let temp_dir = tempfile::tempdir().map_err(|e| ToolFailure::ExecutionFailed {
+            tool: ExecuteCommand::NAME.to_owned(),
+            message: format!("cannot make a temporary folder for the command: {e}"),
+        })?;
+        let run = Run {
+            command: &self.rendered,
+            cwd: &self.cwd,
+            limit: ctx.exec_timeout,
+            env: ANALYSER_RUN_ENV,
+            temp_dir: Some(temp_dir.path()),
+        };
+        execute_command(run, ctx, cancel).await
+    }
 }
 
 impl ExecuteCommand {
@@ -208,27 +256,12 @@ impl Tool for ExecuteCommand {
         _guard: FileGuard,
     ) -> Result<ExecuteCommandOutput, ToolFailure> {
         let limit = self.time_limit(ctx)?;
-        // A line nobody approved gets a temporary folder of its own,
-        // removed with whatever it left (`sort` spills there).
-        let temp_dir = match self.read_only {
-            true => Some(
-                tempfile::tempdir().map_err(|e| ToolFailure::ExecutionFailed {
-                    tool: Self::NAME.to_owned(),
-                    message: format!("cannot make a temporary folder for the command: {e}"),
-                })?,
-            ),
-            false => None,
-        };
         let run = Run {
             command: &self.command,
             cwd: &self.cwd,
             limit,
-            env: if self.read_only {
-                ANALYSER_RUN_ENV
-            } else {
-                &[]
-            },
-            temp_dir: temp_dir.as_ref().map(tempfile::TempDir::path),
+            env: &[],
+            temp_dir: None,
         };
         execute_command(run, ctx, cancel).await
     }
@@ -250,5 +283,56 @@ fn one_line(command: &str) -> String {
         format!("{first} …")
     } else {
         first.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    /// A line the analyser cleared runs without a pager, the system git
+    /// configuration or the variables that would point git elsewhere,
+    /// with a temporary folder of its own, removed after it;
+    /// the same line as the model asked for it runs with the person's
+    /// environment. Each test runs in a process of its own (nextest).
+    #[test]
+    #[allow(unsafe_code)]
+    fn a_cleared_line_runs_with_the_analysers_environment() {
+        // SAFETY: this test's own process, no other thread yet.
+        unsafe {
+            std::env::set_var("LESS", "-R");
+            std::env::set_var("GIT_DIR", "/elsewhere");
+        }
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ToolContext::new(dir.path()).unwrap();
+        let call = ExecuteCommand {
+            command: "env".into(),
+            cwd: ".".into(),
+            timeout_seconds: None,
+        };
+        let cancel = CancellationToken::new();
+        let cleared = ClearedCommand::new(&call, "env".into());
+        let allowed = rt.block_on(cleared.run(&ctx, &cancel)).unwrap().output;
+        for set in ["GIT_PAGER=cat\n", "PAGER=cat\n", "GIT_CONFIG_NOSYSTEM=1\n"] {
+            assert!(allowed.contains(set), "{set} missing:\n{allowed}");
+        }
+        assert!(!allowed.contains("LESS="), "{allowed}");
+        assert!(!allowed.contains("GIT_DIR="), "{allowed}");
+        // A temporary folder of its own, gone with the call.
+        let temp = allowed
+            .lines()
+            .find_map(|l| l.strip_prefix("TMPDIR="))
+            .unwrap();
+        assert!(!std::path::Path::new(temp).exists(), "{temp}");
+        let guard = FileGuard::Unguarded;
+        let asked = rt.block_on(call.run(&ctx, &cancel, guard)).unwrap().output;
+        assert!(asked.contains("LESS=-R"), "{asked}");
+        assert!(!asked.contains("GIT_PAGER="), "{asked}");
     }
 }

@@ -4,15 +4,13 @@
 //! group or not — killed on every way out ([`Spawned::processes`]).
 //! `docs/decisions/0013-command-runner.md`.
 
-use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
-use std::process::ExitStatus;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
 use nix::sys::signal::Signal;
-use tokio::io::AsyncReadExt;
-use tokio::net::unix::pipe::Receiver;
+use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio_util::sync::CancellationToken;
 
 use crate::safe_text::strip_escapes;
@@ -24,7 +22,8 @@ use super::failure::{ToolFailure, format_duration};
 use super::read::{is_continuation, trim_partial_char, whole_chars_len};
 use super::tool::{Tool, on_blocking_pool};
 use super::{
-    SpawnError, Spawned, ToolContext, Workspace, io_failure, missing_failure, resolve_for,
+    Exit, Sandbox, SpawnError, Spawned, ToolContext, Workspace, io_failure, missing_failure,
+    resolve_for,
 };
 
 const TOOL: &str = ExecuteCommand::NAME;
@@ -168,7 +167,7 @@ fn last_form(line: &str) -> &str {
 
 /// How the wait for the command ended.
 enum End {
-    Exited(std::io::Result<ExitStatus>),
+    Exited(std::io::Result<Exit>),
     TimedOut,
     Cancelled,
 }
@@ -235,11 +234,13 @@ pub(crate) async fn execute_command(
     let Spawned {
         processes,
         output: mut pipe,
-        mut child,
-    } = ws.spawn(&dir, command, env).map_err(|e| match e {
-        SpawnError::Directory(e) => io_failure(TOOL, cwd, "run in", &e),
-        SpawnError::Start(e) => failed(format!("cannot start {SHELL}: {e}")),
-    })?;
+        mut shell,
+    } = ws
+        .spawn(&dir, command, env, Sandbox::Unconfined)
+        .map_err(|e| match e {
+            SpawnError::Directory(e) => io_failure(TOOL, cwd, "run in", &e),
+            SpawnError::Start(e) => failed(format!("cannot start {SHELL}: {e}")),
+        })?;
 
     let mut capture = Capture::watched(ctx.live_output.clone());
     let mut chunk = vec![0u8; EXEC_READ_CHUNK_BYTES];
@@ -255,7 +256,7 @@ pub(crate) async fn execute_command(
                 Ok(0) | Err(_) => eof = true,
                 Ok(n) => capture.push(&chunk[..n]),
             },
-            status = child.wait() => break End::Exited(status),
+            exit = shell.wait() => break End::Exited(exit),
         }
     };
     // Every way out kills what the command started: what it left running
@@ -265,7 +266,7 @@ pub(crate) async fn execute_command(
     if !matches!(end, End::Exited(_)) {
         // Reap the killed shell; kill_on_drop and tokio's orphan reaper
         // cover the case where even SIGKILL takes longer than the grace.
-        let _ = tokio::time::timeout(EXEC_DRAIN_GRACE, child.wait()).await;
+        let _ = tokio::time::timeout(EXEC_DRAIN_GRACE, shell.wait()).await;
     }
     let complete = drain(&mut pipe, &mut chunk, &mut capture, eof).await;
     let output_bytes = capture.total;
@@ -282,12 +283,12 @@ pub(crate) async fn execute_command(
             output: Some(output),
         }),
         End::Exited(Err(e)) => Err(failed(format!("cannot wait for the command: {e}"))),
-        End::Exited(Ok(status)) => Ok(ExecuteCommandOutput {
-            exit_code: status.code(),
+        End::Exited(Ok(exit)) => Ok(ExecuteCommandOutput {
+            exit_code: exit.code,
             output,
             output_bytes,
             truncated,
-            signal: status.signal().map(|signal| {
+            signal: exit.signal.map(|signal| {
                 Signal::try_from(signal)
                     .map_or_else(|_| signal.to_string(), |s| s.as_str().to_owned())
             }),
@@ -304,7 +305,7 @@ pub(crate) async fn execute_command(
 /// Reads what is left in the pipe until end-of-file or the grace runs out.
 /// Returns whether end-of-file was reached.
 async fn drain(
-    pipe: &mut Receiver,
+    pipe: &mut Pin<Box<dyn AsyncRead + Send>>,
     chunk: &mut [u8],
     capture: &mut Capture,
     mut eof: bool,

@@ -435,7 +435,7 @@ impl Search<'_> {
             binary: false,
             lossy: false,
         };
-        let outcome = searcher.search_file(&self.matcher, &file, &mut sink);
+        let outcome = searcher.search_reader(&self.matcher, file, &mut sink);
         if !sink.binary && outcome.is_ok() && sink.count == 0 {
             // The common case takes no lock.
             return;

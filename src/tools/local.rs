@@ -9,13 +9,18 @@
 use std::collections::BinaryHeap;
 use std::ffi::{OsStr, OsString};
 use std::fs::{File, Metadata};
+use std::future::Future;
 use std::io::{self, Read};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::os::unix::process::CommandExt;
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use nix::dir::{Dir, Type as DirType};
@@ -34,8 +39,9 @@ use super::probe;
 use super::reaper::CallProcesses;
 use super::walk;
 use super::workspace::{
-    FileKind, Listed, Listing, Opener, PROBE_TIMEOUT, Parents, ProbeError, Probed, Processes,
-    ScanError, SpawnError, Spawned, Stat, Visitor, WalkError, Workspace, WriteError,
+    Exit, FileKind, FileReader, Listed, Listing, Opener, PROBE_TIMEOUT, Parents, ProbeError,
+    Probed, Processes, Sandbox, ScanError, Shell, SpawnError, Spawned, Stat, Visitor, WalkError,
+    Workspace, WriteError,
 };
 
 /// The shell every command line runs under, so `;`, `&&`, `cd` and pipes
@@ -43,9 +49,12 @@ use super::workspace::{
 const SHELL: &str = "/bin/sh";
 
 /// The working directory on this machine.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct LocalWorkspace {
     root: PathBuf,
+    /// Whether this workspace's results said that `openat2` is
+    /// unavailable; clones say it once between them.
+    told: Arc<AtomicBool>,
 }
 
 impl LocalWorkspace {
@@ -53,7 +62,10 @@ impl LocalWorkspace {
     /// resolves its real path afresh, so a root that cannot be resolved
     /// fails each call instead of this one.
     pub fn new(root: impl Into<PathBuf>) -> LocalWorkspace {
-        LocalWorkspace { root: root.into() }
+        LocalWorkspace {
+            root: root.into(),
+            told: Arc::default(),
+        }
     }
 }
 
@@ -86,8 +98,8 @@ impl Workspace for LocalWorkspace {
         Ok(Box::new(beneath::Root::open(&self.root)?))
     }
 
-    fn open_regular(&self, real: &Path) -> io::Result<File> {
-        beneath::open_regular(&self.root, real)
+    fn open_regular(&self, real: &Path) -> io::Result<FileReader> {
+        beneath::open_regular(&self.root, real).map(FileReader::new)
     }
 
     fn list(&self, real: &Path, keep: usize) -> io::Result<Listing> {
@@ -184,7 +196,11 @@ impl Workspace for LocalWorkspace {
         dir: &Path,
         command: &str,
         env: Vec<(OsString, OsString)>,
+        sandbox: Sandbox,
     ) -> Result<Spawned, SpawnError> {
+        match sandbox {
+            Sandbox::Unconfined => {}
+        }
         let dir = beneath::open(&self.root, dir, OFlag::O_PATH | OFlag::O_DIRECTORY)
             .map_err(SpawnError::Directory)?;
         // One pipe for both streams: the kernel keeps the order in which the
@@ -221,8 +237,8 @@ impl Workspace for LocalWorkspace {
         }
         let output = Receiver::from_owned_fd(OwnedFd::from(reader)).map_err(SpawnError::Start)?;
         Ok(Spawned {
-            child,
-            output,
+            shell: Box::new(LocalShell(child)),
+            output: Box::pin(output),
             processes: Box::new(processes),
         })
     }
@@ -316,13 +332,29 @@ impl Workspace for LocalWorkspace {
     }
 
     fn take_notice(&self) -> Option<&'static str> {
-        beneath::take_notice()
+        (beneath::fell_back() && !self.told.swap(true, Ordering::AcqRel))
+            .then_some(beneath::FALLBACK_NOTICE)
     }
 }
 
 impl Opener for beneath::Root {
-    fn open_regular(&self, real: &Path) -> io::Result<File> {
-        beneath::Root::open_regular(self, real)
+    fn open_regular(&self, real: &Path) -> io::Result<FileReader> {
+        beneath::Root::open_regular(self, real).map(FileReader::new)
+    }
+}
+
+/// A shell started on this machine.
+struct LocalShell(tokio::process::Child);
+
+impl Shell for LocalShell {
+    fn wait(&mut self) -> Pin<Box<dyn Future<Output = io::Result<Exit>> + Send + '_>> {
+        Box::pin(async move {
+            let status = self.0.wait().await?;
+            Ok(Exit {
+                code: status.code(),
+                signal: status.signal(),
+            })
+        })
     }
 }
 

@@ -48,6 +48,7 @@ mod edit;
 mod env;
 mod exec;
 mod failure;
+mod git_dirs;
 mod glob;
 mod grep;
 mod guard;
@@ -89,7 +90,7 @@ pub use checkpoint::{
     FileChange, FileState, Kept, Restored, Standing, Surveyed, TurnChanges, restore, state_of,
     survey,
 };
-pub use command::{ExecuteCommand, ExecuteCommandOutput};
+pub use command::{ClearedCommand, ExecuteCommand, ExecuteCommandOutput};
 pub use edit::{
     EDIT_EXCERPT_MAX_BYTES, EDIT_HINT_LINE_MAX_BYTES, EDIT_MAX_FILE_BYTES, EditFile,
     EditFileOutput, LOOSE_NOTE, LocateError, NearMatch, locate, splice,
@@ -100,6 +101,7 @@ pub use exec::{
     EXEC_OUTPUT_MAX_BYTES, live_tail,
 };
 pub use failure::ToolFailure;
+pub use git_dirs::in_git;
 pub use glob::{GLOB_DEFAULT_MAX_RESULTS, GLOB_MAX_RESULTS, Glob, GlobOutput};
 pub use grep::{
     GREP_DEFAULT_MAX_RESULTS, GREP_LINE_MAX_CHARS, GREP_MAX_LINE_BYTES, GREP_MAX_RESULTS,
@@ -126,9 +128,9 @@ pub use tool::{Effect, Shown, Tool};
 pub use validate::validate;
 pub use walk::SEARCH_SKIPPED_DIRS;
 pub use workspace::{
-    FileKind, Listed, Listing, Opener, PROBE_ERRORS_MAX_BYTES, PROBE_TIMEOUT, Parents, ProbeError,
-    Probed, Processes, ScanError, Seen, SpawnError, Spawned, Stat, Visitor, WalkError, Workspace,
-    WriteError,
+    Exit, FileKind, FileReader, Listed, Listing, Opener, PROBE_ERRORS_MAX_BYTES, PROBE_TIMEOUT,
+    Parents, ProbeError, Probed, Processes, Sandbox, ScanError, Seen, Shell, SpawnError, Spawned,
+    Stat, Visitor, WalkError, Workspace, WriteError,
 };
 pub use write::{WriteAction, WriteFile, WriteFileOutput};
 
@@ -220,7 +222,52 @@ pub async fn execute_guarded(
     cancel: CancellationToken,
     guard: FileGuard,
 ) -> ToolResult {
-    let outcome = call.run(ctx, &cancel, guard).await;
+    execute_approved(&Approved::Call(call.clone()), ctx, cancel, guard).await
+}
+
+/// What runs for a call once it may: the model's call as validated, or,
+/// for a command line the read-only analyser cleared, its rendering.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Approved {
+    /// The call as the model made it.
+    Call(ToolCall),
+    /// The analyser's rendering of a command line (ADR 0025).
+    Cleared(ClearedCommand),
+}
+
+impl Approved {
+    /// What running it can change.
+    pub fn effect(&self) -> Effect {
+        match self {
+            Approved::Call(call) => call.effect(),
+            Approved::Cleared(_) => Effect::RunsCommands,
+        }
+    }
+
+    /// The tool's name as the model knows it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Approved::Call(call) => call.name(),
+            Approved::Cleared(_) => ExecuteCommand::NAME,
+        }
+    }
+}
+
+/// Runs what was approved: a call as [`execute_guarded`] does, a cleared
+/// command line with the analyser's environment.
+pub async fn execute_approved(
+    run: &Approved,
+    ctx: &ToolContext,
+    cancel: CancellationToken,
+    guard: FileGuard,
+) -> ToolResult {
+    let outcome = match run {
+        Approved::Call(call) => call.run(ctx, &cancel, guard).await,
+        Approved::Cleared(cleared) => cleared
+            .run(ctx, &cancel)
+            .await
+            .map(ToolOutput::ExecuteCommand),
+    };
     ToolResult {
         outcome,
         confinement_notice: ctx.workspace.take_notice(),

@@ -12,7 +12,7 @@ use similar::{ChangeTag, TextDiff};
 use crate::protocol::{Preview, PreviewKind, PreviewLine};
 
 use super::analyser::{Analyser, Verdict};
-use super::command::ExecuteCommand;
+use super::command::ClearedCommand;
 use super::failure::ToolFailure;
 use super::tool::Effect;
 use super::{ToolCall, ToolContext, Workspace};
@@ -44,7 +44,7 @@ pub fn preview(call: &ToolCall, ctx: &ToolContext) -> Result<Preview, ToolFailur
 #[derive(Debug)]
 pub enum Judged {
     /// The analyser accepted it: run this in its place, unasked.
-    ReadOnly(ToolCall),
+    ReadOnly(ClearedCommand),
     /// The person decides, on this preview.
     Confirm(Preview),
 }
@@ -75,12 +75,7 @@ pub fn judge(
     };
     match verdict {
         Verdict::ReadOnly { rendered } => {
-            Ok(Judged::ReadOnly(ToolCall::ExecuteCommand(ExecuteCommand {
-                command: rendered,
-                read_only: true,
-                timeout_seconds: None,
-                ..command.clone()
-            })))
+            Ok(Judged::ReadOnly(ClearedCommand::new(command, rendered)))
         }
         Verdict::Invalid { reason } => Err(ToolFailure::InvalidArgument {
             tool: tool.name().to_string(),
@@ -143,7 +138,7 @@ pub(crate) fn heading(
     real: &std::path::Path,
 ) -> Vec<PreviewLine> {
     let mut lines = vec![header(text)];
-    if ws.in_git(real) {
+    if super::in_git(ws, real) {
         lines.push(line(
             PreviewKind::Marker,
             "(this changes the repository's own files)",

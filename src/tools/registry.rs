@@ -186,7 +186,7 @@ impl ToolCall {
         self.written_path().is_some_and(|path| {
             ctx.workspace
                 .resolve(path)
-                .is_ok_and(|real| ctx.workspace.in_git(&real))
+                .is_ok_and(|real| super::in_git(ctx.workspace.as_ref(), &real))
         })
     }
 }

@@ -11,12 +11,15 @@
 //! a small plain struct here. Paths are the workspace's own: the real
 //! paths [`Workspace::resolve`] returns, beneath [`Workspace::root`].
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 use std::fmt;
-use std::fs::File;
+use std::future::Future;
 use std::io;
+use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 
+use tokio::io::AsyncRead;
 use tokio_util::sync::CancellationToken;
 
 use super::PathError;
@@ -56,7 +59,7 @@ pub trait Workspace: Send + Sync + fmt::Debug {
     /// Opens `real`, a path [`Workspace::resolve`] returned, for reading,
     /// and only if it is a regular file (never a link, never blocking on a
     /// FIFO).
-    fn open_regular(&self, real: &Path) -> io::Result<File> {
+    fn open_regular(&self, real: &Path) -> io::Result<FileReader> {
         self.opener()?.open_regular(real)
     }
 
@@ -107,15 +110,16 @@ pub trait Workspace: Send + Sync + fmt::Debug {
     ) -> Result<(), WalkError>;
 
     /// Starts `/bin/sh -c command` in `dir` (a resolved directory), in its
-    /// own session, with exactly `env` as its environment, no input, and
-    /// its output and errors on one pipe. The caller waits and reads, and
-    /// kills everything the command started through
-    /// [`Spawned::processes`] (ADR 0013).
+    /// own session, with exactly `env` as its environment, no input, its
+    /// output and errors on one pipe, and what `sandbox` allows it. The
+    /// caller waits and reads, and kills everything the command started
+    /// through [`Spawned::processes`] (ADR 0013).
     fn spawn(
         &self,
         dir: &Path,
         command: &str,
         env: Vec<(OsString, OsString)>,
+        sandbox: Sandbox,
     ) -> Result<Spawned, SpawnError>;
 
     /// Runs `program` (a path: what the commands' `PATH` finds) with
@@ -146,57 +150,39 @@ pub trait Workspace: Send + Sync + fmt::Debug {
     /// A notice about the workspace's confinement for the next tool
     /// result, given once (the local one: `openat2` is unavailable).
     fn take_notice(&self) -> Option<&'static str>;
-
-    /// Whether `real`, a path [`Workspace::resolve`] returned, lies in (or
-    /// is) a repository's own files in the project, which the approval
-    /// policy always asks about: a `.git` (ASCII case ignored, erring
-    /// strict), or a directory that looks like a repository's under
-    /// another name ([`Workspace::looks_like_git_dir`], as
-    /// `git init --separate-git-dir` or a bare `x.git` leave one).
-    fn in_git(&self, real: &Path) -> bool {
-        let Ok(root) = self.real_path(self.root()) else {
-            return false;
-        };
-        let Ok(rel) = real.strip_prefix(&root) else {
-            return false;
-        };
-        // Judged as it will be once `real` is written: the write that
-        // completes a repository's directory (its `HEAD` last) asks too.
-        rel.components()
-            .any(|c| c.as_os_str().eq_ignore_ascii_case(".git"))
-            || real
-                .ancestors()
-                .take_while(|dir| dir.starts_with(&root))
-                .any(|dir| {
-                    let written = real
-                        .strip_prefix(dir)
-                        .ok()
-                        .and_then(|rest| rest.components().next())
-                        .map(|part| part.as_os_str());
-                    git_dir_with(self, dir, written)
-                })
-    }
-
-    /// Whether git could take `dir` itself as a repository's directory
-    /// (as it takes a bare one): a `HEAD` beside `objects`, `refs` or
-    /// `commondir`. Errs towards yes: what looks like one is treated as one.
-    fn looks_like_git_dir(&self, dir: &Path) -> bool {
-        git_dir_with(self, dir, None)
-    }
-}
-
-/// [`Workspace::looks_like_git_dir`], with the entry `written` of `dir`
-/// counted as there.
-fn git_dir_with<W: Workspace + ?Sized>(ws: &W, dir: &Path, written: Option<&OsStr>) -> bool {
-    let exists =
-        |name: &str| written == Some(OsStr::new(name)) || ws.lstat(&dir.join(name)).is_ok();
-    exists("HEAD") && (exists("objects") || exists("refs") || exists("commondir"))
 }
 
 /// Opens files beneath a workspace's root through one held handle.
 pub trait Opener: Send + Sync {
     /// [`Workspace::open_regular`] through this handle.
-    fn open_regular(&self, real: &Path) -> io::Result<File>;
+    fn open_regular(&self, real: &Path) -> io::Result<FileReader>;
+}
+
+/// A file a workspace opened for reading: its bytes, read as they are
+/// wanted.
+pub struct FileReader(Box<dyn Read + Send>);
+
+impl FileReader {
+    /// A reader of a file's bytes.
+    pub fn new(reader: impl Read + Send + 'static) -> Self {
+        FileReader(Box::new(reader))
+    }
+}
+
+impl Read for FileReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.read(buf)
+    }
+}
+
+/// What a command [`Workspace::spawn`] starts may reach. Commands run
+/// as the person approved them; the kernel sandbox of issue 39 adds the
+/// levels a command that nobody approved runs at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sandbox {
+    /// Everything the person can: a command the person approved, or one
+    /// the read-only analyser cleared (ADR 0025).
+    Unconfined,
 }
 
 /// What a file is, as the tools need to know it.
@@ -280,11 +266,27 @@ pub enum WriteError {
 /// A command [`Workspace::spawn`] started.
 pub struct Spawned {
     /// The shell; killed if dropped.
-    pub child: tokio::process::Child,
+    pub shell: Box<dyn Shell>,
     /// Its output and errors, in the order it wrote them.
-    pub output: tokio::net::unix::pipe::Receiver,
+    pub output: Pin<Box<dyn AsyncRead + Send>>,
     /// Every process the command started, the shell's group or not.
     pub processes: Box<dyn Processes>,
+}
+
+/// The shell a [`Workspace::spawn`] started, killed when dropped.
+pub trait Shell: Send {
+    /// Waits for it to end; dropping the wait is harmless, and a later
+    /// one waits on.
+    fn wait(&mut self) -> Pin<Box<dyn Future<Output = io::Result<Exit>> + Send + '_>>;
+}
+
+/// How a command's shell ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Exit {
+    /// Its exit code, when it exited.
+    pub code: Option<i32>,
+    /// The signal that ended it, when one did.
+    pub signal: Option<i32>,
 }
 
 /// A call's hold on the processes its command started: [`kill_all`]

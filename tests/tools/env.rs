@@ -6,8 +6,7 @@ use std::time::Duration;
 
 use dashfloat::secret::Secret;
 use dashfloat::tools::{
-    EnvSetting, ExecuteCommand, ToolCall, ToolContext, child_env, execute, is_secret,
-    is_secret_var, validate, with_settings,
+    EnvSetting, ToolContext, child_env, execute, is_secret, is_secret_var, validate, with_settings,
 };
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -164,44 +163,6 @@ fn a_command_sees_no_credential_but_the_ones_passed_to_it() {
     assert!(out.contains("GH=gh-passed"), "{out}");
     assert!(!out.contains("gh-from-the-environment"), "{out}");
     assert!(out.contains("PATH="), "{out}");
-}
-
-/// A line the analyser allowed runs without a pager, the system git
-/// configuration or the variables that would point git elsewhere, and
-/// only such a line.
-#[test]
-#[allow(unsafe_code)]
-fn a_read_only_line_runs_with_the_analysers_environment() {
-    // SAFETY: as above: its own process, no other thread yet.
-    unsafe {
-        std::env::set_var("LESS", "-R");
-        std::env::set_var("GIT_DIR", "/elsewhere");
-    }
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let ctx = ToolContext::new(dir.path()).unwrap();
-    let run = |read_only: bool| {
-        let call = ToolCall::ExecuteCommand(ExecuteCommand {
-            command: "env".into(),
-            cwd: ".".into(),
-            timeout_seconds: None,
-            read_only,
-        });
-        let v = json_of(rt.block_on(execute(&call, &ctx, CancellationToken::new())));
-        v["output"].as_str().unwrap().to_string()
-    };
-    let allowed = run(true);
-    for set in ["GIT_PAGER=cat\n", "PAGER=cat\n", "GIT_CONFIG_NOSYSTEM=1\n"] {
-        assert!(allowed.contains(set), "{set} missing:\n{allowed}");
-    }
-    assert!(!allowed.contains("LESS="), "{allowed}");
-    assert!(!allowed.contains("GIT_DIR="), "{allowed}");
-    let asked = run(false);
-    assert!(asked.contains("LESS=-R"), "{asked}");
-    assert!(!asked.contains("GIT_PAGER="), "{asked}");
 }
 
 #[test]

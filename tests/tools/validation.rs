@@ -140,7 +140,6 @@ fn defaults_are_filled_in() {
             command: "ls".into(),
             cwd: ".".into(),
             timeout_seconds: None,
-            read_only: false
         })
     );
 }

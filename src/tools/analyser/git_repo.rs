@@ -17,6 +17,7 @@ use std::time::Instant;
 use super::git_config;
 use super::git_probe::Git;
 use super::paths::Place;
+use crate::tools::git_dirs::looks_like_git_dir;
 use crate::tools::{FileKind, PROBE_TIMEOUT, ScanError, Workspace};
 
 use super::ANALYSER_GIT_DIR_ENTRIES_MAX;
@@ -148,7 +149,7 @@ fn check_afresh(place: &Place, env: &[(OsString, OsString)]) -> Result<PathBuf, 
         .dir
         .ancestors()
         .take_while(|d| d.starts_with(&root))
-        .any(|d| ws.lstat(&d.join(".git")).is_ok() || ws.looks_like_git_dir(d))
+        .any(|d| ws.lstat(&d.join(".git")).is_ok() || looks_like_git_dir(ws, d))
     {
         return Err(GitRefusal::NoRepository);
     }
@@ -166,7 +167,7 @@ fn check_afresh(place: &Place, env: &[(OsString, OsString)]) -> Result<PathBuf, 
         if ws.lstat(&dotgit).is_ok() {
             return Err(GitRefusal::NotARepository(dotgit.display().to_string()));
         }
-        if ws.looks_like_git_dir(dir) {
+        if looks_like_git_dir(ws, dir) {
             return Err(GitRefusal::Bare(dir.display().to_string()));
         }
     }
