@@ -58,6 +58,7 @@ mod list;
 mod local;
 mod locate;
 mod loose;
+mod memory;
 mod path_policy;
 mod preview;
 mod probe;
@@ -112,6 +113,7 @@ pub use list::{Entry, EntryKind, LIST_MAX_ENTRIES, ListDirectory, ListDirectoryO
 pub use local::LocalWorkspace;
 pub use locate::{LOCATE_MAX_FILES, LOCATE_MAX_SHOWN, project_files};
 pub use loose::{LOOSE_COMPARISONS_MAX, LooseMatch, locate_loose};
+pub use memory::MemoryWorkspace;
 pub use path_policy::{PATH_MAX_LINKS, PathError, resolve};
 pub use preview::{
     Judged, PREVIEW_CONTEXT_LINES, PREVIEW_MAX_LINES, PREVIEW_REVIEW_MAX_LINES, judge, preview,

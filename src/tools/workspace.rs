@@ -1,15 +1,16 @@
 //! The seam between the tools and the machine they act on: every file and
 //! process access of the tools and of the read-only analyser goes through
 //! one [`Workspace`], as the seed's tools act through `workspace.Workspace`.
-//! Only [`LocalWorkspace`](super::LocalWorkspace) (this machine's working
-//! directory) exists; a container or remote workspace implements the same
-//! trait, and no tool changes. `docs/decisions/0026-workspace-seam.md`.
+//! [`LocalWorkspace`](super::LocalWorkspace) is this machine's working
+//! directory, [`MemoryWorkspace`](super::MemoryWorkspace) a project held
+//! in memory; a container or remote workspace implements the same trait,
+//! and no tool changes. `docs/decisions/0026-workspace-seam.md`.
 //!
-//! The signatures are std and tokio types (`File`, `PathBuf`, `io::Error`,
-//! a tokio `Child` and pipe), because those are what the tools consume
-//! today; what has no portable std form (a file's metadata, a listing) is
-//! a small plain struct here. Paths are the workspace's own: the real
-//! paths [`Workspace::resolve`] returns, beneath [`Workspace::root`].
+//! The types are the seam's own — a [`FileReader`], a [`Shell`] and its
+//! [`Exit`], output as an `AsyncRead`, [`Stat`], [`Listing`] — so that no
+//! implementation must produce a `std::fs::File` or a tokio child. Paths
+//! are the workspace's own: the real paths [`Workspace::resolve`]
+//! returns, beneath [`Workspace::root`].
 
 use std::ffi::OsString;
 use std::fmt;

@@ -15,6 +15,7 @@ mod git_layouts;
 mod list;
 mod locate;
 mod loose;
+mod memory;
 mod path_fuzz;
 mod path_policy;
 mod preview;
