@@ -665,7 +665,7 @@ const SAVE_SIZES: [usize; 3] = [10, 1_000, 10_000];
 /// The log the agent would hold beside `messages`: its newest items within
 /// the log's bounds.
 fn bounded_log(log: &[LogItem]) -> &[LogItem] {
-    &log[log.len().saturating_sub(dashfloat::session::LOG_ITEMS_MAX)..]
+    &log[log.len().saturating_sub(dashfloat::protocol::LOG_ITEMS_MAX)..]
 }
 
 /// One step of the bench session: a message of 2,500 bytes and its log

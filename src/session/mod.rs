@@ -35,16 +35,6 @@ pub use writer::{
 /// The most characters of the first prompt kept as a session's title.
 /// ADR 0022.
 pub const TITLE_MAX_CHARS: usize = 80;
-/// The most log items a session keeps for the screen to redraw; older ones
-/// are dropped first (the conversation itself is not cut). ADR 0022.
-pub const LOG_ITEMS_MAX: usize = 2_000;
-/// The most bytes of text the log keeps (4 MiB, a thousand pages);
-/// older items are dropped first, the newest always kept. Every save
-/// writes the log, so this also bounds a save's cost. With the conversation (bounded by the
-/// context window) and the checkpoints (ADR 0035), it keeps a session
-/// file well under [`SESSION_FILE_MAX_BYTES`] however long the replies.
-/// ADR 0036.
-pub const LOG_BYTES_MAX: usize = 4 * 1024 * 1024;
 /// The largest session file read or written, snapshot or journal; a
 /// bigger one is refused (reported, left as it is). ADR 0022, 0040.
 pub const SESSION_FILE_MAX_BYTES: u64 = 64 * 1024 * 1024;

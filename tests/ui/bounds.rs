@@ -3,7 +3,7 @@
 
 use crossterm::event::KeyCode;
 use dashfloat::protocol::{AgentEvent, ReplyEnd, Severity, ToolStatus};
-use dashfloat::session::{LOG_BYTES_MAX, LOG_ITEMS_MAX};
+use dashfloat::protocol::{LOG_BYTES_MAX, LOG_ITEMS_MAX};
 use dashfloat::ui::entry::ENTRY_ROWS_MAX;
 use dashfloat::ui::state::State;
 use dashfloat::ui::transcript::{EntryKind, ROWS_MAX, dropped_notice};

@@ -18,6 +18,7 @@ mod rewind;
 mod screens;
 mod slash;
 mod update;
+mod walls;
 mod wrap;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
