@@ -18,30 +18,6 @@ use reqwest::redirect::{Attempt, Policy};
 /// the base URL. reqwest's own default; ADR 0004.
 pub const REDIRECT_MAX: usize = 10;
 
-/// The URL of the API's `path` (`/chat/completions`) under the base URL,
-/// with the query the base URL may carry (Azure's `?api-version=`) kept
-/// after it.
-pub fn api_url(base_url: &str, path: &str) -> String {
-    let (head, query) = split_query(base_url);
-    format!("{head}{path}{query}")
-}
-
-/// The URL of llama-server's own `path` (`/props`, `/slots`), which it
-/// serves at its root beside `/v1`.
-pub fn server_url(base_url: &str, path: &str) -> String {
-    let (head, query) = split_query(base_url);
-    let root = head.strip_suffix("/v1").unwrap_or(head);
-    format!("{root}{path}{query}")
-}
-
-/// The base URL's path part and its query (with its `?`, or empty); a
-/// fragment is never sent.
-fn split_query(base_url: &str) -> (&str, &str) {
-    let sent = base_url.split('#').next().unwrap_or(base_url);
-    let (head, query) = sent.split_at(sent.find('?').unwrap_or(sent.len()));
-    (head.trim_end_matches('/'), query)
-}
-
 /// Installs the ring crypto provider for rustls, once per process. reqwest
 /// is built without a default provider (aws-lc would add a C build), and
 /// panics if a client is built before one is installed.
@@ -82,30 +58,5 @@ fn same_origin_only(attempt: Attempt<'_>) -> reqwest::redirect::Action {
         attempt.error(format!("more than {REDIRECT_MAX} redirects"))
     } else {
         attempt.follow()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_path_goes_before_the_base_urls_query() {
-        let azure = "https://r.openai.azure.com/openai/deployments/d?api-version=2024-10-21";
-        assert_eq!(
-            api_url(azure, "/chat/completions"),
-            "https://r.openai.azure.com/openai/deployments/d/chat/completions?api-version=2024-10-21"
-        );
-        assert_eq!(
-            api_url("http://h/v1/?k=1#top", "/models"),
-            "http://h/v1/models?k=1"
-        );
-        assert_eq!(api_url("http://h/v1", "/models"), "http://h/v1/models");
-        assert_eq!(server_url("http://h/v1", "/props"), "http://h/props");
-        assert_eq!(
-            server_url("http://h/v1?k=1", "/props"),
-            "http://h/props?k=1"
-        );
-        assert_eq!(server_url("http://h/api", "/props"), "http://h/api/props");
     }
 }

@@ -97,7 +97,7 @@ pub enum EndpointError {
 
 impl Endpoint {
     fn url(&self) -> String {
-        super::api_url(&self.context.base_url, "/chat/completions")
+        crate::base_url::api(&self.context.base_url, "/chat/completions")
     }
 
     /// Adds the key and the extra headers to a request to this provider:

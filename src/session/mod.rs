@@ -20,7 +20,6 @@ use std::path::{Path, PathBuf};
 
 use crate::llm::wire::Message;
 use crate::protocol::{LogItem, SessionSummary, Usage};
-use crate::secret::strip_userinfo;
 
 pub use file::{SCHEMA_VERSION, SessionRecord};
 pub use id::{ID_MAX_CHARS, new_id, valid_id};
@@ -403,17 +402,6 @@ impl SessionStore {
         file::make_dir(&self.dir)?;
         file::write_atomically(&self.dir, &self.path_of(id), bytes)
     }
-}
-
-/// The base URL as a session keeps it: without userinfo, query or
-/// fragment, where a key may ride.
-fn base_url_to_keep(base_url: &str) -> String {
-    let stripped = strip_userinfo(base_url);
-    stripped
-        .split(['?', '#'])
-        .next()
-        .unwrap_or_default()
-        .to_owned()
 }
 
 /// A prompt as a session's title: one line, at most [`TITLE_MAX_CHARS`].
