@@ -393,8 +393,8 @@ async fn run_exec(
 }
 
 fn endpoint(config: &Config) -> Result<Endpoint, EndpointError> {
-    let client =
-        dashfloat::llm::build_client(config.request_timeout).map_err(EndpointError::Client)?;
+    let client = dashfloat::llm::build_client(config.request_timeout, &config.base_url)
+        .map_err(EndpointError::Client)?;
     Ok(Endpoint {
         client,
         context: RequestContext {

@@ -52,20 +52,40 @@ pub fn install_crypto_provider() {
     });
 }
 
-/// Builds the HTTP client. No total timeout: replies stream for as long as
-/// they stream; the connect and idle timeouts bound the silent parts.
-/// Redirects are followed only within the base URL's origin: reqwest drops
-/// `Authorization` and cookies on a cross-origin hop but would send every
-/// custom header on (ADR 0004).
+/// Builds the HTTP client for requests to `base_url`. No total timeout:
+/// replies stream for as long as they stream; the connect and idle
+/// timeouts bound the silent parts. Redirects are followed only within the
+/// base URL's origin: reqwest drops `Authorization` and cookies on a
+/// cross-origin hop but would send every custom header on (ADR 0004).
+///
+/// For a plain `http://` base URL the system's TLS roots are not loaded:
+/// every request goes to the base URL's origin, so none can need them, and
+/// reading and parsing them (each certificate file of `/etc/ssl/certs`)
+/// was the largest part of start-up's work with a local server (ADR 0040).
 pub fn build_client(
     connect_timeout: std::time::Duration,
+    base_url: &str,
 ) -> Result<reqwest::Client, reqwest::Error> {
     install_crypto_provider();
-    reqwest::Client::builder()
+    let builder = reqwest::Client::builder()
         .connect_timeout(connect_timeout)
         .user_agent(concat!("dashfloat/", env!("CARGO_PKG_VERSION")))
-        .redirect(Policy::custom(same_origin_only))
-        .build()
+        .redirect(Policy::custom(same_origin_only));
+    let builder = if plain_http(base_url) {
+        builder.tls_certs_only(std::iter::empty())
+    } else {
+        builder
+    };
+    builder.build()
+}
+
+/// Whether `base_url` is plain `http://` (the scheme in any case), where
+/// no request can need TLS. Anything else, even a URL that will not
+/// parse, gets the system's roots.
+fn plain_http(base_url: &str) -> bool {
+    base_url
+        .get(.."http://".len())
+        .is_some_and(|scheme| scheme.eq_ignore_ascii_case("http://"))
 }
 
 /// Follows a redirect that stays on the first request's scheme, host and
@@ -107,5 +127,23 @@ mod tests {
             "http://h/props?k=1"
         );
         assert_eq!(server_url("http://h/api", "/props"), "http://h/api/props");
+    }
+
+    #[test]
+    fn only_a_plain_http_base_url_goes_without_tls_roots() {
+        assert!(plain_http("http://127.0.0.1:8088/v1"));
+        assert!(plain_http("HTTP://localhost/v1"));
+        assert!(!plain_http("https://api.openai.com/v1"));
+        assert!(!plain_http("http:/x"));
+        assert!(!plain_http("httpx://x"));
+        assert!(!plain_http(""));
+        assert!(!plain_http("http:/é"));
+    }
+
+    #[test]
+    fn a_client_is_built_for_either_scheme() {
+        for base_url in ["http://127.0.0.1:8088/v1", "https://api.openai.com/v1"] {
+            assert!(build_client(std::time::Duration::from_secs(1), base_url).is_ok());
+        }
     }
 }
