@@ -486,10 +486,12 @@ fn memory_and_idle_cpu() {
 }
 
 /// A session of `messages` messages whose texts are `text_bytes` long:
-/// prompts, replies that call `read_file`, the results, in turn; the log
-/// has a row for each.
+/// prompts, replies that call `read_file`, the results (JSON objects, as
+/// tools answer, so that the warm-up of a resumed session passes the
+/// scripted server's pairing check), in turn; the log has a row for each.
 fn bench_session(messages: usize, text_bytes: usize) -> (Vec<Message>, Vec<LogItem>) {
     let text = "x".repeat(text_bytes);
+    let result = serde_json::json!({ "content": text }).to_string();
     let mut out = vec![Message::new(Role::System, "system prompt")];
     let mut log = Vec::new();
     let mut i = 0;
@@ -524,7 +526,7 @@ fn bench_session(messages: usize, text_bytes: usize) -> (Vec<Message>, Vec<LogIt
             _ => {
                 out.push(Message {
                     role: Role::Tool,
-                    content: Some(text.clone()),
+                    content: Some(result.clone()),
                     tool_calls: Vec::new(),
                     tool_call_id: Some(format!("call_{}", i - 1)),
                 });
