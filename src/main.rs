@@ -234,7 +234,7 @@ async fn stop_agent(mut task: JoinHandle<()>) {
 /// the HTTP client and its TLS roots, the project's instructions (git is
 /// asked for the work tree), discovery, the warm-up, the project's file
 /// list — waits for `first_frame`, so that on a busy machine none of it
-/// takes a core from the first frame (ADR 0040).
+/// takes a core from the first frame (ADR 0041).
 fn start_agent(
     start: Start,
     cwd: &Path,

@@ -61,7 +61,7 @@ pub fn install_crypto_provider() {
 /// For a plain `http://` base URL the system's TLS roots are not loaded:
 /// every request goes to the base URL's origin, so none can need them, and
 /// reading and parsing them (each certificate file of `/etc/ssl/certs`)
-/// was the largest part of start-up's work with a local server (ADR 0040).
+/// was the largest part of start-up's work with a local server (ADR 0041).
 pub fn build_client(
     connect_timeout: std::time::Duration,
     base_url: &str,
