@@ -20,6 +20,13 @@ pub fn usable(base_url: &str) -> bool {
     parse(base_url).is_some()
 }
 
+/// Whether the base URL is plain `http` (the scheme in any case), where
+/// no request can need TLS: every request stays on its origin. Anything
+/// else, even a URL that will not parse, gets the system's roots.
+pub fn plain_http(base_url: &str) -> bool {
+    Url::parse(base_url).is_ok_and(|url| url.scheme() == "http")
+}
+
 /// The URL of the API's `path` (`/chat/completions`) under the base URL,
 /// with the query the base URL may carry (Azure's `?api-version=`) kept
 /// after it; a fragment is never sent.
@@ -116,6 +123,15 @@ mod tests {
         assert_eq!(kept(url), "https://api.example.com:8443/v1");
         assert_eq!(host("http://127.0.0.1:8088/v1"), "127.0.0.1:8088");
         assert_eq!(kept("http://127.0.0.1:8088/v1"), "http://127.0.0.1:8088/v1");
+    }
+
+    #[test]
+    fn only_a_plain_http_base_url_goes_without_tls_roots() {
+        assert!(plain_http("http://127.0.0.1:8088/v1"));
+        assert!(plain_http("HTTP://localhost/v1"));
+        for not in ["https://api.openai.com/v1", "httpx://x", "", "not a url"] {
+            assert!(!plain_http(not), "{not}");
+        }
     }
 
     #[test]

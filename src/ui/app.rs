@@ -11,7 +11,7 @@ use crossterm::event::Event;
 use ratatui::Terminal;
 use ratatui::backend::{Backend, ClearType, CrosstermBackend};
 use tokio::signal::unix::{Signal, SignalKind, signal};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio::time::{Instant, MissedTickBehavior};
 
 use crate::protocol::{AgentEvent, Severity, UiCommand};
@@ -43,6 +43,9 @@ pub struct UiSetup {
     /// The first list of sessions the agent sends opens the picker
     /// (`--resume` without an id).
     pub pick_sessions: bool,
+    /// Told once the first frame is on screen: what can wait for it (the
+    /// agent's own start-up) does.
+    pub first_frame: oneshot::Sender<()>,
 }
 
 /// Runs the UI until the person quits, the agent goes away for good, or a
@@ -84,6 +87,7 @@ pub async fn run(
         state.transcript.push(EntryKind::System(severity), text);
     }
     draw(&mut terminal, &mut state)?;
+    let _ = setup.first_frame.send(());
 
     let mut input = input::spawn_reader()?;
     let mut tick = tokio::time::interval(TICK_INTERVAL);
