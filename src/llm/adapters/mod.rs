@@ -9,8 +9,9 @@
 //!
 //! Only a call whose shape is exactly a call and whose name is an offered
 //! tool is taken; anything else stays prose, as does a marker inside a
-//! code block or an inline code span. Text held while a call is undecided
-//! is bounded by [`HOLD_MAX_BYTES`].
+//! code block, an inline code span or a block quote, and a fence that does
+//! not open a Markdown block. Text held while a call is undecided is
+//! bounded by [`HOLD_MAX_BYTES`].
 
 mod cursor;
 mod deepseek;
@@ -187,6 +188,13 @@ impl Syntax {
             Syntax::Deepseek => "deepseek",
             Syntax::Glm => "glm",
         }
+    }
+
+    /// Whether the syntax's openers are markers only a call writes. A
+    /// fenced block's fence is ordinary Markdown, which a reply may quote:
+    /// such a call counts only at a line's start (ADR 0027).
+    fn marked(self) -> bool {
+        self != Syntax::Fenced
     }
 
     fn openers(self) -> &'static [&'static str] {

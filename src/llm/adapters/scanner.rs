@@ -16,14 +16,52 @@ use super::{HOLD_MAX_BYTES, Shape, Syntax, Tail, TextPiece, ToolSyntax};
 
 /// A markdown code fence.
 const FENCE: &str = "```";
+/// The most spaces before a fence that opens a block: four make an
+/// indented code block (CommonMark).
+const FENCE_INDENT_MAX: usize = 3;
 
 /// What a marker found in prose does.
 #[derive(Debug, Clone)]
 enum Marker {
-    /// It may open a call of one of these syntaxes.
-    Call(Vec<Syntax>),
+    /// It may open a call of one of these syntaxes. `marked` when only a
+    /// call writes it; otherwise it is ordinary Markdown (a fence), which
+    /// opens a call only at a line's start.
+    Call { syntaxes: Vec<Syntax>, marked: bool },
     /// A special token that is never prose: it is dropped.
     Silent,
+}
+
+/// Where in its line the reader is, as far as Markdown blocks go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Line {
+    /// Only this many spaces so far (at most [`FENCE_INDENT_MAX`]).
+    Start(usize),
+    /// The line opened with `>`: a block quote, where nothing is a call.
+    Quote,
+    /// Other text came first.
+    Text,
+}
+
+impl Line {
+    /// The line after `c`.
+    fn after(self, c: char) -> Line {
+        match (self, c) {
+            (_, '\n') => Line::Start(0),
+            (Line::Start(n), ' ') if n < FENCE_INDENT_MAX => Line::Start(n + 1),
+            (Line::Start(_), '>') => Line::Quote,
+            (Line::Start(_), _) => Line::Text,
+            (line, _) => line,
+        }
+    }
+
+    /// Whether a marker of `kind` may open a call here.
+    fn opens(self, kind: &Marker) -> bool {
+        match kind {
+            Marker::Silent => true,
+            Marker::Call { marked: true, .. } => self != Line::Quote,
+            Marker::Call { marked: false, .. } => matches!(self, Line::Start(_)),
+        }
+    }
 }
 
 /// Where the reader is.
@@ -62,6 +100,7 @@ pub struct TextCalls {
     in_code: bool,
     in_inline: bool,
     reply_start: bool,
+    line: Line,
 }
 
 impl TextCalls {
@@ -76,8 +115,14 @@ impl TextCalls {
         for &syntax in syntaxes {
             for &opener in syntax.openers() {
                 match markers.iter_mut().find(|(m, _)| *m == opener) {
-                    Some((_, Marker::Call(candidates))) => candidates.push(syntax),
-                    _ => markers.push((opener, Marker::Call(vec![syntax]))),
+                    Some((_, Marker::Call { syntaxes, .. })) => syntaxes.push(syntax),
+                    _ => markers.push((
+                        opener,
+                        Marker::Call {
+                            syntaxes: vec![syntax],
+                            marked: syntax.marked(),
+                        },
+                    )),
                 }
             }
             markers.extend(syntax.silent().iter().map(|&m| (m, Marker::Silent)));
@@ -92,6 +137,7 @@ impl TextCalls {
             in_code: false,
             in_inline: false,
             reply_start: bare_json,
+            line: Line::Start(0),
         })
     }
 
@@ -129,8 +175,9 @@ impl TextCalls {
         }
     }
 
-    /// Passes prose on up to the next marker, tracking code fences and
-    /// inline code spans (markers inside them are prose).
+    /// Passes prose on up to the next marker, tracking code fences, inline
+    /// code spans and block quotes (markers inside them are prose) and
+    /// where lines start (a fence opens a call only there).
     fn prose(&mut self, end: bool, out: &mut Vec<TextPiece>) -> bool {
         let text = self.held.as_str();
         let mut i = 0;
@@ -146,10 +193,14 @@ impl TextCalls {
                 stop = i;
                 break;
             }
+            let Some(c) = rest.chars().next() else {
+                break;
+            };
             if rest.starts_with(FENCE) {
                 self.in_code = !self.in_code;
                 self.in_inline = false;
                 self.reply_start = false;
+                self.line = self.line.after(c);
                 i += FENCE.len();
                 continue;
             }
@@ -157,9 +208,6 @@ impl TextCalls {
                 stop = i;
                 break;
             }
-            let Some(c) = rest.chars().next() else {
-                break;
-            };
             if !self.in_code {
                 match c {
                     '`' => self.in_inline = !self.in_inline,
@@ -170,11 +218,16 @@ impl TextCalls {
             if self.reply_start && !c.is_whitespace() {
                 self.reply_start = false;
                 if c == '{' && self.bare_json {
-                    found = Some((0, Marker::Call(vec![Syntax::Llama])));
+                    let bare = Marker::Call {
+                        syntaxes: vec![Syntax::Llama],
+                        marked: false,
+                    };
+                    found = Some((0, bare));
                     stop = i;
                     break;
                 }
             }
+            self.line = self.line.after(c);
             i += c.len_utf8();
         }
         let shown: String = self.held.drain(..stop).collect();
@@ -184,11 +237,11 @@ impl TextCalls {
                 self.held.drain(..len);
                 true
             }
-            Some((opener, Marker::Call(candidates))) => {
+            Some((opener, Marker::Call { syntaxes, .. })) => {
                 self.reply_start = false;
                 self.state = State::Head {
                     opener,
-                    candidates,
+                    candidates: syntaxes,
                     next_in_list: false,
                 };
                 true
@@ -197,11 +250,12 @@ impl TextCalls {
         }
     }
 
-    /// `Some(Some(..))` when a marker starts `rest`, `Some(None)` when
-    /// `rest` may be the start of one (only when more text may come).
+    /// `Some(Some(..))` when a marker that may open a call here starts
+    /// `rest`, `Some(None)` when `rest` may be the start of one (only when
+    /// more text may come).
     fn marker_at(&self, rest: &str, end: bool) -> Option<Option<(usize, Marker)>> {
         let mut partial = false;
-        for (marker, kind) in &self.markers {
+        for (marker, kind) in self.markers.iter().filter(|(_, k)| self.line.opens(k)) {
             if rest.starts_with(marker) {
                 return Some(Some((marker.len(), kind.clone())));
             }
@@ -225,6 +279,7 @@ impl TextCalls {
             match syntax.head(window, &self.offered, next_in_list) {
                 Step::Yes(head) => {
                     self.held.drain(..opener + head.len);
+                    self.line = Line::Text;
                     out.push(TextPiece::CallStarted(head.name.clone()));
                     self.state = match head.shape {
                         Shape::Pairs => State::Pairs(PairArgs::new(head.name)),
@@ -249,6 +304,9 @@ impl TextCalls {
             return false;
         }
         let marker: String = self.held.drain(..opener).collect();
+        if !marker.is_empty() {
+            self.line = Line::Text;
+        }
         if marker.starts_with(FENCE) {
             self.in_code = true;
         }

@@ -83,6 +83,47 @@ fn fenced_call_between_prose() {
     }
 }
 
+/// A block that reads `path`.
+fn read_block(path: &str) -> String {
+    format!("```json\n{{\"name\": \"read_file\", \"arguments\": {{\"path\": \"{path}\"}}}}\n```")
+}
+
+/// Replies that quote a call written as text: each must stay prose,
+/// whole, under `auto` and under the syntax's own setting.
+fn assert_quoted(replies: &[String]) {
+    for text in replies {
+        for setting in [ToolSyntax::Auto, ToolSyntax::Only(Syntax::Fenced)] {
+            let read = read_every_way(setting, text);
+            assert_eq!(read.prose, *text, "{}: {text}", setting.name());
+            assert!(read.calls.is_empty(), "{}: {text}", setting.name());
+        }
+    }
+}
+
+#[test]
+fn call_blocks_in_a_block_quote_stay_text() {
+    assert_quoted(&[
+        // Quoted on its first line only, as models often quote.
+        format!("The README says:\n> {}\n", read_block("a")),
+        format!("> {}", read_block("a").replace('\n', "\n> ")),
+    ]);
+    let hermes = "From the docs:\n> <tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}</tool_call>\n";
+    let read = read_every_way(ToolSyntax::Auto, hermes);
+    assert_eq!(read.prose, hermes);
+    assert!(read.calls.is_empty());
+}
+
+#[test]
+fn a_call_block_mid_sentence_or_after_a_list_marker_stays_text() {
+    let call = "{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}";
+    assert_quoted(&[
+        format!("To read a file, write ```json {call}``` and wait."),
+        format!("Write ```json\n{call}\n```"),
+        format!("Steps:\n- ```json\n{call}\n```\n"),
+        format!("    ```json\n    {call}\n    ```"),
+    ]);
+}
+
 #[test]
 fn fenced_array_and_parameters_key() {
     let text = "```tool_call\n[{\"name\": \"read_file\", \"parameters\": {\"path\": \"a\"}},\n {\"name\": \"list_directory\", \"arguments\": {\"path\": \"b\"}}]\n```";
