@@ -855,6 +855,17 @@ pub enum StreamEvent {
         /// Bytes of its arguments so far.
         bytes: usize,
     },
+    /// A call written as text without a marker of its own (a fenced
+    /// block) is being read: it is held until its block ends, as it may
+    /// turn out to quote a call the model was shown and be prose (ADR
+    /// 0027), so it is not announced yet. Its tool and the bytes of its
+    /// arguments so far, for the status bar alone.
+    ToolCallHeld {
+        /// The tool it names.
+        name: String,
+        /// Bytes of its arguments so far.
+        bytes: usize,
+    },
     /// The server is still reading the prompt (llama.cpp, asked with
     /// `return_progress`).
     PromptProgress(PromptProgress),

@@ -326,6 +326,7 @@ impl Agent {
                 | StreamEvent::Finish(_)
                 | StreamEvent::ToolCallStarted { .. }
                 | StreamEvent::ToolCallProgress { .. }
+                | StreamEvent::ToolCallHeld { .. }
                 | StreamEvent::PromptProgress(_)
                 | StreamEvent::Looping { .. },
             ) => {}

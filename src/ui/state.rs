@@ -197,7 +197,7 @@ pub struct State {
     /// The last usage frame.
     pub usage: Option<Usage>,
     /// The call the model is writing, and its arguments' bytes so far,
-    /// until the phase changes.
+    /// until the phase changes or reply text follows.
     pub writing: Option<(String, usize)>,
     /// How far the server has read the prompt, until the reply starts.
     pub reading: Option<PromptProgress>,

@@ -261,6 +261,9 @@ fn on_agent(state: &mut State, event: AgentEvent) {
             state.heard = true;
         }
         AgentEvent::AssistantDelta(text) => {
+            // Text of the reply: no call is being written now (a held
+            // text call that turned out to be prose is shown as such).
+            state.writing = None;
             state.reading = None;
             state.heard = true;
             state.transcript.append_reply(&text);

@@ -301,6 +301,31 @@ fn a_call_being_written_shows_its_name_and_size_until_the_phase_changes() {
     assert_eq!(name.chars().count(), WRITING_NAME_MAX_CHARS);
 }
 
+/// A call written as text is shown being written while it is held; when
+/// prose follows and it turns out to be prose, the reply text that shows
+/// it clears the call from the status bar (ADR 0027).
+#[test]
+fn reply_text_clears_a_call_being_written() {
+    let mut s = state(80, 6);
+    agent(&mut s, AgentEvent::Phase(Phase::Streaming));
+    agent(
+        &mut s,
+        AgentEvent::ToolCallWriting {
+            name: "read_file".into(),
+            bytes: 40,
+        },
+    );
+    let screen = draw(&mut s);
+    assert!(screen.contains("streaming · read_file 40 B"), "{screen}");
+    agent(
+        &mut s,
+        AgentEvent::AssistantDelta("The README shows the format:".into()),
+    );
+    let screen = draw(&mut s);
+    assert!(!screen.contains("read_file 40 B"), "{screen}");
+    assert!(screen.contains("streaming"), "{screen}");
+}
+
 #[test]
 fn the_status_bar_shows_the_discovered_model_and_window() {
     let mut s = state(80, 6);
