@@ -179,6 +179,62 @@ impl Hint {
     }
 }
 
+/// What has come back of the request in flight, for the status bar while
+/// a reply streams. Each step replaces the one before, except that a call
+/// being written stays shown until the phase changes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Progress {
+    /// Nothing yet: the server is being waited for.
+    #[default]
+    Waiting,
+    /// The server is reading the prompt, this far; until the reply starts.
+    Reading(PromptProgress),
+    /// The reply's text or reasoning is coming in.
+    Streaming,
+    /// The model is writing a call.
+    Writing {
+        /// The call's name, cut to a length the status bar can show.
+        name: String,
+        /// Its arguments' bytes so far.
+        bytes: usize,
+    },
+}
+
+impl Progress {
+    /// The server reports how far it has read the prompt.
+    pub(super) fn reading(&mut self, progress: PromptProgress) {
+        match self {
+            Progress::Writing { .. } => {}
+            Progress::Waiting | Progress::Reading(_) | Progress::Streaming => {
+                *self = Progress::Reading(progress);
+            }
+        }
+    }
+
+    /// Text or reasoning of the reply came in.
+    pub(super) fn streaming(&mut self) {
+        match self {
+            Progress::Writing { .. } => {}
+            Progress::Waiting | Progress::Reading(_) | Progress::Streaming => {
+                *self = Progress::Streaming;
+            }
+        }
+    }
+}
+
+/// How full the context window is, as the header tells it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ContextUse {
+    /// Not known yet, or not since another session opened.
+    #[default]
+    Unknown,
+    /// The last usage frame's count.
+    Reported(Usage),
+    /// The agent's estimate of the next prompt, after a compaction made
+    /// the last usage frame stale; until the next one.
+    Estimated(u64),
+}
+
 /// The UI's whole state.
 #[derive(Debug)]
 pub struct State {
@@ -194,19 +250,10 @@ pub struct State {
     /// How long the turn in flight has been working, shown beside the
     /// spinner: a long reply or prompt read is seen to progress.
     pub turn_clock: TurnClock,
-    /// The last usage frame.
-    pub usage: Option<Usage>,
-    /// The call the model is writing, and its arguments' bytes so far,
-    /// until the phase changes.
-    pub writing: Option<(String, usize)>,
-    /// How far the server has read the prompt, until the reply starts.
-    pub reading: Option<PromptProgress>,
-    /// Whether anything of the request in flight has come back yet: until
-    /// then the status bar says the server is being waited for.
-    pub heard: bool,
-    /// The agent's estimate of the next prompt, after a compaction made
-    /// `usage` stale; cleared by the next usage frame.
-    pub context_estimate: Option<u64>,
+    /// What has come back of the request in flight.
+    pub progress: Progress,
+    /// How full the context window is.
+    pub context: ContextUse,
     /// Every entry shown in the log, with its scroll position.
     pub transcript: Transcript,
     /// The prompt being typed.
@@ -261,11 +308,8 @@ impl State {
             phase: Phase::Idle,
             spinner: 0,
             turn_clock: TurnClock::default(),
-            usage: None,
-            writing: None,
-            reading: None,
-            heard: false,
-            context_estimate: None,
+            progress: Progress::default(),
+            context: ContextUse::default(),
             transcript: Transcript::default(),
             editor: Editor::new(),
             history: History::default(),

@@ -11,7 +11,7 @@ use super::editor::Editor;
 use super::markdown;
 use super::picker::{Choice, Picker};
 use super::slash::{self, Input, Slash};
-use super::state::{Hint, PendingConfirm, SPINNER, State, TurnClock};
+use super::state::{ContextUse, Hint, PendingConfirm, Progress, SPINNER, State, TurnClock};
 use super::transcript::EntryKind;
 
 /// The largest text put on the clipboard; terminals drop larger OSC 52
@@ -240,9 +240,7 @@ fn on_agent(state: &mut State, event: AgentEvent) {
     match event {
         AgentEvent::Phase(phase) => {
             state.phase = phase;
-            state.writing = None;
-            state.reading = None;
-            state.heard = false;
+            state.progress = Progress::Waiting;
             if !phase.is_active() {
                 turn_over(state);
                 state.turn_clock = TurnClock::default();
@@ -252,33 +250,20 @@ fn on_agent(state: &mut State, event: AgentEvent) {
             // A tool name is short; whatever the model streamed as one is
             // shown no longer than this.
             let name = name.chars().take(WRITING_NAME_MAX_CHARS).collect();
-            state.writing = Some((name, bytes));
-            state.reading = None;
-            state.heard = true;
+            state.progress = Progress::Writing { name, bytes };
         }
-        AgentEvent::ReadingPrompt(progress) => {
-            state.reading = Some(progress);
-            state.heard = true;
-        }
+        AgentEvent::ReadingPrompt(progress) => state.progress.reading(progress),
         AgentEvent::AssistantDelta(text) => {
-            state.reading = None;
-            state.heard = true;
+            state.progress.streaming();
             state.transcript.append_reply(&text);
         }
         AgentEvent::ReasoningDelta(text) => {
-            state.reading = None;
-            state.heard = true;
+            state.progress.streaming();
             state.transcript.append_reasoning(&text);
         }
         AgentEvent::AssistantEnd(end) => state.transcript.end_reply(end),
-        AgentEvent::Usage(usage) => {
-            state.usage = Some(usage);
-            state.context_estimate = None;
-        }
-        AgentEvent::Compacted { estimate } => {
-            state.usage = None;
-            state.context_estimate = Some(estimate);
-        }
+        AgentEvent::Usage(usage) => state.context = ContextUse::Reported(usage),
+        AgentEvent::Compacted { estimate } => state.context = ContextUse::Estimated(estimate),
         AgentEvent::SessionFacts {
             model,
             context_window,
@@ -332,8 +317,7 @@ fn on_agent(state: &mut State, event: AgentEvent) {
         }
         AgentEvent::SessionOpened { log } => {
             state.transcript.replace_with(log);
-            state.usage = None;
-            state.context_estimate = None;
+            state.context = ContextUse::Unknown;
             state.confirm = None;
             state.answered = None;
         }

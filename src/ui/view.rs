@@ -11,7 +11,7 @@ use crate::protocol::{Phase, PromptProgress};
 use super::keys;
 use super::picker::size;
 use super::slash::{self, POPUP_MAX_ROWS};
-use super::state::{SPINNER, State};
+use super::state::{ContextUse, Progress, SPINNER, State};
 use super::width::{clusters, str_width};
 
 /// Draws the whole screen from what `State::prepare` laid out for the
@@ -101,11 +101,13 @@ fn phase_label(state: &State) -> String {
     match (state.phase, &state.confirm) {
         (Phase::Confirming, Some(c)) => format!("Confirm ({} of {})", c.position, c.of),
         (Phase::Idle, _) => "idle".to_string(),
-        (Phase::Streaming, _) => match (&state.writing, &state.reading) {
-            (Some((name, bytes)), _) => format!("streaming · {name} {}", size(*bytes as u64)),
-            (None, Some(progress)) => reading_label(progress),
-            (None, None) if !state.heard => "waiting for the server".to_string(),
-            (None, None) => "streaming".to_string(),
+        (Phase::Streaming, _) => match &state.progress {
+            Progress::Writing { name, bytes } => {
+                format!("streaming · {name} {}", size(*bytes as u64))
+            }
+            Progress::Reading(progress) => reading_label(progress),
+            Progress::Waiting => "waiting for the server".to_string(),
+            Progress::Streaming => "streaming".to_string(),
         },
         (Phase::Executing, _) => "executing".to_string(),
         (Phase::Confirming, None) => "confirm".to_string(),
@@ -169,10 +171,10 @@ fn draw_header(state: &State, frame: &mut Frame, area: Rect) {
     } else {
         "●"
     };
-    let used = match (state.usage, state.context_estimate) {
-        (Some(usage), _) => Some((usage.total_tokens, "")),
-        (None, Some(estimate)) => Some((estimate, "~")),
-        (None, None) => None,
+    let used = match state.context {
+        ContextUse::Reported(usage) => Some((usage.total_tokens, "")),
+        ContextUse::Estimated(estimate) => Some((estimate, "~")),
+        ContextUse::Unknown => None,
     };
     let ctx = match used {
         Some((used, about)) if s.context_window > 0 => format!(

@@ -7,7 +7,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use dashfloat::protocol::{
     AgentEvent, ConfirmRequest, Phase, PreviewKind, ReplyEnd, Severity, ToolStatus, Usage,
 };
-use dashfloat::ui::state::State;
+use dashfloat::ui::state::{Progress, State};
 use dashfloat::ui::theme::Theme;
 use dashfloat::ui::update::{Msg, WRITING_NAME_MAX_CHARS, update};
 use ratatui::buffer::Cell;
@@ -297,7 +297,9 @@ fn a_call_being_written_shows_its_name_and_size_until_the_phase_changes() {
             bytes: 0,
         },
     );
-    let (name, _) = s.writing.as_ref().unwrap();
+    let Progress::Writing { name, .. } = &s.progress else {
+        panic!("not writing: {:?}", s.progress);
+    };
     assert_eq!(name.chars().count(), WRITING_NAME_MAX_CHARS);
 }
 
