@@ -27,7 +27,7 @@ pub fn view(state: &State, frame: &mut Frame) {
     .areas(frame.area());
     draw_header(state, frame, header);
     draw_log(state, frame, log);
-    if let Some(picker) = &state.picker {
+    if let Some(picker) = state.mode.picker() {
         picker.draw(&state.theme, frame, log);
     }
     draw_rule(state, frame, rule);
@@ -98,7 +98,7 @@ fn popup_rows(state: &State) -> (Vec<String>, usize) {
 }
 
 fn phase_label(state: &State) -> String {
-    match (state.phase, &state.confirm) {
+    match (state.phase, state.mode.confirmation()) {
         (Phase::Confirming, Some(c)) => format!("Confirm ({} of {})", c.position, c.of),
         (Phase::Idle, _) => "idle".to_string(),
         (Phase::Streaming, _) => match &state.progress {
@@ -246,7 +246,7 @@ fn draw_log(state: &State, frame: &mut Frame, area: Rect) {
 /// Where the log stands in a pending preview that does not fit on screen:
 /// "preview lines 1–20 of 62 — ↓/PgDn for more".
 fn preview_position(state: &State) -> Option<String> {
-    let confirm = state.confirm.as_ref()?;
+    let confirm = state.mode.confirmation()?;
     let total = state.transcript.entry_rows(confirm.entry).len();
     let shown = state.transcript.entry_on_screen(confirm.entry);
     let (first, last) = (shown.start, shown.end);
@@ -311,7 +311,7 @@ fn draw_input(state: &State, frame: &mut Frame, area: Rect) {
 
 /// The keys that apply now, most useful first; as many as fit are shown.
 fn help_items(state: &State) -> &'static [&'static str] {
-    if let Some(picker) = &state.picker {
+    if let Some(picker) = state.mode.picker() {
         return picker.keys();
     }
     if state.mention.is_open() {
