@@ -120,7 +120,7 @@ fn state_with_transcript(lines: usize) -> State {
             _ => format!("Line {i} of a reply with **bold** text and a [link](https://x.y).\n"),
         })
         .collect();
-    while state.transcript.total_lines() < lines {
+    while state.transcript().total_lines() < lines {
         update(
             &mut state,
             Msg::Agent(AgentEvent::AssistantDelta(reply.clone())),
@@ -170,7 +170,7 @@ fn frame_time() {
     let small_times = frame_times(&mut small, frames);
     println!(
         "\nframe time while tokens stream ({frames} frames, 120x40; transcript of {} lines built in {})",
-        big.transcript.total_lines(),
+        big.transcript().total_lines(),
         ms(built)
     );
     println!(
@@ -343,7 +343,7 @@ fn throughput_once(rt: &tokio::runtime::Runtime, url: &str, tokens: usize) -> [D
         }
         let elapsed = t.elapsed();
         assert_eq!(
-            state.transcript.last_reply().map(str::len),
+            state.transcript().last_reply().map(str::len),
             Some(tokens * 4)
         );
         elapsed

@@ -68,7 +68,7 @@ fn typed(s: &mut State, text: &str) {
 
 /// Prepares and draws the state on a `TestBackend` of its size.
 fn render(s: &mut State) -> Terminal<TestBackend> {
-    let (w, h) = s.size;
+    let (w, h) = s.size();
     let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
     s.prepare();
     terminal.draw(|f| view(s, f)).unwrap();
