@@ -19,6 +19,7 @@ use crate::tools::ToolResult;
 
 use super::budget::Budget;
 use super::conversation::{Conversation, SUMMARY_PREFIX, answered_call, is_summary};
+use super::turn::Wanted;
 use super::{Agent, STREAM_QUEUE, task_failure};
 
 /// What the model is asked to do with the older turns. ADR 0021.
@@ -97,13 +98,10 @@ impl Compaction {
     pub(super) fn abort(&self) {
         self.task.abort();
     }
-}
 
-/// The next event of the summary request in flight; pending when none is.
-pub(super) async fn next_summary_event(compaction: &mut Option<Compaction>) -> Option<StreamEvent> {
-    match compaction {
-        Some(compaction) => compaction.events.recv().await,
-        None => std::future::pending().await,
+    /// The summary request's next event; `None` once it ended.
+    pub(super) async fn next_event(&mut self) -> Option<StreamEvent> {
+        self.events.recv().await
     }
 }
 
@@ -144,12 +142,7 @@ impl Agent {
     /// estimate; refused while a turn runs or when there is nothing to
     /// compact.
     pub(super) async fn compact_now(&mut self, focus: Option<String>) {
-        if self.busy() {
-            self.system(
-                Severity::Notice,
-                "the agent is busy; /compact waits until the turn is over (Esc stops it)",
-            )
-            .await;
+        if !self.admit(Wanted::Compact).await {
             return;
         }
         let plan = self.plan(&Trigger::Asked);
@@ -178,9 +171,7 @@ impl Agent {
     /// compacts (prune, then summarise) and retries once. When there is
     /// nothing to compact, the entry `error` is shown instead.
     pub(super) async fn recover_from_wall(&mut self, error: String) {
-        self.wall_retried = true;
-        // The request that did not fit was no step of the model's.
-        self.steps = self.steps.saturating_sub(1);
+        self.progress.wall_retried = true;
         let plan = self.plan(&Trigger::Wall);
         if plan.does_nothing() {
             self.system(Severity::Error, error).await;
@@ -283,7 +274,7 @@ impl Agent {
             stream::EpisodeSetup::native(MadeUpIds::calls(0)),
             tx,
         ));
-        self.compaction = Some(Compaction {
+        self.turn.compact(Compaction {
             events: rx,
             task,
             summary: String::new(),
@@ -297,7 +288,7 @@ impl Agent {
     /// One event of the summary request; `None`: its task ended without
     /// saying how.
     pub(super) async fn on_summary_event(&mut self, event: Option<StreamEvent>) {
-        let Some(compaction) = self.compaction.as_mut() else {
+        let Some(compaction) = self.turn.compaction_mut() else {
             return;
         };
         match event {
@@ -343,7 +334,7 @@ impl Agent {
     /// The summary is in (or failed): commits the compaction and goes on,
     /// or leaves the conversation as it was and ends the turn.
     async fn finish_summary(&mut self, outcome: Result<(), String>) {
-        let Some(compaction) = self.compaction.take() else {
+        let Some(compaction) = self.turn.end_compacting() else {
             return;
         };
         compaction.abort();
@@ -382,7 +373,7 @@ impl Agent {
     /// Esc during a summary: it stops, and the conversation stays exactly
     /// as it was.
     pub(super) async fn cancel_compaction(&mut self) {
-        if let Some(compaction) = self.compaction.take() {
+        if let Some(compaction) = self.turn.end_compacting() {
             compaction.abort();
         }
         self.system(

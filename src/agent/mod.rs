@@ -7,6 +7,7 @@
 mod budget;
 mod compact;
 mod conversation;
+mod episode;
 pub mod instructions;
 mod mentions;
 mod opening;
@@ -16,6 +17,9 @@ mod repeat;
 mod restoring;
 mod round;
 mod saving;
+mod server;
+mod tickets;
+mod turn;
 
 pub use budget::{
     BYTES_PER_TOKEN_MAX, BYTES_PER_TOKEN_MIN, BYTES_PER_TOKEN_START, Budget, COMPACT_AT_MAX,
@@ -41,26 +45,26 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio::task::{JoinError, JoinHandle, JoinSet};
 
-use crate::llm::adapters::{OfferedTools, Syntax, ToolSyntax};
+use crate::llm::adapters::{OfferedTools, ToolSyntax};
 use crate::llm::discover::{self, Questions};
 use crate::llm::slots::{self, SlotAction};
-use crate::llm::stream::{self, Endpoint, EndpointError, EpisodeSetup};
+use crate::llm::stream::{self, Endpoint, EndpointError};
 use crate::llm::tool_calls::MadeUpIds;
 use crate::llm::wire::Sampling;
 use crate::log::Log;
-use crate::protocol::{
-    AgentEvent, CallId, FinishReason, PROMPT_MAX_BYTES, Phase, ReplyEnd, Severity, StreamEvent,
-    ToolCallRequest, TransportError, UiCommand, Usage,
-};
+use crate::protocol::{AgentEvent, PROMPT_MAX_BYTES, Phase, Severity, UiCommand};
 use crate::session::SessionSetup;
 use crate::tools::Analyser;
 use crate::tools::ToolContext;
 
-use compact::{Compaction, next_summary_event};
 use conversation::ToolOffer;
-use restoring::{Direction, Restoring};
-use round::{Abandon, Round, ToolEvent};
+use episode::EpisodeEnd;
+use restoring::Direction;
+use round::{Round, ToolEvent};
 use saving::{Saving, next_writer_status};
+use server::ServerFacts;
+use tickets::Tickets;
+use turn::{Progress, ServerEvent, Turn, Wanted};
 
 /// Stream events buffered between a stream task and the agent; the stream
 /// task waits (and so reads no further from the socket) when it is full.
@@ -82,7 +86,8 @@ pub struct AgentSetup {
     /// Where requests go; `Err` holds why no client could be built, shown
     /// on each prompt.
     pub endpoint: Result<Endpoint, EndpointError>,
-    /// The model name.
+    /// The model every request asks for: the one place it is kept, stamped
+    /// on the endpoint each time it is used ([`Agent::endpoint`]).
     pub model: String,
     /// The system prompt opening the conversation.
     pub system_prompt: String,
@@ -130,35 +135,6 @@ pub struct AgentSetup {
     pub attach_named_files: bool,
 }
 
-/// One model episode in flight.
-struct Episode {
-    events: mpsc::Receiver<StreamEvent>,
-    task: JoinHandle<()>,
-    content: String,
-    reasoning: bool,
-    /// The request's size, to calibrate the budget with its usage.
-    body_bytes: usize,
-    usage: Option<Usage>,
-    finish: Option<FinishReason>,
-    /// Calls whose id and name arrived; each is answered if the stream
-    /// does not complete. A complete stream's `Done` names the calls to
-    /// answer: all of these, or, after a loop stop, each distinct one once.
-    announced: Vec<(CallId, String)>,
-}
-
-/// How an episode ended, as the agent handles it.
-enum EpisodeEnd {
-    /// The reply is whole, with the calls it made.
-    Complete(Vec<ToolCallRequest>),
-    /// The person interrupted it.
-    Interrupted,
-    /// The stream task said why it failed.
-    Failed(TransportError),
-    /// The stream task ended without a last event: what its end says (a
-    /// panic's message).
-    Lost(String),
-}
-
 /// The actor's state.
 struct Agent {
     setup: AgentSetup,
@@ -168,46 +144,28 @@ struct Agent {
     conversation: Conversation,
     ui: mpsc::Sender<AgentEvent>,
     tool_tx: mpsc::Sender<ToolEvent>,
-    episode: Option<Episode>,
-    round: Option<Round>,
+    /// What the agent is doing for the person; changed only through its
+    /// transitions (`turn.rs`).
+    turn: Turn,
+    /// How far the turn for the latest prompt has gone.
+    progress: Progress,
     repeats: RepeatDetector,
-    /// The next request asks for an answer, not a call: the model repeated
-    /// a call that gave it nothing new (ADR 0015).
-    answer_now: bool,
-    steps: u32,
-    episodes_started: u64,
-    /// Preview tasks started, counted: each task's ticket.
-    previews_started: u64,
+    /// The numbers handed out: episodes, previews, restores.
+    tickets: Tickets,
     budget: Budget,
-    compaction: Option<Compaction>,
-    /// This turn already compacted and retried after the provider said a
-    /// request did not fit: the next such error is shown.
-    wall_retried: bool,
-    /// The server refused the API's tools: from then on they are offered
-    /// in the prompt, calls written in this syntax (ADR 0031).
-    prompted: Option<Syntax>,
+    /// What is known of the server.
+    server: ServerFacts,
     /// The warm-up request in flight, stopped by any real request.
     warming: Option<JoinHandle<()>>,
     /// The walk listing the project's files for the UI; no other starts
     /// while it runs.
     listing: Option<JoinHandle<()>>,
-    /// The server is llama.cpp: requests ask it how far it has read, and
-    /// its slot may be saved with the session (ADR 0034).
-    llama_cpp: bool,
-    /// The marker the server's chat template opens a tool result with:
-    /// requests stop where the model starts to write one, unless tools
-    /// offered in the prompt bring their syntax's own marker.
-    template_result_opener: Option<&'static str>,
     /// A saved session was just opened: the warm-up first asks the server
     /// to restore the slot saved with it.
     restore_slot: bool,
     /// A request of the open session was sent: its slot is worth saving.
     sent_since_open: bool,
     saving: Saving,
-    /// A `/undo`, `/redo` or rewind waiting for the person (ADR 0035).
-    restoring: Option<Restoring>,
-    /// Restore confirmations shown, counted: each one's id.
-    restores_started: u64,
 }
 
 /// Runs the agent until the UI says quit or hangs up. The actor runs as a
@@ -256,25 +214,16 @@ async fn run_actor(
         setup,
         ui,
         tool_tx,
-        episode: None,
-        round: None,
+        turn: Turn::Idle,
+        progress: Progress::default(),
         repeats: RepeatDetector::default(),
-        answer_now: false,
-        steps: 0,
-        episodes_started: 0,
-        previews_started: 0,
+        tickets: Tickets::default(),
         budget,
-        compaction: None,
-        wall_retried: false,
-        prompted: None,
+        server: ServerFacts::default(),
         warming: None,
         listing: None,
-        llama_cpp: false,
-        template_result_opener: None,
         restore_slot: false,
         sent_since_open: false,
-        restoring: None,
-        restores_started: 0,
     };
     agent.run(commands, tool_rx).await;
 }
@@ -312,8 +261,10 @@ impl Agent {
                     Some(UiCommand::ListPrompts) => self.list_prompts().await,
                     Some(UiCommand::Rewind { prompt }) => self.rewind(prompt).await,
                 },
-                ev = next_stream_event(&mut self.episode) => self.on_stream_event(ev).await,
-                ev = next_summary_event(&mut self.compaction) => self.on_summary_event(ev).await,
+                ev = self.turn.next_server_event() => match ev {
+                    ServerEvent::Reply(ev) => self.on_stream_event(ev).await,
+                    ServerEvent::Summary(ev) => self.on_summary_event(ev).await,
+                },
                 Some(ev) = tool_rx.recv() => self.on_tool_event(ev).await,
                 status = next_writer_status(&mut self.saving) => self.writer_said(status).await,
             }
@@ -321,8 +272,7 @@ impl Agent {
         // A request cut short leaves the server reading it into a slot
         // half filled: nothing worth saving, and the save would wait for
         // the read to end.
-        let server_busy = self.episode.is_some()
-            || self.compaction.is_some()
+        let server_busy = self.turn.server_busy()
             || self
                 .warming
                 .as_ref()
@@ -331,14 +281,11 @@ impl Agent {
         if let Some(listing) = self.listing.take() {
             listing.abort();
         }
-        if let Some(episode) = self.episode.take() {
-            episode.task.abort();
-        }
-        if let Some(round) = self.round.take() {
-            round.cancel_all();
-        }
-        if let Some(compaction) = self.compaction.take() {
-            compaction.abort();
+        match std::mem::take(&mut self.turn) {
+            Turn::Streaming(episode) => episode.abort(),
+            Turn::Running(round) => round.cancel_all(),
+            Turn::Compacting(compaction) => compaction.abort(),
+            Turn::Idle | Turn::Restoring(_) => {}
         }
         if !server_busy {
             self.save_slot().await;
@@ -353,13 +300,13 @@ impl Agent {
     /// discovery timeouts. Failures only reach the log.
     async fn discover(&mut self) {
         let questions = self.setup.questions;
-        let Ok(endpoint) = &mut self.setup.endpoint else {
+        let Some(endpoint) = self.endpoint() else {
             return;
         };
         if questions == Questions::default() {
             return;
         }
-        let answers = discover::ask(endpoint, &self.setup.model, questions).await;
+        let answers = discover::ask(&endpoint, &self.setup.model, questions).await;
         for problem in &answers.problems {
             self.setup
                 .log
@@ -368,7 +315,6 @@ impl Agent {
         let mut model = None;
         match answers.served.as_slice() {
             [only] => {
-                endpoint.context.model.clone_from(only);
                 self.setup.model.clone_from(only);
                 model = Some(only.clone());
             }
@@ -388,8 +334,8 @@ impl Agent {
             self.budget.set_window(window);
             self.budget.window()
         });
-        self.llama_cpp = answers.llama_cpp;
-        self.template_result_opener = answers.result_opener;
+        self.server.llama_cpp = answers.llama_cpp;
+        self.server.template_result_opener = answers.result_opener;
         if model.is_some() || window.is_some() {
             self.setup.log.line(|| {
                 format!(
@@ -436,9 +382,6 @@ impl Agent {
 
     /// `/model NAME`: every request from the next on asks for `name`.
     async fn set_model(&mut self, name: String) {
-        if let Ok(endpoint) = &mut self.setup.endpoint {
-            endpoint.context.model.clone_from(&name);
-        }
         self.setup.model.clone_from(&name);
         self.system(
             Severity::Notice,
@@ -479,11 +422,15 @@ impl Agent {
         self.emit(AgentEvent::System { severity, text }).await;
     }
 
-    fn busy(&self) -> bool {
-        self.episode.is_some()
-            || self.round.is_some()
-            || self.compaction.is_some()
-            || self.restoring.is_some()
+    /// Whether `wanted` is taken now; if not, a notice says why.
+    async fn admit(&mut self, wanted: Wanted) -> bool {
+        match self.turn.admit(wanted) {
+            Ok(()) => true,
+            Err(notice) => {
+                self.system(Severity::Notice, notice).await;
+                false
+            }
+        }
     }
 
     /// The body of the request `conversation` makes; with `answer_now`,
@@ -499,7 +446,7 @@ impl Agent {
     /// How requests offer the tools: in the API, or in the prompt once the
     /// server refused that (ADR 0031).
     fn offer(&self) -> ToolOffer<'_> {
-        match self.prompted {
+        match self.server.prompted {
             Some(syntax) => ToolOffer::Prompt(syntax, &self.tool_catalogue),
             None => ToolOffer::Api(&self.tool_catalogue),
         }
@@ -512,22 +459,13 @@ impl Agent {
             temperature: self.setup.temperature,
             seed: self.setup.seed,
             max_tokens: Some(self.budget.reserve()),
-            return_progress: self.llama_cpp,
-            stop: self
-                .prompted
-                .and_then(Syntax::result_opener)
-                .or(self.template_result_opener)
-                .map(|opener| [opener]),
+            return_progress: self.server.llama_cpp,
+            stop: self.server.stop(),
         }
     }
 
     async fn prompt(&mut self, text: String) {
-        if self.busy() {
-            self.system(
-                Severity::Notice,
-                "the agent is still busy; that prompt was not sent (↑ in the input brings it back)",
-            )
-            .await;
+        if !self.admit(Wanted::Prompt).await {
             return;
         }
         if text.len() as u64 > PROMPT_MAX_BYTES {
@@ -573,7 +511,7 @@ impl Agent {
     /// mount delays the prompt, never stops it. The calls' ids are made
     /// up as for calls that come without one.
     async fn attach(&mut self, text: &str) -> Round {
-        let ids = MadeUpIds::attached(self.episodes_started + 1);
+        let ids = MadeUpIds::attached(self.tickets.upcoming_episode());
         let workspace = Arc::clone(&self.setup.tools.workspace);
         let (text, bare) = (text.to_owned(), self.setup.attach_named_files);
         let lookup =
@@ -594,7 +532,7 @@ impl Agent {
             }
         };
         if !requests.is_empty() {
-            self.episodes_started += 1;
+            self.tickets.next_episode();
         }
         Round::for_person(requests, &self.setup.tools)
     }
@@ -607,9 +545,7 @@ impl Agent {
     /// seen.
     fn take_words(&mut self, text: String) {
         self.repeats.reset();
-        self.answer_now = false;
-        self.steps = 0;
-        self.wall_retried = false;
+        self.progress = Progress::default();
         self.conversation.push_user(text);
         let prompt = self
             .conversation
@@ -621,27 +557,33 @@ impl Agent {
     }
 
     async fn cancel(&mut self) {
-        if self.episode.is_some() {
-            self.end_episode(EpisodeEnd::Interrupted).await;
-        } else if self.round.is_some() {
-            self.cancel_round().await;
-        } else if self.compaction.is_some() {
-            self.cancel_compaction().await;
-        } else if self.restoring.is_some() {
-            self.cancel_restore().await;
-        } else {
-            // Nothing runs: confirm it, so a UI that believes otherwise
-            // (a prompt it could not deliver) returns to idle.
-            self.emit(AgentEvent::Phase(Phase::Idle)).await;
-            self.emit(AgentEvent::TurnDone).await;
+        match &self.turn {
+            Turn::Streaming(_) => self.end_episode(EpisodeEnd::Interrupted).await,
+            Turn::Running(_) => self.cancel_round().await,
+            Turn::Compacting(_) => self.cancel_compaction().await,
+            Turn::Restoring(_) => self.cancel_restore().await,
+            Turn::Idle => {
+                // Nothing runs: confirm it, so a UI that believes otherwise
+                // (a prompt it could not deliver) returns to idle.
+                self.emit(AgentEvent::Phase(Phase::Idle)).await;
+                self.emit(AgentEvent::TurnDone).await;
+            }
         }
+    }
+
+    /// Where requests go, asking for the model in force; `None` when no
+    /// client could be built.
+    fn endpoint(&self) -> Option<Endpoint> {
+        let mut endpoint = self.setup.endpoint.as_ref().ok()?.clone();
+        endpoint.context.model.clone_from(&self.setup.model);
+        Some(endpoint)
     }
 
     /// Where requests go; when no client could be built, the entry saying
     /// why, the turn ended, and `None`.
     async fn endpoint_or_end_turn(&mut self) -> Option<Endpoint> {
         match &self.setup.endpoint {
-            Ok(endpoint) => Some(endpoint.clone()),
+            Ok(_) => self.endpoint(),
             Err(why) => {
                 let text = why.to_string();
                 self.system(Severity::Error, text).await;
@@ -679,7 +621,7 @@ impl Agent {
     fn warm_cache(&mut self) {
         self.stop_warming();
         let resumed = std::mem::take(&mut self.restore_slot);
-        let Ok(endpoint) = &self.setup.endpoint else {
+        let Some(endpoint) = self.endpoint() else {
             return;
         };
         if !self.setup.warm_cache || self.setup.headless {
@@ -697,7 +639,7 @@ impl Agent {
         } else {
             self.prefix_slot_file()
         };
-        let (endpoint, log) = (endpoint.clone(), self.setup.log.clone());
+        let log = self.setup.log.clone();
         self.warming = Some(tokio::spawn(async move {
             let started = std::time::Instant::now();
             let restore =
@@ -744,7 +686,7 @@ impl Agent {
     /// on which the warm-up is on, the same idle work kept across runs
     /// (ADR 0034).
     fn slots_on(&self) -> bool {
-        self.llama_cpp && self.setup.warm_cache && !self.setup.headless
+        self.server.llama_cpp && self.setup.warm_cache && !self.setup.headless
     }
 
     /// The file the slot of a new session's fixed prefix is saved under,
@@ -786,285 +728,6 @@ impl Agent {
         }
     }
 
-    /// Sends the conversation as it stands: the budget was looked at
-    /// already ([`Agent::next_request`]).
-    async fn start_episode(&mut self) {
-        self.stop_warming();
-        let Some(endpoint) = self.endpoint_or_end_turn().await else {
-            return;
-        };
-        // The last step of a turn, or one after a repeat that gave nothing
-        // new, asks for an answer: a turn should end with one (ADR 0015).
-        // The ask stands until a reply comes: a retry of this step asks too.
-        let answer_now = self.answer_now || self.steps + 1 >= self.setup.max_steps;
-        let encoded = self.encode(&self.conversation, answer_now);
-        let Some(body) = self.body_or_end_turn(encoded).await else {
-            return;
-        };
-        self.steps += 1;
-        self.episodes_started += 1;
-        self.sent_since_open = true;
-        self.setup.log.line(|| {
-            format!(
-                "request: step {} of the turn, {} bytes",
-                self.steps,
-                body.len()
-            )
-        });
-        // Ids the agent makes up for calls that came without one are unique
-        // per episode, so a result can never be matched to another round's
-        // call.
-        let ids = MadeUpIds::calls(self.episodes_started);
-        let (tx, rx) = mpsc::channel(STREAM_QUEUE);
-        let body_bytes = body.len();
-        let setup = EpisodeSetup {
-            ids,
-            // Calls offered in the prompt come back as text, whatever the
-            // setting said of native ones.
-            tool_syntax: match (self.prompted, self.setup.tool_syntax) {
-                (Some(_), ToolSyntax::Native) => ToolSyntax::Auto,
-                (_, setting) => setting,
-            },
-            // No call is read from the text of a reply asked to answer.
-            tools: if answer_now {
-                Arc::new(OfferedTools::default())
-            } else {
-                Arc::clone(&self.offered)
-            },
-            quoted: Arc::new(self.conversation.quoted_calls(&self.offered)),
-        };
-        let task = tokio::spawn(stream::run(endpoint, body, setup, tx));
-        self.episode = Some(Episode {
-            events: rx,
-            task,
-            content: String::new(),
-            reasoning: false,
-            body_bytes,
-            usage: None,
-            finish: None,
-            announced: Vec::new(),
-        });
-        self.emit(AgentEvent::Phase(Phase::Streaming)).await;
-    }
-
-    /// Handles one stream event; `None` means the stream task ended without
-    /// saying how (it panicked or was dropped).
-    async fn on_stream_event(&mut self, event: Option<StreamEvent>) {
-        let Some(episode) = self.episode.as_mut() else {
-            return;
-        };
-        match event {
-            Some(StreamEvent::Content(text)) => {
-                episode.content.push_str(&text);
-                self.emit(AgentEvent::AssistantDelta(text)).await;
-            }
-            Some(StreamEvent::Reasoning(text)) => {
-                episode.reasoning = true;
-                self.emit(AgentEvent::ReasoningDelta(text)).await;
-            }
-            Some(StreamEvent::Usage(usage)) => episode.usage = Some(usage),
-            Some(StreamEvent::Finish(reason)) => episode.finish = Some(reason),
-            Some(StreamEvent::ToolCallStarted { id, name }) => {
-                episode.announced.push((id, name.clone()));
-                self.emit(AgentEvent::ToolCallWriting { name, bytes: 0 })
-                    .await;
-            }
-            // Only until the reply starts: a late frame would put the
-            // status bar back to reading.
-            Some(StreamEvent::PromptProgress(progress)) => {
-                if episode.content.is_empty() && !episode.reasoning && episode.announced.is_empty()
-                {
-                    self.emit(AgentEvent::ReadingPrompt(progress)).await;
-                }
-            }
-            Some(StreamEvent::ToolCallProgress { id, bytes }) => {
-                let name = episode.announced.iter().find(|(i, _)| *i == id);
-                if let Some((_, name)) = name {
-                    let name = name.clone();
-                    self.emit(AgentEvent::ToolCallWriting { name, bytes }).await;
-                }
-            }
-            // Shown as a call being written, but not announced: it may
-            // still turn out to be prose, and needs no result until then.
-            Some(StreamEvent::ToolCallHeld { name, bytes }) => {
-                self.emit(AgentEvent::ToolCallWriting { name, bytes }).await;
-            }
-            Some(StreamEvent::Looping { name, times }) => {
-                let text = format!(
-                    "the model wrote the same {name} call {times} times in one reply; \
-                     the reply was stopped there, and each of its calls runs once"
-                );
-                self.system(Severity::Notice, text).await;
-            }
-            Some(StreamEvent::Retrying {
-                attempt,
-                wait,
-                reason,
-            }) => {
-                let text = format!(
-                    "{reason} — retrying in {:.0}s (retry {attempt} of {})",
-                    wait.as_secs_f64().ceil(),
-                    stream::RETRY_MAX
-                );
-                self.system(Severity::Notice, text).await;
-            }
-            Some(StreamEvent::Done { tool_calls }) => {
-                self.end_episode(EpisodeEnd::Complete(tool_calls)).await;
-            }
-            Some(StreamEvent::Failed(err)) => {
-                self.end_episode(EpisodeEnd::Failed(err)).await;
-            }
-            None => {
-                // The task dropped its sender without a last event, so it
-                // is ending: its JoinError says how.
-                let why = match (&mut episode.task).await {
-                    Err(err) => task_failure("stream", &err),
-                    Ok(()) => "the stream task ended unexpectedly".into(),
-                };
-                self.end_episode(EpisodeEnd::Lost(why)).await;
-            }
-        }
-    }
-
-    /// Ends the episode in flight: the reply (whole or partial) and its
-    /// calls join the conversation, the UI hears how it ended, and the turn
-    /// goes on to the calls or ends. Calls announced by a stream that did
-    /// not complete are answered at once, so the conversation stays valid.
-    async fn end_episode(&mut self, end: EpisodeEnd) {
-        let Some(episode) = self.episode.take() else {
-            return;
-        };
-        // Aborting drops the request future, which closes the connection:
-        // the server stops generating for a reply nobody reads.
-        episode.task.abort();
-        if let Some(usage) = episode.usage {
-            self.budget.report(episode.body_bytes, usage.prompt_tokens);
-            self.saving.add_usage(usage);
-            // Each step, so the context meter follows a long turn.
-            self.emit(AgentEvent::Usage(usage)).await;
-        }
-        let reply_end = match &end {
-            EpisodeEnd::Complete(_) => ReplyEnd::Complete,
-            EpisodeEnd::Interrupted => ReplyEnd::Interrupted,
-            EpisodeEnd::Failed(_) | EpisodeEnd::Lost(_) => ReplyEnd::Failed,
-        };
-        self.setup.log.line(|| {
-            format!(
-                "reply: {reply_end:?}, {} bytes, finish {:?}, usage {:?}",
-                episode.content.len(),
-                episode.finish,
-                episode.usage
-            )
-        });
-        self.emit(AgentEvent::AssistantEnd(reply_end)).await;
-        // The provider said the request does not fit: compacted and
-        // retried once a turn, the entry shown only if there is nothing
-        // to compact.
-        let mut recover = None;
-        match &end {
-            EpisodeEnd::Failed(TransportError::ToolsRefused { .. })
-                if self.prompted.is_none() && episode.announced.is_empty() =>
-            {
-                recover = Some(Recover::PromptedTools);
-            }
-            EpisodeEnd::Failed(why) => {
-                if let TransportError::ContextExceeded { window, .. } = why {
-                    if let Some(window) = *window {
-                        self.budget.set_window(window);
-                        self.emit(AgentEvent::SessionFacts {
-                            model: None,
-                            context_window: Some(self.budget.window()),
-                        })
-                        .await;
-                    }
-                    if !self.wall_retried && episode.announced.is_empty() {
-                        recover = Some(Recover::Wall(why.to_string()));
-                    }
-                }
-                if recover.is_none() {
-                    self.system(Severity::Error, why.to_string()).await;
-                }
-            }
-            EpisodeEnd::Lost(why) => {
-                self.system(Severity::Error, format!("{why}; the partial reply is kept"))
-                    .await;
-            }
-            EpisodeEnd::Complete(_) | EpisodeEnd::Interrupted => {}
-        }
-        if recover.is_none() {
-            self.answer_now = false;
-        }
-        let calls = match end {
-            EpisodeEnd::Complete(calls) => calls,
-            EpisodeEnd::Interrupted | EpisodeEnd::Failed(_) | EpisodeEnd::Lost(_) => episode
-                .announced
-                .iter()
-                .map(|(id, name)| ToolCallRequest {
-                    id: id.clone(),
-                    name: name.clone(),
-                    arguments: "{}".to_string(),
-                    error: None,
-                })
-                .collect(),
-        };
-        // White space alone says nothing: it is neither shown as an
-        // answer nor sent back.
-        let had_text = !episode.content.trim().is_empty();
-        if reply_end == ReplyEnd::Complete && !had_text && !episode.reasoning && calls.is_empty() {
-            self.system(Severity::Notice, "[model returned nothing]")
-                .await;
-        }
-        if reply_end == ReplyEnd::Complete && episode.finish == Some(FinishReason::Length) {
-            self.system(
-                Severity::Notice,
-                "the reply reached the model's output limit (finish_reason: length) and was cut off",
-            )
-            .await;
-        }
-        let round = Round::new(calls, self.setup.approval, &self.setup.tools);
-        // An empty reply is not sent back: it would teach the model nothing
-        // and some providers refuse an assistant message with no content.
-        if had_text || !round.is_empty() {
-            self.conversation
-                .push_assistant(episode.content, round.assistant_calls());
-        }
-        if round.is_empty() {
-            match recover {
-                Some(Recover::Wall(error)) => self.recover_from_wall(error).await,
-                Some(Recover::PromptedTools) => self.offer_tools_in_the_prompt().await,
-                None => self.end_turn().await,
-            }
-            return;
-        }
-        match reply_end {
-            ReplyEnd::Complete => self.start_round(round).await,
-            ReplyEnd::Interrupted => self.abandon_round(round, Abandon::Interrupted).await,
-            ReplyEnd::Failed => self.abandon_round(round, Abandon::Failed).await,
-        }
-    }
-
-    /// The server refused the API's tools: the same step is sent again
-    /// with them in the prompt, and so is every later one (ADR 0031).
-    async fn offer_tools_in_the_prompt(&mut self) {
-        let syntax = match self.setup.tool_syntax {
-            ToolSyntax::Only(syntax) => syntax,
-            ToolSyntax::Auto | ToolSyntax::Native => Syntax::Fenced,
-        };
-        self.prompted = Some(syntax);
-        self.system(
-            Severity::Notice,
-            format!(
-                "the server refused the request's tools; offering them in the prompt instead \
-                 ({} syntax) for the rest of this run",
-                syntax.name()
-            ),
-        )
-        .await;
-        // The refused request was no step of the model's.
-        self.steps = self.steps.saturating_sub(1);
-        self.start_episode().await;
-    }
-
     /// The turn is over: idle, done; then the session is saved.
     async fn end_turn(&mut self) {
         self.emit(AgentEvent::Phase(Phase::Idle)).await;
@@ -1074,14 +737,6 @@ impl Agent {
         // prompt sent meanwhile is read once the save is done.
         self.save().await;
     }
-}
-
-/// How a failed episode is recovered from, instead of ending the turn.
-enum Recover {
-    /// The request did not fit: compact and retry (this error otherwise).
-    Wall(String),
-    /// The server refused the API's tools: offer them in the prompt.
-    PromptedTools,
 }
 
 /// Asks the server to save or restore its slot as `file`, and writes how
@@ -1099,11 +754,4 @@ async fn slot_logged(endpoint: &Endpoint, action: SlotAction, file: &str, log: &
         Err(e) => format!("slot {not_done} {file}: {e}"),
     });
     outcome.is_ok()
-}
-
-async fn next_stream_event(episode: &mut Option<Episode>) -> Option<StreamEvent> {
-    match episode {
-        Some(episode) => episode.events.recv().await,
-        None => std::future::pending().await,
-    }
 }

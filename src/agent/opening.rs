@@ -10,6 +10,7 @@ use crate::session::{self, OpenSession, SessionError};
 use crate::tools::CheckpointLog;
 
 use super::conversation::Conversation;
+use super::turn::Wanted;
 use super::{Agent, task_failure};
 
 impl Agent {
@@ -50,12 +51,7 @@ impl Agent {
 
     /// `/clear`: a new session; the old one stays saved.
     pub(super) async fn clear(&mut self) {
-        if self.busy() {
-            self.system(
-                Severity::Notice,
-                "the agent is busy; interrupt it (Esc) before starting a new session",
-            )
-            .await;
+        if !self.admit(Wanted::NewSession).await {
             return;
         }
         self.conversation = Conversation::new(&self.setup.system_prompt);
@@ -76,12 +72,7 @@ impl Agent {
 
     /// `/resume ID` and the picker: the saved session replaces this one.
     pub(super) async fn resume(&mut self, id: String) {
-        if self.busy() {
-            self.system(
-                Severity::Notice,
-                "the agent is busy; interrupt it (Esc) before resuming a session",
-            )
-            .await;
+        if !self.admit(Wanted::Resume).await {
             return;
         }
         self.resume_saved(id).await;
@@ -116,7 +107,7 @@ impl Agent {
             })
             .await;
         }
-        if !self.busy() {
+        if self.turn.is_idle() {
             self.emit(AgentEvent::TurnDone).await;
         }
     }
@@ -187,9 +178,8 @@ impl Agent {
                 let held = messages.len();
                 self.conversation = Conversation::resumed(&self.setup.system_prompt, messages);
                 self.setup.tools.known.clear();
-                self.episodes_started = self
-                    .episodes_started
-                    .max(self.conversation.made_up_ids_past());
+                self.tickets
+                    .episodes_past(self.conversation.made_up_ids_past());
                 // What its turns changed is named by paths in the project
                 // it was saved in: here they would be other files.
                 let checkpoints = std::mem::take(&mut saved.checkpoints);

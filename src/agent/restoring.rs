@@ -15,6 +15,7 @@ use crate::tools::{
 };
 
 use super::conversation::NOTE_PREFIX;
+use super::turn::Wanted;
 use super::{Agent, task_failure};
 
 /// Which way a restore goes.
@@ -78,7 +79,7 @@ impl Agent {
                 "no turn of this session changed a file with write_file or edit_file (commands are not tracked)",
             ),
         };
-        if !self.idle_for(name).await {
+        if !self.admit(Wanted::Restore(name)).await {
             return;
         }
         let last = {
@@ -105,7 +106,7 @@ impl Agent {
 
     /// `/rewind` and Esc Esc: the prompts to choose from.
     pub(super) async fn list_prompts(&mut self) {
-        if !self.idle_for("rewind").await {
+        if !self.admit(Wanted::Restore("rewind")).await {
             return;
         }
         let list = self
@@ -120,7 +121,7 @@ impl Agent {
     /// Drops the conversation from prompt `index` on; offers to undo what
     /// the dropped turns changed.
     pub(super) async fn rewind(&mut self, index: usize) {
-        if !self.idle_for("rewind").await {
+        if !self.admit(Wanted::Restore("rewind")).await {
             return;
         }
         let Some((at, text)) = self
@@ -172,20 +173,6 @@ impl Agent {
         }
     }
 
-    /// Whether nothing runs; if something does, a notice says `what`
-    /// must wait.
-    async fn idle_for(&mut self, what: &str) -> bool {
-        if self.busy() {
-            self.system(
-                Severity::Notice,
-                format!("the agent is busy; interrupt it (Esc) before you {what}"),
-            )
-            .await;
-            return false;
-        }
-        true
-    }
-
     async fn nothing_to(&mut self, what: &str) {
         self.system(Severity::Notice, format!("nothing to {what}"))
             .await;
@@ -234,8 +221,7 @@ impl Agent {
         let Some((preview, files)) = waiting.pop_front() else {
             return self.nothing_to("restore: no file is recorded").await;
         };
-        self.restores_started += 1;
-        let id = format!("restore-{}", self.restores_started);
+        let id = self.tickets.next_restore();
         let restorable = files
             .iter()
             .chain(waiting.iter().flat_map(|(_, files)| files))
@@ -260,7 +246,7 @@ impl Agent {
             restoring.outcomes = outcomes;
             return self.finish_restore(restoring).await;
         }
-        self.restoring = Some(restoring);
+        self.turn.restore(restoring);
         self.ask(id, preview, 1, of).await;
     }
 
@@ -285,7 +271,7 @@ impl Agent {
             self.cancel_restore().await;
             return self.run_prompt(words).await;
         }
-        let Some(mut restoring) = self.restoring.take() else {
+        let Some(mut restoring) = self.turn.end_restoring() else {
             return;
         };
         let files = std::mem::take(&mut restoring.asking.1);
@@ -310,12 +296,11 @@ impl Agent {
         }
         match restoring.waiting.pop_front() {
             Some((preview, files)) => {
-                self.restores_started += 1;
-                let id = format!("restore-{}", self.restores_started);
+                let id = self.tickets.next_restore();
                 restoring.asking = (id.clone(), files);
                 restoring.position += 1;
                 let (position, of) = (restoring.position, restoring.of);
-                self.restoring = Some(restoring);
+                self.turn.restore(restoring);
                 self.ask(id, preview, position, of).await;
             }
             None => self.finish_restore(restoring).await,
@@ -324,7 +309,7 @@ impl Agent {
 
     /// Esc or Ctrl+C during a restore: what is still asked is declined.
     pub(super) async fn cancel_restore(&mut self) {
-        if let Some(mut restoring) = self.restoring.take() {
+        if let Some(mut restoring) = self.turn.end_restoring() {
             let left = std::mem::take(&mut restoring.asking.1)
                 .into_iter()
                 .chain(restoring.waiting.drain(..).flat_map(|(_, files)| files));

@@ -360,7 +360,7 @@ impl Agent {
                 }
             }
         }
-        self.round = Some(round);
+        self.turn.run(round);
         self.save().await;
         for (id, result) in invalid {
             self.finish_call(&id, result).await;
@@ -391,7 +391,7 @@ impl Agent {
         }
         let answered = round.answered();
         round.cancelling = true;
-        self.round = Some(round);
+        self.turn.run(round);
         for (id, result) in answered {
             self.finish_call(&id, result).await;
         }
@@ -403,7 +403,7 @@ impl Agent {
     /// and every call not yet running — a preview being built included,
     /// whose late result is then ignored — is answered `cancelled`.
     pub(super) async fn cancel_round(&mut self) {
-        let Some(round) = self.round.as_mut() else {
+        let Some(round) = self.turn.round_mut() else {
             return;
         };
         round.cancelling = true;
@@ -423,12 +423,12 @@ impl Agent {
     /// they did (a write that landed, a command's output) is saved with
     /// its result and checkpoint instead of as cancelled before it ran.
     pub(super) async fn settle_round(&mut self, tool_rx: &mut mpsc::Receiver<ToolEvent>) {
-        if self.round.is_none() {
+        if self.turn.round().is_none() {
             return;
         }
         self.cancel_round().await;
         let deadline = tokio::time::Instant::now() + QUIT_SETTLE;
-        while self.round.is_some() {
+        while self.turn.round().is_some() {
             match tokio::time::timeout_at(deadline, tool_rx.recv()).await {
                 Ok(Some(event)) => self.on_tool_event(event).await,
                 Ok(None) | Err(_) => break,
@@ -439,10 +439,10 @@ impl Agent {
     /// The person's answer to a confirmation. Words sent for a call no
     /// longer waiting (its turn ended meanwhile) are a prompt.
     pub(super) async fn decide(&mut self, id: &str, decision: Decision) {
-        if self.restoring.as_ref().is_some_and(|r| r.asks(id)) {
+        if self.turn.restoring().is_some_and(|r| r.asks(id)) {
             return self.restore_decided(decision).await;
         }
-        let waiting = self.round.as_mut().and_then(|round| {
+        let waiting = self.turn.round_mut().and_then(|round| {
             let index = round.position(id)?;
             matches!(round.calls[index].state, CallState::Confirming(..)).then_some((round, index))
         });
@@ -512,7 +512,7 @@ impl Agent {
                 self.advance().await;
             }
             ToolEvent::Output { id, tail } => {
-                let running = self.round.as_ref().is_some_and(|round| {
+                let running = self.turn.round().is_some_and(|round| {
                     round.position(&id).is_some_and(|index| {
                         matches!(round.calls[index].state, CallState::Running(_))
                     })
@@ -526,7 +526,7 @@ impl Agent {
                 ticket,
                 cleared,
             } => {
-                let Some(round) = self.round.as_mut() else {
+                let Some(round) = self.turn.round_mut() else {
                     return;
                 };
                 let Some(index) = round.position(&id) else {
@@ -549,7 +549,7 @@ impl Agent {
                 ticket,
                 preview,
             } => {
-                let Some(round) = self.round.as_mut() else {
+                let Some(round) = self.turn.round_mut() else {
                     return;
                 };
                 let Some(index) = round.position(&id) else {
@@ -620,7 +620,7 @@ impl Agent {
     /// Records a call's result (with the repeat notice, if any) and shows
     /// its outcome.
     async fn finish_call(&mut self, id: &str, mut result: ToolResult) {
-        let Some(round) = self.round.as_ref() else {
+        let Some(round) = self.turn.round() else {
             return;
         };
         let Some(index) = round.position(id) else {
@@ -642,7 +642,7 @@ impl Agent {
             .saving
             .on()
             .then(|| self.saved_answer(&call.id, &result));
-        if let Some(round) = self.round.as_mut() {
+        if let Some(round) = self.turn.round_mut() {
             round.calls[index].state = CallState::Done(result);
             if let Some(answer) = answer {
                 round.answers[index] = answer;
@@ -666,7 +666,7 @@ impl Agent {
     /// Starts what can start now, in call order; ends the round when every
     /// call is answered.
     async fn advance(&mut self) {
-        let Some(round) = self.round.as_mut() else {
+        let Some(round) = self.turn.round_mut() else {
             return;
         };
         let mut executing = false;
@@ -691,8 +691,7 @@ impl Agent {
                         .approval
                         .needs_confirmation(&tool, &self.setup.tools);
                     if call.needs_confirmation {
-                        self.previews_started += 1;
-                        let ticket = self.previews_started;
+                        let ticket = self.tickets.next_preview();
                         call.state = CallState::Previewing(tool.clone(), ticket);
                         spawn_preview(
                             &self.tool_tx,
@@ -723,7 +722,7 @@ impl Agent {
             }
             return;
         }
-        if let Some(round) = self.round.take() {
+        if let Some(round) = self.turn.end_running() {
             self.finish_round(round).await;
         }
     }
@@ -762,7 +761,7 @@ impl Agent {
                     // The model keeps asking for what it has: its next
                     // reply is asked to be an answer.
                     result.unchanged = unchanged;
-                    self.answer_now |= unchanged;
+                    self.progress.answer_now |= unchanged;
                 }
             }
             if let Some((size, limit)) = self.fit_result(&mut result) {
@@ -785,12 +784,12 @@ impl Agent {
         }
         if was_cancelled {
             self.end_turn().await;
-        } else if self.steps >= self.setup.max_steps {
+        } else if self.progress.steps >= self.setup.max_steps {
             self.system(
                 Severity::Notice,
                 format!(
                     "stopped after {} model steps in this turn (--max-steps); every call was answered. Send a message (e.g. \"continue\") to let it go on",
-                    self.steps
+                    self.progress.steps
                 ),
             )
             .await;

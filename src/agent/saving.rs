@@ -239,7 +239,7 @@ impl Agent {
         };
         let changed_from = self.conversation.take_changed_from();
         let messages = self.conversation.messages();
-        let pending: &[Message] = self.round.as_ref().map_or(&[], |r| r.saved_answers());
+        let pending: &[Message] = self.turn.round().map_or(&[], |r| r.saved_answers());
         let at = changed_from.min(self.saving.held);
         let checked = if self.saving.resync {
             check_conversation(messages.iter().chain(pending))
@@ -356,7 +356,7 @@ impl Agent {
     /// short by the first prompt never saved it). Each bounded by
     /// [`slots::SLOT_ACTION_TIMEOUT`]; a refusal only reaches the log.
     pub(super) async fn save_slot(&mut self) {
-        let Ok(endpoint) = &self.setup.endpoint else {
+        let Some(endpoint) = self.endpoint() else {
             return;
         };
         if !self.sent_since_open {
@@ -364,7 +364,7 @@ impl Agent {
         }
         let session = self.slot_file().filter(|_| !self.saving.title.is_empty());
         for file in session.into_iter().chain(self.prefix_slot_file()) {
-            slot_logged(endpoint, SlotAction::Save, &file, &self.setup.log).await;
+            slot_logged(&endpoint, SlotAction::Save, &file, &self.setup.log).await;
         }
     }
 
