@@ -2,7 +2,8 @@
 //!
 //! dashfloat runs as four kinds of tokio task — the UI, the agent actor, one
 //! stream task per model episode and one tool task per call — that share no
-//! mutable state. (`dashfloat exec` puts a headless driver, `exec`, where the
+//! mutable state but two (the checkpoints and the files the model has seen,
+//! each behind a mutex; ADR 0001 says why). (`dashfloat exec` puts a headless driver, `exec`, where the
 //! UI is; it speaks the same enums.) Everything they say to each other is
 //! one of the plain enums below, sent over bounded `tokio::sync::mpsc` channels — except what a
 //! tool task reports, which carries the typed results of `tools` and so is
