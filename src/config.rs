@@ -319,7 +319,7 @@ pub enum ConfigError {
     /// The config file exists but could not be read.
     #[error("cannot read the config file {path}: {detail}; using defaults")]
     Read {
-        /// The file.
+        /// The config file, as the message names it.
         path: String,
         /// The OS's words.
         detail: String,
@@ -327,7 +327,7 @@ pub enum ConfigError {
     /// The config file is not valid TOML of the expected shape.
     #[error("the config file {path} is invalid: {detail}; using defaults")]
     Parse {
-        /// The file.
+        /// The config file, as the message names it.
         path: String,
         /// The parser's words.
         detail: String,

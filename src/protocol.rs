@@ -179,7 +179,7 @@ pub enum LogItem {
     },
     /// A tool call's row, with its outcome once it had one.
     Tool {
-        /// The call.
+        /// Which call: the id its rows and its answer carry.
         id: CallId,
         /// The tool's name.
         name: String,
@@ -192,7 +192,7 @@ pub enum LogItem {
     System {
         /// Notice or error.
         severity: Severity,
-        /// The text.
+        /// What it says, one or more lines.
         text: String,
     },
 }
@@ -428,7 +428,7 @@ pub enum AgentEvent {
     /// The model called a tool: a dim row with the tool's name and a short
     /// summary of its arguments (`read_file src/main.rs:120-180`).
     ToolCall {
-        /// The call.
+        /// Which call: the id its rows and its answer carry.
         id: CallId,
         /// The tool's name.
         name: String,
@@ -451,7 +451,7 @@ pub enum AgentEvent {
     /// its row's summary becomes the line as it runs, marked so (ADR
     /// 0025).
     ToolAllowed {
-        /// The call.
+        /// Which call: the id its rows and its answer carry.
         id: CallId,
         /// The row's new summary.
         summary: String,
@@ -460,7 +460,7 @@ pub enum AgentEvent {
     /// `EXEC_LIVE_LINES`), shown under its row or preview until its
     /// result replaces them. Sent at most every `LIVE_OUTPUT_INTERVAL`.
     ToolOutput {
-        /// The call.
+        /// Which call: the id its rows and its answer carry.
         id: CallId,
         /// The output's last lines, as a terminal would show them.
         tail: String,
@@ -470,7 +470,7 @@ pub enum AgentEvent {
     Confirm(ConfirmRequest),
     /// A call ended: the outcome row under its tool row.
     ToolResult {
-        /// The call.
+        /// Which call: the id its rows and its answer carry.
         id: CallId,
         /// How it ended.
         status: ToolStatus,
@@ -851,7 +851,7 @@ pub enum StreamEvent {
     /// The arguments of an announced call grew by another
     /// `TOOL_CALL_PROGRESS_BYTES`: how much of them has arrived.
     ToolCallProgress {
-        /// The call.
+        /// Which call: the id its rows and its answer carry.
         id: CallId,
         /// Bytes of its arguments so far.
         bytes: usize,

@@ -57,7 +57,7 @@ pub(super) enum ToolEvent {
     /// The analyser showed a command line to be read-only: it runs
     /// unasked, as the analyser rendered it.
     ReadOnly {
-        /// The call.
+        /// Which call: the id its rows and its answer carry.
         id: CallId,
         /// The preview task's ticket, which the call holds while it waits.
         ticket: u64,
@@ -66,7 +66,7 @@ pub(super) enum ToolEvent {
     },
     /// A running call printed more: its latest lines.
     Output {
-        /// The call.
+        /// Which call: the id its rows and its answer carry.
         id: CallId,
         /// The output's last lines.
         tail: String,

@@ -288,9 +288,9 @@ pub async fn warm(endpoint: &Endpoint, body: &[u8]) -> Result<(), TransportError
     Ok(())
 }
 
-/// Reads at most [`classify::ERROR_BODY_MAX_BYTES`] of an error body, giving
-/// up quietly after `limit`: the status alone already says what happened.
-/// Reads at most `max` bytes of a body within `limit`; what arrived by then.
+/// Reads at most `max` bytes of a body within `limit`, giving up quietly
+/// then: what arrived by then (an error body's status already says what
+/// happened; a warm-up's reply is only drained).
 pub(super) async fn read_bounded(
     response: reqwest::Response,
     limit: Duration,

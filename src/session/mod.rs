@@ -58,7 +58,7 @@ pub enum SessionError {
     /// The session file could not be written.
     #[error("cannot save the session to {path}: {source}")]
     Write {
-        /// The file.
+        /// The session file, as the message names it.
         path: PathBuf,
         /// The OS's words.
         source: std::io::Error,
@@ -72,7 +72,7 @@ pub enum SessionError {
     /// A session file could not be read.
     #[error("cannot read the session file {path}: {source}; it was left as it is and skipped")]
     Read {
-        /// The file.
+        /// The session file, as the message names it.
         path: PathBuf,
         /// The OS's words.
         source: std::io::Error,
@@ -80,7 +80,7 @@ pub enum SessionError {
     /// A session file is not a session this dashfloat can use.
     #[error("the session file {path} is damaged ({detail}); it was left as it is and skipped")]
     Corrupt {
-        /// The file.
+        /// The session file, as the message names it.
         path: PathBuf,
         /// What is wrong with it.
         detail: String,
@@ -90,7 +90,7 @@ pub enum SessionError {
         "the session file {path} was written by a newer dashfloat (schema {version}; this one reads up to {SCHEMA_VERSION}); it was left as it is and skipped"
     )]
     Newer {
-        /// The file.
+        /// The session file, as the message names it.
         path: PathBuf,
         /// The schema version it holds.
         version: u32,
@@ -101,7 +101,7 @@ pub enum SessionError {
         SESSION_FILE_MAX_BYTES >> 20
     )]
     TooLarge {
-        /// The file.
+        /// The session file, as the message names it.
         path: PathBuf,
         /// Its size.
         bytes: u64,

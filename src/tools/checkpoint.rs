@@ -346,7 +346,7 @@ pub enum CheckpointOp {
     },
     /// The folders made for a file the current turn created.
     MadeDirs {
-        /// The file.
+        /// The file, by its path in the project.
         path: String,
         /// The folders, deepest first.
         dirs: Vec<String>,
@@ -356,7 +356,7 @@ pub enum CheckpointOp {
     CommandRan,
     /// A file tool wrote a file the current turn changes.
     Landed {
-        /// The file.
+        /// The file, by its path in the project.
         path: String,
         /// The hash of what it left.
         after: ContentHash,
