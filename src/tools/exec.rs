@@ -231,16 +231,14 @@ pub(crate) async fn execute_command(
         processes,
         output: mut pipe,
         mut shell,
-    } = ws
-        .spawn(&dir, command, env, sandbox)
-        .map_err(|e| match e {
-            SpawnError::Directory(e) => io_failure(TOOL, cwd, "run in", &e),
-            SpawnError::Start(e) => failed(format!("cannot start {SHELL}: {e}")),
-            SpawnError::Sandbox(e) => failed(format!(
-                "cannot run it in the {} sandbox: {e}",
-                sandbox.name()
-            )),
-        })?;
+    } = ws.spawn(&dir, command, env, sandbox).map_err(|e| match e {
+        SpawnError::Directory(e) => io_failure(TOOL, cwd, "run in", &e),
+        SpawnError::Start(e) => failed(format!("cannot start {SHELL}: {e}")),
+        SpawnError::Sandbox(e) => failed(format!(
+            "cannot run it in the {} sandbox: {e}",
+            sandbox.name()
+        )),
+    })?;
 
     let mut capture = Capture::watched(ctx.live_output.clone());
     let mut chunk = vec![0u8; EXEC_READ_CHUNK_BYTES];

@@ -37,7 +37,7 @@ use super::beneath;
 use super::path_policy::{self, PathError};
 use super::probe;
 use super::reaper::CallProcesses;
-use super::sandbox::{self, SandboxSettings};
+use super::sandbox::{CallTemp, Confinement, SandboxSettings};
 use super::walk;
 use super::workspace::{
     Exit, FileKind, FileReader, Listed, Listing, Opener, PROBE_TIMEOUT, Parents, ProbeError,
@@ -56,8 +56,9 @@ pub struct LocalWorkspace {
     /// Whether this workspace's results said that `openat2` is
     /// unavailable; clones say it once between them.
     told: Arc<AtomicBool>,
-    /// What a sandboxed command may never read.
-    sandbox: Arc<SandboxSettings>,
+    /// The kernel sandbox of its commands: what they may never read,
+    /// each level's rules as last made.
+    sandbox: Arc<Confinement>,
 }
 
 impl LocalWorkspace {
@@ -69,14 +70,14 @@ impl LocalWorkspace {
         LocalWorkspace {
             root: root.into(),
             told: Arc::default(),
-            sandbox: Arc::new(SandboxSettings::from_env()),
+            sandbox: Arc::new(Confinement::new(SandboxSettings::from_env())),
         }
     }
 
     /// This workspace with `settings` keeping sandboxed commands from
     /// what they may not read.
     pub fn with_sandbox(mut self, settings: SandboxSettings) -> LocalWorkspace {
-        self.sandbox = Arc::new(settings);
+        self.sandbox = Arc::new(Confinement::new(settings));
         self
     }
 }
@@ -213,7 +214,9 @@ impl Workspace for LocalWorkspace {
         let mut env = env;
         // The rules and filters are made here, before the fork: the child
         // may only make single system calls.
-        let prepared = sandbox::prepare(sandbox, &self.sandbox, self, &self.root, dir, &mut env)?;
+        let prepared = self
+            .sandbox
+            .prepare(sandbox, self, &self.root, dir, &mut env)?;
         let dir = beneath::open(&self.root, dir, OFlag::O_PATH | OFlag::O_DIRECTORY)
             .map_err(SpawnError::Directory)?;
         // One pipe for both streams: the kernel keeps the order in which the
@@ -381,12 +384,12 @@ impl Shell for LocalShell {
     }
 }
 
-/// A call's processes and the temporary folder its sandbox gave it: the
-/// processes are swept first (fields drop in order), then the folder is
-/// removed with whatever they left in it.
+/// A call's processes and its hold on the temporary folder its sandbox
+/// gave it: the processes are swept first (fields drop in order), then
+/// the folder is emptied of whatever they left in it.
 struct Sandboxed {
     processes: CallProcesses,
-    _temp: Option<tempfile::TempDir>,
+    _temp: Option<CallTemp>,
 }
 
 impl Processes for Sandboxed {

@@ -180,8 +180,8 @@ impl Read for FileReader {
 /// sandbox's level (issue 39, `docs/decisions/0043-kernel-sandbox.md`).
 /// A cheap value the policy passes; the workspace works out what each
 /// level grants from its own root. A confined level also gives the
-/// command a temporary folder of its own (`TMPDIR`), removed with
-/// whatever it left when the call ends.
+/// command a temporary folder (`TMPDIR`), this user's only, emptied of
+/// whatever the command left when the call ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Sandbox {
     /// Everything the person can: a command the person approved.

@@ -401,9 +401,15 @@ async fn attack_table() {
         if case.control == Control::Root && !is_root() {
             continue;
         }
-        let control = run_in(&ws, Sandbox::Unconfined, &scene.root, &case.command, scene.env())
-            .await
-            .unwrap();
+        let control = run_in(
+            &ws,
+            Sandbox::Unconfined,
+            &scene.root,
+            &case.command,
+            scene.env(),
+        )
+        .await
+        .unwrap();
         if let Some(left) = &case.leaves {
             let _ = std::fs::remove_file(left);
         }
@@ -449,7 +455,9 @@ async fn attack_table() {
         }
         rows.push(format!("| {} | {} |", case.name, cells.join(" | ")));
     }
-    println!("attack table as {who}:\n| case | read-only | workspace-write | unsandboxed |\n|---|---|---|---|");
+    println!(
+        "attack table as {who}:\n| case | read-only | workspace-write | unsandboxed |\n|---|---|---|---|"
+    );
     for row in &rows {
         println!("{row}");
     }
@@ -458,7 +466,11 @@ async fn attack_table() {
 
 /// The first line of a refusal, shortened, for the table.
 fn first_line(output: &str) -> String {
-    let line = output.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("(no output)");
+    let line = output
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("(no output)");
     let line = line.trim();
     let cut: String = line.chars().take(70).collect();
     cut.replace('|', "/")
@@ -487,7 +499,12 @@ fn attack_table_as_an_unprivileged_user() {
             "--clear-groups",
         ])
         .arg(&exe)
-        .args(["--exact", "attacks::attack_table", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            "attacks::attack_table",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(SETUID_VAR, &program)
         .env_remove("HOME")
         .output()
@@ -513,7 +530,11 @@ async fn what_must_still_work_inside() {
             BOTH,
             "python3 -c 'import socket; a, b = socket.socketpair(); a.send(b\"x\"); assert b.recv(1) == b\"x\"'",
         ),
-        ("write the temporary folder", BOTH, "echo x > \"$TMPDIR/t\" && cat \"$TMPDIR/t\""),
+        (
+            "write the temporary folder",
+            BOTH,
+            "echo x > \"$TMPDIR/t\" && cat \"$TMPDIR/t\"",
+        ),
         ("write /dev/null", BOTH, "echo x > /dev/null"),
         ("read the project", BOTH, "cat README"),
         ("write the project", WW, "echo x > new && rm new"),
@@ -532,7 +553,12 @@ async fn what_must_still_work_inside() {
                 .await
                 .unwrap();
             if !ran.ok() {
-                wrong.push(format!("{name} at {}: {:?}\n{}", level.name(), ran.code, ran.output));
+                wrong.push(format!(
+                    "{name} at {}: {:?}\n{}",
+                    level.name(),
+                    ran.code,
+                    ran.output
+                ));
             }
         }
     }
@@ -569,6 +595,12 @@ async fn escapees_of_setsid_and_a_double_fork_are_killed() {
 
 /// Whether `pid` runs (a zombie does not).
 fn alive(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .is_ok_and(|stat| !stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'))
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z')
+    })
 }

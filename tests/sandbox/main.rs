@@ -22,35 +22,35 @@ const COMMAND_LIMIT: Duration = Duration::from_secs(120);
 
 /// How a command ended and what it printed.
 #[derive(Debug)]
-pub struct Ran {
+struct Ran {
     /// Its exit code; `None` when a signal ended it.
-    pub code: Option<i32>,
+    code: Option<i32>,
     /// stdout and stderr together.
-    pub output: String,
+    output: String,
 }
 
 impl Ran {
     /// Whether it exited 0.
-    pub fn ok(&self) -> bool {
+    fn ok(&self) -> bool {
         self.code == Some(0)
     }
 }
 
 /// A project and a home of its own, beside a folder outside both.
-pub struct Scene {
+struct Scene {
     _dir: tempfile::TempDir,
     /// The project: the workspace's root.
-    pub root: PathBuf,
+    root: PathBuf,
     /// The person's home (a fake one, with a fake key).
-    pub home: PathBuf,
+    home: PathBuf,
     /// Outside the project and the home.
-    pub outside: PathBuf,
+    outside: PathBuf,
 }
 
 impl Scene {
     /// A fresh scene in a temporary folder; `~/.ssh/id_rsa` and
     /// `~/notes.txt` in its home, `outside/target` beside.
-    pub fn new() -> Scene {
+    fn new() -> Scene {
         let dir = tempfile::Builder::new()
             .prefix("sandbox-test-")
             .tempdir()
@@ -75,7 +75,7 @@ impl Scene {
     }
 
     /// The workspace at the project, denying this home's credentials.
-    pub fn workspace(&self) -> LocalWorkspace {
+    fn workspace(&self) -> LocalWorkspace {
         LocalWorkspace::new(&self.root).with_sandbox(SandboxSettings::for_home(
             Some(&self.home),
             Some(&self.home.join(".config/dashfloat")),
@@ -83,7 +83,7 @@ impl Scene {
     }
 
     /// The environment commands run with: a plain `PATH`, this home.
-    pub fn env(&self) -> Vec<(OsString, OsString)> {
+    fn env(&self) -> Vec<(OsString, OsString)> {
         vec![
             ("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into()),
             ("HOME".into(), self.home.clone().into()),
@@ -95,7 +95,7 @@ impl Scene {
 
 /// Runs `command` in `dir` through the workspace's spawn at `level` with
 /// `env`, to its end (everything it started killed after).
-pub async fn run_in(
+async fn run_in(
     ws: &LocalWorkspace,
     level: Sandbox,
     dir: &Path,
@@ -125,13 +125,13 @@ pub async fn run_in(
 }
 
 /// [`run_in`] at the project's root with the scene's environment.
-pub async fn run(scene: &Scene, level: Sandbox, command: &str) -> Ran {
+async fn run(scene: &Scene, level: Sandbox, command: &str) -> Ran {
     run_in(&scene.workspace(), level, &scene.root, command, scene.env())
         .await
         .unwrap_or_else(|e| panic!("{command} at {}: {e}", level.name()))
 }
 
 /// Whether this test runs as root.
-pub fn is_root() -> bool {
+fn is_root() -> bool {
     nix::unistd::geteuid().is_root()
 }

@@ -8,6 +8,7 @@
 use std::ffi::{CStr, CString};
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::Arc;
 
 use nix::errno::Errno;
 use nix::fcntl::OFlag;
@@ -20,7 +21,7 @@ use seccompiler::BpfProgram;
 pub(super) struct Entry {
     /// The Landlock ruleset to restrict itself with, when the kernel has
     /// Landlock.
-    pub(super) ruleset: Option<OwnedFd>,
+    pub(super) ruleset: Option<Arc<OwnedFd>>,
     /// The seccomp programs to install, in order (none when the kernel
     /// refused seccomp at the probe).
     pub(super) filters: &'static [BpfProgram],
@@ -241,13 +242,7 @@ fn drop_capabilities() -> io::Result<()> {
 fn restrict_self(ruleset: &OwnedFd) -> io::Result<()> {
     // SAFETY: a system call with a descriptor this closure owns and a
     // flags word.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_landlock_restrict_self,
-            ruleset.as_raw_fd(),
-            0u32,
-        )
-    };
+    let rc = unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0u32) };
     if rc != 0 {
         return Err(Errno::last().into());
     }

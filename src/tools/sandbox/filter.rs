@@ -91,7 +91,7 @@ fn build() -> Result<Vec<BpfProgram>, FilterError> {
     let built = |e: seccompiler::BackendError| FilterError::Build(e.to_string());
     let mut refused: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
     for &call in REFUSED {
-        refused.insert(call.into(), Vec::new());
+        refused.insert(call, Vec::new());
     }
     // Every socket family but netlink (which reaches only this kernel).
     let not_netlink = SeccompCondition::new(
@@ -102,7 +102,7 @@ fn build() -> Result<Vec<BpfProgram>, FilterError> {
     )
     .map_err(built)?;
     refused.insert(
-        libc::SYS_socket.into(),
+        libc::SYS_socket,
         vec![SeccompRule::new(vec![not_netlink]).map_err(built)?],
     );
     let mut clone_rules = Vec::new();
@@ -117,9 +117,9 @@ fn build() -> Result<Vec<BpfProgram>, FilterError> {
         .map_err(built)?;
         clone_rules.push(SeccompRule::new(vec![has_flag]).map_err(built)?);
     }
-    refused.insert(libc::SYS_clone.into(), clone_rules);
+    refused.insert(libc::SYS_clone, clone_rules);
     let mut absent: BTreeMap<i64, Vec<SeccompRule>> =
-        ABSENT.iter().map(|&call| (call.into(), Vec::new())).collect();
+        ABSENT.iter().map(|&call| (call, Vec::new())).collect();
     with_x32(&mut refused);
     with_x32(&mut absent);
     let program = |rules, errno: i32| -> Result<BpfProgram, FilterError> {

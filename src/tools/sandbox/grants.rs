@@ -21,7 +21,16 @@ const TARGET: ABI = ABI::V7;
 /// programs and libraries, their configuration, installed software and
 /// `/proc` (where `ps` and the shell look).
 const SYSTEM_DIRS: &[&str] = &[
-    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/nix/store",
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/etc",
+    "/opt",
+    "/nix/store",
     "/proc",
 ];
 
@@ -93,9 +102,14 @@ impl Grants {
     /// The Landlock ruleset: every file system access handled (as far as
     /// [`TARGET`] knows them), the grants with `deny` (real paths) taken
     /// out, TCP bind and connect handled with no port allowed, and the
-    /// command scoped from abstract Unix sockets and signals outside it.
-    /// `None` when the kernel has no Landlock.
-    pub(super) fn ruleset(&self, deny: &[PathBuf]) -> Result<Option<OwnedFd>, RulesetError> {
+    /// command scoped from abstract Unix sockets and signals outside it;
+    /// `None` when the kernel has no Landlock. Also every folder listed
+    /// to take a denied path out, as it was before it was listed: the
+    /// rules hold only while none of them changes.
+    pub(super) fn ruleset(
+        &self,
+        deny: &[PathBuf],
+    ) -> Result<(Option<OwnedFd>, Vec<Listed>), RulesetError> {
         let mut ruleset = Ruleset::default()
             .handle_access(AccessFs::from_all(TARGET))?
             .handle_access(AccessNet::from_all(TARGET))?
@@ -105,16 +119,42 @@ impl Grants {
         let all = AccessFs::from_all(TARGET);
         let mut unread: Vec<PathBuf> = deny.to_vec();
         unread.extend(self.unread.iter().cloned());
+        let mut listed = Vec::new();
         for path in dedup(&self.read) {
-            ruleset = beneath(ruleset, &path, read, &unread)?;
+            ruleset = beneath(ruleset, &path, None, read, &unread, &mut listed)?;
         }
         for path in dedup(&self.write) {
-            ruleset = beneath(ruleset, &path, all, deny)?;
+            ruleset = beneath(ruleset, &path, None, all, deny, &mut listed)?;
         }
         for (device, access) in &self.devices {
-            ruleset = one(ruleset, device, *access)?;
+            ruleset = one(ruleset, device, None, *access)?;
         }
-        Ok(ruleset.into())
+        Ok((ruleset.into(), listed))
+    }
+}
+
+/// A folder as it was when it was listed: its inode and change time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Listed {
+    path: PathBuf,
+    stamp: Option<(u64, i64, i64)>,
+}
+
+impl Listed {
+    /// `path` as it is now.
+    pub(super) fn now(path: &Path) -> Listed {
+        let stamp = nix::sys::stat::stat(path)
+            .ok()
+            .map(|st| (st.st_ino, st.st_mtime, st.st_mtime_nsec));
+        Listed {
+            path: path.to_path_buf(),
+            stamp,
+        }
+    }
+
+    /// Whether it is as it was.
+    pub(super) fn unchanged(&self) -> bool {
+        Listed::now(&self.path) == *self
     }
 }
 
@@ -153,15 +193,18 @@ fn dedup(paths: &[PathBuf]) -> Vec<PathBuf> {
     out
 }
 
-/// Grants `access` beneath `path` (a real path), except beneath each of
-/// `deny`: where a denied path lies beneath it, each entry of it is
-/// granted instead (links left out: they lead where a rule of their own
-/// decides), down to the denied one, which is not.
+/// Grants `access` beneath `path` (a real path; `is_dir` when known),
+/// except beneath each of `deny`: where a denied path lies beneath it,
+/// each entry of it is granted instead (links left out: they lead where a
+/// rule of their own decides), down to the denied one, which is not. The
+/// folders listed so are added to `listed`.
 fn beneath(
     ruleset: RulesetCreated,
     path: &Path,
+    is_dir: Option<bool>,
     access: BitFlags<AccessFs>,
     deny: &[PathBuf],
+    listed: &mut Vec<Listed>,
 ) -> Result<RulesetCreated, RulesetError> {
     if deny.iter().any(|d| path.starts_with(d)) {
         return Ok(ruleset);
@@ -172,34 +215,40 @@ fn beneath(
         .cloned()
         .collect();
     if within.is_empty() {
-        return one(ruleset, path, access);
+        return one(ruleset, path, is_dir, access);
     }
+    listed.push(Listed::now(path));
     // A folder that cannot be listed is granted none of.
     let Ok(entries) = std::fs::read_dir(path) else {
         return Ok(ruleset);
     };
     let mut ruleset = ruleset;
     for entry in entries.flatten() {
-        let is_link = entry.file_type().is_ok_and(|t| t.is_symlink());
-        if !is_link {
-            ruleset = beneath(ruleset, &entry.path(), access, &within)?;
+        let kind = entry.file_type().ok();
+        if kind.is_some_and(|t| t.is_symlink()) {
+            continue;
         }
+        let is_dir = kind.map(|t| t.is_dir());
+        ruleset = beneath(ruleset, &entry.path(), is_dir, access, &within, listed)?;
     }
     Ok(ruleset)
 }
 
 /// Grants `access` beneath `path` (only the rights a file takes, when it
-/// is not a folder); a path that does not exist is left out.
+/// is not a folder; `is_dir` when known already); a path that does not
+/// exist is left out.
 fn one(
     ruleset: RulesetCreated,
     path: &Path,
+    is_dir: Option<bool>,
     access: BitFlags<AccessFs>,
 ) -> Result<RulesetCreated, RulesetError> {
     let Ok(fd) = PathFd::new(path) else {
         return Ok(ruleset);
     };
-    let is_dir = nix::sys::stat::fstat(fd.as_fd())
-        .is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFDIR);
+    let is_dir = is_dir.unwrap_or_else(|| {
+        nix::sys::stat::fstat(fd.as_fd()).is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFDIR)
+    });
     let access = if is_dir {
         access
     } else {

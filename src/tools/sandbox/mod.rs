@@ -9,7 +9,7 @@
 //! [`support`] says once what this kernel enforces, and
 //! [`Support::notice`] the line to show at start when something is not.
 //! [`LocalWorkspace`](super::LocalWorkspace) prepares a level's entry
-//! before each fork ([`prepare`]); the levels are
+//! before each fork ([`Confinement::prepare`]); the levels are
 //! [`Sandbox`](super::Sandbox)'s.
 
 mod child;
@@ -21,8 +21,10 @@ mod support;
 
 use std::ffi::{CString, OsString};
 use std::io;
+use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use nix::mount::MsFlags;
 use nix::sys::statvfs::FsFlags;
@@ -36,7 +38,7 @@ pub use support::{
 
 use super::{Sandbox, Workspace};
 use child::{Entry, Namespace};
-use grants::Grants;
+use grants::{Grants, Listed};
 
 /// Why a command could not be given its sandbox.
 #[derive(Debug, thiserror::Error)]
@@ -65,85 +67,236 @@ pub enum SandboxError {
     Nul(PathBuf),
 }
 
-/// A sandboxed command's entry, made before the fork, and the temporary
-/// folder it is given.
+/// A sandboxed command's entry, made before the fork, and its hold on the
+/// temporary folder it is given.
 pub(crate) struct Prepared {
-    temp: TempDir,
+    temp: CallTemp,
     entry: Entry,
 }
 
 impl Prepared {
     /// Makes `cmd`'s child enter the level after the hooks registered
-    /// before (its session, its directory), and hands back the temporary
-    /// folder, for the caller to keep until the command's processes are
-    /// gone (dropping it removes it with whatever the command left).
-    pub(crate) fn install(self, cmd: &mut std::process::Command) -> TempDir {
+    /// before (its session, its directory), and hands back the command's
+    /// hold on its temporary folder, for the caller to keep until the
+    /// command's processes are gone (dropping it empties the folder).
+    pub(crate) fn install(self, cmd: &mut std::process::Command) -> CallTemp {
         self.entry.install(cmd);
         self.temp
     }
 }
 
-/// What a command started in `dir` (a real path beneath the workspace's
-/// real `root`) with `env` needs to enter `level`: `None` for
-/// [`Sandbox::Unconfined`]. Makes the command's temporary folder and
-/// points `TMPDIR` in `env` at it.
-pub(crate) fn prepare(
-    level: Sandbox,
-    settings: &SandboxSettings,
-    ws: &dyn Workspace,
-    root: &Path,
-    dir: &Path,
-    env: &mut Vec<(OsString, OsString)>,
-) -> Result<Option<Prepared>, SandboxError> {
-    if level == Sandbox::Unconfined {
-        return Ok(None);
-    }
-    let support = support();
-    if level == Sandbox::WorkspaceWrite {
-        support.workspace_write().map_err(SandboxError::Unavailable)?;
-    }
-    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-    let temp = tempfile::Builder::new()
-        .prefix("dashfloat-sandbox-")
-        .tempdir()
-        .map_err(SandboxError::TempDir)?;
-    env.retain(|(name, _)| name != "TMPDIR");
-    env.push(("TMPDIR".into(), temp.path().into()));
-    let metadata = repository::find(ws, &root, dir, env);
-    let (grants, namespace) = match level {
-        Sandbox::WorkspaceWrite => {
-            if metadata.dot_git_is_link {
-                return Err(SandboxError::GitLink);
-            }
-            let read_only = metadata
-                .inside
-                .iter()
-                .map(|path| Ok((c_path(path)?, mount_flags(path))))
-                .collect::<Result<Vec<_>, SandboxError>>()?;
-            let namespace = Namespace::for_this_user(read_only, Some(c_path(dir)?));
-            (Grants::workspace_write(&root, temp.path()), Some(namespace))
+/// A command's hold on its level's temporary folder: when the last
+/// command holding it ends, everything in it is removed, so each command
+/// finds it empty (its processes are gone by then: the caller drops this
+/// after them).
+pub(crate) struct CallTemp {
+    shared: Arc<SharedTemp>,
+}
+
+impl Drop for CallTemp {
+    fn drop(&mut self) {
+        let mut users = self.shared.users.lock().unwrap_or_else(|e| e.into_inner());
+        *users = users.saturating_sub(1);
+        if *users == 0 {
+            empty(self.shared.dir.path());
         }
-        _ => (
-            Grants::read_only(&root, temp.path(), env, &metadata.linked),
-            None,
-        ),
+    }
+}
+
+/// The folder a level's rules grant for temporary files, `TMPDIR` to
+/// every command at that level (mode 0700: this user's only), and how
+/// many commands hold it now. Making and removing a folder per command
+/// costs milliseconds on a busy disk; looking into an empty one, a few
+/// microseconds.
+#[derive(Debug)]
+struct SharedTemp {
+    dir: TempDir,
+    users: Mutex<usize>,
+}
+
+impl SharedTemp {
+    /// Counts one more command holding it.
+    fn hold(self: &Arc<Self>) -> CallTemp {
+        *self.users.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+        CallTemp {
+            shared: Arc::clone(self),
+        }
+    }
+}
+
+/// Removes everything in `dir` (links themselves, never what they point
+/// to); what cannot be removed stays.
+fn empty(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
     };
-    let ruleset = match support.landlock {
-        Landlock::Available(_) => grants.ruleset(&settings.denied_real())?,
-        Landlock::NotEnabled | Landlock::NotImplemented => None,
-    };
-    let filters = match support.seccomp {
-        Ok(()) => filter::programs()?,
-        Err(_) => &[],
-    };
-    Ok(Some(Prepared {
-        temp,
-        entry: Entry {
-            ruleset,
-            filters,
-            namespace,
-        },
-    }))
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let _ = match entry.file_type() {
+            Ok(kind) if kind.is_dir() => std::fs::remove_dir_all(&path),
+            _ => std::fs::remove_file(&path),
+        };
+    }
+}
+
+/// The sandbox of one workspace: what its commands may not read, and each
+/// level's rules as last made, reused while what they were made from is
+/// unchanged. Making them lists folders and opens a few hundred paths
+/// (about a millisecond); reusing them costs a few `stat`s.
+#[derive(Debug)]
+pub(crate) struct Confinement {
+    settings: SandboxSettings,
+    built: Mutex<Vec<Built>>,
+}
+
+/// One level's rules, and what they were made from.
+#[derive(Debug)]
+struct Built {
+    level: Sandbox,
+    /// The environment's values the rules depend on, the project root's
+    /// inode, a linked worktree's git folders.
+    key: Vec<OsString>,
+    /// The folders listed to take denied paths out.
+    listed: Vec<Listed>,
+    /// The Landlock ruleset's descriptor, shared by every child entering
+    /// it (`None` without Landlock).
+    ruleset: Option<Arc<OwnedFd>>,
+    /// The folder the rules grant for temporary files.
+    temp: Arc<SharedTemp>,
+}
+
+/// The variables whose values a level's rules are made from.
+const KEY_VARS: &[&str] = &[
+    "PATH",
+    "HOME",
+    "XDG_CONFIG_HOME",
+    "GIT_CONFIG_GLOBAL",
+    "RUSTUP_HOME",
+];
+
+impl Confinement {
+    /// The sandbox keeping commands from what `settings` denies.
+    pub(crate) fn new(settings: SandboxSettings) -> Confinement {
+        Confinement {
+            settings,
+            built: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// What a command started in `dir` (a real path beneath the
+    /// workspace's `root`) with `env` needs to enter `level`: `None` for
+    /// [`Sandbox::Unconfined`]. Points `TMPDIR` in `env` at the level's
+    /// temporary folder, emptied after the command.
+    pub(crate) fn prepare(
+        &self,
+        level: Sandbox,
+        ws: &dyn Workspace,
+        root: &Path,
+        dir: &Path,
+        env: &mut Vec<(OsString, OsString)>,
+    ) -> Result<Option<Prepared>, SandboxError> {
+        if level == Sandbox::Unconfined {
+            return Ok(None);
+        }
+        let support = support();
+        if level == Sandbox::WorkspaceWrite {
+            support
+                .workspace_write()
+                .map_err(SandboxError::Unavailable)?;
+        }
+        let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+        let metadata = repository::find(ws, &root, dir, env);
+        let mut key: Vec<OsString> = KEY_VARS
+            .iter()
+            .map(|name| {
+                env.iter()
+                    .rev()
+                    .find(|(n, _)| n == name)
+                    .map(|(_, v)| v.clone())
+                    .unwrap_or_default()
+            })
+            .collect();
+        let root_id = nix::sys::stat::stat(&root).map_or(0, |st| st.st_ino);
+        key.push(root_id.to_string().into());
+        key.extend(metadata.linked.iter().map(|p| p.clone().into_os_string()));
+        let (ruleset, temp) = {
+            let mut built = self.built.lock().unwrap_or_else(|e| e.into_inner());
+            built.retain(|b| {
+                b.level != level || (b.key == key && b.listed.iter().all(Listed::unchanged))
+            });
+            let current = match built.iter().position(|b| b.level == level) {
+                Some(at) => &built[at],
+                None => {
+                    built.push(self.build(level, &root, env, &metadata, key, support)?);
+                    &built[built.len() - 1]
+                }
+            };
+            (current.ruleset.clone(), current.temp.hold())
+        };
+        env.retain(|(name, _)| name != "TMPDIR");
+        env.push(("TMPDIR".into(), temp.shared.dir.path().into()));
+        let namespace = match level {
+            Sandbox::WorkspaceWrite => {
+                if metadata.dot_git_is_link {
+                    return Err(SandboxError::GitLink);
+                }
+                let read_only = metadata
+                    .inside
+                    .iter()
+                    .map(|path| Ok((c_path(path)?, mount_flags(path))))
+                    .collect::<Result<Vec<_>, SandboxError>>()?;
+                Some(Namespace::for_this_user(read_only, Some(c_path(dir)?)))
+            }
+            _ => None,
+        };
+        let filters = match support.seccomp {
+            Ok(()) => filter::programs()?,
+            Err(_) => &[],
+        };
+        Ok(Some(Prepared {
+            temp,
+            entry: Entry {
+                ruleset,
+                filters,
+                namespace,
+            },
+        }))
+    }
+
+    /// Makes `level`'s rules and the folder they grant for temporary
+    /// files.
+    fn build(
+        &self,
+        level: Sandbox,
+        root: &Path,
+        env: &[(OsString, OsString)],
+        metadata: &repository::Metadata,
+        key: Vec<OsString>,
+        support: &Support,
+    ) -> Result<Built, SandboxError> {
+        let temp = tempfile::Builder::new()
+            .prefix("dashfloat-sandbox-")
+            .tempdir()
+            .map_err(SandboxError::TempDir)?;
+        let grants = match level {
+            Sandbox::WorkspaceWrite => Grants::workspace_write(root, temp.path()),
+            _ => Grants::read_only(root, temp.path(), env, &metadata.linked),
+        };
+        let (ruleset, listed) = match support.landlock {
+            Landlock::Available(_) => grants.ruleset(&self.settings.denied_real())?,
+            Landlock::NotEnabled | Landlock::NotImplemented => (None, Vec::new()),
+        };
+        Ok(Built {
+            level,
+            key,
+            listed,
+            ruleset: ruleset.map(Arc::new),
+            temp: Arc::new(SharedTemp {
+                dir: temp,
+                users: Mutex::new(0),
+            }),
+        })
+    }
 }
 
 /// `path` as the kernel takes it.

@@ -98,7 +98,9 @@ fn linked_worktree_common(ws: &dyn Workspace, dot_git: &Path, git_dir: &Path) ->
     if git_dir.parent() != Some(common.join("worktrees").as_path()) {
         return None;
     }
-    let back = link_file(ws, &git_dir.join("gitdir"), "")?.canonicalize().ok()?;
+    let back = link_file(ws, &git_dir.join("gitdir"), "")?
+        .canonicalize()
+        .ok()?;
     (back == dot_git.canonicalize().ok()?).then_some(common)
 }
 
@@ -107,8 +109,6 @@ fn linked_worktree_common(ws: &dyn Workspace, dot_git: &Path, git_dir: &Path) ->
 /// no such regular file (never blocking on a FIFO) or line.
 fn link_file(ws: &dyn Workspace, file: &Path, prefix: &str) -> Option<PathBuf> {
     let text = ws.read_small(file, LINK_FILE_MAX_BYTES).ok()??;
-    let named = text
-        .trim_end_matches(['\n', '\r'])
-        .strip_prefix(prefix)?;
+    let named = text.trim_end_matches(['\n', '\r']).strip_prefix(prefix)?;
     (!named.is_empty()).then(|| file.parent().unwrap_or(file).join(named))
 }
