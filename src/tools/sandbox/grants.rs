@@ -354,3 +354,63 @@ fn git_config(env: &[(OsString, OsString)], home: Option<&Path>) -> Vec<PathBuf>
         .chain(config.map(|c| c.join("git")))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    /// The install above a `PATH` folder: the folder above `bin`, `sbin`
+    /// or `shims`, never the home, a folder above it, or a top-level one.
+    #[test]
+    fn a_path_folder_brings_its_install_but_never_the_home_or_a_top_level_folder() {
+        let home = Some(Path::new("/home/ada"));
+        let install = |dir: &str| install_of(Path::new(dir), home);
+        assert_eq!(
+            install("/home/ada/.cargo/bin"),
+            Some("/home/ada/.cargo".into())
+        );
+        assert_eq!(
+            install("/home/ada/.pyenv/shims"),
+            Some("/home/ada/.pyenv".into())
+        );
+        assert_eq!(install("/opt/node/bin"), Some("/opt/node".into()));
+        assert_eq!(install("/home/ada/bin"), None);
+        assert_eq!(install("/home/bin"), None);
+        assert_eq!(install("/usr/bin"), None);
+        assert_eq!(install("/bin"), None);
+        assert_eq!(install("/home/ada/.local/lib"), None);
+    }
+
+    /// git's global configuration: `GIT_CONFIG_GLOBAL` alone when set,
+    /// else the home's two places.
+    #[test]
+    fn git_global_configuration_is_where_git_looks() {
+        let env = |pairs: &[(&str, &str)]| -> Vec<(OsString, OsString)> {
+            pairs
+                .iter()
+                .map(|(n, v)| ((*n).into(), (*v).into()))
+                .collect()
+        };
+        let home = Some(Path::new("/home/ada"));
+        assert_eq!(
+            git_config(&env(&[("GIT_CONFIG_GLOBAL", "/etc/test-gitconfig")]), home),
+            [PathBuf::from("/etc/test-gitconfig")]
+        );
+        assert_eq!(
+            git_config(&env(&[]), home),
+            [
+                PathBuf::from("/home/ada/.gitconfig"),
+                PathBuf::from("/home/ada/.config/git")
+            ]
+        );
+        assert_eq!(
+            git_config(&env(&[("XDG_CONFIG_HOME", "/xdg")]), home),
+            [
+                PathBuf::from("/home/ada/.gitconfig"),
+                PathBuf::from("/xdg/git")
+            ]
+        );
+    }
+}

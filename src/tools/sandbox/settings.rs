@@ -122,3 +122,46 @@ pub(super) fn real_path(path: &Path) -> PathBuf {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn the_defaults_deny_the_homes_credentials_the_systems_secrets_and_dashfloats_own() {
+        let settings = SandboxSettings::for_home(
+            Some(Path::new("/home/ada")),
+            Some(Path::new("/home/ada/.config/dashfloat")),
+        )
+        .with_deny_read([PathBuf::from("/srv/keys"), PathBuf::from("relative")]);
+        let denied = settings.deny_read();
+        for path in [
+            "/home/ada/.ssh",
+            "/home/ada/.aws",
+            "/home/ada/.cargo/credentials.toml",
+            "/home/ada/.config/gh",
+            "/home/ada/.config/dashfloat",
+            "/etc/shadow",
+            "/srv/keys",
+        ] {
+            assert!(denied.contains(&PathBuf::from(path)), "{path}");
+        }
+        assert!(!denied.contains(&PathBuf::from("relative")));
+    }
+
+    /// A denied path is denied where the kernel finds it: through a link
+    /// above it, and before it exists.
+    #[test]
+    fn a_denied_path_is_taken_at_its_real_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        std::fs::create_dir(base.join("real")).unwrap();
+        std::os::unix::fs::symlink(base.join("real"), base.join("link")).unwrap();
+        assert_eq!(real_path(&base.join("link/.ssh")), base.join("real/.ssh"));
+        let settings = SandboxSettings::for_home(None, None).with_deny_read([base.join("link/x")]);
+        let real = settings.denied_real();
+        assert!(real.contains(&base.join("real/x")) && real.contains(&base.join("link/x")));
+    }
+}
