@@ -87,8 +87,11 @@ fn main() {
     // alike.
     let mut times: Vec<Vec<Duration>> = vec![Vec::with_capacity(RUNS as usize); levels.len()];
     let mut cpu = vec![Duration::ZERO; levels.len()];
+    let mut first = Vec::with_capacity(levels.len());
     for &level in &levels {
+        let start = Instant::now();
         rt.block_on(once(&ws, &root, &env, level));
+        first.push(start.elapsed());
     }
     for _ in 0..RUNS {
         for (at, &level) in levels.iter().enumerate() {
@@ -126,6 +129,13 @@ fn main() {
             ms(med) - ms(base),
             ms(cpu),
             ms(cpu) - ms(base_cpu),
+        );
+    }
+    for (level, took) in levels.iter().zip(first) {
+        println!(
+            "first command at {} (its rules made): {:.3} ms",
+            level.name(),
+            ms(took)
         );
     }
 }
