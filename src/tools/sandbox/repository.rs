@@ -10,8 +10,8 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use crate::tools::Workspace;
 use crate::tools::git_dirs::looks_like_git_dir;
+use crate::tools::{FileKind, Workspace};
 
 /// The most of a `.git` file or a `commondir` read (4 KiB: one path).
 const LINK_FILE_MAX_BYTES: u64 = 4096;
@@ -44,9 +44,9 @@ pub(super) fn find(
     let mut found = Vec::new();
     let dot_git = root.join(".git");
     let mut linked_git_dir = None;
-    match std::fs::symlink_metadata(&dot_git) {
-        Ok(meta) if meta.file_type().is_symlink() => metadata.dot_git_is_link = true,
-        Ok(meta) if meta.is_file() => {
+    match ws.lstat(&dot_git).map(|stat| stat.kind) {
+        Ok(FileKind::Symlink) => metadata.dot_git_is_link = true,
+        Ok(FileKind::File) => {
             found.push(dot_git.clone());
             linked_git_dir = link_file(ws, &dot_git, "gitdir: ");
             found.extend(linked_git_dir.clone());
@@ -69,14 +69,14 @@ pub(super) fn find(
         .collect();
     found.extend(common);
     for path in found {
-        let Ok(real) = path.canonicalize() else {
+        let Ok(real) = ws.real_path(&path) else {
             continue;
         };
         if real.starts_with(root) && !metadata.inside.contains(&real) {
             metadata.inside.push(real);
         }
     }
-    if let Some(git_dir) = linked_git_dir.and_then(|g| g.canonicalize().ok())
+    if let Some(git_dir) = linked_git_dir.and_then(|g| ws.real_path(&g).ok())
         && !git_dir.starts_with(root)
         && let Some(common) = linked_worktree_common(ws, &dot_git, &git_dir)
     {
@@ -92,16 +92,16 @@ pub(super) fn find(
 /// `dot_git`, as `git worktree add` leaves one: `<common>/worktrees/<name>`,
 /// whose `gitdir` file names `dot_git` back.
 fn linked_worktree_common(ws: &dyn Workspace, dot_git: &Path, git_dir: &Path) -> Option<PathBuf> {
-    let common = link_file(ws, &git_dir.join("commondir"), "")?
-        .canonicalize()
+    let common = ws
+        .real_path(&link_file(ws, &git_dir.join("commondir"), "")?)
         .ok()?;
     if git_dir.parent() != Some(common.join("worktrees").as_path()) {
         return None;
     }
-    let back = link_file(ws, &git_dir.join("gitdir"), "")?
-        .canonicalize()
+    let back = ws
+        .real_path(&link_file(ws, &git_dir.join("gitdir"), "")?)
         .ok()?;
-    (back == dot_git.canonicalize().ok()?).then_some(common)
+    (back == ws.real_path(dot_git).ok()?).then_some(common)
 }
 
 /// The path a one-line file names after `prefix`, relative to the file's
