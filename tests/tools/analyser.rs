@@ -801,6 +801,12 @@ const GIT_CONFIG_CASES: &[(&str, Expect)] = &[
         "[core]\n\tattributesFile = /etc/x\n",
         Asks("(core.attributesfile)"),
     ),
+    // git 2.54 runs the hooks its configuration names.
+    (
+        "[hook \"linter\"]\n\tcommand = touch x\n\tevent = post-index-change\n",
+        Asks("configures a hook, a program git runs (hook.linter.command)"),
+    ),
+    ("[hook]\n\tevent = x\n", Asks("(hook.event)")),
     ("[alias]\n\tst = !rm -rf /\n", Runs),
     ("[core]\n\teditor = vim\n\tsshCommand = ssh -i k\n", Runs),
     ("[credential]\n\thelper = store\n", Runs),
@@ -895,6 +901,17 @@ fn global_configuration_is_judged_too() {
     }
     // Not for commands other than git.
     assert!(matches!(project.analyse("ls"), Verdict::ReadOnly { .. }));
+    // A hook named in the person's own configuration runs as well (git
+    // 2.54).
+    fs::write(
+        &project.global,
+        "[hook \"fmt\"]\n\tevent = post-index-change\n\tcommand = cargo fmt\n",
+    )
+    .unwrap();
+    match project.analyse("git diff") {
+        Verdict::Ask { reason } => assert!(reason.contains("(hook.fmt.event)"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
     // The person's own configuration may name files git reads, and
     // include others, which git reads as it will when the line runs.
     let included = project.global.with_file_name("included.cfg");
