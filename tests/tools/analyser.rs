@@ -523,6 +523,21 @@ const CASES: &[(&str, Expect)] = &[
         "find . -follow",
         Asks("`find -follow` follows symbolic links"),
     ),
+    // Whether a link's target exists, and what it is, may be a fact
+    // about a path outside the project.
+    (
+        "find . -maxdepth 1 -xtype f",
+        Asks("`find -xtype` looks at what a symbolic link leads to"),
+    ),
+    (
+        "find . -type l -printf '%Y %s %p\\n'",
+        Asks("a `%Y` directive looks at what a symbolic link leads to"),
+    ),
+    (
+        "find . -printf '%-4Y'",
+        Asks("a `%Y` directive looks at what a symbolic link leads to"),
+    ),
+    ("find . -printf '%y %TY %p %l\\n'", Runs),
     ("find / -name x", Asks("escapes the working directory")),
     ("find .. -name x", Asks("escapes the working directory")),
     (
