@@ -96,6 +96,14 @@ pub(super) enum GitRefusal {
         "the index names `{0}`, a path git would read outside the work tree, through a link or in its metadata"
     )]
     IndexName(String),
+    /// A gitlink whose folder holds a `.git`: git status, diff and
+    /// ls-files -m open the repository it names (its configuration, what
+    /// that includes, `HEAD`, refs) to compare the gitlink, before any
+    /// setting that keeps git out of submodules applies.
+    #[error(
+        "`{0}` is a gitlink whose folder holds a `.git`, so git would open the repository it names, whose configuration is not checked"
+    )]
+    Gitlink(String),
     /// git status and diff can write the index, which runs this hook.
     #[error("the repository has a post-index-change hook, which git status and git diff can run")]
     Hook,
@@ -242,18 +250,19 @@ fn metadata_is_plain(ws: &dyn Workspace, dir: &Path) -> Result<(), GitRefusal> {
 
 /// Refuses an index naming a path git would never add (`../x`, `/etc/x`,
 /// a `.git` part: git checks names only when it adds them, and `git diff`
-/// reads what the index names), or `.gitmodules` (submodules, whose
-/// configuration is elsewhere). The names are read as git lists them,
-/// piece by piece, never held whole.
+/// reads what the index names), `.gitmodules` (submodules, whose
+/// configuration is elsewhere), or a gitlink whose folder holds a `.git`
+/// (a repository git opens). The entries are read as git lists them, with
+/// their modes, piece by piece, never held whole.
 fn index_is_plain(git: &Git<'_>, worktree: &Path) -> Result<(), GitRefusal> {
-    let mut names = IndexNames {
+    let mut names = IndexEntries {
         ws: git.workspace(),
         worktree,
         partial: Vec::new(),
         plain_dirs: HashSet::new(),
         refused: None,
     };
-    let answer = git.stream(worktree, &["ls-files", "-z"], &mut |piece| {
+    let answer = git.stream(worktree, &["ls-files", "--stage", "-z"], &mut |piece| {
         names.take(piece)
     });
     if let Some(refused) = names.refused {
@@ -266,25 +275,30 @@ fn index_is_plain(git: &Git<'_>, worktree: &Path) -> Result<(), GitRefusal> {
     names.finish()
 }
 
-/// The index's names as `git ls-files -z` gives them, checked one by one.
-struct IndexNames<'a> {
+/// The index's entries as `git ls-files --stage -z` gives them (`MODE
+/// OID STAGE<TAB>NAME`), checked one by one.
+struct IndexEntries<'a> {
     ws: &'a dyn Workspace,
     worktree: &'a Path,
-    /// The start of a name cut by a piece's end.
+    /// The start of an entry cut by a piece's end.
     partial: Vec<u8>,
     /// Leading folders of names already seen not to be links.
     plain_dirs: HashSet<Vec<u8>>,
     refused: Option<GitRefusal>,
 }
 
-impl IndexNames<'_> {
-    /// Checks the names `piece` ends; false once one is refused.
+/// The mode git gives a gitlink (a commit of another repository) in the
+/// index.
+const GITLINK_MODE: &[u8] = b"160000";
+
+impl IndexEntries<'_> {
+    /// Checks the entries `piece` ends; false once one is refused.
     fn take(&mut self, piece: &[u8]) -> bool {
         let mut rest = piece;
         while let Some(end) = rest.iter().position(|&b| b == 0) {
             self.partial.extend_from_slice(&rest[..end]);
-            let name = std::mem::take(&mut self.partial);
-            if let Some(refused) = refuse_index_name(&name).or_else(|| self.through_a_link(&name)) {
+            let entry = std::mem::take(&mut self.partial);
+            if let Some(refused) = self.refuse(&entry) {
                 self.refused = Some(refused);
                 return false;
             }
@@ -298,6 +312,27 @@ impl IndexNames<'_> {
         }
         self.partial.extend_from_slice(rest);
         true
+    }
+
+    /// Why one entry is refused, if it is.
+    fn refuse(&mut self, entry: &[u8]) -> Option<GitRefusal> {
+        let Some((mode, name)) = split_entry(entry) else {
+            return Some(GitRefusal::Unusual(
+                String::from_utf8_lossy(entry).into_owned(),
+            ));
+        };
+        refuse_index_name(name)
+            .or_else(|| self.through_a_link(name))
+            .or_else(|| self.populated_gitlink(mode, name))
+    }
+
+    /// Refuses a gitlink whose folder in the work tree holds a `.git` of
+    /// any kind (file, folder or link): git opens the repository it
+    /// names to compare the gitlink (`ce_compare_gitlink`).
+    fn populated_gitlink(&self, mode: &[u8], name: &[u8]) -> Option<GitRefusal> {
+        let dotgit = self.worktree.join(OsStr::from_bytes(name)).join(".git");
+        (mode == GITLINK_MODE && self.ws.lstat(&dotgit).is_ok())
+            .then(|| GitRefusal::Gitlink(String::from_utf8_lossy(name).into_owned()))
     }
 
     /// Refuses a name beneath a folder of the work tree that is a link:
@@ -338,6 +373,15 @@ impl IndexNames<'_> {
             ))
         }
     }
+}
+
+/// An entry of `git ls-files --stage`'s listing as its mode and its
+/// name: the mode is the first word, the name all after the first tab.
+fn split_entry(entry: &[u8]) -> Option<(&[u8], &[u8])> {
+    let tab = entry.iter().position(|&b| b == b'\t')?;
+    let (fields, name) = (&entry[..tab], &entry[tab + 1..]);
+    let mode = fields.split(|&b| b == b' ').next()?;
+    Some((mode, name))
 }
 
 /// Why an index name is refused, if it is: one git's own check of a
