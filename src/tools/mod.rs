@@ -131,8 +131,8 @@ pub use validate::validate;
 pub use walk::SEARCH_SKIPPED_DIRS;
 pub use workspace::{
     Exit, FileKind, FileReader, Listed, Listing, Opener, PROBE_ERRORS_MAX_BYTES, PROBE_TIMEOUT,
-    Parents, ProbeError, Probed, Processes, Sandbox, ScanError, Seen, Shell, SpawnError, Spawned,
-    Stat, Visitor, WalkError, Workspace, WriteError,
+    Parents, ProbeError, Probed, Processes, Sandbox, ScanError, ScanStep, Seen, Shell, SpawnError,
+    Spawned, Stat, Visitor, WalkError, Workspace, WriteError,
 };
 pub use write::{WriteAction, WriteFile, WriteFileOutput};
 

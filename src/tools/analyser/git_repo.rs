@@ -18,7 +18,7 @@ use super::git_config;
 use super::git_probe::Git;
 use super::paths::Place;
 use crate::tools::git_dirs::looks_like_git_dir;
-use crate::tools::{FileKind, PROBE_TIMEOUT, ScanError, Workspace};
+use crate::tools::{FileKind, PROBE_TIMEOUT, ScanError, ScanStep, Workspace};
 
 use super::ANALYSER_GIT_DIR_ENTRIES_MAX;
 
@@ -240,7 +240,12 @@ fn reftables_are_plain(ws: &dyn Workspace, common_dir: &Path) -> Result<(), GitR
 /// device: git never makes one there, and it follows them (a linked
 /// `BISECT_START` printed a file of anywhere into `git status`).
 fn metadata_is_plain(ws: &dyn Workspace, dir: &Path) -> Result<(), GitRefusal> {
-    match ws.find_special(dir, ANALYSER_GIT_DIR_ENTRIES_MAX) {
+    let special = &mut |_: &Path, _: &OsStr, kind| match kind {
+        FileKind::Dir => ScanStep::Enter,
+        FileKind::File => ScanStep::Pass,
+        FileKind::Symlink | FileKind::Other => ScanStep::Found,
+    };
+    match ws.scan(dir, ANALYSER_GIT_DIR_ENTRIES_MAX, special) {
         Ok(None) => Ok(()),
         Ok(Some(found)) => Err(GitRefusal::Special(found.display().to_string())),
         Err(ScanError::TooMany(max)) => Err(GitRefusal::Crowded(max)),
