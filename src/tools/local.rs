@@ -309,6 +309,7 @@ impl Workspace for LocalWorkspace {
                 let kind = match entry.file_type() {
                     Some(DirType::Directory) => FileKind::Dir,
                     Some(DirType::File) => FileKind::File,
+                    Some(DirType::Symlink) => FileKind::Symlink,
                     Some(_) => FileKind::Other,
                     None => nix::sys::stat::fstatat(&handle, name, AtFlags::AT_SYMLINK_NOFOLLOW)
                         .map(|st| of_file_stat(&st).kind)

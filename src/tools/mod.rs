@@ -84,7 +84,8 @@ use crate::secret::Secret;
 
 pub use analyser::{
     ANALYSER_GIT_DIR_ENTRIES_MAX, ANALYSER_MAX_FILE_BYTES, ANALYSER_MAX_LINE_BYTES,
-    ANALYSER_RUN_ENV, Analyser, EnvSetting, ParseError, Plan, Verdict, analyse, parse, work_tree,
+    ANALYSER_RUN_ENV, ANALYSER_WORK_TREE_ENTRIES_MAX, Analyser, EnvSetting, ParseError, Plan,
+    Verdict, analyse, parse, work_tree,
 };
 pub use checkpoint::{
     CHECKPOINT_MAX_BYTES, CHECKPOINT_MAX_TURNS, CheckpointLog, CheckpointOp, Checkpoints,

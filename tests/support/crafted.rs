@@ -500,6 +500,53 @@ pub const LAYOUTS: &[Layout] = &[
         },
     },
     Layout {
+        // git asks of each untracked folder whether it holds a
+        // repository, and opens where its `.git` leads: which paths
+        // outside hold a repository shows in what it lists.
+        name: "an untracked folder whose .git names the repository above",
+        dir: ".",
+        line: "git status --porcelain -uall",
+        expect: Expect::Crafted,
+        build: |t| {
+            fs::create_dir_all(t.root.join("nest")).unwrap();
+            let gitdir = format!("gitdir: {}\n", t.parent.join(".git").display());
+            fs::write(t.root.join("nest/.git"), gitdir).unwrap();
+        },
+    },
+    Layout {
+        // git reads the `.gitattributes` of each folder of a path it
+        // shows, opening only the last part without following a link:
+        // for the history's `lnk/x` it read `lnk/.gitattributes` outside.
+        name: "a tracked link to a folder outside, the history holding a file beneath it",
+        dir: ".",
+        line: "git log -p -3 --format=%s",
+        expect: Expect::Crafted,
+        build: |t| {
+            link_out_over_history(t);
+            git(&t.root, &["add", "lnk"]);
+            git(&t.root, &["commit", "-q", "-m", "link"]);
+        },
+    },
+    Layout {
+        // The same through a link the index does not hold.
+        name: "an untracked link to a folder outside, the history holding a file beneath it",
+        dir: ".",
+        line: "git diff HEAD~2 --stat",
+        expect: Expect::Crafted,
+        build: link_out_over_history,
+    },
+    Layout {
+        // git status reads no attributes through it.
+        name: "a tracked link to a folder outside, for git status",
+        dir: ".",
+        line: "git status --short",
+        expect: Expect::Clean,
+        build: |t| {
+            link_out_over_history(t);
+            git(&t.root, &["add", "lnk"]);
+        },
+    },
+    Layout {
         // `ls-files -m` and `--eol` read a file through a linked folder,
         // which `git diff` would not: an equality oracle on a file
         // beside the project.
@@ -544,3 +591,26 @@ pub const LAYOUTS: &[Layout] = &[
         },
     },
 ];
+
+/// History with `lnk/x` changed twice and then removed, and `lnk` in the
+/// work tree a link (untracked) to a folder beside the project whose
+/// `.gitattributes` marks `x` binary and names a diff driver.
+fn link_out_over_history(t: &Tree) {
+    let outside = t.base.join("outdir");
+    fs::create_dir_all(&outside).unwrap();
+    fs::write(
+        outside.join(".gitattributes"),
+        "x binary diff=PARENT-SECRET\n",
+    )
+    .unwrap();
+    let lnk = t.root.join("lnk");
+    fs::create_dir_all(&lnk).unwrap();
+    for text in ["one\n", "two\n"] {
+        fs::write(lnk.join("x"), text).unwrap();
+        git(&t.root, &["add", "lnk"]);
+        git(&t.root, &["commit", "-q", "-m", text.trim_end()]);
+    }
+    git(&t.root, &["rm", "-rq", "lnk"]);
+    git(&t.root, &["commit", "-q", "-m", "removed"]);
+    symlink(&outside, &lnk).unwrap();
+}

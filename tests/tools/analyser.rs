@@ -42,7 +42,7 @@ use Expect::{Asks, Invalid, Renders, Runs};
 ///   big.log             11 MiB, sparse: over the size cap
 ///   fifo                a named pipe
 ///   link-in -> src      a link that stays inside
-///   link-out -> base/outside/secret.txt, dir-out -> base/outside
+///   link-out -> base/outside/secret.txt
 /// base/outside/secret.txt
 /// base/home/.gitconfig  the global git config the analyser is given
 /// ```
@@ -93,7 +93,6 @@ impl Project {
             project.root.join("link-out"),
         )
         .unwrap();
-        symlink(&project.outside, project.root.join("dir-out")).unwrap();
         project
     }
 
@@ -594,7 +593,7 @@ const CASES: &[(&str, Expect)] = &[
     ("tail -nf notes.txt", Asks("must be a number")),
     ("tail +1f notes.txt", Asks("tail's old option form")),
     ("tail -- +2 notes.txt", Asks("tail's old option form")),
-    ("ls -L dir-out", Asks("`ls -L` follows symbolic links")),
+    ("ls -L link-out", Asks("`ls -L` follows symbolic links")),
     ("ls -laL", Asks("`ls -L` follows symbolic links")),
     ("ls --dereference", Asks("follows symbolic links")),
     (
@@ -637,11 +636,6 @@ const CASES: &[(&str, Expect)] = &[
         Asks("path escapes the working directory"),
     ),
     ("cat link-out", Asks("path escapes the working directory")),
-    ("ls dir-out/", Asks("path escapes the working directory")),
-    (
-        "cat dir-out/secret.txt",
-        Asks("path escapes the working directory"),
-    ),
     (
         "cat link-in/../../outside/secret.txt",
         Asks("climbs out of a symbolic link"),
@@ -680,6 +674,33 @@ const CASES: &[(&str, Expect)] = &[
     ),
     ("echo ok && cat link-out", Asks("`link-out`")),
 ];
+
+/// A link to a folder outside the project is no way out for a path, and
+/// makes the git lines that read attributes ask: git reads a
+/// `.gitattributes` through it for the history's paths beneath it.
+#[test]
+fn a_link_to_a_folder_outside_the_project() {
+    let project = Project::new();
+    symlink(&project.outside, project.root.join("dir-out")).unwrap();
+    let outside = "`dir-out` is a link to a folder outside the project";
+    check_all(
+        [
+            ("ls dir-out/", Asks("path escapes the working directory")),
+            (
+                "cat dir-out/secret.txt",
+                Asks("path escapes the working directory"),
+            ),
+            ("ls -L dir-out", Asks("`ls -L` follows symbolic links")),
+            ("git log -p", Asks(outside)),
+            ("git show HEAD", Asks(outside)),
+            ("git diff --stat", Asks(outside)),
+            ("git blame README.md", Asks(outside)),
+            ("git status --short", Runs),
+            ("git ls-files -s", Runs),
+        ]
+        .map(|(line, expect)| (line, project.analyse(line), expect)),
+    );
+}
 
 #[test]
 fn the_table() {
@@ -993,8 +1014,11 @@ fn repositories_git_would_not_take_as_checked() {
     fs::create_dir_all(project.root.join("sub/.git/objects")).unwrap();
     fs::create_dir_all(project.root.join("sub/.git/refs")).unwrap();
     asks("git -C sub status", "(core.pager)");
+    // From above, git status asks of the folder whether it holds a
+    // repository, and looks where its `.git` leads; git log does not.
+    asks("git status", "is a repository nested in the work tree");
     assert!(matches!(
-        project.analyse("git status"),
+        project.analyse("git log"),
         Verdict::ReadOnly { .. }
     ));
 

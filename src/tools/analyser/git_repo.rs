@@ -21,6 +21,8 @@ use crate::tools::git_dirs::looks_like_git_dir;
 use crate::tools::{FileKind, PROBE_TIMEOUT, ScanError, ScanStep, Workspace};
 
 use super::ANALYSER_GIT_DIR_ENTRIES_MAX;
+#[cfg(doc)]
+use super::ANALYSER_WORK_TREE_ENTRIES_MAX;
 
 /// The most bytes of a worktree's `gitdir` back-link read.
 const BACK_LINK_MAX_BYTES: u64 = 4096;
@@ -104,6 +106,24 @@ pub(super) enum GitRefusal {
         "`{0}` is a gitlink whose folder holds a `.git`, so git would open the repository it names, whose configuration is not checked"
     )]
     Gitlink(String),
+    /// A `.git` below the top of the work tree: git status and ls-files
+    /// -o ask of each untracked folder whether it holds a repository, and
+    /// look where its `.git` leads (`HEAD`, `objects`, `refs`), which may
+    /// be outside the project.
+    #[error(
+        "`{0}` is a repository nested in the work tree, and git looks where it leads to tell whether it is one"
+    )]
+    Nested(String),
+    /// A link in the work tree to a folder outside the project: git
+    /// reads the `.gitattributes` of each folder of a path it shows, and
+    /// for a path of the history beneath the link, reads through it.
+    #[error(
+        "`{0}` is a link to a folder outside the project, through which git would read attributes for the history's paths beneath it"
+    )]
+    LinkedOut(String),
+    /// More entries in the work tree than are looked through.
+    #[error("the work tree holds more than {0} entries, more than are looked through")]
+    CrowdedWorkTree(usize),
     /// git status and diff can write the index, which runs this hook.
     #[error("the repository has a post-index-change hook, which git status and git diff can run")]
     Hook,
@@ -212,6 +232,109 @@ fn check_afresh(place: &Place, env: &[(OsString, OsString)]) -> Result<PathBuf, 
         return Err(GitRefusal::Submodules);
     }
     Ok(repo.worktree)
+}
+
+/// What a git stage reads of the work tree besides the files the index
+/// names, which a look through the work tree must vouch for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Reads {
+    /// Untracked folders (`status`, `ls-files -o`): git asks of each
+    /// whether it holds a repository, and looks where a `.git` there
+    /// leads.
+    pub untracked: bool,
+    /// The `.gitattributes` of every folder of each path it shows, the
+    /// history's too (`log`, `show`, `diff`, `blame`), opened through a
+    /// linked folder (git refuses only a linked last part).
+    pub attributes: bool,
+}
+
+/// What a look through a work tree found: the first entry of each kind
+/// a stage may not meet.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) struct WorkTree {
+    /// A `.git` below the top, of any kind (file, folder or link).
+    nested: Option<PathBuf>,
+    /// A link to a folder outside the project.
+    linked_out: Option<PathBuf>,
+}
+
+/// Refuses a stage that `reads` what the work tree at `worktree` (git's
+/// top, a real path) holds and may not be met: for untracked folders, a
+/// repository nested in it; for attributes, a link to a folder outside
+/// the project. The work tree is looked through once a line, up to the
+/// line's bound ([`ANALYSER_WORK_TREE_ENTRIES_MAX`] unless the analyser
+/// was given another).
+pub(super) fn check_work_tree(
+    place: &Place,
+    worktree: &Path,
+    reads: Reads,
+) -> Result<(), GitRefusal> {
+    if !reads.untracked && !reads.attributes {
+        return Ok(());
+    }
+    let known = place.line.work_trees.borrow().get(worktree).cloned();
+    let found = match known {
+        Some(found) => found,
+        None => {
+            let found = look_through(place.ws, worktree, place.line.work_tree_entries);
+            place
+                .line
+                .work_trees
+                .borrow_mut()
+                .insert(worktree.to_path_buf(), found.clone());
+            found
+        }
+    }?;
+    // From the top, as git names paths.
+    let shown = |path: &Path| {
+        path.strip_prefix(worktree)
+            .unwrap_or(path)
+            .display()
+            .to_string()
+    };
+    match (&found.nested, &found.linked_out) {
+        (Some(dotgit), _) if reads.untracked => Err(GitRefusal::Nested(shown(dotgit))),
+        (_, Some(link)) if reads.attributes => Err(GitRefusal::LinkedOut(shown(link))),
+        _ => Ok(()),
+    }
+}
+
+/// Looks through the work tree at `worktree` for what [`WorkTree`]
+/// holds, never into a `.git` (the top's is looked through apart) or
+/// through a link.
+fn look_through(ws: &dyn Workspace, worktree: &Path, max: usize) -> Result<WorkTree, GitRefusal> {
+    let root = real(ws, ws.root())?;
+    let leads_out = |link: &Path| {
+        ws.stat(link).is_ok_and(|meta| meta.is_dir())
+            && ws
+                .real_path(link)
+                .is_ok_and(|real| !real.starts_with(&root))
+    };
+    let mut found = WorkTree::default();
+    let judge = &mut |folder: &Path, name: &OsStr, kind| {
+        if name == ".git" {
+            if folder != worktree && found.nested.is_none() {
+                found.nested = Some(folder.join(name));
+            }
+        } else if kind == FileKind::Dir {
+            return ScanStep::Enter;
+        } else if kind == FileKind::Symlink
+            && found.linked_out.is_none()
+            && leads_out(&folder.join(name))
+        {
+            found.linked_out = Some(folder.join(name));
+        }
+        if found.nested.is_some() && found.linked_out.is_some() {
+            ScanStep::Found
+        } else {
+            ScanStep::Pass
+        }
+    };
+    match ws.scan(worktree, max, judge) {
+        Ok(_) => Ok(found),
+        Err(ScanError::TooMany(max)) => Err(GitRefusal::CrowdedWorkTree(max)),
+        Err(ScanError::Read(e)) => Err(GitRefusal::Unasked(format!("{}: {e}", worktree.display()))),
+    }
 }
 
 /// Refuses a reftable list naming a table by a path: git joins each name
