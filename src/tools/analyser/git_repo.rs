@@ -21,8 +21,6 @@ use crate::tools::git_dirs::looks_like_git_dir;
 use crate::tools::{FileKind, PROBE_TIMEOUT, ScanError, ScanStep, Workspace};
 
 use super::ANALYSER_GIT_DIR_ENTRIES_MAX;
-#[cfg(doc)]
-use super::ANALYSER_WORK_TREE_ENTRIES_MAX;
 
 /// The most bytes of a worktree's `gitdir` back-link read.
 const BACK_LINK_MAX_BYTES: u64 = 4096;
@@ -262,8 +260,9 @@ pub(super) struct WorkTree {
 /// top, a real path) holds and may not be met: for untracked folders, a
 /// repository nested in it; for attributes, a link to a folder outside
 /// the project. The work tree is looked through once a line, up to the
-/// line's bound ([`ANALYSER_WORK_TREE_ENTRIES_MAX`] unless the analyser
-/// was given another).
+/// line's bound
+/// ([`ANALYSER_WORK_TREE_ENTRIES_MAX`](super::ANALYSER_WORK_TREE_ENTRIES_MAX)
+/// unless the analyser was given another).
 pub(super) fn check_work_tree(
     place: &Place,
     worktree: &Path,
