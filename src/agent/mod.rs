@@ -49,12 +49,11 @@ use crate::llm::tool_calls::MadeUpIds;
 use crate::llm::wire::Sampling;
 use crate::log::Log;
 use crate::protocol::{
-    AgentEvent, CallId, FinishReason, PROMPT_MAX_BYTES, Phase, ReplyEnd, Severity, StreamEvent,
-    ToolCallRequest, TransportError, UiCommand, Usage,
+    AgentEvent, CallArguments, CallId, FinishReason, PROMPT_MAX_BYTES, Phase, ReplyEnd, Severity,
+    StreamEvent, ToolCallRequest, TransportError, UiCommand, Usage,
 };
 use crate::session::SessionSetup;
-use crate::tools::Analyser;
-use crate::tools::ToolContext;
+use crate::tools::{Analyser, Registry, ToolContext};
 
 use compact::{Compaction, next_summary_event};
 use conversation::ToolOffer;
@@ -88,6 +87,9 @@ pub struct AgentSetup {
     pub system_prompt: String,
     /// Where tools run.
     pub tools: ToolContext,
+    /// The tools the model is offered: the built-ins, and those
+    /// registered at run time (ADR 0042).
+    pub registry: Registry,
     /// Which calls wait for the person.
     pub approval: ApprovalPolicy,
     /// The analyser that lets read-only command lines run without asking
@@ -248,11 +250,12 @@ async fn run_actor(
     // What changes the checkpoints is kept for the journal while saving
     // is on (ADR 0040).
     setup.tools.checkpoints.lock().take_ops(saving.on());
+    let tool_catalogue = setup.registry.definitions();
     let agent = Agent {
         saving,
         conversation: Conversation::new(&setup.system_prompt),
-        offered: Arc::new(OfferedTools::from_definitions(&crate::tools::definitions())),
-        tool_catalogue: crate::tools::definitions(),
+        offered: Arc::new(OfferedTools::from_definitions(&tool_catalogue)),
+        tool_catalogue,
         setup,
         ui,
         tool_tx,
@@ -596,7 +599,7 @@ impl Agent {
         if !requests.is_empty() {
             self.episodes_started += 1;
         }
-        Round::for_person(requests, &self.setup.tools)
+        Round::for_person(requests, &self.setup.registry, &self.setup.tools)
     }
 
     /// The person's words join the conversation, and a turn starts for
@@ -996,7 +999,7 @@ impl Agent {
                 .map(|(id, name)| ToolCallRequest {
                     id: id.clone(),
                     name: name.clone(),
-                    arguments: "{}".to_string(),
+                    arguments: CallArguments::Json(serde_json::Value::Object(Default::default())),
                     error: None,
                 })
                 .collect(),
@@ -1015,7 +1018,12 @@ impl Agent {
             )
             .await;
         }
-        let round = Round::new(calls, self.setup.approval, &self.setup.tools);
+        let round = Round::new(
+            calls,
+            self.setup.approval,
+            &self.setup.registry,
+            &self.setup.tools,
+        );
         // An empty reply is not sent back: it would teach the model nothing
         // and some providers refuse an assistant message with no content.
         if had_text || !round.is_empty() {

@@ -5,9 +5,10 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use crate::support::calls::validate;
 use dashfloat::tools::{
-    ExecuteCommand, Glob, Grep, ListDirectory, ReadFile, ToolCall, ToolContext, ToolFailure,
-    definitions, execute, validate,
+    ExecuteCommand, Glob, Grep, ListDirectory, ReadFile, Registry, ToolCall, ToolContext,
+    ToolFailure, execute,
 };
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -414,7 +415,7 @@ fn sample(schema: &Value) -> Value {
 /// wrong type and every undeclared field refused, for every tool.
 #[test]
 fn the_schema_the_model_sees_is_the_one_validation_enforces() {
-    let defs = definitions();
+    let defs = Registry::builtin().definitions();
     let tools = defs.as_array().unwrap();
     assert_eq!(tools.len(), 7);
     for def in tools {
@@ -491,7 +492,7 @@ fn the_schema_the_model_sees_is_the_one_validation_enforces() {
 
 #[test]
 fn the_schema_defaults_are_the_runtime_defaults() {
-    let defs = definitions();
+    let defs = Registry::builtin().definitions();
     let read = &defs[0]["function"]["parameters"]["properties"];
     let ToolCall::ReadFile(ReadFile { offset, limit, .. }) =
         validate("read_file", r#"{"path":"a"}"#).unwrap()

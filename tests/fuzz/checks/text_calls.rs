@@ -8,7 +8,7 @@ use dashfloat::llm::adapters::{OfferedTools, TextCalls, TextPiece, ToolSyntax};
 
 static OFFERED: LazyLock<Arc<OfferedTools>> = LazyLock::new(|| {
     Arc::new(OfferedTools::from_definitions(
-        &dashfloat::tools::definitions(),
+        &dashfloat::tools::Registry::builtin().definitions(),
     ))
 });
 
