@@ -789,19 +789,30 @@ impl Agent {
         }
     }
 
+    /// Whether the next request asks for an answer, not a call: the last
+    /// step of a turn does, and so does one after a repeat that gave
+    /// nothing new, as a turn should end with an answer (ADR 0015). The
+    /// ask stands until a reply comes: a retry of this step asks too.
+    fn answers_now(&self) -> bool {
+        self.answer_now || self.steps + 1 >= self.setup.max_steps
+    }
+
     /// Sends the conversation as it stands: the budget was looked at
     /// already ([`Agent::next_request`]).
     async fn start_episode(&mut self) {
-        self.stop_warming();
-        let Some(endpoint) = self.endpoint_or_end_turn().await else {
-            return;
-        };
-        // The last step of a turn, or one after a repeat that gave nothing
-        // new, asks for an answer: a turn should end with one (ADR 0015).
-        // The ask stands until a reply comes: a retry of this step asks too.
-        let answer_now = self.answer_now || self.steps + 1 >= self.setup.max_steps;
+        let answer_now = self.answers_now();
         let encoded = self.encode(&self.conversation, answer_now);
         let Some(body) = self.body_or_end_turn(encoded).await else {
+            return;
+        };
+        self.send(body, answer_now).await;
+    }
+
+    /// Starts the episode that sends `body`, the conversation as it
+    /// stands encoded, asking for an answer when `answer_now`.
+    async fn send(&mut self, body: Vec<u8>, answer_now: bool) {
+        self.stop_warming();
+        let Some(endpoint) = self.endpoint_or_end_turn().await else {
             return;
         };
         self.steps += 1;
