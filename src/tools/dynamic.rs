@@ -45,10 +45,14 @@ pub trait DynamicTool: Send + Sync + std::fmt::Debug {
     /// call before anything else.
     fn parameters(&self) -> &Value;
 
-    /// What a call can change: who is asked before it runs (ADR 0014) and
-    /// whether it waits for the calls before it (ADR 0015). A tool that
-    /// cannot say what it does is [`Effect::RunsCommands`]: asked about
-    /// as a command is.
+    /// What a call can change: whether it waits for the calls before it
+    /// (ADR 0015) and who is asked before it runs (ADR 0014). Only
+    /// [`Effect::Reads`] runs unasked; any other is asked about as a
+    /// command is, even under auto-edit, as no diff shows its change and
+    /// `/undo` cannot take it back ([`ToolCall::beyond_undo`]). A tool
+    /// that cannot say what it does is [`Effect::RunsCommands`].
+    ///
+    /// [`ToolCall::beyond_undo`]: super::ToolCall::beyond_undo
     fn effect(&self) -> Effect;
 
     /// The call in brief, for its row in the log; by default what

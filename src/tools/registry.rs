@@ -201,6 +201,18 @@ impl ToolCall {
         self.effect() != Effect::Reads
     }
 
+    /// Whether what the call may change is beyond `/undo`: a command, or
+    /// a run-time tool's call that does more than read, whose changes no
+    /// preview shows as a diff, no path policy confines and no checkpoint
+    /// keeps. Auto-edit asks about these as about a command (ADR 0014,
+    /// ADR 0042), and `/undo` says such a call ran since.
+    pub fn beyond_undo(&self) -> bool {
+        match self {
+            ToolCall::Dynamic(_) => self.mutates(),
+            _ => self.effect() == Effect::RunsCommands,
+        }
+    }
+
     /// Whether the call writes into a `.git` of the project once every link
     /// is followed: the approval policy asks about those even under
     /// auto-edit. Looks at the filesystem (a few `lstat`s, as the path

@@ -110,11 +110,15 @@ async fn a_run_time_tool_is_offered_validated_asked_about_and_run() {
     );
 }
 
+/// Under auto-edit a run-time tool that only reads runs unasked; one that
+/// writes files is asked about as a command is, since no diff shows its
+/// change, no path policy confines it and `/undo` cannot take it back.
 #[tokio::test]
 async fn a_run_time_tool_is_asked_about_as_its_effect_says() {
     let server = ScriptedServer::start(vec![
         Reply::tool_calls(&[
             ("p1", "peek", r#"{"text": "look"}"#),
+            ("n1", "note", r#"{"text": "write"}"#),
             ("e1", "echo", r#"{"text": "act"}"#),
         ]),
         Reply::text(&["Done."]),
@@ -125,15 +129,13 @@ async fn a_run_time_tool_is_asked_about_as_its_effect_says() {
         ApprovalPolicy::AutoEdit,
         vec![
             Echo::named("peek", Effect::Reads),
+            Echo::named("note", Effect::WritesFiles),
             Echo::named("echo", Effect::RunsCommands),
         ],
     );
-    h.prompt("look, then act").await;
+    h.prompt("look, write, then act").await;
     let (id, events) = h.next_confirm().await;
-    assert_eq!(
-        id, "e1",
-        "a command-like tool is asked about under auto-edit"
-    );
+    assert_eq!(id, "n1", "a run-time tool that writes is asked about");
     assert!(
         events.contains(&AgentEvent::ToolResult {
             id: "p1".into(),
@@ -142,11 +144,18 @@ async fn a_run_time_tool_is_asked_about_as_its_effect_says() {
         }),
         "one that only reads ran unasked: {events:#?}"
     );
+    h.decide(&id, Decision::Approve).await;
+    let (id, _) = h.next_confirm().await;
+    assert_eq!(
+        id, "e1",
+        "a command-like tool is asked about under auto-edit"
+    );
     h.decide(&id, Decision::Reject).await;
     h.turn().await;
     let results = tool_results(&server.requests()[1].body);
     assert_eq!(results[0], json!({"ok": true, "output": "look"}));
-    assert_eq!(results[1]["code"], "rejected");
+    assert_eq!(results[1], json!({"ok": true, "output": "write"}));
+    assert_eq!(results[2]["code"], "rejected");
 }
 
 #[tokio::test]

@@ -200,6 +200,7 @@ async fn a_run_time_call_keeps_its_arguments_and_runs_with_its_effect_and_previe
     assert_eq!(Some(dynamic.arguments()), args.object());
     assert_eq!((call.name(), call.effect()), ("echo", Effect::RunsCommands));
     assert!(call.mutates());
+    assert!(call.beyond_undo());
     assert_eq!(call.summary(), r#"{"times":2,"text":"hi"}"#);
     assert_eq!(
         call.canonical(),
@@ -226,6 +227,27 @@ async fn a_run_time_call_keeps_its_arguments_and_runs_with_its_effect_and_previe
     );
     let result = execute(&call, &ctx, CancellationToken::new()).await;
     assert_eq!(json_of(result), json!({"ok": true, "output": "hi hi"}));
+}
+
+/// A run-time tool's change is beyond `/undo` unless it only reads; of
+/// the built-ins only a command's is.
+#[test]
+fn what_a_call_changes_is_beyond_undo_unless_it_is_a_built_in_write_or_a_read() {
+    let mut registry = Registry::builtin();
+    for (name, effect) in [("peek", Effect::Reads), ("note", Effect::WritesFiles)] {
+        registry.register(Echo::named(name, effect)).unwrap();
+    }
+    let beyond = |name: &str, args: &str| {
+        registry
+            .validate(name, &arguments(args))
+            .unwrap()
+            .beyond_undo()
+    };
+    assert!(!beyond("peek", r#"{"text": "a"}"#));
+    assert!(beyond("note", r#"{"text": "a"}"#));
+    assert!(!beyond("write_file", r#"{"path": "a", "content": "b"}"#));
+    assert!(!beyond("read_file", r#"{"path": "a"}"#));
+    assert!(beyond("execute_command", r#"{"command": "true"}"#));
 }
 
 #[test]
