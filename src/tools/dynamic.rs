@@ -24,7 +24,7 @@ use super::tool::{Effect, Shown};
 
 /// Characters of a call's arguments its row shows at most when no
 /// summary of its own names it.
-pub const BRIEF_MAX_CHARS: usize = 80;
+const BRIEF_MAX_CHARS: usize = 80;
 
 /// A tool registered at run time. Its calls' arguments are the JSON object
 /// its schema accepted, kept as such (a built-in's are typed, [`Tool`]).
@@ -62,8 +62,8 @@ pub trait DynamicTool: Send + Sync + std::fmt::Debug {
     }
 
     /// What the person approves when the policy asks about a call; by
-    /// default the call's arguments, every line of them
-    /// ([`arguments_preview`]). A call that cannot succeed may fail here
+    /// default the call's arguments, every line of them, so a person
+    /// never approves what they could not see. A call that cannot succeed may fail here
     /// with the failure its run would give. Run off the agent's task.
     fn preview(
         &self,
@@ -100,12 +100,14 @@ impl DynamicCall {
         DynamicCall { tool, arguments }
     }
 
-    /// The tool the call is for.
+    /// The registered tool itself, which the call's name, effect,
+    /// summary, preview and run are asked of.
     pub fn tool(&self) -> &dyn DynamicTool {
         self.tool.as_ref()
     }
 
-    /// The arguments, as the schema accepted them.
+    /// The arguments object the tool's schema accepted, which its
+    /// summary, preview and run read.
     pub fn arguments(&self) -> &Map<String, Value> {
         &self.arguments
     }
@@ -162,7 +164,7 @@ impl Shown for DynamicOutput {
 
 /// A call in brief from its arguments alone: the file, command or pattern
 /// they name (its first line), or else the arguments as compact JSON; at
-/// most [`BRIEF_MAX_CHARS`] characters, empty when there are none. The row
+/// most 80 characters, empty when there are none. The row
 /// of a call that failed validation reads it, and so does a run-time
 /// tool's without a summary of its own.
 pub fn brief(arguments: &Map<String, Value>) -> String {
@@ -183,9 +185,8 @@ pub fn brief(arguments: &Map<String, Value>) -> String {
 }
 
 /// A preview of a call of `tool` that shows its arguments whole, one line
-/// of indented JSON a row: a person never approves what they could not
-/// see.
-pub fn arguments_preview(tool: &str, arguments: &Map<String, Value>) -> Preview {
+/// of indented JSON a row.
+fn arguments_preview(tool: &str, arguments: &Map<String, Value>) -> Preview {
     let text = serde_json::to_string_pretty(arguments).unwrap_or_default();
     let mut lines = vec![header(format!("call {tool} with:"))];
     lines.extend(text.lines().map(|l| line(PreviewKind::Added, l)));

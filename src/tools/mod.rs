@@ -100,9 +100,7 @@ pub use checkpoint::{
     survey,
 };
 pub use command::{ClearedCommand, ExecuteCommand, ExecuteCommandOutput};
-pub use dynamic::{
-    BRIEF_MAX_CHARS, DynamicCall, DynamicOutput, DynamicTool, arguments_preview, brief,
-};
+pub use dynamic::{DynamicCall, DynamicOutput, DynamicTool, brief};
 pub use edit::{
     EDIT_EXCERPT_MAX_BYTES, EDIT_HINT_LINE_MAX_BYTES, EDIT_MAX_FILE_BYTES, EditFile,
     EditFileOutput, LOOSE_NOTE, LocateError, NearMatch, locate, splice,
