@@ -1,4 +1,6 @@
-//! dashfloat's performance figures (issue 2): exec → first frame, frame
+//! dashfloat's performance figures (issue 2): start-up — process start →
+//! first frame and the resident set when idle, with a provider and with a
+//! local server, against a minimal full-screen program (issue 38) —, frame
 //! time over a 100,000-line transcript while tokens stream, markdown render
 //! time of a 10 KB reply, throughput of the SSE → agent → UI-state path,
 //! resident memory idle and after a 100,000-line transcript, and CPU while
@@ -8,13 +10,15 @@
 //! a baseline measured in the same run, as a ratio where one makes sense.
 //! Also the parse of one large SSE frame that comes in small reads.
 //!
-//! Run with `cargo bench --bench dashfloat-bench` (release build).
+//! Run with `cargo bench --bench dashfloat-bench` (release build);
+//! `cargo bench --bench dashfloat-bench startup` runs one figure.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod startup;
 #[path = "../tests/support/mod.rs"]
 mod support;
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -34,7 +38,6 @@ use dashfloat::ui::state::{SessionInfo, State};
 use dashfloat::ui::theme::Theme;
 use dashfloat::ui::update::{Msg, update};
 use dashfloat::ui::view::view;
-use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use support::pty::PtySession;
@@ -48,14 +51,19 @@ const TRANSCRIPT_LINES: usize = 100_000;
 const MARKDOWN_DOCUMENT: &str = include_str!("../tests/fixtures/markdown-document.md");
 
 fn main() {
+    // Started by the start-up figure as its floor program.
+    if std::env::var_os(startup::FLOOR_VAR).is_some() {
+        startup::floor();
+        return;
+    }
     // As the binary's `main` does: the figures are the shipped allocator's.
     dashfloat::memory::give_large_buffers_own_pages();
     // `cargo bench` passes `--bench`; a filter argument selects one figure.
     let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with('-'));
     let want = |name: &str| filter.as_deref().is_none_or(|f| name.contains(f));
     println!("dashfloat benchmarks (release build; figures vary ±20% on a busy machine)\n");
-    if want("first_frame") {
-        first_frame();
+    if want("startup") {
+        startup::startup();
     }
     if want("frame_time") {
         frame_time();
@@ -92,89 +100,6 @@ fn ms(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1000.0)
 }
 
-/// Time from spawning a program on a pty until `needle` appears in its
-/// output.
-fn time_to_output(program: &Path, args: &[&str], dir: &Path, needle: &[u8]) -> Duration {
-    let pair = native_pty_system()
-        .openpty(PtySize {
-            rows: 40,
-            cols: 120,
-            pixel_width: 0,
-            pixel_height: 0,
-        })
-        .unwrap();
-    let mut cmd = CommandBuilder::new(program);
-    cmd.args(args);
-    cmd.cwd(dir);
-    cmd.env("HOME", dir);
-    cmd.env("XDG_CONFIG_HOME", dir);
-    cmd.env("TERM", "xterm-256color");
-    let mut reader = pair.master.try_clone_reader().unwrap();
-    let start = Instant::now();
-    let mut child = pair.slave.spawn_command(cmd).unwrap();
-    drop(pair.slave);
-    let mut seen = Vec::new();
-    let mut buf = [0u8; 8192];
-    let elapsed = loop {
-        let n = reader.read(&mut buf).unwrap_or(0);
-        if n == 0 {
-            panic!("{} ended before printing {:?}", program.display(), needle);
-        }
-        seen.extend_from_slice(&buf[..n]);
-        if seen.windows(needle.len()).any(|w| w == needle) {
-            break start.elapsed();
-        }
-    };
-    let _ = child.kill();
-    let _ = child.wait();
-    elapsed
-}
-
-/// [`time_to_output`] over `runs` runs, sorted.
-fn times_to_output(
-    runs: usize,
-    program: &Path,
-    args: &[&str],
-    dir: &Path,
-    needle: &[u8],
-) -> Vec<Duration> {
-    let mut times: Vec<Duration> = (0..runs)
-        .map(|_| time_to_output(program, args, dir, needle))
-        .collect();
-    times.sort();
-    times
-}
-
-fn first_frame() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = ScriptedServer::start_blocking(vec![]);
-    let url = server.base_url();
-    let runs = 20;
-    let ours = times_to_output(
-        runs,
-        &support::dashfloat_bin(),
-        &["--base-url", &url],
-        dir.path(),
-        b"idle",
-    );
-    let floor = times_to_output(
-        runs,
-        Path::new("/bin/sh"),
-        &["-c", "printf '\\033[?1049h idle'; sleep 1"],
-        dir.path(),
-        b"idle",
-    );
-    let (o, f) = (percentile(&ours, 0.5), percentile(&floor, 0.5));
-    println!("exec → first frame ({runs} runs, 120x40 pty)");
-    println!(
-        "  dashfloat median {}  p90 {}   | baseline /bin/sh printing one line: median {}   ratio {:.1}x   target ≤ 30 ms",
-        ms(o),
-        ms(percentile(&ours, 0.9)),
-        ms(f),
-        o.as_secs_f64() / f.as_secs_f64()
-    );
-}
-
 fn session() -> SessionInfo {
     SessionInfo {
         model: "bench-model".into(),
@@ -195,7 +120,7 @@ fn state_with_transcript(lines: usize) -> State {
             _ => format!("Line {i} of a reply with **bold** text and a [link](https://x.y).\n"),
         })
         .collect();
-    while state.transcript.total_lines() < lines {
+    while state.transcript().total_lines() < lines {
         update(
             &mut state,
             Msg::Agent(AgentEvent::AssistantDelta(reply.clone())),
@@ -245,7 +170,7 @@ fn frame_time() {
     let small_times = frame_times(&mut small, frames);
     println!(
         "\nframe time while tokens stream ({frames} frames, 120x40; transcript of {} lines built in {})",
-        big.transcript.total_lines(),
+        big.transcript().total_lines(),
         ms(built)
     );
     println!(
@@ -304,15 +229,16 @@ fn markdown() {
     );
 }
 
+/// `tokens` one-token content chunks, four bytes each, a line of 16.
+fn token_chunks(tokens: usize) -> impl Iterator<Item = serde_json::Value> {
+    (0..tokens).map(|i| content_chunk(if i % 16 == 15 { "tok\n" } else { "tok " }))
+}
+
 /// A reply of `tokens` one-token content chunks, sent in 64 KiB writes.
 fn token_reply(tokens: usize) -> Reply {
     let mut body = Vec::new();
-    for i in 0..tokens {
-        body.extend_from_slice(&sse_frame(&content_chunk(if i % 16 == 15 {
-            "tok\n"
-        } else {
-            "tok "
-        })));
+    for chunk in token_chunks(tokens) {
+        body.extend_from_slice(&sse_frame(&chunk));
     }
     body.extend_from_slice(&sse_frame(&support::server::finish_chunk("stop")));
     body.extend_from_slice(b"data: [DONE]\n\n");
@@ -417,7 +343,7 @@ fn throughput_once(rt: &tokio::runtime::Runtime, url: &str, tokens: usize) -> [D
         }
         let elapsed = t.elapsed();
         assert_eq!(
-            state.transcript.last_reply().map(str::len),
+            state.transcript().last_reply().map(str::len),
             Some(tokens * 4)
         );
         elapsed
@@ -566,10 +492,12 @@ fn memory_and_idle_cpu() {
 }
 
 /// A session of `messages` messages whose texts are `text_bytes` long:
-/// prompts, replies that call `read_file`, the results, in turn; the log
-/// has a row for each.
+/// prompts, replies that call `read_file`, the results (JSON objects, as
+/// tools answer, so that the warm-up of a resumed session passes the
+/// scripted server's pairing check), in turn; the log has a row for each.
 fn bench_session(messages: usize, text_bytes: usize) -> (Vec<Message>, Vec<LogItem>) {
     let text = "x".repeat(text_bytes);
+    let result = serde_json::json!({ "content": text }).to_string();
     let mut out = vec![Message::new(Role::System, "system prompt")];
     let mut log = Vec::new();
     let mut i = 0;
@@ -604,7 +532,7 @@ fn bench_session(messages: usize, text_bytes: usize) -> (Vec<Message>, Vec<LogIt
             _ => {
                 out.push(Message {
                     role: Role::Tool,
-                    content: Some(text.clone()),
+                    content: Some(result.clone()),
                     tool_calls: Vec::new(),
                     tool_call_id: Some(format!("call_{}", i - 1)),
                 });
@@ -665,7 +593,7 @@ const SAVE_SIZES: [usize; 3] = [10, 1_000, 10_000];
 /// The log the agent would hold beside `messages`: its newest items within
 /// the log's bounds.
 fn bounded_log(log: &[LogItem]) -> &[LogItem] {
-    &log[log.len().saturating_sub(dashfloat::session::LOG_ITEMS_MAX)..]
+    &log[log.len().saturating_sub(dashfloat::protocol::LOG_ITEMS_MAX)..]
 }
 
 /// One step of the bench session: a message of 2,500 bytes and its log
@@ -809,19 +737,23 @@ fn continue_first_frame() {
     let server = ScriptedServer::start_blocking(vec![]);
     let url = server.base_url();
     let runs = 10;
-    let resumed = times_to_output(
+    let home = dir.path().to_str().unwrap();
+    let env = [("HOME", home), ("XDG_CONFIG_HOME", home)];
+    let resumed = startup::times_to_screen(
         runs,
         &support::dashfloat_bin(),
         &["--base-url", &url, "--continue"],
+        &env,
         dir.path(),
-        b"the-last-answer",
+        "the-last-answer",
     );
-    let fresh = times_to_output(
+    let fresh = startup::times_to_screen(
         runs,
         &support::dashfloat_bin(),
         &["--base-url", &url],
+        &env,
         dir.path(),
-        b"idle",
+        "idle",
     );
     println!(
         "\n--continue of a {}-message session ({:.1} MiB) to the frame showing its last answer ({runs} runs)",

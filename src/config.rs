@@ -13,7 +13,7 @@ use crate::agent::{
 };
 use crate::llm::adapters::ToolSyntax;
 use crate::llm::discover::Questions;
-use crate::secret::{Secret, redact_userinfo, strip_userinfo};
+use crate::secret::{Secret, redact_userinfo};
 use crate::session::OpenSession;
 use crate::tools::{EXEC_DEFAULT_MAX_TIMEOUT, EXEC_DEFAULT_TIMEOUT};
 
@@ -474,37 +474,12 @@ impl Config {
         file_name: &str,
     ) -> (Config, Vec<ConfigError>) {
         let mut problems = Vec::new();
-        let file = match file_text {
-            None => FileConfig::default(),
-            Some(Err(e)) => {
-                problems.push(e);
-                FileConfig::default()
-            }
-            Some(Ok(text)) => toml::from_str(&text).unwrap_or_else(|e: toml::de::Error| {
-                problems.push(ConfigError::Parse {
-                    path: file_name.to_string(),
-                    detail: e.message().to_string(),
-                });
-                FileConfig::default()
-            }),
-        };
-
-        let configured_url = cli.base_url.clone().or(file.base_url);
-        // Only a URL that is used counts as configured: one refused here
-        // falls back to the local default, which must get no key either.
-        let accepted_url = match configured_url {
-            Some(url) if url.starts_with("http://") || url.starts_with("https://") => {
-                Some(url.trim_end_matches('/').to_string())
-            }
-            Some(url) => {
-                problems.push(ConfigError::BaseUrl(redact_userinfo(&url).into_owned()));
-                None
-            }
-            None => None,
-        };
+        let file = file_config(file_text, file_name, &mut problems);
+        let timeouts = Timeouts::resolve(cli, &file, &mut problems);
+        let accepted_url = accepted_base_url(cli.base_url.clone().or(file.base_url), &mut problems);
         let provider_configured = accepted_url.is_some();
         let base_url = accepted_url.unwrap_or_else(|| LOCAL_BASE_URL.to_string());
-        let local = is_loopback(&base_url);
+        let local = crate::base_url::is_loopback(&base_url);
         let configured_model = match cli.model.clone().or(file.model) {
             Some(name) if name.trim().is_empty() => {
                 problems.push(ConfigError::EmptyModel);
@@ -543,62 +518,7 @@ impl Config {
             }
             other => other.map(|k| Secret::new(k.trim().to_string())),
         };
-        let mut secs = |setting, flag: Option<u64>, file: Option<u64>, default| {
-            let Some(secs) = flag.or(file) else {
-                return default;
-            };
-            let given = Duration::from_secs(secs);
-            if (TIMEOUT_MIN..=TIMEOUT_MAX).contains(&given) {
-                given
-            } else {
-                problems.push(ConfigError::Timeout {
-                    setting,
-                    secs,
-                    default,
-                });
-                default
-            }
-        };
-        let request_timeout = secs(
-            "request timeout",
-            cli.request_timeout,
-            file.request_timeout_secs,
-            DEFAULT_REQUEST_TIMEOUT,
-        );
-        let idle_timeout = secs(
-            "idle timeout",
-            cli.idle_timeout,
-            file.idle_timeout_secs,
-            DEFAULT_IDLE_TIMEOUT,
-        );
-        let exec_timeout = secs(
-            "exec timeout",
-            cli.exec_timeout,
-            file.exec_timeout_secs,
-            EXEC_DEFAULT_TIMEOUT,
-        );
-        let exec_timeout_max = secs(
-            "longest exec timeout",
-            cli.exec_timeout_max,
-            file.exec_timeout_max_secs,
-            EXEC_DEFAULT_MAX_TIMEOUT,
-        )
-        .max(exec_timeout);
-        let mut headers: Vec<(String, Secret)> = file
-            .headers
-            .into_iter()
-            .map(|(name, value)| (name, Secret::new(value)))
-            .collect();
-        for raw in &cli.headers {
-            match raw.split_once(':') {
-                Some((name, value)) if !name.trim().is_empty() => {
-                    let name = name.trim().to_string();
-                    headers.retain(|(n, _)| !n.eq_ignore_ascii_case(&name));
-                    headers.push((name, Secret::new(value.trim().to_string())));
-                }
-                _ => problems.push(ConfigError::Header(raw.clone())),
-            }
-        }
+        let headers = headers(file.headers, &cli.headers, &mut problems);
         let config = Config {
             base_url,
             model,
@@ -609,8 +529,8 @@ impl Config {
             max_output: cli.max_output.or(file.max_output),
             compact_at,
             model_configured,
-            request_timeout,
-            idle_timeout,
+            request_timeout: timeouts.request,
+            idle_timeout: timeouts.idle,
             headers,
             provider_configured,
             approval: cli.approval.into(),
@@ -619,8 +539,8 @@ impl Config {
                 .or(file.max_steps)
                 .unwrap_or(DEFAULT_MAX_STEPS)
                 .max(1),
-            exec_timeout,
-            exec_timeout_max,
+            exec_timeout: timeouts.exec,
+            exec_timeout_max: timeouts.exec_max,
             temperature: cli.temperature.or(file.temperature),
             seed: cli.seed.or(file.seed),
             pass_env: file.exec.pass_env,
@@ -650,28 +570,136 @@ impl Config {
     /// The provider's host (and port), for the status bar: never the
     /// credentials a base URL may carry.
     pub fn host(&self) -> String {
-        let url = strip_userinfo(&self.base_url);
-        let rest = url.split_once("://").map_or(url.as_ref(), |(_, r)| r);
-        rest.split('/').next().unwrap_or(rest).to_string()
+        crate::base_url::host(&self.base_url)
     }
 }
 
-/// `--tool-syntax` as clap reads it.
-/// Whether `base_url` names this machine: warming its cache costs only
-/// idle cycles, where a remote provider would bill for it.
-pub fn is_loopback(base_url: &str) -> bool {
-    let Ok(url) = reqwest::Url::parse(base_url) else {
-        return false;
-    };
-    url.host_str().is_some_and(|host| {
-        host.eq_ignore_ascii_case("localhost")
-            || host
-                .trim_matches(['[', ']'])
-                .parse::<std::net::IpAddr>()
-                .is_ok_and(|ip| ip.is_loopback())
-    })
+/// The config file's settings: none when there is no file; a file that
+/// cannot be read or parsed is a problem, and the defaults stand.
+fn file_config(
+    file_text: Option<Result<String, ConfigError>>,
+    file_name: &str,
+    problems: &mut Vec<ConfigError>,
+) -> FileConfig {
+    match file_text {
+        None => FileConfig::default(),
+        Some(Err(e)) => {
+            problems.push(e);
+            FileConfig::default()
+        }
+        Some(Ok(text)) => toml::from_str(&text).unwrap_or_else(|e: toml::de::Error| {
+            problems.push(ConfigError::Parse {
+                path: file_name.to_string(),
+                detail: e.message().to_string(),
+            });
+            FileConfig::default()
+        }),
+    }
 }
 
+/// The base URL configured, if it is one requests can go to. Only a URL
+/// that is used counts as configured: one refused here is a problem and
+/// falls back to the local default, which must get no key either.
+fn accepted_base_url(
+    configured: Option<String>,
+    problems: &mut Vec<ConfigError>,
+) -> Option<String> {
+    match configured {
+        Some(url) if crate::base_url::usable(&url) => Some(url.trim_end_matches('/').to_string()),
+        Some(url) => {
+            problems.push(ConfigError::BaseUrl(redact_userinfo(&url).into_owned()));
+            None
+        }
+        None => None,
+    }
+}
+
+/// The four time limits, each from its flag, else the file, else its
+/// default; one out of bounds is a problem and the default stands.
+struct Timeouts {
+    request: Duration,
+    idle: Duration,
+    exec: Duration,
+    exec_max: Duration,
+}
+
+impl Timeouts {
+    fn resolve(cli: &Cli, file: &FileConfig, problems: &mut Vec<ConfigError>) -> Timeouts {
+        let mut secs = |setting, flag: Option<u64>, file: Option<u64>, default| {
+            let Some(secs) = flag.or(file) else {
+                return default;
+            };
+            let given = Duration::from_secs(secs);
+            if (TIMEOUT_MIN..=TIMEOUT_MAX).contains(&given) {
+                given
+            } else {
+                problems.push(ConfigError::Timeout {
+                    setting,
+                    secs,
+                    default,
+                });
+                default
+            }
+        };
+        let request = secs(
+            "request timeout",
+            cli.request_timeout,
+            file.request_timeout_secs,
+            DEFAULT_REQUEST_TIMEOUT,
+        );
+        let idle = secs(
+            "idle timeout",
+            cli.idle_timeout,
+            file.idle_timeout_secs,
+            DEFAULT_IDLE_TIMEOUT,
+        );
+        let exec = secs(
+            "exec timeout",
+            cli.exec_timeout,
+            file.exec_timeout_secs,
+            EXEC_DEFAULT_TIMEOUT,
+        );
+        let exec_max = secs(
+            "longest exec timeout",
+            cli.exec_timeout_max,
+            file.exec_timeout_max_secs,
+            EXEC_DEFAULT_MAX_TIMEOUT,
+        )
+        .max(exec);
+        Timeouts {
+            request,
+            idle,
+            exec,
+            exec_max,
+        }
+    }
+}
+
+/// The file's `[headers]`, then each `--header "Name: value"` replacing a
+/// header of the same name; a flag without a name is a problem.
+fn headers(
+    file: BTreeMap<String, String>,
+    flags: &[String],
+    problems: &mut Vec<ConfigError>,
+) -> Vec<(String, Secret)> {
+    let mut headers: Vec<(String, Secret)> = file
+        .into_iter()
+        .map(|(name, value)| (name, Secret::new(value)))
+        .collect();
+    for raw in flags {
+        match raw.split_once(':') {
+            Some((name, value)) if !name.trim().is_empty() => {
+                let name = name.trim().to_string();
+                headers.retain(|(n, _)| !n.eq_ignore_ascii_case(&name));
+                headers.push((name, Secret::new(value.trim().to_string())));
+            }
+            _ => problems.push(ConfigError::Header(raw.clone())),
+        }
+    }
+    headers
+}
+
+/// `--tool-syntax` as clap reads it.
 fn parse_tool_syntax(name: &str) -> Result<ToolSyntax, crate::llm::adapters::AdapterError> {
     name.parse()
 }

@@ -5,6 +5,7 @@
 //! Start with [`protocol`]: the messages the four kinds of task exchange.
 
 pub mod agent;
+pub mod base_url;
 pub mod config;
 pub mod exec;
 pub mod launch;

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use dashfloat::agent::{self, AgentSetup};
@@ -230,8 +230,16 @@ async fn stop_agent(mut task: JoinHandle<()>) {
 }
 
 /// Sets the agent up as the configuration says and starts it: the one
-/// place both front ends get their agent from.
-fn start_agent(start: Start, cwd: &Path) -> std::io::Result<Running> {
+/// place both front ends get their agent from. The agent's own start-up —
+/// the HTTP client and its TLS roots, the project's instructions (git is
+/// asked for the work tree), discovery, the warm-up, the project's file
+/// list — waits for `first_frame`, so that on a busy machine none of it
+/// takes a core from the first frame (ADR 0041).
+fn start_agent(
+    start: Start,
+    cwd: &Path,
+    first_frame: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<Running> {
     let Start {
         mut config,
         pass_env,
@@ -292,9 +300,10 @@ fn start_agent(start: Start, cwd: &Path) -> std::io::Result<Running> {
     let (command_tx, command_rx) = mpsc::channel(COMMAND_QUEUE);
     let (event_tx, event_rx) = mpsc::channel(EVENT_QUEUE);
     let system_prompt = agent::system_prompt();
-    // The client (TLS roots and all) is built on the agent's task so the
-    // first frame does not wait for it.
+    // The client (TLS roots and all) is built on the agent's task, once the
+    // first frame is on screen.
     let task = tokio::spawn(async move {
+        first_frame.await;
         let setup = AgentSetup {
             endpoint: endpoint(&config),
             model: config.model.clone(),
@@ -347,17 +356,24 @@ async fn run_tui(start: Start) -> std::io::Result<Ended> {
         approval: start.config.approval,
     };
     let pick_sessions = matches!(&start.sessions, Some((_, OpenSession::Pick { .. })));
+    let (first_frame, drawn) = oneshot::channel();
+    // A UI that ends before its first frame drops the sender: the agent
+    // starts all the same, and ends as the UI is gone.
+    let drawn = async {
+        let _ = drawn.await;
+    };
     let Running {
         commands,
         events,
         task,
         notes,
-    } = start_agent(start, &cwd)?;
+    } = start_agent(start, &cwd, drawn)?;
     let setup = UiSetup {
         session,
         no_color,
         notes,
         pick_sessions,
+        first_frame,
     };
     let transcript = app::run(setup, commands, events).await;
     // The UI sent Quit: the agent cancels what runs and ends.
@@ -378,7 +394,7 @@ async fn run_exec(
         events,
         task,
         notes,
-    } = start_agent(start, &working_directory())?;
+    } = start_agent(start, &working_directory(), std::future::ready(()))?;
     let setup = ExecSetup {
         prompt,
         json: args.json,
@@ -394,8 +410,8 @@ async fn run_exec(
 }
 
 fn endpoint(config: &Config) -> Result<Endpoint, EndpointError> {
-    let client =
-        dashfloat::llm::build_client(config.request_timeout).map_err(EndpointError::Client)?;
+    let client = dashfloat::llm::build_client(config.request_timeout, &config.base_url)
+        .map_err(EndpointError::Client)?;
     Ok(Endpoint {
         client,
         context: RequestContext {

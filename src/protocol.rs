@@ -22,6 +22,18 @@ use std::time::Duration;
 /// context window and could not be compacted away.
 pub const PROMPT_MAX_BYTES: u64 = 4 * 1024 * 1024;
 
+/// The most log items a session keeps, and the screen shows, for it to be
+/// redrawn; older ones are dropped first (the conversation itself is not
+/// cut). ADR 0022.
+pub const LOG_ITEMS_MAX: usize = 2_000;
+
+/// The most bytes of text a session's log keeps, and the screen shows (4
+/// MiB, a thousand pages); older items are dropped first, the newest
+/// always kept. With the conversation (bounded by the context window)
+/// and the checkpoints (ADR 0035), it keeps a session file well under its
+/// bound however long the replies. ADR 0036.
+pub const LOG_BYTES_MAX: usize = 4 * 1024 * 1024;
+
 /// What the UI asks of the agent. Sent on every user action that leaves the
 /// screen; the agent answers with [`AgentEvent`]s.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -869,6 +881,17 @@ pub enum StreamEvent {
     ToolCallProgress {
         /// The call.
         id: CallId,
+        /// Bytes of its arguments so far.
+        bytes: usize,
+    },
+    /// A call written as text without a marker of its own (a fenced
+    /// block) is being read: it is held until its block ends, as it may
+    /// turn out to quote a call the model was shown and be prose (ADR
+    /// 0027), so it is not announced yet. Its tool and the bytes of its
+    /// arguments so far, for the status bar alone.
+    ToolCallHeld {
+        /// The tool it names.
+        name: String,
         /// Bytes of its arguments so far.
         bytes: usize,
     },

@@ -334,6 +334,7 @@ impl Agent {
                 | StreamEvent::Finish(_)
                 | StreamEvent::ToolCallStarted { .. }
                 | StreamEvent::ToolCallProgress { .. }
+                | StreamEvent::ToolCallHeld { .. }
                 | StreamEvent::PromptProgress(_)
                 | StreamEvent::Looping { .. },
             ) => {}

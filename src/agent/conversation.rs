@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use crate::llm::adapters::Syntax;
+use crate::llm::adapters::{OfferedTools, QuotedCalls, Syntax};
 use crate::llm::tool_calls::MadeUpIds;
 use crate::llm::wire::{
     ChatRequest, FunctionCall, Message, Messages, Role, Sampling, StreamOptions, TOOL_CHOICE_NONE,
@@ -131,6 +131,22 @@ impl Conversation {
     /// counts from now.
     pub fn take_changed_from(&mut self) -> usize {
         std::mem::replace(&mut self.changed_from, self.messages.len())
+    }
+
+    /// The calls written in what the model was shown besides the system
+    /// prompt, the person's prompts and its own replies: tool results, and
+    /// the summaries and notes made of them. A call written as text without
+    /// a marker that copies one is the model quoting it (ADR 0027).
+    pub fn quoted_calls(&self, offered: &OfferedTools) -> QuotedCalls {
+        let mut quoted = QuotedCalls::default();
+        let shown = self
+            .messages
+            .iter()
+            .filter(|m| m.role == Role::Tool || (m.role == Role::User && !is_prompt(m)));
+        for text in shown.filter_map(|m| m.content.as_deref()) {
+            quoted.add(text, offered);
+        }
+        quoted
     }
 
     /// Appends the person's prompt.
@@ -513,6 +529,33 @@ mod tests {
             message: "x".repeat(size),
         }
         .into()
+    }
+
+    /// Only what the model was shown from outside counts as quotable: the
+    /// person's prompt and the model's own call do not (ADR 0027).
+    #[test]
+    fn quoted_calls_come_from_tool_results_only() {
+        let offered =
+            OfferedTools::from_definitions(&crate::tools::Registry::builtin().definitions());
+        let block = |path: &str| {
+            format!(
+                "```json\n{{\"name\": \"read_file\", \"arguments\": {{\"path\": \"{path}\"}}}}\n```"
+            )
+        };
+        let mut c = Conversation::new(&block("system"));
+        c.push_user(block("prompt"));
+        c.push_assistant(block("reply"), vec![call("c0", r#"{"path":"own"}"#)]);
+        let readme = ToolFailure::ExecutionFailed {
+            tool: "read_file".to_string(),
+            message: block("readme"),
+        };
+        c.push_tool_result("c0".to_string(), &readme.into());
+        let quoted = c.quoted_calls(&offered);
+        assert!(quoted.contains("read_file", r#"{"path":"readme"}"#));
+        for path in ["system", "prompt", "reply", "own"] {
+            let arguments = format!("{{\"path\":\"{path}\"}}");
+            assert!(!quoted.contains("read_file", &arguments), "{path}");
+        }
     }
 
     /// Three turns, each one call with a result of `size` bytes or more.

@@ -845,6 +845,7 @@ impl Agent {
             } else {
                 Arc::clone(&self.offered)
             },
+            quoted: Arc::new(self.conversation.quoted_calls(&self.offered)),
         };
         let task = tokio::spawn(stream::run(endpoint, body, setup, tx));
         self.episode = Some(Episode {
@@ -896,6 +897,11 @@ impl Agent {
                     let name = name.clone();
                     self.emit(AgentEvent::ToolCallWriting { name, bytes }).await;
                 }
+            }
+            // Shown as a call being written, but not announced: it may
+            // still turn out to be prose, and needs no result until then.
+            Some(StreamEvent::ToolCallHeld { name, bytes }) => {
+                self.emit(AgentEvent::ToolCallWriting { name, bytes }).await;
             }
             Some(StreamEvent::Looping { name, times }) => {
                 let text = format!(

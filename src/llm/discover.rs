@@ -89,7 +89,7 @@ pub async fn ask(endpoint: &Endpoint, model: &str, questions: Questions) -> Answ
     if questions.window || questions.kind {
         match get::<Props>(
             endpoint,
-            &super::server_url(&endpoint.context.base_url, "/props"),
+            &crate::base_url::server(&endpoint.context.base_url, "/props"),
         )
         .await
         {
@@ -110,7 +110,7 @@ pub async fn ask(endpoint: &Endpoint, model: &str, questions: Questions) -> Answ
     if !(questions.models || questions.window && answers.context_window.is_none()) {
         return answers;
     }
-    let url = super::api_url(&endpoint.context.base_url, "/models");
+    let url = crate::base_url::api(&endpoint.context.base_url, "/models");
     match get::<ModelList>(endpoint, &url).await {
         Ok(list) => {
             let in_use = match list.data.as_slice() {

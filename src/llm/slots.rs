@@ -104,7 +104,7 @@ pub fn prefix_file_name(request: &[u8], model: &str) -> String {
 /// Asks the server to save its slot to `file`, or to restore it from
 /// `file`; the tokens written or read.
 pub async fn act(endpoint: &Endpoint, action: SlotAction, file: &str) -> Result<u64, SlotError> {
-    let url = super::server_url(&endpoint.context.base_url, &format!("/slots/{SLOT_ID}"));
+    let url = crate::base_url::server(&endpoint.context.base_url, &format!("/slots/{SLOT_ID}"));
     let joined = if url.contains('?') { '&' } else { '?' };
     let url = format!("{url}{joined}action={}", action.name());
     let body = serde_json::json!({ "filename": file });

@@ -16,7 +16,7 @@ use tokio::sync::mpsc;
 use crate::protocol::{PromptProgress, StreamEvent, TransportError, Usage};
 use crate::secret::{Secret, redact_userinfo};
 
-use super::adapters::{OfferedTools, TextCalls, TextPiece, ToolSyntax};
+use super::adapters::{OfferedTools, QuotedCalls, TextCalls, TextPiece, ToolSyntax};
 use super::classify::{self, RequestContext};
 use super::guarded::{GuardError, GuardedBytes, ReplyBudget};
 use super::tool_calls::MadeUpIds;
@@ -95,7 +95,7 @@ pub enum EndpointError {
 
 impl Endpoint {
     fn url(&self) -> String {
-        super::api_url(&self.context.base_url, "/chat/completions")
+        crate::base_url::api(&self.context.base_url, "/chat/completions")
     }
 
     /// Adds the key and the extra headers to a request to this provider:
@@ -131,6 +131,9 @@ pub struct EpisodeSetup {
     pub tool_syntax: ToolSyntax,
     /// The tools the request offers: a text call must name one of them.
     pub tools: Arc<OfferedTools>,
+    /// The calls in what the model was shown: a text call without a marker
+    /// that copies one is a quote (ADR 0027).
+    pub quoted: Arc<QuotedCalls>,
 }
 
 impl EpisodeSetup {
@@ -141,6 +144,7 @@ impl EpisodeSetup {
             ids,
             tool_syntax: ToolSyntax::Native,
             tools: Arc::default(),
+            quoted: Arc::default(),
         }
     }
 }
@@ -373,6 +377,9 @@ struct EpisodeReader {
     text: Option<TextCalls>,
     /// Calls read from text so far.
     text_calls: u32,
+    /// The held text call last reported ([`TextCalls::held_call`]): its
+    /// place in the run and the progress step of its arguments.
+    held: Option<(usize, usize)>,
     announced: usize,
     /// Per announced call, the progress steps of its arguments reported.
     progress: Vec<usize>,
@@ -432,8 +439,9 @@ impl EpisodeReader {
     fn new(setup: EpisodeSetup, budget: ReplyBudget) -> Self {
         Self {
             calls: ToolCallAccumulator::with_ids(setup.ids),
-            text: TextCalls::new(setup.tool_syntax, setup.tools),
+            text: TextCalls::new(setup.tool_syntax, setup.tools, setup.quoted),
             text_calls: 0,
+            held: None,
             announced: 0,
             progress: Vec::new(),
             budget,
@@ -528,6 +536,22 @@ impl EpisodeReader {
         None
     }
 
+    /// Reports the call the text reader holds, when it is a new one or its
+    /// arguments grew by another progress step, as announced calls are.
+    fn report_held(&mut self, out: &mut Vec<StreamEvent>) {
+        let Some(call) = self.text.as_ref().and_then(TextCalls::held_call) else {
+            return;
+        };
+        let reported = Some((call.nth, progress_step(call.bytes)));
+        if self.held != reported {
+            self.held = reported;
+            out.push(StreamEvent::ToolCallHeld {
+                name: call.name.to_string(),
+                bytes: call.bytes,
+            });
+        }
+    }
+
     /// Ends text reading, passing on what the reader still held; the
     /// failure when that was one call too many.
     fn finish_text(&mut self, out: &mut Vec<StreamEvent>) -> Option<StreamEvent> {
@@ -603,6 +627,7 @@ impl EpisodeReader {
                         if let Some(end) = self.take_pieces(pieces, out) {
                             return Some(end);
                         }
+                        self.report_held(out);
                     }
                     None => push_text(out, text, StreamEvent::Content),
                 }

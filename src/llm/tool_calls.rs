@@ -673,6 +673,14 @@ pub fn call_key(name: &str, arguments: &Value) -> String {
     format!("{name}\u{0}{}", canonical(arguments))
 }
 
+/// [`call_key`] of a call written in text, when its arguments text is a
+/// whole JSON object; `None` otherwise. The text adapters compare a call
+/// with the calls the model was shown by it (ADR 0027).
+pub fn whole_call_key(name: &str, arguments: &str) -> Option<String> {
+    let value = serde_json::from_str::<Value>(arguments).ok()?;
+    value.is_object().then(|| call_key(name, &value))
+}
+
 fn canonical(value: &Value) -> String {
     match value {
         Value::Object(map) => {

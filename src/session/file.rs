@@ -19,9 +19,7 @@ use crate::tools::CheckpointLog;
 
 use super::journal::{self, Chained};
 use super::log::{SessionLog, Settled};
-use super::{
-    SESSION_FILE_MAX_BYTES, SavedSession, SessionError, base_url_to_keep, check_conversation,
-};
+use super::{SESSION_FILE_MAX_BYTES, SavedSession, SessionError, check_conversation};
 
 /// The schema version this dashfloat writes; it reads this one and older.
 /// 2 (ADR 0040): a journal may follow the snapshot, which names the last
@@ -147,7 +145,7 @@ impl SessionRecord<'_> {
     /// The file's bytes. The base URL loses its userinfo and query (where
     /// a key may ride); no key or header value is ever part of a record.
     pub fn encode(&self) -> Result<Vec<u8>, SessionError> {
-        let base_url = base_url_to_keep(self.base_url);
+        let base_url = crate::base_url::kept(self.base_url);
         serde_json::to_vec(&FileOut {
             version: SCHEMA_VERSION,
             id: self.id,

@@ -25,7 +25,7 @@ use crate::stable_hash::checksum;
 use crate::tools::CheckpointOp;
 
 use super::log::{LogDelta, LogDeltaIn, SessionLog};
-use super::{SavedSession, SessionError, base_url_to_keep};
+use super::{SavedSession, SessionError};
 
 /// What one save changed, borrowed from the agent's state, to be
 /// appended to the journal as one record.
@@ -128,7 +128,7 @@ impl StepRecord<'_> {
     /// The journal line: checksum, record, newline. The base URL loses
     /// its userinfo and query, as in the snapshot.
     pub fn encode(&self) -> Result<Vec<u8>, SessionError> {
-        let base_url = base_url_to_keep(self.base_url);
+        let base_url = crate::base_url::kept(self.base_url);
         let record = RecordOut {
             seq: self.seq,
             updated: self.updated,

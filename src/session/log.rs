@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::protocol::{LogItem, ToolStatus};
 
-use super::{LOG_BYTES_MAX, LOG_ITEMS_MAX};
+use crate::protocol::{LOG_BYTES_MAX, LOG_ITEMS_MAX};
 
 /// A session's log, with what of it is not saved yet.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -20,7 +20,6 @@ use std::path::{Path, PathBuf};
 
 use crate::llm::wire::Message;
 use crate::protocol::{LogItem, SessionSummary, Usage};
-use crate::secret::strip_userinfo;
 
 pub use file::{SCHEMA_VERSION, SessionRecord};
 pub use id::{ID_MAX_CHARS, new_id, valid_id};
@@ -35,16 +34,6 @@ pub use writer::{
 /// The most characters of the first prompt kept as a session's title.
 /// ADR 0022.
 pub const TITLE_MAX_CHARS: usize = 80;
-/// The most log items a session keeps for the screen to redraw; older ones
-/// are dropped first (the conversation itself is not cut). ADR 0022.
-pub const LOG_ITEMS_MAX: usize = 2_000;
-/// The most bytes of text the log keeps (4 MiB, a thousand pages);
-/// older items are dropped first, the newest always kept. Every save
-/// writes the log, so this also bounds a save's cost. With the conversation (bounded by the
-/// context window) and the checkpoints (ADR 0035), it keeps a session
-/// file well under [`SESSION_FILE_MAX_BYTES`] however long the replies.
-/// ADR 0036.
-pub const LOG_BYTES_MAX: usize = 4 * 1024 * 1024;
 /// The largest session file read or written, snapshot or journal; a
 /// bigger one is refused (reported, left as it is). ADR 0022, 0040.
 pub const SESSION_FILE_MAX_BYTES: u64 = 64 * 1024 * 1024;
@@ -413,17 +402,6 @@ impl SessionStore {
         file::make_dir(&self.dir)?;
         file::write_atomically(&self.dir, &self.path_of(id), bytes)
     }
-}
-
-/// The base URL as a session keeps it: without userinfo, query or
-/// fragment, where a key may ride.
-fn base_url_to_keep(base_url: &str) -> String {
-    let stripped = strip_userinfo(base_url);
-    stripped
-        .split(['?', '#'])
-        .next()
-        .unwrap_or_default()
-        .to_owned()
 }
 
 /// A prompt as a session's title: one line, at most [`TITLE_MAX_CHARS`].

@@ -10,8 +10,9 @@ use std::time::Duration;
 use crossterm::event::Event;
 use ratatui::Terminal;
 use ratatui::backend::{Backend, ClearType, CrosstermBackend};
+use ratatui::layout::Size;
 use tokio::signal::unix::{Signal, SignalKind, signal};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio::time::{Instant, MissedTickBehavior};
 
 use crate::protocol::{AgentEvent, Severity, UiCommand};
@@ -43,6 +44,9 @@ pub struct UiSetup {
     /// The first list of sessions the agent sends opens the picker
     /// (`--resume` without an id).
     pub pick_sessions: bool,
+    /// Told once the first frame is on screen: what can wait for it (the
+    /// agent's own start-up) does.
+    pub first_frame: oneshot::Sender<()>,
 }
 
 /// Runs the UI until the person quits, the agent goes away for good, or a
@@ -54,36 +58,13 @@ pub async fn run(
     mut events: mpsc::Receiver<AgentEvent>,
 ) -> io::Result<String> {
     // Signals first: one arriving between the first frame and this point
-    // would otherwise kill the process with the terminal still raw. In raw
-    // mode Ctrl+C and Ctrl+\ are keys, so SIGINT and SIGQUIT come only from
-    // `kill`; each quits like SIGTERM, so the terminal is restored and no
-    // command is left running.
-    let mut term = signal(SignalKind::terminate()).ok();
-    let mut hup = signal(SignalKind::hangup()).ok();
-    let mut int = signal(SignalKind::interrupt()).ok();
-    let mut quit_signal = signal(SignalKind::quit()).ok();
-    // SIGTSTP (Ctrl+Z is a key in raw mode, so it comes only from `kill`)
-    // would stop the process with the terminal still raw: the screen is
-    // given back first.
-    let mut stop_signal = signal(SignalKind::from_raw(nix::libc::SIGTSTP)).ok();
+    // would otherwise kill the process with the terminal still raw.
+    let mut signals = Signals::install();
     let hangup = HangupWatch::new()?;
-    let guard = TerminalGuard::enter()?;
-    // Starts crossterm's event reader now, which installs its SIGWINCH
-    // handler: a resize between reading the size below and the reader's
-    // lazy start would otherwise be lost and leave a stale frame.
-    let _ = crossterm::event::poll(Duration::ZERO);
-    let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
-    let size = terminal.size()?;
-    let mut state = State::new(
-        setup.session,
-        Theme::new(setup.no_color),
-        (size.width, size.height),
-    );
-    state.pick_sessions = setup.pick_sessions;
-    for (severity, text) in setup.notes {
-        state.transcript.push(EntryKind::System(severity), text);
-    }
-    draw(&mut terminal, &mut state)?;
+    let mut screen = Screen::enter()?;
+    let (mut state, first_frame) = first_state(setup, screen.terminal.size()?);
+    screen.draw(&mut state)?;
+    let _ = first_frame.send(());
 
     let mut input = input::spawn_reader()?;
     let mut tick = tokio::time::interval(TICK_INTERVAL);
@@ -104,16 +85,7 @@ pub async fn run(
             // is kept.
             () = hangup.hung_up() => break,
             ev = events.recv(), if agent_open => match ev {
-                Some(first) => {
-                    let mut batch = vec![Msg::Agent(first)];
-                    while batch.len() < EVENTS_PER_BATCH {
-                        match events.try_recv() {
-                            Ok(ev) => batch.push(Msg::Agent(ev)),
-                            Err(_) => break,
-                        }
-                    }
-                    batch
-                }
+                Some(first) => agent_batch(first, &mut events),
                 None => {
                     agent_open = false;
                     vec![Msg::AgentGone]
@@ -126,93 +98,199 @@ pub async fn run(
             _ = tokio::time::sleep_until(last_frame + FRAME_INTERVAL), if dirty => {
                 // A terminal that cannot be written to is gone (EIO after a
                 // hang-up): quit as after one, not as a failure.
-                if draw(&mut terminal, &mut state).is_err() {
+                if screen.draw(&mut state).is_err() {
                     break;
                 }
                 last_frame = Instant::now();
                 dirty = false;
                 continue;
             }
-            Some(()) = next_signal(&mut term) => break,
-            Some(()) = next_signal(&mut hup) => break,
-            Some(()) = next_signal(&mut int) => break,
-            Some(()) = next_signal(&mut quit_signal) => break,
-            Some(()) = next_signal(&mut stop_signal) => {
-                if suspend(&guard, &mut terminal, &mut state).is_err() {
-                    break;
-                }
-                continue;
-            }
-        };
-        let mut quit = false;
-        let mut msgs = VecDeque::from(msgs);
-        while let Some(msg) = msgs.pop_front() {
-            let outcome = update(&mut state, msg);
-            dirty |= outcome.changed;
-            for effect in outcome.effects {
-                // As for a frame: a failed write means the terminal is gone.
-                match effect {
-                    Effect::Send(cmd) => msgs.extend(send(&commands, cmd)),
-                    Effect::Copy(text) => {
-                        quit |= copy_to_clipboard(terminal.backend_mut(), &text).is_err();
+            caught = signals.next() => match caught {
+                Caught::End => break,
+                Caught::Stop => {
+                    if screen.suspend(&mut state).is_err() {
+                        break;
                     }
-                    Effect::Redraw => quit |= clear(&mut terminal).is_err(),
-                    Effect::Suspend => quit |= suspend(&guard, &mut terminal, &mut state).is_err(),
-                    Effect::Quit => quit = true,
+                    continue;
                 }
-            }
-        }
+            },
+        };
+        let (changed, quit) = apply_all(&mut state, msgs, &commands, &mut screen);
+        dirty |= changed;
         if quit {
             break;
         }
     }
     let _ = commands.try_send(UiCommand::Quit);
-    drop(terminal);
-    drop(guard);
+    // The terminal restored before the transcript is handed back to be
+    // printed on the normal screen.
+    drop(screen);
     Ok(state.transcript.plain_text())
 }
 
-fn draw(
-    terminal: &mut Terminal<CrosstermBackend<io::Stdout>>,
-    state: &mut State,
-) -> io::Result<()> {
-    state.prepare();
-    terminal.draw(|frame| view(state, frame))?;
-    Ok(())
-}
-
-/// Ctrl+Z: the terminal is the shell's until the process is continued;
-/// then the whole screen is drawn again, for the size it has then. With
-/// no shell to continue it, a hint says so instead.
-fn suspend(
-    guard: &TerminalGuard,
-    terminal: &mut Terminal<CrosstermBackend<io::Stdout>>,
-    state: &mut State,
-) -> io::Result<()> {
-    if !guard.suspend()? {
-        state.hint = Some(Hint::new(
-            "no shell here can resume dashfloat after Ctrl+Z, so it goes on",
-        ));
-        return draw(terminal, state);
+/// The state of the first frame: the header's facts, the notes to show
+/// first, and whether the agent's first list of sessions opens the picker;
+/// with whom to tell once that frame is on screen.
+fn first_state(setup: UiSetup, size: Size) -> (State, oneshot::Sender<()>) {
+    let mut state = State::new(
+        setup.session,
+        Theme::new(setup.no_color),
+        (size.width, size.height),
+    );
+    state.pick_sessions = setup.pick_sessions;
+    for (severity, text) in setup.notes {
+        state.transcript.push(EntryKind::System(severity), text);
     }
-    clear(terminal)?;
-    let size = terminal.size()?;
-    update(state, Msg::Resize(size.width, size.height));
-    draw(terminal, state)
+    (state, setup.first_frame)
 }
 
-/// Clears the screen and forgets what was drawn, so the next frame draws
-/// every cell. Not `Terminal::clear`: that asks the terminal where its
-/// cursor is, the answer goes to the input thread instead, and the
-/// question fails after two seconds, which ended the UI.
-fn clear(terminal: &mut Terminal<CrosstermBackend<io::Stdout>>) -> io::Result<()> {
-    let backend = terminal.backend_mut();
-    backend.clear_region(ClearType::All)?;
-    Backend::flush(backend)?;
-    // The buffer drawn next is blank after a frame; the one shown is
-    // blanked here and becomes it, so both are blank.
-    terminal.swap_buffers();
-    Ok(())
+/// The agent's events that are waiting, `first` first, up to
+/// [`EVENTS_PER_BATCH`]: applied before the next frame, so a burst of
+/// tokens costs one.
+fn agent_batch(first: AgentEvent, events: &mut mpsc::Receiver<AgentEvent>) -> Vec<Msg> {
+    let mut batch = vec![Msg::Agent(first)];
+    while batch.len() < EVENTS_PER_BATCH {
+        match events.try_recv() {
+            Ok(ev) => batch.push(Msg::Agent(ev)),
+            Err(_) => break,
+        }
+    }
+    batch
+}
+
+/// Applies `msgs` in order, and carries out their effects: a command the
+/// agent could not take comes back as a message, applied next. Whether
+/// the screen changed, and whether to quit (asked for, or the terminal
+/// could not be written to: it is gone, as when a frame fails).
+fn apply_all(
+    state: &mut State,
+    msgs: Vec<Msg>,
+    commands: &mpsc::Sender<UiCommand>,
+    screen: &mut Screen,
+) -> (bool, bool) {
+    let (mut changed, mut quit) = (false, false);
+    let mut msgs = VecDeque::from(msgs);
+    while let Some(msg) = msgs.pop_front() {
+        let outcome = update(state, msg);
+        changed |= outcome.changed;
+        for effect in outcome.effects {
+            match effect {
+                Effect::Send(cmd) => msgs.extend(send(commands, cmd)),
+                Effect::Copy(text) => {
+                    quit |= copy_to_clipboard(screen.terminal.backend_mut(), &text).is_err();
+                }
+                Effect::Redraw => quit |= screen.clear().is_err(),
+                Effect::Suspend => quit |= screen.suspend(state).is_err(),
+                Effect::Quit => quit = true,
+            }
+        }
+    }
+    (changed, quit)
+}
+
+/// The terminal while the UI holds it: drawn on, cleared, and given to
+/// the shell while suspended.
+struct Screen {
+    /// Declared first, so dropped first: the guard restores the terminal
+    /// after the last write.
+    terminal: Terminal<CrosstermBackend<io::Stdout>>,
+    guard: TerminalGuard,
+}
+
+impl Screen {
+    /// Takes the terminal into full-screen mode.
+    fn enter() -> io::Result<Self> {
+        let guard = TerminalGuard::enter()?;
+        // Starts crossterm's event reader now, which installs its SIGWINCH
+        // handler: a resize between reading the size and the reader's
+        // lazy start would otherwise be lost and leave a stale frame.
+        let _ = crossterm::event::poll(Duration::ZERO);
+        let terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
+        Ok(Self { terminal, guard })
+    }
+
+    fn draw(&mut self, state: &mut State) -> io::Result<()> {
+        state.prepare();
+        self.terminal.draw(|frame| view(state, frame))?;
+        Ok(())
+    }
+
+    /// Ctrl+Z: the terminal is the shell's until the process is continued;
+    /// then the whole screen is drawn again, for the size it has then. With
+    /// no shell to continue it, a hint says so instead.
+    fn suspend(&mut self, state: &mut State) -> io::Result<()> {
+        if !self.guard.suspend()? {
+            state.hint = Some(Hint::new(
+                "no shell here can resume dashfloat after Ctrl+Z, so it goes on",
+            ));
+            return self.draw(state);
+        }
+        self.clear()?;
+        let size = self.terminal.size()?;
+        update(state, Msg::Resize(size.width, size.height));
+        self.draw(state)
+    }
+
+    /// Clears the screen and forgets what was drawn, so the next frame draws
+    /// every cell. Not `Terminal::clear`: that asks the terminal where its
+    /// cursor is, the answer goes to the input thread instead, and the
+    /// question fails after two seconds, which ended the UI.
+    fn clear(&mut self) -> io::Result<()> {
+        let backend = self.terminal.backend_mut();
+        backend.clear_region(ClearType::All)?;
+        Backend::flush(backend)?;
+        // The buffer drawn next is blank after a frame; the one shown is
+        // blanked here and becomes it, so both are blank.
+        self.terminal.swap_buffers();
+        Ok(())
+    }
+}
+
+/// A signal the loop acts on.
+enum Caught {
+    /// Quit, restoring the terminal.
+    End,
+    /// Give the terminal back and stop until continued.
+    Stop,
+}
+
+/// The signals the UI catches, each where it could be installed. In raw
+/// mode Ctrl+C and Ctrl+\ are keys, so SIGINT and SIGQUIT come only from
+/// `kill`; each quits like SIGTERM and SIGHUP, so the terminal is
+/// restored and no command is left running. SIGTSTP (Ctrl+Z is a key too)
+/// would stop the process with the terminal still raw: the screen is
+/// given back first.
+struct Signals {
+    term: Option<Signal>,
+    hup: Option<Signal>,
+    int: Option<Signal>,
+    quit: Option<Signal>,
+    stop: Option<Signal>,
+}
+
+impl Signals {
+    fn install() -> Self {
+        let catch = |kind| signal(kind).ok();
+        Self {
+            term: catch(SignalKind::terminate()),
+            hup: catch(SignalKind::hangup()),
+            int: catch(SignalKind::interrupt()),
+            quit: catch(SignalKind::quit()),
+            stop: catch(SignalKind::from_raw(nix::libc::SIGTSTP)),
+        }
+    }
+
+    /// The next signal caught; never, with none installed.
+    async fn next(&mut self) -> Caught {
+        tokio::select! {
+            Some(()) = next_signal(&mut self.term) => Caught::End,
+            Some(()) = next_signal(&mut self.hup) => Caught::End,
+            Some(()) = next_signal(&mut self.int) => Caught::End,
+            Some(()) = next_signal(&mut self.quit) => Caught::End,
+            Some(()) = next_signal(&mut self.stop) => Caught::Stop,
+            else => std::future::pending().await,
+        }
+    }
 }
 
 fn terminal_msg(event: Event) -> Option<Msg> {

@@ -9,6 +9,7 @@ pub mod input;
 pub mod keys;
 pub mod markdown;
 pub mod mention;
+pub mod mode;
 pub mod picker;
 pub mod slash;
 pub mod state;

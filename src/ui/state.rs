@@ -2,14 +2,12 @@
 
 use std::time::{Duration, Instant};
 
-use crate::protocol::{
-    ApprovalPolicy, CallId, Phase, PromptProgress, SessionSummary, Severity, Usage,
-};
+use crate::protocol::{ApprovalPolicy, Phase, PromptProgress, SessionSummary, Severity, Usage};
 
 use super::editor::{Editor, EditorLayout, History};
 use super::entry::clean;
 use super::mention::Mention;
-use super::picker::Picker;
+use super::mode::Mode;
 use super::slash::Completion;
 use super::theme::Theme;
 use super::transcript::{EntryKind, Transcript};
@@ -66,90 +64,6 @@ pub struct SessionInfo {
     pub approval: ApprovalPolicy,
 }
 
-/// The confirmation the person is being asked for, and how much of its
-/// preview has been on screen: `y` approves only once every row of it has
-/// been drawn, so no one approves what they could not see (ADR 0014).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PendingConfirm {
-    /// The call; the answer echoes it.
-    pub id: CallId,
-    /// Its place among the episode's confirmations (1-based).
-    pub position: usize,
-    /// How many there are.
-    pub of: usize,
-    /// The log entry that holds its preview.
-    pub entry: usize,
-    /// What of the preview has been drawn; `None` until its first frame.
-    seen: Option<Seen>,
-}
-
-/// How much of a preview has been drawn, in rows at one width.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Seen {
-    /// The width the rows were wrapped for.
-    width: u16,
-    /// The preview's rows at that width.
-    rows: usize,
-    /// How many rows, from the first, have all been on screen.
-    through: usize,
-}
-
-impl PendingConfirm {
-    /// A confirmation whose preview is log entry `entry`, not yet drawn.
-    pub fn new(id: CallId, position: usize, of: usize, entry: usize) -> Self {
-        Self {
-            id,
-            position,
-            of,
-            entry,
-            seen: None,
-        }
-    }
-
-    /// Whether every row of the preview has been on screen.
-    pub fn fully_seen(&self) -> bool {
-        self.seen.is_some_and(|s| s.through >= s.rows)
-    }
-
-    /// The first row not yet on screen (1-based) and the preview's row
-    /// count: rows 21 to 62 of 62 are `(21, 62)`; `None` before the first
-    /// frame.
-    pub fn unseen(&self) -> Option<(usize, usize)> {
-        self.seen.map(|s| (s.through + 1, s.rows))
-    }
-
-    /// Records what of the preview the frame about to be drawn shows. The
-    /// first frame opens the preview at its first row; a width change
-    /// moves the rows, so a preview only partly read is shown from its top
-    /// and counted again, while one read to its end stays read.
-    fn track(&mut self, transcript: &mut Transcript, width: u16) {
-        let rows = transcript.entry_rows(self.entry);
-        let seen = match self.seen {
-            Some(seen) if seen.width == width => seen,
-            Some(seen) if seen.through >= seen.rows => Seen {
-                width,
-                rows: rows.len(),
-                through: rows.len(),
-            },
-            _ => {
-                transcript.show_from(rows.start);
-                Seen {
-                    width,
-                    rows: rows.len(),
-                    through: 0,
-                }
-            }
-        };
-        let shown = transcript.entry_on_screen(self.entry);
-        let through = if !shown.is_empty() && shown.start <= seen.through {
-            seen.through.max(shown.end)
-        } else {
-            seen.through
-        };
-        self.seen = Some(Seen { through, ..seen });
-    }
-}
-
 /// A one-line message in the help line that replaces the key hints until
 /// the next key (e.g. "copied the reply to the clipboard").
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -179,68 +93,113 @@ impl Hint {
     }
 }
 
-/// The UI's whole state.
+/// What has come back of the request in flight, for the status bar while
+/// a reply streams. Each step replaces the one before, except that a call
+/// being written stays shown until the phase changes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Progress {
+    /// Nothing yet: the server is being waited for.
+    #[default]
+    Waiting,
+    /// The server is reading the prompt, this far; until the reply starts.
+    Reading(PromptProgress),
+    /// The reply's text or reasoning is coming in.
+    Streaming,
+    /// The model is writing a call.
+    Writing {
+        /// The call's name, cut to a length the status bar can show.
+        name: String,
+        /// Its arguments' bytes so far.
+        bytes: usize,
+    },
+}
+
+impl Progress {
+    /// The server reports how far it has read the prompt.
+    pub(super) fn reading(&mut self, progress: PromptProgress) {
+        match self {
+            Progress::Writing { .. } => {}
+            Progress::Waiting | Progress::Reading(_) | Progress::Streaming => {
+                *self = Progress::Reading(progress);
+            }
+        }
+    }
+
+    /// Text or reasoning of the reply came in.
+    pub(super) fn streaming(&mut self) {
+        match self {
+            Progress::Writing { .. } => {}
+            Progress::Waiting | Progress::Reading(_) | Progress::Streaming => {
+                *self = Progress::Streaming;
+            }
+        }
+    }
+}
+
+/// How full the context window is, as the header tells it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ContextUse {
+    /// Not known yet, or not since another session opened.
+    #[default]
+    Unknown,
+    /// The last usage frame's count.
+    Reported(Usage),
+    /// The agent's estimate of the next prompt, after a compaction made
+    /// the last usage frame stale; until the next one.
+    Estimated(u64),
+}
+
+/// The UI's whole state. The UI's own modules read and change its fields;
+/// from outside, what the screen shows is read through its methods, and
+/// changed by messages to [`super::update::update`] (the log can also be
+/// scrolled directly).
 #[derive(Debug)]
 pub struct State {
     /// The facts the status bar shows: model, host, directory, window.
-    pub session: SessionInfo,
+    pub(super) session: SessionInfo,
     /// The styles every part of the screen is drawn with (plain under
     /// `NO_COLOR`).
-    pub theme: Theme,
-    /// What the agent is doing.
-    pub phase: Phase,
+    pub(super) theme: Theme,
+    /// What the agent is doing, as it last said, or as a key that started
+    /// something expects it to say.
+    pub(super) phase: Phase,
     /// The spinner's step.
-    pub spinner: usize,
+    pub(super) spinner: usize,
     /// How long the turn in flight has been working, shown beside the
     /// spinner: a long reply or prompt read is seen to progress.
-    pub turn_clock: TurnClock,
-    /// The last usage frame.
-    pub usage: Option<Usage>,
-    /// The call the model is writing, and its arguments' bytes so far,
-    /// until the phase changes.
-    pub writing: Option<(String, usize)>,
-    /// How far the server has read the prompt, until the reply starts.
-    pub reading: Option<PromptProgress>,
-    /// Whether anything of the request in flight has come back yet: until
-    /// then the status bar says the server is being waited for.
-    pub heard: bool,
-    /// The agent's estimate of the next prompt, after a compaction made
-    /// `usage` stale; cleared by the next usage frame.
-    pub context_estimate: Option<u64>,
+    pub(super) turn_clock: TurnClock,
+    /// What has come back of the request in flight.
+    pub(super) progress: Progress,
+    /// How full the context window is.
+    pub(super) context: ContextUse,
     /// Every entry shown in the log, with its scroll position.
-    pub transcript: Transcript,
+    pub(super) transcript: Transcript,
     /// The prompt being typed.
-    pub editor: Editor,
+    pub(super) editor: Editor,
     /// Earlier prompts.
-    pub history: History,
+    pub(super) history: History,
     /// Terminal size (columns, rows).
-    pub size: (u16, u16),
+    pub(super) size: (u16, u16),
     /// A transient message for the help line.
-    pub hint: Option<Hint>,
-    /// Set by the first Ctrl+C while busy: a second one quits at once.
-    pub quit_armed: bool,
-    /// The agent's channel closed: prompts can no longer be answered.
-    pub agent_gone: bool,
-    /// The confirmation waiting for y / Esc, if any.
-    pub confirm: Option<PendingConfirm>,
-    /// The confirmation last answered, until its answer is known to have
-    /// reached the agent: an answer that could not be delivered puts it
-    /// back, or the turn would wait for an answer forever.
-    pub answered: Option<PendingConfirm>,
-    /// The next list of saved sessions opens the picker (`/resume`
-    /// without an id) instead of being listed in the log (`/sessions`).
-    pub pick_sessions: bool,
+    pub(super) hint: Option<Hint>,
+    /// What has the keys: the input box, a picker, a call's question.
+    /// Changed only through its transitions (`ui::mode`).
+    pub(super) mode: Mode,
     /// The command popup's selection, following the input.
-    pub completion: Completion,
+    pub(super) completion: Completion,
     /// The `@` popup: the project's files and the word completed from
     /// them, following the input.
-    pub mention: Mention,
-    /// The picker (sessions, or prompts to rewind to), while it is open
-    /// over the log.
-    pub picker: Option<Picker>,
+    pub(super) mention: Mention,
+    /// Set by the first Ctrl+C while busy: a second one quits at once.
+    pub(super) quit_armed: bool,
     /// Esc was pressed on an empty input while idle: another Esc opens
     /// the rewind picker; any other key disarms it.
-    pub rewind_armed: bool,
+    pub(super) rewind_armed: bool,
+    /// The next list of saved sessions opens the picker (`/resume`
+    /// without an id) instead of being listed in the log (`/sessions`).
+    pub(super) pick_sessions: bool,
+    /// The agent's channel closed: prompts can no longer be answered.
+    pub(super) agent_gone: bool,
     /// The input box as laid out for the next frame by [`State::prepare`].
     input: EditorLayout,
 }
@@ -261,32 +220,92 @@ impl State {
             phase: Phase::Idle,
             spinner: 0,
             turn_clock: TurnClock::default(),
-            usage: None,
-            writing: None,
-            reading: None,
-            heard: false,
-            context_estimate: None,
+            progress: Progress::default(),
+            context: ContextUse::default(),
             transcript: Transcript::default(),
             editor: Editor::new(),
             history: History::default(),
             size,
             hint: None,
-            quit_armed: false,
-            agent_gone: false,
-            confirm: None,
-            answered: None,
-            pick_sessions: false,
+            mode: Mode::default(),
             completion: Completion::default(),
             mention: Mention::default(),
-            picker: None,
+            quit_armed: false,
             rewind_armed: false,
+            pick_sessions: false,
+            agent_gone: false,
             input: Editor::new().layout(input_width(size.0), INPUT_MAX_ROWS, 0),
         }
     }
 
+    /// The facts the header shows, as corrected since start-up.
+    pub fn session(&self) -> &SessionInfo {
+        &self.session
+    }
+
+    /// What the agent is doing, as the status bar says.
+    pub fn phase(&self) -> Phase {
+        self.phase
+    }
+
+    /// What has come back of the request in flight.
+    pub fn progress(&self) -> &Progress {
+        &self.progress
+    }
+
+    /// Every entry the log holds, and where it is scrolled to.
+    pub fn transcript(&self) -> &Transcript {
+        &self.transcript
+    }
+
+    /// The log, to scroll it as no key does (to a given row), or as a
+    /// harness does in place of keys.
+    pub fn transcript_mut(&mut self) -> &mut Transcript {
+        &mut self.transcript
+    }
+
+    /// The input box's text and cursor.
+    pub fn editor(&self) -> &Editor {
+        &self.editor
+    }
+
+    /// The terminal's size as last told (columns, rows).
+    pub fn size(&self) -> (u16, u16) {
+        self.size
+    }
+
+    /// The help line's message in place of the key hints, if one is up.
+    pub fn hint(&self) -> Option<&str> {
+        self.hint.as_ref().map(|hint| hint.text.as_str())
+    }
+
+    /// What has the keys: the input box, a picker, a call's question.
+    pub fn mode(&self) -> &Mode {
+        &self.mode
+    }
+
+    /// The command popup, following the input.
+    pub fn completion(&self) -> &Completion {
+        &self.completion
+    }
+
+    /// The `@` popup of the project's paths, following the input.
+    pub fn mention(&self) -> &Mention {
+        &self.mention
+    }
+
+    /// Whether the next list of saved sessions opens the picker.
+    pub fn picks_sessions(&self) -> bool {
+        self.pick_sessions
+    }
+
     /// Takes in what the agent learned about the model after start-up: the
     /// header shows it from the next frame on.
-    pub fn learn_session_facts(&mut self, model: Option<String>, context_window: Option<u64>) {
+    pub(super) fn learn_session_facts(
+        &mut self,
+        model: Option<String>,
+        context_window: Option<u64>,
+    ) {
         if let Some(model) = model {
             self.session.model = clean(model);
         }
@@ -297,7 +316,7 @@ impl State {
 
     /// Shows the saved sessions the agent listed, newest first, as a
     /// notice with what `/resume` needs.
-    pub fn show_sessions(&mut self, sessions: Vec<SessionSummary>) {
+    pub(super) fn show_sessions(&mut self, sessions: Vec<SessionSummary>) {
         let text = if sessions.is_empty() {
             "no saved sessions".to_string()
         } else {
@@ -316,7 +335,7 @@ impl State {
 
     /// The input box as the last [`State::prepare`] laid it out: what the
     /// frame draws.
-    pub fn input(&self) -> &EditorLayout {
+    pub(super) fn input(&self) -> &EditorLayout {
         &self.input
     }
 
@@ -354,11 +373,9 @@ impl State {
         // An answer that could not be sent puts its confirmation back
         // before the next frame (the loop handles that in the same pass),
         // so only the pending one's preview must stay.
-        let keep = self.confirm.as_ref().map(|c| c.entry);
+        let keep = self.mode.confirmation().map(|c| c.entry);
         self.transcript
             .prepare(self.size.0, height, &self.theme, keep);
-        if let Some(confirm) = &mut self.confirm {
-            confirm.track(&mut self.transcript, self.size.0);
-        }
+        self.mode.track_preview(&mut self.transcript, self.size.0);
     }
 }

@@ -10,8 +10,8 @@ use std::ops::Range;
 use ratatui::text::Line;
 
 use crate::protocol::{CallId, LogItem, PreviewKind, ReplyEnd, Severity, ToolStatus};
+use crate::protocol::{LOG_BYTES_MAX, LOG_ITEMS_MAX};
 use crate::safe_text::strip_controls;
-use crate::session::{LOG_BYTES_MAX, LOG_ITEMS_MAX};
 
 pub use super::entry::{Entry, EntryKind};
 use super::entry::{clean, clean_outcome, status_label};

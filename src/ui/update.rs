@@ -1,17 +1,22 @@
 //! The pure state transition: a message in, the state changed, and the
-//! effects the UI loop must carry out. Key bindings live here (ADR 0003).
+//! effects the UI loop must carry out. Keys go to `ui::mode`, which binds
+//! them (ADR 0003); what they and the agent's events set off is here.
 
 use std::time::Instant;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
 
-use crate::protocol::{AgentEvent, Decision, PROMPT_MAX_BYTES, Phase, Severity, UiCommand};
+use crate::protocol::{
+    AgentEvent, ConfirmRequest, Decision, LogItem, PROMPT_MAX_BYTES, Phase, SessionSummary,
+    Severity, UiCommand,
+};
 
 use super::editor::Editor;
 use super::markdown;
-use super::picker::{Choice, Picker};
+use super::mode::{self, Confirmation};
+use super::picker::Picker;
 use super::slash::{self, Input, Slash};
-use super::state::{Hint, PendingConfirm, SPINNER, State, TurnClock};
+use super::state::{ContextUse, Hint, Progress, SPINNER, State, TurnClock};
 use super::transcript::EntryKind;
 
 /// The largest text put on the clipboard; terminals drop larger OSC 52
@@ -78,14 +83,16 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    fn changed() -> Self {
+    /// The screen must be redrawn; nothing else to do.
+    pub(super) fn changed() -> Self {
         Self {
             changed: true,
             effects: Vec::new(),
         }
     }
 
-    fn with(effects: Vec<Effect>) -> Self {
+    /// The screen must be redrawn, and `effects` carried out.
+    pub(super) fn with(effects: Vec<Effect>) -> Self {
         Self {
             changed: true,
             effects,
@@ -98,13 +105,13 @@ pub fn update(state: &mut State, msg: Msg) -> Outcome {
     // The `@` popup opens for a word being typed, not for one the cursor
     // or a recalled prompt lands on, nor while a call waits (its words
     // are not looked up: ADR 0038).
-    let typing = state.confirm.is_none() && types_in_place(&msg);
+    let typing = state.mode.lets_popups_open() && types_in_place(&msg);
     let out = apply(state, msg);
     state.completion.follow(state.editor.text());
     state
         .mention
         .follow(state.editor.text(), state.editor.cursor(), typing);
-    if state.confirm.is_some() {
+    if !state.mode.lets_popups_open() {
         // A popup would cover the preview's last rows, which would still
         // count as seen; and its keys are the confirmation's now.
         state.completion.close();
@@ -132,7 +139,7 @@ fn apply(state: &mut State, msg: Msg) -> Outcome {
         Msg::Key(key) if key.kind == KeyEventKind::Release => Outcome::default(),
         Msg::Key(key) => {
             let had_hint = state.hint.take().is_some();
-            let mut out = on_key(state, key);
+            let mut out = mode::on_key(state, key);
             out.changed |= had_hint;
             out
         }
@@ -162,8 +169,7 @@ fn apply(state: &mut State, msg: Msg) -> Outcome {
             }
             // Nothing can answer a call now: the question goes, so keys
             // stop trying to.
-            state.confirm = None;
-            state.answered = None;
+            state.mode.forget_call();
             state.phase = Phase::Idle;
             Outcome::changed()
         }
@@ -185,7 +191,7 @@ fn apply(state: &mut State, msg: Msg) -> Outcome {
 
 /// Types or pastes into the input box through `put`; what would grow the
 /// prompt past [`PROMPT_MAX_BYTES`] is left out, and the help line says so.
-fn insert(state: &mut State, put: impl FnOnce(&mut Editor) -> bool) {
+pub(super) fn insert(state: &mut State, put: impl FnOnce(&mut Editor) -> bool) {
     if !put(&mut state.editor) {
         past_the_bound(state, "that was not inserted");
     }
@@ -212,19 +218,7 @@ fn undelivered(state: &mut State, command: UiCommand, why: SendFailure) {
         }
         UiCommand::Compact { .. } => state.phase = Phase::Idle,
         UiCommand::ListSessions { .. } => state.pick_sessions = false,
-        UiCommand::Decide { id, decision }
-            if state.answered.as_ref().is_some_and(|a| a.id == id) =>
-        {
-            // Only an agent that is still there can take the answer again.
-            if why == SendFailure::Full {
-                state.confirm = state.answered.take();
-                state.phase = Phase::Confirming;
-            }
-            // Words sent instead of an answer go back, not to be lost.
-            if let Decision::Redirect(words) = decision {
-                state.editor.choose(&words);
-            }
-        }
+        UiCommand::Decide { id, decision } => answer_undelivered(state, &id, decision, why),
         _ => {}
     }
     let text = match why {
@@ -236,49 +230,47 @@ fn undelivered(state: &mut State, command: UiCommand, why: SendFailure) {
         .push(EntryKind::System(Severity::Error), text.to_string());
 }
 
+/// An answer that did not reach the agent. If it answered the call last
+/// asked, the question comes back when the agent's queue was full (it is
+/// still there to take the answer again), and words sent instead of an
+/// answer go back into the input, not to be lost.
+fn answer_undelivered(state: &mut State, id: &str, decision: Decision, why: SendFailure) {
+    if !state.mode.take_back(id, why) {
+        return;
+    }
+    if why == SendFailure::Full {
+        state.phase = Phase::Confirming;
+    }
+    if let Decision::Redirect(words) = decision {
+        state.editor.choose(&words);
+    }
+}
+
+/// What the agent said, shown: the turn's progress, the log's entries,
+/// a question about a call, the session's facts and lists.
 fn on_agent(state: &mut State, event: AgentEvent) {
     match event {
-        AgentEvent::Phase(phase) => {
-            state.phase = phase;
-            state.writing = None;
-            state.reading = None;
-            state.heard = false;
-            if !phase.is_active() {
-                turn_over(state);
-                state.turn_clock = TurnClock::default();
-            }
-        }
+        AgentEvent::Phase(phase) => new_phase(state, phase),
         AgentEvent::ToolCallWriting { name, bytes } => {
             // A tool name is short; whatever the model streamed as one is
             // shown no longer than this.
             let name = name.chars().take(WRITING_NAME_MAX_CHARS).collect();
-            state.writing = Some((name, bytes));
-            state.reading = None;
-            state.heard = true;
+            state.progress = Progress::Writing { name, bytes };
         }
-        AgentEvent::ReadingPrompt(progress) => {
-            state.reading = Some(progress);
-            state.heard = true;
-        }
+        AgentEvent::ReadingPrompt(progress) => state.progress.reading(progress),
         AgentEvent::AssistantDelta(text) => {
-            state.reading = None;
-            state.heard = true;
+            // Text of the reply: no call is being written now (a held
+            // text call that turned out to be prose is shown as such).
+            state.progress = Progress::Streaming;
             state.transcript.append_reply(&text);
         }
         AgentEvent::ReasoningDelta(text) => {
-            state.reading = None;
-            state.heard = true;
+            state.progress.streaming();
             state.transcript.append_reasoning(&text);
         }
         AgentEvent::AssistantEnd(end) => state.transcript.end_reply(end),
-        AgentEvent::Usage(usage) => {
-            state.usage = Some(usage);
-            state.context_estimate = None;
-        }
-        AgentEvent::Compacted { estimate } => {
-            state.usage = None;
-            state.context_estimate = Some(estimate);
-        }
+        AgentEvent::Usage(usage) => state.context = ContextUse::Reported(usage),
+        AgentEvent::Compacted { estimate } => state.context = ContextUse::Estimated(estimate),
         AgentEvent::SessionFacts {
             model,
             context_window,
@@ -296,73 +288,99 @@ fn on_agent(state: &mut State, event: AgentEvent) {
         }
         AgentEvent::ToolAllowed { id, summary } => state.transcript.set_tool_summary(&id, summary),
         AgentEvent::ToolOutput { id, tail } => state.transcript.set_tool_live(&id, tail),
-        AgentEvent::Confirm(request) => {
-            let entry = state.transcript.push(
-                EntryKind::Preview {
-                    id: request.id.clone(),
-                    preview: request.preview,
-                    outcome: None,
-                },
-                String::new(),
-            );
-            state.confirm = Some(PendingConfirm::new(
-                request.id,
-                request.position,
-                request.of,
-                entry,
-            ));
-            state.phase = Phase::Confirming;
-        }
+        AgentEvent::Confirm(request) => ask(state, request),
         AgentEvent::ToolResult {
             id,
             status,
             excerpt,
         } => {
-            if state.confirm.as_ref().is_some_and(|c| c.id == id) {
-                state.confirm = None;
-            }
-            if state.answered.as_ref().is_some_and(|a| a.id == id) {
-                // The answer reached the agent: it cannot come back.
-                state.answered = None;
-            }
+            state.mode.settle(&id);
             state.transcript.set_tool_outcome(&id, status, excerpt);
         }
         AgentEvent::System { severity, text } => {
             state.transcript.push(EntryKind::System(severity), text);
         }
-        AgentEvent::SessionOpened { log } => {
-            state.transcript.replace_with(log);
-            state.usage = None;
-            state.context_estimate = None;
-            state.confirm = None;
-            state.answered = None;
-        }
-        AgentEvent::Sessions { list, now } => {
-            if std::mem::take(&mut state.pick_sessions) && !list.is_empty() {
-                state.picker = Some(Picker::sessions(list, now));
-            } else {
-                state.show_sessions(list);
-            }
-        }
-        AgentEvent::ApprovalChanged(policy) => {
-            state.session.approval = policy;
-        }
-        AgentEvent::Prompts { list } if list.is_empty() => {
-            state.transcript.push(
-                EntryKind::System(Severity::Notice),
-                "no prompt to rewind to yet".to_string(),
-            );
-        }
-        AgentEvent::Prompts { list } => state.picker = Some(Picker::prompts(list)),
+        AgentEvent::SessionOpened { log } => session_opened(state, log),
+        AgentEvent::Sessions { list, now } => sessions(state, list, now),
+        AgentEvent::ApprovalChanged(policy) => state.session.approval = policy,
+        AgentEvent::Prompts { list } => prompts(state, list),
         AgentEvent::Rewound { text } => state.editor.set(&text),
         // The screen does not show it; `/sessions` lists the ids.
         AgentEvent::SessionId(_) => {}
         AgentEvent::TurnDone => {
             state.phase = Phase::Idle;
             turn_over(state);
-            state.confirm = None;
+            state.mode.forget_call();
         }
     }
+}
+
+/// The agent's phase changed: what came back of the request before is
+/// out of date, and a phase that is not active ends the turn.
+fn new_phase(state: &mut State, phase: Phase) {
+    state.phase = phase;
+    state.progress = Progress::Waiting;
+    if !phase.is_active() {
+        turn_over(state);
+        state.turn_clock = TurnClock::default();
+    }
+}
+
+/// The agent asks about a call: its preview goes into the log, and the
+/// keys are the question's.
+fn ask(state: &mut State, request: ConfirmRequest) {
+    let preview = EntryKind::Preview {
+        id: request.id.clone(),
+        preview: request.preview,
+        outcome: None,
+    };
+    let entry = state.transcript.push(preview, String::new());
+    let confirmation = Confirmation::new(request.id, request.position, request.of, entry);
+    state.mode.ask(confirmation);
+    state.phase = Phase::Confirming;
+}
+
+/// Another session opened (resumed, rewound, cleared): its log replaces
+/// the one shown, and nothing of the old one is asked or counted.
+fn session_opened(state: &mut State, log: Vec<LogItem>) {
+    state.transcript.replace_with(log);
+    state.context = ContextUse::Unknown;
+    state.mode.forget_call();
+}
+
+/// The saved sessions, listed: in the picker when `/resume` asked for it
+/// (and there is one to choose), else in the log.
+fn sessions(state: &mut State, list: Vec<SessionSummary>, now: u64) {
+    if std::mem::take(&mut state.pick_sessions) && !list.is_empty() {
+        let picker = Picker::sessions(list, now);
+        if !state.mode.pick(picker) {
+            picker_refused(state);
+        }
+    } else {
+        state.show_sessions(list);
+    }
+}
+
+/// The conversation's prompts, for the rewind picker.
+fn prompts(state: &mut State, list: Vec<String>) {
+    if list.is_empty() {
+        state.transcript.push(
+            EntryKind::System(Severity::Notice),
+            "no prompt to rewind to yet".to_string(),
+        );
+    } else if !state.mode.pick(Picker::prompts(list)) {
+        picker_refused(state);
+    }
+}
+
+/// Says why a list asked for did not open the picker: a call waits for an
+/// answer, and the picker would cover its preview.
+fn picker_refused(state: &mut State) {
+    state.transcript.push(
+        EntryKind::System(Severity::Notice),
+        "a call waits for your answer, so the list is not shown; ask for it again once it is answered"
+            .to_string(),
+    );
 }
 
 fn on_mouse(state: &mut State, mouse: MouseEvent) -> Outcome {
@@ -376,225 +394,6 @@ fn on_mouse(state: &mut State, mouse: MouseEvent) -> Outcome {
     Outcome::changed()
 }
 
-fn on_key(state: &mut State, key: KeyEvent) -> Outcome {
-    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-    let alt = key.modifiers.contains(KeyModifiers::ALT);
-    if alt
-        && !ctrl
-        && let KeyCode::Char(c) = key.code
-        && !is_alt_chord(c)
-    {
-        return esc_then(state, key.code, key.modifiers.difference(KeyModifiers::ALT));
-    }
-    let shift = key.modifiers.contains(KeyModifiers::SHIFT);
-    let busy = state.phase.is_active();
-    let page = usize::from(state.log_height().saturating_sub(2).max(1));
-    let rewind_armed = std::mem::take(&mut state.rewind_armed);
-    if state.picker.is_some() && !ctrl {
-        return on_picker_key(state, key.code);
-    }
-    if let Some(pending) = &state.confirm
-        && !ctrl
-        && !alt
-    {
-        // `y` and `n` answer only while the person is not writing: one
-        // typing ahead when the question appears must not answer it by a
-        // letter. Text put back by a rewind is not being written.
-        // Enter sends what is written instead of an answer ([`submit`]).
-        let typing = state.editor.typing();
-        let decision = match key.code {
-            KeyCode::Esc => Some(Decision::Reject),
-            KeyCode::Char(_) if typing => None,
-            KeyCode::Char('y' | 'Y') if !pending.fully_seen() => {
-                state.hint = Some(Hint::new(unseen_hint(pending)));
-                return Outcome::changed();
-            }
-            KeyCode::Char('y' | 'Y') => Some(Decision::Approve),
-            KeyCode::Char('n' | 'N') => Some(Decision::Reject),
-            // With nothing typed, the arrows read the preview line by line.
-            KeyCode::Up if state.editor.is_empty() => {
-                state.transcript.scroll_up(1);
-                return Outcome::changed();
-            }
-            KeyCode::Down if state.editor.is_empty() => {
-                state.transcript.scroll_down(1);
-                return Outcome::changed();
-            }
-            _ => None,
-        };
-        if let Some(decision) = decision {
-            return answer(state, decision);
-        }
-    }
-    if !ctrl
-        && !alt
-        && !key.modifiers.contains(KeyModifiers::SHIFT)
-        && let Some(out) = popup_key(state, key.code)
-    {
-        return out;
-    }
-    match key.code {
-        KeyCode::Char('c') if ctrl => return ctrl_c(state),
-        KeyCode::Char('d') if ctrl => {
-            if state.editor.is_empty() {
-                return quit(state);
-            }
-            state.editor.delete();
-        }
-        KeyCode::Esc if busy => {
-            state.hint = Some(Hint::while_stopping("interrupting…"));
-            return Outcome::with(vec![Effect::Send(UiCommand::Cancel)]);
-        }
-        KeyCode::Esc if state.editor.is_empty() && rewind_armed => {
-            return run_command(state, Slash::Rewind);
-        }
-        KeyCode::Esc if state.editor.is_empty() => {
-            state.rewind_armed = true;
-            state.hint = Some(Hint::new("Esc again to rewind to an earlier prompt"));
-        }
-        KeyCode::Esc => {}
-        KeyCode::Enter if alt || shift => insert(state, Editor::newline),
-        KeyCode::Char('j') if ctrl => insert(state, Editor::newline),
-        KeyCode::Enter => return submit(state),
-        KeyCode::Char('y') if ctrl => return copy_reply(state, None),
-        KeyCode::Char(c @ '1'..='9') if alt => {
-            return copy_reply(state, Some(usize::from(c as u8 - b'1')));
-        }
-        KeyCode::Char('l') if ctrl => return Outcome::with(vec![Effect::Redraw]),
-        KeyCode::Char('z') if ctrl => return Outcome::with(vec![Effect::Suspend]),
-        KeyCode::Char('u') if ctrl => state.editor.kill_to_line_start(),
-        KeyCode::Char('w') if ctrl => state.editor.delete_word_back(),
-        KeyCode::Char('a') if ctrl => state.editor.move_home(),
-        KeyCode::Char('e') if ctrl => state.editor.move_end(),
-        KeyCode::Char(c) if !ctrl && !alt => insert(state, |editor| editor.insert_char(c)),
-        KeyCode::Tab => insert(state, |editor| editor.insert_char('\t')),
-        KeyCode::Backspace => state.editor.backspace(),
-        KeyCode::Delete => state.editor.delete(),
-        KeyCode::Left if ctrl || alt => state.editor.word_left(),
-        KeyCode::Right if ctrl || alt => state.editor.word_right(),
-        KeyCode::Char('b') if alt => state.editor.word_left(),
-        KeyCode::Char('f') if alt => state.editor.word_right(),
-        KeyCode::Left => state.editor.move_left(),
-        KeyCode::Right => state.editor.move_right(),
-        KeyCode::Up => {
-            if !state.editor.move_up() {
-                let current = state.editor.text().to_string();
-                if let Some(entry) = state.history.prev(&current).map(str::to_string) {
-                    state.editor.choose(&entry);
-                }
-            }
-        }
-        KeyCode::Down => {
-            if !state.editor.move_down()
-                && let Some(entry) = state.history.next().map(str::to_string)
-            {
-                state.editor.choose(&entry);
-            }
-        }
-        KeyCode::Home if ctrl || state.editor.is_empty() => state.transcript.scroll_to_top(),
-        KeyCode::End if ctrl || state.editor.is_empty() => state.transcript.follow(),
-        KeyCode::Home => state.editor.move_home(),
-        KeyCode::End => state.editor.move_end(),
-        KeyCode::PageUp => state.transcript.scroll_up(page),
-        KeyCode::PageDown => state.transcript.scroll_down(page),
-        _ => return Outcome::default(),
-    }
-    Outcome::changed()
-}
-
-/// Whether Alt+`c` is a chord of its own: Alt+1…9 copies a code block;
-/// Alt+b and Alt+f move by words, as readline's (and macOS terminals'
-/// Option+←/→) do. Each, being also Esc and that key, can only lose an
-/// Esc, never answer a call.
-fn is_alt_chord(c: char) -> bool {
-    ('1'..='9').contains(&c) || matches!(c, 'b' | 'f')
-}
-
-/// Alt+`code` that no binding takes: an Esc and a key that came in one
-/// read, as a terminal sends Alt+key, and as tmux (or a slow link) passes
-/// on Esc and a key typed right after it. Taken as the two keys, so Esc
-/// then `y` never approves the call the Esc rejected.
-fn esc_then(state: &mut State, code: KeyCode, modifiers: KeyModifiers) -> Outcome {
-    let mut out = on_key(state, KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
-    let then = on_key(state, KeyEvent::new(code, modifiers));
-    out.changed |= then.changed;
-    out.effects.extend(then.effects);
-    out
-}
-
-/// The keys the command popup takes while it is open: Tab, the arrows,
-/// Esc. Enter runs the selected command through [`submit`]. The `@`
-/// popup takes Enter too: it completes the path instead of sending,
-/// unless the word is that path already.
-fn popup_key(state: &mut State, code: KeyCode) -> Option<Outcome> {
-    if state.mention.is_open() {
-        match (code, state.mention.accept()) {
-            (KeyCode::Tab | KeyCode::Enter, Some((start, path))) => {
-                insert(state, |editor| editor.complete(start, &path));
-            }
-            // The word is the selected path already: Enter sends.
-            (KeyCode::Enter, None) => return None,
-            (KeyCode::Up, _) => state.mention.step(false),
-            (KeyCode::Down, _) => state.mention.step(true),
-            (KeyCode::Esc, _) => state.mention.close(),
-            (KeyCode::Tab, None) => {}
-            _ => return None,
-        }
-        return Some(Outcome::changed());
-    }
-    state.completion.selected()?;
-    let input = match code {
-        KeyCode::Tab => state.completion.tab(),
-        KeyCode::Up => state.completion.step(false),
-        KeyCode::Down => state.completion.step(true),
-        KeyCode::Esc => {
-            state.completion.close();
-            None
-        }
-        _ => return None,
-    };
-    if let Some(input) = input {
-        state.editor.choose(&input);
-    }
-    Some(Outcome::changed())
-}
-
-/// A key while the picker is open: ↑/↓ choose, Enter resumes the chosen
-/// session or rewinds to the chosen prompt, Esc closes the picker (the
-/// session goes on); other keys do nothing.
-fn on_picker_key(state: &mut State, code: KeyCode) -> Outcome {
-    let Some(picker) = &mut state.picker else {
-        return Outcome::default();
-    };
-    match code {
-        KeyCode::Up => picker.up(),
-        KeyCode::Down => picker.down(),
-        KeyCode::Enter => {
-            let command = picker.chosen().map(|choice| match choice {
-                Choice::Session(id) => UiCommand::Resume { id: id.clone() },
-                Choice::Prompt(prompt) => UiCommand::Rewind { prompt: *prompt },
-            });
-            state.picker = None;
-            if let Some(command) = command {
-                return Outcome::with(vec![Effect::Send(command)]);
-            }
-        }
-        KeyCode::Esc => state.picker = None,
-        _ => return Outcome::default(),
-    }
-    Outcome::changed()
-}
-
-/// Why `y` did not approve: the rows of the preview not yet on screen.
-fn unseen_hint(pending: &PendingConfirm) -> String {
-    match pending.unseen() {
-        Some((from, rows)) => format!(
-            "not approved yet: lines {from}–{rows} of {rows} have not been on screen — ↓/PgDn"
-        ),
-        None => "not approved yet: the preview has not been on screen".to_string(),
-    }
-}
-
 /// The turn stopped: Ctrl+C is no longer armed to quit after a cancel,
 /// and a hint about stopping the turn is out of date.
 fn turn_over(state: &mut State) {
@@ -604,7 +403,8 @@ fn turn_over(state: &mut State) {
     }
 }
 
-fn ctrl_c(state: &mut State) -> Outcome {
+/// Ctrl+C: cancels the turn in flight, the first time; quits otherwise.
+pub(super) fn ctrl_c(state: &mut State) -> Outcome {
     if state.phase.is_active() && !state.quit_armed {
         state.quit_armed = true;
         state.hint = Some(Hint::while_stopping(
@@ -615,7 +415,8 @@ fn ctrl_c(state: &mut State) -> Outcome {
     quit(state)
 }
 
-fn quit(state: &mut State) -> Outcome {
+/// Quits, cancelling the turn in flight first.
+pub(super) fn quit(state: &mut State) -> Outcome {
     let mut effects = Vec::new();
     if state.phase.is_active() {
         effects.push(Effect::Send(UiCommand::Cancel));
@@ -629,7 +430,7 @@ fn quit(state: &mut State) -> Outcome {
 /// selected one while it is open). A command that asks the agent for
 /// something waits until it is idle, its text kept in the box; one that
 /// cannot be read is an error entry and never reaches the model.
-fn submit(state: &mut State) -> Outcome {
+pub(super) fn submit(state: &mut State) -> Outcome {
     if let Some(command) = state.completion.selected() {
         state.editor.choose(&format!("/{}", command.name));
     }
@@ -637,7 +438,7 @@ fn submit(state: &mut State) -> Outcome {
         return Outcome::default();
     }
     match slash::parse(state.editor.text()) {
-        Ok(Input::Prompt(text)) if state.confirm.is_some() => redirect(state, text),
+        Ok(Input::Prompt(text)) if state.mode.confirmation().is_some() => redirect(state, text),
         Ok(Input::Prompt(text)) => send_prompt(state, text),
         Ok(Input::Command(command)) => run_command(state, command),
         Err(why) => {
@@ -662,12 +463,10 @@ fn redirect(state: &mut State, text: String) -> Outcome {
 }
 
 /// Sends the answer to the confirmation shown, which is then answered.
-fn answer(state: &mut State, decision: Decision) -> Outcome {
-    let Some(pending) = state.confirm.take() else {
+pub(super) fn answer(state: &mut State, decision: Decision) -> Outcome {
+    let Some(id) = state.mode.answer() else {
         return Outcome::default();
     };
-    let id = pending.id.clone();
-    state.answered = Some(pending);
     state.phase = Phase::Executing;
     Outcome::with(vec![Effect::Send(UiCommand::Decide { id, decision })])
 }
@@ -719,7 +518,9 @@ fn send_prompt(state: &mut State, text: String) -> Outcome {
     Outcome::with(vec![Effect::Send(UiCommand::Prompt { text })])
 }
 
-fn run_command(state: &mut State, command: Slash) -> Outcome {
+/// Runs a slash command: shown here, or asked of the agent once it is
+/// idle.
+pub(super) fn run_command(state: &mut State, command: Slash) -> Outcome {
     if command.needs_idle() && !agent_ready(state) {
         return Outcome::changed();
     }
@@ -776,7 +577,9 @@ fn notice(state: &mut State, text: String) -> Outcome {
     Outcome::changed()
 }
 
-fn copy_reply(state: &mut State, block: Option<usize>) -> Outcome {
+/// Puts the last reply, or its code block `block` (0-based), on the
+/// clipboard; the help line says what was copied, or why not.
+pub(super) fn copy_reply(state: &mut State, block: Option<usize>) -> Outcome {
     let Some(reply) = state.transcript.last_reply() else {
         state.hint = Some(Hint::new("no reply to copy yet"));
         return Outcome::changed();

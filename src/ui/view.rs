@@ -11,7 +11,7 @@ use crate::protocol::{Phase, PromptProgress};
 use super::keys;
 use super::picker::size;
 use super::slash::{self, POPUP_MAX_ROWS};
-use super::state::{SPINNER, State};
+use super::state::{ContextUse, Progress, SPINNER, State};
 use super::width::{clusters, str_width};
 
 /// Draws the whole screen from what `State::prepare` laid out for the
@@ -27,7 +27,7 @@ pub fn view(state: &State, frame: &mut Frame) {
     .areas(frame.area());
     draw_header(state, frame, header);
     draw_log(state, frame, log);
-    if let Some(picker) = &state.picker {
+    if let Some(picker) = state.mode.picker() {
         picker.draw(&state.theme, frame, log);
     }
     draw_rule(state, frame, rule);
@@ -98,14 +98,16 @@ fn popup_rows(state: &State) -> (Vec<String>, usize) {
 }
 
 fn phase_label(state: &State) -> String {
-    match (state.phase, &state.confirm) {
+    match (state.phase, state.mode.confirmation()) {
         (Phase::Confirming, Some(c)) => format!("Confirm ({} of {})", c.position, c.of),
         (Phase::Idle, _) => "idle".to_string(),
-        (Phase::Streaming, _) => match (&state.writing, &state.reading) {
-            (Some((name, bytes)), _) => format!("streaming · {name} {}", size(*bytes as u64)),
-            (None, Some(progress)) => reading_label(progress),
-            (None, None) if !state.heard => "waiting for the server".to_string(),
-            (None, None) => "streaming".to_string(),
+        (Phase::Streaming, _) => match &state.progress {
+            Progress::Writing { name, bytes } => {
+                format!("streaming · {name} {}", size(*bytes as u64))
+            }
+            Progress::Reading(progress) => reading_label(progress),
+            Progress::Waiting => "waiting for the server".to_string(),
+            Progress::Streaming => "streaming".to_string(),
         },
         (Phase::Executing, _) => "executing".to_string(),
         (Phase::Confirming, None) => "confirm".to_string(),
@@ -169,10 +171,10 @@ fn draw_header(state: &State, frame: &mut Frame, area: Rect) {
     } else {
         "●"
     };
-    let used = match (state.usage, state.context_estimate) {
-        (Some(usage), _) => Some((usage.total_tokens, "")),
-        (None, Some(estimate)) => Some((estimate, "~")),
-        (None, None) => None,
+    let used = match state.context {
+        ContextUse::Reported(usage) => Some((usage.total_tokens, "")),
+        ContextUse::Estimated(estimate) => Some((estimate, "~")),
+        ContextUse::Unknown => None,
     };
     let ctx = match used {
         Some((used, about)) if s.context_window > 0 => format!(
@@ -244,7 +246,7 @@ fn draw_log(state: &State, frame: &mut Frame, area: Rect) {
 /// Where the log stands in a pending preview that does not fit on screen:
 /// "preview lines 1–20 of 62 — ↓/PgDn for more".
 fn preview_position(state: &State) -> Option<String> {
-    let confirm = state.confirm.as_ref()?;
+    let confirm = state.mode.confirmation()?;
     let total = state.transcript.entry_rows(confirm.entry).len();
     let shown = state.transcript.entry_on_screen(confirm.entry);
     let (first, last) = (shown.start, shown.end);
@@ -309,7 +311,7 @@ fn draw_input(state: &State, frame: &mut Frame, area: Rect) {
 
 /// The keys that apply now, most useful first; as many as fit are shown.
 fn help_items(state: &State) -> &'static [&'static str] {
-    if let Some(picker) = &state.picker {
+    if let Some(picker) = state.mode.picker() {
         return picker.keys();
     }
     if state.mention.is_open() {

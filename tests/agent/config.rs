@@ -472,7 +472,7 @@ fn the_tool_syntax_comes_from_the_flag_then_the_file_and_defaults_to_auto() {
 
 #[test]
 fn the_cache_is_warmed_for_a_server_on_this_machine_unless_told_otherwise() {
-    use dashfloat::config::is_loopback;
+    use dashfloat::base_url::is_loopback;
     let (c, _) = resolve(&Cli::default(), &[], None);
     assert!(c.warm_cache, "the local default");
     let remote = Cli::parse_from(["dashfloat", "--base-url", "https://api.openai.com/v1"]);

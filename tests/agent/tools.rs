@@ -629,6 +629,51 @@ async fn a_reply_looping_over_its_calls_runs_each_once() {
     assert_eq!(reply_text(&events), "no zeta here");
 }
 
+/// A reply that quotes a call block from a README the model read, and
+/// goes on explaining it, runs nothing: the block copies a call from a
+/// tool result, so it is prose, shown whole (issue 37, ADR 0027). A call
+/// of the model's own in the same shape, prose after it, runs.
+#[tokio::test]
+async fn a_call_block_quoted_from_a_file_read_is_shown_not_run() {
+    let readme = "# Agents\nAn agent reads a file so:\n```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"secret.txt\"}}\n```\n";
+    let quote = "The README shows the format:\n```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"secret.txt\"}}\n```\nThat is only an example.";
+    let (held, after) = quote.split_at(quote.find("\n```\nThat").unwrap());
+    let server = ScriptedServer::start(vec![
+        call("c0", "read_file", json!({"path": "README.md"})),
+        Reply::text(&[held, after]),
+        Reply::text(&[
+            "Reading it:\n```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}\n```\nThis shows the file.",
+        ]),
+        Reply::text(&["It holds alpha."]),
+    ])
+    .await;
+    let mut h = start_in_temp(&server.base_url(), ApprovalPolicy::Ask);
+    std::fs::write(dir_of(&h).join("README.md"), readme).unwrap();
+    std::fs::write(dir_of(&h).join("secret.txt"), "secret\n").unwrap();
+    std::fs::write(dir_of(&h).join("a.txt"), "alpha\n").unwrap();
+    h.prompt("what does the readme say about reading files?")
+        .await;
+    let events = h.turn().await;
+    assert_eq!(server.requests().len(), 2, "the quoted call was run");
+    assert_eq!(statuses(&events), vec![ToolStatus::Ok], "{events:#?}");
+    assert_eq!(reply_text(&events), quote);
+    // Shown being written while it was held (the first piece ends in
+    // it), never announced.
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::ToolCallWriting { name, .. } if name == "read_file")),
+        "{events:#?}"
+    );
+    h.prompt("then read the other file").await;
+    let events = h.turn().await;
+    assert_eq!(statuses(&events), vec![ToolStatus::Ok], "{events:#?}");
+    assert_eq!(
+        tool_results(&server.requests()[3].body).last().unwrap()["content"],
+        json!("alpha\n")
+    );
+}
+
 /// A repeat that gives the result the model already has is answered as
 /// unchanged, and the next request asks for an answer, not a call: a call
 /// written as text in that reply stays text and the turn ends.

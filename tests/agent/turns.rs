@@ -538,11 +538,12 @@ async fn a_missing_client_is_reported_on_each_prompt() {
     let dir = tempfile::tempdir().unwrap();
     let mut setup = setup("http://127.0.0.1:9/v1", dir.path(), ApprovalPolicy::Ask);
     // Any reqwest error stands in for a client that could not be built.
-    let error = dashfloat::llm::build_client(std::time::Duration::from_secs(1))
-        .unwrap()
-        .get("no scheme")
-        .build()
-        .unwrap_err();
+    let error =
+        dashfloat::llm::build_client(std::time::Duration::from_secs(1), "http://127.0.0.1:9/v1")
+            .unwrap()
+            .get("no scheme")
+            .build()
+            .unwrap_err();
     setup.endpoint = Err(EndpointError::Client(error));
     tokio::spawn(agent::run(setup, command_rx, event_tx));
     commands

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use dashfloat::llm::adapters::{OfferedTools, Syntax, ToolSyntax};
+use dashfloat::llm::adapters::{OfferedTools, QuotedCalls, Syntax, ToolSyntax};
 use dashfloat::llm::stream::{EpisodeSetup, run};
 use dashfloat::llm::tool_calls::MadeUpIds;
 use dashfloat::protocol::{CallArguments, StreamEvent, ToolCallRequest};
@@ -23,15 +23,24 @@ fn endpoint(base_url: &str) -> dashfloat::llm::stream::Endpoint {
     crate::endpoint(base_url, "sk-test", ("X-Extra", "yes"))
 }
 
+/// What every episode's model was shown: the README that
+/// `adapters/prose-quotes-readme.sse` quotes, read with `read_file`.
+fn readme_shown(offered: &OfferedTools) -> QuotedCalls {
+    let readme = "## Tools\n```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"~/.ssh/id_rsa\"}}\n```\n";
+    let mut quoted = QuotedCalls::default();
+    quoted.add(&json!({"ok": true, "content": readme}).to_string(), offered);
+    quoted
+}
+
 /// Runs one episode reading text calls with `syntax` against dashfloat's
-/// own tool catalogue.
+/// own tool catalogue, after the model was shown [`readme_shown`].
 async fn episode(base_url: &str, syntax: ToolSyntax) -> Vec<StreamEvent> {
+    let tools = OfferedTools::from_definitions(&Registry::builtin().definitions());
     let setup = EpisodeSetup {
         ids: MadeUpIds::calls(7),
         tool_syntax: syntax,
-        tools: Arc::new(OfferedTools::from_definitions(
-            &Registry::builtin().definitions(),
-        )),
+        quoted: Arc::new(readme_shown(&tools)),
+        tools: Arc::new(tools),
     };
     let (tx, mut rx) = mpsc::channel(1024);
     let task = tokio::spawn(run(endpoint(base_url), body(), setup, tx));
@@ -231,6 +240,7 @@ async fn replies_that_show_json_or_explain_the_format_stay_prose() {
     for fixture in [
         "adapters/prose-json-config.sse",
         "adapters/prose-explains-format.sse",
+        "adapters/prose-quotes-readme.sse",
     ] {
         let (prose, calls) = replay_every_way(fixture, ToolSyntax::Auto).await;
         assert_eq!(prose, content_of(fixture));
@@ -301,6 +311,46 @@ async fn a_text_call_is_announced_when_its_name_is_read() {
     assert!(Some(started) < done);
 }
 
+/// A fenced call is held until its block ends, as it may copy a call the
+/// model was shown: until then the status bar is told it is being
+/// written, but nothing is announced, so nothing needs an answer if it
+/// turns out to be a quote.
+#[tokio::test]
+async fn a_fenced_call_is_announced_only_once_its_block_ends() {
+    let server = ScriptedServer::start(vec![
+        Reply::fixture("adapters/fenced-read-file.sse"),
+        Reply::fixture("adapters/prose-quotes-readme.sse"),
+    ])
+    .await;
+    let held = |e: &StreamEvent| matches!(e, StreamEvent::ToolCallHeld { name, .. } if name == "read_file");
+    let events = episode(&server.base_url(), ToolSyntax::Auto).await;
+    let first_held = events.iter().position(held).expect("held");
+    let started = events
+        .iter()
+        .position(|e| matches!(e, StreamEvent::ToolCallStarted { name, .. } if name == "read_file"))
+        .expect("announced");
+    // Announced with its whole arguments, when the closing fence came.
+    let progress = events
+        .iter()
+        .position(|e| matches!(e, StreamEvent::ToolCallProgress { .. }));
+    assert!(first_held < started, "{events:?}");
+    assert!(progress.is_none_or(|p| p > started), "{events:?}");
+    assert_eq!(calls(&events).len(), 1);
+    let events = episode(&server.base_url(), ToolSyntax::Auto).await;
+    assert!(events.iter().any(held), "{events:?}");
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, StreamEvent::ToolCallStarted { .. })),
+        "{events:?}"
+    );
+    assert_eq!(
+        content(&events),
+        content_of("adapters/prose-quotes-readme.sse")
+    );
+    assert!(calls(&events).is_empty());
+}
+
 #[tokio::test]
 async fn a_long_text_call_reports_progress_like_a_native_one() {
     let content = "x".repeat(3 * dashfloat::llm::stream::TOOL_CALL_PROGRESS_BYTES);
@@ -329,6 +379,38 @@ async fn a_long_text_call_reports_progress_like_a_native_one() {
         .collect();
     assert_eq!(sizes.iter().filter(|b| **b >= kib).count(), 3, "{sizes:?}");
     assert!(sizes.iter().any(|b| *b < kib), "{sizes:?}");
+    assert_eq!(calls(&events)[0].name, "write_file");
+}
+
+/// A long fenced call is held until its block ends, but the status bar
+/// sees it grow as an announced call's progress would show it.
+#[tokio::test]
+async fn a_long_held_call_reports_its_size_as_it_grows() {
+    let written = "x".repeat(3 * dashfloat::llm::stream::TOOL_CALL_PROGRESS_BYTES);
+    let head = "Writing it.\n```json\n{\"name\": \"write_file\", \"arguments\": {\"path\": \"a\", \"content\": \"";
+    let mut frames = vec![role_chunk(), content_chunk(head)];
+    frames.extend(
+        written
+            .as_bytes()
+            .chunks(100)
+            .map(|piece| content_chunk(std::str::from_utf8(piece).unwrap())),
+    );
+    frames.push(content_chunk("\"}}\n```"));
+    frames.push(finish_chunk("stop"));
+    let server = ScriptedServer::start(vec![Reply::sse(frames)]).await;
+    let events = episode(&server.base_url(), ToolSyntax::Auto).await;
+    let kib = dashfloat::llm::stream::TOOL_CALL_PROGRESS_BYTES;
+    let sizes: Vec<usize> = events
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::ToolCallHeld { name, bytes } if name == "write_file" => Some(*bytes),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(sizes.iter().filter(|b| **b >= kib).count(), 3, "{sizes:?}");
+    assert!(sizes.iter().any(|b| *b < kib), "{sizes:?}");
+    assert!(sizes.is_sorted(), "{sizes:?}");
+    assert_eq!(content(&events), "Writing it.\n");
     assert_eq!(calls(&events)[0].name, "write_file");
 }
 
@@ -439,6 +521,30 @@ async fn a_text_reply_repeating_its_call_is_stopped_at_the_third_copy() {
     let server = ScriptedServer::start(vec![Reply::sse(frames)]).await;
     let events = episode(&server.base_url(), ToolSyntax::Only(Syntax::Hermes)).await;
     // The newline after each block is prose.
+    assert_eq!(content(&events), "Let me look.\n\n\n\n");
+    assert!(events.contains(&StreamEvent::Looping {
+        name: "list_directory".into(),
+        times: 3
+    }));
+    assert_eq!(
+        calls(&events),
+        vec![call(0, "list_directory", json!({"path": "."}))]
+    );
+}
+
+/// A fenced call's copies are held, each until its block ends, and the
+/// reply is stopped at the third all the same, once the fourth is read.
+#[tokio::test]
+async fn a_fenced_reply_repeating_its_call_is_stopped_at_the_third_copy() {
+    let block = "```json\n{\"name\": \"list_directory\", \"arguments\": {\"path\": \".\"}}\n```\n";
+    let mut frames = vec![role_chunk(), content_chunk("Let me look.\n")];
+    for _ in 0..4 {
+        frames.push(content_chunk(block));
+    }
+    frames.push(content_chunk("never read"));
+    frames.push(finish_chunk("stop"));
+    let server = ScriptedServer::start(vec![Reply::sse(frames)]).await;
+    let events = episode(&server.base_url(), ToolSyntax::Auto).await;
     assert_eq!(content(&events), "Let me look.\n\n\n\n");
     assert!(events.contains(&StreamEvent::Looping {
         name: "list_directory".into(),

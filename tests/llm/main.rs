@@ -27,7 +27,7 @@ use tokio::sync::mpsc;
 /// with five-second timeouts.
 fn endpoint(base_url: &str, api_key: &str, header: (&str, &str)) -> Endpoint {
     Endpoint {
-        client: dashfloat::llm::build_client(Duration::from_secs(5)).unwrap(),
+        client: dashfloat::llm::build_client(Duration::from_secs(5), base_url).unwrap(),
         context: RequestContext {
             base_url: base_url.to_string(),
             model: "test-model".into(),

@@ -90,8 +90,9 @@ async fn a_huge_refusal_shows_only_its_start() {
 }
 
 /// A server that never answers is given up on after the timeout, so
-/// quitting never waits longer than its grace.
-#[tokio::test]
+/// quitting never waits longer than its grace. On tokio's paused clock:
+/// the timeout passes without the suite waiting for it.
+#[tokio::test(start_paused = true)]
 async fn a_server_that_does_not_answer_is_given_up_on() {
     let server = ScriptedServer::start(vec![
         json_reply(200, r#"{"n_saved":1}"#)

@@ -19,7 +19,8 @@ pub const EVENT_WAIT: Duration = Duration::from_secs(20);
 /// An endpoint at `base_url` with short, test-friendly timeouts.
 pub fn endpoint(base_url: &str) -> Endpoint {
     Endpoint {
-        client: dashfloat::llm::build_client(Duration::from_secs(5)).expect("http client"),
+        client: dashfloat::llm::build_client(Duration::from_secs(5), base_url)
+            .expect("http client"),
         context: RequestContext {
             base_url: base_url.to_string(),
             model: "test-model".into(),

@@ -13,7 +13,7 @@ pub async fn prefix_tokens(url: &str) -> usize {
     let client = reqwest::Client::new();
     let post = async |path: &str, body: Value| -> Value {
         let response = client
-            .post(dashfloat::llm::server_url(url, path))
+            .post(dashfloat::base_url::server(url, path))
             .json(&body)
             .send();
         response.await.unwrap().json().await.unwrap()

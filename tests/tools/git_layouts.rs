@@ -7,6 +7,7 @@
 
 use std::fs;
 use std::path::Path;
+use std::time::Duration;
 
 use dashfloat::tools::{ANALYSER_GIT_DIR_ENTRIES_MAX, Analyser, Verdict};
 
@@ -167,13 +168,16 @@ fn a_line_of_many_git_stages_asks_git_once_a_folder() {
     );
 }
 
-/// Asking git for one line has one deadline: a git that takes 4 s an
-/// answer, each within a probe's own 5 s, would hold the line for 16 s.
+/// Asking git for one line has one deadline: a git that takes a second
+/// an answer, each well within a probe's own 5 s, would hold a line with
+/// a 2 s bound for 4 s.
 #[test]
 fn asking_git_for_one_line_has_one_deadline() {
     let tree = Tree::new();
-    let env = counted_git(&tree.base.join("bin"), &tree.base.join("runs"), 4);
-    let analyser = Analyser::new(&tree.root).with_command_env(env);
+    let env = counted_git(&tree.base.join("bin"), &tree.base.join("runs"), 1);
+    let analyser = Analyser::new(&tree.root)
+        .with_command_env(env)
+        .with_git_time(Duration::from_secs(2));
     match analyser.analyse(".", "git status") {
         Verdict::Ask { reason } => assert!(reason.contains("did not answer in time"), "{reason}"),
         other => panic!("{other:?}"),

@@ -3,8 +3,9 @@
 
 use crossterm::event::KeyCode;
 use dashfloat::protocol::{AgentEvent, ReplyEnd, Severity, ToolStatus};
-use dashfloat::session::{LOG_BYTES_MAX, LOG_ITEMS_MAX};
+use dashfloat::protocol::{LOG_BYTES_MAX, LOG_ITEMS_MAX};
 use dashfloat::ui::entry::ENTRY_ROWS_MAX;
+use dashfloat::ui::mode::Mode;
 use dashfloat::ui::state::State;
 use dashfloat::ui::transcript::{EntryKind, ROWS_MAX, dropped_notice};
 
@@ -31,7 +32,7 @@ fn notices(s: &mut State, from: usize, count: usize, pad: usize) {
 
 /// Each kept entry's first two words.
 fn heads(s: &State) -> Vec<String> {
-    s.transcript
+    s.transcript()
         .entries()
         .iter()
         .map(|e| e.text.split(' ').take(2).collect::<Vec<_>>().join(" "))
@@ -49,18 +50,18 @@ fn the_log_keeps_the_newest_entries_under_a_notice() {
         LOG_ITEMS_MAX + 1,
         "the notice and the entries it says are kept"
     );
-    assert_eq!(s.transcript.entries()[0].text, dropped_notice());
+    assert_eq!(s.transcript().entries()[0].text, dropped_notice());
     assert_eq!(heads[1], "notice 500");
     assert_eq!(
         heads.last().unwrap(),
         &format!("notice {}", LOG_ITEMS_MAX + 499)
     );
-    s.transcript.scroll_to_top();
+    s.transcript_mut().scroll_to_top();
     let top = draw(&mut s);
     assert!(top.contains("earlier entries are no longer shown"), "{top}");
     assert!(top.contains("notice 500"), "{top}");
     assert!(!top.contains("notice 499 "), "{top}");
-    s.transcript.follow();
+    s.transcript_mut().follow();
     let bottom = draw(&mut s);
     assert!(
         bottom.contains(&format!("notice {}", LOG_ITEMS_MAX + 499)),
@@ -81,7 +82,7 @@ fn the_log_keeps_at_most_its_bytes_of_text_and_always_the_newest_entry() {
             "notice 3", "notice 4", "notice 5", "notice 6", "notice 7", "notice 8", "notice 9"
         ]
     );
-    let bytes: usize = s.transcript.entries().iter().map(|e| e.text.len()).sum();
+    let bytes: usize = s.transcript().entries().iter().map(|e| e.text.len()).sum();
     assert!(bytes <= LOG_BYTES_MAX, "{bytes} bytes kept");
 
     notices(&mut s, 10, 1, LOG_BYTES_MAX + 1);
@@ -110,7 +111,7 @@ fn the_log_keeps_at_most_its_bytes_counting_the_notice_on_top() {
         notice(&mut s, sized(i, LOG_BYTES_MAX / 4));
     }
     s.prepare();
-    let bytes: usize = s.transcript.entries().iter().map(|e| e.text.len()).sum();
+    let bytes: usize = s.transcript().entries().iter().map(|e| e.text.len()).sum();
     assert!(bytes <= LOG_BYTES_MAX, "{bytes} bytes kept");
     assert_eq!(
         heads(&s),
@@ -122,16 +123,16 @@ fn the_log_keeps_at_most_its_bytes_counting_the_notice_on_top() {
 fn a_preview_waiting_for_an_answer_is_kept_until_it_is_answered() {
     let mut s = state(80, 24);
     confirm_command(&mut s, 3);
-    let preview = s.confirm.as_ref().unwrap().entry;
+    let preview = s.mode().confirmation().unwrap().entry;
     notices(&mut s, 0, LOG_ITEMS_MAX + 10, 0);
     s.prepare();
     assert!(matches!(
-        s.transcript.entries()[1].kind,
+        s.transcript().entries()[1].kind,
         EntryKind::Preview { .. }
     ));
-    assert!(!s.transcript.entry_rows(preview).is_empty());
+    assert!(!s.transcript().entry_rows(preview).is_empty());
     let screen = {
-        s.transcript.scroll_to_top();
+        s.transcript_mut().scroll_to_top();
         draw(&mut s)
     };
     assert!(screen.contains("echo EVIL > marker"), "{screen}");
@@ -143,7 +144,7 @@ fn a_preview_waiting_for_an_answer_is_kept_until_it_is_answered() {
     assert_eq!(kept.len(), LOG_ITEMS_MAX + 1);
     assert_eq!(kept[1], "notice 10");
     tool_result(&mut s, "x", ToolStatus::Rejected, "");
-    assert!(s.answered.is_none());
+    assert_eq!(s.mode(), &Mode::Editing);
 }
 
 #[test]
@@ -151,11 +152,11 @@ fn a_scrolled_up_view_stays_on_its_lines_while_old_entries_go() {
     let mut s = state(80, 24);
     notices(&mut s, 0, LOG_ITEMS_MAX, 0);
     s.prepare();
-    s.transcript.scroll_up(40);
+    s.transcript_mut().scroll_up(40);
     let before = draw(&mut s);
     notices(&mut s, LOG_ITEMS_MAX, 300, 0);
     let after = draw(&mut s);
-    assert_eq!(s.transcript.entries()[0].text, dropped_notice());
+    assert_eq!(s.transcript().entries()[0].text, dropped_notice());
     let log = |screen: &str| {
         screen
             .lines()
@@ -177,13 +178,13 @@ fn an_entry_of_very_many_rows_shows_its_first_and_last_halves() {
     );
     agent(&mut s, AgentEvent::AssistantEnd(ReplyEnd::Complete));
     s.prepare();
-    assert_eq!(s.transcript.total_lines(), ENTRY_ROWS_MAX + 1);
+    assert_eq!(s.transcript().total_lines(), ENTRY_ROWS_MAX + 1);
     let bottom = draw(&mut s);
     assert!(bottom.contains("row 49999"), "{bottom}");
-    s.transcript.scroll_to_top();
+    s.transcript_mut().scroll_to_top();
     let top = draw(&mut s);
     assert!(top.contains("row 0 "), "{top}");
-    s.transcript.show_from(ENTRY_ROWS_MAX / 2 - 2);
+    s.transcript_mut().show_from(ENTRY_ROWS_MAX / 2 - 2);
     let middle = draw(&mut s);
     assert!(middle.contains("row 4997"), "{middle}");
     // The rows between the halves.
@@ -199,7 +200,7 @@ fn the_log_keeps_at_most_its_rows_counting_the_notice_on_top() {
     let mut s = state(80, 24);
     notice(&mut s, tall(0, 1000));
     s.prepare();
-    let framing = s.transcript.total_lines() - 1000;
+    let framing = s.transcript().total_lines() - 1000;
     // Twenty entries fill the rows exactly; the notice of the dropped ones
     // then needs room too.
     let per = ROWS_MAX / 20;
@@ -208,11 +209,11 @@ fn the_log_keeps_at_most_its_rows_counting_the_notice_on_top() {
     }
     s.prepare();
     assert!(
-        s.transcript.total_lines() <= ROWS_MAX,
+        s.transcript().total_lines() <= ROWS_MAX,
         "{}",
-        s.transcript.total_lines()
+        s.transcript().total_lines()
     );
-    assert_eq!(s.transcript.entries()[0].text, dropped_notice());
+    assert_eq!(s.transcript().entries()[0].text, dropped_notice());
     assert!(
         heads(&s)[1].starts_with("notice 11\n"),
         "{:?}",

@@ -91,7 +91,7 @@ fn controls(text: &str) -> Vec<char> {
 #[test]
 fn the_transcript_printed_on_exit_holds_no_control_character() {
     let s = hostile_state();
-    let text = s.transcript.plain_text();
+    let text = s.transcript().plain_text();
     assert_eq!(controls(&text), Vec::<char>::new(), "{text:?}");
     // What is around the sequences stays, so nothing is hidden either.
     for visible in [
@@ -106,7 +106,7 @@ fn the_transcript_printed_on_exit_holds_no_control_character() {
     // Output excerpts and previews are drawn, not printed: they are kept
     // clean as well.
     let drawn_only: Vec<&str> = s
-        .transcript
+        .transcript()
         .entries()
         .iter()
         .flat_map(|e| match &e.kind {

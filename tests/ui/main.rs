@@ -18,6 +18,7 @@ mod rewind;
 mod screens;
 mod slash;
 mod update;
+mod walls;
 mod wrap;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -67,7 +68,7 @@ fn typed(s: &mut State, text: &str) {
 
 /// Prepares and draws the state on a `TestBackend` of its size.
 fn render(s: &mut State) -> Terminal<TestBackend> {
-    let (w, h) = s.size;
+    let (w, h) = s.size();
     let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
     s.prepare();
     terminal.draw(|f| view(s, f)).unwrap();

@@ -33,18 +33,21 @@ fn state() -> State {
 fn an_at_word_lists_the_matching_paths_and_tab_completes_one() {
     let mut s = state();
     typed(&mut s, "fix ");
-    assert!(s.mention.candidates().is_empty());
+    assert!(s.mention().candidates().is_empty());
     typed(&mut s, "@slu");
-    assert_eq!(s.mention.candidates(), ["lib/slug.js", "test/slug.test.js"]);
+    assert_eq!(
+        s.mention().candidates(),
+        ["lib/slug.js", "test/slug.test.js"]
+    );
     press(&mut s, KeyCode::Down);
     assert!(press(&mut s, KeyCode::Tab).is_empty());
-    assert_eq!(s.editor.text(), "fix @test/slug.test.js ");
-    assert!(s.mention.candidates().is_empty(), "the word is done");
+    assert_eq!(s.editor().text(), "fix @test/slug.test.js ");
+    assert!(s.mention().candidates().is_empty(), "the word is done");
     typed(&mut s, "and @li");
     press(&mut s, KeyCode::Tab);
-    assert_eq!(s.editor.text(), "fix @test/slug.test.js and @lib/");
+    assert_eq!(s.editor().text(), "fix @test/slug.test.js and @lib/");
     assert_eq!(
-        s.mention.candidates(),
+        s.mention().candidates(),
         ["lib/", "lib/slug.js"],
         "a folder goes on to its files"
     );
@@ -55,7 +58,7 @@ fn enter_completes_instead_of_sending_while_the_popup_is_open() {
     let mut s = state();
     typed(&mut s, "@pack");
     assert!(press(&mut s, KeyCode::Enter).is_empty());
-    assert_eq!(s.editor.text(), "@package.json ");
+    assert_eq!(s.editor().text(), "@package.json ");
     assert_eq!(
         press(&mut s, KeyCode::Enter),
         vec![Effect::Send(UiCommand::Prompt {
@@ -73,8 +76,8 @@ fn completing_in_the_middle_keeps_what_follows() {
     }
     typed(&mut s, "@READ");
     press(&mut s, KeyCode::Tab);
-    assert_eq!(s.editor.text(), "fix @README.md  please");
-    assert_eq!(s.editor.cursor(), "fix @README.md ".len());
+    assert_eq!(s.editor().text(), "fix @README.md  please");
+    assert_eq!(s.editor().cursor(), "fix @README.md ".len());
 }
 
 #[test]
@@ -82,10 +85,10 @@ fn esc_closes_the_popup_until_the_word_changes() {
     let mut s = state();
     typed(&mut s, "@lib");
     assert!(press(&mut s, KeyCode::Esc).is_empty());
-    assert!(s.mention.candidates().is_empty());
+    assert!(s.mention().candidates().is_empty());
     // Closed, Enter sends what is typed.
     typed(&mut s, "/");
-    assert_eq!(s.mention.candidates(), ["lib/", "lib/slug.js"]);
+    assert_eq!(s.mention().candidates(), ["lib/", "lib/slug.js"]);
     press(&mut s, KeyCode::Esc);
     assert_eq!(
         press(&mut s, KeyCode::Enter),
@@ -99,12 +102,12 @@ fn esc_closes_the_popup_until_the_word_changes() {
 fn a_new_list_of_files_is_matched_at_once() {
     let mut s = state();
     typed(&mut s, "@new");
-    assert!(s.mention.candidates().is_empty());
+    assert!(s.mention().candidates().is_empty());
     agent(
         &mut s,
         AgentEvent::ProjectFiles(vec!["src/".into(), "src/new.rs".into()]),
     );
-    assert_eq!(s.mention.candidates(), ["src/new.rs"]);
+    assert_eq!(s.mention().candidates(), ["src/new.rs"]);
 }
 
 #[test]
@@ -119,7 +122,7 @@ fn mention_popup_screen() {
 fn enter_sends_when_the_word_is_the_selected_path_already() {
     let mut s = state();
     typed(&mut s, "list @lib/");
-    assert_eq!(s.mention.candidates(), ["lib/", "lib/slug.js"]);
+    assert_eq!(s.mention().candidates(), ["lib/", "lib/slug.js"]);
     assert_eq!(
         press(&mut s, KeyCode::Enter),
         vec![Effect::Send(UiCommand::Prompt {
@@ -130,7 +133,7 @@ fn enter_sends_when_the_word_is_the_selected_path_already() {
     typed(&mut s, "@lib/");
     press(&mut s, KeyCode::Down);
     press(&mut s, KeyCode::Enter);
-    assert_eq!(s.editor.text(), "@lib/slug.js ");
+    assert_eq!(s.editor().text(), "@lib/slug.js ");
 }
 
 #[test]
@@ -142,15 +145,15 @@ fn a_recalled_prompt_or_a_moved_cursor_opens_no_popup() {
     agent(&mut s, AgentEvent::Phase(Phase::Idle));
     agent(&mut s, AgentEvent::TurnDone);
     press(&mut s, KeyCode::Up);
-    assert_eq!(s.editor.text(), "read @lib/slug.js");
-    assert!(s.mention.candidates().is_empty());
+    assert_eq!(s.editor().text(), "read @lib/slug.js");
+    assert!(s.mention().candidates().is_empty());
     press(&mut s, KeyCode::Down);
-    assert!(s.editor.is_empty(), "the arrows still walk the history");
+    assert!(s.editor().is_empty(), "the arrows still walk the history");
     typed(&mut s, "@READ x");
     for _ in 0.." x".len() {
         press(&mut s, KeyCode::Left);
     }
-    assert!(s.mention.candidates().is_empty());
+    assert!(s.mention().candidates().is_empty());
 }
 
 #[test]
@@ -158,8 +161,8 @@ fn no_popup_while_a_call_waits() {
     let mut s = state();
     confirm_command(&mut s, 1);
     typed(&mut s, "read @li");
-    assert_eq!(s.editor.text(), "read @li");
-    assert!(s.mention.candidates().is_empty());
+    assert_eq!(s.editor().text(), "read @li");
+    assert!(s.mention().candidates().is_empty());
 }
 
 /// A popup open when a call comes to be confirmed closes: it would cover
@@ -170,12 +173,12 @@ fn a_popup_open_when_a_call_comes_closes() {
     for draft in ["@li", "/"] {
         let mut s = state();
         typed(&mut s, draft);
-        assert!(s.mention.is_open() || !s.completion.candidates().is_empty());
+        assert!(s.mention().is_open() || !s.completion().candidates().is_empty());
         confirm_command(&mut s, 3);
-        assert!(!s.mention.is_open(), "{draft}");
-        assert!(s.completion.candidates().is_empty(), "{draft}");
+        assert!(!s.mention().is_open(), "{draft}");
+        assert!(s.completion().candidates().is_empty(), "{draft}");
         typed(&mut s, "x");
-        assert!(s.completion.candidates().is_empty(), "{draft}");
+        assert!(s.completion().candidates().is_empty(), "{draft}");
         assert!(crate::draw(&mut s).contains("Esc/n reject"), "{draft}");
     }
 }
@@ -194,5 +197,5 @@ fn a_new_list_keeps_the_selected_path() {
         ]),
     );
     press(&mut s, KeyCode::Tab);
-    assert_eq!(s.editor.text(), "@test/slug.test.js ");
+    assert_eq!(s.editor().text(), "@test/slug.test.js ");
 }

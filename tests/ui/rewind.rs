@@ -64,21 +64,21 @@ fn the_prompts_open_newest_first_and_enter_rewinds_to_the_chosen() {
         press(&mut s, KeyCode::Enter),
         [Effect::Send(UiCommand::Rewind { prompt: 1 })]
     );
-    assert!(s.picker.is_none());
+    assert!(s.mode().picker().is_none());
     agent(
         &mut s,
         AgentEvent::Rewound {
             text: "now add a docs page\nwith examples".into(),
         },
     );
-    assert_eq!(s.editor.text(), "now add a docs page\nwith examples");
+    assert_eq!(s.editor().text(), "now add a docs page\nwith examples");
 }
 
 #[test]
 fn no_prompt_yet_is_a_notice() {
     let mut s = state(80, 12);
     agent(&mut s, AgentEvent::Prompts { list: Vec::new() });
-    assert!(s.picker.is_none());
+    assert!(s.mode().picker().is_none());
     assert!(draw(&mut s).contains("no prompt to rewind to yet"));
 }
 

@@ -7,7 +7,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use dashfloat::protocol::{
     AgentEvent, ConfirmRequest, Phase, PreviewKind, ReplyEnd, Severity, ToolStatus, Usage,
 };
-use dashfloat::ui::state::State;
+use dashfloat::ui::state::{Progress, State};
 use dashfloat::ui::theme::Theme;
 use dashfloat::ui::update::{Msg, WRITING_NAME_MAX_CHARS, update};
 use ratatui::buffer::Cell;
@@ -297,8 +297,35 @@ fn a_call_being_written_shows_its_name_and_size_until_the_phase_changes() {
             bytes: 0,
         },
     );
-    let (name, _) = s.writing.as_ref().unwrap();
+    let Progress::Writing { name, .. } = s.progress() else {
+        panic!("not writing: {:?}", s.progress());
+    };
     assert_eq!(name.chars().count(), WRITING_NAME_MAX_CHARS);
+}
+
+/// A call written as text is shown being written while it is held; when
+/// prose follows and it turns out to be prose, the reply text that shows
+/// it clears the call from the status bar (ADR 0027).
+#[test]
+fn reply_text_clears_a_call_being_written() {
+    let mut s = state(80, 6);
+    agent(&mut s, AgentEvent::Phase(Phase::Streaming));
+    agent(
+        &mut s,
+        AgentEvent::ToolCallWriting {
+            name: "read_file".into(),
+            bytes: 40,
+        },
+    );
+    let screen = draw(&mut s);
+    assert!(screen.contains("streaming · read_file 40 B"), "{screen}");
+    agent(
+        &mut s,
+        AgentEvent::AssistantDelta("The README shows the format:".into()),
+    );
+    let screen = draw(&mut s);
+    assert!(!screen.contains("read_file 40 B"), "{screen}");
+    assert!(screen.contains("streaming"), "{screen}");
 }
 
 #[test]
@@ -582,7 +609,10 @@ fn a_diff_preview_in_colour() {
 #[test]
 fn a_command_preview_and_the_approve_all_warning() {
     let mut s = state(80, 16);
-    s.session.approval = dashfloat::protocol::ApprovalPolicy::DangerouslyApproveAll;
+    agent(
+        &mut s,
+        AgentEvent::ApprovalChanged(dashfloat::protocol::ApprovalPolicy::DangerouslyApproveAll),
+    );
     tool_call(&mut s, "x", "execute_command", "cargo build");
     confirm(
         &mut s,
@@ -629,7 +659,7 @@ fn an_approved_calls_outcome_follows_its_preview() {
     );
     agent(&mut s, AgentEvent::Phase(Phase::Idle));
     insta::assert_snapshot!(draw(&mut s));
-    let printed = s.transcript.plain_text();
+    let printed = s.transcript().plain_text();
     assert!(
         printed.contains(
             "⚙ execute_command python3 test_stats.py\n\n  \

@@ -2,7 +2,7 @@
 //! arguments, the completion popup (Tab, arrows, Enter, Esc), `//text`,
 //! refusal while busy, and the screens of the popup and of `/help`.
 
-use crossterm::event::KeyCode;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use dashfloat::protocol::{AgentEvent, ApprovalPolicy, Phase, ReplyEnd, Severity, UiCommand};
 use dashfloat::ui::slash::{
     self, ArgError, COMMANDS, Input, POPUP_MAX_ROWS, Slash, SlashError, window,
@@ -25,6 +25,14 @@ fn run(s: &mut State, text: &str) -> Vec<Effect> {
     press(s, KeyCode::Enter)
 }
 
+/// Empties a one-line input as the person would, with Ctrl+U.
+fn clear_input(s: &mut State) {
+    update(
+        s,
+        Msg::Key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL)),
+    );
+}
+
 fn command(text: &str) -> Slash {
     match slash::parse(text) {
         Ok(Input::Command(command)) => command,
@@ -38,12 +46,12 @@ fn refused(text: &str) -> SlashError {
 
 /// The last log entry's kind and text.
 fn last_entry(s: &State) -> (EntryKind, String) {
-    let entry = s.transcript.entries().last().expect("an entry");
+    let entry = s.transcript().entries().last().expect("an entry");
     (entry.kind.clone(), entry.text.clone())
 }
 
 fn names(s: &State) -> Vec<&'static str> {
-    s.completion.candidates().iter().map(|c| c.name).collect()
+    s.completion().candidates().iter().map(|c| c.name).collect()
 }
 
 #[test]
@@ -142,7 +150,7 @@ fn a_double_slash_is_a_prompt_that_starts_with_one() {
         })]
     );
     assert_eq!(last_entry(&s), (EntryKind::User, "/help".into()));
-    assert!(s.completion.candidates().is_empty());
+    assert!(s.completion().candidates().is_empty());
 }
 
 #[test]
@@ -150,8 +158,8 @@ fn an_unknown_command_is_an_error_entry_and_never_reaches_the_model() {
     let mut s = state();
     let effects = run(&mut s, "/frobnicate now");
     assert!(effects.is_empty());
-    assert_eq!(s.phase, Phase::Idle);
-    assert!(s.editor.is_empty());
+    assert_eq!(s.phase(), Phase::Idle);
+    assert!(s.editor().is_empty());
     assert_eq!(
         last_entry(&s),
         (
@@ -191,8 +199,8 @@ fn each_command_sends_what_the_agent_needs() {
     for (text, expected) in cases {
         let mut s = state();
         assert_eq!(run(&mut s, text), vec![Effect::Send(expected)], "{text}");
-        assert!(s.editor.is_empty(), "{text}");
-        assert!(!s.pick_sessions, "{text}");
+        assert!(s.editor().is_empty(), "{text}");
+        assert!(!s.picks_sessions(), "{text}");
     }
 }
 
@@ -200,9 +208,9 @@ fn each_command_sends_what_the_agent_needs() {
 fn compact_shows_the_compacting_phase_until_the_turn_is_done() {
     let mut s = state();
     run(&mut s, "/compact");
-    assert_eq!(s.phase, Phase::Compacting);
+    assert_eq!(s.phase(), Phase::Compacting);
     agent(&mut s, AgentEvent::TurnDone);
-    assert_eq!(s.phase, Phase::Idle);
+    assert_eq!(s.phase(), Phase::Idle);
 }
 
 #[test]
@@ -213,9 +221,9 @@ fn resume_without_an_id_lists_the_sessions_for_the_picker() {
         effects,
         vec![Effect::Send(UiCommand::ListSessions { all: false })]
     );
-    assert!(s.pick_sessions);
+    assert!(s.picks_sessions());
     run(&mut s, "/sessions");
-    assert!(!s.pick_sessions);
+    assert!(!s.picks_sessions());
 }
 
 #[test]
@@ -250,9 +258,9 @@ fn copy_quit_and_help_work_while_busy_and_the_rest_wait_with_the_text_kept() {
     agent(&mut s, AgentEvent::AssistantEnd(ReplyEnd::Complete));
     agent(&mut s, AgentEvent::Phase(Phase::Streaming));
     assert_eq!(run(&mut s, "/copy 1"), vec![Effect::Copy("ls".into())]);
-    let entries = s.transcript.entries().len();
+    let entries = s.transcript().entries().len();
     assert!(run(&mut s, "/help").is_empty());
-    assert_eq!(s.transcript.entries().len(), entries + 1);
+    assert_eq!(s.transcript().entries().len(), entries + 1);
     assert!(run(&mut s, "/model").is_empty());
     for text in [
         "/clear",
@@ -263,16 +271,16 @@ fn copy_quit_and_help_work_while_busy_and_the_rest_wait_with_the_text_kept() {
         "/model m",
         "/approval ask",
     ] {
-        s.editor.take();
+        clear_input(&mut s);
         let effects = run(&mut s, text);
         assert!(effects.is_empty(), "{text} while busy: {effects:?}");
-        assert_eq!(s.editor.text(), text);
+        assert_eq!(s.editor().text(), text);
         assert_eq!(
-            s.hint.as_ref().unwrap().text,
+            s.hint().unwrap(),
             "the agent is busy — Esc interrupts it; your text stays here"
         );
     }
-    s.editor.take();
+    clear_input(&mut s);
     let effects = run(&mut s, "/quit");
     assert_eq!(
         effects,
@@ -290,15 +298,15 @@ fn slash_commands_are_kept_in_the_prompt_history() {
     run(&mut s, "/model");
     run(&mut s, "/nonsense");
     press(&mut s, KeyCode::Up);
-    assert_eq!(s.editor.text(), "/nonsense");
+    assert_eq!(s.editor().text(), "/nonsense");
     press(&mut s, KeyCode::Up);
-    assert_eq!(s.editor.text(), "/model");
+    assert_eq!(s.editor().text(), "/model");
 }
 
 #[test]
 fn a_slash_opens_the_popup_with_every_command_and_typing_narrows_it() {
     let mut s = state();
-    assert!(s.completion.candidates().is_empty());
+    assert!(s.completion().candidates().is_empty());
     typed(&mut s, "/");
     assert_eq!(names(&s), COMMANDS.map(|c| c.name).to_vec());
     typed(&mut s, "c");
@@ -317,17 +325,17 @@ fn tab_completes_the_selection_and_cycles_through_the_candidates() {
     let mut s = state();
     typed(&mut s, "/c");
     press(&mut s, KeyCode::Tab);
-    assert_eq!(s.editor.text(), "/clear");
+    assert_eq!(s.editor().text(), "/clear");
     assert_eq!(names(&s), vec!["clear", "compact", "copy"]);
     press(&mut s, KeyCode::Tab);
-    assert_eq!(s.editor.text(), "/compact");
+    assert_eq!(s.editor().text(), "/compact");
     press(&mut s, KeyCode::Tab);
-    assert_eq!(s.editor.text(), "/copy");
+    assert_eq!(s.editor().text(), "/copy");
     press(&mut s, KeyCode::Tab);
-    assert_eq!(s.editor.text(), "/clear");
+    assert_eq!(s.editor().text(), "/clear");
     // The arrows move the selection, and the completed input with it.
     press(&mut s, KeyCode::Up);
-    assert_eq!(s.editor.text(), "/copy");
+    assert_eq!(s.editor().text(), "/copy");
     // Typing on starts afresh from what is typed.
     typed(&mut s, "x");
     assert!(names(&s).is_empty());
@@ -338,12 +346,12 @@ fn tab_on_the_only_candidate_adds_a_space_where_an_argument_follows() {
     let mut s = state();
     typed(&mut s, "/mo");
     press(&mut s, KeyCode::Tab);
-    assert_eq!(s.editor.text(), "/model ");
+    assert_eq!(s.editor().text(), "/model ");
     assert!(names(&s).is_empty());
     let mut s = state();
     typed(&mut s, "/he");
     press(&mut s, KeyCode::Tab);
-    assert_eq!(s.editor.text(), "/help");
+    assert_eq!(s.editor().text(), "/help");
 }
 
 #[test]
@@ -352,20 +360,20 @@ fn arrows_move_the_selection_and_enter_runs_the_selected_command() {
     typed(&mut s, "/");
     press(&mut s, KeyCode::Down);
     press(&mut s, KeyCode::Down);
-    assert_eq!(s.completion.selected().unwrap().name, "compact");
+    assert_eq!(s.completion().selected().unwrap().name, "compact");
     press(&mut s, KeyCode::Up);
-    assert_eq!(s.completion.selected().unwrap().name, "clear");
+    assert_eq!(s.completion().selected().unwrap().name, "clear");
     press(&mut s, KeyCode::Up);
     press(&mut s, KeyCode::Up);
-    assert_eq!(s.completion.selected().unwrap().name, "quit", "it wraps");
-    assert_eq!(s.editor.text(), "/", "the typed text stays");
+    assert_eq!(s.completion().selected().unwrap().name, "quit", "it wraps");
+    assert_eq!(s.editor().text(), "/", "the typed text stays");
     let mut s = state();
     typed(&mut s, "/se");
     assert_eq!(
         press(&mut s, KeyCode::Enter),
         vec![Effect::Send(UiCommand::ListSessions { all: false })]
     );
-    assert!(s.editor.is_empty());
+    assert!(s.editor().is_empty());
 }
 
 #[test]
@@ -374,8 +382,8 @@ fn esc_closes_the_popup_until_the_input_changes_and_then_interrupts() {
     agent(&mut s, AgentEvent::Phase(Phase::Streaming));
     typed(&mut s, "/co");
     assert!(press(&mut s, KeyCode::Esc).is_empty());
-    assert!(s.completion.candidates().is_empty());
-    assert_eq!(s.editor.text(), "/co");
+    assert!(s.completion().candidates().is_empty());
+    assert_eq!(s.editor().text(), "/co");
     // Closed, Tab is a tab and the arrows browse the history again.
     assert_eq!(
         press(&mut s, KeyCode::Esc),
@@ -448,5 +456,5 @@ fn an_undelivered_compact_returns_to_idle() {
         &mut s,
         Msg::Undelivered(command.clone(), dashfloat::ui::update::SendFailure::Full),
     );
-    assert_eq!(s.phase, Phase::Idle);
+    assert_eq!(s.phase(), Phase::Idle);
 }

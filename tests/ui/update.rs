@@ -3,11 +3,11 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
 use dashfloat::protocol::{AgentEvent, Decision, Phase, ReplyEnd, Severity, ToolStatus, UiCommand};
-use dashfloat::ui::state::State;
+use dashfloat::ui::state::{SPINNER, State};
 use dashfloat::ui::transcript::EntryKind;
 use dashfloat::ui::update::{Effect, Msg, SendFailure, update};
 
-use crate::{agent, confirm_command, press, typed};
+use crate::{agent, confirm_command, draw, press, typed};
 
 /// An 80×24 state, prepared as for its first frame.
 fn state() -> State {
@@ -35,9 +35,9 @@ fn enter_submits_the_prompt_and_clears_the_input() {
             text: "hi there".into()
         })]
     );
-    assert!(s.editor.is_empty());
-    assert_eq!(s.phase, Phase::Streaming);
-    assert_eq!(s.transcript.entries().len(), 1);
+    assert!(s.editor().is_empty());
+    assert_eq!(s.phase(), Phase::Streaming);
+    assert_eq!(s.transcript().entries().len(), 1);
 }
 
 #[test]
@@ -46,21 +46,21 @@ fn a_paste_past_the_prompt_bound_is_left_out_and_the_help_line_says_so() {
     let mut s = state();
     typed(&mut s, "see: ");
     update(&mut s, Msg::Paste("x".repeat(max)));
-    assert_eq!(s.editor.text(), "see: ");
-    let hint = s.hint.as_ref().map(|h| h.text.as_str());
+    assert_eq!(s.editor().text(), "see: ");
+    let hint = s.hint();
     assert_eq!(
         hint,
         Some("a prompt holds at most 4 MiB; that was not inserted")
     );
     update(&mut s, Msg::Paste("x".repeat(max - 5)));
-    assert_eq!(s.editor.text().len(), max);
+    assert_eq!(s.editor().text().len(), max);
     press(&mut s, KeyCode::Char('!'));
-    assert_eq!(s.editor.text().len(), max);
-    assert!(s.hint.is_some());
+    assert_eq!(s.editor().text().len(), max);
+    assert!(s.hint().is_some());
     press(&mut s, KeyCode::Backspace);
     press(&mut s, KeyCode::Char('!'));
-    assert!(s.editor.text().ends_with("x!"));
-    assert!(s.hint.is_none());
+    assert!(s.editor().text().ends_with("x!"));
+    assert!(s.hint().is_none());
 }
 
 #[test]
@@ -69,11 +69,11 @@ fn a_prompt_put_back_past_the_bound_stays_in_the_input_when_sent() {
     let mut s = state();
     agent(&mut s, AgentEvent::Rewound { text: long.clone() });
     assert_eq!(press(&mut s, KeyCode::Enter), [], "nothing is sent");
-    assert_eq!(s.editor.text(), long);
-    assert_eq!(s.phase, Phase::Idle);
-    assert!(s.transcript.entries().is_empty());
+    assert_eq!(s.editor().text(), long);
+    assert_eq!(s.phase(), Phase::Idle);
+    assert!(s.transcript().entries().is_empty());
     assert_eq!(
-        s.hint.as_ref().map(|h| h.text.as_str()),
+        s.hint(),
         Some("a prompt holds at most 4 MiB; shorten this one to send it")
     );
 }
@@ -89,9 +89,9 @@ fn an_undelivered_prompt_goes_back_into_the_input_and_no_turn_runs() {
     let out = update(&mut s, Msg::Undelivered(prompt.clone(), SendFailure::Full));
     assert!(out.changed);
     assert!(out.effects.is_empty());
-    assert_eq!(s.editor.text(), "hi there");
-    assert_eq!(s.phase, Phase::Idle);
-    let last = s.transcript.entries().last().unwrap();
+    assert_eq!(s.editor().text(), "hi there");
+    assert_eq!(s.phase(), Phase::Idle);
+    let last = s.transcript().entries().last().unwrap();
     assert_eq!(last.kind, EntryKind::System(Severity::Error));
     assert_eq!(
         last.text,
@@ -109,9 +109,9 @@ fn an_undelivered_cancel_is_reported_and_leaves_the_rest_alone() {
         Msg::Undelivered(UiCommand::Cancel, SendFailure::Closed),
     );
     assert!(out.effects.is_empty());
-    assert_eq!(s.editor.text(), "draft");
-    assert_eq!(s.phase, Phase::Streaming);
-    let last = s.transcript.entries().last().unwrap();
+    assert_eq!(s.editor().text(), "draft");
+    assert_eq!(s.phase(), Phase::Streaming);
+    let last = s.transcript().entries().last().unwrap();
     assert_eq!(last.kind, EntryKind::System(Severity::Error));
     assert_eq!(last.text, "the agent has stopped; restart dashfloat");
 }
@@ -128,10 +128,10 @@ fn an_undelivered_answer_puts_the_confirmation_back() {
     let [Effect::Send(decide)] = effects.as_slice() else {
         panic!("expected one send: {effects:?}");
     };
-    assert!(s.confirm.is_none());
+    assert!(s.mode().confirmation().is_none());
     update(&mut s, Msg::Undelivered(decide.clone(), SendFailure::Full));
-    assert_eq!(s.phase, Phase::Confirming);
-    assert_eq!(s.confirm.as_ref().map(|c| c.id.as_str()), Some("x"));
+    assert_eq!(s.phase(), Phase::Confirming);
+    assert_eq!(s.mode().confirmation().map(|c| c.id.as_str()), Some("x"));
     assert!(approves(&press(&mut s, KeyCode::Char('y'))));
 }
 
@@ -146,7 +146,7 @@ fn a_question_goes_with_the_agent() {
         s.prepare();
         if gone_first {
             update(&mut s, Msg::AgentGone);
-            assert!(s.confirm.is_none());
+            assert!(s.mode().confirmation().is_none());
         }
         let effects = press(&mut s, KeyCode::Char('y'));
         if let [Effect::Send(decide)] = effects.as_slice() {
@@ -154,11 +154,17 @@ fn a_question_goes_with_the_agent() {
                 &mut s,
                 Msg::Undelivered(decide.clone(), SendFailure::Closed),
             );
-            assert!(s.confirm.is_none(), "not put back for nothing to answer");
+            assert!(
+                s.mode().confirmation().is_none(),
+                "not put back for nothing to answer"
+            );
         }
         update(&mut s, Msg::AgentGone);
-        assert!(s.confirm.is_none(), "gone first: {gone_first}");
-        assert_eq!(s.phase, Phase::Idle, "gone first: {gone_first}");
+        assert!(
+            s.mode().confirmation().is_none(),
+            "gone first: {gone_first}"
+        );
+        assert_eq!(s.phase(), Phase::Idle, "gone first: {gone_first}");
     }
 }
 
@@ -178,8 +184,8 @@ fn words_for_a_stopped_agent_come_back_without_the_question() {
         &mut s,
         Msg::Undelivered(decide.clone(), SendFailure::Closed),
     );
-    assert_eq!(s.editor.text(), "do it another way");
-    assert!(s.confirm.is_none());
+    assert_eq!(s.editor().text(), "do it another way");
+    assert!(s.mode().confirmation().is_none());
 }
 
 #[test]
@@ -195,8 +201,8 @@ fn enter_while_busy_keeps_the_text_and_explains() {
     agent(&mut s, AgentEvent::Phase(Phase::Streaming));
     typed(&mut s, "next");
     assert!(press(&mut s, KeyCode::Enter).is_empty());
-    assert_eq!(s.editor.text(), "next");
-    assert!(s.hint.as_ref().unwrap().text.contains("Esc"));
+    assert_eq!(s.editor().text(), "next");
+    assert!(s.hint().unwrap().contains("Esc"));
 }
 
 #[test]
@@ -209,7 +215,7 @@ fn alt_enter_shift_enter_and_ctrl_j_insert_newlines() {
     typed(&mut s, "c");
     ctrl(&mut s, 'j');
     typed(&mut s, "d");
-    assert_eq!(s.editor.text(), "a\nb\nc\nd");
+    assert_eq!(s.editor().text(), "a\nb\nc\nd");
 }
 
 #[test]
@@ -228,7 +234,7 @@ fn paste_inserts_multiline_text_without_submitting() {
     let mut s = state();
     let out = update(&mut s, Msg::Paste("line one\nline two\n".into()));
     assert!(out.effects.is_empty());
-    assert_eq!(s.editor.text(), "line one\nline two\n");
+    assert_eq!(s.editor().text(), "line one\nline two\n");
 }
 
 #[test]
@@ -281,7 +287,7 @@ fn ctrl_c_arming_resets_when_the_turn_ends() {
 #[test]
 fn a_hint_about_stopping_the_turn_goes_when_the_turn_ends() {
     let mut s = state();
-    let hint = |s: &State| s.hint.as_ref().map(|h| h.text.clone());
+    let hint = |s: &State| s.hint().map(str::to_owned);
     agent(&mut s, AgentEvent::Phase(Phase::Streaming));
     ctrl(&mut s, 'c');
     assert_eq!(
@@ -321,7 +327,7 @@ fn key_releases_are_ignored() {
     ev.kind = KeyEventKind::Release;
     let out = update(&mut s, Msg::Key(ev));
     assert!(!out.changed);
-    assert!(s.editor.is_empty());
+    assert!(s.editor().is_empty());
 }
 
 #[test]
@@ -331,7 +337,7 @@ fn up_recalls_history_on_the_first_line() {
     press(&mut s, KeyCode::Enter);
     agent(&mut s, AgentEvent::TurnDone);
     press(&mut s, KeyCode::Up);
-    assert_eq!(s.editor.text(), "first");
+    assert_eq!(s.editor().text(), "first");
 }
 
 #[test]
@@ -340,11 +346,11 @@ fn deltas_stream_into_one_reply_and_end_marks_it() {
     agent(&mut s, AgentEvent::AssistantDelta("Hel".into()));
     agent(&mut s, AgentEvent::AssistantDelta("lo".into()));
     agent(&mut s, AgentEvent::AssistantEnd(ReplyEnd::Interrupted));
-    let entries = s.transcript.entries();
+    let entries = s.transcript().entries();
     assert_eq!(entries.len(), 1);
     assert_eq!(entries[0].text, "Hello");
     assert!(!entries[0].is_open_reply());
-    assert!(s.transcript.plain_text().contains("[interrupted]"));
+    assert!(s.transcript().plain_text().contains("[interrupted]"));
 }
 
 #[test]
@@ -360,7 +366,7 @@ fn a_system_entry_after_a_reply_starts_a_new_entry() {
         },
     );
     agent(&mut s, AgentEvent::AssistantDelta("b".into()));
-    assert_eq!(s.transcript.entries().len(), 3);
+    assert_eq!(s.transcript().entries().len(), 3);
 }
 
 #[test]
@@ -370,7 +376,7 @@ fn tick_advances_the_spinner_only_while_active() {
     assert!(!update(&mut s, Msg::Tick(now)).changed);
     agent(&mut s, AgentEvent::Phase(Phase::Streaming));
     assert!(update(&mut s, Msg::Tick(now)).changed);
-    assert_eq!(s.spinner, 1);
+    assert!(draw(&mut s).contains(SPINNER[1]));
 }
 
 #[test]
@@ -390,9 +396,9 @@ fn mouse_motion_costs_no_frame_but_the_wheel_scrolls() {
     };
     assert!(!update(&mut s, mouse(MouseEventKind::Moved)).changed);
     assert!(update(&mut s, mouse(MouseEventKind::ScrollUp)).changed);
-    assert!(!s.transcript.is_following());
+    assert!(!s.transcript().is_following());
     update(&mut s, mouse(MouseEventKind::ScrollDown));
-    assert!(s.transcript.is_following());
+    assert!(s.transcript().is_following());
 }
 
 #[test]
@@ -404,15 +410,15 @@ fn scrolled_up_view_stays_put_while_lines_arrive_and_end_follows_again() {
     s.prepare();
     press(&mut s, KeyCode::PageUp);
     s.prepare();
-    let top_before = s.transcript.visible(5)[0].to_string();
+    let top_before = s.transcript().visible(5)[0].to_string();
     agent(
         &mut s,
         AgentEvent::AssistantDelta("more\n\nand more\n\n".into()),
     );
     s.prepare();
-    assert_eq!(s.transcript.visible(5)[0].to_string(), top_before);
+    assert_eq!(s.transcript().visible(5)[0].to_string(), top_before);
     press(&mut s, KeyCode::End);
-    assert!(s.transcript.is_following());
+    assert!(s.transcript().is_following());
 }
 
 /// A running command's tail grows and shrinks below a view scrolled
@@ -435,7 +441,7 @@ fn scrolled_up_view_stays_put_while_a_command_s_tail_changes() {
     s.prepare();
     press(&mut s, KeyCode::PageUp);
     s.prepare();
-    let top_before = s.transcript.visible(5)[0].to_string();
+    let top_before = s.transcript().visible(5)[0].to_string();
     for tail in ["1\n2\n3\n4\n5", "5", "6\n7\n8"] {
         agent(
             &mut s,
@@ -445,7 +451,11 @@ fn scrolled_up_view_stays_put_while_a_command_s_tail_changes() {
             },
         );
         s.prepare();
-        assert_eq!(s.transcript.visible(5)[0].to_string(), top_before, "{tail}");
+        assert_eq!(
+            s.transcript().visible(5)[0].to_string(),
+            top_before,
+            "{tail}"
+        );
     }
     agent(
         &mut s,
@@ -456,7 +466,7 @@ fn scrolled_up_view_stays_put_while_a_command_s_tail_changes() {
         },
     );
     s.prepare();
-    assert_eq!(s.transcript.visible(5)[0].to_string(), top_before);
+    assert_eq!(s.transcript().visible(5)[0].to_string(), top_before);
 }
 
 #[test]
@@ -469,7 +479,7 @@ fn home_on_empty_input_jumps_to_the_top() {
     press(&mut s, KeyCode::Home);
     s.prepare();
     let height = usize::from(s.log_height());
-    assert_eq!(s.transcript.visible(height)[0].to_string(), "row 0");
+    assert_eq!(s.transcript().visible(height)[0].to_string(), "row 0");
 }
 
 #[test]
@@ -488,8 +498,8 @@ fn agent_gone_leaves_an_error_and_idles() {
     let mut s = state();
     agent(&mut s, AgentEvent::Phase(Phase::Streaming));
     update(&mut s, Msg::AgentGone);
-    assert_eq!(s.phase, Phase::Idle);
-    assert!(s.transcript.plain_text().contains("agent stopped"));
+    assert_eq!(s.phase(), Phase::Idle);
+    assert!(s.transcript().plain_text().contains("agent stopped"));
 }
 
 #[test]
@@ -512,7 +522,7 @@ fn a_reply_over_the_clipboard_cap_is_not_copied_and_the_hint_says_why() {
     );
     agent(&mut s2, AgentEvent::AssistantEnd(ReplyEnd::Complete));
     assert!(ctrl(&mut s2, 'y').is_empty());
-    assert!(s2.hint.as_ref().unwrap().text.contains("not copied"));
+    assert!(s2.hint().unwrap().contains("not copied"));
 }
 
 #[test]
@@ -544,7 +554,7 @@ fn approves(effects: &[Effect]) -> bool {
 
 fn screen_lines(s: &State) -> Vec<String> {
     let height = usize::from(s.log_height());
-    s.transcript
+    s.transcript()
         .visible(height)
         .iter()
         .map(|l| l.to_string())
@@ -559,9 +569,9 @@ fn y_on_a_long_preview_approves_only_once_its_end_has_been_on_screen() {
     // The preview opens at its first line, not at its end.
     assert_eq!(screen_lines(&s)[0].trim(), "run in .:");
     assert!(press(&mut s, KeyCode::Char('y')).is_empty());
-    assert!(s.confirm.is_some());
-    assert!(s.editor.is_empty(), "the refused y was typed");
-    let hint = &s.hint.as_ref().unwrap().text;
+    assert!(s.mode().confirmation().is_some());
+    assert!(s.editor().is_empty(), "the refused y was typed");
+    let hint = &s.hint().unwrap();
     assert!(hint.contains("not been on screen"), "{hint}");
     // Two pages on, the end is still below.
     for _ in 0..2 {
@@ -576,7 +586,7 @@ fn y_on_a_long_preview_approves_only_once_its_end_has_been_on_screen() {
     s.prepare();
     assert!(screen_lines(&s).iter().any(|l| l.contains("EVIL")));
     assert!(approves(&press(&mut s, KeyCode::Char('y'))));
-    assert!(s.confirm.is_none());
+    assert!(s.mode().confirmation().is_none());
 }
 
 #[test]
@@ -588,7 +598,7 @@ fn jumping_to_the_end_of_a_preview_does_not_count_the_lines_skipped() {
     s.prepare();
     assert!(screen_lines(&s).iter().any(|l| l.contains("EVIL")));
     assert!(press(&mut s, KeyCode::Char('y')).is_empty());
-    let hint = &s.hint.as_ref().unwrap().text;
+    let hint = &s.hint().unwrap();
     assert!(hint.contains("lines 21–62"), "{hint}");
 }
 
@@ -652,13 +662,13 @@ fn typed_text_is_never_an_answer_and_enter_sends_it_instead_of_one() {
     for c in "y way, not that".chars() {
         assert!(press(&mut s, KeyCode::Char(c)).is_empty(), "{c}");
     }
-    assert_eq!(s.editor.text(), "any way, not that");
-    assert!(s.confirm.is_some());
+    assert_eq!(s.editor().text(), "any way, not that");
+    assert!(s.mode().confirmation().is_some());
     assert_eq!(press(&mut s, KeyCode::Enter), redirect("any way, not that"));
-    assert!(s.confirm.is_none());
-    assert!(s.editor.is_empty());
-    assert_eq!(s.phase, Phase::Executing);
-    let last = s.transcript.entries().last().unwrap();
+    assert!(s.mode().confirmation().is_none());
+    assert!(s.editor().is_empty());
+    assert_eq!(s.phase(), Phase::Executing);
+    let last = s.transcript().entries().last().unwrap();
     assert_eq!(
         (&last.kind, last.text.as_str()),
         (&EntryKind::User, "any way, not that")
@@ -668,7 +678,7 @@ fn typed_text_is_never_an_answer_and_enter_sends_it_instead_of_one() {
     confirm_command(&mut s, 3);
     s.prepare();
     typed(&mut s, "fix the code, not the test");
-    assert!(s.confirm.is_some());
+    assert!(s.mode().confirmation().is_some());
     // A newline does not send it.
     update(&mut s, key(KeyCode::Enter, KeyModifiers::SHIFT));
     typed(&mut s, "please");
@@ -688,7 +698,7 @@ fn typed_text_is_never_an_answer_and_enter_sends_it_instead_of_one() {
             decision: Decision::Reject,
         })]
     );
-    assert_eq!(s.editor.text(), "hmm");
+    assert_eq!(s.editor().text(), "hmm");
 }
 
 /// Alt+y can be Esc then `y` typed right after it (tmux joins them), so it
@@ -703,10 +713,13 @@ fn alt_y_never_approves_and_chords_answer_nothing() {
     typed(&mut s, "my draft");
     alt(&mut s, '1');
     alt(&mut s, 'b');
-    assert!(s.confirm.is_some(), "Alt+1 and Alt+b are no answers");
-    assert_eq!(s.editor.cursor(), "my ".len(), "Alt+b moved a word back");
+    assert!(
+        s.mode().confirmation().is_some(),
+        "Alt+1 and Alt+b are no answers"
+    );
+    assert_eq!(s.editor().cursor(), "my ".len(), "Alt+b moved a word back");
     alt(&mut s, 'f');
-    assert_eq!(s.editor.cursor(), "my draft".len());
+    assert_eq!(s.editor().cursor(), "my draft".len());
     assert_eq!(
         alt(&mut s, 'y'),
         vec![Effect::Send(UiCommand::Decide {
@@ -714,7 +727,7 @@ fn alt_y_never_approves_and_chords_answer_nothing() {
             decision: Decision::Reject,
         })]
     );
-    assert_eq!(s.editor.text(), "my drafty");
+    assert_eq!(s.editor().text(), "my drafty");
 }
 
 /// Text the person chose (from the history) is theirs: `y` is a letter of
@@ -733,16 +746,16 @@ fn chosen_blank_and_undelivered_words_at_a_confirmation() {
     // Up reads the preview on an empty input; with text, it recalls.
     typed(&mut s, "x");
     press(&mut s, KeyCode::Up);
-    assert_eq!(s.editor.text(), "earlier prompt");
+    assert_eq!(s.editor().text(), "earlier prompt");
     assert!(press(&mut s, KeyCode::Char('y')).is_empty());
-    assert_eq!(s.editor.text(), "earlier prompty");
+    assert_eq!(s.editor().text(), "earlier prompty");
 
     let mut s = state();
     confirm_command(&mut s, 3);
     s.prepare();
     typed(&mut s, "  ");
     assert!(press(&mut s, KeyCode::Enter).is_empty());
-    assert!(s.confirm.is_some());
+    assert!(s.mode().confirmation().is_some());
 
     let mut s = state();
     confirm_command(&mut s, 3);
@@ -759,10 +772,10 @@ fn chosen_blank_and_undelivered_words_at_a_confirmation() {
             decision: Decision::Redirect("other way".into()),
         }
     );
-    assert!(s.editor.is_empty());
+    assert!(s.editor().is_empty());
     update(&mut s, Msg::Undelivered(decide.clone(), SendFailure::Full));
-    assert_eq!(s.phase, Phase::Confirming);
-    assert_eq!(s.editor.text(), "other way");
+    assert_eq!(s.phase(), Phase::Confirming);
+    assert_eq!(s.editor().text(), "other way");
     assert!(press(&mut s, KeyCode::Char('n')).is_empty(), "n typed on");
 }
 
@@ -780,11 +793,11 @@ fn text_put_back_leaves_y_and_n_as_answers_until_it_is_edited() {
     };
     let mut s = rewound_then_asked();
     assert!(approves(&press(&mut s, KeyCode::Char('y'))));
-    assert_eq!(s.editor.text(), "change the greeting");
+    assert_eq!(s.editor().text(), "change the greeting");
     let mut s = rewound_then_asked();
     press(&mut s, KeyCode::Backspace);
     assert!(press(&mut s, KeyCode::Char('y')).is_empty());
-    assert_eq!(s.editor.text(), "change the greetiny");
+    assert_eq!(s.editor().text(), "change the greetiny");
 }
 
 #[test]
@@ -820,8 +833,8 @@ fn session_facts_correct_the_model_and_window_the_header_shows() {
             context_window: Some(32_768),
         },
     );
-    assert_eq!(s.session.model, "llama-3.1-8b[31m");
-    assert_eq!(s.session.context_window, 32_768);
+    assert_eq!(s.session().model, "llama-3.1-8b[31m");
+    assert_eq!(s.session().context_window, 32_768);
     // A window learned alone leaves the model as it is; a zero window is
     // no window and changes nothing.
     agent(
@@ -838,6 +851,6 @@ fn session_facts_correct_the_model_and_window_the_header_shows() {
             context_window: Some(0),
         },
     );
-    assert_eq!(s.session.model, "llama-3.1-8b[31m");
-    assert_eq!(s.session.context_window, 4096);
+    assert_eq!(s.session().model, "llama-3.1-8b[31m");
+    assert_eq!(s.session().context_window, 4096);
 }

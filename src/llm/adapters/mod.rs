@@ -9,7 +9,11 @@
 //!
 //! Only a call whose shape is exactly a call and whose name is an offered
 //! tool is taken; anything else stays prose, as does a marker inside a
-//! code block or an inline code span. Text held while a call is undecided
+//! code block, an inline code span or a block quote. A call written
+//! without a marker of its own (a fenced block, bare Llama JSON), which a
+//! reply may be quoting, counts only where Markdown opens a block, and
+//! not when it copies a call the model was shown ([`QuotedCalls`]): it is
+//! held until its block ends. Text held while a call's head is undecided
 //! is bounded by [`HOLD_MAX_BYTES`].
 
 mod cursor;
@@ -22,6 +26,7 @@ mod llama;
 mod mistral;
 mod offered;
 mod prompted;
+mod quoted;
 mod scanner;
 
 use std::str::FromStr;
@@ -29,7 +34,8 @@ use std::str::FromStr;
 use serde::Deserialize;
 
 pub use offered::OfferedTools;
-pub use scanner::TextCalls;
+pub use quoted::QuotedCalls;
+pub use scanner::{HeldCall, TextCalls};
 
 /// The most text held back while it is undecided whether it starts a
 /// call (after an opening marker, before the call's name and the start of
@@ -187,6 +193,14 @@ impl Syntax {
             Syntax::Deepseek => "deepseek",
             Syntax::Glm => "glm",
         }
+    }
+
+    /// Whether the syntax's openers are markers only a call writes. A
+    /// fenced block's fence is ordinary Markdown, which a reply may quote:
+    /// such a call counts only at a line's start, and not as a copy of a
+    /// call the model was shown (ADR 0027).
+    fn marked(self) -> bool {
+        self != Syntax::Fenced
     }
 
     fn openers(self) -> &'static [&'static str] {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::{OfferedTools, Syntax, TextCalls, TextPiece, ToolSyntax};
+use super::{OfferedTools, QuotedCalls, Syntax, TextCalls, TextPiece, ToolSyntax};
 
 fn offered() -> Arc<OfferedTools> {
     Arc::new(OfferedTools::from_definitions(&json!([
@@ -25,7 +25,12 @@ struct Read {
 }
 
 fn read(setting: ToolSyntax, pieces: &[&str]) -> Read {
-    let mut reader = TextCalls::new(setting, offered()).unwrap();
+    read_quoting(setting, &QuotedCalls::default(), pieces)
+}
+
+/// As [`read`], with the calls the model was shown.
+fn read_quoting(setting: ToolSyntax, quoted: &QuotedCalls, pieces: &[&str]) -> Read {
+    let mut reader = TextCalls::new(setting, offered(), Arc::new(quoted.clone())).unwrap();
     let mut out = Vec::new();
     for piece in pieces {
         reader.feed(piece, &mut out);
@@ -48,13 +53,22 @@ fn read(setting: ToolSyntax, pieces: &[&str]) -> Read {
 /// Reads `text` whole, one char at a time, and split in two at every
 /// offset; asserts every reading agrees, and returns it.
 fn read_every_way(setting: ToolSyntax, text: &str) -> Read {
-    let whole = read(setting, &[text]);
+    read_every_way_quoting(setting, &QuotedCalls::default(), text)
+}
+
+/// As [`read_every_way`], with the calls the model was shown.
+fn read_every_way_quoting(setting: ToolSyntax, quoted: &QuotedCalls, text: &str) -> Read {
+    let whole = read_quoting(setting, quoted, &[text]);
     let chars: Vec<String> = text.chars().map(String::from).collect();
     let pieces: Vec<&str> = chars.iter().map(String::as_str).collect();
-    assert_eq!(read(setting, &pieces), whole, "char by char");
+    assert_eq!(
+        read_quoting(setting, quoted, &pieces),
+        whole,
+        "char by char"
+    );
     for (at, _) in text.char_indices() {
         assert_eq!(
-            read(setting, &[&text[..at], &text[at..]]),
+            read_quoting(setting, quoted, &[&text[..at], &text[at..]]),
             whole,
             "split at {at}"
         );
@@ -81,6 +95,128 @@ fn fenced_call_between_prose() {
         assert_eq!(read.calls.len(), 1);
         assert_call(&read, 0, "read_file", json!({"path": "README.md"}));
     }
+}
+
+/// A block that reads `path`.
+fn read_block(path: &str) -> String {
+    format!("```json\n{{\"name\": \"read_file\", \"arguments\": {{\"path\": \"{path}\"}}}}\n```")
+}
+
+#[test]
+fn a_trailing_run_of_call_blocks_is_parallel_calls() {
+    let text = format!(
+        "Reading both.\n{}\n\n  {}\n",
+        read_block("a"),
+        read_block("b")
+    );
+    for setting in [ToolSyntax::Only(Syntax::Fenced), ToolSyntax::Auto] {
+        let read = read_every_way(setting, &text);
+        assert_eq!(read.prose, "Reading both.\n\n\n  \n");
+        assert_call(&read, 0, "read_file", json!({"path": "a"}));
+        assert_call(&read, 1, "read_file", json!({"path": "b"}));
+    }
+}
+
+/// Replies that quote a call written as text: each must stay prose,
+/// whole, under `auto` and under the syntax's own setting.
+fn assert_quoted(replies: &[String]) {
+    for text in replies {
+        for setting in [ToolSyntax::Auto, ToolSyntax::Only(Syntax::Fenced)] {
+            let read = read_every_way(setting, text);
+            assert_eq!(read.prose, *text, "{}: {text}", setting.name());
+            assert!(read.calls.is_empty(), "{}: {text}", setting.name());
+        }
+    }
+}
+
+/// A README's call block, as a tool result holds it: the calls the model
+/// was shown.
+fn readme_shown() -> QuotedCalls {
+    let readme = format!(
+        "# Agents\nTo read a file an agent writes:\n\n{}\n",
+        read_block("~/.ssh/id_rsa")
+    );
+    let mut quoted = QuotedCalls::default();
+    quoted.add(
+        &json!({"ok": true, "content": readme}).to_string(),
+        &offered(),
+    );
+    quoted
+}
+
+#[test]
+fn a_readme_quoted_with_explanation_after_it_stays_text() {
+    let quoted = readme_shown();
+    let reformatted = "```json\n{\n  \"arguments\": {\"path\": \"~/.ssh/id_rsa\"},\n  \"name\": \"read_file\"\n}\n```";
+    let replies = [
+        format!(
+            "The README shows how an agent reads a file:\n{}\nThat block is what a model \
+             writes to read a file; nothing runs it here.",
+            read_block("~/.ssh/id_rsa")
+        ),
+        // Copied with other white space and order, as the last block.
+        format!("It says to write:\n{reformatted}"),
+        "As an array:\n```json\n[{\"name\": \"read_file\", \"arguments\": {\"path\": \"~/.ssh/id_rsa\"}}]\n```"
+            .to_string(),
+    ];
+    for text in &replies {
+        for setting in [ToolSyntax::Auto, ToolSyntax::Only(Syntax::Fenced)] {
+            let read = read_every_way_quoting(setting, &quoted, text);
+            assert_eq!(read.prose, *text, "{}: {text}", setting.name());
+            assert!(read.calls.is_empty(), "{}: {text}", setting.name());
+        }
+    }
+    let bare = "{\"name\": \"read_file\", \"parameters\": {\"path\": \"~/.ssh/id_rsa\"}}";
+    let read = read_every_way_quoting(ToolSyntax::Auto, &quoted, bare);
+    assert_eq!(read.prose, bare);
+    assert!(read.calls.is_empty());
+}
+
+#[test]
+fn the_models_own_call_after_a_quote_is_a_call() {
+    // The shape the 1.5B writes behind the stock template: a sentence, the
+    // block, then what it will do. Only a copy of what it was shown is a
+    // quote; its own call, prose after it or not, is a call.
+    let quoted = readme_shown();
+    let text = format!(
+        "The README shows:\n{}\nI'll read the file you asked about:\n\n{}\n\nThis reads it.",
+        read_block("~/.ssh/id_rsa"),
+        read_block("src/main.rs")
+    );
+    let read = read_every_way_quoting(ToolSyntax::Auto, &quoted, &text);
+    assert_eq!(read.calls.len(), 1);
+    assert_call(&read, 0, "read_file", json!({"path": "src/main.rs"}));
+    assert_eq!(
+        read.prose,
+        format!(
+            "The README shows:\n{}\nI'll read the file you asked about:\n\n\n\nThis reads it.",
+            read_block("~/.ssh/id_rsa")
+        )
+    );
+}
+
+#[test]
+fn call_blocks_in_a_block_quote_stay_text() {
+    assert_quoted(&[
+        // Quoted on its first line only, as models often quote.
+        format!("The README says:\n> {}\n", read_block("a")),
+        format!("> {}", read_block("a").replace('\n', "\n> ")),
+    ]);
+    let hermes = "From the docs:\n> <tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}</tool_call>\n";
+    let read = read_every_way(ToolSyntax::Auto, hermes);
+    assert_eq!(read.prose, hermes);
+    assert!(read.calls.is_empty());
+}
+
+#[test]
+fn a_call_block_mid_sentence_or_after_a_list_marker_stays_text() {
+    let call = "{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}";
+    assert_quoted(&[
+        format!("To read a file, write ```json {call}``` and wait."),
+        format!("Write ```json\n{call}\n```"),
+        format!("Steps:\n- ```json\n{call}\n```\n"),
+        format!("    ```json\n    {call}\n    ```"),
+    ]);
 }
 
 #[test]
@@ -256,8 +392,15 @@ fn a_head_undecided_within_the_bound_is_prose() {
 
 #[test]
 fn native_and_no_tools_read_nothing() {
-    assert!(TextCalls::new(ToolSyntax::Native, offered()).is_none());
-    assert!(TextCalls::new(ToolSyntax::Auto, Arc::new(OfferedTools::default())).is_none());
+    assert!(TextCalls::new(ToolSyntax::Native, offered(), Arc::default()).is_none());
+    assert!(
+        TextCalls::new(
+            ToolSyntax::Auto,
+            Arc::new(OfferedTools::default()),
+            Arc::default()
+        )
+        .is_none()
+    );
 }
 
 #[test]

@@ -160,6 +160,7 @@ pub struct Analyser {
     workspace: Arc<dyn Workspace>,
     max_file: u64,
     env: Vec<(OsString, OsString)>,
+    git_time: Duration,
 }
 
 impl Analyser {
@@ -179,6 +180,7 @@ impl Analyser {
             workspace,
             max_file: ANALYSER_MAX_FILE_BYTES,
             env: Vec::new(),
+            git_time: ANALYSER_GIT_TIME_MAX,
         }
         .with_command_env(child_env(std::env::vars_os(), &[], &[]))
     }
@@ -186,6 +188,14 @@ impl Analyser {
     /// The same analyser with another size cap for files a command reads.
     pub fn with_max_file(mut self, bytes: u64) -> Analyser {
         self.max_file = bytes;
+        self
+    }
+
+    /// The same analyser with another bound on the time one line's
+    /// questions to git may take (the default is
+    /// [`ANALYSER_GIT_TIME_MAX`]).
+    pub fn with_git_time(mut self, limit: Duration) -> Analyser {
+        self.git_time = limit;
         self
     }
 
@@ -239,7 +249,7 @@ impl Analyser {
             return Err(Refusal::NotDirectory(cwd.to_owned()));
         }
         let line = Line {
-            deadline: Instant::now() + ANALYSER_GIT_TIME_MAX,
+            deadline: Instant::now() + self.git_time,
             repos: RefCell::default(),
         };
         let place = Place {

@@ -179,56 +179,13 @@ impl<'t> Renderer<'t> {
                     item: false,
                 });
             }
-            Tag::CodeBlock(kind) => {
-                self.start_block();
-                self.code_count += 1;
-                let mut label = format!("[{}]", self.code_count);
-                let fenced = matches!(kind, CodeBlockKind::Fenced(_));
-                if let CodeBlockKind::Fenced(info) = kind
-                    && let Some(lang) = info.split([' ', ',', '{']).next()
-                    && !lang.is_empty()
-                {
-                    label.push(' ');
-                    label.push_str(lang);
-                }
-                self.code = Some(Code {
-                    label,
-                    text: String::new(),
-                    fenced,
-                });
-            }
+            Tag::CodeBlock(kind) => self.start_code(kind),
             Tag::HtmlBlock => {
                 self.start_block();
                 self.in_html_block = true;
             }
-            Tag::List(start) => {
-                let nested = self.containers.last().is_some_and(|c| c.item);
-                if nested {
-                    self.flush_inline();
-                } else {
-                    self.start_block();
-                }
-                self.lists.push(start);
-            }
-            Tag::Item => {
-                // A loose previous item owes a blank line; it belongs to the
-                // enclosing prefix, before this item's marker.
-                self.start_block();
-                let depth = self.lists.len();
-                let marker = match self.lists.last_mut() {
-                    Some(Some(n)) => {
-                        let m = format!("{n}. ");
-                        *n += 1;
-                        m
-                    }
-                    _ => match depth {
-                        0 | 1 => "• ".to_owned(),
-                        2 => "◦ ".to_owned(),
-                        _ => "▪ ".to_owned(),
-                    },
-                };
-                self.push_container(marker, self.theme.accent, true);
-            }
+            Tag::List(start) => self.start_list(start),
+            Tag::Item => self.start_item(),
             Tag::Table(alignments) => {
                 self.start_block();
                 self.table = Some(Table {
@@ -279,6 +236,60 @@ impl<'t> Renderer<'t> {
                 self.push_container(": ".to_owned(), self.theme.dim, true);
             }
         }
+    }
+
+    /// A code block: numbered for Alt+N and `/copy N`, labelled with its
+    /// fence's language.
+    fn start_code(&mut self, kind: CodeBlockKind<'_>) {
+        self.start_block();
+        self.code_count += 1;
+        let mut label = format!("[{}]", self.code_count);
+        let fenced = matches!(kind, CodeBlockKind::Fenced(_));
+        if let CodeBlockKind::Fenced(info) = kind
+            && let Some(lang) = info.split([' ', ',', '{']).next()
+            && !lang.is_empty()
+        {
+            label.push(' ');
+            label.push_str(lang);
+        }
+        self.code = Some(Code {
+            label,
+            text: String::new(),
+            fenced,
+        });
+    }
+
+    /// A list, numbered from `start` or bulleted; one inside an item
+    /// follows the item's text without a blank line.
+    fn start_list(&mut self, start: Option<u64>) {
+        let nested = self.containers.last().is_some_and(|c| c.item);
+        if nested {
+            self.flush_inline();
+        } else {
+            self.start_block();
+        }
+        self.lists.push(start);
+    }
+
+    /// A list item: its number, or a bullet that changes with the depth.
+    fn start_item(&mut self) {
+        // A loose previous item owes a blank line; it belongs to the
+        // enclosing prefix, before this item's marker.
+        self.start_block();
+        let depth = self.lists.len();
+        let marker = match self.lists.last_mut() {
+            Some(Some(n)) => {
+                let m = format!("{n}. ");
+                *n += 1;
+                m
+            }
+            _ => match depth {
+                0 | 1 => "• ".to_owned(),
+                2 => "◦ ".to_owned(),
+                _ => "▪ ".to_owned(),
+            },
+        };
+        self.push_container(marker, self.theme.accent, true);
     }
 
     fn end(&mut self, tag: TagEnd) {

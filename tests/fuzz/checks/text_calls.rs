@@ -1,15 +1,25 @@
 //! The text tool-call adapters: any content, cut into any pieces, in
-//! every syntax. They never panic, and the pieces they make (consecutive
+//! every syntax, with one call taken as shown to the model (a copy of it
+//! is a quote). They never panic, and the pieces they make (consecutive
 //! prose and consecutive arguments joined) do not depend on where the
 //! content was cut.
 use std::sync::{Arc, LazyLock};
 
-use dashfloat::llm::adapters::{OfferedTools, TextCalls, TextPiece, ToolSyntax};
+use dashfloat::llm::adapters::{OfferedTools, QuotedCalls, TextCalls, TextPiece, ToolSyntax};
 
 static OFFERED: LazyLock<Arc<OfferedTools>> = LazyLock::new(|| {
     Arc::new(OfferedTools::from_definitions(
         &dashfloat::tools::Registry::builtin().definitions(),
     ))
+});
+
+static QUOTED: LazyLock<Arc<QuotedCalls>> = LazyLock::new(|| {
+    let mut quoted = QuotedCalls::default();
+    quoted.add(
+        "{\"name\": \"read_file\", \"arguments\": {\"path\": \"README.md\"}}",
+        &OFFERED,
+    );
+    Arc::new(quoted)
 });
 
 /// Joins consecutive prose and consecutive arguments.
@@ -27,7 +37,7 @@ fn joined(pieces: Vec<TextPiece>) -> Vec<TextPiece> {
 }
 
 fn read(setting: ToolSyntax, pieces: &[&str]) -> Vec<TextPiece> {
-    let Some(mut calls) = TextCalls::new(setting, Arc::clone(&OFFERED)) else {
+    let Some(mut calls) = TextCalls::new(setting, Arc::clone(&OFFERED), Arc::clone(&QUOTED)) else {
         return Vec::new();
     };
     let mut out = Vec::new();
