@@ -6,9 +6,10 @@
 use dashfloat::agent::ApprovalPolicy;
 use dashfloat::protocol::{AgentEvent, Decision, Phase, PreviewKind, ToolStatus, UiCommand};
 use dashfloat::tools::Effect;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::support;
+use crate::tools::tool_results;
 use support::agent::{AgentHarness, setup, start_with};
 use support::dynamic::{Echo, Wait};
 use support::server::{Reply, ScriptedServer};
@@ -28,17 +29,6 @@ fn start_with_tools(
     let mut harness = start_with(setup);
     harness.dir = Some(dir);
     harness
-}
-
-/// The tool messages of a request body, in order, parsed.
-fn tool_results(body: &Value) -> Vec<Value> {
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| serde_json::from_str(m["content"].as_str().unwrap()).unwrap())
-        .collect()
 }
 
 #[tokio::test]

@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 use crate::json_of;
 use crate::support::calls::arguments;
 use crate::support::dynamic::Echo;
+use crate::validation::invalid_argument;
 
 /// The built-ins and `echo`, which runs as a command does.
 fn with_echo() -> Registry {
@@ -149,15 +150,7 @@ fn tool_with_schema(schema: Value) -> std::sync::Arc<dyn dashfloat::tools::Dynam
 fn a_bad_call_of_a_run_time_tool_is_answered_as_a_built_ins_would_be() {
     let registry = with_echo();
     let invalid = |field: &str, expected: &str, received: &str| {
-        json!({
-            "ok": false,
-            "error": "invalid_argument",
-            "field": field,
-            "expected": expected,
-            "received": received,
-            "code": "invalid_argument",
-            "tool": "echo",
-        })
+        invalid_argument("echo", field, expected, received)
     };
     assert_eq!(
         refusal(&registry, r#"{"text": 5}"#),

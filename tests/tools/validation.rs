@@ -22,18 +22,24 @@ fn invalid(tool: &str, args: &str) -> Value {
     json_of(validate(tool, args).unwrap_err())
 }
 
+/// The `invalid_argument` failure of a call of `tool`, as the model reads
+/// it.
+pub(crate) fn invalid_argument(tool: &str, field: &str, expected: &str, received: &str) -> Value {
+    json!({
+        "ok": false,
+        "error": "invalid_argument",
+        "field": field,
+        "expected": expected,
+        "received": received,
+        "code": "invalid_argument",
+        "tool": tool,
+    })
+}
+
 fn expect_invalid(tool: &str, args: &str, field: &str, expected: &str, received: &str) {
     assert_eq!(
         invalid(tool, args),
-        json!({
-            "ok": false,
-            "error": "invalid_argument",
-            "field": field,
-            "expected": expected,
-            "received": received,
-            "code": "invalid_argument",
-            "tool": tool,
-        }),
+        invalid_argument(tool, field, expected, received),
         "{tool} {args}"
     );
 }
