@@ -22,7 +22,7 @@ use dashfloat::protocol::{AgentEvent, Severity, UiCommand};
 use dashfloat::safe_text::strip_controls;
 use dashfloat::secret::Secret;
 use dashfloat::session::{OpenSession, SessionSetup, SessionStore};
-use dashfloat::tools::{Analyser, ToolContext};
+use dashfloat::tools::{Analyser, Registry, ToolContext};
 use dashfloat::ui::app::{self, UiSetup};
 use dashfloat::ui::picker::{age, size};
 use dashfloat::ui::state::SessionInfo;
@@ -309,6 +309,7 @@ fn start_agent(
             model: config.model.clone(),
             system_prompt,
             tools,
+            registry: Registry::builtin(),
             approval: config.approval,
             read_only,
             headless,

@@ -113,10 +113,16 @@ impl Agent {
     }
 
     /// Before a request: compacts when the estimate passes the threshold,
-    /// then sends it (or starts the summary that sends it when done).
+    /// then sends it (or starts the summary that sends it when done). The
+    /// body measured is the body sent, encoded once, unless compacting
+    /// changed the conversation in between (ADR 0042).
     pub(super) async fn next_request(&mut self) {
-        let size = self.request_len(&self.conversation);
-        let estimate = self.budget.estimate(size);
+        let answer_now = self.answers_now();
+        let encoded = self.encode(&self.conversation, answer_now);
+        let Some(body) = self.body_or_end_turn(encoded).await else {
+            return;
+        };
+        let estimate = self.budget.estimate(body.len());
         if estimate > self.budget.threshold() {
             self.setup.log.line(|| {
                 format!(
@@ -133,9 +139,11 @@ impl Agent {
             }
             if !plan.does_nothing() {
                 self.commit(plan, 0).await;
+                self.start_episode().await;
+                return;
             }
         }
-        self.start_episode().await;
+        self.send(body, answer_now).await;
     }
 
     /// `/compact [focus]`: prunes and summarises now, whatever the

@@ -535,7 +535,8 @@ mod tests {
     /// person's prompt and the model's own call do not (ADR 0027).
     #[test]
     fn quoted_calls_come_from_tool_results_only() {
-        let offered = OfferedTools::from_definitions(&crate::tools::definitions());
+        let offered =
+            OfferedTools::from_definitions(&crate::tools::Registry::builtin().definitions());
         let block = |path: &str| {
             format!(
                 "```json\n{{\"name\": \"read_file\", \"arguments\": {{\"path\": \"{path}\"}}}}\n```"

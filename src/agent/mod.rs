@@ -54,8 +54,7 @@ use crate::llm::wire::Sampling;
 use crate::log::Log;
 use crate::protocol::{AgentEvent, PROMPT_MAX_BYTES, Phase, Severity, UiCommand};
 use crate::session::SessionSetup;
-use crate::tools::Analyser;
-use crate::tools::ToolContext;
+use crate::tools::{Analyser, Registry, ToolContext};
 
 use conversation::ToolOffer;
 use episode::EpisodeEnd;
@@ -93,6 +92,9 @@ pub struct AgentSetup {
     pub system_prompt: String,
     /// Where tools run.
     pub tools: ToolContext,
+    /// The tools the model is offered: the built-ins, and those
+    /// registered at run time (ADR 0042).
+    pub registry: Registry,
     /// Which calls wait for the person.
     pub approval: ApprovalPolicy,
     /// The analyser that lets read-only command lines run without asking
@@ -206,11 +208,12 @@ async fn run_actor(
     // What changes the checkpoints is kept for the journal while saving
     // is on (ADR 0040).
     setup.tools.checkpoints.lock().take_ops(saving.on());
+    let tool_catalogue = setup.registry.definitions();
     let agent = Agent {
         saving,
         conversation: Conversation::new(&setup.system_prompt),
-        offered: Arc::new(OfferedTools::from_definitions(&crate::tools::definitions())),
-        tool_catalogue: crate::tools::definitions(),
+        offered: Arc::new(OfferedTools::from_definitions(&tool_catalogue)),
+        tool_catalogue,
         setup,
         ui,
         tool_tx,
@@ -534,7 +537,7 @@ impl Agent {
         if !requests.is_empty() {
             self.tickets.next_episode();
         }
-        Round::for_person(requests, &self.setup.tools)
+        Round::for_person(requests, &self.setup.registry, &self.setup.tools)
     }
 
     /// The person's words join the conversation, and a turn starts for

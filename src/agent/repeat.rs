@@ -12,7 +12,10 @@
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
+use serde_json::{Map, Value};
+
 use crate::llm::tool_calls::call_key;
+use crate::protocol::CallArguments;
 use crate::tools::ToolCall;
 
 /// The repeat counts at which a notice is added.
@@ -77,16 +80,26 @@ impl RepeatDetector {
         self.counts.clear();
     }
 
-    /// Counts one call, `valid` when it validated (as the round already
-    /// did); with the notice for its result when the count reaches a
-    /// threshold.
-    pub fn record(&mut self, name: &str, arguments: &str, valid: Option<&ToolCall>) -> Repeat {
+    /// The key the call `name` with `arguments` is counted under, `valid`
+    /// when it validated (as the round already did): the validated call's
+    /// canonical form when it has one (`{}` and `{"path": "./"}` are one
+    /// listing of the project); else its name and arguments, keys sorted
+    /// (arguments that are no object count as `{}`).
+    pub fn key(name: &str, arguments: &CallArguments, valid: Option<&ToolCall>) -> String {
+        valid
+            .and_then(ToolCall::canonical)
+            .unwrap_or_else(|| match arguments {
+                CallArguments::Json(object @ Value::Object(_)) => call_key(name, object),
+                _ => call_key(name, &Value::Object(Map::new())),
+            })
+    }
+
+    /// Counts one call of `name` by its [`key`](Self::key); with the
+    /// notice for its result when the count reaches a threshold.
+    pub fn record(&mut self, name: &str, key: String) -> Repeat {
         if self.counts.len() >= REPEAT_MAX_KEYS {
             self.counts.clear();
         }
-        // The validated call when there is one: `{}` and `{"path": "./"}`
-        // are one listing of the project.
-        let key = valid.map_or_else(|| call_key(name, arguments), ToolCall::canonical);
         let seen = self.counts.entry(key.clone()).or_default();
         seen.count += 1;
         let n = seen.count;

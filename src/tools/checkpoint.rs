@@ -19,7 +19,7 @@ use crate::stable_hash::{ContentHash, HashKind, content_hash, hash_with};
 use super::edit::EDIT_MAX_FILE_BYTES;
 use super::guard::file_hash;
 use super::preview::{diff, heading, line};
-use super::{Approved, Parents, Stat, ToolCall, Workspace, WriteError};
+use super::{Approved, Parents, Stat, Workspace, WriteError};
 
 /// The most bytes of earlier file content all checkpoints of a session
 /// keep (16 MiB). Past it the oldest turns are forgotten; a file that
@@ -540,10 +540,14 @@ impl Checkpoints {
         }
     }
 
-    /// A call is about to run: a command the read-only analyser did not
-    /// clear is kept in mind for `/undo`'s notice.
+    /// A call is about to run: one whose changes are beyond `/undo` (a
+    /// command the read-only analyser did not clear, a run-time tool's
+    /// call that does more than read) is kept in mind for `/undo`'s
+    /// notice.
     pub fn starting(&self, run: &Approved) {
-        if let Approved::Call(ToolCall::ExecuteCommand(_)) = run {
+        if let Approved::Call(call) = run
+            && call.beyond_undo()
+        {
             self.lock().record(CheckpointOp::CommandRan);
         }
     }

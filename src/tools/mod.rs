@@ -3,8 +3,11 @@
 //! the rest of the crate it knows only `protocol`, `secret` and
 //! `stable_hash` (which import nothing else).
 //!
-//! The agent calls [`definitions`] for the request body, [`validate`] on
-//! each call the model streamed (before confirmation), [`preview`] for a
+//! The agent holds a [`Registry`] (the built-ins, and any tool registered
+//! at run time, a [`DynamicTool`]) and asks it for the request body's
+//! `tools` ([`Registry::definitions`]) and to validate each call the model
+//! streamed, its arguments parsed once by the stream
+//! ([`Registry::validate`], before confirmation); then [`preview`] for a
 //! call that needs confirming, and [`execute`] / [`execute_guarded`] on a
 //! validated (and, where asked, approved) call. Every path ends in a typed
 //! [`ToolResult`] — a failure is a result ([`ToolFailure`]), never a panic —
@@ -35,6 +38,10 @@
 //! 3. `mod stat;` here, and `Stat(stat::Stat),` in `registry.rs`, where its
 //!    line takes its place in the order the model sees the tools.
 //!
+//! A tool known only at run time is instead a value implementing
+//! [`DynamicTool`] (its schema, effect, summary, preview and run over a
+//! JSON object of arguments), given to [`Registry::register`]; ADR 0042.
+//!
 //! Validation, the `tools` array, dispatch, the agent's status and excerpt
 //! and the JSON the model reads all follow from those; the snapshot tests in
 //! `tests/tools/results.rs` show the new result as the model will read it.
@@ -44,6 +51,7 @@ mod atomic;
 mod beneath;
 mod checkpoint;
 mod command;
+mod dynamic;
 mod edit;
 mod env;
 mod exec;
@@ -92,6 +100,7 @@ pub use checkpoint::{
     survey,
 };
 pub use command::{ClearedCommand, ExecuteCommand, ExecuteCommandOutput};
+pub use dynamic::{DynamicCall, DynamicOutput, DynamicTool, brief};
 pub use edit::{
     EDIT_EXCERPT_MAX_BYTES, EDIT_HINT_LINE_MAX_BYTES, EDIT_MAX_FILE_BYTES, EditFile,
     EditFileOutput, LOOSE_NOTE, LocateError, NearMatch, locate, splice,
@@ -124,10 +133,9 @@ pub use read::{
     shows_as_text,
 };
 pub use reaper::kill_all_commands;
-pub use registry::{ToolCall, ToolOutput, definitions};
+pub use registry::{Registry, RegistryError, TOOL_NAME_MAX_CHARS, ToolCall, ToolOutput};
 pub use result::{ToolResult, UNCHANGED_RESULT};
 pub use tool::{Effect, Shown, Tool};
-pub use validate::validate;
 pub use walk::SEARCH_SKIPPED_DIRS;
 pub use workspace::{
     Exit, FileKind, FileReader, Listed, Listing, Opener, PROBE_ERRORS_MAX_BYTES, PROBE_TIMEOUT,
@@ -247,7 +255,7 @@ impl Approved {
     }
 
     /// The tool's name as the model knows it.
-    pub fn name(&self) -> &'static str {
+    pub fn name(&self) -> &str {
         match self {
             Approved::Call(call) => call.name(),
             Approved::Cleared(_) => ExecuteCommand::NAME,

@@ -27,7 +27,7 @@ fn dir_of(h: &AgentHarness) -> &Path {
 }
 
 /// The tool messages of a request body, in order, parsed.
-fn tool_results(body: &Value) -> Vec<Value> {
+pub(crate) fn tool_results(body: &Value) -> Vec<Value> {
     body["messages"]
         .as_array()
         .unwrap()

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use dashfloat::llm::adapters::{OfferedTools, QuotedCalls, Syntax, ToolSyntax};
 use dashfloat::llm::stream::{EpisodeSetup, run};
 use dashfloat::llm::tool_calls::MadeUpIds;
-use dashfloat::protocol::{StreamEvent, ToolCallRequest};
-use dashfloat::tools::{ToolFailure, validate};
+use dashfloat::protocol::{CallArguments, StreamEvent, ToolCallRequest};
+use dashfloat::tools::{Registry, ToolFailure};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
@@ -35,7 +35,7 @@ fn readme_shown(offered: &OfferedTools) -> QuotedCalls {
 /// Runs one episode reading text calls with `syntax` against dashfloat's
 /// own tool catalogue, after the model was shown [`readme_shown`].
 async fn episode(base_url: &str, syntax: ToolSyntax) -> Vec<StreamEvent> {
-    let tools = OfferedTools::from_definitions(&dashfloat::tools::definitions());
+    let tools = OfferedTools::from_definitions(&Registry::builtin().definitions());
     let setup = EpisodeSetup {
         ids: MadeUpIds::calls(7),
         tool_syntax: syntax,
@@ -61,13 +61,21 @@ fn calls(events: &[StreamEvent]) -> Vec<ToolCallRequest> {
 }
 
 /// A call as the native accumulator gives it: synthesised id, arguments
-/// re-encoded, no error.
+/// parsed, no error.
 fn call(n: usize, name: &str, arguments: Value) -> ToolCallRequest {
     ToolCallRequest {
         id: MadeUpIds::calls(7).nth(n),
         name: name.into(),
-        arguments: arguments.to_string(),
+        arguments: CallArguments::Json(arguments),
         error: None,
+    }
+}
+
+/// The malformed arguments text of a call, as streamed.
+fn malformed(call: &ToolCallRequest) -> &str {
+    match &call.arguments {
+        CallArguments::Malformed { text, .. } => text,
+        CallArguments::Json(value) => panic!("expected malformed arguments, got {value}"),
     }
 }
 
@@ -216,9 +224,9 @@ async fn glm_pairs_take_their_types_from_the_schema() {
 async fn a_malformed_text_call_gets_the_validators_precise_error() {
     let (_, calls) = replay_every_way("adapters/hermes-malformed.sse", ToolSyntax::Auto).await;
     assert_eq!(calls.len(), 1);
-    assert_eq!(calls[0].arguments, "{\"path\": \"README.md\",}");
+    assert_eq!(malformed(&calls[0]), "{\"path\": \"README.md\",}");
     assert_eq!(calls[0].error, None);
-    match validate(&calls[0].name, &calls[0].arguments) {
+    match Registry::builtin().validate(&calls[0].name, &calls[0].arguments) {
         Err(ToolFailure::MalformedArguments { tool, detail }) => {
             assert_eq!(tool, "read_file");
             assert!(detail.contains("line 1"), "{detail}");
@@ -416,9 +424,9 @@ async fn a_text_call_cut_by_the_end_of_the_stream_is_cut_like_a_native_one() {
     .await;
     let events = episode(&server.base_url(), ToolSyntax::Auto).await;
     let calls = calls(&events);
-    assert_eq!(calls[0].arguments, "{\"path\": \"REA");
+    assert_eq!(malformed(&calls[0]), "{\"path\": \"REA");
     assert!(matches!(
-        validate(&calls[0].name, &calls[0].arguments),
+        Registry::builtin().validate(&calls[0].name, &calls[0].arguments),
         Err(ToolFailure::MalformedArguments { .. })
     ));
 }

@@ -524,7 +524,10 @@ fn json_that_is_not_an_object_is_named() {
         let calls = assemble(&[frag(Some(0), Some("a"), Some("read_file"), text)]);
         assert_eq!(
             calls[0].parsed,
-            Err(CallError::NotAnObject { found }),
+            Err(CallError::NotAnObject {
+                found,
+                value: serde_json::from_str(text).unwrap()
+            }),
             "{text}"
         );
     }

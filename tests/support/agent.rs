@@ -10,7 +10,7 @@ use dashfloat::llm::classify::RequestContext;
 use dashfloat::llm::discover::Questions;
 use dashfloat::llm::stream::Endpoint;
 use dashfloat::protocol::{AgentEvent, CallId, Decision, UiCommand};
-use dashfloat::tools::ToolContext;
+use dashfloat::tools::{Registry, ToolContext};
 use tokio::sync::mpsc;
 
 /// How long a test waits for one event before failing.
@@ -55,6 +55,7 @@ pub fn setup(base_url: &str, root: &Path, approval: ApprovalPolicy) -> AgentSetu
         model: "test-model".into(),
         system_prompt: "system prompt".into(),
         tools,
+        registry: Registry::builtin(),
         approval,
         // Every command asks unless a test turns the analyser on.
         read_only: None,

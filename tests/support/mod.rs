@@ -1,6 +1,8 @@
 //! Test support shared by the integration tests: a scripted
 //! OpenAI-compatible server ([`server`]) that checks the conversation
 //! invariant ([`pairing`]) on every request, an agent harness ([`agent`]),
+//! tool calls validated from arguments text ([`calls`]), tools registered
+//! at run time ([`dynamic`]),
 //! a pseudo-terminal driver ([`pty`]), the recorded SSE fixtures
 //! ([`fixtures`]), saved sessions written for a test ([`sessions`]) and the
 //! fixed prefix counted by a real server ([`prefix`]).
@@ -12,7 +14,9 @@
 #![allow(dead_code)]
 
 pub mod agent;
+pub mod calls;
 pub mod crafted;
+pub mod dynamic;
 pub mod fixtures;
 pub mod pairing;
 pub mod prefix;

@@ -5,7 +5,8 @@
 
 use std::time::{Duration, Instant};
 
-use dashfloat::tools::{EXEC_OUTPUT_MAX_BYTES, ToolContext, child_env, execute, validate};
+use crate::support::calls::validate;
+use dashfloat::tools::{EXEC_OUTPUT_MAX_BYTES, ToolContext, child_env, execute};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 

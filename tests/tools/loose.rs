@@ -3,9 +3,10 @@
 //! left a failure when the place is not one, the indentation is uneven,
 //! or the search would cost too much.
 
+use crate::support::calls::validate;
 use dashfloat::protocol::PreviewKind;
 use dashfloat::tools::{
-    LOOSE_COMPARISONS_MAX, LOOSE_NOTE, LooseMatch, ToolContext, locate_loose, preview, validate,
+    LOOSE_COMPARISONS_MAX, LOOSE_NOTE, LooseMatch, ToolContext, locate_loose, preview,
 };
 use serde_json::json;
 

@@ -2,10 +2,10 @@
 //! would run or land, with only unchanged diff context capped — and the
 //! guard that makes the approved bytes the written bytes.
 
+use crate::support::calls::validate;
 use dashfloat::protocol::{FileGuard, PreviewKind};
 use dashfloat::tools::{
     PREVIEW_MAX_LINES, PREVIEW_REVIEW_MAX_LINES, ToolCall, ToolContext, execute_guarded, preview,
-    validate,
 };
 use serde_json::json;
 use tokio_util::sync::CancellationToken;

@@ -6,9 +6,8 @@ use std::os::unix::fs::PermissionsExt;
 use dashfloat::tools::{EDIT_MAX_FILE_BYTES, LocateError, NearMatch, locate, splice};
 use serde_json::json;
 
-use dashfloat::tools::{
-    EDIT_EXCERPT_MAX_BYTES, EDIT_HINT_LINE_MAX_BYTES, ToolContext, execute, validate,
-};
+use crate::support::calls::validate;
+use dashfloat::tools::{EDIT_EXCERPT_MAX_BYTES, EDIT_HINT_LINE_MAX_BYTES, ToolContext, execute};
 use tokio_util::sync::CancellationToken;
 
 use crate::{json_of, names, run, run_after_reading};

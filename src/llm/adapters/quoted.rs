@@ -33,8 +33,10 @@ impl QuotedCalls {
     }
 
     /// Whether a call to `name` with `arguments` copies a call found.
+    /// Nothing is parsed while no call was found.
     pub fn contains(&self, name: &str, arguments: &str) -> bool {
-        whole_call_key(name, arguments).is_some_and(|key| self.keys.contains(&key))
+        !self.keys.is_empty()
+            && whole_call_key(name, arguments).is_some_and(|key| self.keys.contains(&key))
     }
 
     fn add_strings(&mut self, value: &Value, offered: &OfferedTools) {
