@@ -11,8 +11,8 @@ use crate::llm::adapters::{OfferedTools, Syntax, ToolSyntax};
 use crate::llm::stream::{self, EpisodeSetup};
 use crate::llm::tool_calls::MadeUpIds;
 use crate::protocol::{
-    AgentEvent, CallArguments, CallId, FinishReason, Phase, ReplyEnd, Severity, StreamEvent, ToolCallRequest,
-    TransportError, Usage,
+    AgentEvent, CallArguments, CallId, FinishReason, Phase, ReplyEnd, Severity, StreamEvent,
+    ToolCallRequest, TransportError, Usage,
 };
 
 use super::round::{Abandon, Round};

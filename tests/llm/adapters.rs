@@ -353,7 +353,7 @@ async fn a_fenced_call_is_announced_only_once_its_block_ends() {
 
 #[tokio::test]
 async fn a_long_text_call_reports_progress_like_a_native_one() {
-    let content = "x".repeat(3 * dashfloat::llm::stream::TOOL_CALL_PROGRESS_BYTES);
+    let content = "x".repeat(3 * dashfloat::bounds::TOOL_CALL_PROGRESS_BYTES);
     let head =
         "<tool_call>{\"name\": \"write_file\", \"arguments\": {\"path\": \"a\", \"content\": \"";
     let mut frames = vec![role_chunk(), content_chunk(head)];
@@ -367,7 +367,7 @@ async fn a_long_text_call_reports_progress_like_a_native_one() {
     frames.push(finish_chunk("stop"));
     let server = ScriptedServer::start(vec![Reply::sse(frames)]).await;
     let events = episode(&server.base_url(), ToolSyntax::Only(Syntax::Hermes)).await;
-    let kib = dashfloat::llm::stream::TOOL_CALL_PROGRESS_BYTES;
+    let kib = dashfloat::bounds::TOOL_CALL_PROGRESS_BYTES;
     let sizes: Vec<usize> = events
         .iter()
         .filter_map(|e| match e {
@@ -386,7 +386,7 @@ async fn a_long_text_call_reports_progress_like_a_native_one() {
 /// sees it grow as an announced call's progress would show it.
 #[tokio::test]
 async fn a_long_held_call_reports_its_size_as_it_grows() {
-    let written = "x".repeat(3 * dashfloat::llm::stream::TOOL_CALL_PROGRESS_BYTES);
+    let written = "x".repeat(3 * dashfloat::bounds::TOOL_CALL_PROGRESS_BYTES);
     let head = "Writing it.\n```json\n{\"name\": \"write_file\", \"arguments\": {\"path\": \"a\", \"content\": \"";
     let mut frames = vec![role_chunk(), content_chunk(head)];
     frames.extend(
@@ -399,7 +399,7 @@ async fn a_long_held_call_reports_its_size_as_it_grows() {
     frames.push(finish_chunk("stop"));
     let server = ScriptedServer::start(vec![Reply::sse(frames)]).await;
     let events = episode(&server.base_url(), ToolSyntax::Auto).await;
-    let kib = dashfloat::llm::stream::TOOL_CALL_PROGRESS_BYTES;
+    let kib = dashfloat::bounds::TOOL_CALL_PROGRESS_BYTES;
     let sizes: Vec<usize> = events
         .iter()
         .filter_map(|e| match e {
