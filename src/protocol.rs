@@ -2,7 +2,8 @@
 //!
 //! dashfloat runs as four kinds of tokio task — the UI, the agent actor, one
 //! stream task per model episode and one tool task per call — that share no
-//! mutable state. (`dashfloat exec` puts a headless driver, `exec`, where the
+//! mutable state but two (the checkpoints and the files the model has seen,
+//! each behind a mutex; ADR 0001 says why). (`dashfloat exec` puts a headless driver, `exec`, where the
 //! UI is; it speaks the same enums.) Everything they say to each other is
 //! one of the plain enums below, sent over bounded `tokio::sync::mpsc` channels — except what a
 //! tool task reports, which carries the typed results of `tools` and so is
@@ -178,7 +179,7 @@ pub enum LogItem {
     },
     /// A tool call's row, with its outcome once it had one.
     Tool {
-        /// The call.
+        /// Which call: the id its rows and its answer carry.
         id: CallId,
         /// The tool's name.
         name: String,
@@ -191,7 +192,7 @@ pub enum LogItem {
     System {
         /// Notice or error.
         severity: Severity,
-        /// The text.
+        /// What it says, one or more lines.
         text: String,
     },
 }
@@ -427,7 +428,7 @@ pub enum AgentEvent {
     /// The model called a tool: a dim row with the tool's name and a short
     /// summary of its arguments (`read_file src/main.rs:120-180`).
     ToolCall {
-        /// The call.
+        /// Which call: the id its rows and its answer carry.
         id: CallId,
         /// The tool's name.
         name: String,
@@ -450,7 +451,7 @@ pub enum AgentEvent {
     /// its row's summary becomes the line as it runs, marked so (ADR
     /// 0025).
     ToolAllowed {
-        /// The call.
+        /// Which call: the id its rows and its answer carry.
         id: CallId,
         /// The row's new summary.
         summary: String,
@@ -459,7 +460,7 @@ pub enum AgentEvent {
     /// `EXEC_LIVE_LINES`), shown under its row or preview until its
     /// result replaces them. Sent at most every `LIVE_OUTPUT_INTERVAL`.
     ToolOutput {
-        /// The call.
+        /// Which call: the id its rows and its answer carry.
         id: CallId,
         /// The output's last lines, as a terminal would show them.
         tail: String,
@@ -469,7 +470,7 @@ pub enum AgentEvent {
     Confirm(ConfirmRequest),
     /// A call ended: the outcome row under its tool row.
     ToolResult {
-        /// The call.
+        /// Which call: the id its rows and its answer carry.
         id: CallId,
         /// How it ended.
         status: ToolStatus,
@@ -762,11 +763,40 @@ pub struct ToolCallRequest {
     pub id: CallId,
     /// The tool's name, as the model wrote it (it may not exist).
     pub name: String,
-    /// The arguments JSON text exactly as streamed (it may be invalid).
-    pub arguments: String,
+    /// The arguments, parsed once where the stream assembled the call:
+    /// validation reads them as they are, and the assistant message
+    /// carries them back.
+    pub arguments: CallArguments,
     /// Why the call is unusable before validation even starts (e.g. the
     /// stream gave it two different names), if it is.
     pub error: Option<String>,
+}
+
+/// A call's arguments as the stream assembled them: parsed once, so that
+/// nothing between the stream and the tool reads the text again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallArguments {
+    /// They are JSON: an object for a call that can be valid; any other
+    /// value is refused by the tool's schema, which names what it is.
+    Json(serde_json::Value),
+    /// They are not JSON (cut off, or malformed): answered with the
+    /// parser's words, never run.
+    Malformed {
+        /// The text exactly as streamed.
+        text: String,
+        /// The parser's words, with line and column.
+        detail: String,
+    },
+}
+
+impl CallArguments {
+    /// The arguments as a JSON object, when they are one.
+    pub fn object(&self) -> Option<&serde_json::Map<String, serde_json::Value>> {
+        match self {
+            CallArguments::Json(serde_json::Value::Object(map)) => Some(map),
+            _ => None,
+        }
+    }
 }
 
 /// What a file looked like when its change was previewed. An approved
@@ -850,7 +880,7 @@ pub enum StreamEvent {
     /// The arguments of an announced call grew by another
     /// `TOOL_CALL_PROGRESS_BYTES`: how much of them has arrived.
     ToolCallProgress {
-        /// The call.
+        /// Which call: the id its rows and its answer carry.
         id: CallId,
         /// Bytes of its arguments so far.
         bytes: usize,

@@ -54,14 +54,14 @@ pub enum Line {
     },
     /// A command the read-only analyser allowed runs without approval.
     ToolAllowed {
-        /// The call.
+        /// Which call: the id its rows and its answer carry.
         id: String,
         /// The command line as it runs.
         summary: String,
     },
     /// A call ended.
     ToolResult {
-        /// The call.
+        /// Which call: the id its rows and its answer carry.
         id: String,
         /// How it ended.
         status: Status,

@@ -8,28 +8,28 @@
 //! cut short by a crash is read up to its last whole record. ADR 0022,
 //! 0040.
 
-mod file;
-mod id;
+pub(crate) mod file;
+pub(crate) mod id;
 mod journal;
 mod lock;
 mod log;
 mod valid;
-mod writer;
+pub(crate) mod writer;
 
 use std::path::{Path, PathBuf};
 
 use crate::llm::wire::Message;
 use crate::protocol::{LogItem, SessionSummary, Usage};
 
-pub use file::{SCHEMA_VERSION, SessionRecord};
-pub use id::{ID_MAX_CHARS, new_id, valid_id};
+pub use file::SessionRecord;
+
+pub(crate) use file::SCHEMA_VERSION;
+pub use id::{new_id, valid_id};
 pub use journal::{JournalDamage, StepRecord, Tail};
 pub use lock::SessionLock;
 pub use log::{LogDelta, SessionLog};
 pub use valid::{InvalidConversation, check_conversation, check_conversation_from};
-pub use writer::{
-    JOURNAL_COMPACT_MIN_BYTES, JournalFile, SessionWriter, WRITE_QUEUE, WriterStatus,
-};
+pub use writer::{JournalFile, SessionWriter, WriterStatus};
 
 /// The most characters of the first prompt kept as a session's title.
 /// ADR 0022.
@@ -58,7 +58,7 @@ pub enum SessionError {
     /// The session file could not be written.
     #[error("cannot save the session to {path}: {source}")]
     Write {
-        /// The file.
+        /// The session file, as the message names it.
         path: PathBuf,
         /// The OS's words.
         source: std::io::Error,
@@ -72,7 +72,7 @@ pub enum SessionError {
     /// A session file could not be read.
     #[error("cannot read the session file {path}: {source}; it was left as it is and skipped")]
     Read {
-        /// The file.
+        /// The session file, as the message names it.
         path: PathBuf,
         /// The OS's words.
         source: std::io::Error,
@@ -80,7 +80,7 @@ pub enum SessionError {
     /// A session file is not a session this dashfloat can use.
     #[error("the session file {path} is damaged ({detail}); it was left as it is and skipped")]
     Corrupt {
-        /// The file.
+        /// The session file, as the message names it.
         path: PathBuf,
         /// What is wrong with it.
         detail: String,
@@ -90,7 +90,7 @@ pub enum SessionError {
         "the session file {path} was written by a newer dashfloat (schema {version}; this one reads up to {SCHEMA_VERSION}); it was left as it is and skipped"
     )]
     Newer {
-        /// The file.
+        /// The session file, as the message names it.
         path: PathBuf,
         /// The schema version it holds.
         version: u32,
@@ -101,7 +101,7 @@ pub enum SessionError {
         SESSION_FILE_MAX_BYTES >> 20
     )]
     TooLarge {
-        /// The file.
+        /// The session file, as the message names it.
         path: PathBuf,
         /// Its size.
         bytes: u64,

@@ -16,7 +16,7 @@ pub enum InvalidConversation {
     /// end).
     #[error("call {id} of message {at} is not answered")]
     Unanswered {
-        /// The call.
+        /// The call's id, as the message holds it.
         id: String,
         /// The assistant message's index.
         at: usize,

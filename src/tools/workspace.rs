@@ -322,11 +322,11 @@ pub enum SpawnError {
 /// The longest a [`Workspace::probe`] may take (5 s): git answers in a
 /// few milliseconds, and lists even a very large index within a second;
 /// one reading a FIFO its configuration names never does.
-pub const PROBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+pub(crate) const PROBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The most a [`Workspace::probe`] may print on its errors (64 KiB): git
 /// says what went wrong in a line.
-pub const PROBE_ERRORS_MAX_BYTES: usize = 64 * 1024;
+pub(crate) const PROBE_ERRORS_MAX_BYTES: usize = 64 * 1024;
 
 /// How a program run by [`Workspace::probe`] ended, and what it printed
 /// on its errors.

@@ -40,7 +40,7 @@ pub enum EntryKind {
     /// A tool call (the text is its argument summary) and, once it ended,
     /// its outcome.
     Tool {
-        /// The call.
+        /// Which call: the id its rows and its answer carry.
         id: CallId,
         /// The tool's name.
         name: String,
@@ -51,7 +51,7 @@ pub enum EntryKind {
     /// its outcome: the result is read under what the person decided on,
     /// not on the call's row above it.
     Preview {
-        /// The call.
+        /// Which call: the id its rows and its answer carry.
         id: CallId,
         /// What it will do.
         preview: Vec<PreviewLine>,

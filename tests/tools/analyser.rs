@@ -11,10 +11,9 @@ use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use dashfloat::tools::{
-    ANALYSER_MAX_FILE_BYTES, ANALYSER_MAX_LINE_BYTES, ANALYSER_RUN_ENV, Analyser, EnvSetting,
-    Verdict, analyse, parse,
-};
+use dashfloat::tools::{Analyser, EnvSetting, Verdict, analyse, parse};
+
+use dashfloat::bounds::{ANALYSER_MAX_FILE_BYTES, ANALYSER_MAX_LINE_BYTES, ANALYSER_RUN_ENV};
 use nix::sys::stat::Mode;
 
 use crate::{Rng, env_or, support};

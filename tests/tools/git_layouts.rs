@@ -9,7 +9,9 @@ use std::fs;
 use std::path::Path;
 use std::time::Duration;
 
-use dashfloat::tools::{ANALYSER_GIT_DIR_ENTRIES_MAX, Analyser, Verdict};
+use dashfloat::tools::{Analyser, Verdict};
+
+use dashfloat::bounds::ANALYSER_GIT_DIR_ENTRIES_MAX;
 
 use crate::support;
 use support::crafted::{Expect, LAYOUTS, Tree, git_would_reach_out};

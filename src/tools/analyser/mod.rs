@@ -67,7 +67,7 @@ pub const ANALYSER_GIT_DIR_ENTRIES_MAX: usize = 20_000;
 /// (10 s): one folder's questions take milliseconds; a configuration of
 /// many megabytes, a huge index or a line of hundreds of git stages in
 /// as many folders asks instead of holding the call.
-pub const ANALYSER_GIT_TIME_MAX: Duration = Duration::from_secs(10);
+const ANALYSER_GIT_TIME_MAX: Duration = Duration::from_secs(10);
 
 /// Entries of a work tree looked through, at most (200,000), before a
 /// git stage that reads untracked folders or attributes runs: for a
