@@ -500,6 +500,26 @@ pub const LAYOUTS: &[Layout] = &[
         },
     },
     Layout {
+        // The index holds a file where the work tree has a folder whose
+        // `.git` names the repository above: git resolves that folder as
+        // a gitlink to compare the entry (`check_removed`), whatever the
+        // entry's mode, and `git diff` printed the other repository's
+        // `HEAD` as `Subproject commit …`.
+        name: "a file entry whose path is now a folder whose .git names the repository above",
+        dir: ".",
+        line: "git diff",
+        expect: Expect::Crafted,
+        build: |t| {
+            fs::write(t.root.join("sub1"), "a file\n").unwrap();
+            git(&t.root, &["add", "sub1"]);
+            git(&t.root, &["commit", "-q", "-m", "sub1"]);
+            fs::remove_file(t.root.join("sub1")).unwrap();
+            fs::create_dir_all(t.root.join("sub1")).unwrap();
+            let gitdir = format!("gitdir: {}\n", t.parent.join(".git").display());
+            fs::write(t.root.join("sub1/.git"), gitdir).unwrap();
+        },
+    },
+    Layout {
         // git asks of each untracked folder whether it holds a
         // repository, and opens where its `.git` leads: which paths
         // outside hold a repository shows in what it lists.

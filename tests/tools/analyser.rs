@@ -458,6 +458,13 @@ const CASES: &[(&str, Expect)] = &[
         "git ls-files --recurse-submodules",
         Asks("runs git in submodules"),
     ),
+    // git lays the tree's entries over the index in memory, and reads
+    // through them (a linked folder's files, a gitlink's repository)
+    // where the index the analyser looked at names nothing.
+    (
+        "git ls-files -m --with-tree=HEAD",
+        Asks("`git ls-files --with-tree` is not an option"),
+    ),
     ("git log -O order.txt", Asks("reads an order file")),
     ("git log -n", Asks("`git log -n` needs a value")),
     // git's own arities: these options take no separate word, so the word

@@ -647,7 +647,6 @@ const LS_FILES: Spec = Spec {
         ("--exclude-per-directory", Takes::Value(Kind::FileName)),
         ("--abbrev", Takes::Attached(Kind::Count)),
         ("--format", Takes::Value(Kind::Text)),
-        ("--with-tree", Takes::Value(Kind::Revision)),
     ]],
     denied: &[DENIED],
     numbers: false,

@@ -96,14 +96,16 @@ pub(super) enum GitRefusal {
         "the index names `{0}`, a path git would read outside the work tree, through a link or in its metadata"
     )]
     IndexName(String),
-    /// A gitlink whose folder holds a `.git`: git status, diff and
-    /// ls-files -m open the repository it names (its configuration, what
-    /// that includes, `HEAD`, refs) to compare the gitlink, before any
-    /// setting that keeps git out of submodules applies.
+    /// An entry of the index whose path in the work tree is a folder
+    /// holding a `.git`: git status, diff and ls-files -m open the
+    /// repository it names (its configuration, what that includes,
+    /// `HEAD`, refs) to compare the entry — a gitlink, or a file whose
+    /// path became a repository's folder — before any setting that keeps
+    /// git out of submodules applies.
     #[error(
-        "`{0}` is a gitlink whose folder holds a `.git`, so git would open the repository it names, whose configuration is not checked"
+        "the index names `{0}`, whose folder holds a `.git`, so git would open the repository it names, whose configuration is not checked"
     )]
-    Gitlink(String),
+    NestedRepository(String),
     /// A `.git` below the top of the work tree: git status and ls-files
     /// -o ask of each untracked folder whether it holds a repository, and
     /// look where its `.git` leads (`HEAD`, `objects`, `refs`), which may
@@ -414,10 +416,6 @@ struct IndexEntries<'a> {
     refused: Option<GitRefusal>,
 }
 
-/// The mode git gives a gitlink (a commit of another repository) in the
-/// index.
-const GITLINK_MODE: &[u8] = b"160000";
-
 impl IndexEntries<'_> {
     /// Checks the entries `piece` ends; false once one is refused.
     fn take(&mut self, piece: &[u8]) -> bool {
@@ -443,23 +441,27 @@ impl IndexEntries<'_> {
 
     /// Why one entry is refused, if it is.
     fn refuse(&mut self, entry: &[u8]) -> Option<GitRefusal> {
-        let Some((mode, name)) = split_entry(entry) else {
+        let Some(name) = entry_name(entry) else {
             return Some(GitRefusal::Unusual(
                 String::from_utf8_lossy(entry).into_owned(),
             ));
         };
         refuse_index_name(name)
             .or_else(|| self.through_a_link(name))
-            .or_else(|| self.populated_gitlink(mode, name))
+            .or_else(|| self.nested_repository(name))
     }
 
-    /// Refuses a gitlink whose folder in the work tree holds a `.git` of
-    /// any kind (file, folder or link): git opens the repository it
-    /// names to compare the gitlink (`ce_compare_gitlink`).
-    fn populated_gitlink(&self, mode: &[u8], name: &[u8]) -> Option<GitRefusal> {
+    /// Refuses an entry, whatever its mode, whose path in the work tree
+    /// holds a `.git` of any kind (file, folder or link): git opens the
+    /// repository it names to compare the entry — a gitlink's
+    /// (`ce_compare_gitlink`), and a file's whose path is now a folder
+    /// (`check_removed`, `index_path` resolve it as a gitlink).
+    fn nested_repository(&self, name: &[u8]) -> Option<GitRefusal> {
         let dotgit = self.worktree.join(OsStr::from_bytes(name)).join(".git");
-        (mode == GITLINK_MODE && self.ws.lstat(&dotgit).is_ok())
-            .then(|| GitRefusal::Gitlink(String::from_utf8_lossy(name).into_owned()))
+        self.ws
+            .lstat(&dotgit)
+            .is_ok()
+            .then(|| GitRefusal::NestedRepository(String::from_utf8_lossy(name).into_owned()))
     }
 
     /// Refuses a name beneath a folder of the work tree that is a link:
@@ -502,13 +504,11 @@ impl IndexEntries<'_> {
     }
 }
 
-/// An entry of `git ls-files --stage`'s listing as its mode and its
-/// name: the mode is the first word, the name all after the first tab.
-fn split_entry(entry: &[u8]) -> Option<(&[u8], &[u8])> {
+/// The name of an entry as `ls-files --stage -z` gives it (`MODE OID
+/// STAGE<TAB>NAME`); `None` when it has no tab.
+fn entry_name(entry: &[u8]) -> Option<&[u8]> {
     let tab = entry.iter().position(|&b| b == b'\t')?;
-    let (fields, name) = (&entry[..tab], &entry[tab + 1..]);
-    let mode = fields.split(|&b| b == b' ').next()?;
-    Some((mode, name))
+    Some(&entry[tab + 1..])
 }
 
 /// Why an index name is refused, if it is: one git's own check of a
