@@ -13,8 +13,9 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use dashfloat::tools::{Checkpoints, Parents, ToolCall, ToolContext, execute, state_of, validate};
+use dashfloat::tools::{Checkpoints, Parents, ToolCall, ToolContext, execute, state_of};
 use serde_json::{Value, json};
+use support::calls::validate;
 use support::{peak_rss_kib, reset_peak_rss};
 use tokio_util::sync::CancellationToken;
 

@@ -12,9 +12,10 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use dashfloat::agent::{self, AgentSetup};
+use dashfloat::bounds::HANDOVER_FD_VAR;
 use dashfloat::config::{Cli, CliCommand, Config, ExecArgs};
 use dashfloat::exec::{self, ExecError, ExecSetup};
-use dashfloat::launch::{HANDOVER_FD_VAR, Launch};
+use dashfloat::launch::Launch;
 use dashfloat::llm::classify::RequestContext;
 use dashfloat::llm::stream::{Endpoint, EndpointError};
 use dashfloat::log::Log;
@@ -23,7 +24,7 @@ use dashfloat::safe_text::strip_controls;
 use dashfloat::secret::Secret;
 use dashfloat::session::{OpenSession, SessionSetup, SessionStore};
 use dashfloat::tools::sandbox::SandboxSettings;
-use dashfloat::tools::{Analyser, ToolContext};
+use dashfloat::tools::{Analyser, Registry, ToolContext};
 use dashfloat::ui::app::{self, UiSetup};
 use dashfloat::ui::picker::{age, size};
 use dashfloat::ui::state::SessionInfo;
@@ -38,7 +39,7 @@ const EVENT_QUEUE: usize = 1024;
 /// have the server save its slot twice, as the session's and as the fixed
 /// prefix's (ADR 0034).
 const AGENT_SHUTDOWN_GRACE: Duration = Duration::from_millis(500)
-    .saturating_add(dashfloat::llm::slots::SLOT_ACTION_TIMEOUT.saturating_mul(2));
+    .saturating_add(dashfloat::bounds::SLOT_ACTION_TIMEOUT.saturating_mul(2));
 /// How long exiting waits for blocking file operations still running.
 const RUNTIME_SHUTDOWN_GRACE: Duration = Duration::from_millis(500);
 
@@ -67,7 +68,7 @@ fn main() -> ExitCode {
                 Ok(prompt) => Some((args, prompt)),
                 Err(e) => {
                     eprintln!("dashfloat: {}", strip_controls(&e.to_string()));
-                    return ExitCode::from(exec::EXIT_USAGE);
+                    return ExitCode::from(dashfloat::bounds::EXIT_USAGE);
                 }
             }
         }
@@ -311,6 +312,7 @@ fn start_agent(
             model: config.model.clone(),
             system_prompt,
             tools,
+            registry: Registry::builtin(),
             approval: config.approval,
             read_only,
             headless,

@@ -763,11 +763,40 @@ pub struct ToolCallRequest {
     pub id: CallId,
     /// The tool's name, as the model wrote it (it may not exist).
     pub name: String,
-    /// The arguments JSON text exactly as streamed (it may be invalid).
-    pub arguments: String,
+    /// The arguments, parsed once where the stream assembled the call:
+    /// validation reads them as they are, and the assistant message
+    /// carries them back.
+    pub arguments: CallArguments,
     /// Why the call is unusable before validation even starts (e.g. the
     /// stream gave it two different names), if it is.
     pub error: Option<String>,
+}
+
+/// A call's arguments as the stream assembled them: parsed once, so that
+/// nothing between the stream and the tool reads the text again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallArguments {
+    /// They are JSON: an object for a call that can be valid; any other
+    /// value is refused by the tool's schema, which names what it is.
+    Json(serde_json::Value),
+    /// They are not JSON (cut off, or malformed): answered with the
+    /// parser's words, never run.
+    Malformed {
+        /// The text exactly as streamed.
+        text: String,
+        /// The parser's words, with line and column.
+        detail: String,
+    },
+}
+
+impl CallArguments {
+    /// The arguments as a JSON object, when they are one.
+    pub fn object(&self) -> Option<&serde_json::Map<String, serde_json::Value>> {
+        match self {
+            CallArguments::Json(serde_json::Value::Object(map)) => Some(map),
+            _ => None,
+        }
+    }
 }
 
 /// What a file looked like when its change was previewed. An approved

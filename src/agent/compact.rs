@@ -31,11 +31,11 @@ their fixes); what is in progress and what comes next. Keep paths, names and num
 Answer with the summary only.";
 /// Bytes of one tool result (or one argument list) the summary request
 /// shows, at most: the gist, not the output. ADR 0021.
-pub const SUMMARY_RESULT_MAX_BYTES: usize = 1024;
+const SUMMARY_RESULT_MAX_BYTES: usize = 1024;
 /// The share of the prompt budget the summary request's transcript may
 /// take; the rest is for its instructions and the estimate's error.
 /// ADR 0021.
-pub const SUMMARY_INPUT_SHARE: f64 = 0.75;
+const SUMMARY_INPUT_SHARE: f64 = 0.75;
 /// A summary keeps at most this fraction (1/4) of the prompt budget; a
 /// longer one is cut, so the summary and the kept turns (half the budget)
 /// leave room for the turn to go on. ADR 0021.
@@ -113,10 +113,16 @@ impl Agent {
     }
 
     /// Before a request: compacts when the estimate passes the threshold,
-    /// then sends it (or starts the summary that sends it when done).
+    /// then sends it (or starts the summary that sends it when done). The
+    /// body measured is the body sent, encoded once, unless compacting
+    /// changed the conversation in between (ADR 0042).
     pub(super) async fn next_request(&mut self) {
-        let size = self.request_len(&self.conversation);
-        let estimate = self.budget.estimate(size);
+        let answer_now = self.answers_now();
+        let encoded = self.encode(&self.conversation, answer_now);
+        let Some(body) = self.body_or_end_turn(encoded).await else {
+            return;
+        };
+        let estimate = self.budget.estimate(body.len());
         if estimate > self.budget.threshold() {
             self.setup.log.line(|| {
                 format!(
@@ -133,9 +139,11 @@ impl Agent {
             }
             if !plan.does_nothing() {
                 self.commit(plan, 0).await;
+                self.start_episode().await;
+                return;
             }
         }
-        self.start_episode().await;
+        self.send(body, answer_now).await;
     }
 
     /// `/compact [focus]`: prunes and summarises now, whatever the

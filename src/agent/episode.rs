@@ -11,8 +11,8 @@ use crate::llm::adapters::{OfferedTools, Syntax, ToolSyntax};
 use crate::llm::stream::{self, EpisodeSetup};
 use crate::llm::tool_calls::MadeUpIds;
 use crate::protocol::{
-    AgentEvent, CallId, FinishReason, Phase, ReplyEnd, Severity, StreamEvent, ToolCallRequest,
-    TransportError, Usage,
+    AgentEvent, CallArguments, CallId, FinishReason, Phase, ReplyEnd, Severity, StreamEvent,
+    ToolCallRequest, TransportError, Usage,
 };
 
 use super::round::{Abandon, Round};
@@ -69,22 +69,33 @@ enum Recover {
 }
 
 impl Agent {
+    /// Whether the next request asks for an answer, not a call: the last
+    /// step of a turn does, and so does one after a repeat that gave
+    /// nothing new, as a turn should end with an answer (ADR 0015). The
+    /// ask stands until a reply comes: a retry of this step asks too.
+    pub(super) fn answers_now(&self) -> bool {
+        self.progress.answer_now || self.progress.steps + 1 >= self.setup.max_steps
+    }
+
     /// Sends the conversation as it stands: the budget was looked at
     /// already ([`Agent::next_request`]).
     pub(super) async fn start_episode(&mut self) {
-        self.stop_warming();
-        let Some(endpoint) = self.endpoint_or_end_turn().await else {
-            return;
-        };
-        // The last step of a turn, or one after a repeat that gave nothing
-        // new, asks for an answer: a turn should end with one (ADR 0015).
-        // The ask stands until a reply comes: a retry of this step asks too.
-        let step = self.progress.steps + 1;
-        let answer_now = self.progress.answer_now || step >= self.setup.max_steps;
+        let answer_now = self.answers_now();
         let encoded = self.encode(&self.conversation, answer_now);
         let Some(body) = self.body_or_end_turn(encoded).await else {
             return;
         };
+        self.send(body, answer_now).await;
+    }
+
+    /// Starts the episode that sends `body`, the conversation as it
+    /// stands encoded, asking for an answer when `answer_now`.
+    pub(super) async fn send(&mut self, body: Vec<u8>, answer_now: bool) {
+        self.stop_warming();
+        let Some(endpoint) = self.endpoint_or_end_turn().await else {
+            return;
+        };
+        let step = self.progress.steps + 1;
         let episode = self.tickets.next_episode();
         self.sent_since_open = true;
         self.setup
@@ -284,7 +295,7 @@ impl Agent {
                 .map(|(id, name)| ToolCallRequest {
                     id: id.clone(),
                     name: name.clone(),
-                    arguments: "{}".to_string(),
+                    arguments: CallArguments::Json(serde_json::Value::Object(Default::default())),
                     error: None,
                 })
                 .collect(),
@@ -303,7 +314,12 @@ impl Agent {
             )
             .await;
         }
-        let round = Round::new(calls, self.setup.approval, &self.setup.tools);
+        let round = Round::new(
+            calls,
+            self.setup.approval,
+            &self.setup.registry,
+            &self.setup.tools,
+        );
         // An empty reply is not sent back: it would teach the model nothing
         // and some providers refuse an assistant message with no content.
         if had_text || !round.is_empty() {

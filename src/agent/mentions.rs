@@ -10,15 +10,15 @@ use std::path::{Component, Path};
 use serde_json::json;
 
 use crate::llm::tool_calls::MadeUpIds;
-use crate::protocol::ToolCallRequest;
+use crate::protocol::{CallArguments, ToolCallRequest};
 use crate::tools::{Workspace, shows_as_text};
 
 /// Paths one prompt attaches at most; later ones stay plain text.
-pub const MENTION_MAX: usize = 8;
+const MENTION_MAX: usize = 8;
 
 /// Words of one prompt looked up as paths at most: a long paste of dotted
 /// words costs a bounded number of lookups.
-pub const MENTION_CANDIDATES_MAX: usize = 64;
+const MENTION_CANDIDATES_MAX: usize = 64;
 
 /// What may close a sentence around a name (`see @a.py, then …`):
 /// dropped from its end.
@@ -159,7 +159,7 @@ pub fn attach(ws: &dyn Workspace, text: &str, bare: bool, ids: MadeUpIds) -> Vec
         .map(|(n, (tool, path))| ToolCallRequest {
             id: ids.nth(n),
             name: tool.to_owned(),
-            arguments: json!({ "path": path }).to_string(),
+            arguments: CallArguments::Json(json!({ "path": path })),
             error: None,
         })
         .collect()
@@ -234,6 +234,11 @@ mod tests {
         assert_eq!(named.last().map(|n| n.path), Some(last.as_str()));
     }
 
+    /// Arguments as the assistant message carries them.
+    fn sent(arguments: &CallArguments) -> String {
+        serde_json::to_string(arguments.object().unwrap()).unwrap()
+    }
+
     #[test]
     fn files_are_read_folders_only_when_marked_and_at_most_the_bound() {
         let dir = tempfile::tempdir().unwrap();
@@ -245,7 +250,7 @@ mod tests {
         let calls = |text: &str| -> Vec<(String, String)> {
             attach(&*ctx.workspace, text, true, MadeUpIds::attached(1))
                 .into_iter()
-                .map(|c| (c.name, c.arguments))
+                .map(|c| (c.name, sent(&c.arguments)))
                 .collect()
         };
         assert_eq!(
@@ -284,7 +289,7 @@ mod tests {
             true,
             MadeUpIds::attached(1),
         );
-        let arguments: Vec<&str> = calls.iter().map(|c| c.arguments.as_str()).collect();
+        let arguments: Vec<String> = calls.iter().map(|c| sent(&c.arguments)).collect();
         assert_eq!(arguments, [r#"{"path":"my notes.md"}"#]);
     }
 
@@ -300,7 +305,7 @@ mod tests {
         let paths = |text: &str| -> Vec<String> {
             attach(&*ctx.workspace, text, true, MadeUpIds::attached(1))
                 .into_iter()
-                .map(|c| c.arguments)
+                .map(|c| sent(&c.arguments))
                 .collect()
         };
         assert!(paths("never print .env or .config/app.toml; see logo.png").is_empty());

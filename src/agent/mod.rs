@@ -4,16 +4,16 @@
 //! which calls wait for the person, and keeps the conversation valid on
 //! every way a turn can end. It never blocks on I/O itself.
 
-mod budget;
-mod compact;
-mod conversation;
+pub(crate) mod budget;
+pub(crate) mod compact;
+pub(crate) mod conversation;
 mod episode;
 pub mod instructions;
 mod mentions;
 mod opening;
 mod outcome;
 mod policy;
-mod repeat;
+pub(crate) mod repeat;
 mod restoring;
 mod round;
 mod saving;
@@ -21,24 +21,12 @@ mod server;
 mod tickets;
 mod turn;
 
-pub use budget::{
-    BYTES_PER_TOKEN_MAX, BYTES_PER_TOKEN_MIN, BYTES_PER_TOKEN_START, Budget, COMPACT_AT_MAX,
-    COMPACT_AT_MIN, DEFAULT_COMPACT_AT, KEEP_DIVISOR, OUTPUT_RESERVE_DIVISOR,
-    OUTPUT_RESERVE_MAX_DIVISOR, OUTPUT_RESERVE_MIN, PRUNE_TARGET_DIVISOR,
-};
-pub use compact::{
-    RESULT_CUT_MIN_BYTES, SUMMARY_INPUT_SHARE, SUMMARY_MAX_DIVISOR, SUMMARY_PROMPT,
-    SUMMARY_RESULT_MAX_BYTES,
-};
-pub use conversation::{
-    ANSWER_NOW_PROMPT, AssistantCall, Conversation, PRUNED_ARGUMENTS_MAX_CHARS, PRUNED_TAIL,
-    Pruned, SUMMARY_PREFIX, system_prompt,
-};
+pub use budget::Budget;
+
+pub(crate) use budget::{COMPACT_AT_MAX, COMPACT_AT_MIN, DEFAULT_COMPACT_AT};
+pub use conversation::{AssistantCall, Conversation, Pruned, system_prompt};
 pub use policy::ApprovalPolicy;
-pub use repeat::{
-    FAILED_REPEAT_NOTICE, FAILED_REPEAT_RETRIES, REPEAT_MAX_KEYS, REPEAT_THRESHOLDS, Repeat,
-    RepeatDetector,
-};
+pub use repeat::{Repeat, RepeatDetector};
 
 use std::sync::Arc;
 
@@ -54,8 +42,7 @@ use crate::llm::wire::Sampling;
 use crate::log::Log;
 use crate::protocol::{AgentEvent, PROMPT_MAX_BYTES, Phase, Severity, UiCommand};
 use crate::session::SessionSetup;
-use crate::tools::Analyser;
-use crate::tools::ToolContext;
+use crate::tools::{Analyser, Registry, ToolContext};
 
 use conversation::ToolOffer;
 use episode::EpisodeEnd;
@@ -68,13 +55,13 @@ use turn::{Progress, ServerEvent, Turn, Wanted};
 
 /// Stream events buffered between a stream task and the agent; the stream
 /// task waits (and so reads no further from the socket) when it is full.
-pub const STREAM_QUEUE: usize = 256;
+pub(crate) const STREAM_QUEUE: usize = 256;
 /// Tool and preview results buffered for the agent; at most one per call
 /// of an episode is ever outstanding, and an episode has at most 64.
-pub const TOOL_QUEUE: usize = 64;
+const TOOL_QUEUE: usize = 64;
 /// How long looking up the files a prompt names may take before the
 /// prompt goes on without them (ADR 0038).
-pub const ATTACH_LOOKUP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
+const ATTACH_LOOKUP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
 /// Model episodes in one turn before the agent stops and asks the person.
 /// Small local models often call a tool again after every result instead
 /// of answering; this is what ends such a turn.
@@ -93,6 +80,9 @@ pub struct AgentSetup {
     pub system_prompt: String,
     /// Where tools run.
     pub tools: ToolContext,
+    /// The tools the model is offered: the built-ins, and those
+    /// registered at run time (ADR 0042).
+    pub registry: Registry,
     /// Which calls wait for the person.
     pub approval: ApprovalPolicy,
     /// The analyser that lets read-only command lines run without asking
@@ -206,11 +196,12 @@ async fn run_actor(
     // What changes the checkpoints is kept for the journal while saving
     // is on (ADR 0040).
     setup.tools.checkpoints.lock().take_ops(saving.on());
+    let tool_catalogue = setup.registry.definitions();
     let agent = Agent {
         saving,
         conversation: Conversation::new(&setup.system_prompt),
-        offered: Arc::new(OfferedTools::from_definitions(&crate::tools::definitions())),
-        tool_catalogue: crate::tools::definitions(),
+        offered: Arc::new(OfferedTools::from_definitions(&tool_catalogue)),
+        tool_catalogue,
         setup,
         ui,
         tool_tx,
@@ -550,7 +541,7 @@ impl Agent {
         if !requests.is_empty() {
             self.tickets.next_episode();
         }
-        Round::for_person(requests, &self.setup.tools)
+        Round::for_person(requests, &self.setup.registry, &self.setup.tools)
     }
 
     /// The person's words join the conversation, and a turn starts for

@@ -3,7 +3,7 @@
 //! (`dashfloat exec`). `docs/decisions/0014-approval-policy.md`, ADR 0028.
 
 pub use crate::protocol::ApprovalPolicy;
-use crate::tools::{Effect, ToolCall, ToolContext, ToolFailure};
+use crate::tools::{ToolCall, ToolContext, ToolFailure};
 
 impl ApprovalPolicy {
     /// Whether `call` must wait for the person. Under auto-edit this looks
@@ -12,9 +12,7 @@ impl ApprovalPolicy {
     pub fn needs_confirmation(self, call: &ToolCall, tools: &ToolContext) -> bool {
         match self {
             ApprovalPolicy::Ask => call.mutates(),
-            ApprovalPolicy::AutoEdit => {
-                call.effect() == Effect::RunsCommands || call.writes_into_git(tools)
-            }
+            ApprovalPolicy::AutoEdit => call.beyond_undo() || call.writes_into_git(tools),
             ApprovalPolicy::DangerouslyApproveAll => false,
         }
     }
@@ -25,7 +23,7 @@ impl ApprovalPolicy {
     /// for a command, or for a write into `.git`, which auto-edit still
     /// asks about).
     pub fn unattended(self, call: &ToolCall) -> ToolFailure {
-        let allow = if call.effect() == Effect::RunsCommands || self == ApprovalPolicy::AutoEdit {
+        let allow = if call.beyond_undo() || self == ApprovalPolicy::AutoEdit {
             ApprovalPolicy::DangerouslyApproveAll
         } else {
             ApprovalPolicy::AutoEdit

@@ -12,11 +12,14 @@
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
+use serde_json::{Map, Value};
+
 use crate::llm::tool_calls::call_key;
+use crate::protocol::CallArguments;
 use crate::tools::ToolCall;
 
 /// The repeat counts at which a notice is added.
-pub const REPEAT_THRESHOLDS: [u32; 3] = [3, 5, 8];
+const REPEAT_THRESHOLDS: [u32; 3] = [3, 5, 8];
 /// Distinct calls remembered per session; past this the counts restart, so
 /// a very long session cannot grow the table without bound.
 pub const REPEAT_MAX_KEYS: usize = 4096;
@@ -66,7 +69,7 @@ impl Repeat {
 /// Until this many identical calls, a failed repeat is answered with its
 /// whole error again (it says how to recover), not as unchanged: a small
 /// model given only "unchanged" copies that into its answer. ADR 0015.
-pub const FAILED_REPEAT_RETRIES: u32 = 2;
+pub(crate) const FAILED_REPEAT_RETRIES: u32 = 2;
 
 /// What a failed call made again reads beside its error.
 pub const FAILED_REPEAT_NOTICE: &str = "this exact call failed the same way before; change what the error says to change, or answer the person";
@@ -77,16 +80,26 @@ impl RepeatDetector {
         self.counts.clear();
     }
 
-    /// Counts one call, `valid` when it validated (as the round already
-    /// did); with the notice for its result when the count reaches a
-    /// threshold.
-    pub fn record(&mut self, name: &str, arguments: &str, valid: Option<&ToolCall>) -> Repeat {
+    /// The key the call `name` with `arguments` is counted under, `valid`
+    /// when it validated (as the round already did): the validated call's
+    /// canonical form when it has one (`{}` and `{"path": "./"}` are one
+    /// listing of the project); else its name and arguments, keys sorted
+    /// (arguments that are no object count as `{}`).
+    pub fn key(name: &str, arguments: &CallArguments, valid: Option<&ToolCall>) -> String {
+        valid
+            .and_then(ToolCall::canonical)
+            .unwrap_or_else(|| match arguments {
+                CallArguments::Json(object @ Value::Object(_)) => call_key(name, object),
+                _ => call_key(name, &Value::Object(Map::new())),
+            })
+    }
+
+    /// Counts one call of `name` by its [`key`](Self::key); with the
+    /// notice for its result when the count reaches a threshold.
+    pub fn record(&mut self, name: &str, key: String) -> Repeat {
         if self.counts.len() >= REPEAT_MAX_KEYS {
             self.counts.clear();
         }
-        // The validated call when there is one: `{}` and `{"path": "./"}`
-        // are one listing of the project.
-        let key = valid.map_or_else(|| call_key(name, arguments), ToolCall::canonical);
         let seen = self.counts.entry(key.clone()).or_default();
         seen.count += 1;
         let n = seen.count;

@@ -6,7 +6,6 @@
 
 use std::time::Duration;
 
-use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -15,24 +14,22 @@ use crate::protocol::{
     ToolCallRequest,
 };
 use crate::tools::{
-    self, Analyser, Approved, ClearedCommand, Effect, Judged, ToolCall, ToolFailure, ToolResult,
+    self, Analyser, Approved, ClearedCommand, Effect, Judged, Registry, ToolCall, ToolFailure,
+    ToolResult,
 };
 
 use crate::llm::wire::Message;
 
 use super::conversation::{AssistantCall, tool_message};
 use super::policy::ApprovalPolicy;
-use super::repeat::{FAILED_REPEAT_NOTICE, FAILED_REPEAT_RETRIES, Repeat};
+use super::repeat::{FAILED_REPEAT_NOTICE, FAILED_REPEAT_RETRIES, Repeat, RepeatDetector};
 use super::{Agent, outcome};
-
-/// Characters of an invalid call's arguments its row shows at most.
-const SUMMARY_RAW_MAX_CHARS: usize = 80;
 
 /// How long quitting waits for the calls of a cancelled round to end: a
 /// cancelled command dies at once and a file write is not cut short, so
 /// this is ample, and well inside the time the process gives the agent
 /// to stop (`AGENT_SHUTDOWN_GRACE`).
-pub const QUIT_SETTLE: Duration = Duration::from_millis(300);
+const QUIT_SETTLE: Duration = Duration::from_millis(300);
 
 /// How often a running call's latest output is passed on at most: often
 /// enough to watch a test run move, seldom enough that a command printing
@@ -99,9 +96,14 @@ enum CallState {
 struct RoundCall {
     id: CallId,
     name: String,
-    /// The arguments re-encoded (or `{}` when they were not an object), as
+    /// The arguments encoded (or `{}` when they were not an object), as
     /// the assistant message carries them.
     arguments: String,
+    /// The call in brief, for its row.
+    summary: String,
+    /// What the repeat detector counts the call under
+    /// ([`RepeatDetector::key`]).
+    key: String,
     needs_confirmation: bool,
     /// How the repeat detector counted the call: its advice, added to the
     /// result, and the key its result is compared under.
@@ -130,11 +132,13 @@ pub(super) struct Round {
 }
 
 impl Round {
-    /// Validates the episode's calls. Invalid ones get their failure as
-    /// their result at once and never reach a confirmation.
+    /// Validates the episode's calls against `registry`, their arguments
+    /// as the stream parsed them. Invalid ones get their failure as their
+    /// result at once and never reach a confirmation.
     pub(super) fn new(
         requests: Vec<ToolCallRequest>,
         policy: ApprovalPolicy,
+        registry: &Registry,
         tools: &tools::ToolContext,
     ) -> Self {
         // Results are matched to calls by id; the stream's accumulator
@@ -142,7 +146,10 @@ impl Round {
         let calls = requests
             .into_iter()
             .map(|req| {
-                let arguments = object_text(&req.arguments);
+                let object = req.arguments.object();
+                let arguments = object.map_or_else(|| "{}".to_owned(), |map| {
+                    serde_json::to_string(map).unwrap_or_else(|_| "{}".to_owned())
+                });
                 let state = match req.error {
                     Some(why) => CallState::Done(
                         ToolFailure::ExecutionFailed {
@@ -153,19 +160,29 @@ impl Round {
                         }
                         .into(),
                     ),
-                    None => match tools::validate(&req.name, &req.arguments) {
+                    None => match registry.validate(&req.name, &req.arguments) {
                         Ok(call) => CallState::Ready(call),
                         Err(failure) => CallState::Done(failure.into()),
                     },
                 };
-                let needs_confirmation = matches!(
-                    &state,
-                    CallState::Ready(call) if policy.needs_confirmation(call, tools)
+                let valid = match &state {
+                    CallState::Ready(call) => Some(call),
+                    _ => None,
+                };
+                let needs_confirmation = valid.is_some_and(|c| policy.needs_confirmation(c, tools));
+                // A call that did not validate is shown by what its
+                // arguments name, if they are an object.
+                let summary = valid.map_or_else(
+                    || object.map(tools::brief).unwrap_or_default(),
+                    ToolCall::summary,
                 );
+                let key = RepeatDetector::key(&req.name, &req.arguments, valid);
                 RoundCall {
                     id: req.id,
                     name: req.name,
                     arguments,
+                    summary,
+                    key,
                     needs_confirmation,
                     repeat: None,
                     state,
@@ -189,10 +206,14 @@ impl Round {
     /// The reads of the files the person's prompt named (ADR 0038):
     /// read-only calls, so under every policy none asks; the repeat
     /// detector does not count them, as the model did not ask for them.
-    pub(super) fn for_person(requests: Vec<ToolCallRequest>, tools: &tools::ToolContext) -> Self {
+    pub(super) fn for_person(
+        requests: Vec<ToolCallRequest>,
+        registry: &Registry,
+        tools: &tools::ToolContext,
+    ) -> Self {
         Self {
             for_person: true,
-            ..Self::new(requests, ApprovalPolicy::Ask, tools)
+            ..Self::new(requests, ApprovalPolicy::Ask, registry, tools)
         }
     }
 
@@ -284,17 +305,6 @@ impl RoundCall {
     }
 }
 
-/// Arguments as the assistant message carries them: a JSON object's text,
-/// re-encoded without spacing when they parse as an object (keys stay in
-/// the model's order: serde_json preserves it), `{}` otherwise — the call's
-/// result then carries the parse error.
-fn object_text(raw: &str) -> String {
-    match serde_json::from_str::<Value>(raw) {
-        Ok(value @ Value::Object(_)) => value.to_string(),
-        _ => "{}".to_string(),
-    }
-}
-
 /// How a round whose episode did not complete is answered.
 pub(super) enum Abandon {
     /// The person interrupted the reply.
@@ -311,42 +321,17 @@ fn cancelled(tool: &str) -> ToolResult {
     .into()
 }
 
-/// A call's summary for its row: the validated call's; for one that
-/// failed validation, the file, command or pattern its arguments name, or
-/// else the raw arguments, cut short.
-fn summary(call: &RoundCall) -> String {
-    match &call.state {
-        CallState::Ready(tool) => tool.summary(),
-        _ => {
-            let named = serde_json::from_str::<serde_json::Map<String, Value>>(&call.arguments)
-                .ok()
-                .and_then(|args| {
-                    ["path", "command", "pattern"]
-                        .iter()
-                        .find_map(|key| args.get(*key)?.as_str()?.lines().next().map(str::to_owned))
-                });
-            let shown = named.as_deref().unwrap_or(&call.arguments);
-            let cut: String = shown.chars().take(SUMMARY_RAW_MAX_CHARS).collect();
-            if cut == "{}" { String::new() } else { cut }
-        }
-    }
-}
-
 impl Agent {
     /// Shows the round's calls and starts working through them.
     pub(super) async fn start_round(&mut self, mut round: Round) {
         self.emit(AgentEvent::Phase(Phase::Executing)).await;
         let counted = !round.for_person;
         for call in &mut round.calls {
-            let valid = match &call.state {
-                CallState::Ready(tool) => Some(tool),
-                _ => None,
-            };
-            call.repeat = counted.then(|| self.repeats.record(&call.name, &call.arguments, valid));
+            call.repeat = counted.then(|| self.repeats.record(&call.name, call.key.clone()));
             self.emit(AgentEvent::ToolCall {
                 id: call.id.clone(),
                 name: call.name.clone(),
-                summary: summary(call),
+                summary: call.summary.clone(),
             })
             .await;
         }
@@ -823,7 +808,7 @@ fn spawn_run(
         live_output: live,
         ..ctx.clone()
     };
-    let name = run.name();
+    let name = run.name().to_owned();
     tokio::spawn(async move {
         // Run in a task of its own so that even a panic in a tool becomes a
         // result: the agent waits for every call it started.
@@ -835,7 +820,7 @@ fn spawn_run(
         };
         let result = joined.unwrap_or_else(|e| {
             ToolFailure::ExecutionFailed {
-                tool: name.to_string(),
+                tool: name,
                 message: format!("internal error: the tool task failed: {e}"),
             }
             .into()
@@ -881,13 +866,13 @@ fn spawn_preview(
     tool: ToolCall,
 ) {
     let (tx, ctx, analyser) = (tx.clone(), ctx.clone(), read_only.cloned());
-    let name = tool.name();
+    let name = tool.name().to_owned();
     tokio::spawn(async move {
         let judged =
             tokio::task::spawn_blocking(move || tools::judge(&tool, &ctx, analyser.as_ref()));
         let event = judged.await.unwrap_or_else(|e| {
             Err(ToolFailure::ExecutionFailed {
-                tool: name.to_string(),
+                tool: name,
                 message: format!("internal error: the preview task failed: {e}"),
             })
         });

@@ -13,16 +13,14 @@ use futures_util::{FutureExt, StreamExt};
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, LOCATION, RETRY_AFTER};
 use tokio::sync::mpsc;
 
-use crate::protocol::{PromptProgress, StreamEvent, ToolCallRequest, TransportError, Usage};
+use crate::protocol::{PromptProgress, StreamEvent, TransportError, Usage};
 use crate::secret::{Secret, redact_userinfo};
 
 use super::adapters::{OfferedTools, QuotedCalls, TextCalls, TextPiece, ToolSyntax};
 use super::classify::{self, RequestContext};
 use super::guarded::{GuardError, GuardedBytes, ReplyBudget};
 use super::tool_calls::MadeUpIds;
-use super::tool_calls::{
-    AccumulatorError, AnnouncedCall, AssembledCall, CallError, ToolCallAccumulator, whole_call_key,
-};
+use super::tool_calls::{AccumulatorError, AssembledCall, ToolCallAccumulator, call_key};
 use super::wire::{ChatChunk, WireFunctionDelta, WireToolCallDelta};
 
 /// ADR 0007's episode cap: reply and reasoning text, tool calls and the
@@ -34,7 +32,7 @@ pub const REPLY_MAX_BYTES: usize = 4 * 1024 * 1024;
 /// kilobyte; a megabyte leaves room for a whole tool call in one frame.
 pub const FRAME_MAX_BYTES: usize = 1024 * 1024;
 /// Retries of a 429/503 before any token arrived.
-pub const RETRY_MAX: u32 = 2;
+pub(crate) const RETRY_MAX: u32 = 2;
 /// Arguments a call being written grows by between two reports of its
 /// size past its first KiB: a long write is seen growing without an event
 /// per token.
@@ -54,11 +52,11 @@ pub const REPLY_CALL_COPIES_MAX: u32 = 3;
 /// The stream index given to the first call read from text (ADR 0027);
 /// the n-th is at this plus n. Far above any index a server uses, so text
 /// calls and native ones never share an accumulator slot.
-pub const TEXT_CALL_INDEX_BASE: u32 = 1 << 31;
+const TEXT_CALL_INDEX_BASE: u32 = 1 << 31;
 /// A Retry-After longer than this is not waited for: the error is shown.
-pub const RETRY_WAIT_MAX: Duration = Duration::from_secs(30);
+pub(crate) const RETRY_WAIT_MAX: Duration = Duration::from_secs(30);
 /// The first wait when the provider names none; doubled per retry.
-pub const RETRY_WAIT_FIRST: Duration = Duration::from_secs(1);
+const RETRY_WAIT_FIRST: Duration = Duration::from_secs(1);
 
 /// How many progress reports a call's arguments of `bytes` have earned:
 /// one per [`TOOL_CALL_EARLY_PROGRESS_BYTES`] up to the first KiB, one per
@@ -270,7 +268,7 @@ async fn open(endpoint: &Endpoint, body: &[u8]) -> Result<reqwest::Response, Tra
 }
 
 /// The most of a warm-up's reply that is read (it asks for one token).
-pub const WARM_REPLY_MAX_BYTES: usize = 64 * 1024;
+const WARM_REPLY_MAX_BYTES: usize = 64 * 1024;
 
 /// Sends `body`, a request for at most one token, and reads its short
 /// reply: the server reads the whole prompt first, so its prompt cache then
@@ -315,7 +313,7 @@ pub(super) async fn read_bounded(
 /// what one network read delivered is merged into few messages (adjacent
 /// text pieces become one), which is what keeps a fast stream from costing
 /// a cross-thread wake-up per token. Bounded so a flood still yields.
-pub const BATCH_MAX_EVENTS: usize = 1024;
+const BATCH_MAX_EVENTS: usize = 1024;
 
 /// Reads the event stream; returns the final event to send, or `None` when
 /// the agent stopped listening.
@@ -395,7 +393,7 @@ struct EpisodeReader {
 /// The loop stop's count of one reply's calls ([`REPLY_CALL_COPIES_MAX`]).
 #[derive(Default)]
 struct Copies {
-    /// How often each complete call ([`whole_call_key`]) was written so far.
+    /// How often each complete call ([`call_key`]) was written so far.
     written: HashMap<String, u32>,
     /// Ids of the calls already looked at.
     judged: HashSet<String>,
@@ -408,23 +406,29 @@ impl Copies {
     /// a call is counted if its arguments are then a whole JSON object (a
     /// server that interleaves its calls' fragments leaves them
     /// unfinished, and they are not counted). The name of the call just
-    /// written for the [`REPLY_CALL_COPIES_MAX`]th time, if one was.
-    fn judge(&mut self, announced: &[AnnouncedCall<'_>]) -> Option<String> {
-        for call in announced.iter().take(announced.len().saturating_sub(1)) {
-            if self.judged.contains(call.id) {
-                continue;
-            }
-            self.judged.insert(call.id.to_owned());
-            let Some(key) = whole_call_key(call.name, call.arguments) else {
+    /// written for the [`REPLY_CALL_COPIES_MAX`]th time, if one was. A
+    /// call's arguments parsed here are kept by the accumulator for the
+    /// end of the reply, not parsed again.
+    fn judge(&mut self, calls: &mut ToolCallAccumulator) -> Option<String> {
+        let announced = calls.announced();
+        let fresh: Vec<String> = announced
+            .iter()
+            .take(announced.len().saturating_sub(1))
+            .filter(|call| !self.judged.contains(call.id))
+            .map(|call| call.id.to_owned())
+            .collect();
+        for id in fresh {
+            self.judged.insert(id.clone());
+            let Some((name, arguments)) = calls.whole_arguments(&id) else {
                 continue;
             };
-            let times = self.written.entry(key).or_default();
+            let times = self.written.entry(call_key(name, arguments)).or_default();
             *times += 1;
             if *times == 1 {
-                self.firsts.push(call.id.to_owned());
+                self.firsts.push(id);
             }
             if *times == REPLY_CALL_COPIES_MAX {
-                return Some(call.name.to_owned());
+                return Some(name.to_owned());
             }
         }
         None
@@ -479,7 +483,7 @@ impl EpisodeReader {
                 });
             }
         }
-        let name = self.copies.judge(&announced)?;
+        let name = self.copies.judge(&mut self.calls)?;
         out.push(StreamEvent::Looping {
             name,
             times: REPLY_CALL_COPIES_MAX,
@@ -691,30 +695,10 @@ fn push_text(out: &mut Vec<StreamEvent>, text: String, kind: fn(String) -> Strea
     }
 }
 
-/// The end of a complete reply, with its calls. Arguments that parsed are
-/// passed on re-encoded (empty arguments read as `{}`); those that are not
-/// a JSON object are passed on as streamed, for the tool validator to
-/// report with its stable code. Only what breaks the call itself — no
-/// name, two names — is reported here.
+/// The end of a complete reply, with its calls, their arguments parsed
+/// ([`AssembledCall::into_request`]).
 fn done(calls: Vec<AssembledCall>) -> StreamEvent {
-    let tool_calls = calls
-        .into_iter()
-        .map(|call| {
-            let (arguments, error) = match call.parsed {
-                Ok(map) => (serde_json::Value::Object(map).to_string(), None),
-                Err(CallError::InvalidJson { .. } | CallError::NotAnObject { .. }) => {
-                    (call.arguments, None)
-                }
-                Err(e) => (call.arguments, Some(e.to_string())),
-            };
-            ToolCallRequest {
-                id: call.id,
-                name: call.name,
-                arguments,
-                error,
-            }
-        })
-        .collect();
+    let tool_calls = calls.into_iter().map(AssembledCall::into_request).collect();
     StreamEvent::Done { tool_calls }
 }
 
@@ -777,5 +761,52 @@ fn guard_failure(e: GuardError) -> TransportError {
         GuardError::Read(e) => TransportError::ReadFailed {
             detail: e.to_string(),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    /// A chunk carrying the whole call `index`, id and all.
+    fn call_chunk(index: u32, name: &str, arguments: &str) -> String {
+        serde_json::json!({"choices": [{"delta": {"tool_calls": [{
+            "index": index,
+            "id": format!("id{index}"),
+            "type": "function",
+            "function": {"name": name, "arguments": arguments},
+        }]}}]})
+        .to_string()
+    }
+
+    /// A call's arguments text is parsed once, where the stream assembles
+    /// it: the loop stop (which reads each call once the next one starts)
+    /// and the end of the reply share that parse, and the agent is handed
+    /// the value, which nothing parses again. It was parsed up to four
+    /// times: for the loop stop, at the end of the reply, and by the agent
+    /// twice (to encode it again for the assistant message, and to
+    /// validate it). ADR 0042.
+    #[test]
+    fn each_calls_arguments_are_parsed_once() {
+        let setup = EpisodeSetup::native(MadeUpIds::calls(1));
+        let mut reader = EpisodeReader::new(setup, ReplyBudget::new(REPLY_MAX_BYTES));
+        let mut out = Vec::new();
+        let calls = [
+            ("read_file", r#"{"path":"a"}"#),
+            ("grep", r#"{"pattern":"x"}"#),
+            ("list_directory", "{}"),
+        ];
+        for (index, (name, arguments)) in (0..).zip(calls) {
+            let chunk = call_chunk(index, name, arguments);
+            assert!(reader.on_event(&chunk, &mut out).is_none());
+        }
+        let Some(StreamEvent::Done { tool_calls }) = reader.on_event("[DONE]", &mut out) else {
+            panic!("{out:?}")
+        };
+        assert_eq!(tool_calls.len(), 3);
+        assert!(tool_calls.iter().all(|c| c.arguments.object().is_some()));
+        assert_eq!(super::super::tool_calls::parses(), calls.len());
     }
 }

@@ -59,6 +59,8 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
+use crate::protocol::{CallArguments, ToolCallRequest};
+
 use super::wire::WireToolCallDelta;
 
 /// ADR 0007 §2: distinct tool calls one episode may start. The cap counts
@@ -184,6 +186,8 @@ pub enum CallError {
         /// What they are instead: `null`, `a boolean`, `a number`,
         /// `a string` or `an array`.
         found: &'static str,
+        /// The value, which the tool's schema refuses, naming what it is.
+        value: Value,
     },
     /// No fragment of the call carried a function name.
     #[error("the call has no function name")]
@@ -261,6 +265,11 @@ struct PartialCall {
     kind: Option<String>,
     name: Option<String>,
     arguments: String,
+    /// The arguments parsed, and how long they were then: parsed once,
+    /// the first time the stream needs them whole (the loop stop, a
+    /// server that sends whole calls), and kept for the end of the
+    /// episode while nothing is added to them.
+    json: Option<(usize, Result<Value, CallError>)>,
     /// The first conflict seen; it makes the call unrunnable.
     conflict: Option<CallError>,
 }
@@ -388,6 +397,19 @@ impl ToolCallAccumulator {
         self.calls.is_empty()
     }
 
+    /// The name and arguments of the call `id` when its arguments are a
+    /// whole JSON object now; `None` while they are not one (still being
+    /// written, or malformed). Parsed once: [`finish`](Self::finish)
+    /// takes the same value unless more arguments arrive since.
+    pub fn whole_arguments(&mut self, id: &str) -> Option<(&str, &Value)> {
+        let call = self.calls.iter_mut().find(|call| call.id == id)?;
+        let name = call.name.as_deref()?;
+        match parsed_once(&mut call.json, &call.arguments) {
+            Ok(value @ Value::Object(_)) => Some((name, value)),
+            _ => None,
+        }
+    }
+
     /// Ends the episode: every call started, in order of first appearance,
     /// with its arguments parsed into a JSON object or the precise reason
     /// it cannot be run.
@@ -414,22 +436,23 @@ impl ToolCallAccumulator {
         let current = self
             .current
             .get(&index)
-            .and_then(|&p| self.calls.get(p).map(|call| (p, call)));
-        let starts_new = match current {
+            .copied()
+            .filter(|&p| p < self.calls.len());
+        let starts_new = match current.and_then(|p| self.calls.get_mut(p)) {
             None => true,
-            Some((_, call)) => match (fragment.id, fragment.name, call.name.as_deref()) {
+            Some(call) => match (fragment.id, fragment.name) {
                 // Known ids returned above, so this one is new.
-                (Some(_), _, _) => true,
-                (None, Some(name), Some(had)) => {
-                    name != had
+                (Some(_), _) => true,
+                (None, Some(name)) if call.name.is_some() => {
+                    call.name.as_deref() != Some(name)
                         || fragment.arguments.trim_start().starts_with('{')
                             && call.has_whole_arguments()
                 }
-                (None, _, _) => false,
+                (None, _) => false,
             },
         };
         match current {
-            Some((position, _)) if !starts_new => Ok(Some(self.address(position))),
+            Some(position) if !starts_new => Ok(Some(self.address(position))),
             _ if fragment.is_hollow() => Ok(None),
             _ => self.start(index, fragment.id).map(Some),
         }
@@ -471,6 +494,7 @@ impl ToolCallAccumulator {
             kind: None,
             name: None,
             arguments: String::new(),
+            json: None,
             conflict: None,
         });
         Ok(self.address(position))
@@ -480,9 +504,22 @@ impl ToolCallAccumulator {
 impl PartialCall {
     /// Its arguments are one whole JSON value already: nothing more can
     /// be added to them. Parsed only when they end as an object does.
-    fn has_whole_arguments(&self) -> bool {
-        self.arguments.trim_end().ends_with('}')
-            && serde_json::from_str::<serde::de::IgnoredAny>(&self.arguments).is_ok()
+    fn has_whole_arguments(&mut self) -> bool {
+        self.arguments.trim_end().ends_with('}') && self.json().is_ok()
+    }
+
+    /// Its arguments parsed as they stand.
+    fn json(&mut self) -> &Result<Value, CallError> {
+        parsed_once(&mut self.json, &self.arguments)
+    }
+
+    /// Its arguments parsed as they stand, taken out (a write's content is
+    /// not copied): parsed here unless they already were.
+    fn take_json(&mut self) -> Result<Value, CallError> {
+        match self.json.take() {
+            Some((at, parsed)) if at == self.arguments.len() => parsed,
+            _ => parse_json(&self.arguments),
+        }
     }
 
     fn merge(&mut self, fragment: &Fragment<'_>) {
@@ -499,17 +536,60 @@ impl PartialCall {
         self.arguments.push_str(fragment.arguments);
     }
 
-    fn assemble(self) -> AssembledCall {
-        let parsed = match (self.conflict, &self.name) {
+    fn assemble(mut self) -> AssembledCall {
+        let parsed = match (self.conflict.take(), &self.name) {
             (Some(conflict), _) => Err(conflict),
             (None, None) => Err(CallError::MissingName),
-            (None, Some(_)) => parse_arguments(&self.arguments),
+            (None, Some(_)) if is_blank(&self.arguments) => Ok(Map::new()),
+            (None, Some(_)) => match self.take_json() {
+                Ok(Value::Object(map)) => Ok(map),
+                Ok(other) => Err(CallError::NotAnObject {
+                    found: kind_of(&other),
+                    value: other,
+                }),
+                Err(e) => Err(e),
+            },
         };
         AssembledCall {
             id: self.id,
             name: self.name.unwrap_or_default(),
             arguments: self.arguments,
             parsed,
+        }
+    }
+}
+
+impl AssembledCall {
+    /// The call as the agent takes it: its arguments as parsed here,
+    /// never parsed again, and why it cannot run when the stream alone
+    /// shows that (no name, two names). Arguments that are not a JSON
+    /// object go on as they are, for validation to refuse with its stable
+    /// code; a call that cannot run keeps its arguments for the
+    /// assistant message.
+    pub fn into_request(self) -> ToolCallRequest {
+        let (parsed, error) = match self.parsed {
+            Ok(map) => (Ok(Value::Object(map)), None),
+            Err(CallError::NotAnObject { value, .. }) => (Ok(value), None),
+            Err(CallError::InvalidJson { detail, .. }) => (Err(detail), None),
+            // Not parsed yet: it never runs, but the assistant message
+            // still carries what it asked.
+            Err(e) => (
+                parse_json(&self.arguments).map_err(|e| e.to_string()),
+                Some(e.to_string()),
+            ),
+        };
+        let arguments = match parsed {
+            Ok(value) => CallArguments::Json(value),
+            Err(detail) => CallArguments::Malformed {
+                text: self.arguments,
+                detail,
+            },
+        };
+        ToolCallRequest {
+            id: self.id,
+            name: self.name,
+            arguments,
+            error,
         }
     }
 }
@@ -528,25 +608,49 @@ fn set_once(slot: &mut Option<String>, value: Option<&str>) -> Option<String> {
     }
 }
 
-/// Parses a call's arguments text. Empty (or JSON-whitespace-only)
-/// arguments read as `{}`: servers send `""` for a tool without required
-/// parameters, and refusing that call would be pedantry at the model's
-/// expense.
-fn parse_arguments(text: &str) -> Result<Map<String, Value>, CallError> {
-    if text.trim_matches([' ', '\t', '\n', '\r']).is_empty() {
-        return Ok(Map::new());
+/// Whether a call's arguments text is empty or JSON white space only:
+/// servers send `""` for a tool without required parameters, and
+/// refusing that call would be pedantry at the model's expense, so it
+/// reads as `{}`.
+fn is_blank(text: &str) -> bool {
+    text.trim_matches([' ', '\t', '\n', '\r']).is_empty()
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Arguments texts parsed on this thread, for the test that counts them.
+    static PARSES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// How many arguments texts this thread has parsed.
+#[cfg(test)]
+pub(super) fn parses() -> usize {
+    PARSES.with(std::cell::Cell::get)
+}
+
+/// `arguments` parsed, kept in `json` with their length: parsed again
+/// only when they grew since (the text only ever grows).
+fn parsed_once<'a>(
+    json: &'a mut Option<(usize, Result<Value, CallError>)>,
+    arguments: &str,
+) -> &'a Result<Value, CallError> {
+    let len = arguments.len();
+    if json.as_ref().is_some_and(|(at, _)| *at != len) {
+        *json = None;
     }
-    match serde_json::from_str::<Value>(text) {
-        Ok(Value::Object(map)) => Ok(map),
-        Ok(other) => Err(CallError::NotAnObject {
-            found: kind_of(&other),
-        }),
-        Err(err) => Err(CallError::InvalidJson {
-            detail: err.to_string(),
-            line: err.line(),
-            column: err.column(),
-        }),
-    }
+    let (_, parsed) = json.get_or_insert_with(|| (len, parse_json(arguments)));
+    parsed
+}
+
+/// Parses a call's arguments text: the one place it becomes a value.
+fn parse_json(text: &str) -> Result<Value, CallError> {
+    #[cfg(test)]
+    PARSES.with(|n| n.set(n.get() + 1));
+    serde_json::from_str::<Value>(text).map_err(|err| CallError::InvalidJson {
+        detail: err.to_string(),
+        line: err.line(),
+        column: err.column(),
+    })
 }
 
 fn kind_of(value: &Value) -> &'static str {
@@ -562,26 +666,19 @@ fn kind_of(value: &Value) -> &'static str {
 
 /// One call in a form that compares equal for the same tool and the same
 /// arguments however they were written: object keys are sorted at every
-/// level, so `{"a":1,"b":2}` and `{"b":2, "a":1}` are one call. Arguments
-/// that are not JSON are compared as they are, trimmed. The repeat
-/// detector counts the calls that do not validate by it (ADR 0015).
-pub fn call_key(name: &str, arguments: &str) -> String {
-    match serde_json::from_str::<Value>(arguments) {
-        Ok(value) => key_of(name, &value),
-        Err(_) => format!("{name}\u{0}{}", arguments.trim()),
-    }
+/// level, so `{"a":1,"b":2}` and `{"b":2, "a":1}` are one call. The
+/// repeat detector counts the calls that do not validate by it, and the
+/// stream's loop stop the calls of one reply (ADR 0015).
+pub fn call_key(name: &str, arguments: &Value) -> String {
+    format!("{name}\u{0}{}", canonical(arguments))
 }
 
-/// [`call_key`] of a call whose arguments are a whole JSON object; `None`
-/// while they are not one (still being written, or malformed). The
-/// stream's loop stop counts only such calls (ADR 0015).
+/// [`call_key`] of a call written in text, when its arguments text is a
+/// whole JSON object; `None` otherwise. The text adapters compare a call
+/// with the calls the model was shown by it (ADR 0027).
 pub fn whole_call_key(name: &str, arguments: &str) -> Option<String> {
     let value = serde_json::from_str::<Value>(arguments).ok()?;
-    value.is_object().then(|| key_of(name, &value))
-}
-
-fn key_of(name: &str, arguments: &Value) -> String {
-    format!("{name}\u{0}{}", canonical(arguments))
+    value.is_object().then(|| call_key(name, &value))
 }
 
 fn canonical(value: &Value) -> String {

@@ -19,16 +19,16 @@ use crate::stable_hash::{ContentHash, HashKind, content_hash, hash_with};
 use super::edit::EDIT_MAX_FILE_BYTES;
 use super::guard::file_hash;
 use super::preview::{diff, heading, line};
-use super::{Approved, Parents, Stat, ToolCall, Workspace, WriteError};
+use super::{Approved, Parents, Stat, Workspace, WriteError};
 
 /// The most bytes of earlier file content all checkpoints of a session
 /// keep (16 MiB). Past it the oldest turns are forgotten; a file that
 /// cannot fit even then is recorded as not restorable. The session file
 /// carries them, so this also bounds what every save writes.
-pub const CHECKPOINT_MAX_BYTES: u64 = 16 * 1024 * 1024;
+pub(crate) const CHECKPOINT_MAX_BYTES: u64 = 16 * 1024 * 1024;
 
 /// The most turns whose changes are kept; older ones are forgotten.
-pub const CHECKPOINT_MAX_TURNS: usize = 100;
+const CHECKPOINT_MAX_TURNS: usize = 100;
 
 /// A file's state as a checkpoint keeps it: what a restore puts back.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -540,10 +540,14 @@ impl Checkpoints {
         }
     }
 
-    /// A call is about to run: a command the read-only analyser did not
-    /// clear is kept in mind for `/undo`'s notice.
+    /// A call is about to run: one whose changes are beyond `/undo` (a
+    /// command the read-only analyser did not clear, a run-time tool's
+    /// call that does more than read) is kept in mind for `/undo`'s
+    /// notice.
     pub fn starting(&self, run: &Approved) {
-        if let Approved::Call(ToolCall::ExecuteCommand(_)) = run {
+        if let Approved::Call(call) = run
+            && call.beyond_undo()
+        {
             self.lock().record(CheckpointOp::CommandRan);
         }
     }

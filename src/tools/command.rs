@@ -16,7 +16,7 @@ use super::analyser::ANALYSER_RUN_ENV;
 use super::exec::{EXEC_DEFAULT_TIMEOUT, EXEC_OUTPUT_MAX_BYTES, Run, execute_command, working_dir};
 use super::failure::ToolFailure;
 use super::preview::{header, line};
-use super::result::head;
+use super::result::cut_head;
 use super::tool::{Effect, Shown, Tool};
 use super::{Sandbox, ToolContext};
 
@@ -156,20 +156,11 @@ impl Shown for ExecuteCommandOutput {
 /// saying to narrow the command: unlike a file, output cannot be read on
 /// from an offset. False when it fits already. ADR 0021.
 pub(crate) fn cut_output(output: &mut String, max_bytes: usize) -> bool {
-    if output.len() <= max_bytes {
-        return false;
-    }
-    let total = output.len();
-    let kept = head(output, max_bytes).len();
-    output.truncate(kept);
-    if !output.is_empty() && !output.ends_with('\n') {
-        output.push('\n');
-    }
-    output.push_str(&format!(
-        "[output cut to its first {kept} of {total} bytes to fit the model's context window; \
-         narrow the command (grep, head, tail, a smaller scope) to see the rest]"
-    ));
-    true
+    cut_head(
+        output,
+        max_bytes,
+        "narrow the command (grep, head, tail, a smaller scope) to see the rest",
+    )
 }
 
 impl Tool for ExecuteCommand {

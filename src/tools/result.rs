@@ -127,6 +127,25 @@ pub(crate) fn head(text: &str, max_bytes: usize) -> &str {
     }
 }
 
+/// Cuts `text` to its head within `max_bytes`, ending with a marker that
+/// says how much was kept and `rest`, how to see the rest. False when it
+/// fits already. ADR 0021.
+pub(crate) fn cut_head(text: &mut String, max_bytes: usize, rest: &str) -> bool {
+    if text.len() <= max_bytes {
+        return false;
+    }
+    let total = text.len();
+    let kept = head(text, max_bytes).len();
+    text.truncate(kept);
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(&format!(
+        "[output cut to its first {kept} of {total} bytes to fit the model's context window; {rest}]"
+    ));
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -25,7 +25,8 @@ pub enum Effect {
     /// It only reads: it runs at once, beside other reads, never asked.
     Reads,
     /// It writes files inside the project: asked under `ask`, applied
-    /// under `auto-edit` unless it lands in `.git`.
+    /// under `auto-edit` unless it lands in `.git` (a run-time tool's
+    /// writes are asked about as a command is, ADR 0042).
     WritesFiles,
     /// It runs a program, which may do anything: asked unless every call
     /// is approved.

@@ -14,6 +14,7 @@ mod instructions;
 mod journal;
 mod mentions;
 mod read_only;
+mod registry;
 mod repeat;
 mod sessions;
 mod tools;

@@ -1,12 +1,22 @@
 //! The exact-repeat detector: canonical calls counted per session, notices
 //! at 3, 5 and 8, reset by the person's message, bounded.
 
-use dashfloat::agent::{REPEAT_MAX_KEYS, Repeat, RepeatDetector};
-use dashfloat::tools::validate;
+use dashfloat::agent::{Repeat, RepeatDetector};
+
+use dashfloat::bounds::REPEAT_MAX_KEYS;
+
+use dashfloat::tools::{Effect, Registry};
+
+use crate::support::calls::{arguments, validate};
+use crate::support::dynamic::Echo;
 
 /// Counts `args` for `name` as the agent does: as validated when they are.
 fn record(d: &mut RepeatDetector, name: &str, args: &str) -> Repeat {
-    d.record(name, args, validate(name, args).ok().as_ref())
+    let valid = validate(name, args).ok();
+    d.record(
+        name,
+        RepeatDetector::key(name, &arguments(args), valid.as_ref()),
+    )
 }
 
 fn notices(d: &mut RepeatDetector, name: &str, args: &str, times: usize) -> Vec<usize> {
@@ -76,6 +86,32 @@ fn one_place_written_differently_is_one_call() {
         .map(|args| record(&mut d, "read_file", args).key)
         .collect();
     assert_ne!(keys[0], keys[1]);
+}
+
+/// A run-time tool's call has no typed form: it is compared by its
+/// arguments as validated, keys sorted at every level.
+#[test]
+fn a_run_time_tools_call_is_one_call_whatever_its_key_order() {
+    let mut registry = Registry::builtin();
+    registry
+        .register(Echo::named("echo", Effect::Reads))
+        .unwrap();
+    let mut d = RepeatDetector::default();
+    let notices: Vec<bool> = [
+        r#"{"text":"a","times":2}"#,
+        r#"{ "times": 2, "text": "a" }"#,
+        r#"{"times":2,"text":"a"}"#,
+    ]
+    .iter()
+    .map(|args| {
+        let args = arguments(args);
+        let valid = registry.validate("echo", &args).ok();
+        assert!(valid.is_some());
+        let key = RepeatDetector::key("echo", &args, valid.as_ref());
+        d.record("echo", key).notice.is_some()
+    })
+    .collect();
+    assert_eq!(notices, [false, false, true]);
 }
 
 #[test]

@@ -44,7 +44,10 @@ async fn a_new_session_sends_its_prefix_ahead_for_one_token_and_nothing_of_it_sh
     let warm = &server.wait_requests(1, EVENT_WAIT).await[0];
     assert_eq!(warm.body["max_tokens"], json!(1));
     assert_eq!(roles(&warm.body), ["system"]);
-    assert_eq!(warm.body["tools"], json!(dashfloat::tools::definitions()));
+    assert_eq!(
+        warm.body["tools"],
+        dashfloat::tools::Registry::builtin().definitions()
+    );
     h.prompt("hi").await;
     let events = h.turn().await;
     assert_eq!(reply_text(&events), "hello");
@@ -383,8 +386,11 @@ const FIXED_PREFIX_MAX_BYTES: usize = 7_149;
 
 #[test]
 fn the_fixed_prefix_does_not_grow() {
-    let bytes =
-        dashfloat::agent::system_prompt().len() + dashfloat::tools::definitions().to_string().len();
+    let bytes = dashfloat::agent::system_prompt().len()
+        + dashfloat::tools::Registry::builtin()
+            .definitions()
+            .to_string()
+            .len();
     assert!(
         bytes <= FIXED_PREFIX_MAX_BYTES,
         "the system prompt and tool schemas take {bytes} bytes, over the {FIXED_PREFIX_MAX_BYTES} budget"

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use dashfloat::llm::adapters::{OfferedTools, QuotedCalls, Syntax, ToolSyntax};
 use dashfloat::llm::stream::{EpisodeSetup, run};
 use dashfloat::llm::tool_calls::MadeUpIds;
-use dashfloat::protocol::{StreamEvent, ToolCallRequest};
-use dashfloat::tools::{ToolFailure, validate};
+use dashfloat::protocol::{CallArguments, StreamEvent, ToolCallRequest};
+use dashfloat::tools::{Registry, ToolFailure};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
@@ -35,7 +35,7 @@ fn readme_shown(offered: &OfferedTools) -> QuotedCalls {
 /// Runs one episode reading text calls with `syntax` against dashfloat's
 /// own tool catalogue, after the model was shown [`readme_shown`].
 async fn episode(base_url: &str, syntax: ToolSyntax) -> Vec<StreamEvent> {
-    let tools = OfferedTools::from_definitions(&dashfloat::tools::definitions());
+    let tools = OfferedTools::from_definitions(&Registry::builtin().definitions());
     let setup = EpisodeSetup {
         ids: MadeUpIds::calls(7),
         tool_syntax: syntax,
@@ -61,13 +61,21 @@ fn calls(events: &[StreamEvent]) -> Vec<ToolCallRequest> {
 }
 
 /// A call as the native accumulator gives it: synthesised id, arguments
-/// re-encoded, no error.
+/// parsed, no error.
 fn call(n: usize, name: &str, arguments: Value) -> ToolCallRequest {
     ToolCallRequest {
         id: MadeUpIds::calls(7).nth(n),
         name: name.into(),
-        arguments: arguments.to_string(),
+        arguments: CallArguments::Json(arguments),
         error: None,
+    }
+}
+
+/// The malformed arguments text of a call, as streamed.
+fn malformed(call: &ToolCallRequest) -> &str {
+    match &call.arguments {
+        CallArguments::Malformed { text, .. } => text,
+        CallArguments::Json(value) => panic!("expected malformed arguments, got {value}"),
     }
 }
 
@@ -216,9 +224,9 @@ async fn glm_pairs_take_their_types_from_the_schema() {
 async fn a_malformed_text_call_gets_the_validators_precise_error() {
     let (_, calls) = replay_every_way("adapters/hermes-malformed.sse", ToolSyntax::Auto).await;
     assert_eq!(calls.len(), 1);
-    assert_eq!(calls[0].arguments, "{\"path\": \"README.md\",}");
+    assert_eq!(malformed(&calls[0]), "{\"path\": \"README.md\",}");
     assert_eq!(calls[0].error, None);
-    match validate(&calls[0].name, &calls[0].arguments) {
+    match Registry::builtin().validate(&calls[0].name, &calls[0].arguments) {
         Err(ToolFailure::MalformedArguments { tool, detail }) => {
             assert_eq!(tool, "read_file");
             assert!(detail.contains("line 1"), "{detail}");
@@ -343,23 +351,29 @@ async fn a_fenced_call_is_announced_only_once_its_block_ends() {
     assert!(calls(&events).is_empty());
 }
 
-#[tokio::test]
-async fn a_long_text_call_reports_progress_like_a_native_one() {
-    let content = "x".repeat(3 * dashfloat::llm::stream::TOOL_CALL_PROGRESS_BYTES);
-    let head =
-        "<tool_call>{\"name\": \"write_file\", \"arguments\": {\"path\": \"a\", \"content\": \"";
+/// A reply that writes `head`, then `body` in 100-byte pieces, then
+/// `tail`, and stops: a call's arguments arriving as a long one would.
+fn written_in_pieces(head: &str, body: &str, tail: &str) -> Vec<Value> {
     let mut frames = vec![role_chunk(), content_chunk(head)];
     frames.extend(
-        content
-            .as_bytes()
+        body.as_bytes()
             .chunks(100)
             .map(|piece| content_chunk(std::str::from_utf8(piece).unwrap())),
     );
-    frames.push(content_chunk("\"}}</tool_call>"));
+    frames.push(content_chunk(tail));
     frames.push(finish_chunk("stop"));
+    frames
+}
+
+#[tokio::test]
+async fn a_long_text_call_reports_progress_like_a_native_one() {
+    let content = "x".repeat(3 * dashfloat::bounds::TOOL_CALL_PROGRESS_BYTES);
+    let head =
+        "<tool_call>{\"name\": \"write_file\", \"arguments\": {\"path\": \"a\", \"content\": \"";
+    let frames = written_in_pieces(head, &content, "\"}}</tool_call>");
     let server = ScriptedServer::start(vec![Reply::sse(frames)]).await;
     let events = episode(&server.base_url(), ToolSyntax::Only(Syntax::Hermes)).await;
-    let kib = dashfloat::llm::stream::TOOL_CALL_PROGRESS_BYTES;
+    let kib = dashfloat::bounds::TOOL_CALL_PROGRESS_BYTES;
     let sizes: Vec<usize> = events
         .iter()
         .filter_map(|e| match e {
@@ -378,20 +392,12 @@ async fn a_long_text_call_reports_progress_like_a_native_one() {
 /// sees it grow as an announced call's progress would show it.
 #[tokio::test]
 async fn a_long_held_call_reports_its_size_as_it_grows() {
-    let written = "x".repeat(3 * dashfloat::llm::stream::TOOL_CALL_PROGRESS_BYTES);
+    let written = "x".repeat(3 * dashfloat::bounds::TOOL_CALL_PROGRESS_BYTES);
     let head = "Writing it.\n```json\n{\"name\": \"write_file\", \"arguments\": {\"path\": \"a\", \"content\": \"";
-    let mut frames = vec![role_chunk(), content_chunk(head)];
-    frames.extend(
-        written
-            .as_bytes()
-            .chunks(100)
-            .map(|piece| content_chunk(std::str::from_utf8(piece).unwrap())),
-    );
-    frames.push(content_chunk("\"}}\n```"));
-    frames.push(finish_chunk("stop"));
+    let frames = written_in_pieces(head, &written, "\"}}\n```");
     let server = ScriptedServer::start(vec![Reply::sse(frames)]).await;
     let events = episode(&server.base_url(), ToolSyntax::Auto).await;
-    let kib = dashfloat::llm::stream::TOOL_CALL_PROGRESS_BYTES;
+    let kib = dashfloat::bounds::TOOL_CALL_PROGRESS_BYTES;
     let sizes: Vec<usize> = events
         .iter()
         .filter_map(|e| match e {
@@ -416,9 +422,9 @@ async fn a_text_call_cut_by_the_end_of_the_stream_is_cut_like_a_native_one() {
     .await;
     let events = episode(&server.base_url(), ToolSyntax::Auto).await;
     let calls = calls(&events);
-    assert_eq!(calls[0].arguments, "{\"path\": \"REA");
+    assert_eq!(malformed(&calls[0]), "{\"path\": \"REA");
     assert!(matches!(
-        validate(&calls[0].name, &calls[0].arguments),
+        Registry::builtin().validate(&calls[0].name, &calls[0].arguments),
         Err(ToolFailure::MalformedArguments { .. })
     ));
 }

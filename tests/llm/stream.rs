@@ -4,9 +4,11 @@
 
 use std::time::Duration;
 
-use dashfloat::llm::stream::{
-    Endpoint, FRAME_MAX_BYTES, REPLY_CALL_COPIES_MAX, REPLY_MAX_BYTES,
-    TOOL_CALL_EARLY_PROGRESS_BYTES, TOOL_CALL_PROGRESS_BYTES, progress_step,
+use dashfloat::llm::stream::{Endpoint, progress_step};
+
+use dashfloat::bounds::{
+    FRAME_MAX_BYTES, REPLY_CALL_COPIES_MAX, REPLY_MAX_BYTES, TOOL_CALL_EARLY_PROGRESS_BYTES,
+    TOOL_CALL_PROGRESS_BYTES,
 };
 use dashfloat::protocol::{FinishReason, StreamEvent, TransportError, Usage};
 use serde_json::json;
@@ -573,7 +575,8 @@ async fn an_absurd_retry_after_is_reported_not_a_panic() {
 
 #[test]
 fn retry_after_is_read_up_to_its_cap_and_never_trusted_past_it() {
-    use dashfloat::llm::classify::{RETRY_AFTER_MAX, parse_retry_after};
+    use dashfloat::bounds::RETRY_AFTER_MAX;
+    use dashfloat::llm::classify::parse_retry_after;
     let day = RETRY_AFTER_MAX.as_secs();
     assert_eq!(
         parse_retry_after(Some("1.5")),
@@ -946,6 +949,11 @@ fn calls_without_a_loop(events: &[StreamEvent]) -> &[dashfloat::protocol::ToolCa
     }
 }
 
+/// A call's arguments as the assistant message carries them.
+fn sent(arguments: &dashfloat::protocol::CallArguments) -> String {
+    serde_json::to_string(arguments.object().unwrap()).unwrap()
+}
+
 /// A reply that writes the same calls over and over is stopped once a call
 /// is complete for the third time: it ends then with each of its calls
 /// once, and what the server sends after is never read. Keys in another
@@ -988,11 +996,11 @@ async fn a_reply_repeating_its_calls_is_stopped_at_a_calls_third_copy() {
     let Some(StreamEvent::Done { tool_calls }) = events.last() else {
         panic!("{events:#?}")
     };
-    let kept: Vec<(&str, &str)> = tool_calls
+    let kept: Vec<(&str, String)> = tool_calls
         .iter()
-        .map(|c| (c.id.as_str(), c.arguments.as_str()))
+        .map(|c| (c.id.as_str(), sent(&c.arguments)))
         .collect();
-    assert_eq!(kept, [("id0", grep), ("id1", list)]);
+    assert_eq!(kept, [("id0", grep.to_owned()), ("id1", list.to_owned())]);
 }
 
 /// A server that sends every call's header before any arguments leaves
@@ -1021,7 +1029,7 @@ async fn calls_whose_fragments_interleave_are_not_taken_for_copies() {
     let server = ScriptedServer::start(vec![Reply::sse(frames)]).await;
     let events = run(endpoint(&server.base_url())).await;
     let tool_calls = calls_without_a_loop(&events);
-    let paths: Vec<&str> = tool_calls.iter().map(|c| c.arguments.as_str()).collect();
+    let paths: Vec<String> = tool_calls.iter().map(|c| sent(&c.arguments)).collect();
     assert_eq!(
         paths,
         [
@@ -1150,7 +1158,7 @@ async fn tool_call_arguments_count_against_the_reply_cap() {
 
 #[tokio::test]
 async fn a_huge_error_body_is_read_only_up_to_its_cap() {
-    use dashfloat::llm::classify::ERROR_BODY_MAX_BYTES;
+    use dashfloat::bounds::ERROR_BODY_MAX_BYTES;
     let body = format!(
         "{{\"error\":{{\"message\":\"{}\"}}}}",
         "e".repeat(4 * ERROR_BODY_MAX_BYTES)

@@ -10,7 +10,7 @@ use dashfloat::llm::classify::RequestContext;
 use dashfloat::llm::discover::Questions;
 use dashfloat::llm::stream::Endpoint;
 use dashfloat::protocol::{AgentEvent, CallId, Decision, UiCommand};
-use dashfloat::tools::ToolContext;
+use dashfloat::tools::{Registry, ToolContext};
 use tokio::sync::mpsc;
 
 /// How long a test waits for one event before failing.
@@ -55,11 +55,12 @@ pub fn setup(base_url: &str, root: &Path, approval: ApprovalPolicy) -> AgentSetu
         model: "test-model".into(),
         system_prompt: "system prompt".into(),
         tools,
+        registry: Registry::builtin(),
         approval,
         // Every command asks unless a test turns the analyser on.
         read_only: None,
         headless: false,
-        max_steps: agent::DEFAULT_MAX_STEPS,
+        max_steps: dashfloat::bounds::DEFAULT_MAX_STEPS,
         temperature: None,
         seed: None,
         log: dashfloat::log::Log::off(),
@@ -68,7 +69,7 @@ pub fn setup(base_url: &str, root: &Path, approval: ApprovalPolicy) -> AgentSetu
         // Large enough that no test compacts unless it sets a window.
         context_window: 128_000,
         max_output: None,
-        compact_at: agent::DEFAULT_COMPACT_AT,
+        compact_at: dashfloat::bounds::DEFAULT_COMPACT_AT,
         // Saving is off unless a test points it at a temporary directory.
         sessions: None,
         tool_syntax: dashfloat::llm::adapters::ToolSyntax::Auto,

@@ -1,6 +1,8 @@
 //! Test support shared by the integration tests: a scripted
 //! OpenAI-compatible server ([`server`]) that checks the conversation
 //! invariant ([`pairing`]) on every request, an agent harness ([`agent`]),
+//! tool calls validated from arguments text ([`calls`]), tools registered
+//! at run time ([`dynamic`]),
 //! a pseudo-terminal driver ([`pty`]), the recorded SSE fixtures
 //! ([`fixtures`]), saved sessions written for a test ([`sessions`]) and the
 //! fixed prefix counted by a real server ([`prefix`]).
@@ -12,7 +14,9 @@
 #![allow(dead_code)]
 
 pub mod agent;
+pub mod calls;
 pub mod crafted;
+pub mod dynamic;
 pub mod fixtures;
 pub mod pairing;
 pub mod prefix;
@@ -180,6 +184,19 @@ pub fn assert_all_gone(pids: &[i32], timeout: std::time::Duration) {
                 "process {pid} survived"
             );
             std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+}
+
+/// Every Rust source file under `dir`, found recursively: what the tests
+/// that read the crate's own code (its walls, its seam) scan.
+pub fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
         }
     }
 }

@@ -29,7 +29,7 @@ pub async fn prefix_tokens(url: &str) -> usize {
     let user = json!({"role": "user", "content": ""});
     let whole = count(json!({
         "messages": [{"role": "system", "content": dashfloat::agent::system_prompt()}, user],
-        "tools": dashfloat::tools::definitions(),
+        "tools": dashfloat::tools::Registry::builtin().definitions(),
     }))
     .await;
     let framing = count(json!({"messages": [{"role": "system", "content": ""}, user]})).await;

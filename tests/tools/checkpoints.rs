@@ -5,9 +5,8 @@
 
 use std::path::Path;
 
-use dashfloat::tools::{
-    Restored, Standing, ToolContext, TurnChanges, execute, restore, survey, validate,
-};
+use crate::support::calls::validate;
+use dashfloat::tools::{Restored, Standing, ToolContext, TurnChanges, execute, restore, survey};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 

@@ -4,9 +4,10 @@
 use std::ffi::OsString;
 use std::time::Duration;
 
+use crate::support::calls::validate;
 use dashfloat::secret::Secret;
 use dashfloat::tools::{
-    EnvSetting, ToolContext, child_env, execute, is_secret, is_secret_var, validate, with_settings,
+    EnvSetting, ToolContext, child_env, execute, is_secret, is_secret_var, with_settings,
 };
 use serde_json::json;
 use tokio_util::sync::CancellationToken;

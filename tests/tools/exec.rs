@@ -5,7 +5,9 @@
 
 use std::time::{Duration, Instant};
 
-use dashfloat::tools::{EXEC_OUTPUT_MAX_BYTES, ToolContext, child_env, execute, validate};
+use crate::support::calls::validate;
+use dashfloat::bounds::EXEC_OUTPUT_MAX_BYTES;
+use dashfloat::tools::{ToolContext, child_env, execute};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 

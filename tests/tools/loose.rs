@@ -3,10 +3,10 @@
 //! left a failure when the place is not one, the indentation is uneven,
 //! or the search would cost too much.
 
+use crate::support::calls::validate;
+use dashfloat::bounds::{LOOSE_COMPARISONS_MAX, LOOSE_NOTE};
 use dashfloat::protocol::PreviewKind;
-use dashfloat::tools::{
-    LOOSE_COMPARISONS_MAX, LOOSE_NOTE, LooseMatch, ToolContext, locate_loose, preview, validate,
-};
+use dashfloat::tools::{LooseMatch, ToolContext, locate_loose, preview};
 use serde_json::json;
 
 use crate::run;

@@ -20,6 +20,7 @@ mod path_fuzz;
 mod path_policy;
 mod preview;
 mod read;
+mod registry;
 mod results;
 mod seam;
 mod search;
@@ -29,8 +30,9 @@ mod write_edit;
 use std::fmt::Display;
 use std::path::{Path, PathBuf};
 
-use dashfloat::tools::{ToolContext, ToolResult, execute, validate};
+use dashfloat::tools::{ToolContext, ToolResult, execute};
 use serde_json::Value;
+use support::calls::validate;
 use tokio_util::sync::CancellationToken;
 
 use support::random::{Rng, env_or};

@@ -6,7 +6,8 @@
 
 use std::sync::Arc;
 
-use dashfloat::tools::{MemoryWorkspace, ToolContext, Workspace, execute, validate};
+use crate::support::calls::validate;
+use dashfloat::tools::{MemoryWorkspace, ToolContext, Workspace, execute};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 

@@ -311,14 +311,17 @@ async fn the_tool_catalogue_as_the_request_carries_it() {
     // The request's own bytes, not a re-encoding of them.
     let raw = String::from_utf8(server.requests()[0].raw_body.clone()).unwrap();
     assert!(raw.contains(&format!("\"tools\":{tools}")));
-    assert_eq!(body["tools"], json!(dashfloat::tools::definitions()));
+    assert_eq!(
+        body["tools"],
+        dashfloat::tools::Registry::builtin().definitions()
+    );
     insta::assert_snapshot!("the_tool_catalogue", tools);
 }
 
 /// Runs one call for real and returns its typed result.
 async fn result_of(root: &std::path::Path, tool: &str, args: &str) -> dashfloat::tools::ToolResult {
     let ctx = dashfloat::tools::ToolContext::new(root).unwrap();
-    let call = dashfloat::tools::validate(tool, args).unwrap();
+    let call = crate::support::calls::validate(tool, args).unwrap();
     dashfloat::tools::execute(&call, &ctx, tokio_util::sync::CancellationToken::new()).await
 }
 

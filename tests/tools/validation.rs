@@ -5,9 +5,10 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use crate::support::calls::validate;
 use dashfloat::tools::{
-    ExecuteCommand, Glob, Grep, ListDirectory, ReadFile, ToolCall, ToolContext, ToolFailure,
-    definitions, execute, validate,
+    ExecuteCommand, Glob, Grep, ListDirectory, ReadFile, Registry, ToolCall, ToolContext,
+    ToolFailure, execute,
 };
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -21,18 +22,24 @@ fn invalid(tool: &str, args: &str) -> Value {
     json_of(validate(tool, args).unwrap_err())
 }
 
+/// The `invalid_argument` failure of a call of `tool`, as the model reads
+/// it.
+pub(crate) fn invalid_argument(tool: &str, field: &str, expected: &str, received: &str) -> Value {
+    json!({
+        "ok": false,
+        "error": "invalid_argument",
+        "field": field,
+        "expected": expected,
+        "received": received,
+        "code": "invalid_argument",
+        "tool": tool,
+    })
+}
+
 fn expect_invalid(tool: &str, args: &str, field: &str, expected: &str, received: &str) {
     assert_eq!(
         invalid(tool, args),
-        json!({
-            "ok": false,
-            "error": "invalid_argument",
-            "field": field,
-            "expected": expected,
-            "received": received,
-            "code": "invalid_argument",
-            "tool": tool,
-        }),
+        invalid_argument(tool, field, expected, received),
         "{tool} {args}"
     );
 }
@@ -414,7 +421,7 @@ fn sample(schema: &Value) -> Value {
 /// wrong type and every undeclared field refused, for every tool.
 #[test]
 fn the_schema_the_model_sees_is_the_one_validation_enforces() {
-    let defs = definitions();
+    let defs = Registry::builtin().definitions();
     let tools = defs.as_array().unwrap();
     assert_eq!(tools.len(), 7);
     for def in tools {
@@ -491,7 +498,7 @@ fn the_schema_the_model_sees_is_the_one_validation_enforces() {
 
 #[test]
 fn the_schema_defaults_are_the_runtime_defaults() {
-    let defs = definitions();
+    let defs = Registry::builtin().definitions();
     let read = &defs[0]["function"]["parameters"]["properties"];
     let ToolCall::ReadFile(ReadFile { offset, limit, .. }) =
         validate("read_file", r#"{"path":"a"}"#).unwrap()

@@ -33,8 +33,10 @@ impl QuotedCalls {
     }
 
     /// Whether a call to `name` with `arguments` copies a call found.
+    /// Nothing is parsed while no call was found.
     pub fn contains(&self, name: &str, arguments: &str) -> bool {
-        whole_call_key(name, arguments).is_some_and(|key| self.keys.contains(&key))
+        !self.keys.is_empty()
+            && whole_call_key(name, arguments).is_some_and(|key| self.keys.contains(&key))
     }
 
     fn add_strings(&mut self, value: &Value, offered: &OfferedTools) {
@@ -65,14 +67,9 @@ impl QuotedCalls {
 
 #[cfg(test)]
 mod tests {
+    use super::super::json_call::tests::offered;
     use super::*;
     use serde_json::json;
-
-    fn offered() -> OfferedTools {
-        OfferedTools::from_definitions(&json!([
-            {"type": "function", "function": {"name": "read_file"}}
-        ]))
-    }
 
     #[test]
     fn calls_in_a_tool_result_are_found_as_the_model_reads_them() {

@@ -9,7 +9,7 @@ use dashfloat::llm::adapters::{OfferedTools, QuotedCalls, TextCalls, TextPiece, 
 
 static OFFERED: LazyLock<Arc<OfferedTools>> = LazyLock::new(|| {
     Arc::new(OfferedTools::from_definitions(
-        &dashfloat::tools::definitions(),
+        &dashfloat::tools::Registry::builtin().definitions(),
     ))
 });
 

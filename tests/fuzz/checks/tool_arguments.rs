@@ -1,13 +1,21 @@
 //! Argument validation of every tool with arbitrary JSON (and text that
-//! is not JSON): a call is accepted or refused with a failure, never a
-//! panic, and an accepted call's summary and preview path never panic.
+//! is not JSON), as the stream hands a call on: the text assembled and
+//! parsed once by the accumulator, then validated by the registry. A call
+//! is accepted or refused with a failure, never a panic, and an accepted
+//! call's summary and preview path never panic.
 use std::sync::LazyLock;
 
-use dashfloat::tools::{ToolContext, definitions, preview, validate};
+use dashfloat::llm::tool_calls::ToolCallAccumulator;
+use dashfloat::llm::wire::{WireFunctionDelta, WireToolCallDelta};
+use dashfloat::tools::{Registry, ToolContext, preview};
+
+/// The built-in tools, their schemas compiled once.
+static REGISTRY: LazyLock<Registry> = LazyLock::new(Registry::builtin);
 
 /// Every tool's name, from the catalogue the model is sent.
 static NAMES: LazyLock<Vec<String>> = LazyLock::new(|| {
-    definitions()
+    REGISTRY
+        .definitions()
         .as_array()
         .map(|tools| {
             tools
@@ -37,8 +45,23 @@ pub fn run(data: &[u8]) {
     let name = names
         .get(usize::from(pick) % (names.len() + 1))
         .map_or("no_such_tool", String::as_str);
-    if let Ok(call) = validate(name, &arguments) {
-        let _ = call.summary();
-        let _ = preview(&call, &PROJECT.1);
+    let mut calls = ToolCallAccumulator::new();
+    let fragment = WireToolCallDelta {
+        index: Some(0),
+        id: None,
+        kind: None,
+        function: Some(WireFunctionDelta {
+            name: Some(name.to_owned()),
+            arguments: Some(arguments.into_owned()),
+        }),
+    };
+    if calls.feed(&[fragment]).is_err() {
+        return;
+    }
+    for request in calls.finish().into_iter().map(|c| c.into_request()) {
+        if let Ok(call) = REGISTRY.validate(&request.name, &request.arguments) {
+            let _ = call.summary();
+            let _ = preview(&call, &PROJECT.1);
+        }
     }
 }
