@@ -381,3 +381,31 @@ async fn a_linked_worktree_reads_its_repository_at_read_only() {
     .unwrap();
     assert!(!main_file.ok(), "{}", main_file.output);
 }
+
+/// Started in the home, the project holds the credential folders: the
+/// whole work tree can still be listed and read, `git status` included,
+/// and the keys' content stays unread at both levels.
+#[tokio::test]
+async fn a_project_that_is_the_home_is_listed_but_its_keys_stay_unread() {
+    let scene = Scene::new();
+    setup(&scene.home, "git", &["init", "-q"]);
+    let ws = dashfloat::tools::LocalWorkspace::new(&scene.home).with_sandbox(
+        dashfloat::tools::sandbox::SandboxSettings::for_home(Some(&scene.home), None),
+    );
+    for level in [Sandbox::ReadOnly, Sandbox::WorkspaceWrite] {
+        let ran = run_in(
+            &ws,
+            level,
+            &scene.home,
+            "ls -A && git status --short && cat notes.txt && cat .ssh/id_rsa",
+            scene.env(),
+        )
+        .await
+        .unwrap();
+        assert!(ran.output.contains("notes.txt"), "{}", ran.output);
+        assert!(ran.output.contains("?? notes.txt"), "{}", ran.output);
+        assert!(ran.output.contains("notes\n"), "{}", ran.output);
+        assert!(!ran.output.contains("PRIVATE KEY"), "{}", ran.output);
+        assert!(!ran.ok(), "{}", ran.output);
+    }
+}

@@ -50,7 +50,7 @@ const TERMINAL_DEVICES: &[&str] = &["/dev/ptmx", "/dev/pts"];
 const PATH_LINKS_MAX: usize = 256;
 
 /// What a level grants beneath which paths.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct Grants {
     /// Read (and run) beneath each.
     read: Vec<PathBuf>,
@@ -61,6 +61,11 @@ pub(super) struct Grants {
     /// Not read beneath these, besides the denied paths: `/dev`, whose
     /// devices are granted one by one.
     unread: Vec<PathBuf>,
+    /// The project: listed (names only) beneath, even where a denied path
+    /// lies in it (dashfloat started in the home), so that `ls` and `git
+    /// status` can look at the whole work tree; a denied file's content
+    /// stays unread.
+    listable: PathBuf,
 }
 
 impl Grants {
@@ -85,6 +90,7 @@ impl Grants {
             write: vec![temp.to_path_buf()],
             devices: devices(false),
             unread: Vec::new(),
+            listable: root.to_path_buf(),
         }
     }
 
@@ -96,6 +102,7 @@ impl Grants {
             write: vec![root.to_path_buf(), temp.to_path_buf()],
             devices: devices(true),
             unread: vec![PathBuf::from("/dev")],
+            listable: root.to_path_buf(),
         }
     }
 
@@ -129,6 +136,12 @@ impl Grants {
         for (device, access) in &self.devices {
             ruleset = one(ruleset, device, None, *access)?;
         }
+        ruleset = one(
+            ruleset,
+            &self.listable,
+            Some(true),
+            AccessFs::ReadDir.into(),
+        )?;
         Ok((ruleset.into(), listed))
     }
 }
