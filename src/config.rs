@@ -60,7 +60,7 @@ const EXEC_RUN_TIMEOUT_MAX_SECS: u64 = TIMEOUT_MAX.as_secs();
 http://127.0.0.1:8088/v1 (start it with scripts/local-model).\n\
 Config file: $XDG_CONFIG_HOME/dashfloat/config.toml (default ~/.config/dashfloat/config.toml) \
 with keys base_url, model, api_key_env, context_window, max_output, compact_at, request_timeout_secs, \
-idle_timeout_secs, max_steps, exec_timeout_secs, exec_timeout_max_secs, temperature, seed, save_sessions, auto_allow_read_only, attach_named_files, tool_syntax, warm_cache, a [headers] \
+idle_timeout_secs, max_steps, exec_timeout_secs, exec_timeout_max_secs, temperature, seed, save_sessions, auto_allow_read_only, attach_named_files, tool_syntax, warm_cache, sandbox_deny_read (paths sandboxed commands may not read), a [headers] \
 table and an [exec] table with pass_env (variables handed to commands on purpose).\n\
 Sessions are saved in $XDG_CONFIG_HOME/dashfloat/sessions/ (default \
 ~/.config/dashfloat/sessions/).\n\
@@ -299,6 +299,8 @@ struct FileConfig {
     tool_syntax: Option<ToolSyntax>,
     warm_cache: Option<bool>,
     #[serde(default)]
+    sandbox_deny_read: Vec<String>,
+    #[serde(default)]
     headers: BTreeMap<String, String>,
     #[serde(default)]
     exec: ExecFileConfig,
@@ -364,6 +366,11 @@ pub enum ConfigError {
     /// The model was given as an empty name.
     #[error("the model name is empty; it is taken as not given")]
     EmptyModel,
+    /// A `sandbox_deny_read` path is neither absolute nor in the home.
+    #[error(
+        "sandbox_deny_read: {0:?} is neither an absolute path nor one starting ~/; it is left out"
+    )]
+    SandboxDenyRead(String),
 }
 
 /// Everything the rest of dashfloat needs to know about the provider.
@@ -433,6 +440,10 @@ pub struct Config {
     /// Whether the conversation is sent ahead while the person types, so
     /// the server's prompt cache holds it (ADR 0032).
     pub warm_cache: bool,
+    /// Paths a sandboxed command may not read, besides the credential
+    /// locations it never reads (`sandbox_deny_read`, `~/` expanded).
+    /// ADR 0043.
+    pub sandbox_deny_read: Vec<PathBuf>,
 }
 
 /// The default config file location: `$XDG_CONFIG_HOME/dashfloat/config.toml`,
@@ -519,6 +530,7 @@ impl Config {
             other => other.map(|k| Secret::new(k.trim().to_string())),
         };
         let headers = headers(file.headers, &cli.headers, &mut problems);
+        let sandbox_deny_read = deny_read(file.sandbox_deny_read, env("HOME"), &mut problems);
         let config = Config {
             base_url,
             model,
@@ -549,6 +561,7 @@ impl Config {
             attach_named_files: file.attach_named_files.unwrap_or(true),
             tool_syntax: cli.tool_syntax.or(file.tool_syntax).unwrap_or_default(),
             warm_cache: cli.warm_cache.or(file.warm_cache).unwrap_or(local),
+            sandbox_deny_read,
         };
         (config, problems)
     }
@@ -700,6 +713,29 @@ fn headers(
 }
 
 /// `--tool-syntax` as clap reads it.
+/// The `sandbox_deny_read` paths: absolute ones as they are, `~/x` in
+/// `home`; any other is a problem and left out.
+fn deny_read(
+    paths: Vec<String>,
+    home: Option<String>,
+    problems: &mut Vec<ConfigError>,
+) -> Vec<PathBuf> {
+    let mut out = Vec::with_capacity(paths.len());
+    for raw in paths {
+        let path = match (raw.strip_prefix("~/"), &home) {
+            (Some(rest), Some(home)) if Path::new(home).is_absolute() => Path::new(home).join(rest),
+            (Some(_), _) => PathBuf::new(),
+            (None, _) => PathBuf::from(&raw),
+        };
+        if path.is_absolute() {
+            out.push(path);
+        } else {
+            problems.push(ConfigError::SandboxDenyRead(raw));
+        }
+    }
+    out
+}
+
 fn parse_tool_syntax(name: &str) -> Result<ToolSyntax, crate::llm::adapters::AdapterError> {
     name.parse()
 }

@@ -23,6 +23,7 @@ use dashfloat::protocol::{AgentEvent, Severity, UiCommand};
 use dashfloat::safe_text::strip_controls;
 use dashfloat::secret::Secret;
 use dashfloat::session::{OpenSession, SessionSetup, SessionStore};
+use dashfloat::tools::sandbox::SandboxSettings;
 use dashfloat::tools::{Analyser, Registry, ToolContext};
 use dashfloat::ui::app::{self, UiSetup};
 use dashfloat::ui::picker::{age, size};
@@ -252,7 +253,8 @@ fn start_agent(
     // `exec`'s prompt comes at once: no typing to warm the cache during,
     // and no slot to keep (ADR 0032, 0034).
     config.warm_cache &= !headless;
-    let mut tools = match ToolContext::new(cwd) {
+    let sandbox = SandboxSettings::from_env().with_deny_read(config.sandbox_deny_read.clone());
+    let mut tools = match ToolContext::sandboxed(cwd, sandbox) {
         Ok(tools) => tools,
         Err(e) => {
             return Err(std::io::Error::new(

@@ -228,6 +228,7 @@ impl Agent {
         self.open_at_start().await;
         self.announce_session().await;
         self.read_instructions().await;
+        self.tell_sandbox().await;
         self.discover().await;
         self.warm_cache();
         self.list_files();
@@ -368,6 +369,21 @@ impl Agent {
             self.setup.system_prompt.push_str(&found.text);
             self.conversation
                 .set_system_prompt(&self.setup.system_prompt);
+        }
+    }
+
+    /// Probes once (off the async threads) what the kernel sandbox can
+    /// enforce here and, when a part is missing, says once what is not
+    /// enforced (ADR 0043).
+    async fn tell_sandbox(&mut self) {
+        let notice = tokio::task::spawn_blocking(|| crate::tools::sandbox::support().notice());
+        match notice.await {
+            Ok(Some(text)) => self.system(Severity::Notice, text).await,
+            Ok(None) => {}
+            Err(err) => {
+                let text = task_failure("sandbox probe", &err);
+                self.system(Severity::Notice, text).await;
+            }
         }
     }
 

@@ -12,13 +12,13 @@ use tokio_util::sync::CancellationToken;
 
 use crate::protocol::{FileGuard, Preview, PreviewKind, ToolStatus};
 
-use super::ToolContext;
 use super::analyser::ANALYSER_RUN_ENV;
 use super::exec::{EXEC_DEFAULT_TIMEOUT, EXEC_OUTPUT_MAX_BYTES, Run, execute_command, working_dir};
 use super::failure::ToolFailure;
 use super::preview::{header, line};
 use super::result::cut_head;
 use super::tool::{Effect, Shown, Tool};
+use super::{Sandbox, ToolContext};
 
 /// An `execute_command` call: a `/bin/sh -c` command line.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -65,24 +65,22 @@ impl ClearedCommand {
         .summary()
     }
 
-    /// Runs the rendering, with the analyser's environment.
+    /// Runs the rendering, with the analyser's environment, in the
+    /// read-only sandbox.
     pub(crate) async fn run(
         &self,
         ctx: &ToolContext,
         cancel: &CancellationToken,
     ) -> Result<ExecuteCommandOutput, ToolFailure> {
-        // A line nobody approved gets a temporary folder of its own,
-        // removed with whatever it left (`sort` spills there).
-        let temp_dir = tempfile::tempdir().map_err(|e| ToolFailure::ExecutionFailed {
-            tool: ExecuteCommand::NAME.to_owned(),
-            message: format!("cannot make a temporary folder for the command: {e}"),
-        })?;
+        // A line nobody approved runs in the read-only sandbox, with a
+        // temporary folder emptied of whatever it left (`sort` spills
+        // there). ADR 0043.
         let run = Run {
             command: &self.rendered,
             cwd: &self.cwd,
             limit: ctx.exec_timeout,
             env: ANALYSER_RUN_ENV,
-            temp_dir: Some(temp_dir.path()),
+            sandbox: Sandbox::ReadOnly,
         };
         execute_command(run, ctx, cancel).await
     }
@@ -252,7 +250,7 @@ impl Tool for ExecuteCommand {
             cwd: &self.cwd,
             limit,
             env: &[],
-            temp_dir: None,
+            sandbox: Sandbox::Unconfined,
         };
         execute_command(run, ctx, cancel).await
     }
@@ -285,7 +283,7 @@ mod tests {
 
     /// A line the analyser cleared runs without a pager, the system git
     /// configuration or the variables that would point git elsewhere,
-    /// with a temporary folder of its own, removed after it;
+    /// with a temporary folder, emptied after it;
     /// the same line as the model asked for it runs with the person's
     /// environment. Each test runs in a process of its own (nextest).
     #[test]
@@ -315,12 +313,13 @@ mod tests {
         }
         assert!(!allowed.contains("LESS="), "{allowed}");
         assert!(!allowed.contains("GIT_DIR="), "{allowed}");
-        // A temporary folder of its own, gone with the call.
+        // A temporary folder, emptied after the call.
         let temp = allowed
             .lines()
             .find_map(|l| l.strip_prefix("TMPDIR="))
             .unwrap();
-        assert!(!std::path::Path::new(temp).exists(), "{temp}");
+        let left = std::fs::read_dir(temp).map_or(0, Iterator::count);
+        assert_eq!(left, 0, "{temp}");
         let guard = FileGuard::Unguarded;
         let asked = rt.block_on(call.run(&ctx, &cancel, guard)).unwrap().output;
         assert!(asked.contains("LESS=-R"), "{asked}");

@@ -74,6 +74,7 @@ pub(crate) mod read;
 mod reaper;
 pub(crate) mod registry;
 pub(crate) mod result;
+pub mod sandbox;
 mod tool;
 mod validate;
 pub(crate) mod walk;
@@ -170,11 +171,20 @@ impl ToolContext {
     /// [`EXEC_DEFAULT_MAX_TIMEOUT`]), no extra secret variables and none
     /// passed.
     pub fn new(root: impl Into<PathBuf>) -> std::io::Result<Self> {
+        ToolContext::sandboxed(root, sandbox::SandboxSettings::from_env())
+    }
+
+    /// [`ToolContext::new`], with `settings` saying what a sandboxed
+    /// command may not read (ADR 0043).
+    pub fn sandboxed(
+        root: impl Into<PathBuf>,
+        settings: sandbox::SandboxSettings,
+    ) -> std::io::Result<Self> {
         let local = LocalWorkspace::new(root);
         let real = local.real_path(local.root())?;
-        Ok(ToolContext::with_workspace(Arc::new(LocalWorkspace::new(
-            real,
-        ))))
+        Ok(ToolContext::with_workspace(Arc::new(
+            LocalWorkspace::new(real).with_sandbox(settings),
+        )))
     }
 
     /// A context for `workspace` (its root as [`ToolContext::root`]), with

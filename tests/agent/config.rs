@@ -545,3 +545,23 @@ fn an_empty_model_name_is_reported_and_taken_as_not_given() {
     );
     assert_eq!(c.model, dashfloat::bounds::LOCAL_MODEL);
 }
+
+#[test]
+fn sandbox_deny_read_takes_absolute_paths_and_the_home_and_reports_the_rest() {
+    let file = r#"sandbox_deny_read = ["/srv/keys", "~/private", "relative/dir"]"#;
+    let (c, problems) = resolve(&Cli::default(), &[("HOME", "/home/ada")], Some(file));
+    assert_eq!(
+        c.sandbox_deny_read,
+        [
+            std::path::PathBuf::from("/srv/keys"),
+            std::path::PathBuf::from("/home/ada/private")
+        ]
+    );
+    assert_eq!(
+        problems,
+        [ConfigError::SandboxDenyRead("relative/dir".into())]
+    );
+    let (c, problems) = resolve(&Cli::default(), &[], Some(r#"sandbox_deny_read = ["~/x"]"#));
+    assert!(c.sandbox_deny_read.is_empty());
+    assert_eq!(problems, [ConfigError::SandboxDenyRead("~/x".into())]);
+}

@@ -235,7 +235,7 @@ async fn git_status_and_diff_in_a_planted_inner_repository_ask_and_run_nothing()
         assert!(
             request.preview.iter().any(|l| l.kind == PreviewKind::Marker
                 && l.text
-                    .contains("`inner` is a gitlink whose folder holds a `.git`")),
+                    .contains("the index names `inner`, whose folder holds a `.git`")),
             "{:?}",
             request.preview
         );

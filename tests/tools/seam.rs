@@ -5,9 +5,12 @@
 use std::path::Path;
 
 /// The local implementation (and the trait's own file, whose signatures
-/// name `std::fs::File`), and the reaper, which reads `/proc` to manage
-/// dashfloat's own children rather than the workspace's files.
+/// name `std::fs::File`), the reaper, which reads `/proc` to manage
+/// dashfloat's own children rather than the workspace's files, and the
+/// kernel sandbox the local implementation starts commands in (a folder:
+/// every file in it), which lists folders and starts its probes itself.
 const ALLOWED: &[&str] = &[
+    "sandbox",
     "workspace.rs",
     "local.rs",
     "beneath.rs",
@@ -83,7 +86,7 @@ fn nothing_in_the_tools_reaches_around_the_workspace() {
     crate::support::rust_files(&tools, &mut files);
     for allowed in ALLOWED {
         assert!(
-            tools.join(allowed).is_file(),
+            tools.join(allowed).exists(),
             "{allowed} is allowed but gone: update ALLOWED"
         );
     }
@@ -91,7 +94,7 @@ fn nothing_in_the_tools_reaches_around_the_workspace() {
     let mut offenders = Vec::new();
     for file in &files {
         let relative = file.strip_prefix(&tools).unwrap();
-        if ALLOWED.iter().any(|a| Path::new(a) == relative) {
+        if ALLOWED.iter().any(|a| relative.starts_with(a)) {
             continue;
         }
         scanned += 1;
