@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::protocol::{FileGuard, Preview, PreviewKind, ToolStatus};
 
-use super::ToolContext;
+use super::{Sandbox, ToolContext};
 use super::analyser::ANALYSER_RUN_ENV;
 use super::exec::{EXEC_DEFAULT_TIMEOUT, EXEC_OUTPUT_MAX_BYTES, Run, execute_command, working_dir};
 use super::failure::ToolFailure;
@@ -65,24 +65,22 @@ impl ClearedCommand {
         .summary()
     }
 
-    /// Runs the rendering, with the analyser's environment.
+    /// Runs the rendering, with the analyser's environment, in the
+    /// read-only sandbox.
     pub(crate) async fn run(
         &self,
         ctx: &ToolContext,
         cancel: &CancellationToken,
     ) -> Result<ExecuteCommandOutput, ToolFailure> {
-        // A line nobody approved gets a temporary folder of its own,
-        // removed with whatever it left (`sort` spills there).
-        let temp_dir = tempfile::tempdir().map_err(|e| ToolFailure::ExecutionFailed {
-            tool: ExecuteCommand::NAME.to_owned(),
-            message: format!("cannot make a temporary folder for the command: {e}"),
-        })?;
+        // A line nobody approved runs in the read-only sandbox, with a
+        // temporary folder of its own, removed with whatever it left
+        // (`sort` spills there). ADR 0043.
         let run = Run {
             command: &self.rendered,
             cwd: &self.cwd,
             limit: ctx.exec_timeout,
             env: ANALYSER_RUN_ENV,
-            temp_dir: Some(temp_dir.path()),
+            sandbox: Sandbox::ReadOnly,
         };
         execute_command(run, ctx, cancel).await
     }
@@ -252,7 +250,7 @@ impl Tool for ExecuteCommand {
             cwd: &self.cwd,
             limit,
             env: &[],
-            temp_dir: None,
+            sandbox: Sandbox::Unconfined,
         };
         execute_command(run, ctx, cancel).await
     }

@@ -182,9 +182,9 @@ pub(crate) struct Run<'a> {
     pub(crate) limit: Duration,
     /// Changes to its environment after the credential scrub.
     pub(crate) env: &'a [EnvSetting],
-    /// A folder of its own for temporary files (`TMPDIR`), which the
-    /// caller removes after the call.
-    pub(crate) temp_dir: Option<&'a std::path::Path>,
+    /// The kernel sandbox it runs in (a confined level also gives it a
+    /// temporary folder of its own, `TMPDIR`, removed after the call).
+    pub(crate) sandbox: Sandbox,
 }
 
 /// The directory a command runs in: `cwd` beneath the root, and a
@@ -210,7 +210,7 @@ pub(crate) async fn execute_command(
         cwd,
         limit,
         env,
-        temp_dir,
+        sandbox,
     }: Run<'_>,
     ctx: &ToolContext,
     cancel: &CancellationToken,
@@ -222,11 +222,7 @@ pub(crate) async fn execute_command(
         on_blocking_pool(TOOL, cancel, move || working_dir(ws.as_ref(), &cwd)).await?
     };
     let ws = ctx.workspace.as_ref();
-    let mut env = with_settings(ctx.command_env(), env);
-    if let Some(temp_dir) = temp_dir {
-        env.retain(|(name, _)| name != "TMPDIR");
-        env.push(("TMPDIR".into(), temp_dir.into()));
-    }
+    let env = with_settings(ctx.command_env(), env);
     // Everything the command starts is the call's from the fork on: every
     // way out below kills it, and dropping `processes` (here or when the
     // call's future is dropped mid-run) sweeps again and reaps the dead.
@@ -236,10 +232,14 @@ pub(crate) async fn execute_command(
         output: mut pipe,
         mut shell,
     } = ws
-        .spawn(&dir, command, env, Sandbox::Unconfined)
+        .spawn(&dir, command, env, sandbox)
         .map_err(|e| match e {
             SpawnError::Directory(e) => io_failure(TOOL, cwd, "run in", &e),
             SpawnError::Start(e) => failed(format!("cannot start {SHELL}: {e}")),
+            SpawnError::Sandbox(e) => failed(format!(
+                "cannot run it in the {} sandbox: {e}",
+                sandbox.name()
+            )),
         })?;
 
     let mut capture = Capture::watched(ctx.live_output.clone());

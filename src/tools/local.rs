@@ -37,6 +37,7 @@ use super::beneath;
 use super::path_policy::{self, PathError};
 use super::probe;
 use super::reaper::CallProcesses;
+use super::sandbox::{self, SandboxSettings};
 use super::walk;
 use super::workspace::{
     Exit, FileKind, FileReader, Listed, Listing, Opener, PROBE_TIMEOUT, Parents, ProbeError,
@@ -55,17 +56,28 @@ pub struct LocalWorkspace {
     /// Whether this workspace's results said that `openat2` is
     /// unavailable; clones say it once between them.
     told: Arc<AtomicBool>,
+    /// What a sandboxed command may never read.
+    sandbox: Arc<SandboxSettings>,
 }
 
 impl LocalWorkspace {
     /// The workspace rooted at `root`, taken as it is: every access
     /// resolves its real path afresh, so a root that cannot be resolved
-    /// fails each call instead of this one.
+    /// fails each call instead of this one. A sandboxed command may not
+    /// read the defaults of [`SandboxSettings::from_env`].
     pub fn new(root: impl Into<PathBuf>) -> LocalWorkspace {
         LocalWorkspace {
             root: root.into(),
             told: Arc::default(),
+            sandbox: Arc::new(SandboxSettings::from_env()),
         }
+    }
+
+    /// This workspace with `settings` keeping sandboxed commands from
+    /// what they may not read.
+    pub fn with_sandbox(mut self, settings: SandboxSettings) -> LocalWorkspace {
+        self.sandbox = Arc::new(settings);
+        self
     }
 }
 
@@ -198,9 +210,10 @@ impl Workspace for LocalWorkspace {
         env: Vec<(OsString, OsString)>,
         sandbox: Sandbox,
     ) -> Result<Spawned, SpawnError> {
-        match sandbox {
-            Sandbox::Unconfined => {}
-        }
+        let mut env = env;
+        // The rules and filters are made here, before the fork: the child
+        // may only make single system calls.
+        let prepared = sandbox::prepare(sandbox, &self.sandbox, self, &self.root, dir, &mut env)?;
         let dir = beneath::open(&self.root, dir, OFlag::O_PATH | OFlag::O_DIRECTORY)
             .map_err(SpawnError::Directory)?;
         // One pipe for both streams: the kernel keeps the order in which the
@@ -220,6 +233,7 @@ impl Workspace for LocalWorkspace {
             .kill_on_drop(true);
         own_session_with_parent_death(cmd.as_std_mut());
         enter(cmd.as_std_mut(), dir);
+        let temp = prepared.map(|prepared| prepared.install(cmd.as_std_mut()));
         // Counted as running before the fork, so a sweep of another call can
         // tell our shell from an orphan; dropped on every way out.
         let mut processes = CallProcesses::start();
@@ -227,7 +241,13 @@ impl Workspace for LocalWorkspace {
         // The command holds our copies of the pipe's write end; until they
         // are closed, the read side never sees end-of-file.
         drop(cmd);
-        let child = spawned.map_err(SpawnError::Start)?;
+        let child = spawned.map_err(|e| match sandbox {
+            Sandbox::Unconfined => SpawnError::Start(e),
+            _ => SpawnError::Start(io::Error::new(
+                e.kind(),
+                format!("in the {} sandbox: {e}", sandbox.name()),
+            )),
+        })?;
         if let Some(shell) = child
             .id()
             .and_then(|id| i32::try_from(id).ok())
@@ -239,7 +259,10 @@ impl Workspace for LocalWorkspace {
         Ok(Spawned {
             shell: Box::new(LocalShell(child)),
             output: Box::pin(output),
-            processes: Box::new(processes),
+            processes: Box::new(Sandboxed {
+                processes,
+                _temp: temp,
+            }),
         })
     }
 
@@ -358,9 +381,17 @@ impl Shell for LocalShell {
     }
 }
 
-impl Processes for CallProcesses {
+/// A call's processes and the temporary folder its sandbox gave it: the
+/// processes are swept first (fields drop in order), then the folder is
+/// removed with whatever they left in it.
+struct Sandboxed {
+    processes: CallProcesses,
+    _temp: Option<tempfile::TempDir>,
+}
+
+impl Processes for Sandboxed {
     fn kill_all(&self) {
-        CallProcesses::kill_all(self);
+        self.processes.kill_all();
     }
 }
 

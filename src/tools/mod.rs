@@ -74,6 +74,7 @@ mod read;
 mod reaper;
 mod registry;
 mod result;
+pub mod sandbox;
 mod tool;
 mod validate;
 mod walk;

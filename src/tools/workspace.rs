@@ -176,14 +176,39 @@ impl Read for FileReader {
     }
 }
 
-/// What a command [`Workspace::spawn`] starts may reach. Commands run
-/// as the person approved them; the kernel sandbox of issue 39 adds the
-/// levels a command that nobody approved runs at.
+/// What a command [`Workspace::spawn`] starts may reach: the kernel
+/// sandbox's level (issue 39, `docs/decisions/0043-kernel-sandbox.md`).
+/// A cheap value the policy passes; the workspace works out what each
+/// level grants from its own root. A confined level also gives the
+/// command a temporary folder of its own (`TMPDIR`), removed with
+/// whatever it left when the call ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Sandbox {
-    /// Everything the person can: a command the person approved, or one
-    /// the read-only analyser cleared (ADR 0025).
+    /// Everything the person can: a command the person approved.
     Unconfined,
+    /// Reads only the project, the system's own directories, the
+    /// toolchains on `PATH` and git's global configuration; writes only
+    /// its temporary folder; no network. For the lines the read-only
+    /// analyser clears (ADR 0025). Where the kernel lacks a part, the rest
+    /// still applies and the start-up notice names what is not enforced.
+    ReadOnly,
+    /// Reads everything but the credential locations; writes only the
+    /// project (its repository's metadata kept read-only) and its
+    /// temporary folder; no network, no Unix sockets. Never weaker than
+    /// that: where the kernel cannot enforce it all, the spawn fails with
+    /// [`SpawnError::Sandbox`].
+    WorkspaceWrite,
+}
+
+impl Sandbox {
+    /// The level's name as the person reads it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Sandbox::Unconfined => "off",
+            Sandbox::ReadOnly => "read-only",
+            Sandbox::WorkspaceWrite => "workspace-write",
+        }
+    }
 }
 
 /// What a file is, as the tools need to know it.
@@ -310,6 +335,9 @@ pub enum SpawnError {
     /// The shell could not be started.
     #[error("{0}")]
     Start(io::Error),
+    /// The sandbox the level asks for cannot be entered here.
+    #[error(transparent)]
+    Sandbox(#[from] super::sandbox::SandboxError),
 }
 
 /// The longest a [`Workspace::probe`] may take (5 s): git answers in a
