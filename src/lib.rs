@@ -13,6 +13,7 @@ pub mod llm;
 pub mod log;
 pub mod memory;
 pub mod own_files;
+pub mod permissions;
 pub mod protocol;
 pub mod safe_text;
 pub mod secret;

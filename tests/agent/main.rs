@@ -13,6 +13,7 @@ mod config;
 mod instructions;
 mod journal;
 mod mentions;
+mod permissions;
 mod read_only;
 mod registry;
 mod repeat;
