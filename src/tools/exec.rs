@@ -231,16 +231,14 @@ pub(crate) async fn execute_command(
         processes,
         output: mut pipe,
         mut shell,
-    } = ws
-        .spawn(&dir, command, env, sandbox)
-        .map_err(|e| match e {
-            SpawnError::Directory(e) => io_failure(TOOL, cwd, "run in", &e),
-            SpawnError::Start(e) => failed(format!("cannot start {SHELL}: {e}")),
-            SpawnError::Sandbox(e) => failed(format!(
-                "cannot run it in the {} sandbox: {e}",
-                sandbox.name()
-            )),
-        })?;
+    } = ws.spawn(&dir, command, env, sandbox).map_err(|e| match e {
+        SpawnError::Directory(e) => io_failure(TOOL, cwd, "run in", &e),
+        SpawnError::Start(e) => failed(format!("cannot start {SHELL}: {e}")),
+        SpawnError::Sandbox(e) => failed(format!(
+            "cannot run it in the {} sandbox: {e}",
+            sandbox.name()
+        )),
+    })?;
 
     let mut capture = Capture::watched(ctx.live_output.clone());
     let mut chunk = vec![0u8; EXEC_READ_CHUNK_BYTES];
@@ -288,6 +286,7 @@ pub(crate) async fn execute_command(
             output,
             output_bytes,
             truncated,
+            sandbox: None,
             signal: exit.signal.map(|signal| {
                 Signal::try_from(signal)
                     .map_or_else(|_| signal.to_string(), |s| s.as_str().to_owned())

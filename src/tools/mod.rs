@@ -54,6 +54,7 @@ mod command;
 mod dynamic;
 mod edit;
 mod env;
+mod escalation;
 mod exec;
 mod failure;
 mod git_dirs;
@@ -107,6 +108,7 @@ pub use edit::{
     EditFileOutput, LOOSE_NOTE, LocateError, NearMatch, locate, splice,
 };
 pub use env::{SECRET_VARS, child_env, is_secret, is_secret_var, with_settings};
+pub use escalation::{REASON_MAX_CHARS, SandboxChoice};
 pub use exec::{
     EXEC_DEFAULT_MAX_TIMEOUT, EXEC_DEFAULT_TIMEOUT, EXEC_DRAIN_GRACE, EXEC_LIVE_LINES,
     EXEC_OUTPUT_MAX_BYTES, live_tail,
@@ -178,6 +180,12 @@ pub struct ToolContext {
     /// last bytes, which [`live_tail`] makes lines of), for the person
     /// to watch: set on the one call's own copy of the context.
     pub live_output: Option<tokio::sync::watch::Sender<Vec<u8>>>,
+    /// The sandbox a command of this call runs in, as the approval policy
+    /// decided (ADR 0044): set on the one call's own copy of the context.
+    /// [`Sandbox::Unconfined`] in a context made here, for a call run
+    /// directly; a line the analyser cleared runs read-only whatever this
+    /// says.
+    pub sandbox: Sandbox,
 }
 
 impl ToolContext {
@@ -206,6 +214,7 @@ impl ToolContext {
             known: KnownFiles::default(),
             checkpoints: Checkpoints::default(),
             live_output: None,
+            sandbox: Sandbox::Unconfined,
         }
     }
 
