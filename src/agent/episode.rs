@@ -11,8 +11,8 @@ use crate::llm::adapters::{OfferedTools, Syntax, ToolSyntax};
 use crate::llm::stream::{self, EpisodeSetup};
 use crate::llm::tool_calls::MadeUpIds;
 use crate::protocol::{
-    AgentEvent, CallArguments, CallId, FinishReason, Phase, ReplyEnd, Severity, StreamEvent, ToolCallRequest,
-    TransportError, Usage,
+    AgentEvent, CallArguments, CallId, FinishReason, Phase, ReplyEnd, Severity, StreamEvent,
+    ToolCallRequest, TransportError, Usage,
 };
 
 use super::round::{Abandon, Round};
@@ -316,7 +316,7 @@ impl Agent {
         }
         let round = Round::new(
             calls,
-            self.setup.approval,
+            &self.setup.approval,
             &self.setup.registry,
             &self.setup.tools,
         );

@@ -6,6 +6,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod auto;
 mod checkpoints;
 mod commands;
 mod compaction;
@@ -16,6 +17,7 @@ mod mentions;
 mod permissions;
 mod read_only;
 mod registry;
+mod remembered;
 mod repeat;
 mod sessions;
 mod tools;

@@ -117,7 +117,7 @@ fn bad_arguments_are_refused_with_the_usage() {
     }
     assert_eq!(
         refused("/approval yolo").to_string(),
-        "/approval [POLICY]: `yolo` is not an approval policy; choose ask|auto-edit|dangerously-approve-all"
+        "/approval [POLICY]: `yolo` is not an approval policy; choose ask|auto-edit|auto|dangerously-approve-all"
     );
     for n in ["0", "x", "-1", "1.5"] {
         assert_eq!(
@@ -239,12 +239,12 @@ fn model_and_approval_without_an_argument_show_the_current_one() {
     );
     agent(
         &mut s,
-        AgentEvent::ApprovalChanged(ApprovalPolicy::DangerouslyApproveAll),
+        AgentEvent::ApprovalChanged(crate::mode(ApprovalPolicy::DangerouslyApproveAll, "off")),
     );
     assert!(run(&mut s, "/approval").is_empty());
     assert_eq!(
         last_entry(&s).1,
-        "approval: dangerously-approve-all — /approval ask|auto-edit|dangerously-approve-all changes it"
+        "approval: dangerously-approve-all (commands it runs: sandbox off) — /approval ask|auto-edit|auto|dangerously-approve-all changes it"
     );
 }
 
