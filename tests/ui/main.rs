@@ -14,6 +14,7 @@ mod markdown;
 mod mention;
 mod panics;
 mod picker;
+mod remember;
 mod rewind;
 mod screens;
 mod slash;
