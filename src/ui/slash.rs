@@ -10,7 +10,7 @@ use super::keys;
 
 /// The most rows the completion popup takes; more candidates scroll with
 /// the selection. ADR 0023.
-pub const POPUP_MAX_ROWS: usize = 12;
+pub const POPUP_MAX_ROWS: usize = 13;
 
 /// One command of the catalogue.
 #[derive(Debug)]
