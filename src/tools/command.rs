@@ -154,10 +154,19 @@ pub struct ExecuteCommandOutput {
 }
 
 impl Shown for ExecuteCommandOutput {
+    /// A failure inside the workspace-write sandbox says so: the person
+    /// sees why the model may next ask to leave it.
     fn status(&self) -> ToolStatus {
+        let confined = if self.sandbox.is_some() {
+            " in the sandbox"
+        } else {
+            ""
+        };
         match (self.exit_code, &self.signal) {
-            (Some(code), _) if code != 0 => ToolStatus::Error(format!("exit code {code}")),
-            (_, Some(signal)) => ToolStatus::Error(format!("killed by {signal}")),
+            (Some(code), _) if code != 0 => {
+                ToolStatus::Error(format!("exit code {code}{confined}"))
+            }
+            (_, Some(signal)) => ToolStatus::Error(format!("killed by {signal}{confined}")),
             _ if self.output.is_empty() => ToolStatus::Empty("no output".into()),
             _ => ToolStatus::Ok,
         }

@@ -147,6 +147,9 @@ fn a_rule_matches_its_program_and_subcommand_and_nothing_else() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// Which reason a line has no rule for.
+type IsReason = fn(&NoRule) -> bool;
+
 /// What `a` offers for a line: its rule, never the whole line; nothing
 /// for a line that is not one simple command, or whose program runs
 /// whatever it is given, or whose action no subcommand names.
@@ -170,7 +173,7 @@ fn the_rule_offered_for_a_line_is_its_program_and_subcommand() {
             "{line:?} is not matched by its own rule"
         );
     }
-    let none: &[(&str, fn(&NoRule) -> bool)] = &[
+    let none: &[(&str, IsReason)] = &[
         ("cargo test | tee x", |e| matches!(e, NoRule::Several)),
         ("cargo test && make", |e| matches!(e, NoRule::Several)),
         ("cargo test; make", |e| matches!(e, NoRule::Several)),
