@@ -103,16 +103,21 @@ pub async fn run_in(
     env: Vec<(OsString, OsString)>,
 ) -> Result<Ran, SpawnError> {
     let mut spawned = ws.spawn(dir, command, env, level)?;
-    let mut output = Vec::new();
-    let read = spawned.output.read_to_end(&mut output);
-    let (read, exit) = tokio::time::timeout(COMMAND_LIMIT, async {
-        let read = read.await;
-        (read, spawned.shell.wait().await)
-    })
-    .await
-    .unwrap_or_else(|_| panic!("{command}: still running after {COMMAND_LIMIT:?}"));
-    read.unwrap();
+    let mut pipe = spawned.output;
+    let reading = tokio::spawn(async move {
+        let mut output = Vec::new();
+        let _ = pipe.read_to_end(&mut output).await;
+        output
+    });
+    let exit = tokio::time::timeout(COMMAND_LIMIT, spawned.shell.wait())
+        .await
+        .unwrap_or_else(|_| panic!("{command}: still running after {COMMAND_LIMIT:?}"));
+    // What the command left running holds the pipe: killed, it lets go.
     spawned.processes.kill_all();
+    let output = tokio::time::timeout(Duration::from_secs(5), reading)
+        .await
+        .unwrap_or_else(|_| panic!("{command}: its output never ended"))
+        .unwrap();
     Ok(Ran {
         code: exit.unwrap().code,
         output: String::from_utf8_lossy(&output).into_owned(),
