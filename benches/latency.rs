@@ -32,7 +32,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use dashfloat::agent::{self, ApprovalPolicy};
-use dashfloat::config::{LOCAL_CONTEXT_WINDOW, LOCAL_MODEL};
+use dashfloat::bounds::{LOCAL_CONTEXT_WINDOW, LOCAL_MODEL};
 use dashfloat::llm::discover::Questions;
 use dashfloat::llm::wire::{FunctionCall, Message, Role, ToolCallMessage};
 use dashfloat::protocol::{AgentEvent, UiCommand};

@@ -23,14 +23,14 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use dashfloat::agent::{self, ApprovalPolicy};
+use dashfloat::bounds::JOURNAL_COMPACT_MIN_BYTES;
 use dashfloat::llm::stream;
 use dashfloat::llm::wire::{FunctionCall, Message, Role, ToolCallMessage};
 use dashfloat::log::Log;
 use dashfloat::protocol::{AgentEvent, UiCommand};
 use dashfloat::protocol::{LogItem, ReplyEnd, ToolStatus};
 use dashfloat::session::{
-    JOURNAL_COMPACT_MIN_BYTES, JournalFile, SessionLog, SessionRecord, SessionStore, StepRecord,
-    Tail, check_conversation_from,
+    JournalFile, SessionLog, SessionRecord, SessionStore, StepRecord, Tail, check_conversation_from,
 };
 use dashfloat::tools::{Analyser, Verdict};
 use dashfloat::ui::markdown::{code_blocks, render_streaming};
@@ -363,8 +363,8 @@ fn parse_reads(rt: &tokio::runtime::Runtime, reads: Vec<bytes::Bytes>) -> usize 
         let guarded = dashfloat::llm::guarded::GuardedBytes::new(
             Box::pin(inner),
             Duration::from_secs(60),
-            stream::FRAME_MAX_BYTES,
-            dashfloat::llm::guarded::ReplyBudget::new(stream::REPLY_MAX_BYTES),
+            dashfloat::bounds::FRAME_MAX_BYTES,
+            dashfloat::llm::guarded::ReplyBudget::new(dashfloat::bounds::REPLY_MAX_BYTES),
         );
         let events = guarded.eventsource();
         events
@@ -384,9 +384,9 @@ fn large_frame() {
         .build()
         .unwrap();
     let one_line = bytes::Bytes::from(sse_frame(&content_chunk(
-        &"x".repeat(stream::FRAME_MAX_BYTES - 1024),
+        &"x".repeat(dashfloat::bounds::FRAME_MAX_BYTES - 1024),
     )));
-    let mut short_lines = b"data: x\n".repeat((stream::FRAME_MAX_BYTES - 1024) / 8);
+    let mut short_lines = b"data: x\n".repeat((dashfloat::bounds::FRAME_MAX_BYTES - 1024) / 8);
     short_lines.push(b'\n');
     let short_lines = bytes::Bytes::from(short_lines);
     let runs = 5;
@@ -596,7 +596,7 @@ const SAVE_SIZES: [usize; 3] = [10, 1_000, 10_000];
 /// The log the agent would hold beside `messages`: its newest items within
 /// the log's bounds.
 fn bounded_log(log: &[LogItem]) -> &[LogItem] {
-    &log[log.len().saturating_sub(dashfloat::protocol::LOG_ITEMS_MAX)..]
+    &log[log.len().saturating_sub(dashfloat::bounds::LOG_ITEMS_MAX)..]
 }
 
 /// One step of the bench session: a message of 2,500 bytes and its log

@@ -29,9 +29,9 @@ pub const LOCAL_MODEL: &str = "qwen2.5-coder-1.5b";
 pub const LOCAL_CONTEXT_WINDOW: u64 = 8192;
 /// Context window assumed for a configured provider when none is given and
 /// the server does not say (ADR 0020).
-pub const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
+const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
 /// The environment variable the API key is read from unless configured.
-pub const DEFAULT_API_KEY_ENV: &str = "OPENAI_API_KEY";
+const DEFAULT_API_KEY_ENV: &str = "OPENAI_API_KEY";
 /// How long to wait for a connection (the response headers wait for the
 /// longer of this and the idle timeout).
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
@@ -41,14 +41,14 @@ pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// The shortest request, idle or command timeout accepted (1 s). ADR 0005.
-pub const TIMEOUT_MIN: Duration = Duration::from_secs(1);
+const TIMEOUT_MIN: Duration = Duration::from_secs(1);
 /// The longest request, idle or command timeout accepted (24 h): every
 /// deadline must fit the clock. ADR 0005.
-pub const TIMEOUT_MAX: Duration = Duration::from_secs(24 * 60 * 60);
+const TIMEOUT_MAX: Duration = Duration::from_secs(24 * 60 * 60);
 
 /// The longest `dashfloat exec --timeout` accepted, in seconds: the
 /// longest timeout any setting takes ([`TIMEOUT_MAX`]).
-pub const EXEC_RUN_TIMEOUT_MAX_SECS: u64 = TIMEOUT_MAX.as_secs();
+const EXEC_RUN_TIMEOUT_MAX_SECS: u64 = TIMEOUT_MAX.as_secs();
 
 /// Command-line flags. Every flag also reads an environment variable; a flag
 /// given on the command line wins over the variable.

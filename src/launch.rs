@@ -33,7 +33,7 @@ use crate::tools::is_secret_var;
 pub const HANDOVER_FD_VAR: &str = "DASHFLOAT_HANDOVER_FD";
 /// The largest handover read: four times Linux's usual `ARG_MAX` (2 MiB),
 /// which bounds the environment and argv it is taken from. ADR 0005.
-pub const HANDOVER_MAX_BYTES: u64 = 8 * 1024 * 1024;
+const HANDOVER_MAX_BYTES: u64 = 8 * 1024 * 1024;
 /// The memfd's name, as `/proc/self/fd/N` shows it (`/memfd:NAME`).
 const MEMFD_NAME: &str = "dashfloat-handover";
 /// The program that re-executes: this very binary, even if its file was

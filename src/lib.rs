@@ -6,6 +6,7 @@
 
 pub mod agent;
 pub mod base_url;
+pub mod bounds;
 pub mod config;
 pub mod exec;
 pub mod launch;

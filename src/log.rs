@@ -16,7 +16,7 @@ use crate::safe_text::strip_controls;
 use crate::secret::redact_userinfo;
 
 /// Lines waiting for the writer at most.
-pub const LOG_QUEUE: usize = 1024;
+const LOG_QUEUE: usize = 1024;
 /// The most bytes of one line's text; the rest is cut (a line may quote
 /// what the model wrote, up to a reply's 4 MiB), so the queue holds at
 /// most about 8 MiB.

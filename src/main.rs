@@ -12,9 +12,10 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use dashfloat::agent::{self, AgentSetup, ApprovalPolicy, Approvals, Remembered, SandboxScope};
+use dashfloat::bounds::HANDOVER_FD_VAR;
 use dashfloat::config::{Cli, CliCommand, Config, ExecArgs};
 use dashfloat::exec::{self, ExecError, ExecSetup};
-use dashfloat::launch::{HANDOVER_FD_VAR, Launch};
+use dashfloat::launch::Launch;
 use dashfloat::llm::classify::RequestContext;
 use dashfloat::llm::stream::{Endpoint, EndpointError};
 use dashfloat::log::Log;
@@ -38,7 +39,7 @@ const EVENT_QUEUE: usize = 1024;
 /// have the server save its slot twice, as the session's and as the fixed
 /// prefix's (ADR 0034).
 const AGENT_SHUTDOWN_GRACE: Duration = Duration::from_millis(500)
-    .saturating_add(dashfloat::llm::slots::SLOT_ACTION_TIMEOUT.saturating_mul(2));
+    .saturating_add(dashfloat::bounds::SLOT_ACTION_TIMEOUT.saturating_mul(2));
 /// How long exiting waits for blocking file operations still running.
 const RUNTIME_SHUTDOWN_GRACE: Duration = Duration::from_millis(500);
 
@@ -68,7 +69,7 @@ fn main() -> ExitCode {
                 Ok(prompt) => Some((args, prompt)),
                 Err(e) => {
                     eprintln!("dashfloat: {}", strip_controls(&e.to_string()));
-                    return ExitCode::from(exec::EXIT_USAGE);
+                    return ExitCode::from(dashfloat::bounds::EXIT_USAGE);
                 }
             }
         }

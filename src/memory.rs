@@ -5,7 +5,7 @@
 
 /// Buffers of at least this many bytes get pages of their own (glibc's
 /// `M_MMAP_THRESHOLD`).
-pub const OWN_PAGES_FROM_BYTES: i32 = 256 * 1024;
+const OWN_PAGES_FROM_BYTES: i32 = 256 * 1024;
 
 /// Fixes the size from which an allocation gets pages of its own. Left to
 /// itself, glibc raises that size to the largest buffer freed so far (up

@@ -9,7 +9,7 @@ use std::fmt;
 use std::ops::Range;
 
 /// What is shown in place of a credential.
-pub const REDACTED: &str = "[redacted]";
+const REDACTED: &str = "[redacted]";
 /// What is shown in place of a URL's userinfo.
 const REDACTED_USERINFO: &str = "[redacted]@";
 

@@ -10,21 +10,21 @@
 pub const BYTES_PER_TOKEN_START: f64 = 3.5;
 /// The fewest bytes per token a usage report may calibrate to (text in
 /// scripts that take a token per character or two). ADR 0021.
-pub const BYTES_PER_TOKEN_MIN: f64 = 1.5;
+const BYTES_PER_TOKEN_MIN: f64 = 1.5;
 /// The most bytes per token a usage report may calibrate to: past it the
 /// report is implausible (a server that counts only the uncached part).
 /// ADR 0021.
-pub const BYTES_PER_TOKEN_MAX: f64 = 8.0;
+const BYTES_PER_TOKEN_MAX: f64 = 8.0;
 /// Without a `max_output` setting, the reply is reserved this fraction of
 /// the window (1/8). ADR 0021.
-pub const OUTPUT_RESERVE_DIVISOR: u64 = 8;
+const OUTPUT_RESERVE_DIVISOR: u64 = 8;
 /// The smallest reply reserve without a `max_output` setting, in tokens.
 /// ADR 0021.
-pub const OUTPUT_RESERVE_MIN: u64 = 512;
+const OUTPUT_RESERVE_MIN: u64 = 512;
 /// The reply reserve never takes more than this fraction of the window
 /// (1/2), whatever `max_output` says, so a prompt always has room.
 /// ADR 0021.
-pub const OUTPUT_RESERVE_MAX_DIVISOR: u64 = 2;
+const OUTPUT_RESERVE_MAX_DIVISOR: u64 = 2;
 /// The share of the window past which the conversation is compacted
 /// before the next request, unless `compact_at` says otherwise. ADR 0021.
 pub const DEFAULT_COMPACT_AT: f64 = 0.8;
@@ -36,15 +36,15 @@ pub const COMPACT_AT_MIN: f64 = 0.3;
 pub const COMPACT_AT_MAX: f64 = 0.95;
 /// Pruning goes down to this fraction of the window (1/2) in one go, so
 /// the prefix then stays unchanged for many steps. ADR 0021.
-pub const PRUNE_TARGET_DIVISOR: u64 = 2;
+const PRUNE_TARGET_DIVISOR: u64 = 2;
 /// The turns kept verbatim after a summary fit in this fraction (1/2) of
 /// the prompt budget. ADR 0021.
-pub const KEEP_DIVISOR: u64 = 2;
+const KEEP_DIVISOR: u64 = 2;
 
 /// The largest window taken, in tokens: the largest any model publishes
 /// (10M). A window stated larger is wrong, and would let the conversation
 /// grow without ever being compacted. ADR 0021.
-pub const CONTEXT_WINDOW_MAX: u64 = 10_000_000;
+const CONTEXT_WINDOW_MAX: u64 = 10_000_000;
 
 /// A usage report: the request's size and what the provider counted.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -31,11 +31,11 @@ their fixes); what is in progress and what comes next. Keep paths, names and num
 Answer with the summary only.";
 /// Bytes of one tool result (or one argument list) the summary request
 /// shows, at most: the gist, not the output. ADR 0021.
-pub const SUMMARY_RESULT_MAX_BYTES: usize = 1024;
+const SUMMARY_RESULT_MAX_BYTES: usize = 1024;
 /// The share of the prompt budget the summary request's transcript may
 /// take; the rest is for its instructions and the estimate's error.
 /// ADR 0021.
-pub const SUMMARY_INPUT_SHARE: f64 = 0.75;
+const SUMMARY_INPUT_SHARE: f64 = 0.75;
 /// A summary keeps at most this fraction (1/4) of the prompt budget; a
 /// longer one is cut, so the summary and the kept turns (half the budget)
 /// leave room for the turn to go on. ADR 0021.

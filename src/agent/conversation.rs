@@ -36,7 +36,7 @@ pub const PRUNED_TAIL: &str = "output pruned to save context; call again if need
 const PRUNED_OPENING: &str = "{\"pruned\":";
 /// Characters of a call's arguments a pruned result's marker repeats, at
 /// most: enough to name the file or the command. ADR 0021.
-pub const PRUNED_ARGUMENTS_MAX_CHARS: usize = 120;
+const PRUNED_ARGUMENTS_MAX_CHARS: usize = 120;
 
 /// What a prune did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -404,7 +404,7 @@ Do not call a tool and do not write JSON.";
 
 /// How a note dashfloat adds to the conversation begins (what `/undo`
 /// did to the files): a user message that is not the person's prompt.
-pub const NOTE_PREFIX: &str = "[dashfloat] ";
+pub(crate) const NOTE_PREFIX: &str = "[dashfloat] ";
 
 /// Whether `message` is one of the person's prompts: a user message that
 /// is neither a summary nor a note of dashfloat's.

@@ -24,7 +24,7 @@ pub const INSTRUCTIONS_MAX_BYTES: usize = 32 * 1024;
 
 /// The file names looked for in each directory, in order: the first one
 /// found is that directory's instructions.
-pub const FILE_NAMES: [&str; 2] = ["AGENTS.md", "CLAUDE.md"];
+const FILE_NAMES: [&str; 2] = ["AGENTS.md", "CLAUDE.md"];
 
 /// The line that ends the instructions when the cap cut them.
 pub fn cut_marker() -> String {

@@ -14,11 +14,11 @@ use crate::protocol::{CallArguments, ToolCallRequest};
 use crate::tools::{Workspace, shows_as_text};
 
 /// Paths one prompt attaches at most; later ones stay plain text.
-pub const MENTION_MAX: usize = 8;
+const MENTION_MAX: usize = 8;
 
 /// Words of one prompt looked up as paths at most: a long paste of dotted
 /// words costs a bounded number of lookups.
-pub const MENTION_CANDIDATES_MAX: usize = 64;
+const MENTION_CANDIDATES_MAX: usize = 64;
 
 /// What may close a sentence around a name (`see @a.py, then …`):
 /// dropped from its end.

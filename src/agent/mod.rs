@@ -4,9 +4,9 @@
 //! which calls wait for the person, and keeps the conversation valid on
 //! every way a turn can end. It never blocks on I/O itself.
 
-mod budget;
-mod compact;
-mod conversation;
+pub(crate) mod budget;
+pub(crate) mod compact;
+pub(crate) mod conversation;
 mod episode;
 pub mod instructions;
 mod mentions;
@@ -14,7 +14,7 @@ mod opening;
 mod outcome;
 mod permissions;
 mod policy;
-mod repeat;
+pub(crate) mod repeat;
 mod restoring;
 mod round;
 mod saving;
@@ -22,24 +22,12 @@ mod server;
 mod tickets;
 mod turn;
 
-pub use budget::{
-    BYTES_PER_TOKEN_MAX, BYTES_PER_TOKEN_MIN, BYTES_PER_TOKEN_START, Budget, COMPACT_AT_MAX,
-    COMPACT_AT_MIN, DEFAULT_COMPACT_AT, KEEP_DIVISOR, OUTPUT_RESERVE_DIVISOR,
-    OUTPUT_RESERVE_MAX_DIVISOR, OUTPUT_RESERVE_MIN, PRUNE_TARGET_DIVISOR,
-};
-pub use compact::{
-    RESULT_CUT_MIN_BYTES, SUMMARY_INPUT_SHARE, SUMMARY_MAX_DIVISOR, SUMMARY_PROMPT,
-    SUMMARY_RESULT_MAX_BYTES,
-};
-pub use conversation::{
-    ANSWER_NOW_PROMPT, AssistantCall, Conversation, PRUNED_ARGUMENTS_MAX_CHARS, PRUNED_TAIL,
-    Pruned, SUMMARY_PREFIX, system_prompt,
-};
+pub use budget::Budget;
+
+pub(crate) use budget::{COMPACT_AT_MAX, COMPACT_AT_MIN, DEFAULT_COMPACT_AT};
+pub use conversation::{AssistantCall, Conversation, Pruned, system_prompt};
 pub use policy::{ApprovalPolicy, Approvals, Remembered, SandboxScope};
-pub use repeat::{
-    FAILED_REPEAT_NOTICE, FAILED_REPEAT_RETRIES, REPEAT_MAX_KEYS, REPEAT_THRESHOLDS, Repeat,
-    RepeatDetector,
-};
+pub use repeat::{Repeat, RepeatDetector};
 
 use std::sync::Arc;
 
@@ -68,13 +56,13 @@ use turn::{Progress, ServerEvent, Turn, Wanted};
 
 /// Stream events buffered between a stream task and the agent; the stream
 /// task waits (and so reads no further from the socket) when it is full.
-pub const STREAM_QUEUE: usize = 256;
+pub(crate) const STREAM_QUEUE: usize = 256;
 /// Tool and preview results buffered for the agent; at most one per call
 /// of an episode is ever outstanding, and an episode has at most 64.
-pub const TOOL_QUEUE: usize = 64;
+const TOOL_QUEUE: usize = 64;
 /// How long looking up the files a prompt names may take before the
 /// prompt goes on without them (ADR 0038).
-pub const ATTACH_LOOKUP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
+const ATTACH_LOOKUP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
 /// Model episodes in one turn before the agent stops and asks the person.
 /// Small local models often call a tool again after every result instead
 /// of answering; this is what ends such a turn.

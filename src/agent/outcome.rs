@@ -5,9 +5,9 @@ use crate::protocol::ToolStatus;
 use crate::tools::{Shown, ToolFailure, ToolOutput};
 
 /// Lines of a tool's output shown under its row at most.
-pub const EXCERPT_MAX_LINES: usize = 30;
+const EXCERPT_MAX_LINES: usize = 30;
 /// Characters of one excerpt line shown at most.
-pub const EXCERPT_MAX_LINE_CHARS: usize = 240;
+const EXCERPT_MAX_LINE_CHARS: usize = 240;
 
 /// The status of a result. What worked says so itself (a command that ran
 /// to the end worked whatever its exit code, yet a non-zero code or a

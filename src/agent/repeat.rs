@@ -19,7 +19,7 @@ use crate::protocol::CallArguments;
 use crate::tools::ToolCall;
 
 /// The repeat counts at which a notice is added.
-pub const REPEAT_THRESHOLDS: [u32; 3] = [3, 5, 8];
+const REPEAT_THRESHOLDS: [u32; 3] = [3, 5, 8];
 /// Distinct calls remembered per session; past this the counts restart, so
 /// a very long session cannot grow the table without bound.
 pub const REPEAT_MAX_KEYS: usize = 4096;
@@ -69,7 +69,7 @@ impl Repeat {
 /// Until this many identical calls, a failed repeat is answered with its
 /// whole error again (it says how to recover), not as unchanged: a small
 /// model given only "unchanged" copies that into its answer. ADR 0015.
-pub const FAILED_REPEAT_RETRIES: u32 = 2;
+pub(crate) const FAILED_REPEAT_RETRIES: u32 = 2;
 
 /// What a failed call made again reads beside its error.
 pub const FAILED_REPEAT_NOTICE: &str = "this exact call failed the same way before; change what the error says to change, or answer the person";

@@ -30,7 +30,7 @@ use super::{Agent, outcome};
 /// cancelled command dies at once and a file write is not cut short, so
 /// this is ample, and well inside the time the process gives the agent
 /// to stop (`AGENT_SHUTDOWN_GRACE`).
-pub const QUIT_SETTLE: Duration = Duration::from_millis(300);
+const QUIT_SETTLE: Duration = Duration::from_millis(300);
 
 /// How often a running call's latest output is passed on at most: often
 /// enough to watch a test run move, seldom enough that a command printing

@@ -24,22 +24,22 @@ use schema::{Line, TurnStatus};
 use tally::Tally;
 
 /// Exit status: the model answered.
-pub const EXIT_ANSWERED: u8 = 0;
+pub(crate) const EXIT_ANSWERED: u8 = 0;
 /// Exit status: the model or a tool failed the turn (stream or endpoint
 /// failure, the step limit, an error that ended the turn).
-pub const EXIT_FAILED: u8 = 1;
+pub(crate) const EXIT_FAILED: u8 = 1;
 /// Exit status: bad usage or configuration; no prompt was sent.
 pub const EXIT_USAGE: u8 = 2;
 /// Exit status: `--timeout` ran out (as `timeout(1)` exits).
-pub const EXIT_TIMED_OUT: u8 = 124;
+pub(crate) const EXIT_TIMED_OUT: u8 = 124;
 /// Exit status: a signal interrupted the turn (128 + SIGINT).
-pub const EXIT_INTERRUPTED: u8 = 130;
+pub(crate) const EXIT_INTERRUPTED: u8 = 130;
 /// How long the agent gets, after being told to cancel or quit, to end
 /// the turn (killing its commands) and save the session. Past it the
 /// driver stops waiting; the process then kills what is left.
-pub const STOP_GRACE: Duration = Duration::from_secs(10);
+const STOP_GRACE: Duration = Duration::from_secs(10);
 /// Start-up notices kept to print after `turn_start`; more are counted.
-pub const STARTUP_NOTES_MAX: usize = 64;
+const STARTUP_NOTES_MAX: usize = 64;
 
 /// Why `dashfloat exec` cannot start: each exits with [`EXIT_USAGE`].
 #[derive(Debug, thiserror::Error)]

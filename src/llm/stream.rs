@@ -32,7 +32,7 @@ pub const REPLY_MAX_BYTES: usize = 4 * 1024 * 1024;
 /// kilobyte; a megabyte leaves room for a whole tool call in one frame.
 pub const FRAME_MAX_BYTES: usize = 1024 * 1024;
 /// Retries of a 429/503 before any token arrived.
-pub const RETRY_MAX: u32 = 2;
+pub(crate) const RETRY_MAX: u32 = 2;
 /// Arguments a call being written grows by between two reports of its
 /// size past its first KiB: a long write is seen growing without an event
 /// per token.
@@ -52,11 +52,11 @@ pub const REPLY_CALL_COPIES_MAX: u32 = 3;
 /// The stream index given to the first call read from text (ADR 0027);
 /// the n-th is at this plus n. Far above any index a server uses, so text
 /// calls and native ones never share an accumulator slot.
-pub const TEXT_CALL_INDEX_BASE: u32 = 1 << 31;
+const TEXT_CALL_INDEX_BASE: u32 = 1 << 31;
 /// A Retry-After longer than this is not waited for: the error is shown.
-pub const RETRY_WAIT_MAX: Duration = Duration::from_secs(30);
+pub(crate) const RETRY_WAIT_MAX: Duration = Duration::from_secs(30);
 /// The first wait when the provider names none; doubled per retry.
-pub const RETRY_WAIT_FIRST: Duration = Duration::from_secs(1);
+const RETRY_WAIT_FIRST: Duration = Duration::from_secs(1);
 
 /// How many progress reports a call's arguments of `bytes` have earned:
 /// one per [`TOOL_CALL_EARLY_PROGRESS_BYTES`] up to the first KiB, one per
@@ -268,7 +268,7 @@ async fn open(endpoint: &Endpoint, body: &[u8]) -> Result<reqwest::Response, Tra
 }
 
 /// The most of a warm-up's reply that is read (it asks for one token).
-pub const WARM_REPLY_MAX_BYTES: usize = 64 * 1024;
+const WARM_REPLY_MAX_BYTES: usize = 64 * 1024;
 
 /// Sends `body`, a request for at most one token, and reads its short
 /// reply: the server reads the whole prompt first, so its prompt cache then
@@ -313,7 +313,7 @@ pub(super) async fn read_bounded(
 /// what one network read delivered is merged into few messages (adjacent
 /// text pieces become one), which is what keeps a fast stream from costing
 /// a cross-thread wake-up per token. Bounded so a flood still yields.
-pub const BATCH_MAX_EVENTS: usize = 1024;
+const BATCH_MAX_EVENTS: usize = 1024;
 
 /// Reads the event stream; returns the final event to send, or `None` when
 /// the agent stopped listening.

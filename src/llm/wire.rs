@@ -148,7 +148,7 @@ impl Serialize for Messages<'_> {
 }
 
 /// The `tool_choice` that asks for an answer rather than a call.
-pub const TOOL_CHOICE_NONE: &str = "none";
+pub(crate) const TOOL_CHOICE_NONE: &str = "none";
 
 /// How the reply is sampled, how long it may grow and whether the
 /// server's reading is reported: the request fields every request of a

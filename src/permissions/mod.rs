@@ -7,9 +7,7 @@
 //! removes them.
 
 mod rule;
-mod store;
+pub(crate) mod store;
 
-pub use rule::{
-    NoRule, OUTWARD_TARGETS, RULE_WORD_MAX_CHARS, RUNS_ANY_COMMAND, Rule, TARGET_PROGRAMS,
-};
-pub use store::{RULES_FILE_MAX_BYTES, RULES_MAX, Store, StoreError};
+pub use rule::{NoRule, Rule};
+pub use store::{Store, StoreError};

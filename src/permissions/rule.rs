@@ -6,12 +6,13 @@
 
 use std::fmt;
 
-use crate::tools::{ANALYSER_MAX_LINE_BYTES, parse};
+use crate::tools::analyser::ANALYSER_MAX_LINE_BYTES;
+use crate::tools::parse;
 
 /// Programs that run whatever command their arguments name — shells,
 /// `env`, `sudo`, `xargs`, `timeout` and the like: never remembered, as
 /// a rule for one would be a rule for every line.
-pub const RUNS_ANY_COMMAND: &[&str] = &[
+const RUNS_ANY_COMMAND: &[&str] = &[
     "sh",
     "bash",
     "dash",
@@ -61,12 +62,12 @@ pub const RUNS_ANY_COMMAND: &[&str] = &[
 /// Programs whose words are targets of the project's own build file, not
 /// subcommands: their rule is the program alone, covering every target
 /// but the [`OUTWARD_TARGETS`].
-pub const TARGET_PROGRAMS: &[&str] = &["make", "gmake", "ninja", "just"];
+const TARGET_PROGRAMS: &[&str] = &["make", "gmake", "ninja", "just"];
 
 /// Targets that by their name reach beyond the project (an install, a
 /// release): a target program's rule covers none of them; each is a rule
 /// of its own (`make install`).
-pub const OUTWARD_TARGETS: &[&str] = &[
+const OUTWARD_TARGETS: &[&str] = &[
     "install",
     "uninstall",
     "deploy",
@@ -77,7 +78,7 @@ pub const OUTWARD_TARGETS: &[&str] = &[
 ];
 
 /// The longest word a rule holds (a program's path included).
-pub const RULE_WORD_MAX_CHARS: usize = 128;
+const RULE_WORD_MAX_CHARS: usize = 128;
 
 /// Why a line has no rule: `a` is not offered for it, and no rule
 /// matches it.

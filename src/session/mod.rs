@@ -8,28 +8,28 @@
 //! cut short by a crash is read up to its last whole record. ADR 0022,
 //! 0040.
 
-mod file;
-mod id;
+pub(crate) mod file;
+pub(crate) mod id;
 mod journal;
 mod lock;
 mod log;
 mod valid;
-mod writer;
+pub(crate) mod writer;
 
 use std::path::{Path, PathBuf};
 
 use crate::llm::wire::Message;
 use crate::protocol::{LogItem, SessionSummary, Usage};
 
-pub use file::{SCHEMA_VERSION, SessionRecord};
-pub use id::{ID_MAX_CHARS, new_id, valid_id};
+pub use file::SessionRecord;
+
+pub(crate) use file::SCHEMA_VERSION;
+pub use id::{new_id, valid_id};
 pub use journal::{JournalDamage, StepRecord, Tail};
 pub use lock::SessionLock;
 pub use log::{LogDelta, SessionLog};
 pub use valid::{InvalidConversation, check_conversation, check_conversation_from};
-pub use writer::{
-    JOURNAL_COMPACT_MIN_BYTES, JournalFile, SessionWriter, WRITE_QUEUE, WriterStatus,
-};
+pub use writer::{JournalFile, SessionWriter, WriterStatus};
 
 /// The most characters of the first prompt kept as a session's title.
 /// ADR 0022.

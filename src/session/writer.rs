@@ -24,7 +24,7 @@ use super::{SESSION_FILE_MAX_BYTES, SessionError, SessionLock, SessionStore};
 /// Saves queued for the writer; when it is this far behind, the agent
 /// waits for it (backpressure, not growth). A save is one step's record
 /// (at most a reply and a round's results) or, rarely, a snapshot.
-pub const WRITE_QUEUE: usize = 32;
+const WRITE_QUEUE: usize = 32;
 
 /// A journal shorter than this is never folded into the snapshot while
 /// the session runs (1 MiB): a small session would otherwise rewrite its

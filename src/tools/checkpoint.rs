@@ -25,10 +25,10 @@ use super::{Approved, Parents, Stat, Workspace, WriteError};
 /// keep (16 MiB). Past it the oldest turns are forgotten; a file that
 /// cannot fit even then is recorded as not restorable. The session file
 /// carries them, so this also bounds what every save writes.
-pub const CHECKPOINT_MAX_BYTES: u64 = 16 * 1024 * 1024;
+pub(crate) const CHECKPOINT_MAX_BYTES: u64 = 16 * 1024 * 1024;
 
 /// The most turns whose changes are kept; older ones are forgotten.
-pub const CHECKPOINT_MAX_TURNS: usize = 100;
+const CHECKPOINT_MAX_TURNS: usize = 100;
 
 /// A file's state as a checkpoint keeps it: what a restore puts back.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -12,7 +12,7 @@ use super::analyser::EnvSetting;
 
 /// Credentials whose names the word rule of [`is_secret`] does not catch.
 /// ADR 0013.
-pub const SECRET_VARS: &[&str] = &[
+const SECRET_VARS: &[&str] = &[
     "AWS_ACCESS_KEY_ID",
     "SECRET_KEY_BASE",
     "SSHPASS",

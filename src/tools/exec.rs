@@ -43,7 +43,7 @@ pub const EXEC_OUTPUT_MAX_BYTES: usize = 32 * 1024;
 /// were killed: a process outside the call (handed the pipe, or opening it
 /// through `/proc`) can hold it open forever, and must not hold the call
 /// with it. ADR 0013.
-pub const EXEC_DRAIN_GRACE: Duration = Duration::from_millis(500);
+const EXEC_DRAIN_GRACE: Duration = Duration::from_millis(500);
 /// Size of one read from the output pipe (one pipe buffer's worth).
 const EXEC_READ_CHUNK_BYTES: usize = 64 * 1024;
 /// The lines of a running command's output shown as it runs: enough to

@@ -31,7 +31,7 @@ const TOOL: &str = Glob::NAME;
 pub const GLOB_DEFAULT_MAX_RESULTS: usize = 1_000;
 /// Largest `max_results` the schema accepts: about 500 KB of paths, which
 /// the context window's cut (ADR 0021) may shorten further. ADR 0024.
-pub const GLOB_MAX_RESULTS: usize = 10_000;
+const GLOB_MAX_RESULTS: usize = 10_000;
 
 /// What one path costs beyond its text in the JSON the model reads (quotes
 /// and a comma), for [`Shown::cut`].

@@ -44,7 +44,7 @@ const TOOL: &str = Grep::NAME;
 pub const GREP_DEFAULT_MAX_RESULTS: usize = 200;
 /// Largest `max_results` the schema accepts: about 500 KB of lines at most,
 /// which the context window's cut (ADR 0021) may shorten further. ADR 0024.
-pub const GREP_MAX_RESULTS: usize = 2_000;
+const GREP_MAX_RESULTS: usize = 2_000;
 /// Characters of a matching line shown; the rest is replaced by a marker
 /// giving its size. Minified code and data files have lines of megabytes,
 /// of which the model needs the neighbourhood, which read_file gives.
@@ -64,7 +64,7 @@ pub const GREP_WHOLE_FILE_MAX_BYTES: u64 = 2 * 1024;
 /// again for each thread's lazy DFA cache, instead of the regex crate's
 /// defaults of 100 MiB and 1,000 MiB: a pattern larger than that is refused
 /// as an invalid argument. ADR 0024.
-pub const GREP_REGEX_MAX_BYTES: usize = 16 * 1024 * 1024;
+const GREP_REGEX_MAX_BYTES: usize = 16 * 1024 * 1024;
 /// Most files listed in `unsearched`; a last entry counts the rest.
 /// ADR 0024.
 pub const GREP_UNSEARCHED_MAX_LISTED: usize = 20;

@@ -18,7 +18,7 @@ use super::beneath::Root;
 
 /// The largest ignore file applied (1 MiB); a larger one is left out with
 /// a notice.
-pub const IGNORE_FILE_MAX_BYTES: u64 = 1024 * 1024;
+const IGNORE_FILE_MAX_BYTES: u64 = 1024 * 1024;
 
 /// Notices about ignore files left out, at most, per walk.
 const NOTICES_MAX: usize = 16;

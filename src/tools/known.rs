@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 /// Most files remembered; past it the oldest is forgotten, and replacing
 /// it needs another read. A conversation that reads more files than this
 /// has compacted most of them away.
-pub const KNOWN_MAX_FILES: usize = 1024;
+const KNOWN_MAX_FILES: usize = 1024;
 
 /// The real paths of the files the model has read, created or edited since
 /// the conversation began, oldest first, each with the turn it was last

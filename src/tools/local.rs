@@ -41,8 +41,8 @@ use super::sandbox::{self, SandboxSettings};
 use super::walk;
 use super::workspace::{
     Exit, FileKind, FileReader, Listed, Listing, Opener, PROBE_TIMEOUT, Parents, ProbeError,
-    Probed, Processes, Sandbox, ScanError, Shell, SpawnError, Spawned, Stat, Visitor, WalkError,
-    Workspace, WriteError,
+    Probed, Processes, Sandbox, ScanError, ScanStep, Shell, SpawnError, Spawned, Stat, Visitor,
+    WalkError, Workspace, WriteError,
 };
 
 /// The shell every command line runs under, so `;`, `&&`, `cd` and pipes
@@ -303,7 +303,12 @@ impl Workspace for LocalWorkspace {
         answer
     }
 
-    fn find_special(&self, dir: &Path, max_entries: usize) -> Result<Option<PathBuf>, ScanError> {
+    fn scan(
+        &self,
+        dir: &Path,
+        max_entries: usize,
+        judge: &mut dyn FnMut(&Path, &OsStr, FileKind) -> ScanStep,
+    ) -> Result<Option<PathBuf>, ScanError> {
         let top = beneath::open(&self.root, dir, OFlag::O_RDONLY | OFlag::O_DIRECTORY)
             .map_err(ScanError::Read)?;
         let mut pending = vec![(top, dir.to_path_buf())];
@@ -327,14 +332,17 @@ impl Workspace for LocalWorkspace {
                 let kind = match entry.file_type() {
                     Some(DirType::Directory) => FileKind::Dir,
                     Some(DirType::File) => FileKind::File,
+                    Some(DirType::Symlink) => FileKind::Symlink,
                     Some(_) => FileKind::Other,
                     None => nix::sys::stat::fstatat(&handle, name, AtFlags::AT_SYMLINK_NOFOLLOW)
                         .map(|st| of_file_stat(&st).kind)
                         .map_err(|e| ScanError::Read(e.into()))?,
                 };
-                match kind {
-                    FileKind::File => {}
-                    FileKind::Dir => {
+                match judge(&path, name, kind) {
+                    ScanStep::Found => return Ok(Some(path.join(name))),
+                    ScanStep::Pass => {}
+                    ScanStep::Enter if kind != FileKind::Dir => {}
+                    ScanStep::Enter => {
                         let sub = nix::fcntl::openat(
                             &handle,
                             name,
@@ -347,7 +355,6 @@ impl Workspace for LocalWorkspace {
                         .map_err(|e| ScanError::Read(e.into()))?;
                         pending.push((sub, path.join(name)));
                     }
-                    FileKind::Symlink | FileKind::Other => return Ok(Some(path.join(name))),
                 }
             }
         }

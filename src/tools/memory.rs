@@ -7,7 +7,7 @@
 //! errors are the system's own, so the model reads the same words.
 
 use std::collections::BTreeMap;
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::io::{self, Cursor};
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -20,7 +20,7 @@ use super::PathError;
 use super::walk::SEARCH_SKIPPED_DIRS;
 use super::workspace::{
     FileKind, FileReader, Listed, Listing, Opener, Parents, ProbeError, Probed, Sandbox, ScanError,
-    Seen, SpawnError, Spawned, Stat, Visitor, WalkError, Workspace, WriteError,
+    ScanStep, Seen, SpawnError, Spawned, Stat, Visitor, WalkError, Workspace, WriteError,
 };
 
 /// The mode a file is written with when it had none (as the umask 022
@@ -314,14 +314,41 @@ impl Workspace for MemoryWorkspace {
         Err(ProbeError::Start(no_processes()))
     }
 
-    fn find_special(&self, dir: &Path, max_entries: usize) -> Result<Option<PathBuf>, ScanError> {
-        let under = self
+    fn scan(
+        &self,
+        dir: &Path,
+        max_entries: usize,
+        judge: &mut dyn FnMut(&Path, &OsStr, FileKind) -> ScanStep,
+    ) -> Result<Option<PathBuf>, ScanError> {
+        // Taken out of the lock first: `judge` may look at the tree.
+        // The map's order puts each folder's entries right after it.
+        let under: Vec<(PathBuf, FileKind)> = self
             .tree()
-            .keys()
-            .filter(|path| path.starts_with(dir) && *path != dir)
-            .count();
-        if under > max_entries {
-            return Err(ScanError::TooMany(max_entries));
+            .iter()
+            .filter(|(path, _)| path.starts_with(dir) && *path != dir)
+            .map(|(path, node)| (path.clone(), stat_of(node).kind))
+            .collect();
+        let mut passed: Option<PathBuf> = None;
+        let mut seen = 0usize;
+        for (path, kind) in under {
+            if passed
+                .as_ref()
+                .is_some_and(|folder| path.starts_with(folder))
+            {
+                continue;
+            }
+            seen += 1;
+            if seen > max_entries {
+                return Err(ScanError::TooMany(max_entries));
+            }
+            let (Some(folder), Some(name)) = (path.parent(), path.file_name()) else {
+                continue;
+            };
+            match judge(folder, name, kind) {
+                ScanStep::Found => return Ok(Some(path)),
+                ScanStep::Enter => passed = None,
+                ScanStep::Pass => passed = Some(path),
+            }
         }
         Ok(None)
     }

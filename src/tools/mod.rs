@@ -46,39 +46,39 @@
 //! and the JSON the model reads all follow from those; the snapshot tests in
 //! `tests/tools/results.rs` show the new result as the model will read it.
 
-mod analyser;
+pub(crate) mod analyser;
 mod atomic;
 mod beneath;
 mod checkpoint;
 mod command;
 mod dynamic;
-mod edit;
+pub(crate) mod edit;
 mod env;
-mod escalation;
-mod exec;
+pub(crate) mod escalation;
+pub(crate) mod exec;
 mod failure;
 mod git_dirs;
-mod glob;
-mod grep;
+pub(crate) mod glob;
+pub(crate) mod grep;
 mod guard;
 mod ignore_rules;
 mod known;
-mod list;
+pub(crate) mod list;
 mod local;
-mod locate;
-mod loose;
+pub(crate) mod locate;
+pub(crate) mod loose;
 mod memory;
 mod path_policy;
-mod preview;
+pub(crate) mod preview;
 mod probe;
-mod read;
+pub(crate) mod read;
 mod reaper;
-mod registry;
-mod result;
+pub(crate) mod registry;
+pub(crate) mod result;
 pub mod sandbox;
 mod tool;
 mod validate;
-mod walk;
+pub(crate) mod walk;
 mod workspace;
 mod write;
 
@@ -92,58 +92,43 @@ use tokio_util::sync::CancellationToken;
 use crate::protocol::FileGuard;
 use crate::secret::Secret;
 
-pub use analyser::{
-    ANALYSER_GIT_DIR_ENTRIES_MAX, ANALYSER_MAX_FILE_BYTES, ANALYSER_MAX_LINE_BYTES,
-    ANALYSER_RUN_ENV, Analyser, EnvSetting, ParseError, Plan, Verdict, analyse, parse, work_tree,
-};
+pub use analyser::{Analyser, EnvSetting, ParseError, Plan, Verdict, analyse, parse, work_tree};
+
+pub(crate) use analyser::ANALYSER_RUN_ENV;
+pub(crate) use checkpoint::CHECKPOINT_MAX_BYTES;
 pub use checkpoint::{
-    CHECKPOINT_MAX_BYTES, CHECKPOINT_MAX_TURNS, CheckpointLog, CheckpointOp, Checkpoints,
-    FileChange, FileState, Kept, Restored, Standing, Surveyed, TurnChanges, restore, state_of,
-    survey,
+    CheckpointLog, CheckpointOp, Checkpoints, FileChange, FileState, Kept, Restored, Standing,
+    Surveyed, TurnChanges, restore, state_of, survey,
 };
 pub use command::{ClearedCommand, ExecuteCommand, ExecuteCommandOutput};
 pub use dynamic::{DynamicCall, DynamicOutput, DynamicTool, brief};
-pub use edit::{
-    EDIT_EXCERPT_MAX_BYTES, EDIT_HINT_LINE_MAX_BYTES, EDIT_MAX_FILE_BYTES, EditFile,
-    EditFileOutput, LOOSE_NOTE, LocateError, NearMatch, locate, splice,
-};
-pub use env::{SECRET_VARS, child_env, is_secret, is_secret_var, with_settings};
-pub use escalation::{REASON_MAX_CHARS, SandboxChoice};
-pub use exec::{
-    EXEC_DEFAULT_MAX_TIMEOUT, EXEC_DEFAULT_TIMEOUT, EXEC_DRAIN_GRACE, EXEC_LIVE_LINES,
-    EXEC_OUTPUT_MAX_BYTES, live_tail,
-};
+pub use edit::{EditFile, EditFileOutput, LocateError, NearMatch, locate, splice};
+pub use env::{child_env, is_secret, is_secret_var, with_settings};
+pub use escalation::SandboxChoice;
+pub use exec::live_tail;
+pub(crate) use exec::{EXEC_DEFAULT_MAX_TIMEOUT, EXEC_DEFAULT_TIMEOUT};
 pub use failure::ToolFailure;
 pub use git_dirs::in_git;
-pub use glob::{GLOB_DEFAULT_MAX_RESULTS, GLOB_MAX_RESULTS, Glob, GlobOutput};
-pub use grep::{
-    GREP_DEFAULT_MAX_RESULTS, GREP_LINE_MAX_CHARS, GREP_MAX_LINE_BYTES, GREP_MAX_RESULTS,
-    GREP_REGEX_MAX_BYTES, GREP_UNSEARCHED_MAX_LISTED, GREP_WHOLE_FILE_MAX_BYTES, Grep, GrepOutput,
-};
-pub use known::{KNOWN_MAX_FILES, KnownFiles};
-pub use list::{Entry, EntryKind, LIST_MAX_ENTRIES, ListDirectory, ListDirectoryOutput};
+pub use glob::{Glob, GlobOutput};
+pub use grep::{Grep, GrepOutput};
+pub use known::KnownFiles;
+pub use list::{Entry, EntryKind, ListDirectory, ListDirectoryOutput};
 pub use local::LocalWorkspace;
-pub use locate::{LOCATE_MAX_FILES, LOCATE_MAX_SHOWN, project_files};
-pub use loose::{LOOSE_COMPARISONS_MAX, LooseMatch, locate_loose};
+pub use locate::project_files;
+pub use loose::{LooseMatch, locate_loose};
 pub use memory::MemoryWorkspace;
-pub use path_policy::{PATH_MAX_LINKS, PathError, resolve};
-pub use preview::{
-    Judged, PREVIEW_CONTEXT_LINES, PREVIEW_MAX_LINES, PREVIEW_REVIEW_MAX_LINES, judge, preview,
-};
-pub use read::{
-    READ_BINARY_PROBE_BYTES, READ_DEFAULT_LIMIT, READ_DEFAULT_OFFSET, READ_MAX_BYTES,
-    READ_MAX_LIMIT, READ_MAX_LINES, READ_STREAM_THRESHOLD_BYTES, ReadFile, ReadFileOutput,
-    shows_as_text,
-};
+pub use path_policy::{PathError, resolve};
+pub use preview::{Judged, judge, preview};
+pub use read::{ReadFile, ReadFileOutput, shows_as_text};
 pub use reaper::kill_all_commands;
-pub use registry::{Registry, RegistryError, TOOL_NAME_MAX_CHARS, ToolCall, ToolOutput};
-pub use result::{ToolResult, UNCHANGED_RESULT};
+pub use registry::{Registry, RegistryError, ToolCall, ToolOutput};
+pub use result::ToolResult;
 pub use tool::{Effect, Shown, Tool};
-pub use walk::SEARCH_SKIPPED_DIRS;
+pub(crate) use workspace::PROBE_TIMEOUT;
 pub use workspace::{
-    Exit, FileKind, FileReader, Listed, Listing, Opener, PROBE_ERRORS_MAX_BYTES, PROBE_TIMEOUT,
-    Parents, ProbeError, Probed, Processes, Sandbox, ScanError, Seen, Shell, SpawnError, Spawned,
-    Stat, Visitor, WalkError, Workspace, WriteError,
+    Exit, FileKind, FileReader, Listed, Listing, Opener, Parents, ProbeError, Probed, Processes,
+    Sandbox, ScanError, ScanStep, Seen, Shell, SpawnError, Spawned, Stat, Visitor, WalkError,
+    Workspace, WriteError,
 };
 pub use write::{WriteAction, WriteFile, WriteFileOutput};
 

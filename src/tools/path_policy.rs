@@ -8,7 +8,7 @@ use std::path::{Component, Path, PathBuf};
 
 /// Most symbolic links one resolution follows before it gives up, as the
 /// kernel's `ELOOP` does (Linux `MAXSYMLINKS` is 40). ADR 0010.
-pub const PATH_MAX_LINKS: usize = 40;
+const PATH_MAX_LINKS: usize = 40;
 
 /// Why the policy refused a path. The text is what the model reads.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -22,7 +22,7 @@ use super::{ToolCall, ToolContext, Workspace};
 /// and commands are never cut.
 pub const PREVIEW_MAX_LINES: usize = 50;
 /// Unchanged lines shown around each change.
-pub const PREVIEW_CONTEXT_LINES: usize = 3;
+const PREVIEW_CONTEXT_LINES: usize = 3;
 /// The longest preview a person is asked to review (10,000 lines): a call
 /// whose change or command is longer fails in its preview and the model is
 /// told to split it. Nobody reads more in one confirmation, and it bounds

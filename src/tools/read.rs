@@ -23,11 +23,11 @@ const TOOL: &str = ReadFile::NAME;
 
 /// The line `read_file` starts at when `offset` is not given (1-based).
 /// ADR 0007 §1.
-pub const READ_DEFAULT_OFFSET: u64 = 1;
+const READ_DEFAULT_OFFSET: u64 = 1;
 /// Lines asked for when `limit` is not given. ADR 0007 §1.
-pub const READ_DEFAULT_LIMIT: u64 = 2_000;
+const READ_DEFAULT_LIMIT: u64 = 2_000;
 /// Largest `limit` the schema accepts. ADR 0007 §1.
-pub const READ_MAX_LIMIT: u64 = 10_000;
+const READ_MAX_LIMIT: u64 = 10_000;
 /// Most lines one call returns, whatever `limit` asked. ADR 0007 §2.
 pub const READ_MAX_LINES: u64 = 2_000;
 /// Most bytes of content one call returns (64 KiB). ADR 0007 §2.

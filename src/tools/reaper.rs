@@ -17,7 +17,7 @@ use nix::unistd::{Pid, getpid};
 /// and a signalled process forks no more, so only children forked between
 /// a scan and its kills need another round; the cap bounds a fork storm.
 /// ADR 0013.
-pub const SWEEP_ROUNDS_MAX: usize = 64;
+const SWEEP_ROUNDS_MAX: usize = 64;
 
 /// Whether the subreaper attribute has been asked for.
 static SUBREAPER: Once = Once::new();

@@ -12,7 +12,7 @@ use super::failure::ToolFailure;
 
 /// Most characters of a received string quoted back in a failure: enough to
 /// recognise it, never the whole file content the model sent.
-pub const RECEIVED_MAX_CHARS: usize = 60;
+const RECEIVED_MAX_CHARS: usize = 60;
 
 /// What a call's arguments must be, in the words of a failure.
 pub(super) const AN_OBJECT: &str = "a JSON object of arguments";

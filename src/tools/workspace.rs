@@ -12,7 +12,7 @@
 //! are the workspace's own: the real paths [`Workspace::resolve`]
 //! returns, beneath [`Workspace::root`].
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::future::Future;
 use std::io;
@@ -141,12 +141,19 @@ pub trait Workspace: Send + Sync + fmt::Debug {
         output: &mut dyn FnMut(&[u8]) -> bool,
     ) -> Result<Probed, ProbeError>;
 
-    /// The first entry under `dir` (a resolved directory; links not
-    /// followed) that is neither a regular file nor a directory — a link,
-    /// a FIFO, a socket, a device — or `None`; an error once more than
-    /// `max_entries` were looked at. For the analyser's look through a
-    /// repository's own files, where git follows links (ADR 0025).
-    fn find_special(&self, dir: &Path, max_entries: usize) -> Result<Option<PathBuf>, ScanError>;
+    /// The first entry under `dir` (a resolved directory) that `judge`
+    /// finds, or `None`: `judge` is given each entry's folder, name and
+    /// own type (a link is never followed) and says whether it is the one
+    /// looked for, a folder to look into, or neither. An error once more
+    /// than `max_entries` were looked at. For the analyser's looks through
+    /// a repository's own files and its work tree, where git follows
+    /// links (ADR 0025).
+    fn scan(
+        &self,
+        dir: &Path,
+        max_entries: usize,
+        judge: &mut dyn FnMut(&Path, &OsStr, FileKind) -> ScanStep,
+    ) -> Result<Option<PathBuf>, ScanError>;
 
     /// A notice about the workspace's confinement for the next tool
     /// result, given once (the local one: `openat2` is unavailable).
@@ -343,11 +350,11 @@ pub enum SpawnError {
 /// The longest a [`Workspace::probe`] may take (5 s): git answers in a
 /// few milliseconds, and lists even a very large index within a second;
 /// one reading a FIFO its configuration names never does.
-pub const PROBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+pub(crate) const PROBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The most a [`Workspace::probe`] may print on its errors (64 KiB): git
 /// says what went wrong in a line.
-pub const PROBE_ERRORS_MAX_BYTES: usize = 64 * 1024;
+pub(crate) const PROBE_ERRORS_MAX_BYTES: usize = 64 * 1024;
 
 /// How a program run by [`Workspace::probe`] ended, and what it printed
 /// on its errors.
@@ -394,7 +401,18 @@ pub enum ProbeError {
     TooLong,
 }
 
-/// Why [`Workspace::find_special`] gave no answer.
+/// What [`Workspace::scan`] does with an entry it meets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScanStep {
+    /// Stop: this is the entry looked for.
+    Found,
+    /// Look into it, when it is a folder.
+    Enter,
+    /// Go on past it.
+    Pass,
+}
+
+/// Why [`Workspace::scan`] gave no answer.
 #[derive(Debug, thiserror::Error)]
 pub enum ScanError {
     /// The directory holds more entries than were to be looked at.

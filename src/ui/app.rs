@@ -26,12 +26,12 @@ use super::update::{Effect, Msg, SendFailure, update};
 use super::view::view;
 
 /// The shortest time between two frames (~60 per second).
-pub const FRAME_INTERVAL: Duration = Duration::from_millis(16);
+const FRAME_INTERVAL: Duration = Duration::from_millis(16);
 /// The spinner's step.
-pub const TICK_INTERVAL: Duration = Duration::from_millis(80);
+const TICK_INTERVAL: Duration = Duration::from_millis(80);
 /// Agent events applied before a frame may be drawn; bounds the time one
 /// burst can hold the loop away from the keyboard.
-pub const EVENTS_PER_BATCH: usize = 4096;
+const EVENTS_PER_BATCH: usize = 4096;
 /// What the UI task is given at start.
 #[derive(Debug)]
 pub struct UiSetup {

@@ -12,7 +12,7 @@ use tokio::sync::mpsc;
 
 /// Terminal events queued for the UI; the reader waits while it is full.
 /// A person types far slower than the UI reads. ADR 0002.
-pub const INPUT_QUEUE: usize = 64;
+const INPUT_QUEUE: usize = 64;
 
 /// Starts the reader thread; its events (or the error that ended it)
 /// arrive on the returned channel, which closes when the thread ends.

@@ -2,7 +2,7 @@
 //! The help line shows as many as fit; `/help` lists them all. ADR 0003.
 
 /// Keys while the agent is idle.
-pub const IDLE: &[&str] = &[
+pub(crate) const IDLE: &[&str] = &[
     "⏎ send",
     "/ commands",
     "Alt+⏎/^J newline",
@@ -17,7 +17,7 @@ pub const IDLE: &[&str] = &[
 
 /// Keys while a reply streams, a call runs or the conversation is
 /// compacted.
-pub const BUSY: &[&str] = &[
+pub(crate) const BUSY: &[&str] = &[
     "Esc interrupt",
     "PgUp/PgDn scroll",
     "^Y copy reply",
@@ -26,7 +26,7 @@ pub const BUSY: &[&str] = &[
 ];
 
 /// Keys while a call waits for the person's answer.
-pub const CONFIRMING: &[&str] = &[
+pub(crate) const CONFIRMING: &[&str] = &[
     "y approve",
     "Esc/n reject",
     "type+⏎ say instead",
@@ -45,16 +45,16 @@ pub const CONFIRMING_REMEMBER: &[&str] = &[
 ];
 
 /// Keys while the command popup is open.
-pub const POPUP: &[&str] = &["Tab complete", "↑↓ select", "⏎ run", "Esc close"];
+pub(crate) const POPUP: &[&str] = &["Tab complete", "↑↓ select", "⏎ run", "Esc close"];
 
 /// Keys while the `@` popup of the project's paths is open.
-pub const MENTION: &[&str] = &["Tab/⏎ complete", "↑↓ select", "Esc close"];
+pub(crate) const MENTION: &[&str] = &["Tab/⏎ complete", "↑↓ select", "Esc close"];
 
 /// Keys while the session picker is open.
-pub const PICKER: &[&str] = &["↑↓ choose", "⏎ resume", "Esc close"];
+pub(crate) const PICKER: &[&str] = &["↑↓ choose", "⏎ resume", "Esc close"];
 
 /// Keys while the rewind picker is open.
-pub const REWIND: &[&str] = &["↑↓ choose", "⏎ rewind to it", "Esc close"];
+pub(crate) const REWIND: &[&str] = &["↑↓ choose", "⏎ rewind to it", "Esc close"];
 
 /// Every table with the heading `/help` gives it.
 pub const TABLES: [(&str, &[&str]); 7] = [

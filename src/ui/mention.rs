@@ -4,7 +4,7 @@
 //! path and guessing its spelling.
 
 /// Matches kept for the popup at most; the popup scrolls through them.
-pub const MENTION_MATCHES_MAX: usize = 50;
+const MENTION_MATCHES_MAX: usize = 50;
 
 /// The `@` word at the cursor.
 #[derive(Debug, Clone, PartialEq, Eq)]

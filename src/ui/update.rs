@@ -23,7 +23,7 @@ use super::transcript::EntryKind;
 /// payloads silently, so the person is told instead.
 pub const COPY_MAX_BYTES: usize = 1024 * 1024;
 /// Lines one wheel notch scrolls.
-pub const WHEEL_LINES: usize = 3;
+const WHEEL_LINES: usize = 3;
 /// The most characters of a call's name the status bar shows while the
 /// call is being written.
 pub const WRITING_NAME_MAX_CHARS: usize = 48;

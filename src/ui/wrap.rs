@@ -15,7 +15,7 @@ use std::ops::Range;
 use super::width::{clusters, str_width};
 
 /// What a tab becomes in plain text: four spaces (ADR 0018).
-pub const PLAIN_TAB: &str = "    ";
+const PLAIN_TAB: &str = "    ";
 
 /// One step of [`fill_columns`]'s output.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use dashfloat::agent::{AgentSetup, ApprovalPolicy, SandboxScope};
+use dashfloat::bounds::REASON_MAX_CHARS;
 use dashfloat::protocol::{AgentEvent, ConfirmRequest, Decision, UiCommand};
 use serde_json::{Value, json};
 
@@ -336,7 +337,8 @@ async fn auto_is_refused_without_the_workspace_write_sandbox() {
 
 /// `sandbox: "off"` is put to the person under every policy but
 /// approve-all, even for a line the read-only analyser would run unasked;
-/// a `reason` without it, a missing, blank or multi-line one, is refused
+/// a `reason` without it, a missing, blank, multi-line or too long one,
+/// is refused
 /// before anything is shown.
 #[tokio::test]
 async fn leaving_the_sandbox_always_asks_and_needs_a_one_line_reason() {
@@ -354,6 +356,10 @@ async fn leaving_the_sandbox_always_asks_and_needs_a_one_line_reason() {
         ),
         (
             json!({"command": "ls", "sandbox": "off", "reason": "a\nb"}),
+            "reason",
+        ),
+        (
+            json!({"command": "ls", "sandbox": "off", "reason": "x".repeat(REASON_MAX_CHARS + 1)}),
             "reason",
         ),
         (

@@ -8,10 +8,11 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use dashfloat::agent::ApprovalPolicy;
+use dashfloat::bounds::EDIT_MAX_FILE_BYTES;
 use dashfloat::llm::wire::Message;
 use dashfloat::protocol::{AgentEvent, Decision, PreviewKind, UiCommand};
 use dashfloat::session::{OpenSession, SessionSetup, SessionStore};
-use dashfloat::tools::{Analyser, EDIT_MAX_FILE_BYTES, FileState};
+use dashfloat::tools::{Analyser, FileState};
 use serde_json::json;
 
 use crate::support;

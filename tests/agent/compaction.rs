@@ -9,9 +9,9 @@
 
 use std::path::Path;
 
-use dashfloat::agent::{
-    ApprovalPolicy, PRUNED_TAIL, RESULT_CUT_MIN_BYTES, SUMMARY_PREFIX, SUMMARY_PROMPT,
-};
+use dashfloat::agent::ApprovalPolicy;
+
+use dashfloat::bounds::{PRUNED_TAIL, RESULT_CUT_MIN_BYTES, SUMMARY_PREFIX, SUMMARY_PROMPT};
 use dashfloat::protocol::{AgentEvent, Phase, Severity, UiCommand};
 use serde_json::Value;
 
@@ -675,7 +675,7 @@ async fn results_of_one_turn_together_fit_the_window() {
     let events = h.turn().await;
     assert!(errors(&events).is_empty(), "{events:#?}");
     let body = &server.requests()[0].raw_body;
-    let estimate = body.len() as f64 / dashfloat::agent::BYTES_PER_TOKEN_START;
+    let estimate = body.len() as f64 / dashfloat::bounds::BYTES_PER_TOKEN_START;
     assert!(
         estimate <= f64::from(window),
         "{} bytes, about {estimate:.0} tokens",
@@ -745,7 +745,7 @@ async fn compact_with(summary: Reply) -> (Vec<AgentEvent>, String) {
 
 /// The summary kept of `total` bytes of `s`: the bound's worth of them.
 fn summary_cut_from(total: usize) -> String {
-    use dashfloat::agent::SUMMARY_MAX_DIVISOR;
+    use dashfloat::bounds::SUMMARY_MAX_DIVISOR;
     let kept = (5_000 / SUMMARY_MAX_DIVISOR) as f64 * 3.5;
     format!(
         "{SUMMARY_PREFIX}{}… [{total} bytes in all]",

@@ -4,7 +4,8 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use clap::Parser;
-use dashfloat::config::{Cli, Config, ConfigError, LOCAL_BASE_URL, LOCAL_CONTEXT_WINDOW};
+use dashfloat::bounds::{LOCAL_BASE_URL, LOCAL_CONTEXT_WINDOW};
+use dashfloat::config::{Cli, Config, ConfigError};
 
 fn env(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
     let map: HashMap<String, String> = vars
@@ -276,8 +277,8 @@ fn pass_env_comes_from_the_exec_table() {
 
 #[test]
 fn durations_outside_their_bounds_are_config_errors_and_the_default_stands() {
-    use dashfloat::config::{DEFAULT_IDLE_TIMEOUT, DEFAULT_REQUEST_TIMEOUT};
-    use dashfloat::tools::EXEC_DEFAULT_TIMEOUT;
+    use dashfloat::bounds::EXEC_DEFAULT_TIMEOUT;
+    use dashfloat::bounds::{DEFAULT_IDLE_TIMEOUT, DEFAULT_REQUEST_TIMEOUT};
     // u64::MAX seconds once overflowed `Instant::now() + idle` mid-stream.
     let cli = Cli::parse_from([
         "dashfloat",
@@ -293,7 +294,7 @@ fn durations_outside_their_bounds_are_config_errors_and_the_default_stands() {
     assert_eq!(c.exec_timeout, EXEC_DEFAULT_TIMEOUT);
     assert_eq!(
         c.exec_timeout_max,
-        dashfloat::tools::EXEC_DEFAULT_MAX_TIMEOUT
+        dashfloat::bounds::EXEC_DEFAULT_MAX_TIMEOUT
     );
     let texts: Vec<String> = problems.iter().map(ToString::to_string).collect();
     assert_eq!(texts.len(), 3, "{texts:?}");
@@ -395,7 +396,7 @@ fn approval_flag_and_slash_command_spell_every_policy_alike() {
 
 #[test]
 fn the_reply_reserve_and_the_compaction_mark_come_from_flags_then_the_file() {
-    use dashfloat::agent::{COMPACT_AT_MAX, COMPACT_AT_MIN, DEFAULT_COMPACT_AT};
+    use dashfloat::bounds::{COMPACT_AT_MAX, COMPACT_AT_MIN, DEFAULT_COMPACT_AT};
     let (c, problems) = resolve(&Cli::default(), &[], None);
     assert!(problems.is_empty());
     assert_eq!((c.max_output, c.compact_at), (None, DEFAULT_COMPACT_AT));
@@ -564,5 +565,5 @@ fn an_empty_model_name_is_reported_and_taken_as_not_given() {
         matches!(problems[..], [ConfigError::EmptyModel]),
         "{problems:?}"
     );
-    assert_eq!(c.model, dashfloat::config::LOCAL_MODEL);
+    assert_eq!(c.model, dashfloat::bounds::LOCAL_MODEL);
 }

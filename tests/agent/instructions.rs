@@ -8,7 +8,8 @@ use std::path::Path;
 use std::process::Command;
 
 use dashfloat::agent::ApprovalPolicy;
-use dashfloat::agent::instructions::{self, INSTRUCTIONS_MAX_BYTES, Instructions, cut_marker};
+use dashfloat::agent::instructions::{self, Instructions, cut_marker};
+use dashfloat::bounds::INSTRUCTIONS_MAX_BYTES;
 use dashfloat::protocol::{AgentEvent, Severity};
 use dashfloat::tools::LocalWorkspace;
 

@@ -6,7 +6,8 @@
 
 use std::path::Path;
 
-use dashfloat::permissions::{NoRule, RULES_FILE_MAX_BYTES, RULES_MAX, Rule, Store, StoreError};
+use dashfloat::bounds::{RULES_FILE_MAX_BYTES, RULES_MAX};
+use dashfloat::permissions::{NoRule, Rule, Store, StoreError};
 
 /// The rule the table's first column names.
 fn rule(text: &str) -> Rule {

@@ -189,10 +189,10 @@ fn git(dir: &Path, args: &[&str]) {
 /// A repository committed inside the project (a gitlink and no
 /// `.gitmodules`, as `git add` of an embedded repository leaves it, and
 /// as an unpacked archive can plant it) whose own configuration names a
-/// program: git status and git diff would run git in it, and that program
-/// with it. They run unasked and run nothing there.
+/// program: git status and git diff open it to compare the gitlink, and
+/// would run git in it. They ask, saying why, and nothing runs there.
 #[tokio::test]
-async fn git_status_and_diff_do_not_run_a_planted_inner_repositorys_program() {
+async fn git_status_and_diff_in_a_planted_inner_repository_ask_and_run_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let marker = tempfile::tempdir().unwrap();
     let ran = marker.path().join("ran");
@@ -227,11 +227,26 @@ async fn git_status_and_diff_do_not_run_a_planted_inner_repositorys_program() {
     .await;
     let mut h = start(&server, root, true);
     h.prompt("what changed?").await;
+    for _ in 0..2 {
+        let (id, events) = h.next_confirm().await;
+        let Some(AgentEvent::Confirm(request)) = events.last() else {
+            unreachable!()
+        };
+        assert!(
+            request.preview.iter().any(|l| l.kind == PreviewKind::Marker
+                && l.text
+                    .contains("`inner` is a gitlink whose folder holds a `.git`")),
+            "{:?}",
+            request.preview
+        );
+        h.decide(&id, Decision::Reject).await;
+    }
     let events = h.turn().await;
-    let allowed = events
-        .iter()
-        .filter(|e| matches!(e, AgentEvent::ToolAllowed { .. }))
-        .count();
-    assert_eq!(allowed, 2, "{events:#?}");
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::ToolAllowed { .. })),
+        "{events:#?}"
+    );
     assert!(!ran.exists(), "the inner repository's fsmonitor ran");
 }

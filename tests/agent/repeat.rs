@@ -1,7 +1,9 @@
 //! The exact-repeat detector: canonical calls counted per session, notices
 //! at 3, 5 and 8, reset by the person's message, bounded.
 
-use dashfloat::agent::{REPEAT_MAX_KEYS, Repeat, RepeatDetector};
+use dashfloat::agent::{Repeat, RepeatDetector};
+
+use dashfloat::bounds::REPEAT_MAX_KEYS;
 
 use dashfloat::tools::{Effect, Registry};
 

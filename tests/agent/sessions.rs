@@ -6,16 +6,19 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use dashfloat::agent::ApprovalPolicy;
+use dashfloat::bounds::{
+    ID_MAX_CHARS, PROBLEMS_LISTED_MAX, SCHEMA_VERSION, SESSION_FILE_MAX_BYTES, SESSIONS_LISTED_MAX,
+    TITLE_MAX_CHARS,
+};
+use dashfloat::bounds::{LOG_BYTES_MAX, LOG_ITEMS_MAX};
 use dashfloat::llm::wire::{FunctionCall, Message, Role, ToolCallMessage};
 use dashfloat::protocol::{
     AgentEvent, Decision, LogItem, Phase, ReplyEnd, Severity, ToolStatus, UiCommand,
 };
-use dashfloat::protocol::{LOG_BYTES_MAX, LOG_ITEMS_MAX};
 use dashfloat::secret::Secret;
 use dashfloat::session::{
-    ID_MAX_CHARS, InvalidConversation, OpenSession, PROBLEMS_LISTED_MAX, SCHEMA_VERSION,
-    SESSION_FILE_MAX_BYTES, SESSIONS_LISTED_MAX, SessionError, SessionSetup, SessionStore,
-    TITLE_MAX_CHARS, check_conversation, new_id, title_of, valid_id,
+    InvalidConversation, OpenSession, SessionError, SessionSetup, SessionStore, check_conversation,
+    new_id, title_of, valid_id,
 };
 use serde_json::Value;
 

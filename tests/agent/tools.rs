@@ -6,8 +6,8 @@
 use std::path::Path;
 
 use dashfloat::agent::ApprovalPolicy;
+use dashfloat::bounds::EXEC_LIVE_LINES;
 use dashfloat::protocol::{AgentEvent, Decision, Phase, PreviewKind, ToolStatus};
-use dashfloat::tools::EXEC_LIVE_LINES;
 use serde_json::{Value, json};
 
 use crate::support;
@@ -701,7 +701,7 @@ async fn a_repeat_with_the_same_result_is_unchanged_and_the_next_reply_must_answ
     assert_eq!(results[0]["content"], json!("alpha\n"));
     assert_eq!(
         results[1],
-        json!({"ok": true, "unchanged": dashfloat::tools::UNCHANGED_RESULT})
+        json!({"ok": true, "unchanged": dashfloat::bounds::UNCHANGED_RESULT})
     );
     // The request ends with the ask to answer, sent with it only.
     let last = requests[2].body["messages"]
@@ -711,7 +711,7 @@ async fn a_repeat_with_the_same_result_is_unchanged_and_the_next_reply_must_answ
         .cloned();
     assert_eq!(
         last,
-        Some(json!({"role": "user", "content": dashfloat::agent::ANSWER_NOW_PROMPT}))
+        Some(json!({"role": "user", "content": dashfloat::bounds::ANSWER_NOW_PROMPT}))
     );
     // Both rows show what the file holds: the person sees every result.
     assert_eq!(statuses(&events), vec![ToolStatus::Ok, ToolStatus::Ok]);
@@ -727,7 +727,7 @@ async fn a_repeat_with_the_same_result_is_unchanged_and_the_next_reply_must_answ
         .filter_map(|m| m["content"].as_str())
         .collect();
     assert!(
-        !texts.contains(&dashfloat::agent::ANSWER_NOW_PROMPT),
+        !texts.contains(&dashfloat::bounds::ANSWER_NOW_PROMPT),
         "{texts:?}"
     );
     // The ask to answer is the only message not repeated, and it is last.
@@ -772,12 +772,12 @@ async fn a_failed_call_made_again_gets_its_error_again_before_it_counts_as_uncha
     assert_eq!(results[1]["error"], results[0]["error"]);
     assert_eq!(
         results[1]["notice"],
-        json!(dashfloat::agent::FAILED_REPEAT_NOTICE)
+        json!(dashfloat::bounds::FAILED_REPEAT_NOTICE)
     );
     assert!(requests[2].body.get("tool_choice").is_none());
     assert_eq!(
         results[2],
-        json!({"ok": false, "unchanged": dashfloat::tools::UNCHANGED_RESULT, "notice": results[2]["notice"]})
+        json!({"ok": false, "unchanged": dashfloat::bounds::UNCHANGED_RESULT, "notice": results[2]["notice"]})
     );
     assert_eq!(requests[3].body["tool_choice"], json!("none"));
 }

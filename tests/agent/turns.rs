@@ -56,7 +56,7 @@ async fn a_turn_streams_the_reply_and_ends_idle() {
 
 #[tokio::test]
 async fn a_prompt_over_the_bound_is_refused_and_the_next_one_is_sent() {
-    use dashfloat::protocol::PROMPT_MAX_BYTES;
+    use dashfloat::bounds::PROMPT_MAX_BYTES;
     let server = ScriptedServer::start(vec![Reply::text(&["ok"])]).await;
     let mut h = start(&server.base_url());
     h.prompt(&"x".repeat(usize::try_from(PROMPT_MAX_BYTES).unwrap() + 1))

@@ -120,7 +120,7 @@ fn crafted_git_metadata_runs_nothing_and_shows_nothing_from_outside() {
             "{}: {results:?}",
             layout.name
         );
-        // The clean and neutralised layouts still run unasked.
+        // The clean layouts still run unasked.
         assert_eq!(
             sent.contains("no one can approve this call"),
             layout.expect.asks(),

@@ -48,7 +48,7 @@ fn start_real_at(url: &str, max_steps: u32) -> (AgentHarness, tempfile::TempDir)
     s.max_steps = max_steps;
     // The server's own window (scripts/local-model's -c), as discovery
     // would find it: the reply is bounded by its reserve, 1,024 tokens.
-    s.context_window = dashfloat::config::LOCAL_CONTEXT_WINDOW;
+    s.context_window = dashfloat::bounds::LOCAL_CONTEXT_WINDOW;
     // Deterministic replies keep these tests from depending on luck.
     s.temperature = Some(0.0);
     s.system_prompt = dashfloat::agent::system_prompt();

@@ -4,7 +4,7 @@
 //! then on (and Esc stops it with nothing changed), the popup completes and closes, an unknown command never
 //! reaches the model, and `/help` lists the keys and the commands.
 
-use dashfloat::agent::SUMMARY_PREFIX;
+use dashfloat::bounds::SUMMARY_PREFIX;
 use serde_json::Value;
 use std::time::Duration;
 

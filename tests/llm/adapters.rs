@@ -351,23 +351,29 @@ async fn a_fenced_call_is_announced_only_once_its_block_ends() {
     assert!(calls(&events).is_empty());
 }
 
-#[tokio::test]
-async fn a_long_text_call_reports_progress_like_a_native_one() {
-    let content = "x".repeat(3 * dashfloat::llm::stream::TOOL_CALL_PROGRESS_BYTES);
-    let head =
-        "<tool_call>{\"name\": \"write_file\", \"arguments\": {\"path\": \"a\", \"content\": \"";
+/// A reply that writes `head`, then `body` in 100-byte pieces, then
+/// `tail`, and stops: a call's arguments arriving as a long one would.
+fn written_in_pieces(head: &str, body: &str, tail: &str) -> Vec<Value> {
     let mut frames = vec![role_chunk(), content_chunk(head)];
     frames.extend(
-        content
-            .as_bytes()
+        body.as_bytes()
             .chunks(100)
             .map(|piece| content_chunk(std::str::from_utf8(piece).unwrap())),
     );
-    frames.push(content_chunk("\"}}</tool_call>"));
+    frames.push(content_chunk(tail));
     frames.push(finish_chunk("stop"));
+    frames
+}
+
+#[tokio::test]
+async fn a_long_text_call_reports_progress_like_a_native_one() {
+    let content = "x".repeat(3 * dashfloat::bounds::TOOL_CALL_PROGRESS_BYTES);
+    let head =
+        "<tool_call>{\"name\": \"write_file\", \"arguments\": {\"path\": \"a\", \"content\": \"";
+    let frames = written_in_pieces(head, &content, "\"}}</tool_call>");
     let server = ScriptedServer::start(vec![Reply::sse(frames)]).await;
     let events = episode(&server.base_url(), ToolSyntax::Only(Syntax::Hermes)).await;
-    let kib = dashfloat::llm::stream::TOOL_CALL_PROGRESS_BYTES;
+    let kib = dashfloat::bounds::TOOL_CALL_PROGRESS_BYTES;
     let sizes: Vec<usize> = events
         .iter()
         .filter_map(|e| match e {
@@ -386,20 +392,12 @@ async fn a_long_text_call_reports_progress_like_a_native_one() {
 /// sees it grow as an announced call's progress would show it.
 #[tokio::test]
 async fn a_long_held_call_reports_its_size_as_it_grows() {
-    let written = "x".repeat(3 * dashfloat::llm::stream::TOOL_CALL_PROGRESS_BYTES);
+    let written = "x".repeat(3 * dashfloat::bounds::TOOL_CALL_PROGRESS_BYTES);
     let head = "Writing it.\n```json\n{\"name\": \"write_file\", \"arguments\": {\"path\": \"a\", \"content\": \"";
-    let mut frames = vec![role_chunk(), content_chunk(head)];
-    frames.extend(
-        written
-            .as_bytes()
-            .chunks(100)
-            .map(|piece| content_chunk(std::str::from_utf8(piece).unwrap())),
-    );
-    frames.push(content_chunk("\"}}\n```"));
-    frames.push(finish_chunk("stop"));
+    let frames = written_in_pieces(head, &written, "\"}}\n```");
     let server = ScriptedServer::start(vec![Reply::sse(frames)]).await;
     let events = episode(&server.base_url(), ToolSyntax::Auto).await;
-    let kib = dashfloat::llm::stream::TOOL_CALL_PROGRESS_BYTES;
+    let kib = dashfloat::bounds::TOOL_CALL_PROGRESS_BYTES;
     let sizes: Vec<usize> = events
         .iter()
         .filter_map(|e| match e {

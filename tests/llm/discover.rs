@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
-use dashfloat::llm::discover::{
-    Answers, DISCOVERY_BODY_MAX_BYTES, DISCOVERY_TIMEOUT, Questions, SERVED_MODELS_MAX, ask,
-};
+use dashfloat::llm::discover::{Answers, Questions, ask};
+
+use dashfloat::bounds::{DISCOVERY_BODY_MAX_BYTES, DISCOVERY_TIMEOUT, SERVED_MODELS_MAX};
 use serde_json::json;
 
 use crate::endpoint;

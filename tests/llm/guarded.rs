@@ -11,7 +11,8 @@
 use std::time::Duration;
 
 use bytes::Bytes;
-use dashfloat::llm::guarded::{GuardError, GuardedBytes, PIECE_BYTES, ReplyBudget};
+use dashfloat::bounds::PIECE_BYTES;
+use dashfloat::llm::guarded::{GuardError, GuardedBytes, ReplyBudget};
 use futures_util::StreamExt;
 
 /// A reply budget no stream here runs out of.

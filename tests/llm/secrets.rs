@@ -3,7 +3,7 @@
 //! log, and custom headers never follow a redirect to another origin.
 
 use dashfloat::agent::ApprovalPolicy;
-use dashfloat::llm::REDIRECT_MAX;
+use dashfloat::bounds::REDIRECT_MAX;
 use dashfloat::llm::stream::Endpoint;
 use dashfloat::protocol::TransportError;
 
@@ -183,7 +183,7 @@ async fn the_log_redacts_a_url_with_credentials_whoever_wrote_the_line() {
 
 #[tokio::test]
 async fn a_long_line_is_cut_after_its_credentials_are_redacted() {
-    use dashfloat::log::LOG_LINE_MAX_BYTES;
+    use dashfloat::bounds::LOG_LINE_MAX_BYTES;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("session.log");
     let log = dashfloat::log::Log::to_file(&path).unwrap();

@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
-use dashfloat::llm::slots::{
-    REFUSAL_SHOWN_MAX_BYTES, SLOT_ACTION_TIMEOUT, SLOT_REPLY_MAX_BYTES, SlotAction, SlotError, act,
-};
+use dashfloat::llm::slots::{SlotAction, SlotError, act};
+
+use dashfloat::bounds::{REFUSAL_SHOWN_MAX_BYTES, SLOT_ACTION_TIMEOUT, SLOT_REPLY_MAX_BYTES};
 use serde_json::json;
 
 use crate::endpoint;

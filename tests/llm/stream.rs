@@ -4,9 +4,11 @@
 
 use std::time::Duration;
 
-use dashfloat::llm::stream::{
-    Endpoint, FRAME_MAX_BYTES, REPLY_CALL_COPIES_MAX, REPLY_MAX_BYTES,
-    TOOL_CALL_EARLY_PROGRESS_BYTES, TOOL_CALL_PROGRESS_BYTES, progress_step,
+use dashfloat::llm::stream::{Endpoint, progress_step};
+
+use dashfloat::bounds::{
+    FRAME_MAX_BYTES, REPLY_CALL_COPIES_MAX, REPLY_MAX_BYTES, TOOL_CALL_EARLY_PROGRESS_BYTES,
+    TOOL_CALL_PROGRESS_BYTES,
 };
 use dashfloat::protocol::{FinishReason, StreamEvent, TransportError, Usage};
 use serde_json::json;
@@ -573,7 +575,8 @@ async fn an_absurd_retry_after_is_reported_not_a_panic() {
 
 #[test]
 fn retry_after_is_read_up_to_its_cap_and_never_trusted_past_it() {
-    use dashfloat::llm::classify::{RETRY_AFTER_MAX, parse_retry_after};
+    use dashfloat::bounds::RETRY_AFTER_MAX;
+    use dashfloat::llm::classify::parse_retry_after;
     let day = RETRY_AFTER_MAX.as_secs();
     assert_eq!(
         parse_retry_after(Some("1.5")),
@@ -1155,7 +1158,7 @@ async fn tool_call_arguments_count_against_the_reply_cap() {
 
 #[tokio::test]
 async fn a_huge_error_body_is_read_only_up_to_its_cap() {
-    use dashfloat::llm::classify::ERROR_BODY_MAX_BYTES;
+    use dashfloat::bounds::ERROR_BODY_MAX_BYTES;
     let body = format!(
         "{{\"error\":{{\"message\":\"{}\"}}}}",
         "e".repeat(4 * ERROR_BODY_MAX_BYTES)

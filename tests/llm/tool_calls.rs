@@ -1,10 +1,10 @@
 //! The tool-call accumulator (ADR 0007 §1–2): streamed `delta.tool_calls`
 //! fragments in, whole calls out. One behaviour per test.
 
-use dashfloat::llm::stream::REPLY_MAX_BYTES;
+use dashfloat::bounds::REPLY_MAX_BYTES;
+use dashfloat::bounds::{MADE_UP_ID_LEN, MAX_TOOL_CALLS};
 use dashfloat::llm::tool_calls::{
-    AccumulatorError, AssembledCall, CallError, MADE_UP_ID_LEN, MAX_TOOL_CALLS, MadeUpIds,
-    ToolCallAccumulator,
+    AccumulatorError, AssembledCall, CallError, MadeUpIds, ToolCallAccumulator,
 };
 use dashfloat::llm::wire::{ChatChunk, WireFunctionDelta, WireToolCallDelta};
 use serde_json::{Map, Value, json};

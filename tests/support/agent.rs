@@ -65,7 +65,7 @@ pub fn setup(base_url: &str, root: &Path, approval: ApprovalPolicy) -> AgentSetu
         // Every command asks unless a test turns the analyser on.
         read_only: None,
         headless: false,
-        max_steps: agent::DEFAULT_MAX_STEPS,
+        max_steps: dashfloat::bounds::DEFAULT_MAX_STEPS,
         temperature: None,
         seed: None,
         log: dashfloat::log::Log::off(),
@@ -74,7 +74,7 @@ pub fn setup(base_url: &str, root: &Path, approval: ApprovalPolicy) -> AgentSetu
         // Large enough that no test compacts unless it sets a window.
         context_window: 128_000,
         max_output: None,
-        compact_at: agent::DEFAULT_COMPACT_AT,
+        compact_at: dashfloat::bounds::DEFAULT_COMPACT_AT,
         // Saving is off unless a test points it at a temporary directory.
         sessions: None,
         tool_syntax: dashfloat::llm::adapters::ToolSyntax::Auto,

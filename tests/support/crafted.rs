@@ -193,9 +193,6 @@ pub enum Expect {
     /// a program, which git's answer about the repository does not show:
     /// the line asks.
     Crafted,
-    /// Crafted, but the commands' environment keeps git inside: the line
-    /// runs unasked, and shows nothing from outside.
-    Neutralised,
 }
 
 impl Expect {
@@ -429,11 +426,12 @@ pub const LAYOUTS: &[Layout] = &[
     },
     Layout {
         // A gitlink without `.gitmodules` to another repository, its
-        // summary asked for: the run's own configuration turns it off.
+        // summary asked for: the run's own configuration turns it off,
+        // and its folder's `.git` asks before that.
         name: "a planted gitlink to another repository with its summary on",
         dir: ".",
         line: "git status",
-        expect: Expect::Neutralised,
+        expect: Expect::Crafted,
         build: |t| {
             git(
                 &t.parent,
@@ -457,6 +455,95 @@ pub const LAYOUTS: &[Layout] = &[
             git(&t.root, &["update-index", "--add", "--cacheinfo", &gitlink]);
             git(&t.root, &["commit", "-q", "-m", "add sm"]);
             t.config("status.submoduleSummary", "true");
+        },
+    },
+    Layout {
+        // git compares a gitlink with the repository its folder's `.git`
+        // names, before `diff.ignoreSubmodules` applies: `ls-files -m`
+        // lists the gitlink when that repository's `HEAD` is not the
+        // commit the index names, an oracle on another repository.
+        name: "a gitlink whose folder's .git names the repository above",
+        dir: ".",
+        line: "git ls-files -m",
+        expect: Expect::Crafted,
+        build: |t| {
+            let guess = "160000,1111111111111111111111111111111111111111,guess";
+            git(&t.root, &["update-index", "--add", "--cacheinfo", guess]);
+            git(&t.root, &["commit", "-q", "-m", "gitlink"]);
+            fs::create_dir_all(t.root.join("guess")).unwrap();
+            let gitdir = format!("gitdir: {}\n", t.parent.join(".git").display());
+            fs::write(t.root.join("guess/.git"), gitdir).unwrap();
+        },
+    },
+    Layout {
+        // The gitlink's `.git` names a git directory planted in the
+        // project, which is not the repository's own, so its
+        // configuration is never listed: it includes a file outside, and
+        // git's error quotes that file's first line.
+        name: "a gitlink whose .git names a planted git directory including a file outside",
+        dir: ".",
+        line: "git status --porcelain",
+        expect: Expect::Crafted,
+        build: |t| {
+            let planted = t.root.join("planted.git");
+            t.copy_git(&["HEAD", "objects", "refs"], &planted);
+            let include = format!(
+                "[include]\n\tpath = {}\n",
+                t.parent.join("secret.txt").display()
+            );
+            fs::write(planted.join("config"), include).unwrap();
+            let gitlink = "160000,1111111111111111111111111111111111111111,gl";
+            git(&t.root, &["update-index", "--add", "--cacheinfo", gitlink]);
+            git(&t.root, &["commit", "-q", "-m", "gitlink"]);
+            fs::create_dir_all(t.root.join("gl")).unwrap();
+            fs::write(t.root.join("gl/.git"), "gitdir: ../planted.git\n").unwrap();
+        },
+    },
+    Layout {
+        // git asks of each untracked folder whether it holds a
+        // repository, and opens where its `.git` leads: which paths
+        // outside hold a repository shows in what it lists.
+        name: "an untracked folder whose .git names the repository above",
+        dir: ".",
+        line: "git status --porcelain -uall",
+        expect: Expect::Crafted,
+        build: |t| {
+            fs::create_dir_all(t.root.join("nest")).unwrap();
+            let gitdir = format!("gitdir: {}\n", t.parent.join(".git").display());
+            fs::write(t.root.join("nest/.git"), gitdir).unwrap();
+        },
+    },
+    Layout {
+        // git reads the `.gitattributes` of each folder of a path it
+        // shows, opening only the last part without following a link:
+        // for the history's `lnk/x` it read `lnk/.gitattributes` outside.
+        name: "a tracked link to a folder outside, the history holding a file beneath it",
+        dir: ".",
+        line: "git log -p -3 --format=%s",
+        expect: Expect::Crafted,
+        build: |t| {
+            link_out_over_history(t);
+            git(&t.root, &["add", "lnk"]);
+            git(&t.root, &["commit", "-q", "-m", "link"]);
+        },
+    },
+    Layout {
+        // The same through a link the index does not hold.
+        name: "an untracked link to a folder outside, the history holding a file beneath it",
+        dir: ".",
+        line: "git diff HEAD~2 --stat",
+        expect: Expect::Crafted,
+        build: link_out_over_history,
+    },
+    Layout {
+        // git status reads no attributes through it.
+        name: "a tracked link to a folder outside, for git status",
+        dir: ".",
+        line: "git status --short",
+        expect: Expect::Clean,
+        build: |t| {
+            link_out_over_history(t);
+            git(&t.root, &["add", "lnk"]);
         },
     },
     Layout {
@@ -504,3 +591,26 @@ pub const LAYOUTS: &[Layout] = &[
         },
     },
 ];
+
+/// History with `lnk/x` changed twice and then removed, and `lnk` in the
+/// work tree a link (untracked) to a folder beside the project whose
+/// `.gitattributes` marks `x` binary and names a diff driver.
+fn link_out_over_history(t: &Tree) {
+    let outside = t.base.join("outdir");
+    fs::create_dir_all(&outside).unwrap();
+    fs::write(
+        outside.join(".gitattributes"),
+        "x binary diff=PARENT-SECRET\n",
+    )
+    .unwrap();
+    let lnk = t.root.join("lnk");
+    fs::create_dir_all(&lnk).unwrap();
+    for text in ["one\n", "two\n"] {
+        fs::write(lnk.join("x"), text).unwrap();
+        git(&t.root, &["add", "lnk"]);
+        git(&t.root, &["commit", "-q", "-m", text.trim_end()]);
+    }
+    git(&t.root, &["rm", "-rq", "lnk"]);
+    git(&t.root, &["commit", "-q", "-m", "removed"]);
+    symlink(&outside, &lnk).unwrap();
+}

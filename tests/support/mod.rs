@@ -187,3 +187,16 @@ pub fn assert_all_gone(pids: &[i32], timeout: std::time::Duration) {
         }
     }
 }
+
+/// Every Rust source file under `dir`, found recursively: what the tests
+/// that read the crate's own code (its walls, its seam) scan.
+pub fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}

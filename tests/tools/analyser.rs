@@ -11,10 +11,9 @@ use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use dashfloat::tools::{
-    ANALYSER_MAX_FILE_BYTES, ANALYSER_MAX_LINE_BYTES, ANALYSER_RUN_ENV, Analyser, EnvSetting,
-    Verdict, analyse, parse,
-};
+use dashfloat::tools::{Analyser, EnvSetting, Verdict, analyse, parse};
+
+use dashfloat::bounds::{ANALYSER_MAX_FILE_BYTES, ANALYSER_MAX_LINE_BYTES, ANALYSER_RUN_ENV};
 use nix::sys::stat::Mode;
 
 use crate::{Rng, env_or, support};
@@ -42,7 +41,7 @@ use Expect::{Asks, Invalid, Renders, Runs};
 ///   big.log             11 MiB, sparse: over the size cap
 ///   fifo                a named pipe
 ///   link-in -> src      a link that stays inside
-///   link-out -> base/outside/secret.txt, dir-out -> base/outside
+///   link-out -> base/outside/secret.txt
 /// base/outside/secret.txt
 /// base/home/.gitconfig  the global git config the analyser is given
 /// ```
@@ -93,7 +92,6 @@ impl Project {
             project.root.join("link-out"),
         )
         .unwrap();
-        symlink(&project.outside, project.root.join("dir-out")).unwrap();
         project
     }
 
@@ -523,6 +521,21 @@ const CASES: &[(&str, Expect)] = &[
         "find . -follow",
         Asks("`find -follow` follows symbolic links"),
     ),
+    // Whether a link's target exists, and what it is, may be a fact
+    // about a path outside the project.
+    (
+        "find . -maxdepth 1 -xtype f",
+        Asks("`find -xtype` looks at what a symbolic link leads to"),
+    ),
+    (
+        "find . -type l -printf '%Y %s %p\\n'",
+        Asks("a `%Y` directive looks at what a symbolic link leads to"),
+    ),
+    (
+        "find . -printf '%-4Y'",
+        Asks("a `%Y` directive looks at what a symbolic link leads to"),
+    ),
+    ("find . -printf '%y %TY %p %l\\n'", Runs),
     ("find / -name x", Asks("escapes the working directory")),
     ("find .. -name x", Asks("escapes the working directory")),
     (
@@ -579,7 +592,7 @@ const CASES: &[(&str, Expect)] = &[
     ("tail -nf notes.txt", Asks("must be a number")),
     ("tail +1f notes.txt", Asks("tail's old option form")),
     ("tail -- +2 notes.txt", Asks("tail's old option form")),
-    ("ls -L dir-out", Asks("`ls -L` follows symbolic links")),
+    ("ls -L link-out", Asks("`ls -L` follows symbolic links")),
     ("ls -laL", Asks("`ls -L` follows symbolic links")),
     ("ls --dereference", Asks("follows symbolic links")),
     (
@@ -622,11 +635,6 @@ const CASES: &[(&str, Expect)] = &[
         Asks("path escapes the working directory"),
     ),
     ("cat link-out", Asks("path escapes the working directory")),
-    ("ls dir-out/", Asks("path escapes the working directory")),
-    (
-        "cat dir-out/secret.txt",
-        Asks("path escapes the working directory"),
-    ),
     (
         "cat link-in/../../outside/secret.txt",
         Asks("climbs out of a symbolic link"),
@@ -665,6 +673,33 @@ const CASES: &[(&str, Expect)] = &[
     ),
     ("echo ok && cat link-out", Asks("`link-out`")),
 ];
+
+/// A link to a folder outside the project is no way out for a path, and
+/// makes the git lines that read attributes ask: git reads a
+/// `.gitattributes` through it for the history's paths beneath it.
+#[test]
+fn a_link_to_a_folder_outside_the_project() {
+    let project = Project::new();
+    symlink(&project.outside, project.root.join("dir-out")).unwrap();
+    let outside = "`dir-out` is a link to a folder outside the project";
+    check_all(
+        [
+            ("ls dir-out/", Asks("path escapes the working directory")),
+            (
+                "cat dir-out/secret.txt",
+                Asks("path escapes the working directory"),
+            ),
+            ("ls -L dir-out", Asks("`ls -L` follows symbolic links")),
+            ("git log -p", Asks(outside)),
+            ("git show HEAD", Asks(outside)),
+            ("git diff --stat", Asks(outside)),
+            ("git blame README.md", Asks(outside)),
+            ("git status --short", Runs),
+            ("git ls-files -s", Runs),
+        ]
+        .map(|(line, expect)| (line, project.analyse(line), expect)),
+    );
+}
 
 #[test]
 fn the_table() {
@@ -801,6 +836,12 @@ const GIT_CONFIG_CASES: &[(&str, Expect)] = &[
         "[core]\n\tattributesFile = /etc/x\n",
         Asks("(core.attributesfile)"),
     ),
+    // git 2.54 runs the hooks its configuration names.
+    (
+        "[hook \"linter\"]\n\tcommand = touch x\n\tevent = post-index-change\n",
+        Asks("configures a hook, a program git runs (hook.linter.command)"),
+    ),
+    ("[hook]\n\tevent = x\n", Asks("(hook.event)")),
     ("[alias]\n\tst = !rm -rf /\n", Runs),
     ("[core]\n\teditor = vim\n\tsshCommand = ssh -i k\n", Runs),
     ("[credential]\n\thelper = store\n", Runs),
@@ -895,6 +936,17 @@ fn global_configuration_is_judged_too() {
     }
     // Not for commands other than git.
     assert!(matches!(project.analyse("ls"), Verdict::ReadOnly { .. }));
+    // A hook named in the person's own configuration runs as well (git
+    // 2.54).
+    fs::write(
+        &project.global,
+        "[hook \"fmt\"]\n\tevent = post-index-change\n\tcommand = cargo fmt\n",
+    )
+    .unwrap();
+    match project.analyse("git diff") {
+        Verdict::Ask { reason } => assert!(reason.contains("(hook.fmt.event)"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
     // The person's own configuration may name files git reads, and
     // include others, which git reads as it will when the line runs.
     let included = project.global.with_file_name("included.cfg");
@@ -961,8 +1013,11 @@ fn repositories_git_would_not_take_as_checked() {
     fs::create_dir_all(project.root.join("sub/.git/objects")).unwrap();
     fs::create_dir_all(project.root.join("sub/.git/refs")).unwrap();
     asks("git -C sub status", "(core.pager)");
+    // From above, git status asks of the folder whether it holds a
+    // repository, and looks where its `.git` leads; git log does not.
+    asks("git status", "is a repository nested in the work tree");
     assert!(matches!(
-        project.analyse("git status"),
+        project.analyse("git log"),
         Verdict::ReadOnly { .. }
     ));
 

@@ -6,7 +6,8 @@
 use std::time::{Duration, Instant};
 
 use crate::support::calls::validate;
-use dashfloat::tools::{EXEC_OUTPUT_MAX_BYTES, ToolContext, child_env, execute};
+use dashfloat::bounds::EXEC_OUTPUT_MAX_BYTES;
+use dashfloat::tools::{ToolContext, child_env, execute};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 

@@ -9,7 +9,9 @@ use std::fs;
 use std::path::Path;
 use std::time::Duration;
 
-use dashfloat::tools::{ANALYSER_GIT_DIR_ENTRIES_MAX, Analyser, Verdict};
+use dashfloat::tools::{Analyser, Verdict};
+
+use dashfloat::bounds::ANALYSER_GIT_DIR_ENTRIES_MAX;
 
 use crate::support;
 use support::crafted::{Expect, LAYOUTS, Tree, git_would_reach_out};
@@ -80,6 +82,90 @@ fn a_repository_with_more_files_than_are_looked_through_asks() {
         Verdict::Ask { reason } => assert!(reason.contains("more than 20000 entries"), "{reason}"),
         other => panic!("{other:?}"),
     }
+}
+
+/// A work tree is looked through for nested repositories and links out
+/// up to a bound before a line that reads untracked folders or
+/// attributes; past it, such lines ask, and others still run. (The
+/// bound is lowered here: the default's 200,000 files took 25 s to make.)
+#[test]
+fn a_work_tree_with_more_entries_than_are_looked_through_asks() {
+    const MAX: usize = 500;
+    let tree = Tree::new();
+    let build = tree.root.join("target");
+    fs::create_dir_all(build.join("deep")).unwrap();
+    let already = walked_entries(&tree.root) - walked_entries(&tree.git_dir());
+    for n in already..MAX {
+        fs::write(build.join("deep").join(format!("f{n}")), "").unwrap();
+    }
+    let analyser = Analyser::new(&tree.root)
+        .with_command_env(support::command_env(Path::new("/dev/null")))
+        .with_work_tree_entries(MAX);
+    let verdict = analyser.analyse(".", "git status --short");
+    assert!(matches!(verdict, Verdict::ReadOnly { .. }), "{verdict:?}");
+    fs::write(build.join("one-more"), "").unwrap();
+    for line in ["git status --short", "git log -p -1", "git ls-files -o"] {
+        match analyser.analyse(".", line) {
+            Verdict::Ask { reason } => assert!(
+                reason.contains(&format!("the work tree holds more than {MAX} entries")),
+                "{line}: {reason}"
+            ),
+            other => panic!("{line}: {other:?}"),
+        }
+    }
+    for line in ["git status -uno", "git ls-files -s", "git branch -v"] {
+        let verdict = analyser.analyse(".", line);
+        assert!(
+            matches!(verdict, Verdict::ReadOnly { .. }),
+            "{line}: {verdict:?}"
+        );
+    }
+}
+
+/// A nested repository asks only for the lines that read untracked
+/// folders, and a link out only for those that read attributes; each
+/// work tree is looked through once a line.
+#[test]
+fn what_a_work_tree_holds_asks_only_for_the_lines_that_read_it() {
+    let tree = Tree::new();
+    fs::create_dir_all(tree.root.join("vendor/lib")).unwrap();
+    support::crafted::git(&tree.root.join("vendor/lib"), &["init", "-q"]);
+    std::os::unix::fs::symlink(&tree.base, tree.root.join("sub/out")).unwrap();
+    let analyser =
+        Analyser::new(&tree.root).with_command_env(support::command_env(Path::new("/dev/null")));
+    let nested = "is a repository nested in the work tree";
+    let linked = "is a link to a folder outside the project";
+    for (line, why) in [
+        ("git status", Some(nested)),
+        ("git status -uall --porcelain", Some(nested)),
+        ("git ls-files --others", Some(nested)),
+        ("git ls-files -k", Some(nested)),
+        ("git log --oneline", Some(linked)),
+        ("git show HEAD", Some(linked)),
+        ("git diff", Some(linked)),
+        ("git blame README.md", Some(linked)),
+        ("git status -uno", None),
+        ("git status --untracked-files=all -uno", None),
+        ("git ls-files", None),
+        ("git branch", None),
+        ("git rev-parse HEAD", None),
+        ("git -C vendor status -uno", None),
+    ] {
+        match (analyser.analyse(".", line), why) {
+            (Verdict::Ask { reason }, Some(why)) => {
+                assert!(reason.contains(why), "{line}: {reason}")
+            }
+            (Verdict::ReadOnly { .. }, None) => {}
+            (other, _) => panic!("{line}: {other:?}"),
+        }
+    }
+    // A link to a folder inside the project, or to a file outside, is
+    // neither: attributes are read inside, or not at all.
+    fs::remove_file(tree.root.join("sub/out")).unwrap();
+    std::os::unix::fs::symlink("..", tree.root.join("sub/up")).unwrap();
+    std::os::unix::fs::symlink(tree.parent.join("secret.txt"), tree.root.join("sub/file")).unwrap();
+    let verdict = analyser.analyse(".", "git log -p");
+    assert!(matches!(verdict, Verdict::ReadOnly { .. }), "{verdict:?}");
 }
 
 /// The entries under `dir`, every level.

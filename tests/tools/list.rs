@@ -4,7 +4,7 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use dashfloat::tools::LIST_MAX_ENTRIES;
+use dashfloat::bounds::LIST_MAX_ENTRIES;
 use serde_json::{Value, json};
 
 async fn list(dir: &Path, args: &str) -> Value {

@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use dashfloat::tools::{LOCATE_MAX_FILES, LOCATE_MAX_SHOWN};
+use dashfloat::bounds::{LOCATE_MAX_FILES, LOCATE_MAX_SHOWN};
 
 use crate::plant;
 

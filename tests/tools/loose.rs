@@ -4,10 +4,9 @@
 //! or the search would cost too much.
 
 use crate::support::calls::validate;
+use dashfloat::bounds::{LOOSE_COMPARISONS_MAX, LOOSE_NOTE};
 use dashfloat::protocol::PreviewKind;
-use dashfloat::tools::{
-    LOOSE_COMPARISONS_MAX, LOOSE_NOTE, LooseMatch, ToolContext, locate_loose, preview,
-};
+use dashfloat::tools::{LooseMatch, ToolContext, locate_loose, preview};
 use serde_json::json;
 
 use crate::run;

@@ -3,10 +3,9 @@
 //! guard that makes the approved bytes the written bytes.
 
 use crate::support::calls::validate;
+use dashfloat::bounds::{PREVIEW_MAX_LINES, PREVIEW_REVIEW_MAX_LINES};
 use dashfloat::protocol::{FileGuard, PreviewKind};
-use dashfloat::tools::{
-    PREVIEW_MAX_LINES, PREVIEW_REVIEW_MAX_LINES, ToolCall, ToolContext, execute_guarded, preview,
-};
+use dashfloat::tools::{ToolCall, ToolContext, execute_guarded, preview};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -190,7 +189,7 @@ fn a_long_command_is_previewed_whole() {
 fn replacing_a_file_too_large_to_diff_shows_the_new_content_whole() {
     let (dir, ctx) = ctx();
     let big = std::fs::File::create(dir.path().join("big.log")).unwrap();
-    big.set_len(dashfloat::tools::EDIT_MAX_FILE_BYTES + 1)
+    big.set_len(dashfloat::bounds::EDIT_MAX_FILE_BYTES + 1)
         .unwrap();
     seen(&ctx, "big.log");
     let p = preview(

@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use dashfloat::tools::{
+use dashfloat::bounds::{
     READ_BINARY_PROBE_BYTES, READ_MAX_BYTES, READ_MAX_LINES, READ_STREAM_THRESHOLD_BYTES,
 };
 use serde_json::Value;

@@ -3,10 +3,9 @@
 //! validated against its own schema, previewed, compared and run as a
 //! built-in's are.
 
+use dashfloat::bounds::TOOL_NAME_MAX_CHARS;
 use dashfloat::protocol::{CallArguments, PreviewKind};
-use dashfloat::tools::{
-    Effect, Registry, RegistryError, TOOL_NAME_MAX_CHARS, ToolCall, ToolContext, execute, preview,
-};
+use dashfloat::tools::{Effect, Registry, RegistryError, ToolCall, ToolContext, execute, preview};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 

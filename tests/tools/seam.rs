@@ -2,7 +2,7 @@
 //! workspace's own files, nothing in `src/tools/` touches the filesystem
 //! or starts a process except through the `Workspace` trait.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The local implementation (and the trait's own file, whose signatures
 /// name `std::fs::File`), and the reaper, which reads `/proc` to manage
@@ -42,17 +42,6 @@ const FORBIDDEN: &[&str] = &[
     "super::reaper",
 ];
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
-
 /// The lines of `text` that use a forbidden name: code only, not comments,
 /// re-exports or the unit tests at the end of a file (whose fixtures make
 /// files with `std::fs`).
@@ -91,7 +80,7 @@ fn uses(code: &str, word: &str) -> bool {
 fn nothing_in_the_tools_reaches_around_the_workspace() {
     let tools = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/tools");
     let mut files = Vec::new();
-    rust_files(&tools, &mut files);
+    crate::support::rust_files(&tools, &mut files);
     for allowed in ALLOWED {
         assert!(
             tools.join(allowed).is_file(),

@@ -7,11 +7,11 @@ use std::os::unix::fs::symlink;
 use std::path::Path;
 
 use crate::support::calls::validate;
-use dashfloat::tools::{
+use dashfloat::bounds::{
     GLOB_DEFAULT_MAX_RESULTS, GREP_DEFAULT_MAX_RESULTS, GREP_LINE_MAX_CHARS, GREP_MAX_LINE_BYTES,
-    GREP_UNSEARCHED_MAX_LISTED, GREP_WHOLE_FILE_MAX_BYTES, SEARCH_SKIPPED_DIRS, ToolContext,
-    execute,
+    GREP_UNSEARCHED_MAX_LISTED, GREP_WHOLE_FILE_MAX_BYTES, SEARCH_SKIPPED_DIRS,
 };
+use dashfloat::tools::{ToolContext, execute};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 

@@ -3,11 +3,14 @@
 
 use std::os::unix::fs::PermissionsExt;
 
-use dashfloat::tools::{EDIT_MAX_FILE_BYTES, LocateError, NearMatch, locate, splice};
+use dashfloat::tools::{LocateError, NearMatch, locate, splice};
+
+use dashfloat::bounds::EDIT_MAX_FILE_BYTES;
 use serde_json::json;
 
 use crate::support::calls::validate;
-use dashfloat::tools::{EDIT_EXCERPT_MAX_BYTES, EDIT_HINT_LINE_MAX_BYTES, ToolContext, execute};
+use dashfloat::bounds::{EDIT_EXCERPT_MAX_BYTES, EDIT_HINT_LINE_MAX_BYTES};
+use dashfloat::tools::{ToolContext, execute};
 use tokio_util::sync::CancellationToken;
 
 use crate::{json_of, names, run, run_after_reading};
@@ -123,7 +126,7 @@ async fn a_blind_write_is_told_the_last_line_to_add_after() {
         let call = validate(tool, &args.to_string()).unwrap();
         json_of(execute(&call, &ctx, CancellationToken::new()).await)
     };
-    let long = "x".repeat(dashfloat::tools::EDIT_HINT_LINE_MAX_BYTES + 1);
+    let long = "x".repeat(dashfloat::bounds::EDIT_HINT_LINE_MAX_BYTES + 1);
     // Past 64 KiB the file is not read for a hint; at it, it is.
     let at_bound = format!("{}\nlast", "x".repeat(64 * 1024 - 5));
     let over_bound = format!("{}\nlast", "x".repeat(64 * 1024 - 4));

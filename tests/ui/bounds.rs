@@ -2,12 +2,13 @@
 //! entries and bytes of text, never a preview still waiting for an answer.
 
 use crossterm::event::KeyCode;
+use dashfloat::bounds::ENTRY_ROWS_MAX;
+use dashfloat::bounds::ROWS_MAX;
+use dashfloat::bounds::{LOG_BYTES_MAX, LOG_ITEMS_MAX};
 use dashfloat::protocol::{AgentEvent, ReplyEnd, Severity, ToolStatus};
-use dashfloat::protocol::{LOG_BYTES_MAX, LOG_ITEMS_MAX};
-use dashfloat::ui::entry::ENTRY_ROWS_MAX;
 use dashfloat::ui::mode::Mode;
 use dashfloat::ui::state::State;
-use dashfloat::ui::transcript::{EntryKind, ROWS_MAX, dropped_notice};
+use dashfloat::ui::transcript::{EntryKind, dropped_notice};
 
 use crate::{agent, confirm_command, draw, press, state, tool_result};
 

@@ -1,7 +1,8 @@
 //! The input editor and prompt history, one behaviour per test.
 
-use dashfloat::protocol::PROMPT_MAX_BYTES;
-use dashfloat::ui::editor::{Editor, HISTORY_LIMIT, HISTORY_MAX_BYTES, History};
+use dashfloat::bounds::PROMPT_MAX_BYTES;
+use dashfloat::bounds::{HISTORY_LIMIT, HISTORY_MAX_BYTES};
+use dashfloat::ui::editor::{Editor, History};
 
 /// An editor holding `text` with the cursor at the `|` marker.
 fn editor(marked: &str) -> Editor {

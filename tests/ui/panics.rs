@@ -2,7 +2,9 @@
 //! holds the screen, must not touch the terminal; its report is kept for
 //! after the restore.
 
-use dashfloat::ui::terminal::{PANICS_KEPT, ScreenClaim, install_panic_hook, take_kept_panics};
+use dashfloat::ui::terminal::{ScreenClaim, install_panic_hook, take_kept_panics};
+
+use dashfloat::bounds::PANICS_KEPT;
 
 #[test]
 fn a_panic_off_the_ui_thread_is_kept_while_the_screen_is_held() {

@@ -2,8 +2,9 @@
 //! driven by ↑/↓, Enter and Esc, and drawn over the log.
 
 use crossterm::event::KeyCode;
+use dashfloat::bounds::PICKER_TITLE_COLUMNS;
 use dashfloat::protocol::{AgentEvent, Decision, LogItem, ReplyEnd, SessionSummary, UiCommand};
-use dashfloat::ui::picker::{PICKER_TITLE_COLUMNS, age, size};
+use dashfloat::ui::picker::{age, size};
 use dashfloat::ui::state::State;
 use dashfloat::ui::update::Effect;
 

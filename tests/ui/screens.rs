@@ -4,12 +4,13 @@
 //! diff preview, an error entry and the status bar under each phase.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use dashfloat::bounds::WRITING_NAME_MAX_CHARS;
 use dashfloat::protocol::{
     AgentEvent, ConfirmRequest, Phase, PreviewKind, ReplyEnd, Severity, ToolStatus, Usage,
 };
 use dashfloat::ui::state::{Progress, State};
 use dashfloat::ui::theme::Theme;
-use dashfloat::ui::update::{Msg, WRITING_NAME_MAX_CHARS, update};
+use dashfloat::ui::update::{Msg, update};
 use ratatui::buffer::Cell;
 use ratatui::style::{Color, Modifier};
 

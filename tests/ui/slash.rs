@@ -3,10 +3,9 @@
 //! refusal while busy, and the screens of the popup and of `/help`.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use dashfloat::bounds::{COMMANDS, POPUP_MAX_ROWS};
 use dashfloat::protocol::{AgentEvent, ApprovalPolicy, Phase, ReplyEnd, Severity, UiCommand};
-use dashfloat::ui::slash::{
-    self, ArgError, COMMANDS, Input, POPUP_MAX_ROWS, Slash, SlashError, window,
-};
+use dashfloat::ui::slash::{self, ArgError, Input, Slash, SlashError, window};
 use dashfloat::ui::state::State;
 use dashfloat::ui::transcript::EntryKind;
 use dashfloat::ui::update::{Effect, Msg, update};
@@ -437,7 +436,7 @@ fn help_screen() {
         assert!(help.contains(&format!("/{}", command.name)));
         assert!(help.contains(command.about));
     }
-    for item in dashfloat::ui::keys::TABLES
+    for item in dashfloat::bounds::TABLES
         .iter()
         .flat_map(|(_, items)| *items)
     {

@@ -2,8 +2,9 @@
 //! effects out.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
+use dashfloat::bounds::SPINNER;
 use dashfloat::protocol::{AgentEvent, Decision, Phase, ReplyEnd, Severity, ToolStatus, UiCommand};
-use dashfloat::ui::state::{SPINNER, State};
+use dashfloat::ui::state::State;
 use dashfloat::ui::transcript::EntryKind;
 use dashfloat::ui::update::{Effect, Msg, SendFailure, update};
 
@@ -42,7 +43,7 @@ fn enter_submits_the_prompt_and_clears_the_input() {
 
 #[test]
 fn a_paste_past_the_prompt_bound_is_left_out_and_the_help_line_says_so() {
-    let max = usize::try_from(dashfloat::protocol::PROMPT_MAX_BYTES).unwrap();
+    let max = usize::try_from(dashfloat::bounds::PROMPT_MAX_BYTES).unwrap();
     let mut s = state();
     typed(&mut s, "see: ");
     update(&mut s, Msg::Paste("x".repeat(max)));
@@ -65,7 +66,7 @@ fn a_paste_past_the_prompt_bound_is_left_out_and_the_help_line_says_so() {
 
 #[test]
 fn a_prompt_put_back_past_the_bound_stays_in_the_input_when_sent() {
-    let long = "x".repeat(usize::try_from(dashfloat::protocol::PROMPT_MAX_BYTES).unwrap() + 1);
+    let long = "x".repeat(usize::try_from(dashfloat::bounds::PROMPT_MAX_BYTES).unwrap() + 1);
     let mut s = state();
     agent(&mut s, AgentEvent::Rewound { text: long.clone() });
     assert_eq!(press(&mut s, KeyCode::Enter), [], "nothing is sent");
@@ -504,7 +505,7 @@ fn agent_gone_leaves_an_error_and_idles() {
 
 #[test]
 fn a_reply_over_the_clipboard_cap_is_not_copied_and_the_hint_says_why() {
-    use dashfloat::ui::update::COPY_MAX_BYTES;
+    use dashfloat::bounds::COPY_MAX_BYTES;
     let mut s = state();
     agent(
         &mut s,
@@ -527,7 +528,7 @@ fn a_reply_over_the_clipboard_cap_is_not_copied_and_the_hint_says_why() {
 
 #[test]
 fn the_input_box_grows_to_its_limit_and_no_further() {
-    use dashfloat::ui::state::INPUT_MAX_ROWS;
+    use dashfloat::bounds::INPUT_MAX_ROWS;
     let mut s = state();
     // The box is laid out once per frame, by `prepare`.
     let rows = |s: &mut State| {

@@ -3,7 +3,7 @@
 //! `session` or `agent` module; `tools` imports neither `agent` nor `ui`;
 //! `llm` does not import `tools`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Each walled module and the modules it must not name.
 const WALLS: &[(&str, &[&str])] = &[
@@ -11,17 +11,6 @@ const WALLS: &[(&str, &[&str])] = &[
     ("tools", &["agent", "ui"]),
     ("llm", &["tools", "agent", "ui"]),
 ];
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
 
 /// The crate's modules `code` names: `crate::x` paths, and the names in
 /// a `use crate::{…}` group (on one line or across several).
@@ -54,7 +43,7 @@ fn no_module_reaches_over_its_wall() {
     let mut scanned = 0;
     for (module, forbidden) in WALLS {
         let mut files = Vec::new();
-        rust_files(&src.join(module), &mut files);
+        crate::support::rust_files(&src.join(module), &mut files);
         assert!(!files.is_empty(), "src/{module} has no files");
         for file in files {
             scanned += 1;

@@ -156,11 +156,12 @@ impl ValueScanner {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use serde_json::json;
 
-    fn offered() -> OfferedTools {
+    /// Tools offered to the unit tests of the text adapters: `read_file`.
+    pub(in crate::llm::adapters) fn offered() -> OfferedTools {
         OfferedTools::from_definitions(&json!([
             {"type": "function", "function": {"name": "read_file"}}
         ]))

@@ -41,7 +41,7 @@ pub use scanner::{HeldCall, TextCalls};
 /// call (after an opening marker, before the call's name and the start of
 /// its arguments are read) or how a call ends. Real call heads are well
 /// under 100 bytes; what is still undecided at 4 KiB is shown as prose.
-pub const HOLD_MAX_BYTES: usize = 4096;
+pub(crate) const HOLD_MAX_BYTES: usize = 4096;
 
 /// How tool calls are read from the model's reply (`--tool-syntax`,
 /// `tool_syntax`).

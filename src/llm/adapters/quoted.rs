@@ -67,14 +67,9 @@ impl QuotedCalls {
 
 #[cfg(test)]
 mod tests {
+    use super::super::json_call::tests::offered;
     use super::*;
     use serde_json::json;
-
-    fn offered() -> OfferedTools {
-        OfferedTools::from_definitions(&json!([
-            {"type": "function", "function": {"name": "read_file"}}
-        ]))
-    }
 
     #[test]
     fn calls_in_a_tool_result_are_found_as_the_model_reads_them() {

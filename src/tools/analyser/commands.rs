@@ -453,6 +453,8 @@ const READS_IGNORE_FILES: &str = "reads .gitignore and .ignore files as it walks
      following links and blocking on FIFOs; give rg --no-ignore, or use the grep tool";
 const SPILLS: &str = "spills to many temporary files, which a killed sort leaves behind";
 const FOLLOWS_LINKS: &str = "follows symbolic links, which may lead out of the project";
+const LOOKS_WHERE_LINKS_LEAD: &str =
+    "looks at what a symbolic link leads to, which may be outside the project";
 const RUNS_A_PROGRAM: &str = "runs another program";
 const WRITES_A_FILE: &str = "writes a file";
 const UNCHECKED_NAMES: &str = "reads file names from a file, which the analyser does not check";
@@ -1239,7 +1241,7 @@ const FIND_REGEX_TYPES: &[&str] = &[
     "sed",
 ];
 
-/// `find -type` and `-xtype`: one type (find also takes a list, `f,d`, which asks).
+/// `find -type`: one type (find also takes a list, `f,d`, which asks).
 const FILE_TYPES: &[&str] = &["b", "c", "d", "p", "f", "l", "s"];
 
 /// `find`'s expression: what each primary takes after it.
@@ -1288,7 +1290,6 @@ const FIND_EXPRESSION: Spec = Spec {
         ("-lname", Takes::Value(Kind::Text)),
         ("-ilname", Takes::Value(Kind::Text)),
         ("-type", Takes::Value(Kind::Word(FILE_TYPES))),
-        ("-xtype", Takes::Value(Kind::Word(FILE_TYPES))),
         ("-size", Takes::Value(Kind::Size)),
         ("-mtime", Takes::Value(Kind::Size)),
         ("-mmin", Takes::Value(Kind::Size)),
@@ -1307,7 +1308,7 @@ const FIND_EXPRESSION: Spec = Spec {
         ("-maxdepth", Takes::Value(Kind::Count)),
         ("-mindepth", Takes::Value(Kind::Count)),
         ("-fstype", Takes::Value(Kind::Text)),
-        ("-printf", Takes::Value(Kind::Text)),
+        ("-printf", Takes::Value(Kind::FindFormat)),
         ("-newer", Takes::Value(Kind::Path(Use::Look))),
         ("-anewer", Takes::Value(Kind::Path(Use::Look))),
         ("-cnewer", Takes::Value(Kind::Path(Use::Look))),
@@ -1325,6 +1326,7 @@ const FIND_EXPRESSION: Spec = Spec {
         ("-fls", WRITES_A_FILE),
         ("-follow", FOLLOWS_LINKS),
         ("-L", FOLLOWS_LINKS),
+        ("-xtype", LOOKS_WHERE_LINKS_LEAD),
         ("-files0-from", UNCHECKED_NAMES),
     ]],
     numbers: false,
@@ -1482,6 +1484,7 @@ mod tests {
             Kind::Revision => vec!["HEAD", "main~1", "v1.0^{commit}"],
             Kind::Encoding => vec!["UTF-8", "latin1", "ISO-8859-1"],
             Kind::GitFormat => vec!["%h %s", "../outside/secret.txt", "/etc/passwd"],
+            Kind::FindFormat => vec!["%p %y %l\\n", "%TY %AY", "%%Y", "/etc/passwd"],
             Kind::Text => vec!["x y", "../outside/secret.txt", "/etc/passwd", "-v"],
         }
     }
@@ -1504,6 +1507,7 @@ mod tests {
             Kind::Revision => &["-x", ""],
             Kind::Encoding => &["UTF 8", ""],
             Kind::GitFormat => return vec!["%G?", "%h %GS"],
+            Kind::FindFormat => return vec!["%Y", "%p %-3Y", "%10.2Y"],
             Kind::Text => return Vec::new(),
         };
         outside.iter().chain(own).copied().collect()
@@ -1584,6 +1588,7 @@ mod tests {
             Kind::Revision,
             Kind::Encoding,
             Kind::GitFormat,
+            Kind::FindFormat,
             Kind::Text,
         ];
         for kind in every_kind {

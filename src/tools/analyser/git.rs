@@ -4,7 +4,7 @@
 //! project, or a configuration that names a program, refuses the stage.
 //! ADR 0025.
 
-use super::commands::{Spec, Style, Takes, WHEN};
+use super::commands::{Parsed, Spec, Style, Takes, WHEN};
 use super::git_repo;
 use super::paths::{Base, Place, Use};
 use super::values::Kind;
@@ -90,6 +90,15 @@ pub(super) fn check(analyser: &Analyser, place: &Place, args: &[String]) -> Resu
         place.check(word, Use::Look)?;
     }
     let worktree = git_repo::check(&place, analyser.command_env())?;
+    let reads = git_repo::Reads {
+        untracked: match sub.as_str() {
+            "status" => !untracked_off(&parsed),
+            "ls-files" => parsed.has(&["-o", "--others", "-k", "--killed"]),
+            _ => false,
+        },
+        attributes: matches!(sub.as_str(), "log" | "show" | "diff" | "blame"),
+    };
+    git_repo::check_work_tree(&place, &worktree, reads)?;
     // Two paths one of which lies outside the work tree make `git diff`
     // compare files as `--no-index` does, FIFOs included.
     if sub == "diff" {
@@ -106,6 +115,17 @@ pub(super) fn check(analyser: &Analyser, place: &Place, args: &[String]) -> Resu
         }
     }
     Ok(())
+}
+
+/// Whether `git status` was told to look at no untracked file: the last
+/// `-u`/`--untracked-files` is `no`.
+fn untracked_off(parsed: &Parsed) -> bool {
+    parsed
+        .flags
+        .iter()
+        .rev()
+        .find(|(flag, _)| matches!(*flag, "-u" | "--untracked-files"))
+        .is_some_and(|(_, value)| *value == Some("no"))
 }
 
 /// The subcommands a git stage may run, each with its table.

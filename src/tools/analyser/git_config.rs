@@ -179,6 +179,10 @@ fn judge(entry: &Entry) -> Option<&'static str> {
         // are listed and which checked drivers apply.)
         ("mailmap", false, "file") | ("diff", false, "orderfile") => Some(READS_A_FILE),
         ("trace2", false, name) if name.ends_with("target") => Some("writes a trace file"),
+        // git 2.54 runs hooks the configuration names
+        // (`hook.<name>.command`, for `hook.<name>.event`): none may be
+        // set, in any scope, whichever event it names.
+        ("hook", _, _) => Some("configures a hook, a program git runs"),
         _ => None,
     }
 }

@@ -18,7 +18,7 @@ use super::git_config;
 use super::git_probe::Git;
 use super::paths::Place;
 use crate::tools::git_dirs::looks_like_git_dir;
-use crate::tools::{FileKind, PROBE_TIMEOUT, ScanError, Workspace};
+use crate::tools::{FileKind, PROBE_TIMEOUT, ScanError, ScanStep, Workspace};
 
 use super::ANALYSER_GIT_DIR_ENTRIES_MAX;
 
@@ -96,6 +96,32 @@ pub(super) enum GitRefusal {
         "the index names `{0}`, a path git would read outside the work tree, through a link or in its metadata"
     )]
     IndexName(String),
+    /// A gitlink whose folder holds a `.git`: git status, diff and
+    /// ls-files -m open the repository it names (its configuration, what
+    /// that includes, `HEAD`, refs) to compare the gitlink, before any
+    /// setting that keeps git out of submodules applies.
+    #[error(
+        "`{0}` is a gitlink whose folder holds a `.git`, so git would open the repository it names, whose configuration is not checked"
+    )]
+    Gitlink(String),
+    /// A `.git` below the top of the work tree: git status and ls-files
+    /// -o ask of each untracked folder whether it holds a repository, and
+    /// look where its `.git` leads (`HEAD`, `objects`, `refs`), which may
+    /// be outside the project.
+    #[error(
+        "`{0}` is a repository nested in the work tree, and git looks where it leads to tell whether it is one"
+    )]
+    Nested(String),
+    /// A link in the work tree to a folder outside the project: git
+    /// reads the `.gitattributes` of each folder of a path it shows, and
+    /// for a path of the history beneath the link, reads through it.
+    #[error(
+        "`{0}` is a link to a folder outside the project, through which git would read attributes for the history's paths beneath it"
+    )]
+    LinkedOut(String),
+    /// More entries in the work tree than are looked through.
+    #[error("the work tree holds more than {0} entries, more than are looked through")]
+    CrowdedWorkTree(usize),
     /// git status and diff can write the index, which runs this hook.
     #[error("the repository has a post-index-change hook, which git status and git diff can run")]
     Hook,
@@ -206,6 +232,110 @@ fn check_afresh(place: &Place, env: &[(OsString, OsString)]) -> Result<PathBuf, 
     Ok(repo.worktree)
 }
 
+/// What a git stage reads of the work tree besides the files the index
+/// names, which a look through the work tree must vouch for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Reads {
+    /// Untracked folders (`status`, `ls-files -o`): git asks of each
+    /// whether it holds a repository, and looks where a `.git` there
+    /// leads.
+    pub untracked: bool,
+    /// The `.gitattributes` of every folder of each path it shows, the
+    /// history's too (`log`, `show`, `diff`, `blame`), opened through a
+    /// linked folder (git refuses only a linked last part).
+    pub attributes: bool,
+}
+
+/// What a look through a work tree found: the first entry of each kind
+/// a stage may not meet.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) struct WorkTree {
+    /// A `.git` below the top, of any kind (file, folder or link).
+    nested: Option<PathBuf>,
+    /// A link to a folder outside the project.
+    linked_out: Option<PathBuf>,
+}
+
+/// Refuses a stage that `reads` what the work tree at `worktree` (git's
+/// top, a real path) holds and may not be met: for untracked folders, a
+/// repository nested in it; for attributes, a link to a folder outside
+/// the project. The work tree is looked through once a line, up to the
+/// line's bound
+/// ([`ANALYSER_WORK_TREE_ENTRIES_MAX`](super::ANALYSER_WORK_TREE_ENTRIES_MAX)
+/// unless the analyser was given another).
+pub(super) fn check_work_tree(
+    place: &Place,
+    worktree: &Path,
+    reads: Reads,
+) -> Result<(), GitRefusal> {
+    if !reads.untracked && !reads.attributes {
+        return Ok(());
+    }
+    let known = place.line.work_trees.borrow().get(worktree).cloned();
+    let found = match known {
+        Some(found) => found,
+        None => {
+            let found = look_through(place.ws, worktree, place.line.work_tree_entries);
+            place
+                .line
+                .work_trees
+                .borrow_mut()
+                .insert(worktree.to_path_buf(), found.clone());
+            found
+        }
+    }?;
+    // From the top, as git names paths.
+    let shown = |path: &Path| {
+        path.strip_prefix(worktree)
+            .unwrap_or(path)
+            .display()
+            .to_string()
+    };
+    match (&found.nested, &found.linked_out) {
+        (Some(dotgit), _) if reads.untracked => Err(GitRefusal::Nested(shown(dotgit))),
+        (_, Some(link)) if reads.attributes => Err(GitRefusal::LinkedOut(shown(link))),
+        _ => Ok(()),
+    }
+}
+
+/// Looks through the work tree at `worktree` for what [`WorkTree`]
+/// holds, never into a `.git` (the top's is looked through apart) or
+/// through a link.
+fn look_through(ws: &dyn Workspace, worktree: &Path, max: usize) -> Result<WorkTree, GitRefusal> {
+    let root = real(ws, ws.root())?;
+    let leads_out = |link: &Path| {
+        ws.stat(link).is_ok_and(|meta| meta.is_dir())
+            && ws
+                .real_path(link)
+                .is_ok_and(|real| !real.starts_with(&root))
+    };
+    let mut found = WorkTree::default();
+    let judge = &mut |folder: &Path, name: &OsStr, kind| {
+        if name == ".git" {
+            if folder != worktree && found.nested.is_none() {
+                found.nested = Some(folder.join(name));
+            }
+        } else if kind == FileKind::Dir {
+            return ScanStep::Enter;
+        } else if kind == FileKind::Symlink
+            && found.linked_out.is_none()
+            && leads_out(&folder.join(name))
+        {
+            found.linked_out = Some(folder.join(name));
+        }
+        if found.nested.is_some() && found.linked_out.is_some() {
+            ScanStep::Found
+        } else {
+            ScanStep::Pass
+        }
+    };
+    match ws.scan(worktree, max, judge) {
+        Ok(_) => Ok(found),
+        Err(ScanError::TooMany(max)) => Err(GitRefusal::CrowdedWorkTree(max)),
+        Err(ScanError::Read(e)) => Err(GitRefusal::Unasked(format!("{}: {e}", worktree.display()))),
+    }
+}
+
 /// Refuses a reftable list naming a table by a path: git joins each name
 /// to the `reftable` folder unchecked, and read another repository's
 /// branches through `../`.
@@ -232,7 +362,12 @@ fn reftables_are_plain(ws: &dyn Workspace, common_dir: &Path) -> Result<(), GitR
 /// device: git never makes one there, and it follows them (a linked
 /// `BISECT_START` printed a file of anywhere into `git status`).
 fn metadata_is_plain(ws: &dyn Workspace, dir: &Path) -> Result<(), GitRefusal> {
-    match ws.find_special(dir, ANALYSER_GIT_DIR_ENTRIES_MAX) {
+    let special = &mut |_: &Path, _: &OsStr, kind| match kind {
+        FileKind::Dir => ScanStep::Enter,
+        FileKind::File => ScanStep::Pass,
+        FileKind::Symlink | FileKind::Other => ScanStep::Found,
+    };
+    match ws.scan(dir, ANALYSER_GIT_DIR_ENTRIES_MAX, special) {
         Ok(None) => Ok(()),
         Ok(Some(found)) => Err(GitRefusal::Special(found.display().to_string())),
         Err(ScanError::TooMany(max)) => Err(GitRefusal::Crowded(max)),
@@ -242,18 +377,19 @@ fn metadata_is_plain(ws: &dyn Workspace, dir: &Path) -> Result<(), GitRefusal> {
 
 /// Refuses an index naming a path git would never add (`../x`, `/etc/x`,
 /// a `.git` part: git checks names only when it adds them, and `git diff`
-/// reads what the index names), or `.gitmodules` (submodules, whose
-/// configuration is elsewhere). The names are read as git lists them,
-/// piece by piece, never held whole.
+/// reads what the index names), `.gitmodules` (submodules, whose
+/// configuration is elsewhere), or a gitlink whose folder holds a `.git`
+/// (a repository git opens). The entries are read as git lists them, with
+/// their modes, piece by piece, never held whole.
 fn index_is_plain(git: &Git<'_>, worktree: &Path) -> Result<(), GitRefusal> {
-    let mut names = IndexNames {
+    let mut names = IndexEntries {
         ws: git.workspace(),
         worktree,
         partial: Vec::new(),
         plain_dirs: HashSet::new(),
         refused: None,
     };
-    let answer = git.stream(worktree, &["ls-files", "-z"], &mut |piece| {
+    let answer = git.stream(worktree, &["ls-files", "--stage", "-z"], &mut |piece| {
         names.take(piece)
     });
     if let Some(refused) = names.refused {
@@ -266,25 +402,30 @@ fn index_is_plain(git: &Git<'_>, worktree: &Path) -> Result<(), GitRefusal> {
     names.finish()
 }
 
-/// The index's names as `git ls-files -z` gives them, checked one by one.
-struct IndexNames<'a> {
+/// The index's entries as `git ls-files --stage -z` gives them (`MODE
+/// OID STAGE<TAB>NAME`), checked one by one.
+struct IndexEntries<'a> {
     ws: &'a dyn Workspace,
     worktree: &'a Path,
-    /// The start of a name cut by a piece's end.
+    /// The start of an entry cut by a piece's end.
     partial: Vec<u8>,
     /// Leading folders of names already seen not to be links.
     plain_dirs: HashSet<Vec<u8>>,
     refused: Option<GitRefusal>,
 }
 
-impl IndexNames<'_> {
-    /// Checks the names `piece` ends; false once one is refused.
+/// The mode git gives a gitlink (a commit of another repository) in the
+/// index.
+const GITLINK_MODE: &[u8] = b"160000";
+
+impl IndexEntries<'_> {
+    /// Checks the entries `piece` ends; false once one is refused.
     fn take(&mut self, piece: &[u8]) -> bool {
         let mut rest = piece;
         while let Some(end) = rest.iter().position(|&b| b == 0) {
             self.partial.extend_from_slice(&rest[..end]);
-            let name = std::mem::take(&mut self.partial);
-            if let Some(refused) = refuse_index_name(&name).or_else(|| self.through_a_link(&name)) {
+            let entry = std::mem::take(&mut self.partial);
+            if let Some(refused) = self.refuse(&entry) {
                 self.refused = Some(refused);
                 return false;
             }
@@ -298,6 +439,27 @@ impl IndexNames<'_> {
         }
         self.partial.extend_from_slice(rest);
         true
+    }
+
+    /// Why one entry is refused, if it is.
+    fn refuse(&mut self, entry: &[u8]) -> Option<GitRefusal> {
+        let Some((mode, name)) = split_entry(entry) else {
+            return Some(GitRefusal::Unusual(
+                String::from_utf8_lossy(entry).into_owned(),
+            ));
+        };
+        refuse_index_name(name)
+            .or_else(|| self.through_a_link(name))
+            .or_else(|| self.populated_gitlink(mode, name))
+    }
+
+    /// Refuses a gitlink whose folder in the work tree holds a `.git` of
+    /// any kind (file, folder or link): git opens the repository it
+    /// names to compare the gitlink (`ce_compare_gitlink`).
+    fn populated_gitlink(&self, mode: &[u8], name: &[u8]) -> Option<GitRefusal> {
+        let dotgit = self.worktree.join(OsStr::from_bytes(name)).join(".git");
+        (mode == GITLINK_MODE && self.ws.lstat(&dotgit).is_ok())
+            .then(|| GitRefusal::Gitlink(String::from_utf8_lossy(name).into_owned()))
     }
 
     /// Refuses a name beneath a folder of the work tree that is a link:
@@ -338,6 +500,15 @@ impl IndexNames<'_> {
             ))
         }
     }
+}
+
+/// An entry of `git ls-files --stage`'s listing as its mode and its
+/// name: the mode is the first word, the name all after the first tab.
+fn split_entry(entry: &[u8]) -> Option<(&[u8], &[u8])> {
+    let tab = entry.iter().position(|&b| b == b'\t')?;
+    let (fields, name) = (&entry[..tab], &entry[tab + 1..]);
+    let mode = fields.split(|&b| b == b' ').next()?;
+    Some((mode, name))
 }
 
 /// Why an index name is refused, if it is: one git's own check of a

@@ -67,7 +67,14 @@ pub const ANALYSER_GIT_DIR_ENTRIES_MAX: usize = 20_000;
 /// (10 s): one folder's questions take milliseconds; a configuration of
 /// many megabytes, a huge index or a line of hundreds of git stages in
 /// as many folders asks instead of holding the call.
-pub const ANALYSER_GIT_TIME_MAX: Duration = Duration::from_secs(10);
+const ANALYSER_GIT_TIME_MAX: Duration = Duration::from_secs(10);
+
+/// Entries of a work tree looked through, at most (200,000), before a
+/// git stage that reads untracked folders or attributes runs: for a
+/// repository nested in it, or a link to a folder outside the project.
+/// One with more asks. Build output and dependencies inside the work tree
+/// count; a look through 200,000 entries took 0.2 s here.
+pub const ANALYSER_WORK_TREE_ENTRIES_MAX: usize = 200_000;
 
 /// One change to the environment of an auto-allowed command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -161,6 +168,7 @@ pub struct Analyser {
     max_file: u64,
     env: Vec<(OsString, OsString)>,
     git_time: Duration,
+    work_tree_entries: usize,
 }
 
 impl Analyser {
@@ -181,6 +189,7 @@ impl Analyser {
             max_file: ANALYSER_MAX_FILE_BYTES,
             env: Vec::new(),
             git_time: ANALYSER_GIT_TIME_MAX,
+            work_tree_entries: ANALYSER_WORK_TREE_ENTRIES_MAX,
         }
         .with_command_env(child_env(std::env::vars_os(), &[], &[]))
     }
@@ -196,6 +205,14 @@ impl Analyser {
     /// [`ANALYSER_GIT_TIME_MAX`]).
     pub fn with_git_time(mut self, limit: Duration) -> Analyser {
         self.git_time = limit;
+        self
+    }
+
+    /// The same analyser with another bound on the entries of a work
+    /// tree looked through (the default is
+    /// [`ANALYSER_WORK_TREE_ENTRIES_MAX`]).
+    pub fn with_work_tree_entries(mut self, max: usize) -> Analyser {
+        self.work_tree_entries = max;
         self
     }
 
@@ -250,7 +267,9 @@ impl Analyser {
         }
         let line = Line {
             deadline: Instant::now() + self.git_time,
+            work_tree_entries: self.work_tree_entries,
             repos: RefCell::default(),
+            work_trees: RefCell::default(),
         };
         let place = Place {
             ws,

@@ -9,7 +9,7 @@ use std::path::{Component, Path, PathBuf};
 use std::time::Instant;
 
 use super::Refusal;
-use super::git_repo::GitRefusal;
+use super::git_repo::{GitRefusal, WorkTree};
 use crate::tools::{FileKind, PathError, Workspace};
 
 /// The directory a stage runs in (a real path inside the project) and the
@@ -31,9 +31,14 @@ pub(super) struct Place<'a> {
 pub(super) struct Line {
     /// When asking git must be done by, for the whole line.
     pub deadline: Instant,
+    /// The most entries of a work tree looked through.
+    pub work_tree_entries: usize,
     /// git's verdict on each folder a stage ran it in: the top of the work
     /// tree, or why not. A line of many stages asks git once a folder.
     pub repos: RefCell<HashMap<PathBuf, Result<PathBuf, GitRefusal>>>,
+    /// What a look through each work tree a stage reads found, or why
+    /// there was none: once a work tree per line.
+    pub work_trees: RefCell<HashMap<PathBuf, Result<WorkTree, GitRefusal>>>,
 }
 
 /// What a command does with a path it is given, which decides the checks.

@@ -51,6 +51,10 @@ pub(super) enum Kind {
     /// A git pretty format (`--format`, `--pretty`): text, but without a
     /// `%G` placeholder, which makes git verify signatures by running gpg.
     GitFormat,
+    /// A `find -printf` format: text, but without a `%Y` directive, which
+    /// makes find look at what a link leads to (whether it exists and
+    /// what it is), which may be outside the project.
+    FindFormat,
     /// Text the program matches, parses or prints, and never opens: a
     /// regular expression, a glob, a date, a label, an output format, a
     /// separator (`grep -e`, `--grep`, `--author`, `find -name`,
@@ -89,6 +93,11 @@ pub(super) enum BadValue {
     /// A [`Kind::GitFormat`] with a `%G` placeholder.
     #[error("a `%G` placeholder verifies signatures by running gpg")]
     Gpg,
+    /// A [`Kind::FindFormat`] with a `%Y` directive.
+    #[error(
+        "a `%Y` directive looks at what a symbolic link leads to, which may be outside the project"
+    )]
+    LinkTarget,
 }
 
 /// The words of a [`Kind::Word`] for a person: `a`, `b`, `format:…`.
@@ -126,6 +135,7 @@ impl Kind {
             Kind::FileName => (!is_file_name(value)).then_some(BadValue::FileName),
             Kind::Encoding => (!is_encoding(value)).then_some(BadValue::Encoding),
             Kind::GitFormat => git_config::verifies_signatures(value).then_some(BadValue::Gpg),
+            Kind::FindFormat => looks_at_link_targets(value).then_some(BadValue::LinkTarget),
             Kind::Text => None,
         };
         match fault {
@@ -202,4 +212,28 @@ fn is_encoding(value: &str) -> bool {
         && value
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"-_.:".contains(&b))
+}
+
+/// Whether a `find -printf` format holds a `%Y` directive, as GNU find
+/// reads one: `%`, then flags (`-+ #0`), a width and a precision, then
+/// the directive; `%%` is a `%`, and after `%A`, `%B`, `%C` and `%T` the
+/// next character is a part of the time (`%TY` is the year).
+fn looks_at_link_targets(format: &str) -> bool {
+    let mut chars = format.chars();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            continue;
+        }
+        let directive = chars
+            .by_ref()
+            .find(|c| !matches!(c, '-' | '+' | ' ' | '#' | '0'..='9' | '.'));
+        match directive {
+            Some('Y') => return true,
+            Some('A' | 'B' | 'C' | 'T') => {
+                chars.next();
+            }
+            _ => {}
+        }
+    }
+    false
 }
