@@ -106,7 +106,10 @@ fn session() -> SessionInfo {
         host: "127.0.0.1:8088".into(),
         cwd: "~/project".into(),
         context_window: 128_000,
-        approval: dashfloat::protocol::ApprovalPolicy::Ask,
+        approval: dashfloat::protocol::ApprovalMode {
+            policy: dashfloat::protocol::ApprovalPolicy::Ask,
+            sandbox: "off".into(),
+        },
     }
 }
 

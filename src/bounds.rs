@@ -31,6 +31,7 @@ pub use crate::llm::stream::{
 };
 pub use crate::llm::tool_calls::{MADE_UP_ID_LEN, MAX_TOOL_CALLS};
 pub use crate::log::LOG_LINE_MAX_BYTES;
+pub use crate::permissions::store::{RULES_FILE_MAX_BYTES, RULES_MAX};
 pub use crate::protocol::{LOG_BYTES_MAX, LOG_ITEMS_MAX, PROMPT_MAX_BYTES};
 pub use crate::session::file::SCHEMA_VERSION;
 pub use crate::session::id::ID_MAX_CHARS;
@@ -45,6 +46,7 @@ pub use crate::tools::analyser::{
 pub use crate::tools::edit::{
     EDIT_EXCERPT_MAX_BYTES, EDIT_HINT_LINE_MAX_BYTES, EDIT_MAX_FILE_BYTES, LOOSE_NOTE,
 };
+pub use crate::tools::escalation::REASON_MAX_CHARS;
 pub use crate::tools::exec::{
     EXEC_DEFAULT_MAX_TIMEOUT, EXEC_DEFAULT_TIMEOUT, EXEC_LIVE_LINES, EXEC_OUTPUT_MAX_BYTES,
 };

@@ -10,6 +10,7 @@ use serde::Deserialize;
 
 use crate::agent::{
     ApprovalPolicy, COMPACT_AT_MAX, COMPACT_AT_MIN, DEFAULT_COMPACT_AT, DEFAULT_MAX_STEPS,
+    SandboxScope,
 };
 use crate::llm::adapters::ToolSyntax;
 use crate::llm::discover::Questions;
@@ -60,8 +61,10 @@ const EXEC_RUN_TIMEOUT_MAX_SECS: u64 = TIMEOUT_MAX.as_secs();
 http://127.0.0.1:8088/v1 (start it with scripts/local-model).\n\
 Config file: $XDG_CONFIG_HOME/dashfloat/config.toml (default ~/.config/dashfloat/config.toml) \
 with keys base_url, model, api_key_env, context_window, max_output, compact_at, request_timeout_secs, \
-idle_timeout_secs, max_steps, exec_timeout_secs, exec_timeout_max_secs, temperature, seed, save_sessions, auto_allow_read_only, attach_named_files, tool_syntax, warm_cache, sandbox_deny_read (paths sandboxed commands may not read), a [headers] \
+idle_timeout_secs, max_steps, exec_timeout_secs, exec_timeout_max_secs, temperature, seed, save_sessions, auto_allow_read_only, attach_named_files, tool_syntax, warm_cache, \
+sandbox (\"always\": commands you approve run in the workspace-write sandbox too), sandbox_deny_read (paths sandboxed commands may not read), a [headers] \
 table and an [exec] table with pass_env (variables handed to commands on purpose).\n\
+Commands remembered with `a` are kept in $XDG_CONFIG_HOME/dashfloat/permissions/.\n\
 Sessions are saved in $XDG_CONFIG_HOME/dashfloat/sessions/ (default \
 ~/.config/dashfloat/sessions/).\n\
 Precedence: flags > environment > config file > defaults. The API key is only ever read \
@@ -260,6 +263,10 @@ pub enum ApprovalFlag {
     /// ask before every command, and before a write or edit that lands in
     /// the repository's own files (`.git`).
     AutoEdit,
+    /// As auto-edit, and run commands without asking inside the
+    /// workspace-write sandbox (no network, writes only in the project);
+    /// a command the model wants run outside it asks.
+    Auto,
     /// Run everything without asking. Named so nobody picks it by accident;
     /// the status bar warns while it is active.
     #[value(name = "dangerously-approve-all")]
@@ -271,6 +278,7 @@ impl From<ApprovalFlag> for ApprovalPolicy {
         match flag {
             ApprovalFlag::Ask => ApprovalPolicy::Ask,
             ApprovalFlag::AutoEdit => ApprovalPolicy::AutoEdit,
+            ApprovalFlag::Auto => ApprovalPolicy::Auto,
             ApprovalFlag::DangerouslyApproveAll => ApprovalPolicy::DangerouslyApproveAll,
         }
     }
@@ -298,6 +306,7 @@ struct FileConfig {
     attach_named_files: Option<bool>,
     tool_syntax: Option<ToolSyntax>,
     warm_cache: Option<bool>,
+    sandbox: Option<SandboxScope>,
     #[serde(default)]
     sandbox_deny_read: Vec<String>,
     #[serde(default)]
@@ -444,16 +453,25 @@ pub struct Config {
     /// locations it never reads (`sandbox_deny_read`, `~/` expanded).
     /// ADR 0043.
     pub sandbox_deny_read: Vec<PathBuf>,
+    /// Which commands run in the workspace-write sandbox: those nobody
+    /// approved, or every one (`sandbox = "always"`). The file can only
+    /// make it stricter. ADR 0044.
+    pub sandbox: SandboxScope,
 }
 
-/// The default config file location: `$XDG_CONFIG_HOME/dashfloat/config.toml`,
-/// else `~/.config/dashfloat/config.toml`.
-pub fn default_config_path(env: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
+/// dashfloat's own directory of settings: `$XDG_CONFIG_HOME/dashfloat`,
+/// else `~/.config/dashfloat`; `None` when neither variable is set.
+pub fn config_dir(env: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
     let base = env("XDG_CONFIG_HOME")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
         .or_else(|| env("HOME").map(|h| Path::new(&h).join(".config")))?;
-    Some(base.join("dashfloat").join("config.toml"))
+    Some(base.join("dashfloat"))
+}
+
+/// The default config file location: `config.toml` in [`config_dir`].
+pub fn default_config_path(env: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    Some(config_dir(env)?.join("config.toml"))
 }
 
 impl Config {
@@ -562,6 +580,7 @@ impl Config {
             tool_syntax: cli.tool_syntax.or(file.tool_syntax).unwrap_or_default(),
             warm_cache: cli.warm_cache.or(file.warm_cache).unwrap_or(local),
             sandbox_deny_read,
+            sandbox: file.sandbox.unwrap_or_default(),
         };
         (config, problems)
     }

@@ -13,6 +13,8 @@ pub mod launch;
 pub mod llm;
 pub mod log;
 pub mod memory;
+pub mod own_files;
+pub mod permissions;
 pub mod protocol;
 pub mod safe_text;
 pub mod secret;

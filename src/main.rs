@@ -11,7 +11,7 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
-use dashfloat::agent::{self, AgentSetup};
+use dashfloat::agent::{self, AgentSetup, ApprovalPolicy, Approvals, Remembered, SandboxScope};
 use dashfloat::bounds::HANDOVER_FD_VAR;
 use dashfloat::config::{Cli, CliCommand, Config, ExecArgs};
 use dashfloat::exec::{self, ExecError, ExecSetup};
@@ -19,7 +19,8 @@ use dashfloat::launch::Launch;
 use dashfloat::llm::classify::RequestContext;
 use dashfloat::llm::stream::{Endpoint, EndpointError};
 use dashfloat::log::Log;
-use dashfloat::protocol::{AgentEvent, Severity, UiCommand};
+use dashfloat::permissions::Store;
+use dashfloat::protocol::{AgentEvent, ApprovalMode, Severity, UiCommand};
 use dashfloat::safe_text::strip_controls;
 use dashfloat::secret::Secret;
 use dashfloat::session::{OpenSession, SessionSetup, SessionStore};
@@ -55,6 +56,7 @@ fn main() -> ExitCode {
     let cli = launch.cli();
     let (config, problems) = Config::load(&cli, |k| launch.var(k));
     let store = SessionStore::default_dir(|k| launch.var(k)).map(SessionStore::at);
+    let config_dir = dashfloat::config::config_dir(|k| launch.var(k));
     let headless = match cli.command.clone() {
         Some(CliCommand::Sessions { json }) => {
             return print_sessions(store.as_ref(), json, cli.all);
@@ -100,6 +102,7 @@ fn main() -> ExitCode {
         log_path: cli.log.clone(),
         notes,
         sessions: store.map(|store| (store, cli.open_session())),
+        config_dir,
         headless: headless.is_some(),
     };
     let outcome = match headless {
@@ -207,6 +210,9 @@ struct Start {
     /// Start-up problems, for the screen or stderr.
     notes: Vec<(Severity, String)>,
     sessions: Option<(SessionStore, OpenSession)>,
+    /// dashfloat's configuration directory, where the commands remembered
+    /// for each project are kept; `None` when neither variable names one.
+    config_dir: Option<PathBuf>,
     /// No one can confirm a call (`dashfloat exec`).
     headless: bool,
 }
@@ -218,6 +224,8 @@ struct Running {
     task: JoinHandle<()>,
     /// The start-up notes with the agent set-up's own added.
     notes: Vec<(Severity, String)>,
+    /// The approval policy in force, as the status bar shows it.
+    approval: ApprovalMode,
 }
 
 /// Waits a moment for the agent, told to quit, to end (it cancels what
@@ -248,6 +256,7 @@ fn start_agent(
         log_path,
         mut notes,
         sessions,
+        config_dir,
         headless,
     } = start;
     // `exec`'s prompt comes at once: no typing to warm the cache during,
@@ -296,6 +305,8 @@ fn start_agent(
     tools.exec_timeout_max = config.exec_timeout_max;
     tools.secret_vars = vec![config.api_key_env.clone(), HANDOVER_FD_VAR.to_owned()];
     tools.pass_env = pass_env;
+    let approval = approvals(&config, &tools.root, config_dir.as_deref(), &mut notes);
+    let mode = approval.mode();
     let read_only = config.auto_allow_read_only.then(|| {
         Analyser::for_workspace(std::sync::Arc::clone(&tools.workspace))
             .with_command_env(tools.command_env())
@@ -313,7 +324,7 @@ fn start_agent(
             system_prompt,
             tools,
             registry: Registry::builtin(),
-            approval: config.approval,
+            approval,
             read_only,
             headless,
             max_steps: config.max_steps,
@@ -336,7 +347,50 @@ fn start_agent(
         events: event_rx,
         task,
         notes,
+        approval: mode,
     })
+}
+
+/// Who is asked and where commands run, as the configuration asks and as
+/// far as this kernel can give it: `auto` (and `sandbox = "always"`)
+/// need the workspace-write sandbox, and without it `auto` falls back to
+/// `ask` with an error entry naming what is missing (`dashfloat exec`
+/// then stops before its prompt). The project's remembered commands are
+/// read from `config_dir` (ADR 0044).
+fn approvals(
+    config: &Config,
+    root: &Path,
+    config_dir: Option<&Path>,
+    notes: &mut Vec<(Severity, String)>,
+) -> Approvals {
+    let support = dashfloat::tools::sandbox::support();
+    let mut approvals = Approvals::new(config.approval, support.workspace_write());
+    approvals.scope = config.sandbox;
+    if let Err(why) = approvals.admit(config.approval) {
+        notes.push((Severity::Error, format!("{why}; the policy is ask")));
+        approvals.policy = ApprovalPolicy::Ask;
+    }
+    if let (SandboxScope::Always, Err(why)) = (config.sandbox, &approvals.workspace_write) {
+        notes.push((
+            Severity::Error,
+            format!("sandbox = \"always\" cannot be kept: {why}; every command you approve will fail to start"),
+        ));
+    }
+    if let Some(dir) = config_dir {
+        let store = Store::new(dir, root);
+        let rules = store.load().unwrap_or_else(|e| {
+            notes.push((
+                Severity::Notice,
+                format!("{e}; no remembered command applies until it is fixed or removed"),
+            ));
+            Vec::new()
+        });
+        approvals.remembered = Remembered {
+            rules,
+            store: Some(store),
+        };
+    }
+    approvals
 }
 
 /// The working directory the tools run in. A path, not a string: a name
@@ -351,13 +405,11 @@ async fn run_tui(start: Start) -> std::io::Result<Ended> {
     let cwd = working_directory();
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-    let session = SessionInfo {
-        model: start.config.model.clone(),
-        host: start.config.host().to_string(),
-        cwd: abbreviate_home(&cwd, home.as_deref()),
-        context_window: start.config.context_window,
-        approval: start.config.approval,
-    };
+    let (model, host, context_window) = (
+        start.config.model.clone(),
+        start.config.host().to_string(),
+        start.config.context_window,
+    );
     let pick_sessions = matches!(&start.sessions, Some((_, OpenSession::Pick { .. })));
     let (first_frame, drawn) = oneshot::channel();
     // A UI that ends before its first frame drops the sender: the agent
@@ -370,7 +422,15 @@ async fn run_tui(start: Start) -> std::io::Result<Ended> {
         events,
         task,
         notes,
+        approval,
     } = start_agent(start, &cwd, drawn)?;
+    let session = SessionInfo {
+        model,
+        host,
+        cwd: abbreviate_home(&cwd, home.as_deref()),
+        context_window,
+        approval,
+    };
     let setup = UiSetup {
         session,
         no_color,
@@ -391,19 +451,19 @@ async fn run_exec(
     started: std::time::Instant,
 ) -> std::io::Result<Ended> {
     let model = start.config.model.clone();
-    let approval = start.config.approval;
     let Running {
         commands,
         events,
         task,
         notes,
+        approval,
     } = start_agent(start, &working_directory(), std::future::ready(()))?;
     let setup = ExecSetup {
         prompt,
         json: args.json,
         timeout: args.timeout.map(Duration::from_secs),
         model,
-        approval,
+        approval: approval.policy,
         notes,
         started: tokio::time::Instant::from_std(started),
     };

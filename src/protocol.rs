@@ -89,8 +89,19 @@ pub enum UiCommand {
         name: String,
     },
     /// Change which calls wait for the person (`/approval`). Answered by
-    /// `ApprovalChanged`.
+    /// `ApprovalChanged`, or an error entry when the policy cannot be had
+    /// here (`auto` on a kernel without the workspace-write sandbox).
     SetApproval(ApprovalPolicy),
+    /// List the commands remembered for this project (`/permissions`).
+    /// Answered by a notice.
+    ListPermissions,
+    /// Forget a remembered command (`/permissions remove RULE`): `rule`
+    /// as the list shows it (`cargo test`) or its number there. Answered
+    /// by a notice, or an error entry.
+    ForgetPermission {
+        /// The rule's words or its number, as typed.
+        rule: String,
+    },
     /// Revert the files changed by the latest turn that changed any
     /// (`/undo`): each change is put to the person as a `Confirm`, then a
     /// notice says what was restored, and `TurnDone`. Sent only while idle.
@@ -115,7 +126,7 @@ pub enum UiCommand {
 }
 
 /// Which mutating calls run without asking. Read-only calls never ask.
-/// `docs/decisions/0014-approval-policy.md`.
+/// `docs/decisions/0014-approval-policy.md`, ADR 0044.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ApprovalPolicy {
     /// Ask before every write, edit and command (the default).
@@ -125,6 +136,10 @@ pub enum ApprovalPolicy {
     /// ask before every command, and before a write or edit that lands in
     /// the repository's own files (`.git`).
     AutoEdit,
+    /// As auto-edit for files, and run commands without asking in the
+    /// workspace-write sandbox; ask before a command the model wants run
+    /// outside it. Only where the kernel can enforce that sandbox.
+    Auto,
     /// Run everything without asking. Named so nobody picks it by accident;
     /// the status bar warns while it is active.
     DangerouslyApproveAll,
@@ -132,9 +147,10 @@ pub enum ApprovalPolicy {
 
 impl ApprovalPolicy {
     /// Every policy, in the order `/approval` lists them.
-    pub const ALL: [ApprovalPolicy; 3] = [
+    pub const ALL: [ApprovalPolicy; 4] = [
         ApprovalPolicy::Ask,
         ApprovalPolicy::AutoEdit,
+        ApprovalPolicy::Auto,
         ApprovalPolicy::DangerouslyApproveAll,
     ];
 
@@ -143,6 +159,7 @@ impl ApprovalPolicy {
         match self {
             ApprovalPolicy::Ask => "ask",
             ApprovalPolicy::AutoEdit => "auto-edit",
+            ApprovalPolicy::Auto => "auto",
             ApprovalPolicy::DangerouslyApproveAll => "dangerously-approve-all",
         }
     }
@@ -157,9 +174,22 @@ impl ApprovalPolicy {
         match self {
             ApprovalPolicy::Ask => None,
             ApprovalPolicy::AutoEdit => Some("auto-edit"),
+            ApprovalPolicy::Auto => Some("auto"),
             ApprovalPolicy::DangerouslyApproveAll => Some("APPROVE-ALL"),
         }
     }
+}
+
+/// The approval policy in force and the sandbox level a command it lets
+/// run is confined to, as the status bar shows them (ADR 0044).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApprovalMode {
+    /// Which calls wait for the person.
+    pub policy: ApprovalPolicy,
+    /// The sandbox level's name (`off`, `workspace-write`): where a
+    /// command runs that the policy runs unasked, or, under `ask` and
+    /// `auto-edit`, one the person approved.
+    pub sandbox: String,
 }
 
 /// One entry of a saved session's log, as the screen redraws it on
@@ -221,6 +251,10 @@ pub type CallId = String;
 pub enum Decision {
     /// `y`: run the call exactly as previewed.
     Approve,
+    /// `a`: run it as `y` does, and from now on run commands of the rule
+    /// its confirmation offered without asking, in this project
+    /// ([`ConfirmRequest::remember`]).
+    Remember,
     /// `Esc` or `n`: do not run it; the model is told it was rejected.
     Reject,
     /// Text typed and sent instead of an answer: do not run it; the model
@@ -304,6 +338,9 @@ pub struct ConfirmRequest {
     pub position: usize,
     /// How many calls of the episode need confirming.
     pub of: usize,
+    /// The rule `a` would remember (`cargo test`), when the call is a
+    /// command that can be remembered; `None`: `a` does nothing.
+    pub remember: Option<String>,
 }
 
 /// What the agent is doing, as shown in the status bar.
@@ -503,8 +540,8 @@ pub enum AgentEvent {
         /// counted from: the UI reads no clock.
         now: u64,
     },
-    /// The approval policy now in force.
-    ApprovalChanged(ApprovalPolicy),
+    /// The approval policy now in force, with its sandbox level.
+    ApprovalChanged(ApprovalMode),
     /// The prompts a rewind can return to, oldest first: the answer to
     /// `ListPrompts`.
     Prompts {

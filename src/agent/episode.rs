@@ -316,7 +316,7 @@ impl Agent {
         }
         let round = Round::new(
             calls,
-            self.setup.approval,
+            &self.setup.approval,
             &self.setup.registry,
             &self.setup.tools,
         );

@@ -12,6 +12,7 @@ pub mod instructions;
 mod mentions;
 mod opening;
 mod outcome;
+mod permissions;
 mod policy;
 pub(crate) mod repeat;
 mod restoring;
@@ -25,7 +26,7 @@ pub use budget::Budget;
 
 pub(crate) use budget::{COMPACT_AT_MAX, COMPACT_AT_MIN, DEFAULT_COMPACT_AT};
 pub use conversation::{AssistantCall, Conversation, Pruned, system_prompt};
-pub use policy::ApprovalPolicy;
+pub use policy::{ApprovalPolicy, Approvals, Remembered, SandboxScope};
 pub use repeat::{Repeat, RepeatDetector};
 
 use std::sync::Arc;
@@ -83,8 +84,9 @@ pub struct AgentSetup {
     /// The tools the model is offered: the built-ins, and those
     /// registered at run time (ADR 0042).
     pub registry: Registry,
-    /// Which calls wait for the person.
-    pub approval: ApprovalPolicy,
+    /// Which calls wait for the person, which sandbox a command runs in,
+    /// and the commands remembered for the project (ADR 0014, 0044).
+    pub approval: Approvals,
     /// The analyser that lets read-only command lines run without asking
     /// under `ask` and `auto-edit`; `None` asks for every command
     /// (`auto_allow_read_only = false`). ADR 0025.
@@ -244,6 +246,8 @@ impl Agent {
                     Some(UiCommand::Decide { id, decision }) => self.decide(&id, decision).await,
                     Some(UiCommand::SetModel { name }) => self.set_model(name).await,
                     Some(UiCommand::SetApproval(policy)) => self.set_approval(policy).await,
+                    Some(UiCommand::ListPermissions) => self.list_permissions().await,
+                    Some(UiCommand::ForgetPermission { rule }) => self.forget_permission(rule).await,
                     Some(UiCommand::Compact { focus }) => self.compact_now(focus).await,
                     Some(UiCommand::Clear) => self.clear().await,
                     Some(UiCommand::Resume { id }) => self.resume(id).await,
@@ -404,15 +408,26 @@ impl Agent {
 
     /// `/approval POLICY`: which calls wait for the person, from the next
     /// round on (a call of a round in flight is judged again before it
-    /// runs, so a stricter policy applies to it at once).
+    /// runs, so a stricter policy applies to it at once). A policy this
+    /// kernel cannot give (`auto` without the workspace-write sandbox) is
+    /// refused with what is missing, and the policy stays.
     async fn set_approval(&mut self, policy: ApprovalPolicy) {
-        self.setup.approval = policy;
+        if let Err(why) = self.setup.approval.admit(policy) {
+            self.system(Severity::Error, why).await;
+            return;
+        }
+        self.setup.approval.policy = policy;
+        let mode = self.setup.approval.mode();
         self.system(
             Severity::Notice,
-            format!("approval policy: {}", policy.name()),
+            format!(
+                "approval policy: {} (commands it runs: sandbox {})",
+                policy.name(),
+                mode.sandbox
+            ),
         )
         .await;
-        self.emit(AgentEvent::ApprovalChanged(policy)).await;
+        self.emit(AgentEvent::ApprovalChanged(mode)).await;
     }
 
     /// Records what the event shows in the session's log, and sends it to
@@ -541,7 +556,12 @@ impl Agent {
         if !requests.is_empty() {
             self.tickets.next_episode();
         }
-        Round::for_person(requests, &self.setup.registry, &self.setup.tools)
+        Round::for_person(
+            requests,
+            &self.setup.approval,
+            &self.setup.registry,
+            &self.setup.tools,
+        )
     }
 
     /// The person's words join the conversation, and a turn starts for

@@ -256,6 +256,7 @@ impl Agent {
             preview,
             position,
             of,
+            remember: None,
         };
         self.emit(AgentEvent::Confirm(request)).await;
         self.emit(AgentEvent::Phase(Phase::Confirming)).await;
@@ -276,7 +277,8 @@ impl Agent {
         };
         let files = std::mem::take(&mut restoring.asking.1);
         match decision {
-            Decision::Approve => {
+            // Nothing of a restore is remembered: `a` is `y` here.
+            Decision::Approve | Decision::Remember => {
                 self.emit(AgentEvent::Phase(Phase::Executing)).await;
                 let ws = Arc::clone(&self.setup.tools.workspace);
                 let restored =

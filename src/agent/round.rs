@@ -9,19 +9,20 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::permissions::Rule;
 use crate::protocol::{
-    AgentEvent, CallId, ConfirmRequest, Decision, FileGuard, Phase, Preview, Severity,
-    ToolCallRequest,
+    AgentEvent, CallId, ConfirmRequest, Decision, FileGuard, Phase, Preview, PreviewKind,
+    PreviewLine, Severity, ToolCallRequest,
 };
 use crate::tools::{
-    self, Analyser, Approved, ClearedCommand, Effect, Judged, Registry, ToolCall, ToolFailure,
-    ToolResult,
+    self, Analyser, Approved, ClearedCommand, Effect, Judged, Registry, Sandbox, ToolCall,
+    ToolFailure, ToolResult,
 };
 
 use crate::llm::wire::Message;
 
 use super::conversation::{AssistantCall, tool_message};
-use super::policy::ApprovalPolicy;
+use super::policy::Approvals;
 use super::repeat::{FAILED_REPEAT_NOTICE, FAILED_REPEAT_RETRIES, Repeat, RepeatDetector};
 use super::{Agent, outcome};
 
@@ -137,7 +138,7 @@ impl Round {
     /// result at once and never reach a confirmation.
     pub(super) fn new(
         requests: Vec<ToolCallRequest>,
-        policy: ApprovalPolicy,
+        approvals: &Approvals,
         registry: &Registry,
         tools: &tools::ToolContext,
     ) -> Self {
@@ -169,7 +170,8 @@ impl Round {
                     CallState::Ready(call) => Some(call),
                     _ => None,
                 };
-                let needs_confirmation = valid.is_some_and(|c| policy.needs_confirmation(c, tools));
+                let needs_confirmation =
+                    valid.is_some_and(|c| approvals.needs_confirmation(c, tools));
                 // A call that did not validate is shown by what its
                 // arguments name, if they are an object.
                 let summary = valid.map_or_else(
@@ -208,12 +210,13 @@ impl Round {
     /// detector does not count them, as the model did not ask for them.
     pub(super) fn for_person(
         requests: Vec<ToolCallRequest>,
+        approvals: &Approvals,
         registry: &Registry,
         tools: &tools::ToolContext,
     ) -> Self {
         Self {
             for_person: true,
-            ..Self::new(requests, ApprovalPolicy::Ask, registry, tools)
+            ..Self::new(requests, approvals, registry, tools)
         }
     }
 
@@ -290,18 +293,21 @@ impl Round {
 }
 
 impl RoundCall {
-    /// Starts the call's tool task.
+    /// Starts the call's tool task; a command runs in `sandbox`.
     fn start(
         &mut self,
-        run: Approved,
-        guard: FileGuard,
+        (run, guard, sandbox): (Approved, FileGuard, Sandbox),
         tx: &tokio::sync::mpsc::Sender<ToolEvent>,
         ctx: &tools::ToolContext,
     ) {
         ctx.checkpoints.starting(&run);
         let token = CancellationToken::new();
         self.state = CallState::Running(token.clone());
-        spawn_run(tx, ctx, self.id.clone(), run, guard, token);
+        let ctx = tools::ToolContext {
+            sandbox,
+            ..ctx.clone()
+        };
+        spawn_run(tx, &ctx, self.id.clone(), run, guard, token);
     }
 }
 
@@ -442,15 +448,21 @@ impl Agent {
             return;
         };
         match decision {
-            Decision::Approve => {
+            Decision::Approve | Decision::Remember => {
                 let (tool, guard) = (tool.clone(), *guard);
+                let sandbox = self.setup.approval.sandbox(&tool, true);
+                let rule = (decision == Decision::Remember)
+                    .then(|| self.setup.approval.offer(&tool))
+                    .flatten();
                 call.start(
-                    Approved::Call(tool),
-                    guard,
+                    (Approved::Call(tool), guard, sandbox),
                     &self.tool_tx,
                     &self.setup.tools,
                 );
                 self.emit(AgentEvent::Phase(Phase::Executing)).await;
+                if let Some(rule) = rule {
+                    self.remember(rule).await;
+                }
             }
             Decision::Reject => {
                 let id = call.id.clone();
@@ -524,8 +536,12 @@ impl Agent {
                 // No longer one of the round's confirmations.
                 call.needs_confirmation = false;
                 let summary = format!("{} · read-only, ran unasked", cleared.summary());
-                let run = Approved::Cleared(cleared);
-                call.start(run, FileGuard::Unguarded, &self.tool_tx, &self.setup.tools);
+                let run = (
+                    Approved::Cleared(cleared),
+                    FileGuard::Unguarded,
+                    Sandbox::ReadOnly,
+                );
+                call.start(run, &self.tool_tx, &self.setup.tools);
                 self.emit(AgentEvent::ToolAllowed { id, summary }).await;
                 self.emit(AgentEvent::Phase(Phase::Executing)).await;
             }
@@ -585,13 +601,19 @@ impl Agent {
                         self.finish_call(&id, failure.into()).await;
                         self.advance().await;
                     }
-                    Ok(preview) => {
+                    Ok(mut preview) => {
                         round.confirms_shown += 1;
+                        let remember = self.setup.approval.offer(&tool);
+                        let sandbox = self.setup.approval.sandbox(&tool, true);
+                        preview
+                            .lines
+                            .extend(confinement_lines(sandbox, remember.as_ref()));
                         let request = ConfirmRequest {
                             id: id.clone(),
                             preview: preview.lines,
                             position: round.confirms_shown,
                             of: round.confirms_total(),
+                            remember: remember.map(|rule| rule.to_string()),
                         };
                         round.calls[index].state = CallState::Confirming(tool, preview.guard);
                         self.emit(AgentEvent::Confirm(request)).await;
@@ -655,6 +677,8 @@ impl Agent {
             return;
         };
         let mut executing = false;
+        // The row of a command started unasked in a sandbox, marked so.
+        let mut allowed = None;
         while !round.cancelling && round.cursor < round.calls.len() {
             let index = round.cursor;
             let blocked = round.outstanding(index);
@@ -671,10 +695,9 @@ impl Agent {
                     }
                     // Judged again now that the earlier calls have run: one
                     // of them may have put a link where this write lands.
-                    call.needs_confirmation |= self
-                        .setup
-                        .approval
-                        .needs_confirmation(&tool, &self.setup.tools);
+                    let approvals = &self.setup.approval;
+                    call.needs_confirmation |=
+                        approvals.needs_confirmation(&tool, &self.setup.tools);
                     if call.needs_confirmation {
                         let ticket = self.tickets.next_preview();
                         call.state = CallState::Previewing(tool.clone(), ticket);
@@ -687,8 +710,12 @@ impl Agent {
                         );
                         break;
                     }
-                    let run = Approved::Call(tool);
-                    call.start(run, FileGuard::Unguarded, &self.tool_tx, &self.setup.tools);
+                    let sandbox = approvals.sandbox(&tool, false);
+                    let marked = unasked_mark(approvals, &tool, sandbox);
+                    let run = (Approved::Call(tool), FileGuard::Unguarded, sandbox);
+                    call.start(run, &self.tool_tx, &self.setup.tools);
+                    allowed =
+                        marked.map(|mark| (call.id.clone(), format!("{} · {mark}", call.summary)));
                     executing = true;
                     if !read_only {
                         break;
@@ -700,8 +727,11 @@ impl Agent {
                 }
             }
         }
-        let all = round.calls.len();
-        if round.outstanding(all) {
+        let outstanding = round.outstanding(round.calls.len());
+        if let Some((id, summary)) = allowed {
+            self.emit(AgentEvent::ToolAllowed { id, summary }).await;
+        }
+        if outstanding {
             if executing {
                 self.emit(AgentEvent::Phase(Phase::Executing)).await;
             }
@@ -783,6 +813,44 @@ impl Agent {
             self.next_request().await;
         }
     }
+}
+
+/// How the row of a command that runs unasked says so: remembered (and
+/// by which rule) or run by the `auto` policy, and in which sandbox.
+/// `None` for any other call.
+fn unasked_mark(approvals: &Approvals, call: &ToolCall, sandbox: Sandbox) -> Option<String> {
+    if sandbox == Sandbox::Unconfined {
+        return None;
+    }
+    Some(match approvals.remembered_rule(call) {
+        Some(rule) => format!("remembered ({rule}), sandbox {}", sandbox.name()),
+        None => format!("ran unasked, sandbox {}", sandbox.name()),
+    })
+}
+
+/// The lines a command's confirmation ends with: where it will run when
+/// that is a sandbox, and what `a` would remember.
+fn confinement_lines(sandbox: Sandbox, remember: Option<&Rule>) -> Vec<PreviewLine> {
+    let mut lines = Vec::new();
+    if sandbox != Sandbox::Unconfined {
+        lines.push(PreviewLine {
+            kind: PreviewKind::Marker,
+            text: format!(
+                "runs in the {} sandbox: no network, no writes outside the project",
+                sandbox.name()
+            ),
+        });
+    }
+    if let Some(rule) = remember {
+        lines.push(PreviewLine {
+            kind: PreviewKind::Marker,
+            text: format!(
+                "a: always allow `{rule}` in this project (unasked, in the {} sandbox)",
+                Sandbox::WorkspaceWrite.name()
+            ),
+        });
+    }
+    lines
 }
 
 /// One tool task: runs the call and reports its result, and while it

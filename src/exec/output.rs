@@ -88,8 +88,8 @@ fn human(line: &Line, open_line: &mut bool) {
                 (Status::Ok, _) => ToolStatus::ok_words(note.as_deref()),
                 (Status::Rejected, _) => {
                     "rejected: it needs approval, which dashfloat exec cannot ask for \
-                     (--approval auto-edit allows edits and writes, \
-                     --approval dangerously-approve-all commands too)"
+                     (--approval auto-edit allows edits and writes, --approval auto \
+                     commands in the sandbox too, --approval dangerously-approve-all everything)"
                         .to_string()
                 }
                 (Status::Cancelled, _) => "cancelled".to_string(),

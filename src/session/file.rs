@@ -4,9 +4,6 @@
 //! journal's size and time, not its records) and the whole session, its
 //! journal replayed. ADR 0022, 0040.
 
-use std::fs::{DirBuilder, File, Permissions};
-use std::io::{Read, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
 use serde::de::IgnoredAny;
@@ -14,6 +11,7 @@ use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 
 use crate::llm::wire::Message;
+use crate::own_files::{self, ReadError};
 use crate::protocol::{LogItem, SessionSummary, Usage};
 use crate::tools::CheckpointLog;
 
@@ -26,9 +24,6 @@ use super::{SESSION_FILE_MAX_BYTES, SavedSession, SessionError, check_conversati
 /// of its records it holds and where its log starts, and a checkpoint's
 /// hash says which function made it. ADR 0022.
 pub const SCHEMA_VERSION: u32 = 2;
-
-/// The sessions directory's mode: the owner's only.
-const DIR_MODE: u32 = 0o700;
 
 /// A session to be written whole, as its snapshot, borrowed from the
 /// agent's state (or from a session read back, to compact its journal).
@@ -192,34 +187,21 @@ impl SavedSession {
 
 /// Makes the sessions directory (and its parents) if missing, owner-only.
 pub(super) fn make_dir(dir: &Path) -> Result<(), SessionError> {
-    let made = DirBuilder::new()
-        .recursive(true)
-        .mode(DIR_MODE)
-        .create(dir)
-        .and_then(|()| std::fs::set_permissions(dir, Permissions::from_mode(DIR_MODE)));
-    made.map_err(|source| SessionError::Dir {
+    own_files::make_dir(dir).map_err(|source| SessionError::Dir {
         path: dir.to_path_buf(),
         source,
     })
 }
 
-/// Writes `bytes` to `path` through a temporary file (0600) in `dir`:
-/// write, fsync, rename over the old file, fsync the directory so the
-/// rename itself survives a crash.
+/// Writes `bytes` to `path` atomically, through a temporary file in `dir`
+/// ([`own_files::write_atomically`]).
 pub(super) fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> Result<(), SessionError> {
-    let failed = |source| SessionError::Write {
-        path: path.to_path_buf(),
-        source,
-    };
-    let mut temp = tempfile::Builder::new()
-        .prefix(".session-")
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(failed)?;
-    temp.write_all(bytes).map_err(failed)?;
-    temp.as_file().sync_all().map_err(failed)?;
-    temp.persist(path).map_err(|e| failed(e.error))?;
-    File::open(dir).and_then(|d| d.sync_all()).map_err(failed)
+    own_files::write_atomically(dir, path, bytes, ".session-").map_err(|source| {
+        SessionError::Write {
+            path: path.to_path_buf(),
+            source,
+        }
+    })
 }
 
 /// The file's bytes, refused past [`SESSION_FILE_MAX_BYTES`] (a file
@@ -231,38 +213,20 @@ fn read_bytes(path: &Path) -> Result<Vec<u8>, SessionError> {
     })
 }
 
-/// The same, `None` when there is no file.
+/// The same, `None` when there is no file. Non-blocking, so a FIFO named
+/// like a session cannot hang the listing; anything but a regular file is
+/// refused.
 fn read_bytes_if_any(path: &Path) -> Result<Option<Vec<u8>>, SessionError> {
-    let failed = |source| SessionError::Read {
-        path: path.to_path_buf(),
-        source,
-    };
-    // Non-blocking, so a FIFO named like a session cannot hang the
-    // listing; anything but a regular file is refused.
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
-        .open(path);
-    let file = match file {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        other => other.map_err(failed)?,
-    };
-    let meta = file.metadata().map_err(failed)?;
-    if !meta.is_file() {
-        return Err(failed(std::io::Error::other("not a regular file")));
-    }
-    let bytes = meta.len();
-    if bytes > SESSION_FILE_MAX_BYTES {
-        return Err(SessionError::TooLarge {
+    own_files::read_bounded(path, SESSION_FILE_MAX_BYTES).map_err(|e| match e {
+        ReadError::Io(source) => SessionError::Read {
+            path: path.to_path_buf(),
+            source,
+        },
+        ReadError::TooLarge(bytes) => SessionError::TooLarge {
             path: path.to_path_buf(),
             bytes,
-        });
-    }
-    let mut read = Vec::with_capacity(usize::try_from(bytes).unwrap_or(0));
-    file.take(SESSION_FILE_MAX_BYTES)
-        .read_to_end(&mut read)
-        .map_err(failed)?;
-    Ok(Some(read))
+        },
+    })
 }
 
 /// Why `bytes` did not parse: a newer schema, or damage.

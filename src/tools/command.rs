@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 use crate::protocol::{FileGuard, Preview, PreviewKind, ToolStatus};
 
 use super::analyser::ANALYSER_RUN_ENV;
+use super::escalation::{self, SandboxChoice};
 use super::exec::{EXEC_DEFAULT_TIMEOUT, EXEC_OUTPUT_MAX_BYTES, Run, execute_command, working_dir};
 use super::failure::ToolFailure;
 use super::preview::{header, line};
@@ -33,6 +34,14 @@ pub struct ExecuteCommand {
     /// `exec_timeout` when none.
     #[serde(default)]
     pub timeout_seconds: Option<u64>,
+    /// `"off"`: run it outside the sandbox, which is always put to the
+    /// person (ADR 0044).
+    #[serde(default)]
+    pub sandbox: Option<SandboxChoice>,
+    /// Why it must run outside the sandbox: one line, shown in the
+    /// confirmation; given with `sandbox: "off"` only.
+    #[serde(default)]
+    pub reason: Option<String>,
 }
 
 /// A command line the read-only analyser cleared to run unasked: its
@@ -61,6 +70,8 @@ impl ClearedCommand {
             command: self.rendered.clone(),
             cwd: self.cwd.clone(),
             timeout_seconds: None,
+            sandbox: None,
+            reason: None,
         }
         .summary()
     }
@@ -87,6 +98,13 @@ impl ClearedCommand {
 }
 
 impl ExecuteCommand {
+    /// Whether the call asks to run outside the sandbox (`sandbox:
+    /// "off"`): it is put to the person whatever the policy, short of
+    /// approving everything.
+    pub fn leaves_sandbox(&self) -> bool {
+        self.sandbox == Some(SandboxChoice::Off)
+    }
+
     /// How long the call may run: what the model asked for, which may not
     /// pass the configured maximum, else the configured default.
     pub fn time_limit(&self, ctx: &ToolContext) -> Result<Duration, ToolFailure> {
@@ -125,6 +143,10 @@ pub struct ExecuteCommandOutput {
     /// The signal that ended it (`SIGTERM`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub signal: Option<String>,
+    /// When it failed inside the workspace-write sandbox: what the sandbox
+    /// kept from it, and how to ask for it outside (ADR 0044).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<String>,
     /// Why reading stopped before the output's end: a process that left
     /// the command's group held it open.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -132,10 +154,19 @@ pub struct ExecuteCommandOutput {
 }
 
 impl Shown for ExecuteCommandOutput {
+    /// A failure inside the workspace-write sandbox says so: the person
+    /// sees why the model may next ask to leave it.
     fn status(&self) -> ToolStatus {
+        let confined = if self.sandbox.is_some() {
+            " in the sandbox"
+        } else {
+            ""
+        };
         match (self.exit_code, &self.signal) {
-            (Some(code), _) if code != 0 => ToolStatus::Error(format!("exit code {code}")),
-            (_, Some(signal)) => ToolStatus::Error(format!("killed by {signal}")),
+            (Some(code), _) if code != 0 => {
+                ToolStatus::Error(format!("exit code {code}{confined}"))
+            }
+            (_, Some(signal)) => ToolStatus::Error(format!("killed by {signal}{confined}")),
             _ if self.output.is_empty() => ToolStatus::Empty("no output".into()),
             _ => ToolStatus::Ok,
         }
@@ -181,7 +212,7 @@ impl Tool for ExecuteCommand {
     }
 
     fn parameters() -> Value {
-        json!({
+        let mut parameters = json!({
             "type": "object",
             "properties": {
                 "command": {
@@ -203,7 +234,15 @@ impl Tool for ExecuteCommand {
             },
             "required": ["command"],
             "additionalProperties": false
-        })
+        });
+        for (name, schema) in escalation::parameters() {
+            parameters["properties"][name] = schema;
+        }
+        parameters
+    }
+
+    fn check(&self) -> Result<(), ToolFailure> {
+        escalation::check(Self::NAME, self.sandbox, self.reason.as_deref())
     }
 
     fn summary(&self) -> String {
@@ -218,15 +257,27 @@ impl Tool for ExecuteCommand {
         &mut self.cwd
     }
 
-    /// The directory, the time limit and every line of the command.
+    /// The directory, the time limit and every line of the command; for
+    /// one that asks to leave the sandbox, that and the model's reason.
     fn preview(&self, ctx: &ToolContext) -> Result<Preview, ToolFailure> {
         working_dir(ctx.workspace.as_ref(), &self.cwd)?;
         let limit = self.time_limit(ctx)?;
+        let outside = if self.leaves_sandbox() {
+            ", outside the sandbox"
+        } else {
+            ""
+        };
         let mut lines = vec![header(format!(
-            "run in {} (time limit {}):",
+            "run in {} (time limit {}){outside}:",
             self.cwd,
             seconds(limit)
         ))];
+        if let Some(reason) = self.reason.as_deref().filter(|_| self.leaves_sandbox()) {
+            lines.push(line(
+                PreviewKind::Marker,
+                &format!("the model asks to run it outside the sandbox: {reason}"),
+            ));
+        }
         lines.extend(
             self.command
                 .lines()
@@ -250,9 +301,13 @@ impl Tool for ExecuteCommand {
             cwd: &self.cwd,
             limit,
             env: &[],
-            sandbox: Sandbox::Unconfined,
+            sandbox: ctx.sandbox,
         };
-        execute_command(run, ctx, cancel).await
+        let mut output = execute_command(run, ctx, cancel).await?;
+        if output.exit_code != Some(0) {
+            output.sandbox = escalation::confined_note(ctx.sandbox);
+        }
+        Ok(output)
     }
 }
 
@@ -304,6 +359,8 @@ mod tests {
             command: "env".into(),
             cwd: ".".into(),
             timeout_seconds: None,
+            sandbox: None,
+            reason: None,
         };
         let cancel = CancellationToken::new();
         let cleared = ClearedCommand::new(&call, "env".into());

@@ -286,6 +286,7 @@ pub(crate) async fn execute_command(
             output,
             output_bytes,
             truncated,
+            sandbox: None,
             signal: exit.signal.map(|signal| {
                 Signal::try_from(signal)
                     .map_or_else(|_| signal.to_string(), |s| s.as_str().to_owned())

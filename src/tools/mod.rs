@@ -54,6 +54,7 @@ mod command;
 mod dynamic;
 pub(crate) mod edit;
 mod env;
+pub(crate) mod escalation;
 pub(crate) mod exec;
 mod failure;
 mod git_dirs;
@@ -103,6 +104,7 @@ pub use command::{ClearedCommand, ExecuteCommand, ExecuteCommandOutput};
 pub use dynamic::{DynamicCall, DynamicOutput, DynamicTool, brief};
 pub use edit::{EditFile, EditFileOutput, LocateError, NearMatch, locate, splice};
 pub use env::{child_env, is_secret, is_secret_var, with_settings};
+pub use escalation::SandboxChoice;
 pub use exec::live_tail;
 pub(crate) use exec::{EXEC_DEFAULT_MAX_TIMEOUT, EXEC_DEFAULT_TIMEOUT};
 pub use failure::ToolFailure;
@@ -163,6 +165,12 @@ pub struct ToolContext {
     /// last bytes, which [`live_tail`] makes lines of), for the person
     /// to watch: set on the one call's own copy of the context.
     pub live_output: Option<tokio::sync::watch::Sender<Vec<u8>>>,
+    /// The sandbox a command of this call runs in, as the approval policy
+    /// decided (ADR 0044): set on the one call's own copy of the context.
+    /// [`Sandbox::Unconfined`] in a context made here, for a call run
+    /// directly; a line the analyser cleared runs read-only whatever this
+    /// says.
+    pub sandbox: Sandbox,
 }
 
 impl ToolContext {
@@ -200,6 +208,7 @@ impl ToolContext {
             known: KnownFiles::default(),
             checkpoints: Checkpoints::default(),
             live_output: None,
+            sandbox: Sandbox::Unconfined,
         }
     }
 

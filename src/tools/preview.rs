@@ -51,7 +51,9 @@ pub enum Judged {
 
 /// Asks the analyser about a command line, then builds the preview of
 /// what it did not accept. A line the shell could not parse is answered
-/// as an invalid argument, never run or put to the person.
+/// as an invalid argument, never run or put to the person. A command that
+/// asks to leave the sandbox is never the analyser's: the person decides
+/// (ADR 0044).
 pub fn judge(
     tool: &ToolCall,
     ctx: &ToolContext,
@@ -60,6 +62,9 @@ pub fn judge(
     let (Some(analyser), ToolCall::ExecuteCommand(command)) = (analyser, tool) else {
         return preview(tool, ctx).map(Judged::Confirm);
     };
+    if command.leaves_sandbox() {
+        return preview(tool, ctx).map(Judged::Confirm);
+    }
     let default = ctx.exec_timeout.as_secs();
     let verdict = match analyser.analyse(&command.cwd, &command.command) {
         // A longer run than the default is the person's call.

@@ -34,6 +34,16 @@ pub(crate) const CONFIRMING: &[&str] = &[
     "^C cancel",
 ];
 
+/// Keys while a command waits whose rule can be remembered (ADR 0044).
+pub const CONFIRMING_REMEMBER: &[&str] = &[
+    "y approve",
+    "a always allow",
+    "Esc/n reject",
+    "type+⏎ say instead",
+    "PgUp/PgDn scroll",
+    "^C cancel",
+];
+
 /// Keys while the command popup is open.
 pub(crate) const POPUP: &[&str] = &["Tab complete", "↑↓ select", "⏎ run", "Esc close"];
 
@@ -50,7 +60,7 @@ pub(crate) const REWIND: &[&str] = &["↑↓ choose", "⏎ rewind to it", "Esc c
 pub const TABLES: [(&str, &[&str]); 7] = [
     ("keys", IDLE),
     ("while the agent works", BUSY),
-    ("while a call waits for you", CONFIRMING),
+    ("while a call waits for you", CONFIRMING_REMEMBER),
     ("in the command list", POPUP),
     ("in the @ list of paths", MENTION),
     ("in the session picker", PICKER),

@@ -188,6 +188,8 @@ pub struct Confirmation {
     pub of: usize,
     /// The log entry that holds its preview.
     pub entry: usize,
+    /// The rule `a` remembers (`cargo test`), when the call offers one.
+    pub remember: Option<String>,
     /// What of the preview has been drawn; `None` until its first frame.
     seen: Option<Seen>,
 }
@@ -211,7 +213,17 @@ impl Confirmation {
             position,
             of,
             entry,
+            remember: None,
             seen: None,
+        }
+    }
+
+    /// This confirmation, offering `a` to remember `rule` when there is
+    /// one (ADR 0044).
+    pub fn offering(self, rule: Option<String>) -> Self {
+        Self {
+            remember: rule,
+            ..self
         }
     }
 
@@ -308,7 +320,8 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent) -> Outcome {
         }
         (Mode::Confirming(pending), Held::Nothing | Held::Shift) => {
             let unseen = (!pending.fully_seen()).then(|| unseen_hint(pending));
-            confirm_key(state, key.code, unseen)
+            let remembers = pending.remember.is_some();
+            confirm_key(state, key.code, unseen, remembers)
         }
         (Mode::Editing | Mode::Answered(_), Held::Nothing) => popup_key(state, key.code),
         (Mode::Picking(_), Held::Ctrl)
@@ -367,24 +380,25 @@ fn picker_key(picker: &mut Picker, code: KeyCode) -> Picked {
 
 /// A key, without Ctrl or Alt, while a call waits: Esc rejects; `y`
 /// approves once the preview has been seen (else the help line says
-/// `unseen`, what is left to read) and `n` rejects, only while the person
-/// is not writing — one typing ahead when the question appears must not
-/// answer it by a letter (text put back by a rewind is not being
+/// `unseen`, what is left to read), `a` likewise approves and remembers
+/// the rule offered (`remembers`; ADR 0044), and `n` rejects, only while
+/// the person is not writing — one typing ahead when the question appears
+/// must not answer it by a letter (text put back by a rewind is not being
 /// written); with nothing typed, the arrows read the preview line by
 /// line. `None` for the keys the input box takes, Enter among them: it
 /// sends what is written instead of an answer ([`submit`]).
-fn confirm_key(state: &mut State, code: KeyCode, unseen: Option<String>) -> Option<Outcome> {
+fn confirm_key(
+    state: &mut State,
+    code: KeyCode,
+    unseen: Option<String>,
+    remembers: bool,
+) -> Option<Outcome> {
     let typing = state.editor.typing();
     let decision = match code {
         KeyCode::Esc => Decision::Reject,
         KeyCode::Char(_) if typing => return None,
-        KeyCode::Char('y' | 'Y') => match unseen {
-            Some(why) => {
-                state.hint = Some(Hint::new(why));
-                return Some(Outcome::changed());
-            }
-            None => Decision::Approve,
-        },
+        KeyCode::Char('y' | 'Y') => Decision::Approve,
+        KeyCode::Char('a' | 'A') if remembers => Decision::Remember,
         KeyCode::Char('n' | 'N') => Decision::Reject,
         KeyCode::Up if state.editor.is_empty() => {
             state.transcript.scroll_up(1);
@@ -396,6 +410,10 @@ fn confirm_key(state: &mut State, code: KeyCode, unseen: Option<String>) -> Opti
         }
         _ => return None,
     };
+    if let (Decision::Approve | Decision::Remember, Some(why)) = (&decision, unseen) {
+        state.hint = Some(Hint::new(why));
+        return Some(Outcome::changed());
+    }
     Some(answer(state, decision))
 }
 

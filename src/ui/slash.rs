@@ -10,7 +10,7 @@ use super::keys;
 
 /// The most rows the completion popup takes; more candidates scroll with
 /// the selection. ADR 0023.
-pub const POPUP_MAX_ROWS: usize = 12;
+pub const POPUP_MAX_ROWS: usize = 13;
 
 /// One command of the catalogue.
 #[derive(Debug)]
@@ -33,7 +33,7 @@ impl Command {
 }
 
 /// Every command, in the order the popup and `/help` list them.
-pub const COMMANDS: [Command; 12] = [
+pub const COMMANDS: [Command; 13] = [
     Command {
         name: "help",
         usage: "",
@@ -109,6 +109,23 @@ pub const COMMANDS: [Command; 12] = [
         },
     },
     Command {
+        name: "permissions",
+        usage: "[remove N|RULE]",
+        about: "list the commands remembered for this project, or forget one",
+        build: |arg| {
+            let remove = match arg {
+                None => None,
+                Some(arg) => match arg.strip_prefix("remove") {
+                    Some(rule) if rule.starts_with(char::is_whitespace) => {
+                        Some(rule.trim().to_string())
+                    }
+                    _ => return Err(ArgError::Permissions),
+                },
+            };
+            Ok(Slash::Permissions { remove })
+        },
+    },
+    Command {
         name: "copy",
         usage: "[N]",
         about: "copy the last reply, or its code block N, to the clipboard",
@@ -168,6 +185,12 @@ pub enum Slash {
         /// The policy to use; `None` shows the current one.
         policy: Option<ApprovalPolicy>,
     },
+    /// `/permissions [remove N|RULE]`.
+    Permissions {
+        /// The rule to forget, by its number in the list or its words;
+        /// `None` lists them.
+        remove: Option<String>,
+    },
     /// `/copy [N]`.
     Copy {
         /// The code block (1-based); `None` copies the whole reply.
@@ -193,6 +216,7 @@ impl Slash {
             | Slash::Resume { .. } => true,
             Slash::Model { name } => name.is_some(),
             Slash::Approval { policy } => policy.is_some(),
+            Slash::Permissions { remove } => remove.is_some(),
             Slash::Help | Slash::Copy { .. } | Slash::Quit => false,
         }
     }
@@ -222,6 +246,9 @@ pub enum ArgError {
     /// Not a code block's number.
     #[error("`{0}` is not a code block's number (1, 2, …)")]
     Block(String),
+    /// `/permissions` with something but `remove` and what to remove.
+    #[error("it takes nothing, or `remove` and a number from the list or a command's words")]
+    Permissions,
 }
 
 /// Why a submitted input is not a command; shown as an error entry and

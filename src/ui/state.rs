@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::protocol::{ApprovalPolicy, Phase, PromptProgress, SessionSummary, Severity, Usage};
+use crate::protocol::{ApprovalMode, Phase, PromptProgress, SessionSummary, Severity, Usage};
 
 use super::editor::{Editor, EditorLayout, History};
 use super::entry::clean;
@@ -59,9 +59,10 @@ pub struct SessionInfo {
     pub cwd: String,
     /// The model's context window in tokens.
     pub context_window: u64,
-    /// Which calls wait for the person; the header warns while a
-    /// permissive policy is active, and `/approval` shows it.
-    pub approval: ApprovalPolicy,
+    /// Which calls wait for the person and the sandbox its commands run
+    /// in; the header shows both (warning while a permissive policy is
+    /// active), and `/approval` too.
+    pub approval: ApprovalMode,
 }
 
 /// A one-line message in the help line that replaces the key hints until

@@ -302,7 +302,7 @@ fn on_agent(state: &mut State, event: AgentEvent) {
         }
         AgentEvent::SessionOpened { log } => session_opened(state, log),
         AgentEvent::Sessions { list, now } => sessions(state, list, now),
-        AgentEvent::ApprovalChanged(policy) => state.session.approval = policy,
+        AgentEvent::ApprovalChanged(mode) => state.session.approval = mode,
         AgentEvent::Prompts { list } => prompts(state, list),
         AgentEvent::Rewound { text } => state.editor.set(&text),
         // The screen does not show it; `/sessions` lists the ids.
@@ -335,7 +335,8 @@ fn ask(state: &mut State, request: ConfirmRequest) {
         outcome: None,
     };
     let entry = state.transcript.push(preview, String::new());
-    let confirmation = Confirmation::new(request.id, request.position, request.of, entry);
+    let confirmation = Confirmation::new(request.id, request.position, request.of, entry)
+        .offering(request.remember);
     state.mode.ask(confirmation);
     state.phase = Phase::Confirming;
 }
@@ -554,13 +555,17 @@ pub(super) fn run_command(state: &mut State, command: Slash) -> Outcome {
             policy: Some(policy),
         } => send(UiCommand::SetApproval(policy)),
         Slash::Approval { policy: None } => {
+            let mode = &state.session.approval;
             let text = format!(
-                "approval: {} — /approval {} changes it",
-                state.session.approval.name(),
+                "approval: {} (commands it runs: sandbox {}) — /approval {} changes it",
+                mode.policy.name(),
+                mode.sandbox,
                 slash::policy_choices()
             );
             notice(state, text)
         }
+        Slash::Permissions { remove: None } => send(UiCommand::ListPermissions),
+        Slash::Permissions { remove: Some(rule) } => send(UiCommand::ForgetPermission { rule }),
         Slash::Copy { block } => copy_reply(state, block.map(|n| n - 1)),
         Slash::Undo => send(UiCommand::Undo),
         Slash::Redo => send(UiCommand::Redo),

@@ -194,14 +194,16 @@ fn draw_header(state: &State, frame: &mut Frame, area: Rect) {
         format!(" {glyph} {}{} ", stopwatch(state), phase_label(state)),
         phase_style,
     )];
-    if let Some(warning) = s.approval.warning() {
-        left.push(Span::styled(
-            format!("│ ⚠ {warning} "),
-            theme.header.patch(theme.error),
-        ));
-    }
+    let approval = &s.approval;
+    left.push(match approval.policy.warning() {
+        Some(warning) => Span::styled(format!("│ ⚠ {warning} "), theme.header.patch(theme.error)),
+        None => Span::styled(format!("│ {} ", approval.policy.name()), theme.header),
+    });
     left.push(Span::styled(
-        format!("│ {} @ {} │ {ctx} ", s.model, s.host),
+        format!(
+            "│ {} @ {} │ {ctx} │ sandbox {} ",
+            s.model, s.host, approval.sandbox
+        ),
         theme.header,
     ));
     let used_width: usize = left.iter().map(|s| str_width(&s.content)).sum();
@@ -323,7 +325,10 @@ fn help_items(state: &State) -> &'static [&'static str] {
     match state.phase {
         Phase::Idle => keys::IDLE,
         Phase::Streaming | Phase::Executing | Phase::Compacting => keys::BUSY,
-        Phase::Confirming => keys::CONFIRMING,
+        Phase::Confirming => match state.mode.confirmation() {
+            Some(c) if c.remember.is_some() => keys::CONFIRMING_REMEMBER,
+            _ => keys::CONFIRMING,
+        },
     }
 }
 

@@ -3,7 +3,7 @@
 //! next round asks (or not) by the new policy.
 
 use dashfloat::agent::ApprovalPolicy;
-use dashfloat::protocol::{AgentEvent, UiCommand};
+use dashfloat::protocol::{AgentEvent, ApprovalMode, UiCommand};
 use serde_json::json;
 
 use crate::support;
@@ -68,9 +68,15 @@ async fn set_approval_changes_which_calls_ask_from_the_next_round_on() {
     let events = set_approval(&mut h, ApprovalPolicy::AutoEdit).await;
     assert_eq!(
         events.last(),
-        Some(&AgentEvent::ApprovalChanged(ApprovalPolicy::AutoEdit))
+        Some(&AgentEvent::ApprovalChanged(ApprovalMode {
+            policy: ApprovalPolicy::AutoEdit,
+            sandbox: "off".into(),
+        }))
     );
-    assert_eq!(system_texts(&events), vec!["approval policy: auto-edit"]);
+    assert_eq!(
+        system_texts(&events),
+        vec!["approval policy: auto-edit (commands it runs: sandbox off)"]
+    );
     call_then_done(
         &server,
         "write_file",

@@ -189,7 +189,29 @@ fn the_approval_policy_is_a_flag_and_defaults_to_asking() {
     let cli = Cli::parse_from(["dashfloat", "--approval", "dangerously-approve-all"]);
     let (c, _) = resolve(&cli, &[], None);
     assert_eq!(c.approval, ApprovalPolicy::DangerouslyApproveAll);
+    let cli = Cli::parse_from(["dashfloat", "exec", "--approval", "auto", "hi"]);
+    let (c, _) = resolve(&cli, &[], None);
+    assert_eq!(c.approval, ApprovalPolicy::Auto);
     assert!(Cli::try_parse_from(["dashfloat", "--approval", "yes"]).is_err());
+    // The file cannot choose a policy at all.
+    let (c, problems) = resolve(&Cli::default(), &[], Some("approval = \"auto\"\n"));
+    assert_eq!(c.approval, ApprovalPolicy::Ask);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+}
+
+/// `sandbox = "always"` in the file confines approved commands too; it
+/// is the file's only say over the sandbox, and any other value is a
+/// problem that leaves the default.
+#[test]
+fn the_file_can_make_every_command_sandboxed() {
+    use dashfloat::agent::SandboxScope;
+    let (c, _) = resolve(&Cli::default(), &[], None);
+    assert_eq!(c.sandbox, SandboxScope::Unasked);
+    let (c, problems) = resolve(&Cli::default(), &[], Some("sandbox = \"always\"\n"));
+    assert_eq!((c.sandbox, problems.len()), (SandboxScope::Always, 0));
+    let (c, problems) = resolve(&Cli::default(), &[], Some("sandbox = \"off\"\n"));
+    assert_eq!(c.sandbox, SandboxScope::Unasked);
+    assert_eq!(problems.len(), 1, "{problems:?}");
 }
 
 #[test]

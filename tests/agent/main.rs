@@ -6,6 +6,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod auto;
 mod checkpoints;
 mod commands;
 mod compaction;
@@ -13,8 +14,10 @@ mod config;
 mod instructions;
 mod journal;
 mod mentions;
+mod permissions;
 mod read_only;
 mod registry;
+mod remembered;
 mod repeat;
 mod sessions;
 mod tools;

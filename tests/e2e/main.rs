@@ -7,6 +7,7 @@
 mod support;
 
 mod allow_list;
+mod auto;
 mod cloned;
 mod exec;
 mod llm;

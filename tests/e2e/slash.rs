@@ -224,7 +224,7 @@ fn help_lists_the_keys_and_the_commands() {
     let screen = session.wait_for("in the session picker:", WAIT).unwrap();
     for line in [
         "commands (type / to list them",
-        "/compact [focus]    summarise the conversation now",
+        "/compact [focus]              summarise the conversation now",
         "/approval [POLICY]",
         "keys: ⏎ send",
         "while the agent works: Esc interrupt",

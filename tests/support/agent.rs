@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use dashfloat::agent::{self, AgentSetup, ApprovalPolicy};
+use dashfloat::agent::{self, AgentSetup, ApprovalPolicy, Approvals};
 use dashfloat::llm::classify::RequestContext;
 use dashfloat::llm::discover::Questions;
 use dashfloat::llm::stream::Endpoint;
@@ -56,7 +56,12 @@ pub fn setup(base_url: &str, root: &Path, approval: ApprovalPolicy) -> AgentSetu
         system_prompt: "system prompt".into(),
         tools,
         registry: Registry::builtin(),
-        approval,
+        // What this kernel's sandbox enforces, as at start-up; nothing
+        // remembered unless a test gives the project a rules file.
+        approval: Approvals::new(
+            approval,
+            dashfloat::tools::sandbox::support().workspace_write(),
+        ),
         // Every command asks unless a test turns the analyser on.
         read_only: None,
         headless: false,
@@ -185,4 +190,14 @@ pub fn system_texts(events: &[AgentEvent]) -> Vec<String> {
             _ => None,
         })
         .collect()
+}
+
+/// The commands remembered for the project at `root`, kept in
+/// `config_dir` (a test's own), as start-up reads them: none yet.
+pub fn remembered(config_dir: &Path, root: &Path) -> dashfloat::agent::Remembered {
+    let store = dashfloat::permissions::Store::new(config_dir, root);
+    dashfloat::agent::Remembered {
+        rules: store.load().expect("rules"),
+        store: Some(store),
+    }
 }

@@ -147,6 +147,8 @@ fn defaults_are_filled_in() {
             command: "ls".into(),
             cwd: ".".into(),
             timeout_seconds: None,
+            sandbox: None,
+            reason: None,
         })
     );
 }
@@ -405,8 +407,12 @@ fn mutates_and_name_follow_the_catalogue() {
     }
 }
 
-/// A well-typed value for a property schema (at its minimum when bounded).
+/// A well-typed value for a property schema (at its minimum when bounded,
+/// the first of its values when it lists them).
 fn sample(schema: &Value) -> Value {
+    if let Some(first) = schema["enum"].get(0) {
+        return first.clone();
+    }
     match schema["type"].as_str().unwrap() {
         "integer" => schema.get("minimum").cloned().unwrap_or(json!(1)),
         "string" => json!("a"),
@@ -415,10 +421,30 @@ fn sample(schema: &Value) -> Value {
     }
 }
 
+/// The field an optional field goes with, as its description says ("…;
+/// needs reason"): the two are left out together, and neither is taken
+/// without the other (`execute_command`'s `sandbox` and `reason`, ADR
+/// 0044).
+fn partner(props: &BTreeMap<String, Value>, field: &str) -> Option<String> {
+    let needs = |f: &str| {
+        props[f]["description"]
+            .as_str()
+            .and_then(|d| d.split("needs ").nth(1))
+            .map(str::to_owned)
+    };
+    needs(field).or_else(|| {
+        props
+            .keys()
+            .find(|other| needs(other).as_deref() == Some(field))
+            .cloned()
+    })
+}
+
 /// The model-visible schema and the runtime agree: everything the schema
 /// declares is accepted, every required field is really required, every
-/// optional one really optional with the default the schema states, every
-/// wrong type and every undeclared field refused, for every tool.
+/// optional one really optional with the default the schema states (or
+/// together with the field it needs), every wrong type and every
+/// undeclared field refused, for every tool.
 #[test]
 fn the_schema_the_model_sees_is_the_one_validation_enforces() {
     let defs = Registry::builtin().definitions();
@@ -460,27 +486,16 @@ fn the_schema_the_model_sees_is_the_one_validation_enforces() {
         for (field, schema) in &props {
             let mut without = full.clone();
             without.remove(field);
-            let outcome = validate(name, &Value::Object(without).to_string());
-            if required.contains(&field.as_str()) {
-                let v = json_of(outcome.unwrap_err());
-                assert_eq!(
-                    (v["field"].as_str(), v["received"].as_str()),
-                    (Some(field.as_str()), Some("missing"))
-                );
-            } else {
-                // An optional field states its default, or — where the
-                // default is configured, not fixed — what leaving it out
-                // means.
-                let says_what_absence_means = schema["description"]
-                    .as_str()
-                    .is_some_and(|d| d.contains("leave it out"));
-                assert!(
-                    schema.get("default").is_some() || says_what_absence_means,
-                    "{name}.{field} is optional without a default"
-                );
-                outcome.unwrap_or_else(|e| {
-                    panic!("{name}.{field} is optional in the schema but required: {e}")
+            if let Some(partner) = partner(&props, field) {
+                validate(name, &Value::Object(without.clone()).to_string())
+                    .expect_err(&format!("{name}.{field} is taken without {partner}"));
+                without.remove(&partner);
+                validate(name, &Value::Object(without).to_string()).unwrap_or_else(|e| {
+                    panic!("{name}.{field} and {partner} are not optional together: {e}")
                 });
+            } else {
+                let outcome = validate(name, &Value::Object(without).to_string());
+                optional_or_required(name, field, schema, &required, outcome);
             }
             let mut wrong = full.clone();
             wrong.insert(field.clone(), json!({"wrong": "type"}));
@@ -494,6 +509,37 @@ fn the_schema_the_model_sees_is_the_one_validation_enforces() {
         let v = json_of(validate(name, &Value::Object(extra).to_string()).unwrap_err());
         assert_eq!(v["field"], "undeclared", "{name}");
     }
+}
+
+/// `outcome`, of a call without `field`, is what the schema says: a
+/// required field is named missing; an optional one is taken, and states
+/// its default or what leaving it out means.
+fn optional_or_required(
+    name: &str,
+    field: &str,
+    schema: &Value,
+    required: &[&str],
+    outcome: Result<ToolCall, ToolFailure>,
+) {
+    if required.contains(&field) {
+        let v = json_of(outcome.unwrap_err());
+        assert_eq!(
+            (v["field"].as_str(), v["received"].as_str()),
+            (Some(field), Some("missing"))
+        );
+        return;
+    }
+    // An optional field states its default, or — where the default is
+    // configured, not fixed — what leaving it out means.
+    let says_what_absence_means = schema["description"]
+        .as_str()
+        .is_some_and(|d| d.contains("leave it out"));
+    assert!(
+        schema.get("default").is_some() || says_what_absence_means,
+        "{name}.{field} is optional without a default"
+    );
+    outcome
+        .unwrap_or_else(|e| panic!("{name}.{field} is optional in the schema but required: {e}"));
 }
 
 #[test]

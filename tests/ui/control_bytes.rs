@@ -77,6 +77,7 @@ fn hostile_state() -> State {
             )],
             position: 1,
             of: 1,
+            remember: None,
         }),
     );
     s
@@ -204,6 +205,7 @@ fn an_escape_sequence_cannot_push_the_end_of_a_line_off_the_screen() {
             ],
             position: 1,
             of: 1,
+            remember: None,
         }),
     );
     agent(&mut s, AgentEvent::Phase(Phase::Confirming));

@@ -14,6 +14,7 @@ mod markdown;
 mod mention;
 mod panics;
 mod picker;
+mod remember;
 mod rewind;
 mod screens;
 mod slash;
@@ -23,7 +24,8 @@ mod wrap;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use dashfloat::protocol::{
-    AgentEvent, ApprovalPolicy, ConfirmRequest, Phase, PreviewKind, PreviewLine, ToolStatus,
+    AgentEvent, ApprovalMode, ApprovalPolicy, ConfirmRequest, Phase, PreviewKind, PreviewLine,
+    ToolStatus,
 };
 use dashfloat::ui::state::{SessionInfo, State};
 use dashfloat::ui::theme::Theme;
@@ -39,7 +41,15 @@ fn session() -> SessionInfo {
         host: "127.0.0.1:8088".into(),
         cwd: "~/src/project".into(),
         context_window: 8192,
-        approval: ApprovalPolicy::Ask,
+        approval: mode(ApprovalPolicy::Ask, "off"),
+    }
+}
+
+/// A policy and the sandbox its commands run in, as the agent reports it.
+fn mode(policy: ApprovalPolicy, sandbox: &str) -> ApprovalMode {
+    ApprovalMode {
+        policy,
+        sandbox: sandbox.into(),
     }
 }
 
@@ -121,6 +131,7 @@ fn confirm(s: &mut State, id: &str, preview: Vec<PreviewLine>) {
             preview,
             position: 1,
             of: 1,
+            remember: None,
         }),
     );
 }

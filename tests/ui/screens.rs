@@ -588,6 +588,7 @@ fn diff_preview(s: &mut State) {
             ],
             position: 2,
             of: 3,
+            remember: None,
         }),
     );
     agent(s, AgentEvent::Phase(Phase::Confirming));
@@ -612,7 +613,10 @@ fn a_command_preview_and_the_approve_all_warning() {
     let mut s = state(80, 16);
     agent(
         &mut s,
-        AgentEvent::ApprovalChanged(dashfloat::protocol::ApprovalPolicy::DangerouslyApproveAll),
+        AgentEvent::ApprovalChanged(crate::mode(
+            dashfloat::protocol::ApprovalPolicy::DangerouslyApproveAll,
+            "off",
+        )),
     );
     tool_call(&mut s, "x", "execute_command", "cargo build");
     confirm(

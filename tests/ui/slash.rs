@@ -116,7 +116,7 @@ fn bad_arguments_are_refused_with_the_usage() {
     }
     assert_eq!(
         refused("/approval yolo").to_string(),
-        "/approval [POLICY]: `yolo` is not an approval policy; choose ask|auto-edit|dangerously-approve-all"
+        "/approval [POLICY]: `yolo` is not an approval policy; choose ask|auto-edit|auto|dangerously-approve-all"
     );
     for n in ["0", "x", "-1", "1.5"] {
         assert_eq!(
@@ -238,12 +238,12 @@ fn model_and_approval_without_an_argument_show_the_current_one() {
     );
     agent(
         &mut s,
-        AgentEvent::ApprovalChanged(ApprovalPolicy::DangerouslyApproveAll),
+        AgentEvent::ApprovalChanged(crate::mode(ApprovalPolicy::DangerouslyApproveAll, "off")),
     );
     assert!(run(&mut s, "/approval").is_empty());
     assert_eq!(
         last_entry(&s).1,
-        "approval: dangerously-approve-all — /approval ask|auto-edit|dangerously-approve-all changes it"
+        "approval: dangerously-approve-all (commands it runs: sandbox off) — /approval ask|auto-edit|auto|dangerously-approve-all changes it"
     );
 }
 
@@ -394,12 +394,13 @@ fn esc_closes_the_popup_until_the_input_changes_and_then_interrupts() {
 
 #[test]
 fn the_popup_window_keeps_the_selection_in_view_within_its_bound() {
-    assert_eq!(POPUP_MAX_ROWS, 12);
+    // Every command fits.
+    assert_eq!(POPUP_MAX_ROWS, 13);
     assert_eq!(window(9, 0, POPUP_MAX_ROWS), 0..9);
     assert_eq!(window(30, 0, POPUP_MAX_ROWS), 0..POPUP_MAX_ROWS);
-    assert_eq!(window(30, 11, POPUP_MAX_ROWS), 0..12);
-    assert_eq!(window(30, 12, POPUP_MAX_ROWS), 1..13);
-    assert_eq!(window(30, 29, POPUP_MAX_ROWS), 18..30);
+    assert_eq!(window(30, 12, POPUP_MAX_ROWS), 0..13);
+    assert_eq!(window(30, 13, POPUP_MAX_ROWS), 1..14);
+    assert_eq!(window(30, 29, POPUP_MAX_ROWS), 17..30);
     assert_eq!(window(0, 0, POPUP_MAX_ROWS), 0..0);
 }
 
