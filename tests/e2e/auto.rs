@@ -7,33 +7,19 @@
 //! built without it does), `--approval auto` stops before the prompt
 //! with exit status 2, saying what is missing.
 
-use std::collections::BTreeMap;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
-use seccompiler::{BpfProgram, SeccompAction, SeccompFilter, TargetArch};
 use serde_json::{Value, json};
 
-use crate::support::dashfloat_bin;
+use crate::support::no_landlock::without_landlock;
 use crate::support::server::{Reply, ScriptedServer};
 
 /// `dashfloat exec --approval auto --json PROMPT` in `project`.
 fn exec_auto(home: &Path, project: &Path, server: &ScriptedServer) -> Command {
-    let mut command = Command::new(dashfloat_bin());
-    command
-        .args(["exec", "--approval", "auto", "--json"])
-        .args(["--base-url", &server.base_url(), "--model", "scripted"])
-        .arg("make the files")
-        .current_dir(project)
-        .env("HOME", home)
-        .env("XDG_CONFIG_HOME", home)
-        .env("DASHFLOAT_CONTEXT_WINDOW", "128000")
-        .env_remove("OPENAI_BASE_URL")
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("DASHFLOAT_APPROVAL")
-        .stdin(Stdio::null());
-    command
+    let args = ["--approval", "auto", "--json", "make the files"];
+    crate::exec::exec(home, project, server, &args)
 }
 
 fn call(id: &str, args: Value) -> Reply {
@@ -116,23 +102,7 @@ fn exec_under_auto_runs_commands_in_the_sandbox_and_answers_a_way_out_as_not_run
 fn exec_refuses_auto_where_the_kernel_has_no_landlock() {
     let base = tempfile::tempdir().unwrap();
     let server = ScriptedServer::start_blocking(vec![Reply::text(&["never"])]);
-    let arch = TargetArch::try_from(std::env::consts::ARCH).unwrap();
-    let rules = [
-        libc::SYS_landlock_create_ruleset,
-        libc::SYS_landlock_add_rule,
-        libc::SYS_landlock_restrict_self,
-    ]
-    .into_iter()
-    .map(|call| (call, Vec::new()))
-    .collect::<BTreeMap<_, _>>();
-    let filter = SeccompFilter::new(
-        rules,
-        SeccompAction::Allow,
-        SeccompAction::Errno(libc::ENOSYS.unsigned_abs()),
-        arch,
-    )
-    .unwrap();
-    let program = BpfProgram::try_from(filter).unwrap();
+    let program = without_landlock();
     let mut command = exec_auto(base.path(), base.path(), &server);
     // SAFETY: between fork and exec the child only installs the filter
     // built above (prctl and seccomp system calls; no allocation).

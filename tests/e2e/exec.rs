@@ -23,7 +23,7 @@ use crate::support::sessions::write_session;
 
 /// `dashfloat exec` in `project` against `server`, `home` its config
 /// directory, with `args` after `exec` (the prompt among them).
-fn exec(home: &Path, project: &Path, server: &ScriptedServer, args: &[&str]) -> Command {
+pub(crate) fn exec(home: &Path, project: &Path, server: &ScriptedServer, args: &[&str]) -> Command {
     let mut command = Command::new(dashfloat_bin());
     command
         .arg("exec")

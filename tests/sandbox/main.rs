@@ -6,6 +6,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod attacks;
+#[path = "../support/no_landlock.rs"]
+mod no_landlock;
 mod probe;
 mod work;
 

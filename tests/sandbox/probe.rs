@@ -2,12 +2,10 @@
 //! under a seccomp filter answering `ENOSYS` to Landlock's calls, as a
 //! kernel built without it does.
 
-use std::collections::BTreeMap;
-
 use dashfloat::tools::sandbox::{Landlock, probe, support};
 use dashfloat::tools::{Sandbox, SpawnError};
-use seccompiler::{BpfProgram, SeccompAction, SeccompFilter, TargetArch};
 
+use crate::no_landlock;
 use crate::{Scene, run, run_in};
 
 /// Set in the child that runs without Landlock.
@@ -43,23 +41,7 @@ fn without_landlock_workspace_write_is_refused_and_says_why() {
 /// a workspace-write spawn refused and a read-only one run with what is
 /// left (seccomp).
 fn without_landlock() {
-    let arch = TargetArch::try_from(std::env::consts::ARCH).unwrap();
-    let rules = [
-        libc::SYS_landlock_create_ruleset,
-        libc::SYS_landlock_add_rule,
-        libc::SYS_landlock_restrict_self,
-    ]
-    .into_iter()
-    .map(|call| (call, Vec::new()))
-    .collect::<BTreeMap<_, _>>();
-    let filter = SeccompFilter::new(
-        rules,
-        SeccompAction::Allow,
-        SeccompAction::Errno(libc::ENOSYS.unsigned_abs()),
-        arch,
-    )
-    .unwrap();
-    seccompiler::apply_filter(&BpfProgram::try_from(filter).unwrap()).unwrap();
+    seccompiler::apply_filter(&no_landlock::without_landlock()).unwrap();
 
     let probed = probe();
     assert_eq!(probed.landlock, Landlock::NotImplemented);

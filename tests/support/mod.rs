@@ -18,6 +18,7 @@ pub mod calls;
 pub mod crafted;
 pub mod dynamic;
 pub mod fixtures;
+pub mod no_landlock;
 pub mod pairing;
 pub mod prefix;
 pub mod pty;
