@@ -136,9 +136,12 @@ async fn the_agent_chats_with_the_real_model() {
 
 /// The most tokens the fixed prefix may take through the local model's
 /// template, by its own tokenizer (the 0.5B's is the 1.5B's). Issue 12's
-/// budget is 700; ADR 0033 records why the prefix is still over it.
-/// Lower it with every cut; raise it only with the task suite's figures.
-const FIXED_PREFIX_MAX_TOKENS: usize = 1_968;
+/// 700-token budget is retired (what a person waits for is measured
+/// instead, ADR 0033); this guards against growth no one meant. Lower it
+/// with every cut; raise it only with the task suite's figures. 2,014:
+/// `execute_command`'s way out of the sandbox (`sandbox`, `reason`,
+/// issue 39) took 46 tokens.
+const FIXED_PREFIX_MAX_TOKENS: usize = 2_014;
 
 #[tokio::test]
 #[ignore = "needs the real local model; scripts/test runs it"]

@@ -520,6 +520,30 @@ pub const LAYOUTS: &[Layout] = &[
         },
     },
     Layout {
+        // `HEAD` holds `lnk/x`; the index has `lnk` as a link to a folder
+        // outside. `git status -v` shows the staged removal of `lnk/x`
+        // and reads its attributes, from `lnk/.gitattributes` outside: an
+        // outside `x binary` made it "Binary files … differ", and an
+        // `attr:` pathspec turned the outside file into an oracle.
+        name: "a folder of HEAD staged as a link to a folder outside",
+        dir: ".",
+        line: "git status -v -uno",
+        expect: Expect::Crafted,
+        build: |t| {
+            fs::create_dir_all(t.root.join("lnk")).unwrap();
+            fs::write(t.root.join("lnk/x"), "text\n").unwrap();
+            git(&t.root, &["add", "lnk/x"]);
+            git(&t.root, &["commit", "-q", "-m", "lnk"]);
+            let outside = t.parent.join("attrs");
+            fs::create_dir_all(&outside).unwrap();
+            fs::write(outside.join(".gitattributes"), "x binary\n").unwrap();
+            git(&t.root, &["rm", "-q", "-r", "--cached", "lnk"]);
+            fs::remove_dir_all(t.root.join("lnk")).unwrap();
+            std::os::unix::fs::symlink(&outside, t.root.join("lnk")).unwrap();
+            git(&t.root, &["add", "lnk"]);
+        },
+    },
+    Layout {
         // git asks of each untracked folder whether it holds a
         // repository, and opens where its `.git` leads: which paths
         // outside hold a repository shows in what it lists.
@@ -556,10 +580,11 @@ pub const LAYOUTS: &[Layout] = &[
         build: link_out_over_history,
     },
     Layout {
-        // git status reads no attributes through it.
-        name: "a tracked link to a folder outside, for git status",
+        // git ls-files lists the link as the index has it and reads
+        // nothing through it.
+        name: "a tracked link to a folder outside, for git ls-files",
         dir: ".",
-        line: "git status --short",
+        line: "git ls-files --stage",
         expect: Expect::Clean,
         build: |t| {
             link_out_over_history(t);

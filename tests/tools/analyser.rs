@@ -701,7 +701,7 @@ fn a_link_to_a_folder_outside_the_project() {
             ("git show HEAD", Asks(outside)),
             ("git diff --stat", Asks(outside)),
             ("git blame README.md", Asks(outside)),
-            ("git status --short", Runs),
+            ("git status --short", Asks(outside)),
             ("git ls-files -s", Runs),
         ]
         .map(|(line, expect)| (line, project.analyse(line), expect)),

@@ -104,7 +104,12 @@ fn a_work_tree_with_more_entries_than_are_looked_through_asks() {
     let verdict = analyser.analyse(".", "git status --short");
     assert!(matches!(verdict, Verdict::ReadOnly { .. }), "{verdict:?}");
     fs::write(build.join("one-more"), "").unwrap();
-    for line in ["git status --short", "git log -p -1", "git ls-files -o"] {
+    for line in [
+        "git status --short",
+        "git status -uno",
+        "git log -p -1",
+        "git ls-files -o",
+    ] {
         match analyser.analyse(".", line) {
             Verdict::Ask { reason } => assert!(
                 reason.contains(&format!("the work tree holds more than {MAX} entries")),
@@ -113,7 +118,7 @@ fn a_work_tree_with_more_entries_than_are_looked_through_asks() {
             other => panic!("{line}: {other:?}"),
         }
     }
-    for line in ["git status -uno", "git ls-files -s", "git branch -v"] {
+    for line in ["git ls-files -s", "git branch -v", "git rev-parse HEAD"] {
         let verdict = analyser.analyse(".", line);
         assert!(
             matches!(verdict, Verdict::ReadOnly { .. }),
@@ -123,7 +128,8 @@ fn a_work_tree_with_more_entries_than_are_looked_through_asks() {
 }
 
 /// A nested repository asks only for the lines that read untracked
-/// folders, and a link out only for those that read attributes; each
+/// folders, and a link out only for those that read attributes (`status`
+/// among them: `-v` and `attr:` pathspecs); each
 /// work tree is looked through once a line.
 #[test]
 fn what_a_work_tree_holds_asks_only_for_the_lines_that_read_it() {
@@ -144,12 +150,11 @@ fn what_a_work_tree_holds_asks_only_for_the_lines_that_read_it() {
         ("git show HEAD", Some(linked)),
         ("git diff", Some(linked)),
         ("git blame README.md", Some(linked)),
-        ("git status -uno", None),
-        ("git status --untracked-files=all -uno", None),
+        ("git status -uno", Some(linked)),
         ("git ls-files", None),
         ("git branch", None),
         ("git rev-parse HEAD", None),
-        ("git -C vendor status -uno", None),
+        ("git -C vendor ls-files", None),
     ] {
         match (analyser.analyse(".", line), why) {
             (Verdict::Ask { reason }, Some(why)) => {
@@ -164,8 +169,13 @@ fn what_a_work_tree_holds_asks_only_for_the_lines_that_read_it() {
     fs::remove_file(tree.root.join("sub/out")).unwrap();
     std::os::unix::fs::symlink("..", tree.root.join("sub/up")).unwrap();
     std::os::unix::fs::symlink(tree.parent.join("secret.txt"), tree.root.join("sub/file")).unwrap();
-    let verdict = analyser.analyse(".", "git log -p");
-    assert!(matches!(verdict, Verdict::ReadOnly { .. }), "{verdict:?}");
+    for line in ["git log -p", "git status -uno"] {
+        let verdict = analyser.analyse(".", line);
+        assert!(
+            matches!(verdict, Verdict::ReadOnly { .. }),
+            "{line}: {verdict:?}"
+        );
+    }
 }
 
 /// The entries under `dir`, every level.

@@ -96,7 +96,10 @@ pub(super) fn check(analyser: &Analyser, place: &Place, args: &[String]) -> Resu
             "ls-files" => parsed.has(&["-o", "--others", "-k", "--killed"]),
             _ => false,
         },
-        attributes: matches!(sub.as_str(), "log" | "show" | "diff" | "blame"),
+        // `status` too: `-v` shows the staged diff, and an `attr:`
+        // pathspec asks each path's attributes, of the paths `HEAD` holds
+        // beneath a folder the index now has as a link.
+        attributes: matches!(sub.as_str(), "log" | "show" | "diff" | "blame" | "status"),
     };
     git_repo::check_work_tree(&place, &worktree, reads)?;
     // Two paths one of which lies outside the work tree make `git diff`
