@@ -154,6 +154,30 @@ pub fn git(dir: &Path, args: &[&str]) {
     assert!(status.success(), "git {args:?} in {}", dir.display());
 }
 
+/// What git answers in `dir` to `input` on its standard input, which
+/// must succeed: for `mktree` and `hash-object --stdin`, which build
+/// objects git's own porcelain would not.
+fn git_with_input(dir: &Path, args: &[&str], input: &str) -> String {
+    use std::io::Write;
+    let mut child = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .envs(env())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "git {args:?} in {}", dir.display());
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
 /// What git answers in `dir`, or `None` when it answers with an error.
 fn git_says(dir: &Path, args: &[&str]) -> Option<String> {
     let out = Command::new("git")
@@ -541,6 +565,37 @@ pub const LAYOUTS: &[Layout] = &[
             fs::remove_dir_all(t.root.join("lnk")).unwrap();
             std::os::unix::fs::symlink(&outside, t.root.join("lnk")).unwrap();
             git(&t.root, &["add", "lnk"]);
+        },
+    },
+    Layout {
+        // A commit's tree holds `d/.git/x`, which git never adds but
+        // `mktree` builds and a fetch without fsck keeps; the work tree's
+        // `d/.git` is a link to a folder outside. Showing the commit, git
+        // reads `d/.git/.gitattributes` there.
+        name: "a history path beneath a nested .git that is a link to a folder outside",
+        dir: ".",
+        line: "git log -p -1",
+        expect: Expect::Crafted,
+        build: |t| {
+            let outside = t.base.join("attrs");
+            fs::create_dir_all(&outside).unwrap();
+            fs::write(outside.join(".gitattributes"), "x binary\n").unwrap();
+            let blob = git_with_input(&t.root, &["hash-object", "-w", "--stdin"], "text\n");
+            let inner = git_with_input(&t.root, &["mktree"], &format!("100644 blob {blob}\tx\n"));
+            let dotgit = git_with_input(
+                &t.root,
+                &["mktree"],
+                &format!("040000 tree {inner}\t.git\n"),
+            );
+            let top = git_with_input(&t.root, &["mktree"], &format!("040000 tree {dotgit}\td\n"));
+            let commit = git_with_input(
+                &t.root,
+                &["commit-tree", &top, "-p", "HEAD", "-m", "d/.git/x"],
+                "",
+            );
+            git(&t.root, &["update-ref", "HEAD", &commit]);
+            fs::create_dir_all(t.root.join("d")).unwrap();
+            symlink(&outside, t.root.join("d/.git")).unwrap();
         },
     },
     Layout {

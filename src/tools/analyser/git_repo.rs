@@ -301,8 +301,11 @@ pub(super) fn check_work_tree(
 }
 
 /// Looks through the work tree at `worktree` for what [`WorkTree`]
-/// holds, never into a `.git` (the top's is looked through apart) or
-/// through a link.
+/// holds, never into the top's `.git` (looked through apart) or through
+/// a link. A `.git` below the top is looked into like any folder, and a
+/// `.git` that is a link judged like any link: a history can hold paths
+/// beneath one (`d/.git/lnk/x`, which git never adds but reads), whose
+/// `.gitattributes` git then opens there.
 fn look_through(ws: &dyn Workspace, worktree: &Path, max: usize) -> Result<WorkTree, GitRefusal> {
     let root = real(ws, ws.root())?;
     let leads_out = |link: &Path| {
@@ -313,11 +316,13 @@ fn look_through(ws: &dyn Workspace, worktree: &Path, max: usize) -> Result<WorkT
     };
     let mut found = WorkTree::default();
     let judge = &mut |folder: &Path, name: &OsStr, kind| {
-        if name == ".git" {
-            if folder != worktree && found.nested.is_none() {
-                found.nested = Some(folder.join(name));
-            }
-        } else if kind == FileKind::Dir {
+        if name == ".git" && folder == worktree {
+            return ScanStep::Pass;
+        }
+        if name == ".git" && found.nested.is_none() {
+            found.nested = Some(folder.join(name));
+        }
+        if kind == FileKind::Dir {
             return ScanStep::Enter;
         } else if kind == FileKind::Symlink
             && found.linked_out.is_none()
