@@ -9,7 +9,7 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::json;
 
-use crate::support::crafted::{LAYOUTS, Tree};
+use crate::support::crafted::{LAYOUTS, Tree, git, git_with_input};
 use crate::support::dashfloat_bin;
 use crate::support::server::{Reply, ScriptedServer};
 
@@ -163,6 +163,36 @@ fn refs_git_may_not_search_send_it_nowhere_as_an_unprivileged_user() {
         .output()
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&shown.stdout), "PARENT-SECRET\n");
+}
+
+/// A commit whose tree holds a folder named `..` (git never adds one;
+/// `mktree` builds it and a fetch without fsck keeps it) names `../x`:
+/// showing it, git looked up `../.gitattributes`, above the project. The
+/// analysed line runs unasked and reads attributes from `HEAD`'s tree
+/// (`attr.tree`), so nothing above the project is opened or shown.
+#[test]
+fn a_history_path_through_dot_dot_reads_no_attributes_outside() {
+    let tree = Tree::new();
+    std::fs::write(tree.parent.join(".gitattributes"), "x binary\n").unwrap();
+    let root = &tree.root;
+    let blob = git_with_input(root, &["hash-object", "-w", "--stdin"], "text\n");
+    let inner = git_with_input(root, &["mktree"], &format!("100644 blob {blob}\tx\n"));
+    let top = git_with_input(root, &["mktree"], &format!("040000 tree {inner}\t..\n"));
+    let args = ["commit-tree", top.as_str(), "-p", "HEAD", "-m", "dot-dot"];
+    let commit = git_with_input(root, &args, "");
+    git(root, &["update-ref", "HEAD", &commit]);
+    let server = ScriptedServer::start_blocking(run_line("git log -p -1"));
+    let output = exec(&tree.base, root, &server, false);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let (sent, results) = (sent(&server), results(&server));
+    assert!(
+        !sent.contains("no one can approve this call"),
+        "{results:?}"
+    );
+    assert!(sent.contains("+text"), "{results:?}");
+    assert!(!sent.contains("Binary files"), "{results:?}");
+    assert!(!sent.contains("gitattributes"), "{results:?}");
 }
 
 /// `program`, run as [`NOBODY`] when this test runs as root.

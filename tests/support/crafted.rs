@@ -157,7 +157,7 @@ pub fn git(dir: &Path, args: &[&str]) {
 /// What git answers in `dir` to `input` on its standard input, which
 /// must succeed: for `mktree` and `hash-object --stdin`, which build
 /// objects git's own porcelain would not.
-fn git_with_input(dir: &Path, args: &[&str], input: &str) -> String {
+pub fn git_with_input(dir: &Path, args: &[&str], input: &str) -> String {
     use std::io::Write;
     let mut child = Command::new("git")
         .args(args)
