@@ -193,6 +193,17 @@ fn a_history_path_through_dot_dot_reads_no_attributes_outside() {
     assert!(sent.contains("+text"), "{results:?}");
     assert!(!sent.contains("Binary files"), "{results:?}");
     assert!(!sent.contains("gitattributes"), "{results:?}");
+    // On an unborn branch, git would drop an attribute tree named by
+    // `HEAD`; the empty tree holds.
+    git(root, &["branch", "dotdot", &commit]);
+    git(root, &["symbolic-ref", "HEAD", "refs/heads/unborn"]);
+    let server = ScriptedServer::start_blocking(run_line("git show dotdot"));
+    let output = exec(&tree.base, root, &server, false);
+    assert_eq!(output.status.code(), Some(0));
+    let unborn = self::sent(&server);
+    assert!(unborn.contains("+text"), "{unborn}");
+    assert!(!unborn.contains("Binary files"), "{unborn}");
+    assert!(!unborn.contains("gitattributes"), "{unborn}");
 }
 
 /// `program`, run as [`NOBODY`] when this test runs as root.

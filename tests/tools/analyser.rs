@@ -721,6 +721,12 @@ fn the_table() {
 /// Repository configuration, in `.git/config`, and what `git log` comes
 /// to under it.
 const GIT_CONFIG_CASES: &[(&str, Expect)] = &[
+    // Attributes come from SHA-1's empty tree, which names nothing in a
+    // SHA-256 repository: git would read them from the files.
+    (
+        "[core]\n\trepositoryformatversion = 1\n[extensions]\n\tobjectFormat = sha256\n",
+        Asks("SHA-256"),
+    ),
     (
         "[core]\n\tpager = less\n",
         Asks("the repository's config .git/config names a program (core.pager)"),
@@ -1408,7 +1414,10 @@ fn the_run_environment_disables_pagers_and_system_configuration() {
         EnvSetting::Set("GIT_CONFIG_KEY_5", "diff.autoRefreshIndex"),
         EnvSetting::Set("GIT_CONFIG_VALUE_5", "false"),
         EnvSetting::Set("GIT_CONFIG_KEY_6", "attr.tree"),
-        EnvSetting::Set("GIT_CONFIG_VALUE_6", "HEAD"),
+        EnvSetting::Set(
+            "GIT_CONFIG_VALUE_6",
+            "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+        ),
         EnvSetting::Unset("GIT_CONFIG"),
         EnvSetting::Unset("LESS"),
         EnvSetting::Unset("GIT_EXTERNAL_DIFF"),

@@ -168,6 +168,14 @@ fn judge(entry: &Entry) -> Option<&'static str> {
         // Sorting branches by their signature verifies it with gpg.
         ("branch", false, "sort") if value.is_some_and(|v| v.contains("signature")) => Some(GPG),
         ("gpg", true, "allowedsignersfile" | "revocationfile") if repository => Some(READS_A_FILE),
+        // The run environment reads attributes from SHA-1's empty tree
+        // (`attr.tree`); in a SHA-256 repository that names no tree, and
+        // git would read them from the files after all.
+        ("extensions", false, "objectformat")
+            if value.is_some_and(|v| !v.eq_ignore_ascii_case("sha1")) =>
+        {
+            Some("makes the repository SHA-256, where attributes would be read from the files")
+        }
         ("extensions", false, "partialclone") | ("remote", true, "promisor")
             if !is_false(value) =>
         {

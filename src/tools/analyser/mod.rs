@@ -85,6 +85,12 @@ pub enum EnvSetting {
     Unset(&'static str),
 }
 
+/// SHA-1's empty tree, which every SHA-1 repository has without storing
+/// it: the analysed lines read attributes from it (`attr.tree`), so from
+/// no file. A tree that does not resolve (`HEAD` on an unborn branch) is
+/// dropped by git, which then reads the files again.
+const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+
 /// What the runner must do to the environment of a line the analyser
 /// allowed, so the commands behave as analysed: no pager, no system git
 /// configuration, no index refresh by `git status`, no look inside
@@ -92,7 +98,8 @@ pub enum EnvSetting {
 /// `.gitmodules`: not for their status, their summary or their log),
 /// no folder names from the index's untracked cache (which can name
 /// `..`), no pack a multi-pack index names by a path, no index rewritten
-/// by `git diff`, none of the variables that would point git at another
+/// by `git diff`, no attributes read from a file (a history path can
+/// lead anywhere), none of the variables that would point git at another
 /// repository,
 /// add configuration from the environment, make the analyser's
 /// `git config` read another file than git does (`GIT_CONFIG`), run an
@@ -122,7 +129,7 @@ pub const ANALYSER_RUN_ENV: &[EnvSetting] = &[
     EnvSetting::Set("GIT_CONFIG_KEY_5", "diff.autoRefreshIndex"),
     EnvSetting::Set("GIT_CONFIG_VALUE_5", "false"),
     EnvSetting::Set("GIT_CONFIG_KEY_6", "attr.tree"),
-    EnvSetting::Set("GIT_CONFIG_VALUE_6", "HEAD"),
+    EnvSetting::Set("GIT_CONFIG_VALUE_6", EMPTY_TREE),
     EnvSetting::Unset("GIT_DIR"),
     EnvSetting::Unset("GIT_WORK_TREE"),
     EnvSetting::Unset("GIT_COMMON_DIR"),
