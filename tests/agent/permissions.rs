@@ -4,8 +4,6 @@
 //! file written and read back, kept per project outside the project,
 //! bounded, and refused when it is not this project's.
 
-use std::path::Path;
-
 use dashfloat::bounds::{RULES_FILE_MAX_BYTES, RULES_MAX};
 use dashfloat::permissions::{NoRule, Rule, Store, StoreError};
 
@@ -245,15 +243,6 @@ fn places() -> Places {
     }
 }
 
-fn files_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
-
 #[test]
 fn rules_are_kept_per_project_in_the_config_directory_and_read_back() {
     use std::os::unix::fs::PermissionsExt;
@@ -270,9 +259,9 @@ fn rules_are_kept_per_project_in_the_config_directory_and_read_back() {
     assert_eq!(store.add(&rule("make")).unwrap().len(), 2);
     assert_eq!(store.load().unwrap(), kept);
     // Outside the project, owner-only, one file and no temporary left.
-    assert!(files_in(&p.project).is_empty());
+    assert!(crate::support::names(&p.project).is_empty());
     let dir = p.config.join("permissions");
-    let names = files_in(&dir);
+    let names = crate::support::names(&dir);
     assert_eq!(names.len(), 1, "{names:?}");
     assert_eq!(store.path(), dir.join(&names[0]));
     let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;

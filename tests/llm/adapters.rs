@@ -510,24 +510,7 @@ fn each_result_opener_begins_its_syntax_s_results() {
 #[tokio::test]
 async fn a_text_reply_repeating_its_call_is_stopped_at_the_third_copy() {
     let block = "<tool_call>\n{\"name\": \"list_directory\", \"arguments\": {\"path\": \".\"}}\n</tool_call>\n";
-    let mut frames = vec![role_chunk(), content_chunk("Let me look.\n")];
-    for _ in 0..4 {
-        frames.push(content_chunk(block));
-    }
-    frames.push(content_chunk("never read"));
-    frames.push(finish_chunk("stop"));
-    let server = ScriptedServer::start(vec![Reply::sse(frames)]).await;
-    let events = episode(&server.base_url(), ToolSyntax::Only(Syntax::Hermes)).await;
-    // The newline after each block is prose.
-    assert_eq!(content(&events), "Let me look.\n\n\n\n");
-    assert!(events.contains(&StreamEvent::Looping {
-        name: "list_directory".into(),
-        times: 3
-    }));
-    assert_eq!(
-        calls(&events),
-        vec![call(0, "list_directory", json!({"path": "."}))]
-    );
+    stopped_at_the_third_copy(block, ToolSyntax::Only(Syntax::Hermes)).await;
 }
 
 /// A fenced call's copies are held, each until its block ends, and the
@@ -535,6 +518,13 @@ async fn a_text_reply_repeating_its_call_is_stopped_at_the_third_copy() {
 #[tokio::test]
 async fn a_fenced_reply_repeating_its_call_is_stopped_at_the_third_copy() {
     let block = "```json\n{\"name\": \"list_directory\", \"arguments\": {\"path\": \".\"}}\n```\n";
+    stopped_at_the_third_copy(block, ToolSyntax::Auto).await;
+}
+
+/// A reply that writes `block`, a `list_directory` call, four times
+/// after a line of prose, read under `syntax`: it is stopped at the third
+/// copy with the call once, and the newline after each block is prose.
+async fn stopped_at_the_third_copy(block: &str, syntax: ToolSyntax) {
     let mut frames = vec![role_chunk(), content_chunk("Let me look.\n")];
     for _ in 0..4 {
         frames.push(content_chunk(block));
@@ -542,7 +532,7 @@ async fn a_fenced_reply_repeating_its_call_is_stopped_at_the_third_copy() {
     frames.push(content_chunk("never read"));
     frames.push(finish_chunk("stop"));
     let server = ScriptedServer::start(vec![Reply::sse(frames)]).await;
-    let events = episode(&server.base_url(), ToolSyntax::Auto).await;
+    let events = episode(&server.base_url(), syntax).await;
     assert_eq!(content(&events), "Let me look.\n\n\n\n");
     assert!(events.contains(&StreamEvent::Looping {
         name: "list_directory".into(),

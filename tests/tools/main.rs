@@ -81,15 +81,7 @@ fn plant(root: &Path, files: &[(&str, &str)]) {
     }
 }
 
-/// The names in `dir`, sorted.
-fn names(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
+use support::names;
 
 /// A tempdir holding `root/` (the working directory) and `outside/` next
 /// to it, with `outside/secret.txt`; both paths canonical.
