@@ -72,11 +72,7 @@ fn exec_under_auto_runs_commands_in_the_sandbox_and_answers_a_way_out_as_not_run
         "made\n"
     );
     assert!(!base.path().join("beside.txt").exists());
-    let statuses: Vec<(&str, &str)> = lines
-        .iter()
-        .filter(|l| l["type"] == "tool_result")
-        .map(|l| (l["id"].as_str().unwrap(), l["status"].as_str().unwrap()))
-        .collect();
+    let statuses = crate::exec::statuses(&lines);
     assert_eq!(
         statuses,
         [("in", "ok"), ("out", "error"), ("off", "rejected")],

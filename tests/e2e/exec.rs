@@ -53,6 +53,16 @@ fn stderr(output: &Output) -> String {
 }
 
 /// Every stdout line parsed, each checked to carry `v: 1` and a `type`.
+/// Each call's id and the status of its result, in order, from the
+/// JSON lines of `exec --json`.
+pub(crate) fn statuses(lines: &[Value]) -> Vec<(&str, &str)> {
+    lines
+        .iter()
+        .filter(|l| l["type"] == "tool_result")
+        .map(|l| (l["id"].as_str().unwrap(), l["status"].as_str().unwrap()))
+        .collect()
+}
+
 fn lines(output: &Output) -> Vec<Value> {
     stdout(output)
         .lines()
@@ -451,11 +461,7 @@ fn under_ask_a_call_that_needs_approval_is_answered_as_not_run() {
     assert!(!project.path().join("new.txt").exists());
     assert!(!project.path().join("made").exists());
     let lines = lines(&output);
-    let statuses: Vec<(&str, &str)> = lines
-        .iter()
-        .filter(|l| l["type"] == "tool_result")
-        .map(|l| (l["id"].as_str().unwrap(), l["status"].as_str().unwrap()))
-        .collect();
+    let statuses = statuses(&lines);
     assert_eq!(
         statuses,
         [("w1", "rejected"), ("x1", "rejected"), ("x2", "ok")]

@@ -492,30 +492,23 @@ fn attack_table_as_an_unprivileged_user() {
     let program = dir.path().join("setuid-id");
     make_setuid_id(&program, 0);
     let exe = std::env::current_exe().unwrap();
-    let output = std::process::Command::new("setpriv")
-        .args([
-            &format!("--reuid={NOBODY}"),
-            &format!("--regid={NOBODY}"),
-            "--clear-groups",
-        ])
-        .arg(&exe)
-        .args([
-            "--exact",
-            "attacks::attack_table",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(SETUID_VAR, &program)
-        .env_remove("HOME")
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
+    let text = crate::child_output(
+        std::process::Command::new("setpriv")
+            .args([
+                &format!("--reuid={NOBODY}"),
+                &format!("--regid={NOBODY}"),
+                "--clear-groups",
+            ])
+            .arg(&exe)
+            .args([
+                "--exact",
+                "attacks::attack_table",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(SETUID_VAR, &program)
+            .env_remove("HOME"),
     );
-    println!("{text}");
-    assert!(output.status.success(), "as nobody:\n{text}");
     assert!(text.contains("attack table as unprivileged"), "{text}");
 }
 

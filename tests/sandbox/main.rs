@@ -137,3 +137,18 @@ async fn run(scene: &Scene, level: Sandbox, command: &str) -> Ran {
 fn is_root() -> bool {
     nix::unistd::geteuid().is_root()
 }
+
+/// Runs `command` (this test binary again, in a child set up otherwise),
+/// prints what it wrote and requires it to succeed: its stdout and
+/// stderr, for the marker the child prints when it is done.
+fn child_output(command: &mut std::process::Command) -> String {
+    let output = command.output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    println!("{text}");
+    assert!(output.status.success(), "{text}");
+    text
+}

@@ -17,23 +17,16 @@ fn without_landlock_workspace_write_is_refused_and_says_why() {
         without_landlock();
         return;
     }
-    let output = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "probe::without_landlock_workspace_write_is_refused_and_says_why",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(CHILD, "1")
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
+    let text = crate::child_output(
+        std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "probe::without_landlock_workspace_write_is_refused_and_says_why",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(CHILD, "1"),
     );
-    println!("{text}");
-    assert!(output.status.success(), "{text}");
     assert!(text.contains("CHILD DONE"), "{text}");
 }
 
