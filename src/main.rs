@@ -11,7 +11,9 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
-use dashfloat::agent::{self, AgentSetup, ApprovalPolicy, Approvals, Remembered, SandboxScope};
+use dashfloat::agent::{
+    self, AgentSetup, ApprovalPolicy, Approvals, Remembered, SandboxScope, WorkspaceWrite,
+};
 use dashfloat::bounds::HANDOVER_FD_VAR;
 use dashfloat::config::{Cli, CliCommand, Config, ExecArgs};
 use dashfloat::exec::{self, ExecError, ExecSetup};
@@ -363,14 +365,14 @@ fn approvals(
     config_dir: Option<&Path>,
     notes: &mut Vec<(Severity, String)>,
 ) -> Approvals {
-    let support = dashfloat::tools::sandbox::support();
-    let mut approvals = Approvals::new(config.approval, support.workspace_write());
+    let mut approvals = Approvals::new(config.approval, WorkspaceWrite::Probed);
     approvals.scope = config.sandbox;
     if let Err(why) = approvals.admit(config.approval) {
         notes.push((Severity::Error, format!("{why}; the policy is ask")));
         approvals.policy = ApprovalPolicy::Ask;
     }
-    if let (SandboxScope::Always, Err(why)) = (config.sandbox, &approvals.workspace_write) {
+    let always = config.sandbox == SandboxScope::Always;
+    if let Some(Err(why)) = always.then(|| approvals.workspace_write.get()) {
         notes.push((
             Severity::Error,
             format!("sandbox = \"always\" cannot be kept: {why}; every command you approve will fail to start"),

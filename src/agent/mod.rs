@@ -26,7 +26,7 @@ pub use budget::Budget;
 
 pub(crate) use budget::{COMPACT_AT_MAX, COMPACT_AT_MIN, DEFAULT_COMPACT_AT};
 pub use conversation::{AssistantCall, Conversation, Pruned, system_prompt};
-pub use policy::{ApprovalPolicy, Approvals, Remembered, SandboxScope};
+pub use policy::{ApprovalPolicy, Approvals, Remembered, SandboxScope, WorkspaceWrite};
 pub use repeat::{Repeat, RepeatDetector};
 
 use std::sync::Arc;

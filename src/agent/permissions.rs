@@ -66,7 +66,7 @@ impl Agent {
                 )
             }
         };
-        let text = match &self.setup.approval.workspace_write {
+        let text = match self.setup.approval.workspace_write.get() {
             Err(why) if !remembered.rules.is_empty() => {
                 format!("{text}\nnone applies here, as it would run unsandboxed: {why}")
             }

@@ -11,6 +11,28 @@ use crate::protocol::ApprovalMode;
 pub use crate::protocol::ApprovalPolicy;
 use crate::tools::{Sandbox, ToolCall, ToolContext, ToolFailure};
 
+/// Whether this kernel enforces the workspace-write sandbox, or what it
+/// lacks: as the sandbox's probe answers, asked the first time it
+/// matters (the probe starts two children, which a start under `ask`
+/// need not wait for before its first frame), or as given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WorkspaceWrite {
+    /// The sandbox's own probe, made once a process when first asked.
+    Probed,
+    /// As given: a kernel described rather than asked (the tests').
+    Given(Result<(), String>),
+}
+
+impl WorkspaceWrite {
+    /// Whether the kernel enforces it, or what it lacks.
+    pub fn get(&self) -> Result<(), String> {
+        match self {
+            WorkspaceWrite::Probed => crate::tools::sandbox::support().workspace_write(),
+            WorkspaceWrite::Given(answer) => answer.clone(),
+        }
+    }
+}
+
 /// Which commands run in the workspace-write sandbox (the config file's
 /// `sandbox`; ADR 0044). Commands nobody approved always do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
@@ -49,7 +71,7 @@ pub struct Approvals {
     /// Whether this kernel can enforce the workspace-write sandbox, or
     /// what it lacks. Without it `auto` is refused and nothing is
     /// remembered: a command never runs unasked in a weaker sandbox.
-    pub workspace_write: Result<(), String>,
+    pub workspace_write: WorkspaceWrite,
     /// The commands remembered for the project.
     pub remembered: Remembered,
 }
@@ -57,7 +79,7 @@ pub struct Approvals {
 impl Approvals {
     /// `policy`, with the default scope and nothing remembered; the
     /// kernel enforces workspace-write as `workspace_write` says.
-    pub fn new(policy: ApprovalPolicy, workspace_write: Result<(), String>) -> Approvals {
+    pub fn new(policy: ApprovalPolicy, workspace_write: WorkspaceWrite) -> Approvals {
         Approvals {
             policy,
             scope: SandboxScope::default(),
@@ -70,12 +92,14 @@ impl Approvals {
     /// unasked only inside the workspace-write sandbox, and refuses to
     /// run them in anything weaker.
     pub fn admit(&self, policy: ApprovalPolicy) -> Result<(), String> {
-        match (policy, &self.workspace_write) {
-            (ApprovalPolicy::Auto, Err(why)) => Err(format!(
-                "the auto policy is refused: {why}. Commands would run unasked outside a sandbox; use --approval ask or auto-edit"
-            )),
-            _ => Ok(()),
+        if policy != ApprovalPolicy::Auto {
+            return Ok(());
         }
+        self.workspace_write.get().map_err(|why| {
+            format!(
+                "the auto policy is refused: {why}. Commands would run unasked outside a sandbox; use --approval ask or auto-edit"
+            )
+        })
     }
 
     /// Whether `call` must wait for the person. This looks at where a
@@ -106,7 +130,7 @@ impl Approvals {
             return None;
         };
         let asks = matches!(self.policy, ApprovalPolicy::Ask | ApprovalPolicy::AutoEdit);
-        if !asks || command.leaves_sandbox() || self.workspace_write.is_err() {
+        if !asks || command.leaves_sandbox() || self.workspace_write.get().is_err() {
             return None;
         }
         let rules = &self.remembered.rules;
@@ -121,7 +145,7 @@ impl Approvals {
         let ToolCall::ExecuteCommand(command) = call else {
             return None;
         };
-        let keeps = self.remembered.store.is_some() && self.workspace_write.is_ok();
+        let keeps = self.remembered.store.is_some() && self.workspace_write.get().is_ok();
         if !keeps || command.leaves_sandbox() {
             return None;
         }
@@ -172,7 +196,7 @@ impl Approvals {
     /// into `.git`, a run-time tool).
     pub fn unattended(&self, call: &ToolCall) -> ToolFailure {
         let sandboxed_command = is_command(call) && !leaves_sandbox(call);
-        let allow = if sandboxed_command && self.workspace_write.is_ok() {
+        let allow = if sandboxed_command && self.workspace_write.get().is_ok() {
             ApprovalPolicy::Auto
         } else if call.beyond_undo() || self.policy != ApprovalPolicy::Ask {
             ApprovalPolicy::DangerouslyApproveAll

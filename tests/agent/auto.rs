@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use dashfloat::agent::{AgentSetup, ApprovalPolicy, SandboxScope};
+use dashfloat::agent::{AgentSetup, ApprovalPolicy, SandboxScope, WorkspaceWrite};
 use dashfloat::bounds::REASON_MAX_CHARS;
 use dashfloat::protocol::{AgentEvent, ConfirmRequest, Decision, UiCommand};
 use serde_json::{Value, json};
@@ -314,7 +314,7 @@ async fn auto_is_refused_without_the_workspace_write_sandbox() {
     ])
     .await;
     let mut s = setup(&server.base_url(), dir.path(), ApprovalPolicy::Ask);
-    s.approval.workspace_write = Err("this kernel has no Landlock".into());
+    s.approval.workspace_write = WorkspaceWrite::Given(Err("this kernel has no Landlock".into()));
     let mut h = start_with(s);
     h.send(UiCommand::SetApproval(ApprovalPolicy::Auto)).await;
     let events = h.until(|e| matches!(e, AgentEvent::System { .. })).await;

@@ -58,10 +58,7 @@ pub fn setup(base_url: &str, root: &Path, approval: ApprovalPolicy) -> AgentSetu
         registry: Registry::builtin(),
         // What this kernel's sandbox enforces, as at start-up; nothing
         // remembered unless a test gives the project a rules file.
-        approval: Approvals::new(
-            approval,
-            dashfloat::tools::sandbox::support().workspace_write(),
-        ),
+        approval: Approvals::new(approval, dashfloat::agent::WorkspaceWrite::Probed),
         // Every command asks unless a test turns the analyser on.
         read_only: None,
         headless: false,
