@@ -14,6 +14,7 @@ use crate::agent::{
 };
 use crate::llm::adapters::ToolSyntax;
 use crate::llm::discover::Questions;
+use crate::mcp::config::{McpConfigError, ServerConfig};
 use crate::secret::{Secret, redact_userinfo};
 use crate::session::OpenSession;
 use crate::tools::{EXEC_DEFAULT_MAX_TIMEOUT, EXEC_DEFAULT_TIMEOUT};
@@ -63,7 +64,8 @@ Config file: $XDG_CONFIG_HOME/dashfloat/config.toml (default ~/.config/dashfloat
 with keys base_url, model, api_key_env, context_window, max_output, compact_at, request_timeout_secs, \
 idle_timeout_secs, max_steps, exec_timeout_secs, exec_timeout_max_secs, temperature, seed, save_sessions, auto_allow_read_only, attach_named_files, tool_syntax, warm_cache, \
 sandbox (\"always\": commands you approve run in the workspace-write sandbox too), sandbox_deny_read (paths sandboxed commands may not read), a [headers] \
-table and an [exec] table with pass_env (variables handed to commands on purpose).\n\
+table, an [exec] table with pass_env (variables handed to commands on purpose) and \
+[mcp_servers.NAME] tables (MCP servers, spelled as Codex spells them; see `dashfloat mcp`).\n\
 Commands remembered with `a` are kept in $XDG_CONFIG_HOME/dashfloat/permissions/.\n\
 Sessions are saved in $XDG_CONFIG_HOME/dashfloat/sessions/ (default \
 ~/.config/dashfloat/sessions/).\n\
@@ -196,6 +198,9 @@ pub struct Cli {
     /// Do not save this session (config: save_sessions = false).
     #[arg(long, global = true)]
     pub no_save: bool,
+    /// Start no MCP server this time: their tools are not offered.
+    #[arg(long, env = "DASHFLOAT_NO_MCP", value_parser = clap::builder::BoolishValueParser::new(), default_missing_value = "true", num_args = 0..=1, global = true)]
+    pub no_mcp: Option<bool>,
     /// What to do instead of starting a session.
     #[command(subcommand)]
     pub command: Option<CliCommand>,
@@ -313,6 +318,8 @@ struct FileConfig {
     headers: BTreeMap<String, String>,
     #[serde(default)]
     exec: ExecFileConfig,
+    #[serde(default)]
+    mcp_servers: BTreeMap<String, toml::Value>,
 }
 
 /// The config file's `[exec]` table.
@@ -375,6 +382,9 @@ pub enum ConfigError {
     /// The model was given as an empty name.
     #[error("the model name is empty; it is taken as not given")]
     EmptyModel,
+    /// An `[mcp_servers.NAME]` table that cannot be used as it is.
+    #[error(transparent)]
+    Mcp(#[from] McpConfigError),
     /// A `sandbox_deny_read` path is neither absolute nor in the home.
     #[error(
         "sandbox_deny_read: {0:?} is neither an absolute path nor one starting ~/; it is left out"
@@ -457,6 +467,11 @@ pub struct Config {
     /// approved, or every one (`sandbox = "always"`). The file can only
     /// make it stricter. ADR 0044.
     pub sandbox: SandboxScope,
+    /// The MCP servers of the config file's `[mcp_servers.NAME]` tables
+    /// (ADR 0045); none under `--no-mcp`.
+    pub mcp_servers: Vec<ServerConfig>,
+    /// `--no-mcp`: no MCP server starts, not even a trusted project's.
+    pub mcp_off: bool,
 }
 
 /// dashfloat's own directory of settings: `$XDG_CONFIG_HOME/dashfloat`,
@@ -549,6 +564,14 @@ impl Config {
         };
         let headers = headers(file.headers, &cli.headers, &mut problems);
         let sandbox_deny_read = deny_read(file.sandbox_deny_read, env("HOME"), &mut problems);
+        let mcp_off = cli.no_mcp.unwrap_or(false);
+        let mut mcp_problems = Vec::new();
+        let mcp_servers = if mcp_off {
+            Vec::new()
+        } else {
+            crate::mcp::config::from_toml(file.mcp_servers, &mut mcp_problems)
+        };
+        problems.extend(mcp_problems.into_iter().map(ConfigError::Mcp));
         let config = Config {
             base_url,
             model,
@@ -581,6 +604,8 @@ impl Config {
             warm_cache: cli.warm_cache.or(file.warm_cache).unwrap_or(local),
             sandbox_deny_read,
             sandbox: file.sandbox.unwrap_or_default(),
+            mcp_servers,
+            mcp_off,
         };
         (config, problems)
     }

@@ -12,6 +12,7 @@ pub mod exec;
 pub mod launch;
 pub mod llm;
 pub mod log;
+pub mod mcp;
 pub mod memory;
 pub mod own_files;
 pub mod permissions;

@@ -21,6 +21,8 @@ use dashfloat::launch::Launch;
 use dashfloat::llm::classify::RequestContext;
 use dashfloat::llm::stream::{Endpoint, EndpointError};
 use dashfloat::log::Log;
+use dashfloat::mcp::McpServers;
+use dashfloat::mcp::trust::{ProjectServers, TrustStore};
 use dashfloat::permissions::Store;
 use dashfloat::protocol::{AgentEvent, ApprovalMode, Severity, UiCommand};
 use dashfloat::safe_text::strip_controls;
@@ -308,6 +310,7 @@ fn start_agent(
     tools.secret_vars = vec![config.api_key_env.clone(), HANDOVER_FD_VAR.to_owned()];
     tools.pass_env = pass_env;
     let approval = approvals(&config, &tools.root, config_dir.as_deref(), &mut notes);
+    let (mcp, mcp_trust) = mcp_servers(&config, &tools, config_dir.as_deref(), &log, &mut notes);
     let mode = approval.mode();
     let read_only = config.auto_allow_read_only.then(|| {
         Analyser::for_workspace(std::sync::Arc::clone(&tools.workspace))
@@ -341,6 +344,8 @@ fn start_agent(
             tool_syntax: config.tool_syntax,
             warm_cache: config.warm_cache,
             attach_named_files: config.attach_named_files,
+            mcp,
+            mcp_trust,
         };
         agent::run(setup, command_rx, event_tx).await;
     });
@@ -393,6 +398,44 @@ fn approvals(
         };
     }
     approvals
+}
+
+/// The MCP servers this session starts (none under `--no-mcp`): the
+/// config file's, then the project's `.mcp.json` when the person trusted
+/// it as it is now; an untrusted one is a notice saying how to trust it.
+/// Nothing is started here (ADR 0045).
+fn mcp_servers(
+    config: &Config,
+    tools: &ToolContext,
+    config_dir: Option<&Path>,
+    log: &Log,
+    notes: &mut Vec<(Severity, String)>,
+) -> (Option<McpServers>, Option<TrustStore>) {
+    if config.mcp_off {
+        return (None, None);
+    }
+    let trust = config_dir.map(|dir| TrustStore::new(dir, &tools.root));
+    let mut servers = config.mcp_servers.clone();
+    match trust.as_ref().map(TrustStore::project_servers) {
+        Some(ProjectServers::Trusted(text)) => {
+            let mut problems = Vec::new();
+            servers.extend(dashfloat::mcp::config::from_project_file(&text, &mut problems));
+            notes.extend(problems.iter().map(|p| (Severity::Error, p.to_string())));
+        }
+        Some(ProjectServers::Untrusted(_)) => notes.push((
+            Severity::Notice,
+            "this project has a .mcp.json you have not trusted (or that changed since): its servers are not started. \
+/mcp trust starts them and trusts the file as it is now"
+                .to_owned(),
+        )),
+        Some(ProjectServers::Unreadable(why)) => notes.push((
+            Severity::Error,
+            format!("cannot read this project's .mcp.json: {why}"),
+        )),
+        Some(ProjectServers::Absent) | None => {}
+    }
+    let servers = McpServers::new(servers, tools.clone(), log.clone());
+    (Some(servers), trust)
 }
 
 /// The working directory the tools run in. A path, not a string: a name

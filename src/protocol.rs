@@ -120,6 +120,17 @@ pub enum UiCommand {
         /// The prompt, 0-based, oldest first.
         prompt: usize,
     },
+    /// Show the MCP servers (`/mcp`). Answered by `McpServers`.
+    ListMcp,
+    /// Start an MCP server again (`/mcp restart NAME`). Answered by a
+    /// notice, then `McpServers` once it is ready or has failed.
+    RestartMcp {
+        /// The server's name, as configured.
+        name: String,
+    },
+    /// Trust the project's `.mcp.json` as it is now and start its
+    /// servers (`/mcp trust`). Answered by a notice or an error entry.
+    TrustMcp,
     /// The person is leaving. The agent stops its tasks and ends; the UI
     /// does not wait for an answer.
     Quit,
@@ -561,8 +572,54 @@ pub enum AgentEvent {
         /// Estimated prompt tokens of the compacted conversation.
         estimate: u64,
     },
+    /// The MCP servers and their tools: the answer to `ListMcp`. ADR 0045.
+    McpServers(Vec<McpServerView>),
     /// The turn is over; the agent is idle and takes the next prompt.
     TurnDone,
+}
+
+/// One MCP server as `/mcp` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpServerView {
+    /// Its name, as configured.
+    pub name: String,
+    /// Starting, ready, failed or disabled.
+    pub state: McpServerState,
+    /// Estimated tokens its offered tools add to every request's prefix.
+    pub tokens: u64,
+    /// Its tools, as the server listed them (when ready).
+    pub tools: Vec<McpToolView>,
+}
+
+/// Where an MCP server is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum McpServerState {
+    /// `enabled = false` in its table.
+    Disabled,
+    /// Being started.
+    Starting,
+    /// Running, speaking the protocol revision named.
+    Ready {
+        /// The protocol revision negotiated (`2025-06-18`).
+        protocol: String,
+    },
+    /// Not running: why.
+    Failed(String),
+}
+
+/// One MCP tool as `/mcp` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpToolView {
+    /// The server's own name for it.
+    pub name: String,
+    /// The first line of its description, cut.
+    pub description: String,
+    /// Whether the model is offered it (`enabled_tools`/`disabled_tools`).
+    pub offered: bool,
+    /// Whether the server annotates it read-only (shown, not trusted).
+    pub read_only_hint: bool,
+    /// Whether the config lets it run without asking.
+    pub approved: bool,
 }
 
 /// Why a model request failed: the HTTP/transport error taxonomy. Each

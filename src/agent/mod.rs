@@ -9,6 +9,7 @@ pub(crate) mod compact;
 pub(crate) mod conversation;
 mod episode;
 pub mod instructions;
+mod mcp;
 mod mentions;
 mod opening;
 mod outcome;
@@ -41,6 +42,8 @@ use crate::llm::stream::{self, Endpoint, EndpointError};
 use crate::llm::tool_calls::MadeUpIds;
 use crate::llm::wire::Sampling;
 use crate::log::Log;
+use crate::mcp::McpServers;
+use crate::mcp::trust::TrustStore;
 use crate::protocol::{AgentEvent, PROMPT_MAX_BYTES, Phase, Severity, UiCommand};
 use crate::session::SessionSetup;
 use crate::tools::{Analyser, Registry, ToolContext};
@@ -125,6 +128,12 @@ pub struct AgentSetup {
     /// Files a prompt names without `@` are read for the model too, not
     /// only those named with it (ADR 0038).
     pub attach_named_files: bool,
+    /// The MCP servers whose tools are offered beside the built-ins;
+    /// `None` when they are off (`--no-mcp`). ADR 0045.
+    pub mcp: Option<McpServers>,
+    /// Where the person's trust of the project's `.mcp.json` is kept;
+    /// `None` without a configuration directory.
+    pub mcp_trust: Option<TrustStore>,
 }
 
 /// The actor's state.
@@ -158,6 +167,8 @@ struct Agent {
     /// A request of the open session was sent: its slot is worth saving.
     sent_since_open: bool,
     saving: Saving,
+    /// The MCP servers' generation the offered tools were read at.
+    mcp_generation: Option<u64>,
 }
 
 /// Runs the agent until the UI says quit or hangs up. The actor runs as a
@@ -177,6 +188,18 @@ pub async fn run(
             text: task_failure("agent", &err),
         };
         let _ = report.send(failure).await;
+    }
+}
+
+/// The next change of the MCP servers; `None` once no change can come,
+/// and never when there are no servers.
+async fn next_change(changes: &mut Option<tokio::sync::watch::Receiver<u64>>) -> Option<()> {
+    match changes {
+        Some(changes) => match changes.changed().await {
+            Ok(()) => Some(()),
+            Err(_) => std::future::pending().await,
+        },
+        None => std::future::pending().await,
     }
 }
 
@@ -217,6 +240,7 @@ async fn run_actor(
         listing: None,
         restore_slot: false,
         sent_since_open: false,
+        mcp_generation: None,
     };
     agent.run(commands, tool_rx).await;
 }
@@ -227,6 +251,8 @@ impl Agent {
         mut commands: mpsc::Receiver<UiCommand>,
         mut tool_rx: mpsc::Receiver<ToolEvent>,
     ) {
+        self.start_mcp();
+        let mut mcp_changes = self.setup.mcp.as_ref().map(McpServers::watch);
         self.open_at_start().await;
         self.announce_session().await;
         self.read_instructions().await;
@@ -256,7 +282,11 @@ impl Agent {
                     Some(UiCommand::Redo) => self.step(Direction::Redo).await,
                     Some(UiCommand::ListPrompts) => self.list_prompts().await,
                     Some(UiCommand::Rewind { prompt }) => self.rewind(prompt).await,
+                    Some(UiCommand::ListMcp) => self.list_mcp().await,
+                    Some(UiCommand::RestartMcp { name }) => self.restart_mcp(name).await,
+                    Some(UiCommand::TrustMcp) => self.trust_mcp().await,
                 },
+                Some(()) = next_change(&mut mcp_changes) => self.tell_mcp_notes().await,
                 ev = self.turn.next_server_event() => match ev {
                     ServerEvent::Reply(ev) => self.on_stream_event(ev).await,
                     ServerEvent::Summary(ev) => self.on_summary_event(ev).await,
@@ -515,6 +545,7 @@ impl Agent {
         self.setup
             .log
             .line(|| format!("prompt: {} bytes", text.len()));
+        self.refresh_mcp_tools().await;
         let attached = self.attach(&text).await;
         self.take_words(text);
         self.save().await;

@@ -110,6 +110,11 @@ impl Approvals {
         if leaves_sandbox(call) {
             return policy != ApprovalPolicy::DangerouslyApproveAll;
         }
+        if let ToolCall::Dynamic(call) = call
+            && call.tool().approved()
+        {
+            return false;
+        }
         let asks = match policy {
             ApprovalPolicy::Ask => call.mutates(),
             ApprovalPolicy::AutoEdit => call.beyond_undo() || call.writes_into_git(tools),

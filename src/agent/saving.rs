@@ -200,6 +200,7 @@ impl Saving {
             | AgentEvent::Rewound { .. }
             | AgentEvent::SessionId(_)
             | AgentEvent::Sessions { .. }
+            | AgentEvent::McpServers(_)
             | AgentEvent::ApprovalChanged(_)
             | AgentEvent::TurnDone => {}
         }

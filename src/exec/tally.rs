@@ -97,6 +97,7 @@ impl Tally {
             | AgentEvent::Rewound { .. }
             | AgentEvent::SessionId(_)
             | AgentEvent::Sessions { .. }
+            | AgentEvent::McpServers(_)
             | AgentEvent::ApprovalChanged(_)
             | AgentEvent::Compacted { .. }
             | AgentEvent::TurnDone => None,

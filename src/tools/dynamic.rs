@@ -55,6 +55,13 @@ pub trait DynamicTool: Send + Sync + std::fmt::Debug {
     /// [`ToolCall::beyond_undo`]: super::ToolCall::beyond_undo
     fn effect(&self) -> Effect;
 
+    /// Whether the person's own configuration lets its calls run without
+    /// asking, whatever their effect (an MCP tool the config approves).
+    /// Never what the tool says of itself.
+    fn approved(&self) -> bool {
+        false
+    }
+
     /// The call in brief, for its row in the log; by default what
     /// [`brief`] makes of its arguments.
     fn summary(&self, arguments: &Map<String, Value>) -> String {

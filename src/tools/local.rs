@@ -36,13 +36,13 @@ use super::atomic;
 use super::beneath;
 use super::path_policy::{self, PathError};
 use super::probe;
-use super::reaper::CallProcesses;
+use super::reaper::{CallProcesses, Kept};
 use super::sandbox::{CallTemp, Confinement, SandboxSettings};
 use super::walk;
 use super::workspace::{
     Exit, FileKind, FileReader, Listed, Listing, Opener, PROBE_TIMEOUT, Parents, ProbeError,
-    Probed, Processes, Sandbox, ScanError, ScanStep, Shell, SpawnError, Spawned, Stat, Visitor,
-    WalkError, Workspace, WriteError,
+    Probed, Processes, Sandbox, ScanError, ScanStep, Served, Shell, SpawnError, Spawned, Stat,
+    Visitor, WalkError, Workspace, WriteError,
 };
 
 /// The shell every command line runs under, so `;`, `&&`, `cd` and pipes
@@ -244,13 +244,7 @@ impl Workspace for LocalWorkspace {
         // The command holds our copies of the pipe's write end; until they
         // are closed, the read side never sees end-of-file.
         drop(cmd);
-        let child = spawned.map_err(|e| match sandbox {
-            Sandbox::Unconfined => SpawnError::Start(e),
-            _ => SpawnError::Start(io::Error::new(
-                e.kind(),
-                format!("in the {} sandbox: {e}", sandbox.name()),
-            )),
-        })?;
+        let child = spawned.map_err(|e| not_started(sandbox, e))?;
         if let Some(shell) = child
             .id()
             .and_then(|id| i32::try_from(id).ok())
@@ -266,6 +260,36 @@ impl Workspace for LocalWorkspace {
                 processes,
                 _temp: temp,
             }),
+        })
+    }
+
+    fn serve(
+        &self,
+        dir: &Path,
+        program: &str,
+        args: &[String],
+        env: Vec<(OsString, OsString)>,
+        sandbox: Sandbox,
+    ) -> Result<Served, SpawnError> {
+        let mut env = env;
+        let prepared = self
+            .sandbox
+            .prepare(sandbox, self, &self.root, dir, &mut env)?;
+        let mut cmd = Command::new(program);
+        cmd.args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .env_clear()
+            .envs(env)
+            .current_dir(dir)
+            .kill_on_drop(true);
+        own_session_with_parent_death(cmd.as_std_mut());
+        let temp = prepared.map(|prepared| prepared.install(cmd.as_std_mut()));
+        let (child, kept) = Kept::spawn(|| cmd.spawn()).map_err(|e| not_started(sandbox, e))?;
+        Ok(Served {
+            child,
+            hold: Box::new((kept, temp)),
         })
     }
 
@@ -452,6 +476,17 @@ fn describe(dir: BorrowedFd<'_>, name: OsString) -> Listed {
         _ => None,
     };
     Listed { name, stat, target }
+}
+
+/// Why a process did not start, naming the sandbox it was to run in.
+fn not_started(sandbox: Sandbox, e: io::Error) -> SpawnError {
+    match sandbox {
+        Sandbox::Unconfined => SpawnError::Start(e),
+        _ => SpawnError::Start(io::Error::new(
+            e.kind(),
+            format!("in the {} sandbox: {e}", sandbox.name()),
+        )),
+    }
 }
 
 /// Puts the shell in a new session (so nothing it does reaches

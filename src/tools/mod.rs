@@ -127,8 +127,8 @@ pub use tool::{Effect, Shown, Tool};
 pub(crate) use workspace::PROBE_TIMEOUT;
 pub use workspace::{
     Exit, FileKind, FileReader, Listed, Listing, Opener, Parents, ProbeError, Probed, Processes,
-    Sandbox, ScanError, ScanStep, Seen, Shell, SpawnError, Spawned, Stat, Visitor, WalkError,
-    Workspace, WriteError,
+    Sandbox, ScanError, ScanStep, Seen, Served, Shell, SpawnError, Spawned, Stat, Visitor,
+    WalkError, Workspace, WriteError,
 };
 pub use write::{WriteAction, WriteFile, WriteFileOutput};
 

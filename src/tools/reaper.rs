@@ -22,10 +22,15 @@ const SWEEP_ROUNDS_MAX: usize = 64;
 /// Whether the subreaper attribute has been asked for.
 static SUBREAPER: Once = Once::new();
 
-/// The calls now running, and the shells they spawned.
+/// The calls now running, the shells they spawned, and the servers
+/// dashfloat keeps running beside them.
 struct Running {
     calls: usize,
     shells: Vec<Pid>,
+    /// MCP servers (ADR 0045), each the leader of a session of its own:
+    /// no call's sweep takes them, or anything left in their sessions,
+    /// for a call's orphans.
+    kept: Vec<Pid>,
 }
 
 /// Shared by every call's sweep, to tell its own orphans from another
@@ -33,6 +38,7 @@ struct Running {
 static RUNNING: Mutex<Running> = Mutex::new(Running {
     calls: 0,
     shells: Vec::new(),
+    kept: Vec::new(),
 });
 
 fn running() -> MutexGuard<'static, Running> {
@@ -93,8 +99,9 @@ impl CallProcesses {
         let me = getpid();
         let shell = self.shell;
         let others = |pid: Pid| Some(pid) != shell && running.shells.contains(&pid);
+        let kept = |p: &Proc| running.kept.contains(&p.pid) || running.kept.contains(&p.session);
         sweep(shell, |p| {
-            if p.parent != me {
+            if p.parent != me || kept(p) {
                 false
             } else if Some(p.pid) == shell {
                 true
@@ -114,6 +121,37 @@ impl Drop for CallProcesses {
         if let Some(shell) = self.shell {
             running.shells.retain(|&s| s != shell);
         }
+    }
+}
+
+/// A process dashfloat keeps running beside the calls (an MCP server,
+/// started in a session of its own): until it is dropped, no call's
+/// sweep kills it or what it started in its session. It is killed when
+/// dashfloat exits, as everything is ([`kill_all_commands`]).
+pub(crate) struct Kept(Pid);
+
+impl Kept {
+    /// Starts a process with `spawn` (one that makes itself the leader
+    /// of its own session) and keeps it out of every sweep; no sweep runs
+    /// between the fork and the keeping, so none finds it unkept.
+    pub(crate) fn spawn(
+        spawn: impl FnOnce() -> std::io::Result<tokio::process::Child>,
+    ) -> std::io::Result<(tokio::process::Child, Kept)> {
+        let mut running = running();
+        let child = spawn()?;
+        let pid = child
+            .id()
+            .and_then(|id| i32::try_from(id).ok())
+            .map(Pid::from_raw)
+            .ok_or_else(|| std::io::Error::other("the server ended as it started"))?;
+        running.kept.push(pid);
+        Ok((child, Kept(pid)))
+    }
+}
+
+impl Drop for Kept {
+    fn drop(&mut self) {
+        running().kept.retain(|&p| p != self.0);
     }
 }
 

@@ -426,11 +426,16 @@ impl Registry {
     /// tools alike.
     fn add(&mut self, tool: Box<dyn Registered>) -> Result<(), RegistryError> {
         let entry = Entry::new(tool)?;
-        if self.entries.iter().any(|e| e.name == entry.name) {
+        if self.contains(&entry.name) {
             return Err(RegistryError::NameTaken { name: entry.name });
         }
         self.entries.push(Arc::new(entry));
         Ok(())
+    }
+
+    /// Whether a tool of the registry is named `name`.
+    pub fn contains(&self, name: &str) -> bool {
+        self.entries.iter().any(|e| e.name == name)
     }
 
     /// The OpenAI `tools` array for a chat-completions request.

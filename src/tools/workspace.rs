@@ -141,6 +141,27 @@ pub trait Workspace: Send + Sync + fmt::Debug {
         output: &mut dyn FnMut(&[u8]) -> bool,
     ) -> Result<Probed, ProbeError>;
 
+    /// Starts a long-running server (an MCP server's `command` with
+    /// `args`, ADR 0045) in `dir` with exactly `env`, in `sandbox`, its
+    /// standard streams piped. It runs in a session of its own, dies with
+    /// dashfloat, and no command's sweep kills it; the caller kills it by
+    /// dropping what is returned. A workspace that runs no processes
+    /// refuses.
+    fn serve(
+        &self,
+        dir: &Path,
+        program: &str,
+        args: &[String],
+        env: Vec<(OsString, OsString)>,
+        sandbox: Sandbox,
+    ) -> Result<Served, SpawnError> {
+        let _ = (dir, program, args, env, sandbox);
+        Err(SpawnError::Start(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "this workspace starts no servers",
+        )))
+    }
+
     /// The first entry under `dir` (a resolved directory) that `judge`
     /// finds, or `None`: `judge` is given each entry's folder, name and
     /// own type (a link is never followed) and says whether it is the one
@@ -304,6 +325,24 @@ pub struct Spawned {
     pub output: Pin<Box<dyn AsyncRead + Send>>,
     /// Every process the command started, the shell's group or not.
     pub processes: Box<dyn Processes>,
+}
+
+/// A server [`Workspace::serve`] started: its process (killed when
+/// dropped), kept out of the commands' sweeps while this lives.
+pub struct Served {
+    /// The process, its stdin, stdout and stderr piped.
+    pub child: tokio::process::Child,
+    /// What keeps it running beside the commands, and its sandbox's
+    /// temporary folder.
+    pub hold: Box<dyn Send + Sync>,
+}
+
+impl std::fmt::Debug for Served {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Served")
+            .field("pid", &self.child.id())
+            .finish()
+    }
 }
 
 /// The shell a [`Workspace::spawn`] started, killed when dropped.

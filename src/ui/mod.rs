@@ -8,6 +8,7 @@ pub mod entry;
 pub mod input;
 pub mod keys;
 pub mod markdown;
+pub mod mcp;
 pub mod mention;
 pub mod mode;
 pub mod picker;

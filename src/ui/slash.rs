@@ -10,7 +10,7 @@ use super::keys;
 
 /// The most rows the completion popup takes; more candidates scroll with
 /// the selection. ADR 0023.
-pub const POPUP_MAX_ROWS: usize = 13;
+pub const POPUP_MAX_ROWS: usize = 14;
 
 /// One command of the catalogue.
 #[derive(Debug)]
@@ -33,7 +33,7 @@ impl Command {
 }
 
 /// Every command, in the order the popup and `/help` list them.
-pub const COMMANDS: [Command; 13] = [
+pub const COMMANDS: [Command; 14] = [
     Command {
         name: "help",
         usage: "",
@@ -126,6 +126,21 @@ pub const COMMANDS: [Command; 13] = [
         },
     },
     Command {
+        name: "mcp",
+        usage: "[restart NAME|trust]",
+        about: "show the MCP servers and their tools, start one again, or trust this project's .mcp.json",
+        build: |arg| {
+            let mut words = arg.unwrap_or("").split_whitespace();
+            let action = match (words.next(), words.next(), words.next()) {
+                (None, _, _) => McpAction::List,
+                (Some("trust"), None, _) => McpAction::Trust,
+                (Some("restart"), Some(name), None) => McpAction::Restart(name.to_owned()),
+                _ => return Err(ArgError::Mcp),
+            };
+            Ok(Slash::Mcp(action))
+        },
+    },
+    Command {
         name: "copy",
         usage: "[N]",
         about: "copy the last reply, or its code block N, to the clipboard",
@@ -191,6 +206,8 @@ pub enum Slash {
         /// `None` lists them.
         remove: Option<String>,
     },
+    /// `/mcp [restart NAME|trust]`.
+    Mcp(McpAction),
     /// `/copy [N]`.
     Copy {
         /// The code block (1-based); `None` copies the whole reply.
@@ -217,9 +234,21 @@ impl Slash {
             Slash::Model { name } => name.is_some(),
             Slash::Approval { policy } => policy.is_some(),
             Slash::Permissions { remove } => remove.is_some(),
-            Slash::Help | Slash::Copy { .. } | Slash::Quit => false,
+            Slash::Help | Slash::Copy { .. } | Slash::Mcp(_) | Slash::Quit => false,
         }
     }
+}
+
+/// What `/mcp` asks for; none waits for the agent to be idle, as what
+/// it changes takes effect at the next prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum McpAction {
+    /// `/mcp`: the servers and their tools.
+    List,
+    /// `/mcp restart NAME`.
+    Restart(String),
+    /// `/mcp trust`: the project's `.mcp.json` as it is now.
+    Trust,
 }
 
 /// What a submitted input is.
@@ -249,6 +278,9 @@ pub enum ArgError {
     /// `/permissions` with something but `remove` and what to remove.
     #[error("it takes nothing, or `remove` and a number from the list or a command's words")]
     Permissions,
+    /// `/mcp` with something but `restart NAME` or `trust`.
+    #[error("it takes nothing, `restart` and a server's name, or `trust`")]
+    Mcp,
 }
 
 /// Why a submitted input is not a command; shown as an error entry and

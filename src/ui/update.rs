@@ -15,7 +15,7 @@ use super::editor::Editor;
 use super::markdown;
 use super::mode::{self, Confirmation};
 use super::picker::Picker;
-use super::slash::{self, Input, Slash};
+use super::slash::{self, Input, McpAction, Slash};
 use super::state::{ContextUse, Hint, Progress, SPINNER, State, TurnClock};
 use super::transcript::EntryKind;
 
@@ -304,6 +304,12 @@ fn on_agent(state: &mut State, event: AgentEvent) {
         AgentEvent::Sessions { list, now } => sessions(state, list, now),
         AgentEvent::ApprovalChanged(mode) => state.session.approval = mode,
         AgentEvent::Prompts { list } => prompts(state, list),
+        AgentEvent::McpServers(servers) => {
+            let text = super::mcp::listing(&servers);
+            state
+                .transcript
+                .push(EntryKind::System(Severity::Notice), text);
+        }
         AgentEvent::Rewound { text } => state.editor.set(&text),
         // The screen does not show it; `/sessions` lists the ids.
         AgentEvent::SessionId(_) => {}
@@ -566,6 +572,9 @@ pub(super) fn run_command(state: &mut State, command: Slash) -> Outcome {
         }
         Slash::Permissions { remove: None } => send(UiCommand::ListPermissions),
         Slash::Permissions { remove: Some(rule) } => send(UiCommand::ForgetPermission { rule }),
+        Slash::Mcp(McpAction::List) => send(UiCommand::ListMcp),
+        Slash::Mcp(McpAction::Restart(name)) => send(UiCommand::RestartMcp { name }),
+        Slash::Mcp(McpAction::Trust) => send(UiCommand::TrustMcp),
         Slash::Copy { block } => copy_reply(state, block.map(|n| n - 1)),
         Slash::Undo => send(UiCommand::Undo),
         Slash::Redo => send(UiCommand::Redo),

@@ -1,0 +1,20 @@
+//! The MCP client: the tools of the servers a person configured (their
+//! database, issue tracker, browser, docs server) offered beside the
+//! built-ins as `mcp__SERVER__TOOL`, under the same approvals, bounds and
+//! sandbox. `config` reads the tables, `trust` keeps the person's choice
+//! about a project's `.mcp.json`, `connection` speaks the protocol
+//! through the official SDK, `servers` keeps each server's state,
+//! `tool` is one tool as the registry takes it, `result` turns an answer
+//! into text, `names` makes the names providers take. ADR 0045.
+
+pub mod config;
+mod connection;
+pub mod names;
+pub mod result;
+mod servers;
+mod tool;
+pub mod trust;
+
+pub use connection::{MESSAGE_MAX_BYTES, SERVER_TOOLS_MAX, TOOL_PAGES_MAX};
+pub use servers::{McpServers, RESTARTS_MAX};
+pub use tool::{DESCRIPTION_MAX_CHARS, McpTool, SCHEMA_MAX_BYTES};
