@@ -287,7 +287,7 @@ def main() -> None:
         try:
             try:
                 message = json.loads(raw)
-            except ValueError:
+            except (ValueError, RecursionError):  # RecursionError: nesting too deep
                 if raw.strip():
                     log("received_invalid", line=raw[:4096].decode("utf-8", "replace"))
                     if mode != "silent":
