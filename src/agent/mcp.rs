@@ -110,7 +110,7 @@ impl Agent {
                 })
                 .map(|d| d.to_string().len())
                 .sum();
-            budget.estimate(bytes)
+            budget.tokens(bytes)
         });
         self.emit(AgentEvent::McpServers(views)).await;
     }

@@ -35,10 +35,9 @@ enum State {
     Disabled,
     /// Being started (or restarted).
     Starting,
-    /// Running: its connection and tools.
+    /// Running: its connection.
     Ready {
         connection: Arc<Connection>,
-        tools: Vec<Tool>,
         protocol: String,
     },
     /// It could not be started, or it stopped: why.
@@ -49,6 +48,9 @@ enum State {
 pub(super) struct Server {
     pub(super) config: ServerConfig,
     state: Mutex<State>,
+    /// Its tools as last listed: still offered while it is restarted
+    /// after a crash or a hang, so the model can call them again.
+    listed: Mutex<Vec<Tool>>,
     restarts: AtomicU32,
     /// Held while (re)starting, so two calls do not start it twice.
     starting: tokio::sync::Mutex<()>,
@@ -124,6 +126,7 @@ impl McpServers {
             servers.push(Arc::new(Server {
                 config,
                 state: Mutex::new(state),
+                listed: Mutex::new(Vec::new()),
                 restarts: AtomicU32::new(0),
                 starting: tokio::sync::Mutex::new(()),
                 servers: Arc::downgrade(&self.inner),
@@ -192,16 +195,18 @@ impl McpServers {
         std::mem::take(&mut *self.inner.lock_notes())
     }
 
-    /// The tools of every ready server, in configuration order, named
+    /// The tools of every server that is ready, being started, or to be
+    /// started again on the next call, as last listed, in configuration
+    /// order, named
     /// `mcp__SERVER__TOOL` (made callable, unique among themselves and
     /// apart from `taken`), with notices for names that were changed.
     pub fn tools(&self, taken: impl Fn(&str) -> bool) -> Vec<Arc<McpTool>> {
         let mut out: Vec<Arc<McpTool>> = Vec::new();
         for server in self.inner.all() {
-            let listed = match &*server.state() {
-                State::Ready { tools, .. } => tools.clone(),
-                _ => continue,
-            };
+            if !server.offering() {
+                continue;
+            }
+            let listed = server.listed().clone();
             for tool in listed {
                 if !server.config.offers(&tool.name) {
                     continue;
@@ -253,40 +258,32 @@ impl McpServers {
             .all()
             .iter()
             .map(|server| {
-                let (state, tools) = match &*server.state() {
-                    State::Disabled => (McpServerState::Disabled, Vec::new()),
-                    State::Starting => (McpServerState::Starting, Vec::new()),
-                    State::Failed(why) => (McpServerState::Failed(why.clone()), Vec::new()),
-                    State::Ready {
-                        tools, protocol, ..
-                    } => (
-                        McpServerState::Ready {
-                            protocol: protocol.clone(),
-                        },
-                        tools
-                            .iter()
-                            .map(|tool| McpToolView {
-                                name: strip_controls(&tool.name).into_owned(),
-                                description: strip_controls(
-                                    tool.description.as_deref().unwrap_or(""),
-                                )
-                                .lines()
-                                .next()
-                                .unwrap_or("")
-                                .chars()
-                                .take(120)
-                                .collect(),
-                                offered: server.config.offers(&tool.name),
-                                read_only_hint: tool
-                                    .annotations
-                                    .as_ref()
-                                    .and_then(|a| a.read_only_hint)
-                                    == Some(true),
-                                approved: server.config.approval.approves(&tool.name),
-                            })
-                            .collect(),
-                    ),
+                let state = match &*server.state() {
+                    State::Disabled => McpServerState::Disabled,
+                    State::Starting => McpServerState::Starting,
+                    State::Failed(why) => McpServerState::Failed(why.clone()),
+                    State::Ready { protocol, .. } => McpServerState::Ready {
+                        protocol: protocol.clone(),
+                    },
                 };
+                let tools = server
+                    .listed()
+                    .iter()
+                    .map(|tool| McpToolView {
+                        name: strip_controls(&tool.name).into_owned(),
+                        description: strip_controls(tool.description.as_deref().unwrap_or(""))
+                            .lines()
+                            .next()
+                            .unwrap_or("")
+                            .chars()
+                            .take(120)
+                            .collect(),
+                        offered: server.config.offers(&tool.name),
+                        read_only_hint: tool.annotations.as_ref().and_then(|a| a.read_only_hint)
+                            == Some(true),
+                        approved: server.config.approval.approves(&tool.name),
+                    })
+                    .collect();
                 McpServerView {
                     name: strip_controls(&server.config.name).into_owned(),
                     state,
@@ -329,6 +326,20 @@ impl Server {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    fn listed(&self) -> MutexGuard<'_, Vec<Tool>> {
+        self.listed.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether its tools are offered: unless it is disabled, or failed
+    /// with no restart left (a call would only fail).
+    fn offering(&self) -> bool {
+        match &*self.state() {
+            State::Disabled => false,
+            State::Failed(_) => self.restarts.load(Ordering::Relaxed) < RESTARTS_MAX,
+            State::Starting | State::Ready { .. } => true,
+        }
+    }
+
     fn set(&self, state: State) {
         *self.state() = state;
         if let Some(servers) = self.servers.upgrade() {
@@ -362,9 +373,9 @@ impl Server {
                         started.tools.len()
                     )
                 });
+                *self.listed() = started.tools;
                 self.set(State::Ready {
                     connection: Arc::new(started.connection),
-                    tools: started.tools,
                     protocol: started.protocol,
                 });
             }
@@ -386,16 +397,9 @@ impl Server {
         let Ok((listed, _)) = connection.list_tools().await else {
             return;
         };
-        let mut state = self.state();
-        if let State::Ready {
-            tools,
-            connection: now,
-            ..
-        } = &mut *state
-            && Arc::ptr_eq(now, &connection)
-        {
-            *tools = listed;
-            drop(state);
+        let current = matches!(&*self.state(), State::Ready { connection: now, .. } if Arc::ptr_eq(now, &connection));
+        if current {
+            *self.listed() = listed;
             if let Some(servers) = self.servers.upgrade() {
                 servers.changed();
             }
