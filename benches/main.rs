@@ -6,7 +6,8 @@
 //! resident memory idle and after a 100,000-line transcript, and CPU while
 //! idle, the save time of one step of a session of 10, 1,000 and 10,000
 //! messages, and `--continue` of a 10,000-message session to its first
-//! frame. Each figure is printed with
+//! frame, and the first frame with three MCP servers configured. Each
+//! figure is printed with
 //! a baseline measured in the same run, as a ratio where one makes sense.
 //! Also the parse of one large SSE frame that comes in small reads.
 //!
@@ -89,6 +90,79 @@ fn main() {
     if want("analyse_git") {
         analyse_git();
     }
+    if want("mcp") {
+        mcp_first_frame();
+    }
+}
+
+/// The first frame with three MCP servers configured (the Python SDK's
+/// server over stdio, installed by `scripts/mcp-servers`), against none,
+/// in the same run: the servers start after the first frame, so the
+/// difference is reading their tables. Interleaved, so a busy moment of
+/// the machine weighs on both alike.
+fn mcp_first_frame() {
+    let install = std::process::Command::new(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/mcp-servers"),
+    )
+    .output()
+    .unwrap();
+    assert!(
+        install.status.success(),
+        "scripts/mcp-servers install failed"
+    );
+    let out = String::from_utf8(install.stdout).unwrap();
+    let python = out
+        .lines()
+        .find_map(|l| l.strip_prefix("python="))
+        .unwrap()
+        .to_owned();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/servers/sdk_server.py");
+    let dir = tempfile::tempdir().unwrap();
+    let with = dir.path().join("with");
+    let without = dir.path().join("without");
+    std::fs::create_dir_all(with.join("dashfloat")).unwrap();
+    std::fs::create_dir_all(without.join("dashfloat")).unwrap();
+    let tables: String = ["one", "two", "three"]
+        .iter()
+        .map(|name| {
+            format!(
+                "[mcp_servers.{name}]\ncommand = {:?}\nargs = [{:?}, \"--transport\", \"stdio\"]\n",
+                python,
+                script.to_string_lossy()
+            )
+        })
+        .collect();
+    std::fs::write(with.join("dashfloat/config.toml"), tables).unwrap();
+    let server = ScriptedServer::start_blocking(vec![]);
+    let url = server.base_url();
+    let runs = 15;
+    let (mut three, mut none) = (Vec::new(), Vec::new());
+    for _ in 0..runs {
+        for (home, times) in [(&with, &mut three), (&without, &mut none)] {
+            let home = home.to_str().unwrap();
+            let env = [("HOME", home), ("XDG_CONFIG_HOME", home)];
+            times.extend(startup::times_to_screen(
+                1,
+                &support::dashfloat_bin(),
+                &["--base-url", &url, "--no-save"],
+                &env,
+                dir.path(),
+                "idle",
+            ));
+        }
+    }
+    three.sort();
+    none.sort();
+    let (a, b) = (percentile(&three, 0.5), percentile(&none, 0.5));
+    println!("\nfirst frame with three MCP servers configured ({runs} runs each, interleaved)");
+    println!(
+        "  median {}  p90 {}   | none: median {}  p90 {}   difference {:+.2} ms   target ≤ +5 ms",
+        ms(a),
+        ms(percentile(&three, 0.9)),
+        ms(b),
+        ms(percentile(&none, 0.9)),
+        (a.as_secs_f64() - b.as_secs_f64()) * 1e3
+    );
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {

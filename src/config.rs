@@ -199,8 +199,8 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub no_save: bool,
     /// Start no MCP server this time: their tools are not offered.
-    #[arg(long, env = "DASHFLOAT_NO_MCP", value_parser = clap::builder::BoolishValueParser::new(), default_missing_value = "true", num_args = 0..=1, global = true)]
-    pub no_mcp: Option<bool>,
+    #[arg(long, global = true)]
+    pub no_mcp: bool,
     /// What to do instead of starting a session.
     #[command(subcommand)]
     pub command: Option<CliCommand>,
@@ -564,7 +564,7 @@ impl Config {
         };
         let headers = headers(file.headers, &cli.headers, &mut problems);
         let sandbox_deny_read = deny_read(file.sandbox_deny_read, env("HOME"), &mut problems);
-        let mcp_off = cli.no_mcp.unwrap_or(false);
+        let mcp_off = cli.no_mcp;
         let mut mcp_problems = Vec::new();
         let mcp_servers = if mcp_off {
             Vec::new()

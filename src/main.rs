@@ -2,6 +2,7 @@
 //! and the UI task — or, for `dashfloat exec`, the headless driver in its
 //! place — and wires them together with bounded channels.
 
+use std::collections::HashMap;
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -81,6 +82,13 @@ fn main() -> ExitCode {
         None => None,
     };
     let pass_env = launch.pass_env(&config.pass_env);
+    // Read here: credentials are no longer in this process's environment.
+    let mcp_vars = config
+        .mcp_servers
+        .iter()
+        .flat_map(|server| server.variables())
+        .filter_map(|name| Some((name.to_owned(), Secret::new(launch.var(name)?))))
+        .collect();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -103,6 +111,7 @@ fn main() -> ExitCode {
     let start = Start {
         config,
         pass_env,
+        mcp_vars,
         log_path: cli.log.clone(),
         notes,
         sessions: store.map(|store| (store, cli.open_session())),
@@ -210,6 +219,8 @@ fn print_sessions(store: Option<&SessionStore>, json: bool, all: bool) -> ExitCo
 struct Start {
     config: Config,
     pass_env: Vec<(OsString, Secret<OsString>)>,
+    /// The values of the variables the MCP servers' tables name.
+    mcp_vars: HashMap<String, Secret>,
     log_path: Option<PathBuf>,
     /// Start-up problems, for the screen or stderr.
     notes: Vec<(Severity, String)>,
@@ -257,6 +268,7 @@ fn start_agent(
     let Start {
         mut config,
         pass_env,
+        mcp_vars,
         log_path,
         mut notes,
         sessions,
@@ -310,7 +322,14 @@ fn start_agent(
     tools.secret_vars = vec![config.api_key_env.clone(), HANDOVER_FD_VAR.to_owned()];
     tools.pass_env = pass_env;
     let approval = approvals(&config, &tools.root, config_dir.as_deref(), &mut notes);
-    let (mcp, mcp_trust) = mcp_servers(&config, &tools, config_dir.as_deref(), &log, &mut notes);
+    let (mcp, mcp_trust) = mcp_servers(
+        &config,
+        &tools,
+        config_dir.as_deref(),
+        &log,
+        |name| mcp_vars.get(name).map(|value| value.expose().clone()),
+        &mut notes,
+    );
     let mode = approval.mode();
     let read_only = config.auto_allow_read_only.then(|| {
         Analyser::for_workspace(std::sync::Arc::clone(&tools.workspace))
@@ -409,6 +428,7 @@ fn mcp_servers(
     tools: &ToolContext,
     config_dir: Option<&Path>,
     log: &Log,
+    var: impl Fn(&str) -> Option<String>,
     notes: &mut Vec<(Severity, String)>,
 ) -> (Option<McpServers>, Option<TrustStore>) {
     if config.mcp_off {
@@ -434,7 +454,7 @@ fn mcp_servers(
         )),
         Some(ProjectServers::Absent) | None => {}
     }
-    let servers = McpServers::new(servers, tools.clone(), log.clone());
+    let servers = McpServers::new(servers, tools.clone(), log.clone(), var);
     (Some(servers), trust)
 }
 

@@ -121,6 +121,23 @@ pub enum Origin {
 }
 
 impl ServerConfig {
+    /// The variables of dashfloat's environment the server is given or
+    /// sends: `env_vars`, `bearer_token_env_var`, `env_http_headers`.
+    pub fn variables(&self) -> Vec<&str> {
+        match &self.transport {
+            Transport::Stdio { env_vars, .. } => env_vars.iter().map(String::as_str).collect(),
+            Transport::Http {
+                bearer_token_env_var,
+                env_http_headers,
+                ..
+            } => bearer_token_env_var
+                .iter()
+                .chain(env_http_headers.values())
+                .map(String::as_str)
+                .collect(),
+        }
+    }
+
     /// Whether `tool` (the server's own name for it) is offered.
     pub fn offers(&self, tool: &str) -> bool {
         self.enabled_tools

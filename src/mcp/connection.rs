@@ -29,6 +29,7 @@ use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::log::Log;
+use crate::secret::Secret;
 use crate::tools::{Sandbox, Served, ToolContext};
 
 use super::config::{ServerConfig, Transport};
@@ -96,6 +97,9 @@ pub enum CallError {
     #[error("the server refused the call: {0}")]
     Refused(String),
 }
+
+/// The values of the variables servers' tables name, by name.
+pub type Variables = HashMap<String, Secret<String>>;
 
 /// What the server's notifications are handed to.
 struct Shared {
@@ -180,6 +184,7 @@ pub struct Started {
 pub async fn connect(
     config: &ServerConfig,
     ctx: &ToolContext,
+    vars: &Variables,
     log: &Log,
     on_list_changed: Box<dyn Fn() + Send + Sync>,
 ) -> Result<Started, ConnectionError> {
@@ -192,7 +197,7 @@ pub async fn connect(
     let work = async {
         let (service, served) = match &config.transport {
             Transport::Stdio { .. } => {
-                let mut served = spawn(config, ctx)?;
+                let mut served = spawn(config, ctx, vars)?;
                 let (stdin, stdout, stderr) = (
                     served.child.stdin.take(),
                     served.child.stdout.take(),
@@ -232,7 +237,7 @@ pub async fn connect(
                 let mut headers = HashMap::new();
                 let from_env = env_http_headers
                     .iter()
-                    .filter_map(|(name, var)| Some((name, std::env::var(var).ok()?)));
+                    .filter_map(|(name, var)| Some((name, vars.get(var)?.expose().clone())));
                 for (name, value) in http_headers
                     .iter()
                     .map(|(n, v)| (n, v.clone()))
@@ -399,7 +404,11 @@ impl Connection {
 /// removed, `[exec] pass_env` added), then its `env_vars` passed from
 /// dashfloat's own, then its `env`; it runs in its `cwd` (the project's
 /// root when absent; always the root when sandboxed).
-fn spawn(config: &ServerConfig, ctx: &ToolContext) -> Result<Served, ConnectionError> {
+fn spawn(
+    config: &ServerConfig,
+    ctx: &ToolContext,
+    vars: &Variables,
+) -> Result<Served, ConnectionError> {
     let Transport::Stdio {
         command,
         args,
@@ -410,14 +419,14 @@ fn spawn(config: &ServerConfig, ctx: &ToolContext) -> Result<Served, ConnectionE
     else {
         return Err(ConnectionError::Handshake("not a stdio server".into()));
     };
-    let mut vars: Vec<(OsString, OsString)> = ctx.command_env();
+    let mut environment: Vec<(OsString, OsString)> = ctx.command_env();
     let mut set = |name: OsString, value: OsString| {
-        vars.retain(|(n, _)| *n != name);
-        vars.push((name, value));
+        environment.retain(|(n, _)| *n != name);
+        environment.push((name, value));
     };
     for name in env_vars {
-        if let Some(value) = std::env::var_os(name) {
-            set(name.into(), value);
+        if let Some(value) = vars.get(name) {
+            set(name.into(), value.expose().into());
         }
     }
     for (name, value) in env {
@@ -429,7 +438,7 @@ fn spawn(config: &ServerConfig, ctx: &ToolContext) -> Result<Served, ConnectionE
         _ => root.clone(),
     };
     ctx.workspace
-        .serve(Path::new(&dir), command, args, vars, config.sandbox)
+        .serve(Path::new(&dir), command, args, environment, config.sandbox)
         .map_err(|e| ConnectionError::Start {
             command: command.clone(),
             detail: e.to_string(),

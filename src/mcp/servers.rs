@@ -16,10 +16,11 @@ use tokio_util::sync::CancellationToken;
 use crate::log::Log;
 use crate::protocol::{McpServerState, McpServerView, McpToolView, Severity};
 use crate::safe_text::strip_controls;
+use crate::secret::Secret;
 use crate::tools::{DynamicTool, ToolContext, ToolFailure};
 
 use super::config::ServerConfig;
-use super::connection::{self, CallError, Connection};
+use super::connection::{self, CallError, Connection, Variables};
 use super::tool::{McpTool, SCHEMA_MAX_BYTES};
 
 /// Restarts of one server after it crashed or hung, at most, in one
@@ -62,6 +63,10 @@ pub(super) struct Server {
 struct Inner {
     servers: Mutex<Vec<Arc<Server>>>,
     ctx: ToolContext,
+    /// The values of the variables the servers' tables name, read at
+    /// start-up (credentials are kept out of dashfloat's own environment,
+    /// ADR 0013).
+    vars: Variables,
     log: Log,
     notes: Mutex<Vec<(Severity, String)>>,
     generation: watch::Sender<u64>,
@@ -83,13 +88,25 @@ impl std::fmt::Debug for McpServers {
 
 impl McpServers {
     /// The servers of `configs`, none started yet; their stdio processes
-    /// run through `ctx`'s workspace, their stderr goes to `log`.
-    pub fn new(configs: Vec<ServerConfig>, ctx: ToolContext, log: Log) -> McpServers {
+    /// run through `ctx`'s workspace, their stderr goes to `log`; `var`
+    /// reads the variables their tables name, as dashfloat was started.
+    pub fn new(
+        configs: Vec<ServerConfig>,
+        ctx: ToolContext,
+        log: Log,
+        var: impl Fn(&str) -> Option<String>,
+    ) -> McpServers {
         let (generation, _) = watch::channel(0);
+        let vars = configs
+            .iter()
+            .flat_map(ServerConfig::variables)
+            .filter_map(|name| Some((name.to_owned(), Secret::new(var(name)?))))
+            .collect();
         let servers = McpServers {
             inner: Arc::new(Inner {
                 servers: Mutex::new(Vec::new()),
                 ctx,
+                vars,
                 log,
                 notes: Mutex::new(Vec::new()),
                 generation,
@@ -361,7 +378,15 @@ impl Server {
             }
         });
         let name = strip_controls(&self.config.name).into_owned();
-        match connection::connect(&self.config, &servers.ctx, &servers.log, on_list_changed).await {
+        match connection::connect(
+            &self.config,
+            &servers.ctx,
+            &servers.vars,
+            &servers.log,
+            on_list_changed,
+        )
+        .await
+        {
             Ok(started) => {
                 if let Some(cut) = started.cut {
                     servers.note(Severity::Notice, format!("MCP server {name}: {cut}"));

@@ -29,7 +29,12 @@ async fn agent_with(
     settle: bool,
 ) -> AgentHarness {
     let mut setup = setup(base_url, dir, policy);
-    let servers = McpServers::new(configs(table), ToolContext::new(dir).unwrap(), Log::off());
+    let servers = McpServers::new(
+        configs(table),
+        ToolContext::new(dir).unwrap(),
+        Log::off(),
+        |k| std::env::var(k).ok(),
+    );
     setup.mcp = Some(servers.clone());
     let harness = start_with(setup);
     if settle {

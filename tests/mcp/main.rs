@@ -10,6 +10,7 @@
 mod support;
 
 mod agent;
+mod binary;
 mod config;
 mod hostile;
 mod servers;
@@ -119,7 +120,9 @@ pub fn hostile_table(name: &str, mode: &str, log: &Path, extra: &str) -> String 
 /// The servers of `configs`, their tools run in `root`, started, and
 /// waited for until none is starting.
 pub async fn started(configs: Vec<ServerConfig>, root: &Path) -> McpServers {
-    let servers = McpServers::new(configs, ToolContext::new(root).unwrap(), Log::off());
+    let servers = McpServers::new(configs, ToolContext::new(root).unwrap(), Log::off(), |k| {
+        std::env::var(k).ok()
+    });
     servers.start(None);
     tokio::time::timeout(Duration::from_secs(60), servers.settled())
         .await

@@ -386,6 +386,9 @@ def main() -> None:
     page_size()  # fail early on a bad value
     signal.signal(signal.SIGTERM, on_sigterm)
     log("started", cwd=os.getcwd(), transport=opts.transport, argv=sys.argv)
+    # A line on stderr, which a client must keep off the screen (dashfloat
+    # keeps it in its --log file).
+    print(f"sdk_server: started on {opts.transport}", file=sys.stderr, flush=True)
     if opts.transport == "stdio":
         anyio.run(serve_stdio)
     else:
