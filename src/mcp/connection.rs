@@ -16,7 +16,7 @@ use std::time::Duration;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig,
     ClientRequest, Implementation, PaginatedRequestParams, ProgressNotificationParam,
-    ProgressToken, ServerResult, Tool,
+    ProgressToken, ProtocolVersion, ServerResult, Tool,
 };
 use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -131,11 +131,14 @@ impl ClientHandler for Handler {
         (self.0.on_list_changed)();
     }
 
+    /// The newest revision with a handshake: servers answer with it or
+    /// with an older one they speak (ADR 0045).
     fn get_info(&self) -> ClientConfig {
         ClientConfig::new(
             ClientCapabilities::default(),
             Implementation::new("dashfloat", env!("CARGO_PKG_VERSION")),
         )
+        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
     }
 }
 

@@ -33,7 +33,12 @@ async fn a_stdio_server_lists_its_tools_page_by_page_and_answers_every_content_t
     let log = dir.path().join("log.jsonl");
     let table = sdk_table("py", &log, "") + "MCP_TEST_PAGE_SIZE = \"2\"\n";
     let servers = started(configs(&table), dir.path()).await;
-    assert!(!ready_protocol(&servers, "py").is_empty());
+    assert_eq!(ready_protocol(&servers, "py"), "2025-11-25");
+    let init = events(&log)
+        .into_iter()
+        .find(|e| e["event"] == "request" && e["method"] == "initialize")
+        .unwrap();
+    assert_eq!(init["params"]["protocolVersion"], "2025-11-25");
     let names: Vec<String> = servers
         .tools(|_| false)
         .iter()
