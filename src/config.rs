@@ -317,7 +317,7 @@ pub struct McpAddArgs {
     #[arg(long, value_name = "URL", value_parser = crate::mcp::cli::server_url)]
     pub url: Option<String>,
     /// The variable holding a bearer token sent to the HTTP server.
-    #[arg(long, value_name = "VAR", requires = "url")]
+    #[arg(long, value_name = "VAR", requires = "url", conflicts_with = "command")]
     pub bearer_token_env_var: Option<String>,
     /// The stdio server's program and its arguments, after `--`.
     #[arg(last = true, value_name = "COMMAND")]

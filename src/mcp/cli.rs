@@ -456,7 +456,12 @@ fn edit(path: &Path, change: &Change<'_>) -> Result<(), McpCliError> {
         .parse()
         .map_err(|e: toml_edit::TomlError| invalid(e.message().to_owned()))?;
     change.apply(&mut doc, &shown)?;
-    let after = doc.to_string();
+    let mut after = doc.to_string();
+    // The blank line that set a removed first table's successor apart
+    // is not left at the top.
+    if !before_text.starts_with('\n') {
+        after = after.trim_start_matches('\n').to_owned();
+    }
     let reads_back = |text: &str| {
         let (servers, problems) = read_back(text, path);
         let new: Vec<String> = problems
