@@ -225,6 +225,103 @@ Under --approval ask no one can approve a write, edit or command: it is not run,
 model is told how to allow it. Every other flag works before or after `exec`. ADR 0028."
     )]
     Exec(ExecArgs),
+    /// List, show, add and remove the MCP servers of the config file, as
+    /// `codex mcp` does.
+    #[command(
+        after_help = "Exit status: 0 done; 1 failed (no server of that name, one already there, \
+the config file cannot be read, written or would not read back); 2 bad usage. A change keeps the \
+rest of the file — comments, order, spacing — as it is. ADR 0045."
+    )]
+    Mcp {
+        /// What to do.
+        #[command(subcommand)]
+        command: McpCommand,
+    },
+}
+
+/// `dashfloat mcp`'s subcommands, as `codex mcp` has them. ADR 0045.
+#[derive(Debug, Clone, PartialEq, Eq, clap::Subcommand)]
+pub enum McpCommand {
+    /// List the servers of the config file and of this directory's .mcp.json.
+    ///
+    /// One a line: name, whether enabled, where it comes from (the config
+    /// file, or the .mcp.json and whether you trusted it), its command line
+    /// or URL with the names of its variables or headers (never their
+    /// values), which tools are offered and which run unasked.
+    #[command(after_help = MCP_JSON_FIELDS)]
+    List {
+        /// Print them as a JSON array.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one server in full: the config file's, else this directory's
+    /// .mcp.json's.
+    ///
+    /// The values of `env` and `http_headers` are shown as *****.
+    #[command(after_help = MCP_JSON_FIELDS)]
+    Get {
+        /// The server's name.
+        name: String,
+        /// Print it as a JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Add a stdio or Streamable HTTP server to the config file.
+    #[command(
+        override_usage = "dashfloat mcp add NAME [--env KEY=VALUE]... -- COMMAND [ARGS]...\n       \
+dashfloat mcp add NAME --url URL [--bearer-token-env-var VAR]"
+    )]
+    Add(McpAddArgs),
+    /// Remove a server from the config file.
+    Remove {
+        /// The server's name.
+        name: String,
+    },
+}
+
+/// What `dashfloat mcp list --json` and `get --json` print of a server.
+const MCP_JSON_FIELDS: &str = "With --json, a server is an object with:
+  name
+  source                 \"config\", or \"project\": this directory's .mcp.json
+  trusted                true for the config file's; for the project's, whether you trusted the
+                         .mcp.json as it is now (/mcp trust): an untrusted one is not started
+  enabled                false: configured but not started
+  transport              {\"type\": \"stdio\", command, args, env, env_vars, cwd (or null)}, or
+                         {\"type\": \"streamable_http\", url (credentials in it redacted),
+                         bearer_token_env_var (or null), http_headers, env_http_headers}; env and
+                         http_headers map each name to \"*****\", never to its value
+  startup_timeout_sec, tool_timeout_sec
+  enabled_tools          the only tools offered, or null: all
+  disabled_tools         tools never offered
+  approval               {\"default\": \"approve\" or \"prompt\", \"approve\": [tools run unasked],
+                         \"prompt\": [tools always asked]}
+  sandbox                \"off\", \"read-only\" or \"workspace-write\"";
+
+/// `dashfloat mcp add`'s arguments, as `codex mcp add` takes them:
+/// either the command after `--`, or `--url`.
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
+#[command(group(
+    clap::ArgGroup::new("transport")
+        .args(["command", "url"])
+        .required(true)
+        .multiple(false)
+))]
+pub struct McpAddArgs {
+    /// The server's name: letters, digits, `_` and `-`.
+    #[arg(value_parser = crate::mcp::cli::server_name)]
+    pub name: String,
+    /// A variable set for the stdio server, KEY=VALUE (repeatable).
+    #[arg(long = "env", value_name = "KEY=VALUE", value_parser = crate::mcp::cli::env_pair, conflicts_with = "url")]
+    pub env: Vec<(String, String)>,
+    /// The URL of a Streamable HTTP server (http:// or https://).
+    #[arg(long, value_name = "URL", value_parser = crate::mcp::cli::server_url)]
+    pub url: Option<String>,
+    /// The variable holding a bearer token sent to the HTTP server.
+    #[arg(long, value_name = "VAR", requires = "url", conflicts_with = "command")]
+    pub bearer_token_env_var: Option<String>,
+    /// The stdio server's program and its arguments, after `--`.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
 }
 
 /// `dashfloat exec`'s own flags; every other flag is dashfloat's and may
@@ -245,6 +342,12 @@ pub struct ExecArgs {
 }
 
 impl Cli {
+    /// The config file: `--config` (or `DASHFLOAT_CONFIG`), else the
+    /// default location; `None` when no variable names one.
+    pub fn config_path(&self, env: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
+        self.config.clone().or_else(|| default_config_path(env))
+    }
+
     /// Which session the command line opens: `--continue`, `--resume ID`,
     /// `--resume` (the picker), or a new one.
     pub fn open_session(&self) -> OpenSession {
@@ -494,7 +597,7 @@ impl Config {
     /// location) and resolves it against the flags and `env`. Problems come
     /// back beside a usable config.
     pub fn load(cli: &Cli, env: impl Fn(&str) -> Option<String>) -> (Config, Vec<ConfigError>) {
-        let path = cli.config.clone().or_else(|| default_config_path(&env));
+        let path = cli.config_path(&env);
         let file_text = match path.as_deref().map(std::fs::read_to_string) {
             Some(Ok(text)) => Some(Ok(text)),
             Some(Err(e)) if e.kind() == std::io::ErrorKind::NotFound && cli.config.is_none() => {

@@ -185,11 +185,19 @@ fn reexec_without_credentials(key_var: &str) -> Result<(), LaunchError> {
 /// Splits argv (without argv0) into what may stay visible and what must
 /// not: each `--header` with its value, and a `--base-url` that carries
 /// credentials. Both spellings, `--flag value` and `--flag=value`.
+/// Everything after `--` is no flag of dashfloat's (it is the server's
+/// command line of `dashfloat mcp add NAME -- COMMAND ARGS`) and stays
+/// where it is.
 fn split_args(args: Vec<OsString>) -> (Vec<OsString>, Vec<OsString>) {
     let mut kept = Vec::new();
     let mut removed = Vec::new();
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
+        if arg == "--" {
+            kept.push(arg);
+            kept.extend(args);
+            break;
+        }
         let text = arg.to_string_lossy();
         if let Some((flag, value)) = text.split_once('=')
             && hides(flag, value)

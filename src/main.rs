@@ -66,6 +66,14 @@ fn main() -> ExitCode {
         Some(CliCommand::Sessions { json }) => {
             return print_sessions(store.as_ref(), json, cli.all);
         }
+        Some(CliCommand::Mcp { command }) => {
+            let places = dashfloat::mcp::cli::Places {
+                config_file: cli.config_path(|k| launch.var(k)),
+                config_dir,
+                project: working_directory().canonicalize().ok(),
+            };
+            return dashfloat::mcp::cli::run(&command, &places);
+        }
         Some(CliCommand::Exec(args)) => {
             let prompt = match cli.open_session() {
                 OpenSession::Pick { .. } => Err(ExecError::Picker),

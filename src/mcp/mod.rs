@@ -5,8 +5,10 @@
 //! about a project's `.mcp.json`, `connection` speaks the protocol
 //! through the official SDK, `servers` keeps each server's state,
 //! `tool` is one tool as the registry takes it, `result` turns an answer
-//! into text, `names` makes the names providers take. ADR 0045.
+//! into text, `names` makes the names providers take; `cli` is
+//! `dashfloat mcp list|get|add|remove`. ADR 0045.
 
+pub mod cli;
 pub mod config;
 mod connection;
 pub mod names;

@@ -11,6 +11,7 @@ mod auto;
 mod cloned;
 mod exec;
 mod llm;
+mod mcp_cli;
 mod pty;
 mod secrets;
 mod sessions;
