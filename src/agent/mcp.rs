@@ -38,11 +38,7 @@ impl Agent {
         self.tell_mcp_notes().await;
         let starting = servers.starting();
         if !starting.is_empty() {
-            let names = starting
-                .iter()
-                .map(|n| strip_controls(n).into_owned())
-                .collect::<Vec<_>>()
-                .join(", ");
+            let names = shown(&starting);
             self.system(
                 Severity::Notice,
                 format!(
@@ -186,15 +182,20 @@ impl Agent {
         let added = servers.add(configs);
         servers.start(Some(&added));
         self.tell_mcp_notes().await;
-        let names = added
-            .iter()
-            .map(|n| strip_controls(n).into_owned())
-            .collect::<Vec<_>>()
-            .join(", ");
+        let names = shown(&added);
         self.system(
             Severity::Notice,
             format!("this project's .mcp.json is trusted as it is now; starting: {names}"),
         )
         .await;
     }
+}
+
+/// Servers' names as a notice shows them: cleaned, joined by commas.
+fn shown(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|n| strip_controls(n).into_owned())
+        .collect::<Vec<_>>()
+        .join(", ")
 }

@@ -128,7 +128,7 @@ pub const COMMANDS: [Command; 14] = [
     Command {
         name: "mcp",
         usage: "[restart NAME|trust]",
-        about: "show the MCP servers and their tools, start one again, or trust this project's .mcp.json",
+        about: "MCP servers and their tools; start one again; trust .mcp.json",
         build: |arg| {
             let mut words = arg.unwrap_or("").split_whitespace();
             let action = match (words.next(), words.next(), words.next()) {

@@ -26,16 +26,7 @@ fn dir_of(h: &AgentHarness) -> &Path {
     h.dir.as_ref().unwrap().path()
 }
 
-/// The tool messages of a request body, in order, parsed.
-pub(crate) fn tool_results(body: &Value) -> Vec<Value> {
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| serde_json::from_str(m["content"].as_str().unwrap()).unwrap())
-        .collect()
-}
+pub(crate) use crate::support::agent::tool_results;
 
 fn statuses(events: &[AgentEvent]) -> Vec<ToolStatus> {
     events

@@ -223,7 +223,7 @@ fn help_lists_the_keys_and_the_commands() {
     // the screen, the frame above them is whole.
     let screen = session.wait_for("in the session picker:", WAIT).unwrap();
     for line in [
-        "commands (type / to list them",
+        "/mcp [restart NAME|trust]     MCP servers and their tools",
         "/compact [focus]              summarise the conversation now",
         "/approval [POLICY]",
         "keys: ⏎ send",

@@ -13,9 +13,8 @@ use dashfloat::protocol::{
     AgentEvent, Decision, McpServerState, PreviewKind, ToolStatus, UiCommand,
 };
 use dashfloat::tools::ToolContext;
-use serde_json::Value;
 
-use crate::support::agent::{AgentHarness, setup, start_with, system_texts};
+use crate::support::agent::{AgentHarness, setup, start_with, system_texts, tool_results};
 use crate::support::server::{Reply, ScriptedServer};
 use crate::{configs, hostile_table, sdk_table, wait_for_event};
 
@@ -43,16 +42,6 @@ async fn agent_with(
             .unwrap();
     }
     harness
-}
-
-fn tool_results(body: &Value) -> Vec<Value> {
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| serde_json::from_str(m["content"].as_str().unwrap()).unwrap())
-        .collect()
 }
 
 #[tokio::test]

@@ -201,3 +201,15 @@ pub fn remembered(config_dir: &Path, root: &Path) -> dashfloat::agent::Remembere
         store: Some(store),
     }
 }
+
+/// The tool results a request carried, each parsed from its JSON text, in
+/// order.
+pub fn tool_results(body: &serde_json::Value) -> Vec<serde_json::Value> {
+    body["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| serde_json::from_str(m["content"].as_str().expect("content")).expect("json"))
+        .collect()
+}

@@ -395,12 +395,12 @@ fn esc_closes_the_popup_until_the_input_changes_and_then_interrupts() {
 #[test]
 fn the_popup_window_keeps_the_selection_in_view_within_its_bound() {
     // Every command fits.
-    assert_eq!(POPUP_MAX_ROWS, 13);
+    assert_eq!(POPUP_MAX_ROWS, 14);
     assert_eq!(window(9, 0, POPUP_MAX_ROWS), 0..9);
     assert_eq!(window(30, 0, POPUP_MAX_ROWS), 0..POPUP_MAX_ROWS);
-    assert_eq!(window(30, 12, POPUP_MAX_ROWS), 0..13);
-    assert_eq!(window(30, 13, POPUP_MAX_ROWS), 1..14);
-    assert_eq!(window(30, 29, POPUP_MAX_ROWS), 17..30);
+    assert_eq!(window(30, 13, POPUP_MAX_ROWS), 0..14);
+    assert_eq!(window(30, 14, POPUP_MAX_ROWS), 1..15);
+    assert_eq!(window(30, 29, POPUP_MAX_ROWS), 16..30);
     assert_eq!(window(0, 0, POPUP_MAX_ROWS), 0..0);
 }
 
