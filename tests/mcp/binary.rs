@@ -120,6 +120,20 @@ fn exec_json_calls_an_approved_mcp_tool_without_passing_credentials() {
         "{logged}"
     );
     assert!(logged.contains("mcp py: ready"), "{logged}");
+    // Every server dies with dashfloat, as commands do.
+    let pids: Vec<u64> = crate::events(&log)
+        .iter()
+        .filter(|e| e["event"] == "started")
+        .filter_map(|e| e["pid"].as_u64())
+        .collect();
+    assert_eq!(pids.len(), 2);
+    for pid in pids {
+        let gone = (0..50).any(|_| {
+            std::thread::sleep(Duration::from_millis(100));
+            !Path::new(&format!("/proc/{pid}")).exists()
+        });
+        assert!(gone, "server {pid} outlived dashfloat");
+    }
 }
 
 #[test]
