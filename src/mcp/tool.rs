@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use crate::protocol::{FileGuard, Preview, PreviewKind};
 use crate::safe_text::strip_controls;
 use crate::tools::preview::{header, line};
-use crate::tools::{DynamicOutput, DynamicTool, brief};
+use crate::tools::{DynamicOutput, DynamicTool, argument_lines, brief};
 use crate::tools::{Effect, ToolContext, ToolFailure};
 
 use super::result::answer;
@@ -130,11 +130,7 @@ impl DynamicTool for McpTool {
             ));
         }
         lines.push(line(PreviewKind::Context, "with the arguments:"));
-        let text = serde_json::to_string_pretty(arguments).unwrap_or_default();
-        lines.extend(
-            text.lines()
-                .map(|l| line(PreviewKind::Added, &strip_controls(l))),
-        );
+        lines.extend(argument_lines(arguments));
         Ok(Preview {
             lines,
             guard: FileGuard::Unguarded,

@@ -14,7 +14,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::protocol::{FileGuard, Preview, PreviewKind, ToolStatus};
+use crate::protocol::{FileGuard, Preview, PreviewKind, PreviewLine, ToolStatus};
 
 use super::ToolContext;
 use super::failure::ToolFailure;
@@ -191,12 +191,18 @@ pub fn brief(arguments: &Map<String, Value>) -> String {
     shown.chars().take(BRIEF_MAX_CHARS).collect()
 }
 
+/// A call's arguments whole, as a confirmation shows them: indented
+/// JSON, one line a row (control characters arrive escaped).
+pub fn argument_lines(arguments: &Map<String, Value>) -> Vec<PreviewLine> {
+    let text = serde_json::to_string_pretty(arguments).unwrap_or_default();
+    text.lines().map(|l| line(PreviewKind::Added, l)).collect()
+}
+
 /// A preview of a call of `tool` that shows its arguments whole, one line
 /// of indented JSON a row.
 fn arguments_preview(tool: &str, arguments: &Map<String, Value>) -> Preview {
-    let text = serde_json::to_string_pretty(arguments).unwrap_or_default();
     let mut lines = vec![header(format!("call {tool} with:"))];
-    lines.extend(text.lines().map(|l| line(PreviewKind::Added, l)));
+    lines.extend(argument_lines(arguments));
     Preview {
         lines,
         guard: FileGuard::Unguarded,

@@ -101,7 +101,7 @@ pub use checkpoint::{
     Surveyed, TurnChanges, restore, state_of, survey,
 };
 pub use command::{ClearedCommand, ExecuteCommand, ExecuteCommandOutput};
-pub use dynamic::{DynamicCall, DynamicOutput, DynamicTool, brief};
+pub use dynamic::{DynamicCall, DynamicOutput, DynamicTool, argument_lines, brief};
 pub use edit::{EditFile, EditFileOutput, LocateError, NearMatch, locate, splice};
 pub use env::{child_env, is_secret, is_secret_var, with_settings};
 pub use escalation::SandboxChoice;
