@@ -65,6 +65,7 @@ pub use crate::tools::read::{
 pub use crate::tools::registry::TOOL_NAME_MAX_CHARS;
 pub use crate::tools::result::UNCHANGED_RESULT;
 pub use crate::tools::walk::SEARCH_SKIPPED_DIRS;
+pub use crate::tools::write::WIPE_MIN_LINES;
 pub use crate::ui::editor::{HISTORY_LIMIT, HISTORY_MAX_BYTES};
 pub use crate::ui::entry::ENTRY_ROWS_MAX;
 pub use crate::ui::keys::TABLES;

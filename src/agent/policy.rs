@@ -107,6 +107,9 @@ impl Approvals {
     /// just before the call runs.
     pub fn needs_confirmation(&self, call: &ToolCall, tools: &ToolContext) -> bool {
         let policy = self.policy;
+        if call.replaces_whole_file() {
+            return true;
+        }
         if leaves_sandbox(call) {
             return policy != ApprovalPolicy::DangerouslyApproveAll;
         }
@@ -200,6 +203,12 @@ impl Approvals {
     /// everything for the rest (a command outside the sandbox, a write
     /// into `.git`, a run-time tool).
     pub fn unattended(&self, call: &ToolCall) -> ToolFailure {
+        if call.replaces_whole_file() {
+            return ToolFailure::Unattended {
+                tool: call.name().to_string(),
+                allow: None,
+            };
+        }
         let sandboxed_command = is_command(call) && !leaves_sandbox(call);
         let allow = if sandboxed_command && self.workspace_write.get().is_ok() {
             ApprovalPolicy::Auto
@@ -210,7 +219,7 @@ impl Approvals {
         };
         ToolFailure::Unattended {
             tool: call.name().to_string(),
-            allow: format!("--approval {}", allow.name()),
+            allow: Some(format!("--approval {}", allow.name())),
         }
     }
 }

@@ -17,7 +17,7 @@ use super::checkpoint::FileState;
 use super::failure::ToolFailure;
 use super::guard::check;
 use super::loose::{ending as line_ending, locate_loose, with_line_ends};
-use super::preview::{diff, first_changed_line, heading, shown};
+use super::preview::{LineChanges, count, diff, first_changed_line, heading, shown};
 use super::read::{count_lines, is_continuation};
 use super::tool::{Effect, Shown, Tool, on_blocking_pool, path_parameter};
 use super::{
@@ -42,8 +42,8 @@ const EDIT_EXCERPT_CONTEXT_LINES: usize = 3;
 /// one, such as a lone `d`, says nothing about where the block belongs.
 const EDIT_EXCERPT_MIN_PREFIX: usize = 8;
 
-/// The longest last line a failed edit, or a refused blind write, quotes
-/// as the place to append after; a longer one is not offered.
+/// The longest line of the file a failed edit quotes as the one its block
+/// most likely meant; a longer one is not quoted.
 pub const EDIT_HINT_LINE_MAX_BYTES: usize = 160;
 
 /// The most of the file's and the block's text a failed edit quotes
@@ -166,16 +166,52 @@ fn line_of(haystack: &[u8], pos: usize) -> usize {
     haystack[..pos].iter().filter(|b| **b == b'\n').count() + 1
 }
 
-/// An `edit_file` call: replace one unique exact block.
+/// An `edit_file` call: replace one unique exact block, or insert text
+/// at a place without replacing any.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EditFile {
     /// The file, as the model gave it.
     pub path: String,
-    /// The exact text to find (non-empty).
-    pub search_block: String,
-    /// Its replacement (differs from `search_block`).
+    /// The exact text to find (non-empty); absent when inserting.
+    #[serde(default)]
+    pub search_block: Option<String>,
+    /// Its replacement (differs from `search_block`), or the text to
+    /// insert.
     pub replace_block: String,
+    /// Where to insert `replace_block` instead of replacing a block.
+    #[serde(default)]
+    pub insert_at: Option<InsertAt>,
+}
+
+/// Where an insertion goes: adding is one small call, never a rewrite of
+/// the file (ADR 0046).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum InsertAt {
+    /// After the given 1-based line; 0 is before the first.
+    AfterLine(u64),
+    /// At the start or the end of the file.
+    Place(Place),
+}
+
+/// The two ends of a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Place {
+    /// Before the first line.
+    Start,
+    /// After the last line.
+    End,
+}
+
+/// What an edit does: the one thing both its preview and its run plan.
+#[derive(Debug, Clone, Copy)]
+enum Change<'a> {
+    /// Replace the one occurrence of the block.
+    Replace(&'a [u8]),
+    /// Insert at the place.
+    Insert(InsertAt),
 }
 
 /// What `edit_file` changed.
@@ -183,12 +219,12 @@ pub struct EditFile {
 pub struct EditFileOutput {
     /// The file, as the model gave it.
     pub path: String,
-    /// The 1-based line where the block started.
+    /// The 1-based line where the block started, or the first inserted
+    /// line.
     pub line: usize,
-    /// Lines of the block taken out.
-    pub lines_removed: u64,
-    /// Lines of the replacement put in.
-    pub lines_added: u64,
+    /// What changed, in a line: lines added and removed, and how many
+    /// the file has now.
+    pub changed: String,
     /// The file's size afterwards.
     pub bytes: usize,
     /// Said when the block matched only with white space aside.
@@ -210,9 +246,10 @@ impl Tool for EditFile {
 
     fn description() -> String {
         "Change part of an existing file: replace search_block, text copied exactly from the file \
-             (whitespace included) that occurs once in it, with replace_block. If the result says \
-             the block was not found, read_file the file and copy the text exactly; if it matched \
-             several times, add surrounding lines. Needs the person's approval."
+             (whitespace included) that occurs once in it, with replace_block; or add replace_block \
+             at insert_at. If the result says the block was not found, read_file the file and copy \
+             the text exactly; if it matched several times, add surrounding lines. Needs the \
+             person's approval."
             .to_owned()
     }
 
@@ -228,10 +265,14 @@ impl Tool for EditFile {
                 },
                 "replace_block": {
                     "type": "string",
-                    "description": "The text that replaces it; must differ from search_block (may be empty to delete)."
+                    "description": "The text that replaces it (may be empty to delete), or the text to insert."
+                },
+                "insert_at": {
+                    "anyOf": [{"enum": ["start", "end"]}, {"type": "integer", "minimum": 0}],
+                    "description": "Instead of search_block: \"start\", \"end\" or the line to insert after."
                 }
             },
-            "required": ["path", "search_block", "replace_block"],
+            "required": ["path", "replace_block"],
             "additionalProperties": false
         })
     }
@@ -239,15 +280,7 @@ impl Tool for EditFile {
     /// A schema cannot compare two fields; a no-op edit is a model bug
     /// worth reporting back rather than a write that changes nothing.
     fn check(&self) -> Result<(), ToolFailure> {
-        if self.search_block == self.replace_block {
-            return Err(ToolFailure::InvalidArgument {
-                tool: TOOL.to_owned(),
-                field: "replace_block".to_owned(),
-                expected: "text different from search_block".to_owned(),
-                received: "the same text as search_block".to_owned(),
-            });
-        }
-        Ok(())
+        self.change().map(|_| ())
     }
 
     fn summary(&self) -> String {
@@ -269,21 +302,22 @@ impl Tool for EditFile {
     fn preview(&self, ctx: &ToolContext) -> Result<Preview, ToolFailure> {
         let ws = ctx.workspace.as_ref();
         let target = read_target(ws, &self.path)?;
-        let Planned { new, .. } = plan(
+        let change = self.change()?;
+        let Planned { new, line, .. } = plan(
             &self.path,
             &target.data,
-            self.search_block.as_bytes(),
+            change,
             self.replace_block.as_bytes(),
         )?;
-        let mut lines = heading(
-            format!(
-                "edit {} at line {}",
-                shown(ws, &self.path, &target.real),
+        let file = shown(ws, &self.path, &target.real);
+        let title = match change {
+            Change::Replace(_) => format!(
+                "edit {file} at line {}",
                 first_changed_line(&target.data, &new)
             ),
-            ws,
-            &target.real,
-        );
+            Change::Insert(_) => format!("insert into {file} at line {line}"),
+        };
+        let mut lines = heading(title, ws, &target.real);
         lines.extend(diff(&target.data, &new));
         Ok(Preview {
             lines,
@@ -298,16 +332,44 @@ impl Tool for EditFile {
         guard: FileGuard,
     ) -> Result<EditFileOutput, ToolFailure> {
         let (call, ctx) = (self.clone(), ctx.clone());
-        on_blocking_pool(TOOL, cancel, move || {
-            edit_file(
-                &ctx,
-                &call.path,
-                call.search_block.as_bytes(),
-                call.replace_block.as_bytes(),
-                guard,
-            )
-        })
-        .await
+        on_blocking_pool(TOOL, cancel, move || edit_file(&ctx, &call, guard)).await
+    }
+}
+
+impl EditFile {
+    /// What the call asks for: exactly one of a block to replace and a
+    /// place to insert at, with something to put there.
+    fn change(&self) -> Result<Change<'_>, ToolFailure> {
+        let invalid = |field: &str, expected: &str, received: &str| {
+            Err(ToolFailure::InvalidArgument {
+                tool: TOOL.to_owned(),
+                field: field.to_owned(),
+                expected: expected.to_owned(),
+                received: received.to_owned(),
+            })
+        };
+        match (&self.search_block, self.insert_at) {
+            (Some(_), Some(_)) => invalid(
+                "insert_at",
+                "either search_block (to replace it) or insert_at (to insert), not both",
+                "both",
+            ),
+            (None, None) => invalid(
+                "search_block",
+                "search_block (the exact text to replace) or insert_at (\"start\", \"end\" or a line number)",
+                "missing",
+            ),
+            (Some(search), None) if *search == self.replace_block => invalid(
+                "replace_block",
+                "text different from search_block",
+                "the same text as search_block",
+            ),
+            (None, Some(_)) if self.replace_block.is_empty() => {
+                invalid("replace_block", "the text to insert", "an empty string")
+            }
+            (Some(search), None) => Ok(Change::Replace(search.as_bytes())),
+            (None, Some(at)) => Ok(Change::Insert(at)),
+        }
     }
 }
 
@@ -362,9 +424,13 @@ struct Planned {
     loose: bool,
 }
 
-/// Locates the block in `data` (exactly, else loosely) and builds the new
-/// content.
-fn plan(path: &str, data: &[u8], search: &[u8], replace: &[u8]) -> Result<Planned, ToolFailure> {
+/// Locates the block in `data` (exactly, else loosely), or the place to
+/// insert at, and builds the new content.
+fn plan(path: &str, data: &[u8], change: Change, replace: &[u8]) -> Result<Planned, ToolFailure> {
+    let search = match change {
+        Change::Insert(at) => return insert(path, data, at, replace),
+        Change::Replace(search) => search,
+    };
     let planned = match locate(data, search) {
         Ok(range) => Planned {
             line: line_of(data, range.start),
@@ -387,6 +453,44 @@ fn plan(path: &str, data: &[u8], search: &[u8], replace: &[u8]) -> Result<Planne
         )));
     }
     Ok(planned)
+}
+
+/// `data` with `text` inserted at `at` as whole lines: it ends with the
+/// file's line ending, and goes on a line of its own after a last line
+/// that has none.
+fn insert(path: &str, data: &[u8], at: InsertAt, text: &[u8]) -> Result<Planned, ToolFailure> {
+    let lines = count_lines(data);
+    let offset = match at {
+        InsertAt::Place(Place::Start) | InsertAt::AfterLine(0) => 0,
+        InsertAt::Place(Place::End) => data.len(),
+        InsertAt::AfterLine(n) if n > lines => {
+            return Err(failed(format!(
+                "{path} has {}: insert_at must be a line number from 0 to {lines}, \"start\" or \"end\"",
+                count(lines as usize, "line")
+            )));
+        }
+        InsertAt::AfterLine(n) => memchr::memchr_iter(b'\n', data)
+            .nth(n as usize - 1)
+            .map_or(data.len(), |i| i + 1),
+    };
+    let eol: &[u8] = line_ending(data.split_inclusive(|&b| b == b'\n')).unwrap_or(b"\n");
+    // After a last line with no line ending, the text starts a line.
+    let starts = if offset == data.len() && !data.is_empty() && !data.ends_with(b"\n") {
+        eol
+    } else {
+        b""
+    };
+    let mut lines_in = starts.to_vec();
+    lines_in.extend_from_slice(&with_line_ends_of(data, text));
+    if !text.ends_with(b"\n") {
+        lines_in.extend_from_slice(eol);
+    }
+    let new = splice(data, offset..offset, &lines_in);
+    Ok(Planned {
+        line: line_of(&new, offset + starts.len()),
+        new,
+        loose: false,
+    })
 }
 
 /// `replace` with the line ends of a file whose every line ends `\r\n`
@@ -415,7 +519,7 @@ fn not_found(
         Some(n) => parting(data, search, n),
         None => ending(data, search).unwrap_or_default(),
     };
-    let adding = adding_hint(data, search, replace)
+    let adding = adding_hint(search, replace)
         .map(|hint| format!("; {hint}"))
         .unwrap_or_default();
     match excerpt(data, nearest, count_lines(search)) {
@@ -480,19 +584,6 @@ fn quoted(text: &[u8]) -> String {
     Value::from(String::from_utf8_lossy(text)).to_string()
 }
 
-/// The last line of `data` that is not blank, without its line ending,
-/// quoted as a JSON string, when a `search_block` holding it finds it
-/// once: what a hint offers as the place to append after. At most
-/// [`EDIT_HINT_LINE_MAX_BYTES`].
-pub(super) fn last_line(data: &[u8]) -> Option<String> {
-    data.split(|b| *b == b'\n')
-        .rev()
-        .map(|line| line.strip_suffix(b"\r").unwrap_or(line))
-        .find(|line| !line.trim_ascii().is_empty())
-        .filter(|line| line.len() <= EDIT_HINT_LINE_MAX_BYTES && locate(data, line).is_ok())
-        .map(quoted)
-}
-
 /// For a one-line block that was not found and whose start places
 /// nothing: the file's line where the block's longest ending occurs (at
 /// least [`EDIT_EXCERPT_MIN_PREFIX`] bytes), quoted whole. A block that
@@ -529,20 +620,14 @@ fn ending(data: &[u8], search: &[u8]) -> Option<String> {
 
 /// What to do instead when a block that was not found begins
 /// `replace_block`: the model meant to add after text that is not there
-/// yet (`def mode(values):` to append a function), so it is told to
-/// search for the lines the new text goes after, and which line ends the
-/// file.
-fn adding_hint(data: &[u8], search: &[u8], replace: &[u8]) -> Option<String> {
-    if !replace.starts_with(search) {
-        return None;
-    }
-    let last = last_line(data)
-        .map(|line| format!(" (to append, the file's last line: {line})"))
-        .unwrap_or_default();
-    Some(format!(
-        "search_block must be text already in the file: to add text, search for the lines it \
-         goes after and start replace_block with them{last}"
-    ))
+/// yet (`def mode(values):` to append a function), so it is told how to
+/// insert.
+fn adding_hint(search: &[u8], replace: &[u8]) -> Option<&'static str> {
+    replace.starts_with(search).then_some(
+        "search_block must be text already in the file: to add text, leave search_block out \
+         and give insert_at (\"end\", \"start\" or the number of the line to insert after) \
+         with only the new text as replace_block",
+    )
 }
 
 /// The text a block that was not found should have been copied from, with
@@ -579,12 +664,10 @@ fn excerpt(
 
 fn edit_file(
     ctx: &ToolContext,
-    path: &str,
-    search: &[u8],
-    replace: &[u8],
+    call: &EditFile,
     guard: FileGuard,
 ) -> Result<EditFileOutput, ToolFailure> {
-    let ws = ctx.workspace.as_ref();
+    let (ws, path) = (ctx.workspace.as_ref(), call.path.as_str());
     let target = read_target(ws, path)?;
     check(
         TOOL,
@@ -592,7 +675,9 @@ fn edit_file(
         guard,
         FileGuard::Content(content_hash(&target.data)),
     )?;
-    let Planned { line, new, loose } = plan(path, &target.data, search, replace)?;
+    let change = call.change()?;
+    let Planned { line, new, loose } =
+        plan(path, &target.data, change, call.replace_block.as_bytes())?;
     ctx.checkpoints
         .capture(ws, &target.real, || FileState::File {
             content: target.data.clone(),
@@ -607,8 +692,7 @@ fn edit_file(
     Ok(EditFileOutput {
         path: path.to_owned(),
         line,
-        lines_removed: count_lines(search),
-        lines_added: count_lines(replace),
+        changed: LineChanges::between(&target.data, &new).sentence(count_lines(&new)),
         bytes: new.len(),
         note: loose.then_some(LOOSE_NOTE),
     })

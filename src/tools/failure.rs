@@ -104,15 +104,29 @@ pub enum ToolFailure {
     /// dashfloat runs headless (`dashfloat exec`), so it was not run.
     /// ADR 0028.
     #[error(
-        "not run: dashfloat runs headless (dashfloat exec), so no one can approve this call. Do not make it again in this turn; finish with what you have, or say what should be done. The person can allow such calls by running again with {allow}"
+        "not run: dashfloat runs headless (dashfloat exec), so no one can approve this call. Do not make it again in this turn; {}",
+        unattended_next(.allow)
     )]
     Unattended {
         /// The tool the call named.
         tool: String,
         /// The flag that would let such a call run, e.g.
-        /// `--approval auto-edit`.
-        allow: String,
+        /// `--approval auto-edit`; none for a call every policy puts to
+        /// the person (a write replacing most of a file).
+        allow: Option<String>,
     },
+}
+
+/// What an unattended call's failure tells the model to do next.
+fn unattended_next(allow: &Option<String>) -> String {
+    match allow {
+        Some(allow) => format!(
+            "finish with what you have, or say what should be done. The person can allow such calls by running again with {allow}"
+        ),
+        None => "replacing most of a file always needs the person, under every policy: make the \
+                 change with edit_file (insert_at to add text, search_block to change part)"
+            .to_owned(),
+    }
 }
 
 /// What the model reads when the person rejects a call: without a next

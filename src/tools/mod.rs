@@ -80,7 +80,7 @@ mod tool;
 mod validate;
 pub(crate) mod walk;
 mod workspace;
-mod write;
+pub(crate) mod write;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -102,7 +102,7 @@ pub use checkpoint::{
 };
 pub use command::{ClearedCommand, ExecuteCommand, ExecuteCommandOutput};
 pub use dynamic::{DynamicCall, DynamicOutput, DynamicTool, argument_lines, brief};
-pub use edit::{EditFile, EditFileOutput, LocateError, NearMatch, locate, splice};
+pub use edit::{EditFile, EditFileOutput, InsertAt, LocateError, NearMatch, Place, locate, splice};
 pub use env::{child_env, is_secret, is_secret_var, with_settings};
 pub use escalation::SandboxChoice;
 pub use exec::live_tail;

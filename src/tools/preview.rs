@@ -212,6 +212,65 @@ pub(crate) fn diff(old: &[u8], new: &[u8]) -> Vec<PreviewLine> {
     cap_context(out)
 }
 
+/// How many lines a change adds, removes and keeps: what a write's or an
+/// edit's result says it did, and what tells a rewrite that keeps a file
+/// from one that wipes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct LineChanges {
+    /// Lines of the new text that were not in the old.
+    pub added: usize,
+    /// Lines of the old text that are gone.
+    pub removed: usize,
+    /// Lines of the old text still there, in order.
+    pub kept: usize,
+}
+
+impl LineChanges {
+    /// The changes from `old` to `new`, by the same line diff (and
+    /// deadline) the preview shows. A last line is the same line whether
+    /// or not it ends with a line break.
+    pub(crate) fn between(old: &[u8], new: &[u8]) -> Self {
+        let ended = |text: &[u8]| {
+            let mut text = String::from_utf8_lossy(text).into_owned();
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text
+        };
+        let (old, new) = (ended(old), ended(new));
+        let diff = TextDiff::configure()
+            .timeout(DIFF_TIMEOUT)
+            .diff_lines(&old, &new);
+        let mut changes = LineChanges {
+            added: 0,
+            removed: 0,
+            kept: 0,
+        };
+        for op in diff.ops() {
+            for change in diff.iter_changes(op) {
+                match change.tag() {
+                    ChangeTag::Equal => changes.kept += 1,
+                    ChangeTag::Insert => changes.added += 1,
+                    ChangeTag::Delete => changes.removed += 1,
+                }
+            }
+        }
+        changes
+    }
+
+    /// The line a result gives: `added 3 lines and removed 1; the file
+    /// has 84 lines`.
+    pub(crate) fn sentence(&self, lines_now: u64) -> String {
+        let what = match (self.added, self.removed) {
+            (0, 0) => "changed no whole line".to_owned(),
+            (added, 0) => format!("added {}", count(added, "line")),
+            (0, removed) => format!("removed {}", count(removed, "line")),
+            (added, removed) => format!("added {} and removed {removed}", count(added, "line")),
+        };
+        format!("{what}; the file has {}", count(lines_now as usize, "line"))
+    }
+}
+
 /// The 1-based line of `old` where `new` first differs from it.
 pub(crate) fn first_changed_line(old: &[u8], new: &[u8]) -> usize {
     let same = old.iter().zip(new).take_while(|(a, b)| a == b).count();

@@ -181,7 +181,7 @@ registry! {
     ReadFile(read::ReadFile),
     /// `write_file`: create or replace a whole file.
     WriteFile(write::WriteFile),
-    /// `edit_file`: replace one unique exact block.
+    /// `edit_file`: replace one unique exact block, or insert text.
     EditFile(edit::EditFile),
     /// `execute_command`: a `/bin/sh -c` command line.
     ExecuteCommand(command::ExecuteCommand),
@@ -199,6 +199,12 @@ impl ToolCall {
     /// every earlier call.
     pub fn mutates(&self) -> bool {
         self.effect() != Effect::Reads
+    }
+
+    /// Whether the call says it replaces most of an existing file: put to
+    /// the person under every policy, even approve-all (ADR 0046).
+    pub fn replaces_whole_file(&self) -> bool {
+        matches!(self, ToolCall::WriteFile(write) if write.replace_whole_file)
     }
 
     /// Whether what the call may change is beyond `/undo`: a command, or

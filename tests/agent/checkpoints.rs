@@ -599,7 +599,7 @@ async fn a_file_over_the_edit_bound_is_not_restorable_and_the_confirmation_says_
         Reply::tool_calls(&[(
             "w1",
             "write_file",
-            r#"{"path":"big.log","content":"small\n"}"#,
+            r#"{"path":"big.log","content":"small\n","replace_whole_file":true}"#,
         )]),
         Reply::text(&["replaced"]),
     ])

@@ -23,3 +23,4 @@ mod sessions;
 mod tools;
 mod turns;
 mod warm;
+mod wipe;

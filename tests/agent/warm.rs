@@ -383,8 +383,10 @@ async fn quitting_mid_reply_saves_no_slot() {
 /// (ADR 0033, 0034). Raise it only on purpose, with the task suite's
 /// figures. Raised by 165 bytes for `execute_command`'s `sandbox` and
 /// `reason` (ADR 0044), the way out of the sandbox a model must be able
-/// to ask for; the task suite was not run again for it.
-const FIXED_PREFIX_MAX_BYTES: usize = 7_314;
+/// to ask for; the task suite was not run again for it. Raised by 291
+/// bytes for `edit_file`'s `insert_at` and `write_file`'s
+/// `replace_whole_file` (ADR 0046), measured with the suite (issue 41).
+const FIXED_PREFIX_MAX_BYTES: usize = 7_605;
 
 #[test]
 fn the_fixed_prefix_does_not_grow() {

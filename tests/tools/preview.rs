@@ -195,7 +195,7 @@ fn replacing_a_file_too_large_to_diff_shows_the_new_content_whole() {
     let p = preview(
         &call(
             "write_file",
-            json!({"path": "big.log", "content": "first\nsecond\necho EVIL\n"}),
+            json!({"path": "big.log", "content": "first\nsecond\necho EVIL\n", "replace_whole_file": true}),
         ),
         &ctx,
     )
@@ -477,4 +477,23 @@ fn a_preview_names_the_path_as_given_when_it_lands_there() {
         .unwrap();
         assert_eq!(p.lines[0].text, format!("replace {path}"));
     }
+}
+
+/// An insertion is previewed as the lines it adds, under a heading that
+/// names the line they start at.
+#[test]
+fn an_insertion_is_previewed_at_the_line_it_starts() {
+    let (dir, ctx) = ctx();
+    std::fs::write(dir.path().join("notes.md"), "one\ntwo\n").unwrap();
+    let p = preview(
+        &call(
+            "edit_file",
+            json!({"path": "notes.md", "insert_at": 1, "replace_block": "between"}),
+        ),
+        &ctx,
+    )
+    .unwrap();
+    assert_eq!(p.lines[0].text, "insert into notes.md at line 2");
+    assert_eq!(kinds(&p.lines, PreviewKind::Added), vec!["between"]);
+    assert!(kinds(&p.lines, PreviewKind::Removed).is_empty());
 }

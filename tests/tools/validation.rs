@@ -413,6 +413,9 @@ fn sample(schema: &Value) -> Value {
     if let Some(first) = schema["enum"].get(0) {
         return first.clone();
     }
+    if let Some(first) = schema["anyOf"].get(0) {
+        return sample(first);
+    }
     match schema["type"].as_str().unwrap() {
         "integer" => schema.get("minimum").cloned().unwrap_or(json!(1)),
         "string" => json!("a"),
@@ -469,9 +472,19 @@ fn the_schema_the_model_sees_is_the_one_validation_enforces() {
             .as_array()
             .map(|r| r.iter().map(|v| v.as_str().unwrap()).collect())
             .unwrap_or_default();
+        // A field that stands for another ("Instead of search_block, …"):
+        // the call gives exactly one of the two; the full sample the other.
+        let instead = props.iter().find_map(|(field, schema)| {
+            let rest = schema["description"]
+                .as_str()?
+                .strip_prefix("Instead of ")?;
+            let other = rest.split([',', ':', ' ']).next()?;
+            Some((field.clone(), other.to_owned()))
+        });
         // Distinct samples so a no-op edit is not what is being tested.
         let full: serde_json::Map<String, Value> = props
             .iter()
+            .filter(|(k, _)| instead.as_ref().is_none_or(|(alt, _)| alt != *k))
             .map(|(k, s)| {
                 let v = if k == "replace_block" {
                     json!("b")
@@ -486,7 +499,12 @@ fn the_schema_the_model_sees_is_the_one_validation_enforces() {
         for (field, schema) in &props {
             let mut without = full.clone();
             without.remove(field);
-            if let Some(partner) = partner(&props, field) {
+            if let Some((alt, other)) = instead
+                .as_ref()
+                .filter(|(alt, other)| field == alt || field == other)
+            {
+                alternatives(name, &full, (alt, other), &props[alt]);
+            } else if let Some(partner) = partner(&props, field) {
                 validate(name, &Value::Object(without.clone()).to_string())
                     .expect_err(&format!("{name}.{field} is taken without {partner}"));
                 without.remove(&partner);
@@ -509,6 +527,33 @@ fn the_schema_the_model_sees_is_the_one_validation_enforces() {
         let v = json_of(validate(name, &Value::Object(extra).to_string()).unwrap_err());
         assert_eq!(v["field"], "undeclared", "{name}");
     }
+}
+
+/// Two fields that stand for each other: either one is taken, both are
+/// refused (naming the one that says it is instead of the other), and
+/// neither is refused as the other missing.
+fn alternatives(
+    name: &str,
+    full: &serde_json::Map<String, Value>,
+    (alt, other): (&str, &str),
+    alt_schema: &Value,
+) {
+    let mut swapped = full.clone();
+    swapped.remove(other);
+    swapped.insert(alt.to_owned(), sample(alt_schema));
+    validate(name, &Value::Object(swapped.clone()).to_string())
+        .unwrap_or_else(|e| panic!("{name}.{alt} is refused instead of {other}: {e}"));
+    let mut both = swapped.clone();
+    both.insert(other.to_owned(), full[other].clone());
+    let v = json_of(validate(name, &Value::Object(both).to_string()).unwrap_err());
+    assert_eq!(v["field"], alt, "{name}: {alt} and {other} together");
+    swapped.remove(alt);
+    let v = json_of(validate(name, &Value::Object(swapped).to_string()).unwrap_err());
+    assert_eq!(
+        (v["field"].as_str(), v["received"].as_str()),
+        (Some(other), Some("missing")),
+        "{name} without {alt} or {other}"
+    );
 }
 
 /// `outcome`, of a call without `field`, is what the schema says: a

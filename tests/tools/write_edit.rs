@@ -26,7 +26,7 @@ async fn write_creates_parents_and_reports_what_it_did() {
     .await;
     assert_eq!(
         v,
-        json!({"ok":true,"path":"a/b/c.txt","action":"created","bytes":7,"lines":2})
+        json!({"ok":true,"path":"a/b/c.txt","action":"created","changed":"added 2 lines","bytes":7})
     );
     assert_eq!(
         std::fs::read_to_string(dir.path().join("a/b/c.txt")).unwrap(),
@@ -40,7 +40,7 @@ async fn write_creates_parents_and_reports_what_it_did() {
     )
     .await;
     assert_eq!(v["action"], "replaced");
-    assert_eq!(v["lines"], 0);
+    assert_eq!(v["changed"], "removed 2 lines; the file has 0 lines");
     assert_eq!(names(&dir.path().join("a/b")), vec!["c.txt"]);
 }
 
@@ -91,9 +91,8 @@ async fn write_replaces_only_a_file_the_conversation_has_seen() {
     assert_eq!(
         v["error"],
         "keep.txt already exists and you have not read it; write_file would replace all of it. \
-         To add to its end, call edit_file with search_block \"line 2\" (its last line) and \
-         replace_block that line followed by the new text. To change part of it, use edit_file; \
-         to replace it, read_file it first, then write its complete new content"
+         To add to it, call edit_file with insert_at \"end\" (or \"start\") and the new text as \
+         replace_block; to change part of it, read_file it first, then use edit_file"
     );
     assert_eq!(
         std::fs::read_to_string(dir.path().join("keep.txt")).unwrap(),
@@ -116,45 +115,36 @@ async fn write_replaces_only_a_file_the_conversation_has_seen() {
     );
 }
 
-/// The refusal of a blind write names the last line to add after, when
-/// an edit finds it once; the edit it describes adds to the file.
+/// The refusal of a blind write says how to insert instead; the insert
+/// it describes adds to the file without reading it.
 #[tokio::test]
-async fn a_blind_write_is_told_the_last_line_to_add_after() {
+async fn a_blind_write_is_told_how_to_insert_and_the_insert_lands() {
     let dir = tempfile::tempdir().unwrap();
     let ctx = ToolContext::new(dir.path()).unwrap();
     let run = async |tool: &str, args: serde_json::Value| {
         let call = validate(tool, &args.to_string()).unwrap();
         json_of(execute(&call, &ctx, CancellationToken::new()).await)
     };
-    let long = "x".repeat(dashfloat::bounds::EDIT_HINT_LINE_MAX_BYTES + 1);
-    // Past 64 KiB the file is not read for a hint; at it, it is.
-    let at_bound = format!("{}\nlast", "x".repeat(64 * 1024 - 5));
-    let over_bound = format!("{}\nlast", "x".repeat(64 * 1024 - 4));
-    for (text, last) in [
-        (at_bound.as_str(), Some("\"last\"")),
-        (over_bound.as_str(), None),
-        ("requests==2.31.0\n\n  \n", Some("\"requests==2.31.0\"")),
-        ("a \"q\"\r\n", Some(r#""a \"q\"""#)),
-        ("end\nmiddle\nend\n", None),
-        ("", None),
-        (long.as_str(), None),
-    ] {
-        std::fs::write(dir.path().join("f.txt"), text).unwrap();
-        let v = run("write_file", json!({"path": "f.txt", "content": "new\n"})).await;
-        let error = v["error"].as_str().unwrap();
-        let hint = last.map(|q| format!("search_block {q} (its last line)"));
-        match hint {
-            Some(hint) => assert!(error.contains(&hint), "{text:?}: {error}"),
-            None => assert!(!error.contains("To add to its end"), "{text:?}: {error}"),
-        }
-    }
-    std::fs::write(dir.path().join("f.txt"), "requests==2.31.0\n").unwrap();
+    std::fs::write(dir.path().join("f.txt"), "requests==2.31.0").unwrap();
     let v = run(
-        "edit_file",
-        json!({"path": "f.txt", "search_block": "requests==2.31.0", "replace_block": "requests==2.31.0\npytest>=7"}),
+        "write_file",
+        json!({"path": "f.txt", "content": "pytest>=7\n"}),
     )
     .await;
-    assert_eq!(v["ok"], true, "{v}");
+    assert!(
+        v["error"].as_str().unwrap().contains("insert_at \"end\""),
+        "{v}"
+    );
+    let v = run(
+        "edit_file",
+        json!({"path": "f.txt", "insert_at": "end", "replace_block": "pytest>=7"}),
+    )
+    .await;
+    assert_eq!(
+        v,
+        json!({"ok": true, "path": "f.txt", "line": 2,
+               "changed": "added 1 line; the file has 2 lines", "bytes": 27})
+    );
     assert_eq!(
         std::fs::read_to_string(dir.path().join("f.txt")).unwrap(),
         "requests==2.31.0\npytest>=7\n"
@@ -481,44 +471,10 @@ async fn a_missing_block_that_begins_the_replacement_is_answered_with_how_to_add
     assert_eq!(
         v["error"],
         "a.py: search block not found; search_block must be text already in the file: to add \
-         text, search for the lines it goes after and start replace_block with them (to \
-         append, the file's last line: \"    return 1\"); copy search_block exactly from the \
-         file's text, lines 1-3:\ndef f():\n    return 1\n\n"
+         text, leave search_block out and give insert_at (\"end\", \"start\" or the number of \
+         the line to insert after) with only the new text as replace_block; copy search_block \
+         exactly from the file's text, lines 1-3:\ndef f():\n    return 1\n\n"
     );
-    // A last line found more than once would only be ambiguous as a
-    // search: it is not quoted.
-    std::fs::write(dir.path().join("b.rs"), "fn f() {\n}\nfn g() {\n}\n").unwrap();
-    let v = run(
-        dir.path(),
-        "edit_file",
-        json!({"path":"b.rs","search_block":"fn h() {","replace_block":"fn h() {\n}\n"}),
-    )
-    .await;
-    let error = v["error"].as_str().unwrap();
-    assert!(
-        error.contains("start replace_block with them; copy search_block"),
-        "{error}"
-    );
-    // Nor is a last line longer than the bound: the excerpt shows it.
-    for (len, quoted) in [
-        (EDIT_HINT_LINE_MAX_BYTES, true),
-        (EDIT_HINT_LINE_MAX_BYTES + 1, false),
-    ] {
-        let last = "x".repeat(len);
-        std::fs::write(dir.path().join("c.txt"), format!("a\n{last}\n")).unwrap();
-        let v = run(
-            dir.path(),
-            "edit_file",
-            json!({"path":"c.txt","search_block":"b","replace_block":"b\nc"}),
-        )
-        .await;
-        let error = v["error"].as_str().unwrap();
-        assert_eq!(
-            error.contains(&format!("last line: \"{last}\")")),
-            quoted,
-            "{len} bytes: {error}"
-        );
-    }
 }
 
 #[tokio::test]
@@ -649,4 +605,165 @@ async fn edit_of_a_missing_file_is_an_execution_failure() {
     )
     .await;
     assert_eq!(v["code"], "execution_failed");
+}
+
+/// `n` numbered lines.
+fn numbered(n: usize) -> String {
+    (1..=n).map(|i| format!("line {i}\n")).collect()
+}
+
+/// A write over a file of WIPE_MIN_LINES or more that keeps fewer than
+/// half its lines is refused, whoever would approve it, and says how many
+/// it would delete and how to add instead; a shorter file, or a write that
+/// keeps half, lands. `replace_whole_file` lets it land.
+#[tokio::test]
+async fn a_write_that_deletes_most_of_a_file_is_refused_unless_said_on_purpose() {
+    use dashfloat::bounds::WIPE_MIN_LINES;
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (WIPE_MIN_LINES - 1, String::from("new\n"), true),
+        (WIPE_MIN_LINES, String::from("new\n"), false),
+        // Keeps exactly half: lands.
+        (WIPE_MIN_LINES, numbered(WIPE_MIN_LINES / 2), true),
+        // Keeps one fewer than half.
+        (WIPE_MIN_LINES, numbered(WIPE_MIN_LINES / 2 - 1), false),
+        // Everything kept, a section added on top: lands.
+        (80, format!("# New\n\n{}", numbered(80)), true),
+    ];
+    for (lines, content, lands) in cases {
+        std::fs::write(dir.path().join("f.md"), numbered(lines)).unwrap();
+        let v = run_after_reading(
+            dir.path(),
+            "f.md",
+            "write_file",
+            json!({"path": "f.md", "content": content}),
+        )
+        .await;
+        assert_eq!(v["ok"], lands, "{lines} lines, {content:?}: {v}");
+        let now = std::fs::read_to_string(dir.path().join("f.md")).unwrap();
+        if lands {
+            assert_eq!(now, content);
+        } else {
+            assert_eq!(now, numbered(lines));
+            let kept = content.lines().filter(|l| l.starts_with("line")).count();
+            assert_eq!(
+                v["error"]
+                    .as_str()
+                    .unwrap()
+                    .split(". To add")
+                    .next()
+                    .unwrap(),
+                format!(
+                    "refused: f.md has {lines} lines and this content keeps only {kept} of them, \
+                     so the write would delete {}",
+                    lines - kept
+                )
+            );
+        }
+    }
+    std::fs::write(dir.path().join("f.md"), numbered(40)).unwrap();
+    let v = run_after_reading(
+        dir.path(),
+        "f.md",
+        "write_file",
+        json!({"path": "f.md", "content": "new\n", "replace_whole_file": true}),
+    )
+    .await;
+    assert_eq!(
+        v["changed"], "added 1 line and removed 40; the file has 1 line",
+        "{v}"
+    );
+}
+
+/// `insert_at` adds whole lines at the start, the end or after a line,
+/// with the file's line endings, and says where and what changed; a line
+/// past the end, both modes, neither, or nothing to insert is refused.
+#[tokio::test]
+async fn insert_at_adds_lines_without_a_search_block() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("f.txt");
+    let cases = [
+        ("a\nb\n", json!("start"), "new", "new\na\nb\n", 1),
+        ("a\nb\n", json!(0), "new\n", "new\na\nb\n", 1),
+        ("a\nb\n", json!(1), "new", "a\nnew\nb\n", 2),
+        ("a\nb\n", json!(2), "x\ny", "a\nb\nx\ny\n", 3),
+        ("a\nb\n", json!("end"), "new", "a\nb\nnew\n", 3),
+        ("a\nb", json!("end"), "new", "a\nb\nnew\n", 3),
+        ("a\nb", json!(2), "new", "a\nb\nnew\n", 3),
+        (
+            "a\r\nb\r\n",
+            json!("end"),
+            "x\ny",
+            "a\r\nb\r\nx\r\ny\r\n",
+            3,
+        ),
+        ("", json!("end"), "only", "only\n", 1),
+    ];
+    for (before, at, text, after, line) in cases {
+        std::fs::write(&f, before).unwrap();
+        let v = run(
+            dir.path(),
+            "edit_file",
+            json!({"path": "f.txt", "insert_at": at, "replace_block": text}),
+        )
+        .await;
+        assert_eq!(v["ok"], true, "{before:?} {at}: {v}");
+        assert_eq!(
+            std::fs::read_to_string(&f).unwrap(),
+            after,
+            "{before:?} {at}"
+        );
+        assert_eq!(v["line"], line, "{before:?} {at}");
+        let added = text.lines().count();
+        assert!(
+            v["changed"]
+                .as_str()
+                .unwrap()
+                .starts_with(&format!("added {added} line")),
+            "{v}"
+        );
+    }
+    std::fs::write(&f, "a\nb\n").unwrap();
+    let v = run(
+        dir.path(),
+        "edit_file",
+        json!({"path": "f.txt", "insert_at": 3, "replace_block": "x"}),
+    )
+    .await;
+    assert_eq!(
+        v["error"],
+        "f.txt has 2 lines: insert_at must be a line number from 0 to 2, \"start\" or \"end\""
+    );
+    for (args, field, received) in [
+        (
+            json!({"path": "f.txt", "insert_at": "end", "search_block": "a", "replace_block": "x"}),
+            "insert_at",
+            "both",
+        ),
+        (
+            json!({"path": "f.txt", "replace_block": "x"}),
+            "search_block",
+            "missing",
+        ),
+        (
+            json!({"path": "f.txt", "insert_at": "end", "replace_block": ""}),
+            "replace_block",
+            "an empty string",
+        ),
+    ] {
+        let failure = validate("edit_file", &args.to_string()).unwrap_err();
+        let v = json_of(failure.into());
+        assert_eq!(
+            (v["field"].as_str(), v["received"].as_str()),
+            (Some(field), Some(received)),
+            "{args}"
+        );
+    }
+    // "12" is not 12, and "middle" no place.
+    for at in [json!("12"), json!("middle"), json!(-1)] {
+        let args = json!({"path": "f.txt", "insert_at": at, "replace_block": "x"});
+        let v = json_of(validate("edit_file", &args.to_string()).unwrap_err().into());
+        assert_eq!(v["field"], "insert_at", "{at}: {v}");
+    }
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), "a\nb\n");
 }
