@@ -4,8 +4,9 @@
 //! enough, older turns are summarised by the model in a request of their
 //! own, cancellable, and replaced by one summary message. The same two
 //! stages run on `/compact` and after the provider's context-exceeded
-//! error (then the request is retried once). Nothing changes until a
-//! compaction succeeds. ADR 0021.
+//! error (then the turn's own results are cut again to the window the
+//! error taught, and the request is retried once). Nothing changes until
+//! a compaction succeeds. ADR 0021.
 
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -70,6 +71,9 @@ pub(super) struct Plan {
     candidate: Conversation,
     /// Tool results pruned.
     pruned: usize,
+    /// Tool results of the turn in progress cut again, to a window learnt
+    /// at the wall.
+    recut: usize,
     /// Where the turns kept verbatim start, when older ones are to be
     /// summarised.
     summarise: Option<usize>,
@@ -79,7 +83,7 @@ pub(super) struct Plan {
 
 impl Plan {
     fn does_nothing(&self) -> bool {
-        self.pruned == 0 && self.summarise.is_none()
+        self.pruned == 0 && self.recut == 0 && self.summarise.is_none()
     }
 }
 
@@ -176,11 +180,15 @@ impl Agent {
     }
 
     /// The provider refused the request as too long for its window:
-    /// compacts (prune, then summarise) and retries once. When there is
+    /// compacts (prune, cut the turn's own results to the window as it
+    /// now stands, then summarise) and retries once. When there is
     /// nothing to compact, the entry `error` is shown instead.
     pub(super) async fn recover_from_wall(&mut self, error: String) {
         self.progress.wall_retried = true;
         let plan = self.plan(&Trigger::Wall);
+        // Planned: the turn's results are of no more use whole, as no
+        // later wall of the turn is recovered from.
+        self.progress.results.clear();
         if plan.does_nothing() {
             self.system(Severity::Error, error).await;
             self.end_turn().await;
@@ -205,8 +213,9 @@ impl Agent {
 
     /// Works out a compaction on a copy: prunes the oldest results before
     /// the current turn down to the prune target (every one of them at the
-    /// wall), then decides whether older turns are to be summarised and
-    /// which turns stay verbatim.
+    /// wall, where the current turn's own results are cut again too), then
+    /// decides whether older turns are to be summarised and which turns
+    /// stay verbatim.
     fn plan(&self, trigger: &Trigger) -> Plan {
         let before = self.budget.estimate(self.request_len(&self.conversation));
         let mut candidate = self.conversation.clone();
@@ -222,6 +231,10 @@ impl Agent {
         } else {
             0
         };
+        let recut = match trigger {
+            Trigger::Wall => self.recut_turn(&mut candidate),
+            Trigger::Threshold | Trigger::Asked => 0,
+        };
         let after = self.budget.estimate(self.request_len(&candidate));
         let keep_from = match trigger {
             Trigger::Threshold if after <= self.budget.threshold() => None,
@@ -234,6 +247,7 @@ impl Agent {
             summarise: keep_from.filter(|&k| candidate.summarisable(k)),
             candidate,
             pruned,
+            recut,
             before,
         }
     }
@@ -407,6 +421,12 @@ impl Agent {
         if plan.pruned > 0 {
             done.push(format!("pruned {} old tool results", plan.pruned));
         }
+        if plan.recut > 0 {
+            done.push(format!(
+                "cut {} tool results of this turn to fit the window",
+                plan.recut
+            ));
+        }
         if summarised > 0 {
             done.push(format!("summarised {summarised} earlier messages"));
         }
@@ -422,29 +442,59 @@ impl Agent {
         self.save().await;
     }
 
-    /// Cuts a result that would not fit what is left of the budget, were
-    /// the turns before this one compacted to the prune target, to half
-    /// of that room (at least [`RESULT_CUT_MIN_BYTES`]), before it is ever
-    /// sent or saved. The turn in progress is never compacted, so what it
-    /// holds already (the results before this one) always counts whole.
-    /// Returns the size before and the limit when it cut.
-    pub(super) fn fit_result(&self, result: &mut ToolResult) -> Option<(usize, usize)> {
-        let whole = self.request_len(&self.conversation);
-        let this_turn = self
-            .budget
-            .estimate(self.request_len(&self.conversation.this_turn()));
+    /// Cuts a result that would not fit the budget after the conversation
+    /// as it stands ([`Agent::cut_limit`]), before it is ever sent or
+    /// saved. Returns the size of its JSON before, and the limit when it
+    /// cut.
+    pub(super) fn fit_result(&self, result: &mut ToolResult) -> (usize, Option<usize>) {
+        let size = result.to_json().len();
+        let limit = self
+            .cut_limit(&self.conversation, size)
+            .filter(|&limit| result.cut(limit));
+        (size, limit)
+    }
+
+    /// The limit a result of `size` bytes joining `before` is cut to: when
+    /// it would not fit what is left of the budget, were the turns before
+    /// this one compacted to the prune target, half of that room (at
+    /// least [`RESULT_CUT_MIN_BYTES`]); `None` when it fits. The turn in
+    /// progress is never compacted, so what it holds already (the results
+    /// before this one) always counts whole.
+    fn cut_limit(&self, before: &Conversation, size: usize) -> Option<usize> {
+        let whole = self.request_len(before);
+        let this_turn = self.budget.estimate(self.request_len(&before.this_turn()));
         let used = self
             .budget
             .estimate(whole)
             .min(self.budget.prune_target())
             .max(this_turn);
         let room = self.budget.usable().saturating_sub(used);
-        let size = result.to_json().len();
         if self.budget.tokens(size) <= room {
             return None;
         }
-        let limit = self.budget.bytes(room / 2).max(RESULT_CUT_MIN_BYTES);
-        result.cut(limit).then_some((size, limit))
+        Some(self.budget.bytes(room / 2).max(RESULT_CUT_MIN_BYTES))
+    }
+
+    /// At the wall: cuts the turn's own results in `candidate` again, in
+    /// the order they came, each as if it joined the conversation now,
+    /// with the budget's window (just learnt, when the error stated it):
+    /// by its own tool's cut of the result as the tool returned it. A
+    /// result first cut smaller stays as it was: none grows. The number
+    /// cut.
+    fn recut_turn(&self, candidate: &mut Conversation) -> usize {
+        let start = candidate.turn_start();
+        let mut cut = 0;
+        for kept in self.progress.results.iter() {
+            let at = start + kept.offset;
+            let Some(limit) = self.cut_limit(&candidate.before(at), kept.size) else {
+                continue;
+            };
+            let mut result = kept.whole.clone();
+            if result.cut(limit) && candidate.replace_result(at, &kept.id, &result) {
+                cut += 1;
+            }
+        }
+        cut
     }
 }
 

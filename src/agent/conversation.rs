@@ -213,6 +213,39 @@ impl Conversation {
         }
     }
 
+    /// The conversation as it stood when the message at `at` joined it:
+    /// the messages before it.
+    pub fn before(&self, at: usize) -> Conversation {
+        Conversation {
+            messages: self.messages[..at.min(self.messages.len())].to_vec(),
+            changed_from: 0,
+        }
+    }
+
+    /// Answers the call `id` at `at` with `result` instead, when the tool
+    /// message there answers that call and `result` is shorter than what
+    /// it holds: a result is only ever cut, never grown. Whether it was
+    /// replaced.
+    pub fn replace_result(&mut self, at: usize, id: &str, result: &ToolResult) -> bool {
+        let Some(message) = self.messages.get_mut(at) else {
+            return false;
+        };
+        if message.role != Role::Tool || message.tool_call_id.as_deref() != Some(id) {
+            return false;
+        }
+        let json = result.to_json();
+        if message
+            .content
+            .as_ref()
+            .is_some_and(|c| json.len() >= c.len())
+        {
+            return false;
+        }
+        message.content = Some(json);
+        self.changed_from = self.changed_from.min(at);
+        true
+    }
+
     /// The person's prompts, oldest first, with their indices: what a
     /// rewind can return to.
     pub fn prompts(&self) -> impl Iterator<Item = (usize, &str)> {
@@ -603,6 +636,23 @@ mod tests {
             "the current turn's stays"
         );
         assert_eq!(c.prune(turn, usize::MAX), Pruned::default());
+    }
+
+    #[test]
+    fn a_result_replaced_is_only_ever_shorter_and_of_its_own_call() {
+        let mut c = three_turns(4_000);
+        c.take_changed_from();
+        let at = 11;
+        assert_eq!(c.before(at).messages(), &c.messages()[..at]);
+        let was = c.messages()[at].content.clone();
+        assert!(!c.replace_result(at, "c2", &result(5_000)), "longer");
+        assert!(!c.replace_result(at, "c1", &result(10)), "another call's");
+        assert!(!c.replace_result(at + 1, "c2", &result(10)), "no result");
+        assert_eq!(c.messages()[at].content, was);
+        assert_eq!(c.take_changed_from(), c.messages().len(), "unchanged");
+        assert!(c.replace_result(at, "c2", &result(10)));
+        assert_eq!(c.messages()[at].content, Some(result(10).to_json()));
+        assert_eq!(c.take_changed_from(), at, "saved again from there");
     }
 
     #[test]

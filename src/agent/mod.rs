@@ -22,6 +22,7 @@ mod saving;
 mod server;
 mod tickets;
 mod turn;
+mod turn_results;
 
 pub use budget::Budget;
 
@@ -786,8 +787,10 @@ impl Agent {
         }
     }
 
-    /// The turn is over: idle, done; then the session is saved.
+    /// The turn is over: idle, done; then the session is saved. Its
+    /// results kept whole are let go.
     async fn end_turn(&mut self) {
+        self.progress.results.clear();
         self.emit(AgentEvent::Phase(Phase::Idle)).await;
         self.emit(AgentEvent::TurnDone).await;
         self.list_files();

@@ -24,6 +24,7 @@ use crate::llm::wire::Message;
 use super::conversation::{AssistantCall, tool_message};
 use super::policy::Approvals;
 use super::repeat::{FAILED_REPEAT_NOTICE, FAILED_REPEAT_RETRIES, Repeat, RepeatDetector};
+use super::turn_results::Kept;
 use super::{Agent, outcome};
 
 /// How long quitting waits for the calls of a cancelled round to end: a
@@ -779,10 +780,24 @@ impl Agent {
                     self.progress.answer_now |= unchanged;
                 }
             }
-            if let Some((size, limit)) = self.fit_result(&mut result) {
+            // Kept as the tool returned it until the turn's first wall:
+            // the window that error states may be smaller than the one
+            // this cut is made for.
+            let whole = (!self.progress.wall_retried).then(|| result.clone());
+            let (size, cut) = self.fit_result(&mut result);
+            if let Some(limit) = cut {
                 let name = &call.name;
                 self.setup.log.line(|| {
                     format!("context: {name} result of {size} bytes cut to about {limit} bytes")
+                });
+            }
+            if let Some(whole) = whole {
+                let conversation = &self.conversation;
+                self.progress.results.keep(Kept {
+                    offset: conversation.messages().len() - conversation.turn_start(),
+                    id: call.id.clone(),
+                    size,
+                    whole,
                 });
             }
             self.conversation.push_tool_result(call.id, &result);

@@ -28,6 +28,7 @@ use super::compact::Compaction;
 use super::episode::Episode;
 use super::restoring::Restoring;
 use super::round::Round;
+use super::turn_results::TurnResults;
 
 /// What the agent is doing for the person.
 #[derive(Default)]
@@ -255,4 +256,7 @@ pub(super) struct Progress {
     /// This turn already compacted and retried after the provider said a
     /// request did not fit: the next such error is shown.
     pub(super) wall_retried: bool,
+    /// The turn's results as their tools returned them, until its first
+    /// context-exceeded error, to be cut again to the window it teaches.
+    pub(super) results: TurnResults,
 }

@@ -1,6 +1,7 @@
 //! Context management against the scripted server (ADR 0021): the budget
 //! prunes and then summarises at the threshold, a provider's
-//! context-exceeded 400 compacts and retries once, Esc during a summary
+//! context-exceeded 400 compacts (the turn's own results cut to the window
+//! it states) and retries once, Esc during a summary
 //! changes nothing, a result too big for the budget is cut, `/compact`
 //! runs on demand, and between compactions every request starts with the
 //! previous one's bytes. Replies carry no usage frame, so the estimate is
@@ -822,5 +823,181 @@ async fn one_compaction_prunes_first_and_summarises_when_that_is_not_enough() {
     assert_eq!(
         content(&after[1]),
         format!("{SUMMARY_PREFIX}SUMMARY\n\n{}", long(3))
+    );
+}
+
+/// What llama.cpp says of a request past its window: 8,192 tokens.
+const LEARNT_WALL: &str = r#"{"error":{"code":400,"message":"request (34000 tokens) exceeds the available context size (8192 tokens), try increasing it","type":"exceed_context_size_error"}}"#;
+
+/// The tool messages a request carried, as the JSON the model reads.
+fn results(request: &Recorded) -> Vec<Value> {
+    messages(request)
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| serde_json::from_str(content(m)).unwrap())
+        .collect()
+}
+
+/// A server that states no window answers a turn that read two 56 KB
+/// files (sent whole: 128,000 tokens were assumed) with a context-exceeded
+/// error naming 8,192 tokens, then `after`. The agent saves into `store`.
+async fn two_reads_then_the_wall(
+    store: &dashfloat::session::SessionStore,
+    after: Vec<Reply>,
+) -> (
+    ScriptedServer,
+    AgentHarness,
+    Vec<AgentEvent>,
+    tempfile::TempDir,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    write_lines(dir.path(), "a.txt", 700);
+    write_lines(dir.path(), "b.txt", 700);
+    let mut script = vec![
+        Reply::tool_calls(&[
+            ("ra", "read_file", r#"{"path":"a.txt"}"#),
+            ("rb", "read_file", r#"{"path":"b.txt"}"#),
+        ]),
+        wall(LEARNT_WALL),
+    ];
+    script.extend(after);
+    let server = ScriptedServer::start(script).await;
+    let mut h = crate::sessions::start_saving(
+        &server,
+        dir.path(),
+        store,
+        dashfloat::session::OpenSession::New,
+    );
+    h.prompt("compare the two files").await;
+    let events = h.turn().await;
+    (server, h, events, dir)
+}
+
+/// A read cut to fit: its content ends with the note naming the offset to
+/// read on from.
+fn assert_cut_with_the_offset(result: &Value) {
+    let kept = result["content"].as_str().unwrap();
+    let lines = result["lines"].as_u64().unwrap();
+    assert!(
+        kept.ends_with(&format!(
+            "[cut to fit the model's context window: showed {lines} lines from line 1; read on with offset={} and a smaller limit]",
+            lines + 1
+        )),
+        "{kept}"
+    );
+    assert_eq!(result["truncated"], true);
+    assert!(lines < 700, "{lines} lines");
+}
+
+/// A window learnt from the error mid-turn cuts the turn's own results,
+/// each by its tool's cut, and the retry fits: the turn ends with the
+/// model's answer, and the saved session holds what the model saw.
+#[tokio::test]
+async fn a_window_learnt_mid_turn_cuts_the_turns_own_results_and_the_retry_fits() {
+    let home = tempfile::tempdir().unwrap();
+    let store = dashfloat::session::SessionStore::at(home.path().join("sessions"));
+    let (server, mut h, events, _dir) =
+        two_reads_then_the_wall(&store, vec![plain("both hold the same")]).await;
+    assert!(errors(&events).is_empty(), "{events:#?}");
+    assert_eq!(support::agent::reply_text(&events), "both hold the same");
+    assert!(events.contains(&AgentEvent::SessionFacts {
+        model: None,
+        context_window: Some(8192)
+    }));
+    let said = notices(&events);
+    assert!(said[0].contains("did not fit"), "{said:?}");
+    assert!(
+        said[1].contains("cut 2 tool results of this turn"),
+        "{said:?}"
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3, "retried once");
+    for whole in results(&requests[1]) {
+        assert_eq!(whole["truncated"], false, "first sent whole");
+    }
+    let cut = results(&requests[2]);
+    assert_eq!(cut.len(), 2);
+    for result in &cut {
+        assert_cut_with_the_offset(result);
+    }
+    let budget = dashfloat::agent::Budget::new(8192, None, dashfloat::bounds::DEFAULT_COMPACT_AT);
+    let estimate = budget.estimate(requests[2].raw_body.len());
+    assert!(
+        estimate <= budget.usable(),
+        "about {estimate} tokens of {}",
+        budget.usable()
+    );
+
+    crate::sessions::settled(&mut h).await;
+    let id = store.list(None).sessions[0].id.clone();
+    let saved = store.load(&id).unwrap();
+    let saved: Vec<Value> = saved
+        .messages
+        .iter()
+        .filter(|m| m.role == dashfloat::llm::wire::Role::Tool)
+        .map(|m| serde_json::from_str(m.content.as_deref().unwrap()).unwrap())
+        .collect();
+    assert_eq!(saved, cut, "the session holds what the model saw");
+}
+
+/// When the results cut to the learnt window still do not fit, the turn
+/// ends with the entry that says what to do, and the session goes on.
+#[tokio::test]
+async fn a_turn_cut_to_the_learnt_window_that_still_does_not_fit_ends_with_the_entry() {
+    let home = tempfile::tempdir().unwrap();
+    let store = dashfloat::session::SessionStore::at(home.path().join("sessions"));
+    let (server, mut h, events, _dir) =
+        two_reads_then_the_wall(&store, vec![wall(LEARNT_WALL), plain("still here")]).await;
+    let shown = errors(&events);
+    assert_eq!(shown.len(), 1, "{events:#?}");
+    assert!(
+        shown[0].contains("/compact") && shown[0].contains("/clear"),
+        "{shown:?}"
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3, "never an endless loop");
+    for result in &results(&requests[2]) {
+        assert_cut_with_the_offset(result);
+    }
+    h.prompt("hello?").await;
+    let events = h.turn().await;
+    assert_eq!(support::agent::reply_text(&events), "still here");
+    let last = &server.requests()[3];
+    assert_eq!(content(messages(last).last().unwrap()), "hello?");
+}
+
+/// Results cut when first sent never grow when cut again: a window
+/// learnt larger than the one assumed leaves them as they were, so there
+/// is nothing to compact and the entry shows.
+#[tokio::test]
+async fn results_first_cut_to_a_smaller_window_never_grow_when_cut_again() {
+    let dir = tempfile::tempdir().unwrap();
+    write_lines(dir.path(), "a.txt", 700);
+    write_lines(dir.path(), "b.txt", 700);
+    let larger = LEARNT_WALL.replace("(8192 tokens)", "(32768 tokens)");
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[
+            ("ra", "read_file", r#"{"path":"a.txt"}"#),
+            ("rb", "read_file", r#"{"path":"b.txt"}"#),
+        ]),
+        wall(&larger),
+    ])
+    .await;
+    let mut setup = setup(&server.base_url(), dir.path(), ApprovalPolicy::Ask);
+    setup.context_window = 8192;
+    let mut h = start_with(setup);
+    h.prompt("compare the two files").await;
+    let events = h.turn().await;
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "{events:#?}");
+    for result in &results(&requests[1]) {
+        assert_cut_with_the_offset(result);
+    }
+    let shown = errors(&events);
+    assert_eq!(shown.len(), 1, "{shown:?}");
+    assert!(shown[0].contains("/compact"), "{shown:?}");
+    assert!(
+        notices(&events).iter().all(|n| !n.contains("did not fit")),
+        "{events:#?}"
     );
 }

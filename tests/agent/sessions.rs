@@ -58,7 +58,7 @@ pub(crate) fn start_saving(
 /// disk: it queues a save after telling the UI a turn is over, and reads
 /// the next command only then; a listing waits for the saves queued
 /// before it.
-async fn settled(h: &mut AgentHarness) {
+pub(crate) async fn settled(h: &mut AgentHarness) {
     h.send(UiCommand::ListSessions { all: true }).await;
     h.until(|e| matches!(e, AgentEvent::Sessions { .. })).await;
 }
