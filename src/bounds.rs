@@ -11,7 +11,9 @@ pub use crate::agent::budget::{
     BYTES_PER_TOKEN_START, COMPACT_AT_MAX, COMPACT_AT_MIN, DEFAULT_COMPACT_AT,
 };
 pub use crate::agent::compact::{RESULT_CUT_MIN_BYTES, SUMMARY_MAX_DIVISOR, SUMMARY_PROMPT};
-pub use crate::agent::conversation::{ANSWER_NOW_PROMPT, PRUNED_TAIL, SUMMARY_PREFIX};
+pub use crate::agent::conversation::{
+    ANSWER_NOW_PROMPT, NOTHING_FOUND_PROMPT, PRUNED_TAIL, SUMMARY_PREFIX,
+};
 pub use crate::agent::instructions::INSTRUCTIONS_MAX_BYTES;
 pub use crate::agent::repeat::{FAILED_REPEAT_NOTICE, REPEAT_MAX_KEYS};
 pub use crate::config::{

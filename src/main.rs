@@ -371,6 +371,7 @@ fn start_agent(
             tool_syntax: config.tool_syntax,
             warm_cache: config.warm_cache,
             attach_named_files: config.attach_named_files,
+            ask_to_act: config.ask_to_act,
             mcp,
             mcp_trust,
         };

@@ -112,8 +112,7 @@ impl Compaction {
 impl Agent {
     /// The size of the request `conversation` makes.
     pub(super) fn request_len(&self, conversation: &Conversation) -> usize {
-        self.encode(conversation, false)
-            .map_or(0, |body| body.len())
+        self.encode(conversation, None).map_or(0, |body| body.len())
     }
 
     /// Before a request: compacts when the estimate passes the threshold,
@@ -147,7 +146,7 @@ impl Agent {
                 return;
             }
         }
-        self.send(body, answer_now).await;
+        self.send(body, answer_now.is_some()).await;
     }
 
     /// `/compact [focus]`: prunes and summarises now, whatever the

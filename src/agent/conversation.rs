@@ -349,24 +349,24 @@ impl Conversation {
         model: &str,
         offer: ToolOffer<'_>,
         sampling: Sampling,
-        answer_now: bool,
+        answer_now: Option<AnswerNow>,
     ) -> Result<Vec<u8>, serde_json::Error> {
         let stream_options = StreamOptions {
             include_usage: true,
         };
-        let answer = Message::new(Role::User, ANSWER_NOW_PROMPT);
+        let answer = answer_now.map(|ask| Message::new(Role::User, ask.prompt()));
         match offer {
             ToolOffer::Api(tools) => serde_json::to_vec(&ChatRequest {
                 model,
                 messages: Messages {
                     conversation: &self.messages,
-                    then: answer_now.then_some(&answer),
+                    then: answer.as_ref(),
                 },
                 stream: true,
                 stream_options,
                 tools,
                 sampling,
-                tool_choice: answer_now.then_some(TOOL_CHOICE_NONE),
+                tool_choice: answer_now.map(|_| TOOL_CHOICE_NONE),
             }),
             ToolOffer::Prompt(syntax, tools) => serde_json::to_vec(&ChatRequest {
                 model,
@@ -390,7 +390,7 @@ impl Conversation {
         &self,
         syntax: Syntax,
         tools: &serde_json::Value,
-        answer_now: bool,
+        answer_now: Option<AnswerNow>,
     ) -> Vec<Message> {
         let mut out: Vec<Message> = Vec::with_capacity(self.messages.len() + 1);
         for (index, message) in self.messages.iter().enumerate() {
@@ -421,8 +421,8 @@ impl Conversation {
                 Role::User | Role::Assistant => message.clone(),
             });
         }
-        if answer_now {
-            out.push(Message::new(Role::User, ANSWER_NOW_PROMPT));
+        if let Some(ask) = answer_now {
+            out.push(Message::new(Role::User, ask.prompt()));
         }
         out
     }
@@ -434,6 +434,33 @@ impl Conversation {
 /// last result, as its answer (ADR 0015).
 pub const ANSWER_NOW_PROMPT: &str = "Answer my question now, in words, from the tool results above. \
 Do not call a tool and do not write JSON.";
+
+/// What the ask to answer says when every search of the turn found
+/// nothing: a small model otherwise answers with a value or a file name
+/// no result showed (issue 41).
+pub const NOTHING_FOUND_PROMPT: &str = "Answer my question now, in words, from the tool results above. \
+Your searches found nothing: if the results above do not show the answer, say that you did not find it \
+and where you looked; do not guess a value, a version or a file name. Do not call a tool and do not \
+write JSON.";
+
+/// Which ask to answer a request ends with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnswerNow {
+    /// The plain ask: answer from the results.
+    Plain,
+    /// Every search of the turn found nothing: say so rather than guess.
+    NothingFound,
+}
+
+impl AnswerNow {
+    /// The user message that asks it.
+    pub fn prompt(self) -> &'static str {
+        match self {
+            AnswerNow::Plain => ANSWER_NOW_PROMPT,
+            AnswerNow::NothingFound => NOTHING_FOUND_PROMPT,
+        }
+    }
+}
 
 /// How a note dashfloat adds to the conversation begins (what `/undo`
 /// did to the files): a user message that is not the person's prompt.
@@ -677,7 +704,12 @@ mod tests {
     /// The roles and texts of the messages a request sends.
     fn sent(c: &Conversation, offer: ToolOffer<'_>, answer_now: bool) -> Vec<(String, String)> {
         let body = c
-            .request_body("m", offer, Sampling::default(), answer_now)
+            .request_body(
+                "m",
+                offer,
+                Sampling::default(),
+                answer_now.then_some(AnswerNow::Plain),
+            )
             .unwrap();
         let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
         body["messages"]

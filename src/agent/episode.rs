@@ -15,7 +15,10 @@ use crate::protocol::{
     ToolCallRequest, TransportError, Usage,
 };
 
+use super::acting::{self, ACT_NOW_NOTE};
+use super::conversation::{AnswerNow, NOTE_PREFIX};
 use super::round::{Abandon, Round};
+use super::turn::Searches;
 use super::{Agent, STREAM_QUEUE, task_failure};
 
 /// One model episode in flight.
@@ -73,8 +76,13 @@ impl Agent {
     /// step of a turn does, and so does one after a repeat that gave
     /// nothing new, as a turn should end with an answer (ADR 0015). The
     /// ask stands until a reply comes: a retry of this step asks too.
-    pub(super) fn answers_now(&self) -> bool {
-        self.progress.answer_now || self.progress.steps + 1 >= self.setup.max_steps
+    /// When every search of the turn found nothing, the ask says so.
+    pub(super) fn answers_now(&self) -> Option<AnswerNow> {
+        let asks = self.progress.answer_now || self.progress.steps + 1 >= self.setup.max_steps;
+        asks.then_some(match self.progress.searches {
+            Searches::NothingFound => AnswerNow::NothingFound,
+            Searches::None | Searches::Found => AnswerNow::Plain,
+        })
     }
 
     /// Sends the conversation as it stands: the budget was looked at
@@ -85,7 +93,7 @@ impl Agent {
         let Some(body) = self.body_or_end_turn(encoded).await else {
             return;
         };
-        self.send(body, answer_now).await;
+        self.send(body, answer_now.is_some()).await;
     }
 
     /// Starts the episode that sends `body`, the conversation as it
@@ -303,6 +311,7 @@ impl Agent {
         // White space alone says nothing: it is neither shown as an
         // answer nor sent back.
         let had_text = !episode.content.trim().is_empty();
+        let advised = reply_end == ReplyEnd::Complete && acting::only_advises(&episode.content);
         if reply_end == ReplyEnd::Complete && !had_text && !episode.reasoning && calls.is_empty() {
             self.system(Severity::Notice, "[model returned nothing]")
                 .await;
@@ -330,6 +339,7 @@ impl Agent {
             match recover {
                 Some(Recover::Wall(error)) => self.recover_from_wall(error).await,
                 Some(Recover::PromptedTools) => self.offer_tools_in_the_prompt().await,
+                None if advised && self.may_ask_to_act() => self.ask_to_act().await,
                 None => self.end_turn().await,
             }
             return;
@@ -339,6 +349,31 @@ impl Agent {
             ReplyEnd::Interrupted => self.abandon_round(round, Abandon::Interrupted).await,
             ReplyEnd::Failed => self.abandon_round(round, Abandon::Failed).await,
         }
+    }
+
+    /// Whether the reply just received, words with no call and no
+    /// question, is to be followed by the ask to act: the turn's first, to
+    /// a prompt that asks for a change or a run, with steps left for it.
+    fn may_ask_to_act(&self) -> bool {
+        let progress = &self.progress;
+        self.setup.ask_to_act
+            && progress.asks_to_act
+            && !progress.nudged
+            && progress.steps == 1
+            && progress.steps < self.setup.max_steps
+    }
+
+    /// Asks the model, once a turn, to do what it described (ADR 0049).
+    async fn ask_to_act(&mut self) {
+        self.progress.nudged = true;
+        self.conversation
+            .push_user(format!("{NOTE_PREFIX}{ACT_NOW_NOTE}"));
+        self.system(
+            Severity::Notice,
+            "the model answered in words; asked it once to make the change or run the command",
+        )
+        .await;
+        self.next_request().await;
     }
 
     /// The server refused the API's tools: the same step is sent again

@@ -4,6 +4,7 @@
 //! which calls wait for the person, and keeps the conversation valid on
 //! every way a turn can end. It never blocks on I/O itself.
 
+mod acting;
 pub(crate) mod budget;
 pub(crate) mod compact;
 pub(crate) mod conversation;
@@ -49,7 +50,7 @@ use crate::protocol::{AgentEvent, PROMPT_MAX_BYTES, Phase, Severity, UiCommand};
 use crate::session::SessionSetup;
 use crate::tools::{Analyser, Registry, ToolContext};
 
-use conversation::ToolOffer;
+use conversation::{AnswerNow, ToolOffer};
 use episode::EpisodeEnd;
 use restoring::Direction;
 use round::{Round, ToolEvent};
@@ -129,6 +130,10 @@ pub struct AgentSetup {
     /// Files a prompt names without `@` are read for the model too, not
     /// only those named with it (ADR 0038).
     pub attach_named_files: bool,
+    /// A prompt that asks for a change or a run, answered first in words
+    /// with no call and no question, is followed by one ask to act
+    /// (ADR 0049).
+    pub ask_to_act: bool,
     /// The MCP servers whose tools are offered beside the built-ins;
     /// `None` when they are off (`--no-mcp`). ADR 0045.
     pub mcp: Option<McpServers>,
@@ -491,7 +496,7 @@ impl Agent {
     fn encode(
         &self,
         conversation: &Conversation,
-        answer_now: bool,
+        answer_now: Option<AnswerNow>,
     ) -> Result<Vec<u8>, serde_json::Error> {
         conversation.request_body(&self.setup.model, self.offer(), self.sampling(), answer_now)
     }
@@ -604,7 +609,10 @@ impl Agent {
     /// seen.
     fn take_words(&mut self, text: String) {
         self.repeats.reset();
-        self.progress = Progress::default();
+        self.progress = Progress {
+            asks_to_act: acting::asks_to_act(&text),
+            ..Progress::default()
+        };
         self.conversation.push_user(text);
         let prompt = self
             .conversation
@@ -737,7 +745,7 @@ impl Agent {
             ..self.sampling()
         };
         conversation
-            .request_body(&self.setup.model, self.offer(), sampling, false)
+            .request_body(&self.setup.model, self.offer(), sampling, None)
             .ok()
     }
 

@@ -780,6 +780,7 @@ impl Agent {
                     self.progress.answer_now |= unchanged;
                 }
             }
+            self.progress.searches.record(result.search_found());
             // Kept as the tool returned it until the turn's first wall:
             // the window that error states may be smaller than the one
             // this cut is made for.

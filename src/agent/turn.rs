@@ -256,7 +256,37 @@ pub(super) struct Progress {
     /// This turn already compacted and retried after the provider said a
     /// request did not fit: the next such error is shown.
     pub(super) wall_retried: bool,
+    /// What the turn's searches found.
+    pub(super) searches: Searches,
+    /// The turn's prompt asks to change or run something (ADR 0049).
+    pub(super) asks_to_act: bool,
+    /// The model was asked once this turn to act rather than advise.
+    pub(super) nudged: bool,
     /// The turn's results as their tools returned them, until its first
     /// context-exceeded error, to be cut again to the window it teaches.
     pub(super) results: TurnResults,
+}
+
+/// What the searches (`grep`, `glob`) of a turn have found so far.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Searches {
+    /// The turn has made none.
+    #[default]
+    None,
+    /// Every one found nothing.
+    NothingFound,
+    /// At least one found something.
+    Found,
+}
+
+impl Searches {
+    /// Counts in a result: `found` is what a search's result says
+    /// (`None` for any other result).
+    pub(super) fn record(&mut self, found: Option<bool>) {
+        *self = match (*self, found) {
+            (_, Some(true)) | (Searches::Found, _) => Searches::Found,
+            (_, Some(false)) => Searches::NothingFound,
+            (state, None) => state,
+        };
+    }
 }

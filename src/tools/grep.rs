@@ -108,6 +108,11 @@ pub struct GrepOutput {
     /// as `path:line:text`, the path relative to the working directory;
     /// a closing marker when the context window's cut shortened them.
     pub matches: String,
+    /// When the matches shown are in documentation and in code both:
+    /// which are documentation, so a changelog line is not taken for the
+    /// definition it mentions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub documentation: Option<String>,
     /// When nothing matched: what to try next, so a small model looks
     /// again instead of answering from a guess.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -146,13 +151,81 @@ pub struct GrepOutput {
 const WHOLE_FILE_NEXT: &str =
     "no line matched, and the file is short: its whole text is in content; answer from it";
 
+/// The most documentation files a grep's `documentation` note names; the
+/// rest are counted.
+const DOCUMENTATION_FILES_NAMED: usize = 5;
+
+/// Whether `path` (relative, `/`-separated) is documentation rather than
+/// code or configuration: prose by its extension, a changelog, readme or
+/// licence by its name, or anything under a `docs` or `doc` folder.
+fn is_documentation(path: &str) -> bool {
+    const PROSE: [&str; 7] = ["md", "markdown", "rst", "adoc", "asciidoc", "org", "rdoc"];
+    const NAMES: [&str; 10] = [
+        "CHANGELOG",
+        "CHANGES",
+        "HISTORY",
+        "NEWS",
+        "README",
+        "AUTHORS",
+        "CONTRIBUTING",
+        "LICENSE",
+        "COPYING",
+        "NOTICE",
+    ];
+    let mut parts: Vec<&str> = path.split('/').collect();
+    let name = parts.pop().unwrap_or_default();
+    let prose = name
+        .rsplit_once('.')
+        .is_some_and(|(_, ext)| PROSE.contains(&ext.to_ascii_lowercase().as_str()));
+    let upper = name.to_ascii_uppercase();
+    prose
+        || NAMES.iter().any(|n| upper.starts_with(n))
+        || parts.iter().any(|dir| matches!(*dir, "docs" | "doc"))
+}
+
+/// The `documentation` note of matches in `paths` (one per match shown),
+/// when some are in documentation and some are not.
+fn documentation_note<'a>(paths: impl Iterator<Item = &'a str>) -> Option<String> {
+    let mut docs: Vec<(&str, usize)> = Vec::new();
+    let mut code = 0;
+    for path in paths {
+        if !is_documentation(path) {
+            code += 1;
+        } else if let Some(last) = docs.last_mut().filter(|(p, _)| *p == path) {
+            last.1 += 1;
+        } else {
+            docs.push((path, 1));
+        }
+    }
+    if docs.is_empty() || code == 0 {
+        return None;
+    }
+    let in_docs: usize = docs.iter().map(|(_, n)| n).sum();
+    let mut named: Vec<String> = docs
+        .iter()
+        .take(DOCUMENTATION_FILES_NAMED)
+        .map(|(path, n)| format!("{path} ({n})"))
+        .collect();
+    if docs.len() > DOCUMENTATION_FILES_NAMED {
+        named.push(format!(
+            "{} more files",
+            docs.len() - DOCUMENTATION_FILES_NAMED
+        ));
+    }
+    Some(format!(
+        "{in_docs} of the matches are in documentation, not code: {}; the rest ({code}) are in code or configuration, where a definition or a setting is",
+        named.join(", ")
+    ))
+}
+
 /// What to try when nothing matched.
 fn no_match(files_searched: u64) -> String {
     if files_searched == 0 {
         "no file was searched: path and include matched none, or .gitignore skips every file there; list_directory to see the names, read_file to read one"
             .to_owned()
     } else {
-        "no line matched: try a shorter pattern or ignore_case, or read_file the file".to_owned()
+        "no line matched: try a shorter pattern or ignore_case, or read_file the file; if it is not in the project, say you did not find it rather than guess"
+            .to_owned()
     }
 }
 
@@ -621,9 +694,12 @@ fn grep(
         .into_inner()
         .unwrap_or_else(PoisonError::into_inner);
     let hits = found.head.into_sorted_vec();
+    let shown: Vec<String> = hits.iter().map(|(path, ..)| walk::shown(path).0).collect();
+    let documentation = documentation_note(shown.iter().map(String::as_str));
     let matches = hits
         .iter()
-        .map(|(path, line, text)| format!("{}:{line}:{text}", walk::shown(path).0))
+        .zip(&shown)
+        .map(|((_, line, text), path)| format!("{path}:{line}:{text}"))
         .collect::<Vec<_>>()
         .join("\n");
     let mut unsearched: Vec<String> = found.unsearched.into_iter().collect();
@@ -650,6 +726,7 @@ fn grep(
         next,
         content,
         matches,
+        documentation,
         shown: hits.len(),
         total: found.total,
         truncated: found.total > hits.len() as u64,

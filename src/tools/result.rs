@@ -96,6 +96,17 @@ impl ToolResult {
         }
     }
 
+    /// Whether a search (`grep`, `glob`) found anything: a grep that
+    /// found no line in a short file, but gave its whole text, did; `None`
+    /// for any other result, a failed search included.
+    pub fn search_found(&self) -> Option<bool> {
+        match &self.outcome {
+            Ok(ToolOutput::Grep(out)) => Some(out.total > 0 || out.content.is_some()),
+            Ok(ToolOutput::Glob(out)) => Some(out.total > 0),
+            _ => None,
+        }
+    }
+
     /// The JSON text the model reads as the call's answer: the only place a
     /// result becomes JSON. Keys keep their order (`ok` first, `code` and
     /// `tool` closing a failure, the notices last).

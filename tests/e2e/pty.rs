@@ -625,7 +625,9 @@ fn esc_esc_rewinds_to_a_chosen_prompt_which_is_edited_and_sent_again() {
         edit_reply(),
         Reply::text(&["Edited."]),
         Reply::text(&["second reply"]),
-        Reply::text(&["after the rewind"]),
+        // A question: a request to change answered in words alone would
+        // be asked to act (ADR 0049), and this test is of the rewind.
+        Reply::text(&["after the rewind, shall I go on?"]),
     ]);
     let (mut session, dir) = spawn_in_project(&server);
     session.send(b"change the greeting\r");

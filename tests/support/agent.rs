@@ -80,6 +80,7 @@ pub fn setup(base_url: &str, root: &Path, approval: ApprovalPolicy) -> AgentSetu
         warm_cache: false,
         // Files a prompt names are read first, as by default.
         attach_named_files: true,
+        ask_to_act: true,
         // No MCP server unless a test starts its own.
         mcp: None,
         mcp_trust: None,

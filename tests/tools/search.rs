@@ -498,15 +498,15 @@ async fn a_grep_of_one_short_file_that_matches_nothing_gives_the_file() {
     for (args, next) in [
         (
             json!({"pattern": "b", "path": "over.txt"}),
-            "or read_file the file",
+            "say you did not find it rather than guess",
         ),
         (
             json!({"pattern": "b", "path": "nul.bin"}),
-            "or read_file the file",
+            "say you did not find it rather than guess",
         ),
         (
             json!({"pattern": "nothing_here", "path": "src"}),
-            "or read_file the file",
+            "say you did not find it rather than guess",
         ),
     ] {
         let v = run("grep", args.clone()).await;
@@ -676,7 +676,8 @@ async fn a_grep_that_finds_nothing_says_what_to_try_next() {
     assert_eq!(v["matches"], "");
     assert_eq!(
         v["next"],
-        "no line matched: try a shorter pattern or ignore_case, or read_file the file"
+        "no line matched: try a shorter pattern or ignore_case, or read_file the file; if it is \
+         not in the project, say you did not find it rather than guess"
     );
     let v = grep(dir.path(), json!({"pattern": "port", "include": "*.py"})).await;
     assert_eq!(
@@ -763,4 +764,32 @@ fn ignore_files_are_read_only_as_regular_files_in_the_project() {
         files(&listed),
         ["kept.txt", "other/b.txt", "sub/inner.txt", "wt/c.txt"]
     );
+}
+
+/// Matches in documentation and in code both: the result says which are
+/// documentation, so a changelog line is not taken for the definition.
+/// Matches in one kind only carry no note.
+#[tokio::test]
+async fn grep_says_which_matches_are_documentation_when_code_matches_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("pkg")).unwrap();
+    std::fs::create_dir_all(root.join("docs")).unwrap();
+    std::fs::write(
+        root.join("CHANGELOG.md"),
+        "- renamed slugify\n- fixed slugify\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("docs/usage.txt"), "call slugify(text)\n").unwrap();
+    std::fs::write(root.join("pkg/core.py"), "def slugify(text):\n    pass\n").unwrap();
+    let v = grep(root, json!({"pattern": "slugify"})).await;
+    assert_eq!(
+        v["documentation"],
+        "3 of the matches are in documentation, not code: CHANGELOG.md (2), docs/usage.txt (1); \
+         the rest (1) are in code or configuration, where a definition or a setting is"
+    );
+    let v = grep(root, json!({"pattern": "def slugify"})).await;
+    assert!(v.get("documentation").is_none(), "{v}");
+    let v = grep(root, json!({"pattern": "renamed"})).await;
+    assert!(v.get("documentation").is_none(), "{v}");
 }
