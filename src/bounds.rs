@@ -66,6 +66,9 @@ pub use crate::tools::read::{
 };
 pub use crate::tools::registry::TOOL_NAME_MAX_CHARS;
 pub use crate::tools::result::UNCHANGED_RESULT;
+pub use crate::tools::syntax::{
+    SYNTAX_ERRORS_SHOWN, SYNTAX_EXCERPT_MAX_BYTES, SYNTAX_MAX_FILE_BYTES, SYNTAX_PARSE_TIMEOUT,
+};
 pub use crate::tools::walk::SEARCH_SKIPPED_DIRS;
 pub use crate::tools::write::WIPE_MIN_LINES;
 pub use crate::ui::editor::{HISTORY_LIMIT, HISTORY_MAX_BYTES};

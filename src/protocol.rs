@@ -283,6 +283,10 @@ pub enum ToolStatus {
     /// empty output means ("no output", "no matches"), so a bare "ok" is
     /// not left to be guessed at.
     Empty(String),
+    /// It ran and succeeded, and left something the person should see at
+    /// a glance without it reading as a failure: a write that landed with
+    /// syntax errors ("syntax error at line 4").
+    Warning(String),
     /// It was refused before running, or failed while running.
     Error(String),
     /// The person rejected it.

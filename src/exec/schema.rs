@@ -68,7 +68,8 @@ pub enum Line {
         /// The error or time-out text; `null` otherwise.
         detail: Option<String>,
         /// What a result with nothing to show means ("no output", "no
-        /// matches in 3 files"); `null` otherwise.
+        /// matches in 3 files"), or what one that worked warns of
+        /// ("syntax error at line 4"); `null` otherwise.
         note: Option<String>,
         /// At most 30 lines of its output, verbatim.
         excerpt: String,
@@ -205,7 +206,7 @@ impl From<Usage> for Line {
 pub fn status_of(status: ToolStatus) -> (Status, Option<String>, Option<String>) {
     match status {
         ToolStatus::Ok => (Status::Ok, None, None),
-        ToolStatus::Empty(note) => (Status::Ok, None, Some(note)),
+        ToolStatus::Empty(note) | ToolStatus::Warning(note) => (Status::Ok, None, Some(note)),
         ToolStatus::Error(detail) => (Status::Error, Some(detail), None),
         ToolStatus::Rejected => (Status::Rejected, None, None),
         ToolStatus::Cancelled => (Status::Cancelled, None, None),

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::protocol::{FileGuard, Preview};
+use crate::protocol::{FileGuard, Preview, ToolStatus};
 
 use super::checkpoint::FileState;
 use super::failure::ToolFailure;
@@ -19,6 +19,7 @@ use super::guard::check;
 use super::loose::{ending as line_ending, locate_loose, with_line_ends};
 use super::preview::{LineChanges, count, diff, first_changed_line, heading, shown};
 use super::read::{count_lines, is_continuation};
+use super::syntax::{self, SyntaxErrors};
 use super::tool::{Effect, Shown, Tool, on_blocking_pool, path_parameter};
 use super::{
     Parents, ToolContext, Workspace, WriteError, io_failure, missing_failure, resolve_for,
@@ -230,6 +231,9 @@ pub struct EditFileOutput {
     /// Said when the block matched only with white space aside.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<&'static str>,
+    /// The syntax errors the edit left in the file (ADR 0047).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub syntax_errors: Option<SyntaxErrors>,
 }
 
 /// What an edit whose block matched with white space aside tells the
@@ -237,7 +241,11 @@ pub struct EditFileOutput {
 pub const LOOSE_NOTE: &str = "search_block matched the file with white space aside; \
 replace_block was indented and line-ended as the file is";
 
-impl Shown for EditFileOutput {}
+impl Shown for EditFileOutput {
+    fn status(&self) -> ToolStatus {
+        syntax::status(self.syntax_errors.as_ref())
+    }
+}
 
 impl Tool for EditFile {
     const NAME: &'static str = "edit_file";
@@ -695,6 +703,7 @@ fn edit_file(
         changed: LineChanges::between(&target.data, &new).sentence(count_lines(&new)),
         bytes: new.len(),
         note: loose.then_some(LOOSE_NOTE),
+        syntax_errors: syntax::check(path, Some(&target.data), &new),
     })
 }
 

@@ -76,6 +76,7 @@ mod reaper;
 pub(crate) mod registry;
 pub(crate) mod result;
 pub mod sandbox;
+pub(crate) mod syntax;
 mod tool;
 mod validate;
 pub(crate) mod walk;
@@ -123,6 +124,7 @@ pub use read::{ReadFile, ReadFileOutput, shows_as_text};
 pub use reaper::kill_all_commands;
 pub use registry::{Registry, RegistryError, ToolCall, ToolOutput};
 pub use result::ToolResult;
+pub use syntax::{SyntaxError, SyntaxErrors};
 pub use tool::{Effect, Shown, Tool};
 pub(crate) use workspace::PROBE_TIMEOUT;
 pub use workspace::{

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::protocol::{FileGuard, Preview, PreviewKind};
+use crate::protocol::{FileGuard, Preview, PreviewKind, ToolStatus};
 
 use super::checkpoint::{FileState, state_of};
 use super::edit::EDIT_MAX_FILE_BYTES;
@@ -16,6 +16,7 @@ use super::failure::ToolFailure;
 use super::guard::{check, guard_of};
 use super::preview::{LineChanges, count, diff, heading, line, shown};
 use super::read::count_lines;
+use super::syntax::{self, SyntaxErrors};
 use super::tool::{Effect, Shown, Tool, on_blocking_pool, path_parameter};
 use super::{Parents, ToolContext, WriteError, io_failure, resolve_for};
 use crate::stable_hash::content_hash;
@@ -53,6 +54,9 @@ pub struct WriteFileOutput {
     pub changed: String,
     /// Bytes written.
     pub bytes: usize,
+    /// The syntax errors the write left in the file (ADR 0047).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub syntax_errors: Option<SyntaxErrors>,
 }
 
 /// Whether a write made a new file or replaced one.
@@ -65,7 +69,11 @@ pub enum WriteAction {
     Replaced,
 }
 
-impl Shown for WriteFileOutput {}
+impl Shown for WriteFileOutput {
+    fn status(&self) -> ToolStatus {
+        syntax::status(self.syntax_errors.as_ref())
+    }
+}
 
 impl Tool for WriteFile {
     const NAME: &'static str = "write_file";
@@ -253,6 +261,7 @@ fn write_file(
         },
         changed,
         bytes: content.len(),
+        syntax_errors: syntax::check(path, existing.as_ref().and_then(Current::old), content),
     })
 }
 
@@ -276,6 +285,14 @@ impl Current {
     fn mode(&self) -> u32 {
         match self {
             Current::Text { mode, .. } | Current::Large { mode } => *mode,
+        }
+    }
+
+    /// Its content, when it was read.
+    fn old(&self) -> Option<&[u8]> {
+        match self {
+            Current::Text { old, .. } => Some(old),
+            Current::Large { .. } => None,
         }
     }
 }

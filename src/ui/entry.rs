@@ -115,6 +115,7 @@ pub(super) fn clean_status(status: ToolStatus) -> ToolStatus {
         ToolStatus::Error(e) => ToolStatus::Error(clean(e)),
         ToolStatus::TimedOut(e) => ToolStatus::TimedOut(clean(e)),
         ToolStatus::Empty(note) => ToolStatus::Empty(clean(note)),
+        ToolStatus::Warning(note) => ToolStatus::Warning(clean(note)),
         ToolStatus::Ok | ToolStatus::Rejected | ToolStatus::Cancelled => status,
     }
 }
@@ -309,7 +310,7 @@ fn prefixed(
 pub(super) fn status_label(status: &ToolStatus) -> String {
     match status {
         ToolStatus::Ok => ToolStatus::ok_words(None),
-        ToolStatus::Empty(note) => ToolStatus::ok_words(Some(note)),
+        ToolStatus::Empty(note) | ToolStatus::Warning(note) => ToolStatus::ok_words(Some(note)),
         ToolStatus::Error(e) => format!("error: {e}"),
         ToolStatus::Rejected => "rejected".to_string(),
         ToolStatus::Cancelled => "cancelled".to_string(),
@@ -325,6 +326,7 @@ fn outcome_lines(
 ) -> Vec<Line<'static>> {
     let style = match status {
         ToolStatus::Error(_) | ToolStatus::TimedOut(_) => theme.error,
+        ToolStatus::Warning(_) => theme.accent,
         ToolStatus::Ok | ToolStatus::Empty(_) | ToolStatus::Rejected | ToolStatus::Cancelled => {
             theme.dim
         }

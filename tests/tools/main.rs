@@ -24,6 +24,7 @@ mod registry;
 mod results;
 mod seam;
 mod search;
+mod syntax;
 mod validation;
 mod write_edit;
 

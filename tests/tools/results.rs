@@ -294,6 +294,33 @@ async fn calls_of_a_reply_that_broke_off_as_the_model_reads_them() {
     insta::assert_snapshot!("a_reply_that_broke_off", transcript(&server, 1, &events));
 }
 
+/// A write that landed with syntax errors: the model reads where and what
+/// to do; the person's row says ok, with where, marked (ADR 0047).
+#[tokio::test]
+async fn writes_that_left_syntax_errors_as_the_model_and_the_person_read_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("calc.py"), "def add(a, b):\n    return a + b\n").unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(&[
+            ("e1", "edit_file", r#"{"path":"calc.py","search_block":"return a + b","replace_block":"return (a + b"}"#),
+            ("w1", "write_file", r#"{"path":"conf.json","content":"{\n  \"a\": 1\n  \"b\": 2\n}\n"}"#),
+            ("w2", "write_file", r#"{"path":"ok.json","content":"{}\n"}"#),
+        ]),
+        Reply::text(&["done"]),
+    ])
+    .await;
+    let mut h = agent(
+        &server,
+        root,
+        ApprovalPolicy::DangerouslyApproveAll,
+        Duration::from_secs(30),
+    );
+    h.prompt("break things").await;
+    let events = h.turn().await;
+    insta::assert_snapshot!("writes_with_syntax_errors", transcript(&server, 1, &events));
+}
+
 #[tokio::test]
 async fn the_tool_catalogue_as_the_request_carries_it() {
     let server = ScriptedServer::start(vec![Reply::text(&["hello"])]).await;

@@ -1,7 +1,9 @@
 //! Snapshots of the screen drawn on ratatui's `TestBackend`: every state a
 //! person sees in the foundation (empty, streaming, scrolled, each phase,
 //! narrow, an error entry), and, in colour with every cell's style, the
-//! diff preview, an error entry and the status bar under each phase.
+//! diff preview, an error entry, the status bar under each phase and
+//! the outcome rows of a write with syntax errors beside an ok and an
+//! error.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use dashfloat::bounds::WRITING_NAME_MAX_CHARS;
@@ -529,6 +531,26 @@ fn tool_rows_with_every_outcome() {
     tool_call(&mut s, "7", "list_directory", "src");
     agent(&mut s, AgentEvent::Phase(Phase::Executing));
     insta::assert_snapshot!(draw(&mut s));
+}
+
+/// A write that landed with syntax errors reads ok, with where they
+/// are, in the accent rather than the dim of a plain ok or the colour of
+/// an error: it stands out without reading as a failure (ADR 0047).
+#[test]
+fn a_write_that_left_syntax_errors_stands_out_without_failing() {
+    let mut s = coloured(60, 14);
+    tool_call(&mut s, "1", "write_file", "ok.py (2 lines)");
+    tool_result(&mut s, "1", ToolStatus::Ok, "");
+    tool_call(&mut s, "2", "edit_file", "calc.py");
+    tool_result(
+        &mut s,
+        "2",
+        ToolStatus::Warning("syntax error at line 6".into()),
+        "",
+    );
+    tool_call(&mut s, "3", "execute_command", "false");
+    tool_result(&mut s, "3", ToolStatus::Error("exit code 1".into()), "");
+    insta::assert_snapshot!(draw_styled(&mut s));
 }
 
 /// A running command's latest lines stand under its preview (where its
