@@ -1,8 +1,10 @@
 //! Benchmarks of the tool catalogue: what a call costs, that reading a
 //! window of a huge file keeps memory flat, and glob and grep against
 //! `rg` (or `grep -rn` where it is not installed) and `find`, run in the
-//! same process one after the other. Plain `main`, prints a table.
-//! Run with `cargo bench --bench tools`.
+//! same process one after the other, and what the syntax check after an
+//! edit costs it (ADR 0047). Plain `main`, prints a table.
+//! Run with `cargo bench --bench tools`; `cargo bench --bench tools
+//! syntax` runs the syntax-check rows alone.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "../tests/support/mod.rs"]
@@ -52,6 +54,98 @@ fn has_rg() -> bool {
         .stdout(Stdio::null())
         .status()
         .is_ok_and(|s| s.success())
+}
+
+/// A source file of about `lines` lines in `language` (`py` or `rs`): a
+/// run of small functions, with a `MARK_A` comment in its middle for an
+/// edit to flip.
+fn source(language: &str, lines: usize) -> String {
+    let mut out = String::new();
+    let mut i = 0;
+    while out.lines().count() < lines {
+        if i == lines / 16 {
+            out.push_str(if language == "py" {
+                "# MARK_A\n"
+            } else {
+                "// MARK_A\n"
+            });
+        }
+        out.push_str(&if language == "py" {
+            format!(
+                "def function_{i}(alpha, beta=None):\n    \"\"\"Doc {i}.\"\"\"\n    total = alpha + {i} * (beta or 1)\n    for k in range({}):\n        total += k ** 2 if k % 2 else -k\n    return {{'value': total, 'name': \"f{i}\"}}\n\n\n",
+                i % 7
+            )
+        } else {
+            format!(
+                "/// Doc {i}.\npub fn function_{i}(alpha: u64, beta: Option<u64>) -> u64 {{\n    let mut total = alpha + {i} * beta.unwrap_or(1);\n    for k in 0..{} {{\n        total += if k % 2 == 0 {{ k * k }} else {{ k }};\n    }}\n    total\n}}\n\n",
+                i % 7
+            )
+        });
+        i += 1;
+    }
+    out
+}
+
+/// What the syntax check adds to an edit (ADR 0047): `edit_file` on a
+/// Python and a Rust file of about 200 and 5,000 lines, flipping a
+/// comment, against the same edit of the same text in a `.txt` file,
+/// which is not checked; then of the file with an error at its top the
+/// edit did not make, which parses the old content too.
+fn syntax_checks(dir: &Path, run: &dyn Fn(&ToolCall) -> Value) {
+    for (language, broken) in [("py", "def broken(:\n"), ("rs", "fn broken( {}\n")] {
+        for lines in [200, 5_000] {
+            let text = source(language, lines);
+            let runs = if lines > 1_000 { 30 } else { 100 };
+            let edit = |name: &str, content: &str| {
+                std::fs::write(dir.join(name), content).unwrap();
+                let flip = |from: &str, to: &str| {
+                    call(
+                        "edit_file",
+                        json!({"path": name, "search_block": from, "replace_block": to}),
+                    )
+                };
+                let (a_to_b, b_to_a) = (flip("MARK_A", "MARK_B"), flip("MARK_B", "MARK_A"));
+                let mut flipped = false;
+                time(runs, || {
+                    flipped = !flipped;
+                    let v = run(if flipped { &a_to_b } else { &b_to_a });
+                    assert_eq!(v["ok"], true, "{v}");
+                    assert!(v.get("syntax_errors").is_none(), "{v}");
+                })
+            };
+            let plain = edit(&format!("{language}-{lines}.txt"), &text);
+            let checked = edit(&format!("{language}-{lines}.{language}"), &text);
+            let both = edit(
+                &format!("{language}-{lines}-broken.{language}"),
+                &format!("{broken}{text}"),
+            );
+            let kib = text.len() as f64 / 1024.0;
+            let over = |t: (Duration, Duration)| {
+                format!(
+                    "+{:.2} ms over the .txt (mean)",
+                    (t.0.as_secs_f64() - plain.0.as_secs_f64()) * 1e3
+                )
+            };
+            row(
+                &format!("edit_file {lines}-line .txt, {kib:.0} KiB (no check)"),
+                runs,
+                plain,
+                "includes fsync",
+            );
+            row(
+                &format!("edit_file {lines}-line .{language} (one parse)"),
+                runs,
+                checked,
+                &over(checked),
+            );
+            row(
+                &format!("edit_file {lines}-line .{language} broken before (two)"),
+                runs,
+                both,
+                &over(both),
+            );
+        }
+    }
 }
 
 /// Runs `argv` in `dir`, its output discarded; "nothing found" (exit 1)
@@ -133,6 +227,11 @@ fn main() {
     println!(
         "|----------------------------------------------|-------|------------|------------|-----"
     );
+
+    syntax_checks(dir.path(), &run);
+    if std::env::args().skip(1).any(|a| a == "syntax") {
+        return;
+    }
 
     // read_file of a 64 KiB file.
     let line = format!("{}\n", "r".repeat(63));
