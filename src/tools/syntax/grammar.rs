@@ -4,7 +4,7 @@
 //! runs at start-up.
 
 use std::ops::ControlFlow;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use tree_sitter::{Language, Node, ParseOptions, ParseState, Parser, Tree};
 
@@ -18,7 +18,7 @@ const TOKEN_MAX_BYTES: usize = 24;
 /// most [`SYNTAX_PLACES_MAX`]; `None` when the parse did not finish within
 /// [`SYNTAX_PARSE_TIMEOUT`] (or the grammar does not load).
 pub(super) fn places(grammar: Language, text: &[u8]) -> Option<Vec<Place>> {
-    let tree = parse(&grammar, text)?;
+    let tree = parse(&grammar, text, SYNTAX_PARSE_TIMEOUT)?;
     let mut places = Vec::new();
     let mut cursor = tree.walk();
     // Depth first, iteratively (nesting can be as deep as the file is
@@ -43,13 +43,14 @@ pub(super) fn places(grammar: Language, text: &[u8]) -> Option<Vec<Place>> {
     Some(places)
 }
 
-/// Parses `text`, giving up after [`SYNTAX_PARSE_TIMEOUT`].
-fn parse(language: &Language, text: &[u8]) -> Option<Tree> {
+/// Parses `text`, giving up (`None`) once it has taken longer than
+/// `within`: tree-sitter asks every hundred steps whether to go on.
+fn parse(language: &Language, text: &[u8], within: Duration) -> Option<Tree> {
     let mut parser = Parser::new();
     parser.set_language(language).ok()?;
     let started = Instant::now();
     let mut in_time = |_: &ParseState| {
-        if started.elapsed() > SYNTAX_PARSE_TIMEOUT {
+        if started.elapsed() > within {
             ControlFlow::Break(())
         } else {
             ControlFlow::Continue(())
@@ -116,4 +117,21 @@ fn first_token(node: Node) -> Node {
         token = child;
     }
     token
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A parse past its time is given up: with no time at all, the first
+    /// time tree-sitter asks (after a hundred steps, well inside this
+    /// text), whatever the machine's speed; with an hour, it finishes.
+    #[test]
+    fn a_parse_past_its_time_is_given_up() {
+        let language = Language::new(tree_sitter_python::LANGUAGE);
+        let text = "x = [1, 2, 3]\n".repeat(1_000);
+        assert!(parse(&language, text.as_bytes(), Duration::ZERO).is_none());
+        let hour = Duration::from_secs(3600);
+        assert!(parse(&language, text.as_bytes(), hour).is_some());
+    }
 }

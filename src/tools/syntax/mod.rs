@@ -320,3 +320,45 @@ fn short(text: &str, max: usize) -> &str {
     }
     &first[..end]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_changed_lines_run_from_the_first_that_differs_to_the_last() {
+        let before = b"a\nb\nc\nd\n";
+        // One line replaced, two put in, one taken out, one added at the end.
+        assert_eq!(changed_lines(before, b"a\nB\nc\nd\n"), 2..=2);
+        assert_eq!(changed_lines(before, b"a\nb\nx\ny\nc\nd\n"), 3..=4);
+        assert_eq!(changed_lines(before, b"a\nc\nd\n"), 2..=2);
+        assert_eq!(changed_lines(before, b"a\nb\nc\nd\ne\n"), 5..=5);
+        // Everything new: from the first line to the last.
+        assert_eq!(changed_lines(b"", b"x\ny\nz"), 1..=3);
+    }
+
+    #[test]
+    fn an_error_from_before_the_change_into_it_is_placed_at_the_change() {
+        let mut spanning = Place {
+            line: 1,
+            last_line: 9,
+            problem: "unexpected \"export\"".to_owned(),
+        };
+        spanning.move_into(&(4..=5));
+        assert_eq!(spanning.line, 4);
+        assert_eq!(
+            spanning.problem,
+            "cannot be parsed: one error spans lines 1-9"
+        );
+        // One that starts in the change, or ends before it, stays.
+        for (line, last_line) in [(4, 9), (1, 3)] {
+            let mut place = Place {
+                line,
+                last_line,
+                problem: String::new(),
+            };
+            place.move_into(&(4..=5));
+            assert_eq!(place.line, line);
+        }
+    }
+}
