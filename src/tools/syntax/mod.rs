@@ -21,8 +21,8 @@ use crate::protocol::ToolStatus;
 use super::preview::first_changed_line;
 
 /// Largest content checked (512 KiB, some 12,000 lines of code): past
-/// nearly every hand-written source file, and parsed in about a quarter
-/// of [`SYNTAX_PARSE_TIMEOUT`] (the tools bench). A larger file is not
+/// nearly every hand-written source file, and parsed in about a fifth of
+/// [`SYNTAX_PARSE_TIMEOUT`] in a release build (the tools bench). A larger file is not
 /// checked, and nothing is said: like a file of a language not checked,
 /// its result reads as it did before the check, since a note the model
 /// cannot act on is not worth its tokens.
@@ -176,9 +176,11 @@ fn places(language: Language, text: &[u8]) -> Option<Vec<Place>> {
     Some(places)
 }
 
-/// `places` in line order, one a line.
+/// `places` in line order, one a line: of those on one line, the one
+/// whose text in error ends first (a missing token before an error
+/// spanning lines).
 fn by_line(places: &mut Vec<Place>) {
-    places.sort_by_key(|place| place.line);
+    places.sort_by_key(|place| (place.line, place.last_line));
     places.dedup_by_key(|place| place.line);
 }
 
@@ -220,16 +222,18 @@ pub(crate) fn check(path: &str, before: Option<&[u8]>, after: &[u8]) -> Option<S
     }
     let mut old_lines: HashMap<&[u8], usize> = HashMap::new();
     if let Some(before) = before.filter(|b| b.len() <= SYNTAX_MAX_FILE_BYTES) {
+        let lines = Lines::new(before);
         for place in places(language, before).unwrap_or_default() {
             *old_lines
-                .entry(line_text(before, place.line).trim_ascii())
+                .entry(lines.get(place.line).trim_ascii())
                 .or_default() += 1;
         }
     }
+    let lines = Lines::new(after);
     let mut new = Vec::new();
     let mut there_before = 0;
     for place in found {
-        match old_lines.get_mut(line_text(after, place.line).trim_ascii()) {
+        match old_lines.get_mut(lines.get(place.line).trim_ascii()) {
             Some(count) if *count > 0 => {
                 *count -= 1;
                 there_before += 1;
@@ -252,7 +256,7 @@ pub(crate) fn check(path: &str, before: Option<&[u8]>, after: &[u8]) -> Option<S
         .into_iter()
         .take(SYNTAX_ERRORS_SHOWN)
         .map(|place| SyntaxError {
-            text: excerpt(line_text(after, place.line)),
+            text: excerpt(lines.get(place.line)),
             line: place.line,
             problem: place.problem,
         })
@@ -287,12 +291,35 @@ pub(crate) fn status(found: Option<&SyntaxErrors>) -> ToolStatus {
     }
 }
 
-/// Line `line` (1-based) of `text`, without its line ending; empty past
-/// the end.
-fn line_text(text: &[u8], line: usize) -> &[u8] {
-    let found = text.split(|b| *b == b'\n').nth(line.saturating_sub(1));
-    let found = found.unwrap_or_default();
-    found.strip_suffix(b"\r").unwrap_or(found)
+/// The lines of a text, found once: what the places are quoted and
+/// compared by, each in constant time.
+struct Lines<'a> {
+    text: &'a [u8],
+    /// Where each line starts.
+    starts: Vec<usize>,
+}
+
+impl<'a> Lines<'a> {
+    fn new(text: &'a [u8]) -> Self {
+        let starts = std::iter::once(0)
+            .chain(memchr::memchr_iter(b'\n', text).map(|at| at + 1))
+            .collect();
+        Lines { text, starts }
+    }
+
+    /// Line `line` (1-based), without its line ending; empty past the
+    /// end.
+    fn get(&self, line: usize) -> &'a [u8] {
+        let Some(&start) = self.starts.get(line.wrapping_sub(1)) else {
+            return &[];
+        };
+        let end = self
+            .starts
+            .get(line)
+            .map_or(self.text.len(), |next| next - 1);
+        let found = &self.text[start..end];
+        found.strip_suffix(b"\r").unwrap_or(found)
+    }
 }
 
 /// `line` as a result quotes it: trailing white space off, at most
@@ -324,6 +351,14 @@ fn short(text: &str, max: usize) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_line_is_found_without_its_ending_and_past_the_end_is_empty() {
+        let lines = Lines::new(b"one\r\ntwo\n\nfour");
+        let found: Vec<&[u8]> = (0..=6).map(|n| lines.get(n)).collect();
+        let want: Vec<&[u8]> = vec![b"", b"one", b"two", b"", b"four", b"", b""];
+        assert_eq!(found, want);
+    }
 
     #[test]
     fn the_changed_lines_run_from_the_first_that_differs_to_the_last() {
