@@ -360,3 +360,21 @@ async fn a_long_line_is_quoted_cut() {
     );
     assert!(long.starts_with(text.trim_end_matches('…')));
 }
+
+#[tokio::test]
+async fn an_insertion_is_checked_as_a_replacement_is() {
+    let dir = tempfile::tempdir().unwrap();
+    plant(dir.path(), &[("calc.py", CASES[0].content)]);
+    let v = run(
+        dir.path(),
+        "edit_file",
+        json!({"path": "calc.py", "insert_at": "end", "replace_block": "def mode(values:\n    return values[0]\n"}),
+    )
+    .await;
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(v["syntax_errors"]["errors"][0]["line"], 7, "{v}");
+    assert_eq!(
+        v["syntax_errors"]["errors"][0]["text"], "def mode(values:",
+        "{v}"
+    );
+}
