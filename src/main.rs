@@ -371,6 +371,7 @@ fn start_agent(
             tool_syntax: config.tool_syntax,
             warm_cache: config.warm_cache,
             attach_named_files: config.attach_named_files,
+            project_overview: config.project_overview,
             mcp,
             mcp_trust,
         };

@@ -14,6 +14,8 @@ mod config;
 mod instructions;
 mod journal;
 mod mentions;
+mod overview;
+mod overview_sent;
 mod permissions;
 mod read_only;
 mod registry;
