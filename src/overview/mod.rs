@@ -53,24 +53,24 @@ impl Overview {
 /// What the overview states about the project besides its tree, each
 /// fact as far as it was found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Facts {
+struct Facts {
     /// The package's name.
-    pub name: Option<Stated>,
+    name: Option<Stated>,
     /// The package's version.
-    pub version: Option<Stated>,
+    version: Option<Stated>,
     /// What the project is, in a line.
-    pub description: Option<Stated>,
+    description: Option<Stated>,
     /// The command that runs the tests.
-    pub test_command: Option<String>,
+    test_command: Option<String>,
 }
 
 /// A value and the file (relative to the root) that states it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Stated {
+struct Stated {
     /// The value, one line.
-    pub value: String,
+    value: String,
     /// Where it is stated.
-    pub file: String,
+    file: String,
 }
 
 impl Stated {
