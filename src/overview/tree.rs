@@ -1,7 +1,8 @@
 //! The top of the file tree as the overview shows it: two levels, folders
 //! first, then files, each by name; at most [`TOP_ENTRIES_MAX`] entries at
 //! the top, [`FOLDER_ENTRIES_MAX`] in a folder and [`INNER_LINES_MAX`]
-//! inside folders in all, with "… and K more" for the rest. What the
+//! inside folders in all, with "… and K more" for the rest, and at most
+//! [`TREE_MAX_BYTES`] in all. What the
 //! search tools leave out (ignored files, build and vendored folders)
 //! is not in it.
 
@@ -33,6 +34,11 @@ const INNER_LINES_MAX: usize = 32;
 
 /// Characters of one name shown, at most (60).
 const NAME_MAX_CHARS: usize = 60;
+
+/// Bytes of the tree's lines, at most (1,200; some 300–400 tokens):
+/// what the line counts leave, when the names are long. Past it the
+/// tree ends with a line saying it was cut.
+const TREE_MAX_BYTES: usize = 1_200;
 
 /// The tree's lines: each entry of the top on its own line (folders end
 /// with `/`), a folder's entries under it indented by two spaces. Empty
@@ -66,12 +72,30 @@ pub(super) fn render(top: &ProjectTop) -> Vec<String> {
     if root.len() > TOP_ENTRIES_MAX {
         lines.push(format!("… and {} more", root.len() - TOP_ENTRIES_MAX));
     }
+    cut_to_bytes(&mut lines);
     if !top.whole && !lines.is_empty() {
         lines.push(
             "(the project has more files than were walked: this is part of its tree)".to_owned(),
         );
     }
     lines
+}
+
+/// Keeps the first lines within [`TREE_MAX_BYTES`], and says so when
+/// any were left out.
+fn cut_to_bytes(lines: &mut Vec<String>) {
+    let mut size = 0;
+    let keep = lines
+        .iter()
+        .take_while(|line| {
+            size += line.len() + 1;
+            size <= TREE_MAX_BYTES
+        })
+        .count();
+    if keep < lines.len() {
+        lines.truncate(keep);
+        lines.push("… (the rest of the tree is left out: its names are long)".to_owned());
+    }
 }
 
 /// The entries directly in `dir`, folders first, each group by name.

@@ -279,6 +279,26 @@ fn a_huge_tree_is_shown_within_its_bounds() {
 }
 
 #[test]
+fn long_names_are_cut_and_the_tree_stops_at_its_byte_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let long = "n".repeat(90);
+    for folder in 0..10 {
+        for file in 0..8 {
+            let path = dir.path().join(format!("{long}_{folder}/{long}_{file}"));
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "").unwrap();
+        }
+    }
+    let text = overview_of(dir.path()).unwrap().text;
+    assert!(text.len() < 1_600, "{} bytes:\n{text}", text.len());
+    assert!(!text.contains(&long), "names are cut at 60 characters");
+    assert!(
+        text.contains("\n… (the rest of the tree is left out: its names are long)\n"),
+        "{text}"
+    );
+}
+
+#[test]
 fn a_manifest_that_does_not_parse_is_left_out_and_the_rest_stays() {
     let text = text_of(&[
         ("Cargo.toml", "[package\nname = \"broken\"\n"),
