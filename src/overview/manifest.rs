@@ -12,7 +12,7 @@ use crate::tools::ProjectTop;
 
 use super::python;
 use super::read::Reader;
-use super::text::{DESCRIPTION_MAX_CHARS, FACT_MAX_CHARS, version};
+use super::text::{DESCRIPTION_MAX_CHARS, FACT_MAX_CHARS};
 use super::{Facts, Stated};
 
 /// The names a Makefile goes by, in the order `make` looks for them.
@@ -65,7 +65,7 @@ fn cargo(reader: &Reader<'_>) -> Option<Facts> {
         field("version").or_else(|| inherited?.get("version")?.as_str().map(str::to_owned));
     Some(Facts {
         name: Stated::line(field("name"), FACT_MAX_CHARS, FILE),
-        version: version.and_then(|v| Some(Stated::new(super::text::version(&v)?, FILE))),
+        version: version.and_then(|v| Stated::version(&v, FILE)),
         description: Stated::line(field("description"), DESCRIPTION_MAX_CHARS, FILE),
         test_command: Some("cargo test".to_owned()),
     })
@@ -94,7 +94,7 @@ fn node(reader: &Reader<'_>, top: &ProjectTop) -> Option<Facts> {
     };
     Some(Facts {
         name: Stated::line(field("name"), FACT_MAX_CHARS, FILE),
-        version: field("version").and_then(|v| Some(Stated::new(version(&v)?, FILE))),
+        version: field("version").and_then(|v| Stated::version(&v, FILE)),
         description: Stated::line(field("description"), DESCRIPTION_MAX_CHARS, FILE),
         test_command: has_tests.then(|| runner.to_owned()),
     })

@@ -81,6 +81,12 @@ impl Stated {
         }
     }
 
+    /// `value` as a version ([`text::version`]: a short token starting
+    /// with a digit), with where; `None` when it is not one.
+    fn version(value: &str, file: impl Into<String>) -> Option<Stated> {
+        Some(Stated::new(text::version(value)?, file))
+    }
+
     /// `value` as the overview states it — one line of at most `max`
     /// characters ([`text::one_line`]) — with where; `None` when there is
     /// no value or nothing of it is left.

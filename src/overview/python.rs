@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use crate::tools::ProjectTop;
 
 use super::read::Reader;
-use super::text::{DESCRIPTION_MAX_CHARS, FACT_MAX_CHARS, assigned_literal, version};
+use super::text::{DESCRIPTION_MAX_CHARS, FACT_MAX_CHARS, assigned_literal};
 use super::{Facts, Stated};
 
 /// Packages whose version modules are looked into, at most (4): the one
@@ -82,9 +82,9 @@ pub(super) fn package(reader: &Reader<'_>, top: &ProjectTop) -> Option<Facts> {
 
 /// The test command of a project with Python tests but no manifest that
 /// configures pytest: pytest when `pytest.ini`, `tox.ini`'s `[pytest]`
-/// or a `conftest.py` says so or a test file imports it, `unittest` when
-/// the test file imports that; `None` without a test file at the top or
-/// in `tests/` (`test/`).
+/// or a `conftest.py` says so, or the first test file imports it or
+/// holds no `TestCase`; else `unittest`. `None` without a test file at
+/// the top or in `tests/` (`test/`).
 pub(super) fn tests_command(reader: &Reader<'_>, top: &ProjectTop) -> Option<String> {
     let no_manifests = Manifests {
         pyproject: None,
@@ -96,14 +96,13 @@ pub(super) fn tests_command(reader: &Reader<'_>, top: &ProjectTop) -> Option<Str
         return Some(PYTEST.to_owned());
     }
     let head = reader.head(&file).unwrap_or_default();
-    let imports = |module: &str| {
-        head.lines().any(|line| {
-            let line = line.trim_start();
-            line.starts_with(&format!("import {module}"))
-                || line.starts_with(&format!("from {module}"))
-        })
-    };
-    if imports("pytest") || !imports("unittest") {
+    let imports_pytest = head.lines().any(|line| {
+        let line = line.trim_start();
+        line.starts_with("import pytest") || line.starts_with("from pytest")
+    });
+    // Test classes of unittest's; pytest runs plain functions (and may
+    // still use `unittest.mock`).
+    if imports_pytest || !head.contains("TestCase") {
         return Some(PYTEST.to_owned());
     }
     // unittest finds tests in a folder only when it is a package.
@@ -218,15 +217,15 @@ fn stated_version(m: &Manifests) -> Option<Stated> {
     let pyproject = || {
         let t = m.pyproject.as_ref()?;
         let v = project(t, "version").or_else(|| poetry(t, "version"))?;
-        Some(Stated::new(version(&v)?, "pyproject.toml"))
+        Stated::version(&v, "pyproject.toml")
     };
     let setup_cfg = || {
         let v = ini_value(m.setup_cfg.as_deref()?, "metadata", "version")?;
-        Some(Stated::new(version(&v)?, "setup.cfg"))
+        Stated::version(&v, "setup.cfg")
     };
     let setup_py = || {
         let v = assigned_literal(m.setup_py.as_deref()?, "version")?;
-        Some(Stated::new(version(&v)?, "setup.py"))
+        Stated::version(&v, "setup.py")
     };
     pyproject().or_else(setup_cfg).or_else(setup_py)
 }
@@ -255,7 +254,7 @@ fn pointed_version(reader: &Reader<'_>, m: &Manifests) -> Option<Stated> {
         .or_else(|| cfg_pointer(m, "file:"));
     let in_file = |file: &str| {
         let text = reader.head(file)?;
-        Some(Stated::new(version(text.lines().next()?)?, file))
+        Stated::version(text.lines().next()?, file)
     };
     if let Some(found) = file.and_then(|file| in_file(file.trim())) {
         return Some(found);
@@ -266,7 +265,7 @@ fn pointed_version(reader: &Reader<'_>, m: &Manifests) -> Option<Stated> {
             .find_map(|name| t.get(name)?.get("version")?.get("path")?.as_str())
     })?;
     let found = assigned_literal(&reader.head(path)?, "__version__")?;
-    Some(Stated::new(version(&found)?, path))
+    Stated::version(&found, path)
 }
 
 /// `setup.cfg`'s `version = attr: …` or `version = file: …`, after the
@@ -290,7 +289,7 @@ fn attr_version(reader: &Reader<'_>, attr: &str) -> Option<Stated> {
     .into_iter()
     .find_map(|file| {
         let found = assigned_literal(&reader.head(&file)?, name)?;
-        Some(Stated::new(version(&found)?, file))
+        Stated::version(&found, file)
     })
 }
 
@@ -332,8 +331,8 @@ fn module_version(
                 }
                 let file = file.to_string_lossy().into_owned();
                 let text = reader.head(&file)?;
-                let found = version(&assigned_literal(&text, "__version__")?)?;
-                Some((Stated::new(found, file), text))
+                let found = Stated::version(&assigned_literal(&text, "__version__")?, file)?;
+                Some((found, text))
             })
         })
 }

@@ -141,7 +141,10 @@ fn python_tests_without_pytest_configured_get_the_runner_they_import() {
             "pyproject.toml",
             "[project]\nname = \"inv\"\nversion = \"0.3.1\"\n",
         ),
-        ("tests/test_a.py", "import unittest\n"),
+        (
+            "tests/test_a.py",
+            "import unittest\nclass A(unittest.TestCase): pass\n",
+        ),
     ]);
     assert!(
         unittest.contains("test command: python3 -m unittest discover -s tests\n"),
@@ -149,13 +152,19 @@ fn python_tests_without_pytest_configured_get_the_runner_they_import() {
     );
     let package = text_of(&[
         ("tests/__init__.py", ""),
-        ("tests/test_a.py", "from unittest import TestCase\n"),
+        (
+            "tests/test_a.py",
+            "from unittest import TestCase\nclass A(TestCase): pass\n",
+        ),
     ]);
     assert!(
         package.contains("test command: python3 -m unittest\n"),
         "{package}"
     );
-    let pytest = text_of(&[("tests/test_a.py", "def test_a():\n    assert True\n")]);
+    let pytest = text_of(&[(
+        "tests/test_a.py",
+        "from unittest import mock\n\ndef test_a():\n    assert mock\n",
+    )]);
     assert!(
         pytest.contains("test command: python3 -m pytest\n"),
         "{pytest}"
