@@ -14,6 +14,7 @@ pub mod llm;
 pub mod log;
 pub mod mcp;
 pub mod memory;
+pub mod overview;
 pub mod own_files;
 pub mod permissions;
 pub mod protocol;

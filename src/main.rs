@@ -372,6 +372,7 @@ fn start_agent(
             warm_cache: config.warm_cache,
             attach_named_files: config.attach_named_files,
             ask_to_act: config.ask_to_act,
+            project_overview: config.project_overview,
             mcp,
             mcp_trust,
         };

@@ -4,7 +4,9 @@
 //! project of 500 files, against a provider (nothing asked at start) and
 //! against a llama-server on this machine (discovery, slot restore and
 //! warm-up at start), next to a minimal full-screen ratatui + tokio +
-//! crossterm program measured in the same run (STACK.md's floor).
+//! crossterm program measured in the same run (STACK.md's floor). The
+//! local cases run again with the project overview off (ADR 0048), and
+//! the ratios say what it costs.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -363,6 +365,26 @@ pub fn startup() {
         &home,
         &server,
     ));
+    // The same local starts with the project overview off, from a
+    // configuration directory of their own.
+    let quiet = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(quiet.path().join("dashfloat")).unwrap();
+    std::fs::write(
+        quiet.path().join("dashfloat/config.toml"),
+        "project_overview = false\n",
+    )
+    .unwrap();
+    let quiet_home = quiet.path().to_str().unwrap().to_owned();
+    cases.extend(
+        dashfloat_cases(
+            &crate::support::dashfloat_bin(),
+            NO_OVERVIEW,
+            &quiet_home,
+            &server,
+        )
+        .into_iter()
+        .filter(|case| case.name.contains("local")),
+    );
     if let Some(baseline) = std::env::var_os(BASELINE_VAR) {
         cases.extend(dashfloat_cases(
             Path::new(&baseline),
@@ -427,18 +449,60 @@ pub fn startup() {
             );
         }
     }
+    print_overview_cost(&cases, &runs);
     println!("  targets (issue 38): ready ≤ 25 ms, RSS ≤ 9 MB");
 }
 
+/// The label of the cases run with the project overview off.
+const NO_OVERVIEW: &str = "no overview";
+
+/// What the project overview costs at start: each local case's median
+/// with it over the one without it, from the same run.
+fn print_overview_cost(cases: &[Case], runs: &[Vec<Figures>]) {
+    let median_of = |name: &str, figure: fn(&Figures) -> Duration| {
+        let at = cases.iter().position(|case| case.name == name)?;
+        Some(median(&runs[at], figure))
+    };
+    let ready: fn(&Figures) -> Duration = |f| f.ready;
+    let reply: fn(&Figures) -> Duration = |f| f.reply;
+    for (case, figure, what) in [
+        ("local llama-server", ready, "ready"),
+        ("local llama-server", reply, "2,000 tokens after Enter"),
+        ("local, prompt at once", ready, "ready"),
+        (
+            "local, prompt at once",
+            reply,
+            "2,000 tokens from the start",
+        ),
+    ] {
+        let with = median_of(&format!("dashfloat, {case}"), figure);
+        let without = median_of(&format!("{NO_OVERVIEW}, {case}"), figure);
+        if let (Some(with), Some(without)) = (with, without) {
+            println!(
+                "  project overview, {case}: {what} {} with it, {} without ({:.2}x)",
+                ms(with),
+                ms(without),
+                with.as_secs_f64() / without.as_secs_f64()
+            );
+        }
+    }
+}
+
 /// A project to start in, as a person would: a git work tree of
-/// [`PROJECT_FILES`] files in 25 folders, an `AGENTS.md`, and a build
-/// folder that `.gitignore` leaves out.
+/// [`PROJECT_FILES`] files in 25 folders, an `AGENTS.md`, a `Cargo.toml`
+/// for the overview to read, and a build folder that `.gitignore` leaves
+/// out.
 fn bench_project() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     crate::support::crafted::git(root, &["init", "-q"]);
     std::fs::write(root.join(".gitignore"), "/target\n").unwrap();
     std::fs::write(root.join("AGENTS.md"), "Run the tests before you finish.\n").unwrap();
+    std::fs::write(
+        root.join("Cargo.toml"),
+        "[package]\nname = \"bench\"\nversion = \"0.1.0\"\ndescription = \"A project to start in\"\n",
+    )
+    .unwrap();
     for i in 0..PROJECT_FILES {
         let folder = root.join(format!("src/module_{}", i % 25));
         std::fs::create_dir_all(&folder).unwrap();

@@ -16,6 +16,7 @@ mod opening;
 mod outcome;
 mod permissions;
 mod policy;
+mod project_overview;
 pub(crate) mod repeat;
 mod restoring;
 mod round;
@@ -134,6 +135,9 @@ pub struct AgentSetup {
     /// with no call and no question, is followed by one ask to act
     /// (ADR 0049).
     pub ask_to_act: bool,
+    /// A new conversation's first prompt goes out with an overview of
+    /// the project (ADR 0048).
+    pub project_overview: bool,
     /// The MCP servers whose tools are offered beside the built-ins;
     /// `None` when they are off (`--no-mcp`). ADR 0045.
     pub mcp: Option<McpServers>,
@@ -167,6 +171,9 @@ struct Agent {
     /// The walk listing the project's files for the UI; no other starts
     /// while it runs.
     listing: Option<JoinHandle<()>>,
+    /// The project overview the open conversation's first prompt takes
+    /// (ADR 0048).
+    overview: project_overview::Pending,
     /// A saved session was just opened: the warm-up first asks the server
     /// to restore the slot saved with it.
     restore_slot: bool,
@@ -244,6 +251,7 @@ async fn run_actor(
         server: ServerFacts::default(),
         warming: None,
         listing: None,
+        overview: project_overview::Pending::default(),
         restore_slot: false,
         sent_since_open: false,
         mcp_generation: None,
@@ -260,11 +268,12 @@ impl Agent {
         self.start_mcp();
         let mut mcp_changes = self.setup.mcp.as_ref().map(McpServers::watch);
         self.open_at_start().await;
+        self.build_overview();
         self.announce_session().await;
         self.read_instructions().await;
         self.tell_sandbox().await;
         self.discover().await;
-        self.warm_cache();
+        self.warm_opening().await;
         self.list_files();
         loop {
             tokio::select! {
@@ -553,6 +562,7 @@ impl Agent {
             .line(|| format!("prompt: {} bytes", text.len()));
         self.refresh_mcp_tools().await;
         let attached = self.attach(&text).await;
+        self.open_with_overview().await;
         self.take_words(text);
         self.save().await;
         if attached.is_empty() {
@@ -677,6 +687,16 @@ impl Agent {
         }
     }
 
+    /// [`Agent::warm_cache`] for a conversation just opened, once its
+    /// project overview is built (at most a moment's wait), so the
+    /// warm-up can send that ahead too.
+    async fn warm_opening(&mut self) {
+        if self.setup.warm_cache && !self.setup.headless {
+            self.settle_overview().await;
+        }
+        self.warm_cache();
+    }
+
     /// While the person types: sends the conversation as it stands,
     /// asking for one token, so the server reads it into its prompt cache
     /// now rather than after the next prompt (ADR 0032). On llama.cpp a
@@ -684,7 +704,11 @@ impl Agent {
     /// opened from its file restores the slot saved with it; otherwise the
     /// slot of the fixed prefix is restored, and only what follows the
     /// prefix is read. A new session's warm-up that had to read the prefix
-    /// saves it. Invisible; an outcome only reaches the log.
+    /// saves it. A new conversation's project overview, ready to go out
+    /// with the first prompt, is then sent ahead after the prefix, so the
+    /// first prompt's reading is the person's words alone; the prefix's
+    /// slot stays the same for every project (ADR 0048). Invisible; an
+    /// outcome only reaches the log.
     fn warm_cache(&mut self) {
         self.stop_warming();
         let resumed = std::mem::take(&mut self.restore_slot);
@@ -706,9 +730,16 @@ impl Agent {
         } else {
             self.prefix_slot_file()
         };
+        let opening = self
+            .overview_ready()
+            .filter(|_| prefix_only)
+            .and_then(|overview| {
+                let mut opened = self.conversation.clone();
+                opened.push_user(overview.text.clone());
+                self.warm_body(&opened)
+            });
         let log = self.setup.log.clone();
         self.warming = Some(tokio::spawn(async move {
-            let started = std::time::Instant::now();
             let restore =
                 async |file: &str| slot_logged(&endpoint, SlotAction::Restore, file, &log).await;
             if let Some(file) = &session
@@ -720,19 +751,16 @@ impl Agent {
                 Some(file) => restore(file).await,
                 None => false,
             };
-            if prefix_restored && prefix_only {
-                return;
+            if !(prefix_restored && prefix_only) {
+                if !warm_logged(&endpoint, &body, "", &log).await {
+                    return;
+                }
+                if let Some(file) = prefix.filter(|_| prefix_only) {
+                    slot_logged(&endpoint, SlotAction::Save, &file, &log).await;
+                }
             }
-            log.line(|| format!("cache warm-up: {} bytes", body.len()));
-            if let Err(e) = stream::warm(&endpoint, &body).await {
-                let secs = started.elapsed().as_secs_f64();
-                log.line(|| format!("cache warm-up: failed after {secs:.1}s: {e}"));
-                return;
-            }
-            let secs = started.elapsed().as_secs_f64();
-            log.line(|| format!("cache warm-up: done in {secs:.1}s"));
-            if let Some(file) = prefix.filter(|_| prefix_only) {
-                slot_logged(&endpoint, SlotAction::Save, &file, &log).await;
+            if let Some(opening) = opening {
+                warm_logged(&endpoint, &opening, " with the project overview", &log).await;
             }
         }));
     }
@@ -806,6 +834,21 @@ impl Agent {
         // prompt sent meanwhile is read once the save is done.
         self.save().await;
     }
+}
+
+/// Sends the warm-up request `body` (`what` says what it holds beyond
+/// the conversation), and writes how that went to the log; whether the
+/// server read it.
+async fn warm_logged(endpoint: &Endpoint, body: &[u8], what: &str, log: &Log) -> bool {
+    let started = std::time::Instant::now();
+    log.line(|| format!("cache warm-up{what}: {} bytes", body.len()));
+    let warmed = stream::warm(endpoint, body).await;
+    let secs = started.elapsed().as_secs_f64();
+    match &warmed {
+        Ok(()) => log.line(|| format!("cache warm-up{what}: done in {secs:.1}s")),
+        Err(e) => log.line(|| format!("cache warm-up{what}: failed after {secs:.1}s: {e}")),
+    }
+    warmed.is_ok()
 }
 
 /// Asks the server to save or restore its slot as `file`, and writes how

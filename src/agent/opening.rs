@@ -63,7 +63,8 @@ impl Agent {
         self.budget.forget_report();
         self.saving.start_new().await;
         self.sent_since_open = false;
-        self.warm_cache();
+        self.build_overview();
+        self.warm_opening().await;
         self.emit(AgentEvent::SessionOpened { log: Vec::new() })
             .await;
         self.announce_session().await;

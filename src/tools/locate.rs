@@ -4,7 +4,7 @@
 //! at the top) and, told only "not found", guesses again or lists `..`;
 //! told where the name is, it uses that. ADR 0011.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -142,6 +142,40 @@ pub fn project_files(ws: &dyn Workspace) -> Vec<String> {
     });
     let found = found.into_inner().unwrap_or_else(PoisonError::into_inner);
     found.into_iter().map(|(_, path)| path).collect()
+}
+
+/// The top of the project's tree as the search tools see it: every file
+/// and folder at most `depth` levels down that is, or holds, a file they
+/// walk.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ProjectTop {
+    /// Each path relative to the root, with whether it is a folder.
+    pub entries: BTreeMap<PathBuf, bool>,
+    /// Whether the walk saw every file (it stops after
+    /// [`LOCATE_MAX_FILES`], and in a larger tree what it saw first need
+    /// not be the shallowest).
+    pub whole: bool,
+}
+
+/// The files and folders of the project at most `depth` levels down, as
+/// [`ProjectTop`] says: what the project overview shows of the tree
+/// (ADR 0048). Folders that hold no file the search tools walk (empty,
+/// or ignored throughout) are not among them.
+pub fn project_top(ws: &dyn Workspace, depth: usize) -> ProjectTop {
+    let found = Mutex::new(BTreeMap::<PathBuf, bool>::new());
+    let whole = each_file(ws, &|relative: &Path| {
+        let parts = relative.components().count();
+        let mut found = found.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut prefix = PathBuf::new();
+        for (at, part) in relative.components().take(depth).enumerate() {
+            prefix.push(part);
+            found.entry(prefix.clone()).or_insert(at + 1 < parts);
+        }
+    });
+    ProjectTop {
+        entries: found.into_inner().unwrap_or_else(PoisonError::into_inner),
+        whole,
+    }
 }
 
 /// Walks the project's files as the search tools do, handing each one's

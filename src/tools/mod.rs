@@ -115,7 +115,7 @@ pub use grep::{Grep, GrepOutput};
 pub use known::KnownFiles;
 pub use list::{Entry, EntryKind, ListDirectory, ListDirectoryOutput};
 pub use local::LocalWorkspace;
-pub use locate::project_files;
+pub use locate::{ProjectTop, project_files, project_top};
 pub use loose::{LooseMatch, locate_loose};
 pub use memory::MemoryWorkspace;
 pub use path_policy::{PathError, resolve};

@@ -446,6 +446,14 @@ fn sessions_are_saved_unless_the_flag_or_the_file_says_not() {
 }
 
 #[test]
+fn the_project_overview_is_sent_unless_the_file_says_not() {
+    assert!(resolve(&Cli::default(), &[], None).0.project_overview);
+    let (c, problems) = resolve(&Cli::default(), &[], Some("project_overview = false\n"));
+    assert!(problems.is_empty(), "{problems:?}");
+    assert!(!c.project_overview);
+}
+
+#[test]
 fn the_command_line_names_the_session_to_open() {
     use dashfloat::config::CliCommand;
     use dashfloat::session::OpenSession;

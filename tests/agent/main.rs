@@ -15,6 +15,8 @@ mod grounding;
 mod instructions;
 mod journal;
 mod mentions;
+mod overview;
+mod overview_sent;
 mod permissions;
 mod read_only;
 mod registry;

@@ -352,6 +352,65 @@ async fn a_new_session_restores_the_prefix_slot_saved_by_the_first_warm_up() {
     assert_eq!(roles(&requests[2].body), ["system", "user"]);
 }
 
+/// A new session's project overview (ADR 0048) is sent ahead as well,
+/// after the fixed prefix: the prefix's slot is saved before it, under a
+/// name every project shares, and the first prompt's request repeats the
+/// overview's warm-up up to the person's words.
+#[tokio::test]
+async fn the_overview_is_warmed_after_the_prefix_whose_slot_every_project_shares() {
+    let mut prefix_files = Vec::new();
+    for (name, version) in [("inventory", "0.3.1"), ("ledger", "2.0.0")] {
+        let (project, store) = project_and_store();
+        let manifest = format!("[project]\nname = \"{name}\"\nversion = \"{version}\"\n");
+        std::fs::write(project.path().join("pyproject.toml"), manifest).unwrap();
+        let server = ScriptedServer::start(vec![
+            llama_props(),
+            refused(),
+            Reply::text(&["warm"]),
+            saved(),
+            Reply::text(&["warm"]),
+            Reply::text(&["hello"]),
+        ])
+        .await;
+        let mut s = setup(&server.base_url(), project.path(), ApprovalPolicy::Ask);
+        s.warm_cache = true;
+        s.project_overview = true;
+        s.questions = Questions {
+            window: false,
+            models: false,
+            kind: true,
+        };
+        s.sessions = Some(SessionSetup {
+            store: store.clone(),
+            open: OpenSession::New,
+            save: true,
+            directory: "/projects/demo".into(),
+            base_url: server.base_url(),
+        });
+        let mut h = start_with(s);
+        let warm = server.wait_requests(5, EVENT_WAIT).await;
+        h.prompt("hi").await;
+        h.turn().await;
+        let requests = server.requests();
+        assert_eq!(roles(&warm[2].body), ["system"], "the prefix first");
+        assert_eq!(warm[3].path, "/slots/0?action=save");
+        assert_eq!(warm[3].body, warm[1].body, "saved as the prefix restored");
+        prefix_files.push(warm[1].body["filename"].clone());
+        let overview = warm[4].body["messages"][1]["content"].as_str().unwrap();
+        assert_eq!(warm[4].body["max_tokens"], json!(1));
+        assert!(
+            overview.starts_with(dashfloat::overview::OVERVIEW_OPENING)
+                && overview.contains(&format!("version: {version}")),
+            "{overview}"
+        );
+        let sent = requests[5].body["messages"][1]["content"].as_str().unwrap();
+        assert_eq!(sent, format!("{overview}\n\nhi"));
+        assert_prefix_stable(&requests);
+        quit(h).await;
+    }
+    assert_eq!(prefix_files[0], prefix_files[1]);
+}
+
 /// Quitting while a reply streams saves no slot: the server would go on
 /// reading into a half-filled slot, and the save would wait for it.
 #[tokio::test]

@@ -130,6 +130,7 @@ fn json_lines_follow_a_turn_with_a_tool_call_and_count_it() {
         types(&lines),
         [
             "turn_start",
+            "notice",
             "message",
             "tool_call",
             "tool_result",
@@ -143,14 +144,26 @@ fn json_lines_follow_a_turn_with_a_tool_call_and_count_it() {
     assert_eq!(lines[0]["approval"], "ask");
     let session = lines[0]["session"].as_str().unwrap();
     assert!(store_of(home.path()).path_of(session).exists());
-    assert_eq!(lines[1]["text"], "");
-    assert_eq!(lines[1]["end"], "complete");
-    assert_eq!(lines[2]["id"], "r1");
-    assert_eq!(lines[2]["name"], "read_file");
+    // The project overview went out with the prompt (ADR 0048).
+    assert_eq!(
+        lines[1]["text"],
+        "project overview sent with the prompt (5 lines)"
+    );
+    let sent = contents(&server.requests()[0].body);
+    assert!(
+        sent[1].starts_with(dashfloat::overview::OVERVIEW_OPENING)
+            && sent[1].ends_with("notes.txt\n</project_overview>\n\nread the notes"),
+        "{}",
+        sent[1]
+    );
+    assert_eq!(lines[2]["text"], "");
+    assert_eq!(lines[2]["end"], "complete");
     assert_eq!(lines[3]["id"], "r1");
-    assert_eq!(lines[3]["status"], "ok");
-    assert_eq!(lines[3]["detail"], Value::Null);
-    assert!(lines[3]["excerpt"].as_str().unwrap().contains("kiwi"));
+    assert_eq!(lines[3]["name"], "read_file");
+    assert_eq!(lines[4]["id"], "r1");
+    assert_eq!(lines[4]["status"], "ok");
+    assert_eq!(lines[4]["detail"], Value::Null);
+    assert!(lines[4]["excerpt"].as_str().unwrap().contains("kiwi"));
     let deltas: String = lines
         .iter()
         .filter(|l| l["type"] == "delta")

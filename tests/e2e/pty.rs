@@ -679,7 +679,13 @@ fn esc_esc_rewinds_to_a_chosen_prompt_which_is_edited_and_sent_again() {
         })
         .collect();
     assert_eq!(sent.len(), 2, "{sent:?}");
-    assert_eq!(sent[1], ("user", "change the greeting politely"));
+    // The rewind keeps the project overview the first prompt went out
+    // with (ADR 0048): the edited words follow the same one.
+    let first = requests[0].body["messages"][1]["content"].as_str().unwrap();
+    let overview = first.strip_suffix("\n\nchange the greeting").unwrap();
+    assert!(overview.starts_with(dashfloat::overview::OVERVIEW_OPENING));
+    let again = format!("{overview}\n\nchange the greeting politely");
+    assert_eq!(sent[1], ("user", again.as_str()));
     session.send(b"\x04");
     assert!(session.wait_exit(WAIT).expect("no exit").success());
     assert_terminal_restored(&session);
@@ -702,7 +708,13 @@ fn at_completes_a_project_path_and_the_named_file_is_read_first() {
     session.send(b"say?\r");
     session.wait_for("It greets.", WAIT).unwrap();
     let sent = &server.requests()[0].body["messages"];
-    assert_eq!(sent[1]["content"], "what does @lib/greeting.txt say?");
+    // The project overview goes first in the same message (ADR 0048).
+    let words = sent[1]["content"].as_str().unwrap();
+    assert!(
+        words.starts_with(dashfloat::overview::OVERVIEW_OPENING)
+            && words.ends_with("</project_overview>\n\nwhat does @lib/greeting.txt say?"),
+        "{words}"
+    );
     assert_eq!(sent[2]["tool_calls"][0]["function"]["name"], "read_file");
     assert!(
         sent[3]["content"]

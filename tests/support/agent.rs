@@ -81,6 +81,9 @@ pub fn setup(base_url: &str, root: &Path, approval: ApprovalPolicy) -> AgentSetu
         // Files a prompt names are read first, as by default.
         attach_named_files: true,
         ask_to_act: true,
+        // Scripts expect the person's words alone; a test of the project
+        // overview turns it on.
+        project_overview: false,
         // No MCP server unless a test starts its own.
         mcp: None,
         mcp_trust: None,
