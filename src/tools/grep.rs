@@ -147,9 +147,11 @@ pub struct GrepOutput {
 }
 
 /// What a grep that matched nothing in one short file says of its
-/// `content`.
-const WHOLE_FILE_NEXT: &str =
-    "no line matched, and the file is short: its whole text is in content; answer from it";
+/// `content`: what it looked for is not in this file, which a small model
+/// otherwise answers as if it were (a definition placed in the one file it
+/// searched).
+const WHOLE_FILE_NEXT: &str = "no line matched in this file; its whole text is in content. If what \
+you look for is not in it, grep the whole project (leave path out) before you answer";
 
 /// The most documentation files a grep's `documentation` note names; the
 /// rest are counted.

@@ -97,11 +97,11 @@ impl ToolResult {
     }
 
     /// Whether a search (`grep`, `glob`) found anything: a grep that
-    /// found no line in a short file, but gave its whole text, did; `None`
-    /// for any other result, a failed search included.
+    /// found no line in a short file did not, though it gave the file's
+    /// text; `None` for any other result, a failed search included.
     pub fn search_found(&self) -> Option<bool> {
         match &self.outcome {
-            Ok(ToolOutput::Grep(out)) => Some(out.total > 0 || out.content.is_some()),
+            Ok(ToolOutput::Grep(out)) => Some(out.total > 0),
             Ok(ToolOutput::Glob(out)) => Some(out.total > 0),
             _ => None,
         }

@@ -484,7 +484,8 @@ async fn a_grep_of_one_short_file_that_matches_nothing_gives_the_file() {
     assert_eq!(v["content"], config, "{v}");
     assert_eq!(
         v["next"],
-        "no line matched, and the file is short: its whole text is in content; answer from it"
+        "no line matched in this file; its whole text is in content. If what you look for is not \
+         in it, grep the whole project (leave path out) before you answer"
     );
     assert_eq!(v["total"], 0);
     let v = run(
