@@ -491,3 +491,44 @@ async fn a_warm_up_cut_short_saves_no_prefix_slot() {
         ["/props", "/slots/0?action=restore", "/v1/chat/completions"]
     );
 }
+
+/// llama-server closes the connection after a streamed reply, so the save
+/// that follows a warm-up at once may meet a closed connection: the server
+/// did nothing, and the save is sent once more (ADR 0034).
+#[tokio::test]
+async fn a_save_that_meets_a_closed_connection_is_sent_again() {
+    let server = ScriptedServer::start(vec![
+        llama_props(),
+        refused(),
+        Reply::text(&["warm"]),
+        Reply::unanswered(),
+        saved(),
+    ])
+    .await;
+    let project = tempfile::tempdir().unwrap();
+    let mut s = setup(&server.base_url(), project.path(), ApprovalPolicy::Ask);
+    s.warm_cache = true;
+    s.questions = Questions {
+        window: false,
+        models: false,
+        kind: true,
+    };
+    let primed = dashfloat::agent::prime(s).await;
+    assert!(
+        matches!(primed, dashfloat::agent::Primed::Saved { tokens: 57, .. }),
+        "{primed:?}"
+    );
+    let requests = server.requests();
+    let paths: Vec<&str> = requests.iter().map(|r| r.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "/props",
+            "/slots/0?action=restore",
+            "/v1/chat/completions",
+            "/slots/0?action=save",
+            "/slots/0?action=save"
+        ]
+    );
+    assert_eq!(requests[4].body, requests[1].body);
+}
