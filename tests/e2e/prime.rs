@@ -3,7 +3,9 @@
 //! one a session started afterwards in the same directory, with the same
 //! configuration, restores instead of reading its fixed prefix; a changed
 //! `AGENTS.md` names another slot, and the session reads the prefix as
-//! before. A server that saves no slot gets a line saying so.
+//! before. Either way the session then sends its project overview ahead
+//! (ADR 0048), which is no part of the prefix. A server that saves no slot
+//! gets a line saying so.
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -147,14 +149,26 @@ fn the_slot_primed_is_the_one_a_session_here_restores_until_agents_md_changes() 
         )
     );
 
-    // A session started here restores that slot, and reads nothing.
-    let server = ScriptedServer::start_blocking(vec![props(), models(), slot_answer("n_restored")]);
-    let requests = session(home.path(), project.path(), &server, 3);
+    // A session started here restores that slot, and reads only its
+    // project overview.
+    let server = ScriptedServer::start_blocking(vec![
+        props(),
+        models(),
+        slot_answer("n_restored"),
+        Reply::text(&["x"]),
+    ]);
+    let requests = session(home.path(), project.path(), &server, 4);
     assert_eq!(
         paths(&requests),
-        ["/props", "/v1/models", "/slots/0?action=restore"]
+        [
+            "/props",
+            "/v1/models",
+            "/slots/0?action=restore",
+            "/v1/chat/completions"
+        ]
     );
     assert_eq!(filename(&requests[2]), primed);
+    assert_overview_sent_ahead(&requests[3], system);
 
     // Other instructions, another prefix: the session asks for another
     // slot, and when the server has none, reads the prefix and saves it.
@@ -165,13 +179,30 @@ fn the_slot_primed_is_the_one_a_session_here_restores_until_agents_md_changes() 
         refused(400),
         Reply::text(&["x"]),
         slot_answer("n_saved"),
+        Reply::text(&["x"]),
     ]);
-    let requests = session(home.path(), project.path(), &server, 5);
-    assert_eq!(paths(&requests), READ_AND_SAVE);
+    let requests = session(home.path(), project.path(), &server, 6);
+    assert_eq!(paths(&requests[..5]), READ_AND_SAVE);
     let changed = filename(&requests[2]);
     assert_ne!(changed, primed);
     assert_eq!(filename(&requests[4]), changed);
-    assert_eq!(requests[3].body["max_tokens"], json!(1));
+    let read = &requests[3].body;
+    assert_eq!(read["max_tokens"], json!(1));
+    assert_eq!(read["messages"].as_array().unwrap().len(), 1);
+    let system = read["messages"][0]["content"].as_str().unwrap();
+    assert!(system.contains("Answer in German."), "{system}");
+    assert_overview_sent_ahead(&requests[5], system);
+}
+
+/// `request` is the warm-up of a new conversation's opening: the system
+/// prompt `system`, then dashfloat's own message with the project overview.
+fn assert_overview_sent_ahead(request: &Recorded, system: &str) {
+    assert_eq!(request.path, "/v1/chat/completions");
+    assert_eq!(request.body["max_tokens"], json!(1));
+    let messages = request.body["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 2, "{messages:?}");
+    assert_eq!(messages[0]["content"], json!(system));
+    assert_eq!(messages[1]["role"], json!("user"));
 }
 
 /// The seconds the line says reading took (the one figure that varies).
