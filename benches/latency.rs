@@ -5,7 +5,10 @@
 //!
 //! - (a) the first prompt of a new session, typed for 10 s, on the first
 //!   run (nothing saved), and (a') on a later run, after the server
-//!   restarted (the fixed prefix's slot saved, ADR 0034);
+//!   restarted (the fixed prefix's slot saved, ADR 0034); with the warm-up
+//!   on, (a) also as `scripts/local-model` gives it from `scripts/dashfloat`:
+//!   the server started, nothing saved, and the prefix primed
+//!   (`dashfloat prime-cache`) before the session starts;
 //! - (b) the follow-up right after (a);
 //! - (c) the first prompt after resuming a saved session of ~6k tokens,
 //!   typed for 10 s;
@@ -31,7 +34,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use dashfloat::agent::{self, ApprovalPolicy};
+use dashfloat::agent::{self, AgentSetup, ApprovalPolicy};
 use dashfloat::bounds::{LOCAL_CONTEXT_WINDOW, LOCAL_MODEL};
 use dashfloat::llm::discover::Questions;
 use dashfloat::llm::wire::{FunctionCall, Message, Role, ToolCallMessage};
@@ -66,8 +69,7 @@ fn main() {
     let url = restart(&model);
     let prefix = runtime.block_on(support::prefix::prefix_tokens(&url));
     println!("fixed prefix (system prompt + tool schemas): {prefix} tokens (target ≤ 700)\n");
-    println!("| moment | warm-up off | warm-up on | on / off | prompt tokens |");
-    println!("| --- | --- | --- | --- | --- |");
+    let mut primed = None;
     let mut rows: Vec<(&str, [Option<Measured>; 2])> = vec![
         ("(a) first prompt, new session, first run", [None, None]),
         ("(a') first prompt, new session, a later run", [None, None]),
@@ -81,6 +83,11 @@ fn main() {
         let (a, b) = runtime.block_on(new_session(&url, warm, pause));
         rows[0].1[i] = Some(a);
         rows[2].1[i] = Some(b);
+        if warm {
+            forget_saved_prefixes();
+            let url = restart(&model);
+            primed = Some(runtime.block_on(primed_first_run(&url, pause)));
+        }
         let url = restart(&model);
         rows[1].1[i] = Some(runtime.block_on(new_session(&url, warm, pause)).0);
         for (row, compact) in [(3, false), (4, true)] {
@@ -94,7 +101,9 @@ fn main() {
                 Some(runtime.block_on(resumed(&url, dir.path(), warm, pause, compact)));
         }
     }
-    for (name, [off, on]) in rows {
+    println!("| moment | warm-up off | warm-up on | on / off | prompt tokens |");
+    println!("| --- | --- | --- | --- | --- |");
+    for &(name, [off, on]) in &rows {
         let (off, on) = (off.unwrap(), on.unwrap());
         println!(
             "| {name} | {:.2} s | {:.2} s | {:.2} | {} |",
@@ -104,6 +113,16 @@ fn main() {
             on.prompt_tokens
         );
     }
+    let ((priming, a_primed), a) = (primed.unwrap(), rows[0].1[1].unwrap());
+    println!(
+        "\n(a) first prompt, first run, the prefix primed as the server started \
+         (priming took {:.2} s): {:.2} s, against {:.2} s unprimed ({:.2}), {} prompt tokens",
+        priming.as_secs_f64(),
+        a_primed.ttft.as_secs_f64(),
+        a.ttft.as_secs_f64(),
+        a_primed.ttft.as_secs_f64() / a.ttft.as_secs_f64(),
+        a_primed.prompt_tokens
+    );
 }
 
 /// One prompt's wait.
@@ -137,8 +156,13 @@ fn restart(model: &str) -> String {
         .to_string()
 }
 
-/// The agent as the binary sets it up for the local model, warming or not.
+/// The agent as the binary starts it for the local model, warming or not.
 fn start_agent(url: &str, root: &Path, warm: bool, sessions: Option<SessionSetup>) -> AgentHarness {
+    start_with(agent_setup(url, root, warm, sessions))
+}
+
+/// The agent's setup as the binary builds it for the local model.
+fn agent_setup(url: &str, root: &Path, warm: bool, sessions: Option<SessionSetup>) -> AgentSetup {
     let mut s = setup(url, root, ApprovalPolicy::Ask);
     s.system_prompt = agent::system_prompt();
     s.context_window = LOCAL_CONTEXT_WINDOW;
@@ -151,7 +175,7 @@ fn start_agent(url: &str, root: &Path, warm: bool, sessions: Option<SessionSetup
     s.max_steps = 1;
     s.warm_cache = warm;
     s.sessions = sessions;
-    start_with(s)
+    s
 }
 
 /// Sends `prompt` and waits for the turn; how long until the first token.
@@ -180,11 +204,30 @@ async fn measure(h: &mut AgentHarness, prompt: &str) -> Measured {
     }
 }
 
+/// The first run after `scripts/local-model` started the server and
+/// primed the fixed prefix (ADR 0034): how long priming took, then the
+/// first prompt of a new session after the pause, with the warm-up on.
+async fn primed_first_run(url: &str, pause: Duration) -> (Duration, Measured) {
+    let dir = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let primed = agent::prime(agent_setup(url, dir.path(), true, None)).await;
+    let priming = started.elapsed();
+    assert!(primed.succeeded(), "{primed}");
+    println!("  (priming: {primed})");
+    let (first, _) = session_in(dir.path(), url, true, pause).await;
+    (priming, first)
+}
+
 /// A new session: the pause, a first prompt, a follow-up, quit (when the
 /// server saves the slot as the fixed prefix's, ADR 0034).
 async fn new_session(url: &str, warm: bool, pause: Duration) -> (Measured, Measured) {
     let dir = tempfile::tempdir().unwrap();
-    let mut h = start_agent(url, dir.path(), warm, None);
+    session_in(dir.path(), url, warm, pause).await
+}
+
+/// [`new_session`] in `dir`.
+async fn session_in(dir: &Path, url: &str, warm: bool, pause: Duration) -> (Measured, Measured) {
+    let mut h = start_agent(url, dir, warm, None);
     tokio::time::sleep(pause).await;
     let first = measure(&mut h, "Reply with one word: hello.").await;
     let follow = measure(&mut h, "Now reply with one word: goodbye.").await;

@@ -237,6 +237,21 @@ rest of the file — comments, order, spacing — as it is. ADR 0045."
         #[command(subcommand)]
         command: McpCommand,
     },
+    /// Have a local llama-server read dashfloat's fixed prompt and save it,
+    /// so the first prompt of the next session is served from its cache.
+    ///
+    /// Starts as a session in this directory with this configuration would
+    /// (the project's instructions, the server's model), then asks the
+    /// server to restore the fixed prompt's saved slot; if it has none, it
+    /// reads the prompt (about 20 s on two cores) and saves it.
+    /// scripts/local-model runs it when scripts/dashfloat starts the server.
+    #[command(
+        name = "prime-cache",
+        after_help = "Prints one line saying what was done. Exit status: 0 the server restored or \
+saved the fixed prompt, or the cache warm-up is off (nothing to do); 1 it did not (not a llama.cpp \
+server, one started without --slot-save-path, unreachable, or not done in 5 minutes). ADR 0034."
+    )]
+    PrimeCache,
 }
 
 /// `dashfloat mcp`'s subcommands, as `codex mcp` has them. ADR 0045.

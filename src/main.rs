@@ -13,7 +13,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use dashfloat::agent::{
-    self, AgentSetup, ApprovalPolicy, Approvals, Remembered, SandboxScope, WorkspaceWrite,
+    self, AgentSetup, ApprovalPolicy, Approvals, Primed, Remembered, SandboxScope, WorkspaceWrite,
 };
 use dashfloat::bounds::HANDOVER_FD_VAR;
 use dashfloat::config::{Cli, CliCommand, Config, ExecArgs};
@@ -62,7 +62,7 @@ fn main() -> ExitCode {
     let (config, problems) = Config::load(&cli, |k| launch.var(k));
     let store = SessionStore::default_dir(|k| launch.var(k)).map(SessionStore::at);
     let config_dir = dashfloat::config::config_dir(|k| launch.var(k));
-    let headless = match cli.command.clone() {
+    let run = match cli.command.clone() {
         Some(CliCommand::Sessions { json }) => {
             return print_sessions(store.as_ref(), json, cli.all);
         }
@@ -80,14 +80,15 @@ fn main() -> ExitCode {
                 _ => exec::read_prompt(args.prompt.clone()),
             };
             match prompt {
-                Ok(prompt) => Some((args, prompt)),
+                Ok(prompt) => Run::Exec(args, prompt),
                 Err(e) => {
                     eprintln!("dashfloat: {}", strip_controls(&e.to_string()));
                     return ExitCode::from(dashfloat::bounds::EXIT_USAGE);
                 }
             }
         }
-        None => None,
+        Some(CliCommand::PrimeCache) => Run::Prime,
+        None => Run::Tui,
     };
     let pass_env = launch.pass_env(&config.pass_env);
     // Read here: credentials are no longer in this process's environment.
@@ -124,11 +125,12 @@ fn main() -> ExitCode {
         notes,
         sessions: store.map(|store| (store, cli.open_session())),
         config_dir,
-        headless: headless.is_some(),
+        headless: matches!(run, Run::Exec(..)),
     };
-    let outcome = match headless {
-        Some((args, prompt)) => runtime.block_on(run_exec(start, args, prompt, started)),
-        None => runtime.block_on(run_tui(start)),
+    let outcome = match run {
+        Run::Exec(args, prompt) => runtime.block_on(run_exec(start, args, prompt, started)),
+        Run::Prime => runtime.block_on(run_prime(start)),
+        Run::Tui => runtime.block_on(run_tui(start)),
     };
     // Tasks still running are dropped, which kills what their commands
     // started; a blocking file operation is not waited for beyond the
@@ -137,6 +139,16 @@ fn main() -> ExitCode {
     dashfloat::tools::kill_all_commands();
     match outcome {
         Ok(Ended::Exec(status)) => ExitCode::from(status),
+        Ok(Ended::Prime(primed)) => {
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{}", strip_controls(&primed.to_string()));
+            let _ = out.flush();
+            if primed.succeeded() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
         Ok(Ended::Tui(transcript)) => {
             // Printed on the normal screen after the alternate one is left,
             // so the conversation stays in the terminal's scrollback; like
@@ -158,12 +170,24 @@ fn main() -> ExitCode {
     }
 }
 
+/// What this run does.
+enum Run {
+    /// The full-screen session.
+    Tui,
+    /// `dashfloat exec`, with its prompt.
+    Exec(ExecArgs, String),
+    /// `dashfloat prime-cache`.
+    Prime,
+}
+
 /// How a run ended.
 enum Ended {
     /// The full screen closed: the transcript, for the scrollback.
     Tui(String),
     /// `dashfloat exec` finished: its exit status.
     Exec(u8),
+    /// `dashfloat prime-cache` finished: what it did.
+    Prime(Primed),
 }
 
 /// `dashfloat sessions [--json] [--all]`: the saved sessions on stdout,
@@ -273,6 +297,76 @@ fn start_agent(
     cwd: &Path,
     first_frame: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<Running> {
+    let (prepared, notes) = prepare(start, cwd)?;
+    let mode = prepared.approval.mode();
+    let (command_tx, command_rx) = mpsc::channel(COMMAND_QUEUE);
+    let (event_tx, event_rx) = mpsc::channel(EVENT_QUEUE);
+    // The client (TLS roots and all) is built on the agent's task, once the
+    // first frame is on screen.
+    let task = tokio::spawn(async move {
+        first_frame.await;
+        agent::run(prepared.into_setup(), command_rx, event_tx).await;
+    });
+    Ok(Running {
+        commands: command_tx,
+        events: event_rx,
+        task,
+        notes,
+        approval: mode,
+    })
+}
+
+/// Everything the agent is set up from but its HTTP client, which
+/// [`Prepared::into_setup`] builds.
+struct Prepared {
+    config: Config,
+    tools: ToolContext,
+    approval: Approvals,
+    read_only: Option<Analyser>,
+    log: Log,
+    sessions: Option<SessionSetup>,
+    mcp: Option<McpServers>,
+    mcp_trust: Option<TrustStore>,
+    headless: bool,
+}
+
+impl Prepared {
+    /// The agent's setup, its endpoint's client built now.
+    fn into_setup(self) -> AgentSetup {
+        let config = self.config;
+        AgentSetup {
+            endpoint: endpoint(&config),
+            model: config.model.clone(),
+            system_prompt: agent::system_prompt(),
+            tools: self.tools,
+            registry: Registry::builtin(),
+            approval: self.approval,
+            read_only: self.read_only,
+            headless: self.headless,
+            max_steps: config.max_steps,
+            temperature: config.temperature,
+            seed: config.seed,
+            log: self.log,
+            questions: config.questions(),
+            context_window: config.context_window,
+            max_output: config.max_output,
+            compact_at: config.compact_at,
+            sessions: self.sessions,
+            tool_syntax: config.tool_syntax,
+            warm_cache: config.warm_cache,
+            attach_named_files: config.attach_named_files,
+            ask_to_act: config.ask_to_act,
+            project_overview: config.project_overview,
+            mcp: self.mcp,
+            mcp_trust: self.mcp_trust,
+        }
+    }
+}
+
+/// What the agent is set up from, as the configuration says, in `cwd`;
+/// and the start-up notes with those of the set-up added. The one place
+/// the full screen, `exec` and `prime-cache` set their agent up.
+fn prepare(start: Start, cwd: &Path) -> std::io::Result<(Prepared, Vec<(Severity, String)>)> {
     let Start {
         mut config,
         pass_env,
@@ -338,53 +432,22 @@ fn start_agent(
         |name| mcp_vars.get(name).map(|value| value.expose().clone()),
         &mut notes,
     );
-    let mode = approval.mode();
     let read_only = config.auto_allow_read_only.then(|| {
         Analyser::for_workspace(std::sync::Arc::clone(&tools.workspace))
             .with_command_env(tools.command_env())
     });
-    let (command_tx, command_rx) = mpsc::channel(COMMAND_QUEUE);
-    let (event_tx, event_rx) = mpsc::channel(EVENT_QUEUE);
-    let system_prompt = agent::system_prompt();
-    // The client (TLS roots and all) is built on the agent's task, once the
-    // first frame is on screen.
-    let task = tokio::spawn(async move {
-        first_frame.await;
-        let setup = AgentSetup {
-            endpoint: endpoint(&config),
-            model: config.model.clone(),
-            system_prompt,
-            tools,
-            registry: Registry::builtin(),
-            approval,
-            read_only,
-            headless,
-            max_steps: config.max_steps,
-            temperature: config.temperature,
-            seed: config.seed,
-            log,
-            questions: config.questions(),
-            context_window: config.context_window,
-            max_output: config.max_output,
-            compact_at: config.compact_at,
-            sessions,
-            tool_syntax: config.tool_syntax,
-            warm_cache: config.warm_cache,
-            attach_named_files: config.attach_named_files,
-            ask_to_act: config.ask_to_act,
-            project_overview: config.project_overview,
-            mcp,
-            mcp_trust,
-        };
-        agent::run(setup, command_rx, event_tx).await;
-    });
-    Ok(Running {
-        commands: command_tx,
-        events: event_rx,
-        task,
-        notes,
-        approval: mode,
-    })
+    let prepared = Prepared {
+        config,
+        tools,
+        approval,
+        read_only,
+        log,
+        sessions,
+        mcp,
+        mcp_trust,
+        headless,
+    };
+    Ok((prepared, notes))
 }
 
 /// Who is asked and where commands run, as the configuration asks and as
@@ -545,6 +608,18 @@ async fn run_exec(
     let status = exec::run(setup, commands, events).await;
     stop_agent(task).await;
     Ok(Ended::Exec(status))
+}
+
+/// `dashfloat prime-cache`: the agent set up as a new session here would
+/// be, but with no session kept and no MCP server started (their tools are
+/// not offered before the first prompt), runs its start-up and the new
+/// conversation's warm-up, so a llama-server saves the fixed prefix's slot
+/// (ADR 0034).
+async fn run_prime(mut start: Start) -> std::io::Result<Ended> {
+    start.config.mcp_off = true;
+    let (mut prepared, _notes) = prepare(start, &working_directory())?;
+    prepared.sessions = None;
+    Ok(Ended::Prime(agent::prime(prepared.into_setup()).await))
 }
 
 fn endpoint(config: &Config) -> Result<Endpoint, EndpointError> {

@@ -16,6 +16,7 @@ mod opening;
 mod outcome;
 mod permissions;
 mod policy;
+mod priming;
 mod project_overview;
 pub(crate) mod repeat;
 mod restoring;
@@ -31,6 +32,7 @@ pub use budget::Budget;
 pub(crate) use budget::{COMPACT_AT_MAX, COMPACT_AT_MIN, DEFAULT_COMPACT_AT};
 pub use conversation::{AssistantCall, Conversation, Pruned, system_prompt};
 pub use policy::{ApprovalPolicy, Approvals, Remembered, SandboxScope, WorkspaceWrite};
+pub use priming::{PRIME_TIMEOUT, Primed, prime};
 pub use repeat::{Repeat, RepeatDetector};
 
 use std::sync::Arc;
@@ -40,14 +42,14 @@ use tokio::task::{JoinError, JoinHandle, JoinSet};
 
 use crate::llm::adapters::{OfferedTools, ToolSyntax};
 use crate::llm::discover::{self, Questions};
-use crate::llm::slots::{self, SlotAction};
+use crate::llm::slots::{self, SlotAction, SlotError};
 use crate::llm::stream::{self, Endpoint, EndpointError};
 use crate::llm::tool_calls::MadeUpIds;
 use crate::llm::wire::Sampling;
 use crate::log::Log;
 use crate::mcp::McpServers;
 use crate::mcp::trust::TrustStore;
-use crate::protocol::{AgentEvent, PROMPT_MAX_BYTES, Phase, Severity, UiCommand};
+use crate::protocol::{AgentEvent, PROMPT_MAX_BYTES, Phase, Severity, TransportError, UiCommand};
 use crate::session::SessionSetup;
 use crate::tools::{Analyser, Registry, ToolContext};
 
@@ -167,7 +169,7 @@ struct Agent {
     /// What is known of the server.
     server: ServerFacts,
     /// The warm-up request in flight, stopped by any real request.
-    warming: Option<JoinHandle<()>>,
+    warming: Option<JoinHandle<Warmed>>,
     /// The walk listing the project's files for the UI; no other starts
     /// while it runs.
     listing: Option<JoinHandle<()>>,
@@ -224,42 +226,52 @@ pub fn task_failure(task: &str, err: &JoinError) -> String {
 }
 
 async fn run_actor(
-    mut setup: AgentSetup,
+    setup: AgentSetup,
     commands: mpsc::Receiver<UiCommand>,
     ui: mpsc::Sender<AgentEvent>,
 ) {
-    let (tool_tx, tool_rx) = mpsc::channel(TOOL_QUEUE);
-    let budget = Budget::new(setup.context_window, setup.max_output, setup.compact_at);
-    let saving = Saving::new(setup.sessions.take(), &setup.log);
-    // What changes the checkpoints is kept for the journal while saving
-    // is on (ADR 0040).
-    setup.tools.checkpoints.lock().take_ops(saving.on());
-    let tool_catalogue = setup.registry.definitions();
-    let agent = Agent {
-        saving,
-        conversation: Conversation::new(&setup.system_prompt),
-        offered: Arc::new(OfferedTools::from_definitions(&tool_catalogue)),
-        tool_catalogue,
-        setup,
-        ui,
-        tool_tx,
-        turn: Turn::Idle,
-        progress: Progress::default(),
-        repeats: RepeatDetector::default(),
-        tickets: Tickets::default(),
-        budget,
-        server: ServerFacts::default(),
-        warming: None,
-        listing: None,
-        overview: project_overview::Pending::default(),
-        restore_slot: false,
-        sent_since_open: false,
-        mcp_generation: None,
-    };
+    let (agent, tool_rx) = Agent::new(setup, ui);
     agent.run(commands, tool_rx).await;
 }
 
 impl Agent {
+    /// The agent as `setup` says, before its start-up has run, telling
+    /// `ui` what happens; and the receiving end of its tools' results.
+    fn new(
+        mut setup: AgentSetup,
+        ui: mpsc::Sender<AgentEvent>,
+    ) -> (Self, mpsc::Receiver<ToolEvent>) {
+        let (tool_tx, tool_rx) = mpsc::channel(TOOL_QUEUE);
+        let budget = Budget::new(setup.context_window, setup.max_output, setup.compact_at);
+        let saving = Saving::new(setup.sessions.take(), &setup.log);
+        // What changes the checkpoints is kept for the journal while
+        // saving is on (ADR 0040).
+        setup.tools.checkpoints.lock().take_ops(saving.on());
+        let tool_catalogue = setup.registry.definitions();
+        let agent = Agent {
+            saving,
+            conversation: Conversation::new(&setup.system_prompt),
+            offered: Arc::new(OfferedTools::from_definitions(&tool_catalogue)),
+            tool_catalogue,
+            setup,
+            ui,
+            tool_tx,
+            turn: Turn::Idle,
+            progress: Progress::default(),
+            repeats: RepeatDetector::default(),
+            tickets: Tickets::default(),
+            budget,
+            server: ServerFacts::default(),
+            warming: None,
+            listing: None,
+            overview: project_overview::Pending::default(),
+            restore_slot: false,
+            sent_since_open: false,
+            mcp_generation: None,
+        };
+        (agent, tool_rx)
+    }
+
     async fn run(
         mut self,
         mut commands: mpsc::Receiver<UiCommand>,
@@ -338,14 +350,15 @@ impl Agent {
     /// Asks the server what the configuration left open — the window, the
     /// model — and tells the UI what it learned. Runs on this task while
     /// the first frame shows; a prompt sent meanwhile waits at most the
-    /// discovery timeouts. Failures only reach the log.
-    async fn discover(&mut self) {
+    /// discovery timeouts. Failures only reach the log, and are returned
+    /// for `dashfloat prime-cache` to tell.
+    async fn discover(&mut self) -> Vec<String> {
         let questions = self.setup.questions;
         let Some(endpoint) = self.endpoint() else {
-            return;
+            return Vec::new();
         };
         if questions == Questions::default() {
-            return;
+            return Vec::new();
         }
         let answers = discover::ask(&endpoint, &self.setup.model, questions).await;
         for problem in &answers.problems {
@@ -390,6 +403,7 @@ impl Agent {
             })
             .await;
         }
+        answers.problems
     }
 
     /// Reads the project's instructions (off the async threads) into the
@@ -708,7 +722,8 @@ impl Agent {
     /// with the first prompt, is then sent ahead after the prefix, so the
     /// first prompt's reading is the person's words alone; the prefix's
     /// slot stays the same for every project (ADR 0048). Invisible; an
-    /// outcome only reaches the log.
+    /// outcome only reaches the log (and the task's result, which
+    /// `dashfloat prime-cache` reports).
     fn warm_cache(&mut self) {
         self.stop_warming();
         let resumed = std::mem::take(&mut self.restore_slot);
@@ -743,25 +758,34 @@ impl Agent {
             let restore =
                 async |file: &str| slot_logged(&endpoint, SlotAction::Restore, file, &log).await;
             if let Some(file) = &session
-                && restore(file).await
+                && restore(file).await.is_ok()
             {
-                return;
+                return Warmed::SessionRestored;
             }
             let prefix_restored = match &prefix {
-                Some(file) => restore(file).await,
-                None => false,
+                Some(file) => restore(file).await.ok(),
+                None => None,
             };
-            if !(prefix_restored && prefix_only) {
-                if !warm_logged(&endpoint, &body, "", &log).await {
-                    return;
+            let warmed = match prefix_restored.filter(|_| prefix_only) {
+                Some(tokens) => Warmed::PrefixRestored { tokens },
+                None => {
+                    let secs = match warm_logged(&endpoint, &body, "", &log).await {
+                        Ok(secs) => secs,
+                        Err(e) => return Warmed::Failed(e),
+                    };
+                    let saved = match prefix.filter(|_| prefix_only) {
+                        Some(file) => {
+                            Some(slot_logged(&endpoint, SlotAction::Save, &file, &log).await)
+                        }
+                        None => None,
+                    };
+                    Warmed::Read { secs, saved }
                 }
-                if let Some(file) = prefix.filter(|_| prefix_only) {
-                    slot_logged(&endpoint, SlotAction::Save, &file, &log).await;
-                }
-            }
+            };
             if let Some(opening) = opening {
-                warm_logged(&endpoint, &opening, " with the project overview", &log).await;
+                let _ = warm_logged(&endpoint, &opening, " with the project overview", &log).await;
             }
+            warmed
         }));
     }
 
@@ -837,9 +861,14 @@ impl Agent {
 }
 
 /// Sends the warm-up request `body` (`what` says what it holds beyond
-/// the conversation), and writes how that went to the log; whether the
-/// server read it.
-async fn warm_logged(endpoint: &Endpoint, body: &[u8], what: &str, log: &Log) -> bool {
+/// the conversation), and writes how that went to the log; how long the
+/// server took to read it, in seconds, or why it did not.
+async fn warm_logged(
+    endpoint: &Endpoint,
+    body: &[u8],
+    what: &str,
+    log: &Log,
+) -> Result<f64, TransportError> {
     let started = std::time::Instant::now();
     log.line(|| format!("cache warm-up{what}: {} bytes", body.len()));
     let warmed = stream::warm(endpoint, body).await;
@@ -848,12 +877,40 @@ async fn warm_logged(endpoint: &Endpoint, body: &[u8], what: &str, log: &Log) ->
         Ok(()) => log.line(|| format!("cache warm-up{what}: done in {secs:.1}s")),
         Err(e) => log.line(|| format!("cache warm-up{what}: failed after {secs:.1}s: {e}")),
     }
-    warmed.is_ok()
+    warmed.map(|()| secs)
+}
+
+/// How a warm-up ended (ADR 0032, 0034). A session only logs it;
+/// `dashfloat prime-cache` reports it.
+#[derive(Debug)]
+enum Warmed {
+    /// The slot saved with the session just opened was restored: nothing
+    /// was read.
+    SessionRestored,
+    /// The conversation is the fixed prefix alone, and its saved slot was
+    /// restored: nothing was read.
+    PrefixRestored {
+        /// The tokens the server restored.
+        tokens: u64,
+    },
+    /// The server read the conversation, in `secs`; for the fixed prefix
+    /// alone, whether it then saved the slot (the tokens written).
+    Read {
+        secs: f64,
+        saved: Option<Result<u64, SlotError>>,
+    },
+    /// The warm-up request failed.
+    Failed(TransportError),
 }
 
 /// Asks the server to save or restore its slot as `file`, and writes how
-/// that went to the log; whether it did (ADR 0034).
-async fn slot_logged(endpoint: &Endpoint, action: SlotAction, file: &str, log: &Log) -> bool {
+/// that went to the log; the tokens written or read (ADR 0034).
+async fn slot_logged(
+    endpoint: &Endpoint,
+    action: SlotAction,
+    file: &str,
+    log: &Log,
+) -> Result<u64, SlotError> {
     let started = std::time::Instant::now();
     let outcome = slots::act(endpoint, action, file).await;
     let secs = started.elapsed().as_secs_f64();
@@ -865,5 +922,5 @@ async fn slot_logged(endpoint: &Endpoint, action: SlotAction, file: &str, log: &
         Ok(tokens) => format!("slot {done} {file}: {tokens} tokens in {secs:.1}s"),
         Err(e) => format!("slot {not_done} {file}: {e}"),
     });
-    outcome.is_ok()
+    outcome
 }

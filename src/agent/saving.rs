@@ -365,7 +365,7 @@ impl Agent {
         }
         let session = self.slot_file().filter(|_| !self.saving.title.is_empty());
         for file in session.into_iter().chain(self.prefix_slot_file()) {
-            slot_logged(&endpoint, SlotAction::Save, &file, &self.setup.log).await;
+            let _ = slot_logged(&endpoint, SlotAction::Save, &file, &self.setup.log).await;
         }
     }
 

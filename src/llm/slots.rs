@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use super::classify;
 use super::stream::{Endpoint, read_bounded};
+use crate::protocol::TransportError;
 
 /// The longest a save or a restore may take. A slot of an 8k window of the
 /// default model is about 230 MB; the server writes or reads it in a second
@@ -21,6 +23,12 @@ pub const SLOT_REPLY_MAX_BYTES: usize = 16 * 1024;
 pub const REFUSAL_SHOWN_MAX_BYTES: usize = 200;
 /// The slot used: `scripts/local-model` starts the server with one.
 const SLOT_ID: u32 = 0;
+/// How often an action is sent when the server closed the connection
+/// without answering: llama-server closes a connection after a streamed
+/// reply, and one taken from the pool right after it (the save that
+/// follows a warm-up) is already closed. Nothing was done, so it is sent
+/// once more, on a new connection.
+const SENDS_MAX: u32 = 2;
 
 /// What is done with the slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,11 +117,23 @@ pub async fn act(endpoint: &Endpoint, action: SlotAction, file: &str) -> Result<
     let url = format!("{url}{joined}action={}", action.name());
     let body = serde_json::json!({ "filename": file });
     let exchange = async {
-        let request = endpoint.authorised(endpoint.client.post(url).json(&body));
-        let response = request
-            .send()
-            .await
-            .map_err(|e| SlotError::Transport(e.without_url().to_string()))?;
+        let mut sent = 1;
+        let response = loop {
+            let request = endpoint.authorised(endpoint.client.post(&url).json(&body));
+            match request.send().await {
+                Ok(response) => break response,
+                Err(e)
+                    if sent < SENDS_MAX
+                        && matches!(
+                            classify::connect_error(&e, &endpoint.context),
+                            TransportError::ClosedUnanswered { .. }
+                        ) =>
+                {
+                    sent += 1;
+                }
+                Err(e) => return Err(SlotError::Transport(e.without_url().to_string())),
+            }
+        };
         let status = response.status();
         let text = read_bounded(response, SLOT_ACTION_TIMEOUT, SLOT_REPLY_MAX_BYTES).await;
         if !status.is_success() {

@@ -267,22 +267,40 @@ async fn open(endpoint: &Endpoint, body: &[u8]) -> Result<reqwest::Response, Tra
     Ok(response)
 }
 
-/// The most of a warm-up's reply that is read (it asks for one token).
+/// The most of a warm-up's reply that is read (it asks for one token):
+/// past it the server is writing, so it has read the prompt.
 const WARM_REPLY_MAX_BYTES: usize = 64 * 1024;
 
 /// Sends `body`, a request for at most one token, and reads its short
-/// reply: the server reads the whole prompt first, so its prompt cache then
-/// holds it, and the next real request pays only for what it adds.
-/// Dropping the future closes the connection, which stops the server
+/// reply to its end: the server reads the whole prompt first, so its prompt
+/// cache then holds it, and the next real request pays only for what it
+/// adds. Dropping the future closes the connection, which stops the server
 /// reading. ADR 0032.
+///
+/// Each piece of the reply must come within the idle timeout, as for a
+/// real reply (llama.cpp's progress frames, one per batch read, count). A
+/// reply that stops coming or breaks off is an error: the server did not
+/// read the whole prompt, and its slot is not worth saving (ADR 0034).
 pub async fn warm(endpoint: &Endpoint, body: &[u8]) -> Result<(), TransportError> {
     let response = open(endpoint, body).await?;
-    read_bounded(
-        response,
-        endpoint.context.request_timeout,
-        WARM_REPLY_MAX_BYTES,
-    )
-    .await;
+    let mut chunks = response.bytes_stream();
+    let mut read = 0;
+    while read < WARM_REPLY_MAX_BYTES {
+        match tokio::time::timeout(endpoint.idle_timeout, chunks.next()).await {
+            Err(_) => {
+                return Err(TransportError::IdleTimeout {
+                    after: endpoint.idle_timeout,
+                });
+            }
+            Ok(None) => break,
+            Ok(Some(Err(e))) => {
+                return Err(TransportError::ReadFailed {
+                    detail: e.without_url().to_string(),
+                });
+            }
+            Ok(Some(Ok(chunk))) => read += chunk.len(),
+        }
+    }
     Ok(())
 }
 

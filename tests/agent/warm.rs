@@ -459,3 +459,76 @@ fn the_fixed_prefix_does_not_grow() {
         "the system prompt and tool schemas take {bytes} bytes, over the {FIXED_PREFIX_MAX_BYTES} budget"
     );
 }
+
+/// A warm-up whose reply breaks off before its end left the server with a
+/// slot half read: it is not saved as the fixed prefix's, and priming says
+/// the prompt was not read (ADR 0034).
+#[tokio::test]
+async fn a_warm_up_cut_short_saves_no_prefix_slot() {
+    let server = ScriptedServer::start(vec![
+        llama_props(),
+        refused(),
+        Reply::text(&["warm"]).cut_after(1),
+    ])
+    .await;
+    let project = tempfile::tempdir().unwrap();
+    let mut s = setup(&server.base_url(), project.path(), ApprovalPolicy::Ask);
+    s.warm_cache = true;
+    s.questions = Questions {
+        window: false,
+        models: false,
+        kind: true,
+    };
+    let primed = dashfloat::agent::prime(s).await;
+    assert!(
+        matches!(primed, dashfloat::agent::Primed::Failed(_)),
+        "{primed:?}"
+    );
+    assert!(!primed.succeeded());
+    let paths: Vec<String> = server.requests().into_iter().map(|r| r.path).collect();
+    assert_eq!(
+        paths,
+        ["/props", "/slots/0?action=restore", "/v1/chat/completions"]
+    );
+}
+
+/// llama-server closes the connection after a streamed reply, so the save
+/// that follows a warm-up at once may meet a closed connection: the server
+/// did nothing, and the save is sent once more (ADR 0034).
+#[tokio::test]
+async fn a_save_that_meets_a_closed_connection_is_sent_again() {
+    let server = ScriptedServer::start(vec![
+        llama_props(),
+        refused(),
+        Reply::text(&["warm"]),
+        Reply::unanswered(),
+        saved(),
+    ])
+    .await;
+    let project = tempfile::tempdir().unwrap();
+    let mut s = setup(&server.base_url(), project.path(), ApprovalPolicy::Ask);
+    s.warm_cache = true;
+    s.questions = Questions {
+        window: false,
+        models: false,
+        kind: true,
+    };
+    let primed = dashfloat::agent::prime(s).await;
+    assert!(
+        matches!(primed, dashfloat::agent::Primed::Saved { tokens: 57, .. }),
+        "{primed:?}"
+    );
+    let requests = server.requests();
+    let paths: Vec<&str> = requests.iter().map(|r| r.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "/props",
+            "/slots/0?action=restore",
+            "/v1/chat/completions",
+            "/slots/0?action=save",
+            "/slots/0?action=save"
+        ]
+    );
+    assert_eq!(requests[4].body, requests[1].body);
+}

@@ -12,6 +12,7 @@ mod cloned;
 mod exec;
 mod llm;
 mod mcp_cli;
+mod prime;
 mod pty;
 mod secrets;
 mod sessions;
