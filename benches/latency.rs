@@ -329,7 +329,9 @@ async fn resumed(url: &str, dir: &Path, warm: bool, pause: Duration, compact: bo
     let mut h = resume(url, dir, warm);
     if compact {
         h.send(UiCommand::Compact { focus: None }).await;
-        h.until(|e| *e == AgentEvent::TurnDone).await;
+        // Not `until`: reading ~6k tokens for the summary can go longer
+        // than its wait for one event on two cores.
+        while h.events.recv().await.expect("agent hung up") != AgentEvent::TurnDone {}
     }
     tokio::time::sleep(pause).await;
     let measured = measure(&mut h, "Reply with one word: again.").await;
