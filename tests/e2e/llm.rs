@@ -140,8 +140,10 @@ async fn the_agent_chats_with_the_real_model() {
 /// instead, ADR 0033); this guards against growth no one meant. Lower it
 /// with every cut; raise it only with the task suite's figures. 2,014:
 /// `execute_command`'s way out of the sandbox (`sandbox`, `reason`,
-/// issue 39) took 46 tokens.
-const FIXED_PREFIX_MAX_TOKENS: usize = 2_014;
+/// issue 39) took 46 tokens. 2,104: `edit_file`'s `insert_at` and
+/// `write_file`'s `replace_whole_file` (ADR 0046) took 90, measured with
+/// the suite in ADR 0029 (issue 41).
+const FIXED_PREFIX_MAX_TOKENS: usize = 2_104;
 
 #[tokio::test]
 #[ignore = "needs the real local model; scripts/test runs it"]
