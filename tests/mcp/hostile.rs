@@ -201,15 +201,17 @@ async fn silence_a_line_without_end_and_death_fail_the_server_within_its_timeout
     let text = hostile_table("silent", "silent", &log, "startup_timeout_sec = 2")
         + &hostile_table("long", "long-line", &log, "startup_timeout_sec = 4")
         + &hostile_table("dies", "die-on-list", &log, "");
-    let started_at = Instant::now();
     let servers = started(configs(&text), dir.path()).await;
-    // Each within its startup timeout (seconds), not the harness's minute.
-    assert!(started_at.elapsed() < Duration::from_secs(50));
     for name in ["silent", "long", "dies"] {
         let McpServerState::Failed(why) = state(&servers, name) else {
             panic!("{name} did not fail");
         };
         assert!(!why.is_empty());
+        // The silent one is given up by its own startup timeout, not by
+        // the harness's wait: the reason names it.
+        if name == "silent" {
+            assert!(why.contains("did not start within 2s"), "{why}");
+        }
     }
     let McpServerState::Failed(why) = state(&servers, "silent") else {
         unreachable!()
