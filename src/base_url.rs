@@ -15,9 +15,11 @@ fn parse(base_url: &str) -> Option<Url> {
         .filter(|url| matches!(url.scheme(), "http" | "https") && url.host_str().is_some())
 }
 
-/// Whether `base_url` is one dashfloat can send requests to.
-pub fn usable(base_url: &str) -> bool {
-    parse(base_url).is_some()
+/// `base_url` as requests will read it (the scheme in lower case, spaces
+/// and control characters around it dropped), when it is one dashfloat
+/// can send requests to: what is kept is then what is used.
+pub fn usable(base_url: &str) -> Option<String> {
+    parse(base_url).map(String::from)
 }
 
 /// Whether the base URL is plain `http` (the scheme in any case), where

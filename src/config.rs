@@ -792,13 +792,13 @@ fn accepted_base_url(
     configured: Option<String>,
     problems: &mut Vec<ConfigError>,
 ) -> Option<String> {
-    match configured {
-        Some(url) if crate::base_url::usable(&url) => Some(url.trim_end_matches('/').to_string()),
-        Some(url) => {
+    let url = configured?;
+    match crate::base_url::usable(&url) {
+        Some(usable) => Some(usable.trim_end_matches('/').to_string()),
+        None => {
             problems.push(ConfigError::BaseUrl(redact_userinfo(&url).into_owned()));
             None
         }
-        None => None,
     }
 }
 

@@ -115,6 +115,8 @@ pub struct GuardedBytes {
     lf_owed: bool,
     /// No line has ended yet: the first may begin with a byte-order mark.
     first_line: bool,
+    /// Nothing has been handed on yet: see [`GuardedBytes::hand_on`].
+    nothing_handed_on: bool,
     /// Nothing more is handed on: the stream failed or ended.
     done: bool,
 }
@@ -137,6 +139,7 @@ impl GuardedBytes {
             partial: BytesMut::new(),
             lf_owed: false,
             first_line: true,
+            nothing_handed_on: true,
             done: false,
         }
     }
@@ -266,6 +269,26 @@ impl GuardedBytes {
         }
     }
 
+    /// `bytes` as the parser is to get them. The first bytes handed on
+    /// lose the stream's byte-order mark here, as SSE says: the parser's
+    /// own skipping cuts the mark's three bytes at the first and panics.
+    /// A line that then still begins with a mark names an unknown field,
+    /// which SSE ignores, so its text goes too (its line end stays).
+    fn hand_on(&mut self, bytes: Bytes) -> Bytes {
+        if bytes.is_empty() || !std::mem::take(&mut self.nothing_handed_on) {
+            return bytes;
+        }
+        let mut bytes = bytes;
+        if bytes.starts_with(BOM) {
+            bytes = bytes.slice(BOM.len()..);
+        }
+        if bytes.starts_with(BOM) {
+            let end = memchr::memchr2(b'\n', b'\r', &bytes).unwrap_or(bytes.len());
+            bytes = bytes.slice(end..);
+        }
+        bytes
+    }
+
     /// The lines that `piece` ends: the piece itself when its first line
     /// came in one read (no copy), else that line's earlier reads joined
     /// with it.
@@ -358,7 +381,8 @@ impl Stream for GuardedBytes {
                         // frame is the parser's to judge.
                         self.done = true;
                         let rest = self.partial.split().freeze();
-                        return Poll::Ready((!rest.is_empty()).then(|| Ok(utf8(rest))));
+                        let rest = self.hand_on(utf8(rest));
+                        return Poll::Ready((!rest.is_empty()).then_some(Ok(rest)));
                     }
                     Poll::Pending => {
                         return match self.deadline.as_mut().poll(cx) {
@@ -373,7 +397,8 @@ impl Stream for GuardedBytes {
             }
             match self.next_piece() {
                 Ok(Piece::Lines(lines)) => {
-                    return Poll::Ready(Some(Ok(utf8(self.whole_lines(lines)))));
+                    let lines = utf8(self.whole_lines(lines));
+                    return Poll::Ready(Some(Ok(self.hand_on(lines))));
                 }
                 Ok(Piece::Unended(text)) => self.partial.extend_from_slice(&text),
                 Err(e) => {

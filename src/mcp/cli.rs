@@ -148,11 +148,7 @@ pub fn server_name(name: &str) -> Result<String, McpCliError> {
 /// A URL as `dashfloat mcp add --url` takes it: one the client can send
 /// to, as the config file's parser requires (a clap value parser).
 pub fn server_url(url: &str) -> Result<String, McpCliError> {
-    if crate::base_url::usable(url) {
-        Ok(url.to_owned())
-    } else {
-        Err(McpCliError::Url)
-    }
+    crate::base_url::usable(url).ok_or(McpCliError::Url)
 }
 
 /// `dashfloat mcp add --env KEY=VALUE` taken apart (a clap value parser).

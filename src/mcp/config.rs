@@ -288,9 +288,9 @@ fn server(name: String, raw: RawTable, origin: Origin) -> Result<ServerConfig, M
             cwd: raw.cwd,
         },
         (None, Some(url)) => {
-            if !crate::base_url::usable(&url) {
+            let Some(url) = crate::base_url::usable(&url) else {
                 return Err(invalid("the url must be an http:// or https:// URL"));
-            }
+            };
             Transport::Http {
                 url,
                 bearer_token_env_var: raw.bearer_token_env_var,

@@ -125,6 +125,22 @@ fn a_non_http_base_url_falls_back_to_local() {
     );
 }
 
+/// The base URL is kept as requests read it: spaces around it dropped,
+/// the scheme in lower case, no trailing slash.
+#[test]
+fn the_base_url_is_kept_as_requests_read_it() {
+    for (written, kept) in [
+        ("  http://127.0.0.1:9/v1 ", "http://127.0.0.1:9/v1"),
+        ("HTTPS://api.example.com/v1/", "https://api.example.com/v1"),
+        ("http://127.0.0.1:9", "http://127.0.0.1:9"),
+    ] {
+        let file = format!("base_url = {written:?}");
+        let (c, problems) = resolve(&Cli::default(), &[], Some(&file));
+        assert!(problems.is_empty(), "{written:?}: {problems:?}");
+        assert_eq!(c.base_url, kept, "{written:?}");
+    }
+}
+
 #[test]
 fn an_unreadable_named_config_file_is_reported() {
     let dir = tempfile::tempdir().unwrap();
