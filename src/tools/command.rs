@@ -197,6 +197,7 @@ pub(crate) fn cut_output(output: &mut String, max_bytes: usize) -> bool {
 impl Tool for ExecuteCommand {
     const NAME: &'static str = "execute_command";
     const EFFECT: Effect = Effect::RunsCommands;
+    const HIDDEN: &'static [&'static str] = &escalation::PARAMETERS;
     type Output = ExecuteCommandOutput;
 
     fn description() -> String {

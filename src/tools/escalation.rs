@@ -22,19 +22,24 @@ pub enum SandboxChoice {
     Off,
 }
 
+/// The names of the two parameters: hidden from the model until a
+/// confined command's failure names them (ADR 0050).
+pub(super) const PARAMETERS: [&str; 2] = ["sandbox", "reason"];
+
 /// The schema of `sandbox` and `reason`, as `execute_command`'s
-/// parameters show them to the model.
+/// parameters take them.
 pub(super) fn parameters() -> [(&'static str, serde_json::Value); 2] {
+    let [sandbox, reason] = PARAMETERS;
     [
         (
-            "sandbox",
+            sandbox,
             serde_json::json!({
                 "enum": ["off"],
                 "description": "Run outside the sandbox, if the person approves; needs reason"
             }),
         ),
         (
-            "reason",
+            reason,
             serde_json::json!({
                 "type": "string",
                 "description": "Why, in one line"

@@ -257,6 +257,10 @@ trait Registered: Send + Sync {
     fn description(&self) -> String;
     /// The JSON Schema of its arguments.
     fn parameters(&self) -> Value;
+    /// The parameters of the schema the model is not shown.
+    fn hidden(&self) -> &'static [&'static str] {
+        &[]
+    }
     /// The validated call of arguments the schema accepted.
     fn accept(&self, arguments: &Value) -> Result<ToolCall, ToolFailure>;
 }
@@ -279,6 +283,10 @@ where
 
     fn parameters(&self) -> Value {
         T::parameters()
+    }
+
+    fn hidden(&self) -> &'static [&'static str] {
+        T::HIDDEN
     }
 
     fn accept(&self, arguments: &Value) -> Result<ToolCall, ToolFailure> {
@@ -326,6 +334,8 @@ struct Entry {
     name: String,
     description: String,
     schema: Schema,
+    /// The schema without its hidden parameters: what the model reads.
+    shown: Value,
     tool: Box<dyn Registered>,
 }
 
@@ -345,10 +355,17 @@ impl Entry {
             Ok(schema) => schema,
             Err(message) => return Err(RegistryError::BadSchema { name, message }),
         };
+        let mut shown = schema.parameters().clone();
+        if let Some(properties) = shown.get_mut("properties").and_then(Value::as_object_mut) {
+            for hidden in tool.hidden() {
+                properties.remove(*hidden);
+            }
+        }
         Ok(Entry {
             description: tool.description(),
             name,
             schema,
+            shown,
             tool,
         })
     }
@@ -455,7 +472,7 @@ impl Registry {
                         "function": {
                             "name": entry.name,
                             "description": entry.description,
-                            "parameters": entry.schema.parameters(),
+                            "parameters": entry.shown,
                         }
                     })
                 })
@@ -463,8 +480,15 @@ impl Registry {
         )
     }
 
+    /// The whole JSON Schema the calls of the tool `name` are validated
+    /// against: its parameters as shown to the model, and the hidden ones.
+    pub fn parameters(&self, name: &str) -> Option<&Value> {
+        let entry = self.entries.iter().find(|e| e.name == name)?;
+        Some(entry.schema.parameters())
+    }
+
     /// Validates a call by tool name and its arguments as the stream
-    /// parsed them, against the same schema the model was shown, before
+    /// parsed them, against the tool's whole schema, before
     /// any side effect and before any confirmation. The error is the
     /// failure result to send back; nothing has touched the disk either
     /// way.

@@ -51,9 +51,15 @@ pub trait Tool:
     /// how to recover from its failures.
     fn description() -> String;
 
-    /// The JSON Schema of the arguments: shown to the model and enforced by
-    /// validation before anything else.
+    /// The JSON Schema of the arguments: shown to the model (but for
+    /// [`HIDDEN`](Tool::HIDDEN)) and enforced by validation before
+    /// anything else.
     fn parameters() -> Value;
+
+    /// Parameters the schema accepts but the model is not shown: flags a
+    /// small model would set on every call by reflex, each named by the
+    /// failure that needs it (ADR 0050).
+    const HIDDEN: &'static [&'static str] = &[];
 
     /// Rules the schema cannot state (two fields compared), checked after
     /// the typed parse and before any side effect.

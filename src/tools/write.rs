@@ -78,6 +78,7 @@ impl Shown for WriteFileOutput {
 impl Tool for WriteFile {
     const NAME: &'static str = "write_file";
     const EFFECT: Effect = Effect::WritesFiles;
+    const HIDDEN: &'static [&'static str] = &["replace_whole_file"];
     type Output = WriteFileOutput;
 
     fn description() -> String {

@@ -447,16 +447,28 @@ fn partner(props: &BTreeMap<String, Value>, field: &str) -> Option<String> {
 /// declares is accepted, every required field is really required, every
 /// optional one really optional with the default the schema states (or
 /// together with the field it needs), every wrong type and every
-/// undeclared field refused, for every tool.
+/// undeclared field refused, for every tool. The schema the model is
+/// shown is that one without the hidden parameters (ADR 0050), and the
+/// only ones hidden are the flags a small model sets by reflex.
 #[test]
 fn the_schema_the_model_sees_is_the_one_validation_enforces() {
-    let defs = Registry::builtin().definitions();
+    let registry = Registry::builtin();
+    let defs = registry.definitions();
     let tools = defs.as_array().unwrap();
     assert_eq!(tools.len(), 7);
+    let mut hidden = Vec::new();
     for def in tools {
         assert_eq!(def["type"], "function");
         let name = def["function"]["name"].as_str().unwrap();
-        let params = &def["function"]["parameters"];
+        let shown = &def["function"]["parameters"];
+        let params = registry.parameters(name).unwrap();
+        for (field, schema) in params["properties"].as_object().unwrap() {
+            match shown["properties"].get(field) {
+                Some(seen) => assert_eq!(seen, schema, "{name}.{field}"),
+                None => hidden.push(format!("{name}.{field}")),
+            }
+        }
+        assert_eq!(shown["required"], params["required"], "{name}");
         assert_eq!(params["type"], "object");
         assert_eq!(params["additionalProperties"], false, "{name}");
         assert!(!def["function"]["description"].as_str().unwrap().is_empty());
@@ -527,6 +539,14 @@ fn the_schema_the_model_sees_is_the_one_validation_enforces() {
         let v = json_of(validate(name, &Value::Object(extra).to_string()).unwrap_err());
         assert_eq!(v["field"], "undeclared", "{name}");
     }
+    assert_eq!(
+        hidden,
+        [
+            "write_file.replace_whole_file",
+            "execute_command.sandbox",
+            "execute_command.reason"
+        ]
+    );
 }
 
 /// Two fields that stand for each other: either one is taken, both are
