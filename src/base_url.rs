@@ -138,8 +138,14 @@ mod tests {
 
     #[test]
     fn only_http_and_https_with_a_host_are_usable() {
-        assert!(usable("http://127.0.0.1:8088/v1"));
-        assert!(usable("https://api.openai.com/v1"));
+        assert_eq!(
+            usable("http://127.0.0.1:8088/v1").as_deref(),
+            Some("http://127.0.0.1:8088/v1")
+        );
+        assert_eq!(
+            usable(" HTTPS://api.openai.com/v1\n").as_deref(),
+            Some("https://api.openai.com/v1")
+        );
         for bad in [
             "ftp://h/v1",
             "127.0.0.1:8088/v1",
@@ -147,7 +153,7 @@ mod tests {
             "unix:/tmp/s",
             "",
         ] {
-            assert!(!usable(bad), "{bad}");
+            assert_eq!(usable(bad), None, "{bad}");
         }
     }
 }
