@@ -32,7 +32,7 @@ use super::tool::{Effect, Shown, Tool, on_blocking_pool, path_parameter};
 use super::validate::received;
 use super::walk;
 use super::{
-    KnownFiles, Opener, Seen, ToolContext, Visitor, WalkError, Workspace, cannot_search,
+    KnownFiles, Opener, Seen, Stat, ToolContext, Visitor, WalkError, Workspace, cannot_search,
     io_failure, missing_failure, resolve_for,
 };
 
@@ -65,6 +65,10 @@ pub const GREP_WHOLE_FILE_MAX_BYTES: u64 = 2 * 1024;
 /// defaults of 100 MiB and 1,000 MiB: a pattern larger than that is refused
 /// as an invalid argument. ADR 0024.
 const GREP_REGEX_MAX_BYTES: usize = 16 * 1024 * 1024;
+/// Most lines of the whole project a grep that matched nothing in the
+/// file or folder it named shows in `elsewhere`: enough to show where a
+/// name is defined and used. ADR 0049.
+pub const GREP_ELSEWHERE_MAX_RESULTS: usize = 20;
 /// Most files listed in `unsearched`; a last entry counts the rest.
 /// ADR 0024.
 pub const GREP_UNSEARCHED_MAX_LISTED: usize = 20;
@@ -108,6 +112,12 @@ pub struct GrepOutput {
     /// as `path:line:text`, the path relative to the working directory;
     /// a closing marker when the context window's cut shortened them.
     pub matches: String,
+    /// When nothing matched in `path` and it is not the whole project:
+    /// the first lines that match in the whole project, as in `matches`,
+    /// so a model that looked in the wrong file or folder sees where the
+    /// pattern is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub elsewhere: Option<String>,
     /// When the matches shown are in documentation and in code both:
     /// which are documentation, so a changelog line is not taken for the
     /// definition it mentions.
@@ -145,13 +155,6 @@ pub struct GrepOutput {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub lossy: bool,
 }
-
-/// What a grep that matched nothing in one short file says of its
-/// `content`: what it looked for is not in this file, which a small model
-/// otherwise answers as if it were (a definition placed in the one file it
-/// searched).
-const WHOLE_FILE_NEXT: &str = "no line matched in this file; its whole text is in content. If what \
-you look for is not in it, grep the whole project (leave path out) before you answer";
 
 /// The most documentation files a grep's `documentation` note names; the
 /// rest are counted.
@@ -220,14 +223,29 @@ fn documentation_note<'a>(paths: impl Iterator<Item = &'a str>) -> Option<String
     ))
 }
 
-/// What to try when nothing matched.
-fn no_match(files_searched: u64) -> String {
-    if files_searched == 0 {
-        "no file was searched: path and include matched none, or .gitignore skips every file there; list_directory to see the names, read_file to read one"
-            .to_owned()
+/// What to try when nothing matched in `path`: `whole_file` when the
+/// file's text is in `content`; `elsewhere`, when the rest of the project
+/// was searched too, whether it matched there.
+fn no_match(files_searched: u64, path: &str, whole_file: bool, elsewhere: Option<bool>) -> String {
+    let given = if whole_file {
+        format!("no line matched in {path} (its whole text is in content)")
     } else {
-        "no line matched: try a shorter pattern or ignore_case, or read_file the file; if it is not in the project, say you did not find it rather than guess"
-            .to_owned()
+        format!("no line matched in {path}")
+    };
+    match elsewhere {
+        Some(true) => {
+            format!("{given}; elsewhere has the lines that match in the rest of the project")
+        }
+        Some(false) if whole_file => format!(
+            "{given}, nor anywhere else in the project: if the answer is not in content, say you did not find it rather than guess"
+        ),
+        Some(false) => format!(
+            "{given}, nor anywhere else in the project: try a shorter pattern or ignore_case; if it is not in the project, say you did not find it rather than guess"
+        ),
+        None if files_searched == 0 => "no file was searched: path and include matched none, or .gitignore skips every file there; list_directory to see the names, read_file to read one"
+            .to_owned(),
+        None => "no line matched: try a shorter pattern or ignore_case, or read_file the file; if it is not in the project, say you did not find it rather than guess"
+            .to_owned(),
     }
 }
 
@@ -238,10 +256,14 @@ fn is_zero(n: &u64) -> bool {
 impl Shown for GrepOutput {
     fn status(&self) -> ToolStatus {
         ToolStatus::ok_unless_empty(self.total == 0, || {
-            format!(
-                "no matches in {}",
-                count(self.files_searched as usize, "file")
-            )
+            let files = count(self.files_searched as usize, "file");
+            match &self.elsewhere {
+                Some(lines) => format!(
+                    "no matches in {files}; {} elsewhere",
+                    count(lines.lines().count(), "line")
+                ),
+                None => format!("no matches in {files}"),
+            }
         })
     }
 
@@ -400,6 +422,7 @@ impl Grep {
 
 /// The `include` filter: a glob on the file's name, or, when it holds a
 /// `/`, on its path relative to the searched directory or to the root.
+#[derive(Clone)]
 struct Include {
     glob: GlobMatcher,
     by_name: bool,
@@ -628,31 +651,55 @@ fn line_text(line: &[u8]) -> (String, bool) {
     (text, lossy)
 }
 
-fn grep(
+/// What one search found, and how many files it searched.
+struct Searched {
+    found: Found,
+    files: u64,
+}
+
+impl Searched {
+    /// The kept matching lines, sorted by path then line, and each path
+    /// as shown.
+    fn lines(self) -> (Found, Vec<(String, u64, String)>) {
+        let mut found = self.found;
+        let hits = std::mem::take(&mut found.head).into_sorted_vec();
+        let shown = hits
+            .into_iter()
+            .map(|(path, line, text)| (walk::shown(&path).0, line, text))
+            .collect();
+        (found, shown)
+    }
+}
+
+/// What a grep looks for: the call's pattern and include, compiled, and
+/// how many lines it keeps.
+#[derive(Clone)]
+struct Wanted {
+    matcher: RegexMatcher,
+    include: Include,
+    max: usize,
+}
+
+/// Searches `target` (a file or a directory, as `meta` says; `path` as
+/// the call named it) for what is `wanted`.
+fn search(
     ws: &dyn Workspace,
-    known: &KnownFiles,
-    call: &Grep,
+    root: &Path,
+    (target, path): (&Path, &str),
+    meta: &Stat,
+    wanted: Wanted,
     cancel: &CancellationToken,
-) -> Result<GrepOutput, ToolFailure> {
-    let matcher = call.matcher()?;
-    let include = Include::new(&call.include)?;
-    let root_real = ws
-        .real_path(ws.root())
-        .map_err(|e| io_failure(TOOL, ".", "search", &e))?;
-    let target = resolve_for(TOOL, ws, &call.path)?;
-    let meta = ws
-        .stat(&target)
-        .map_err(|e| missing_failure(TOOL, ws, &call.path, "search", &e))?;
+) -> Result<Searched, ToolFailure> {
     let opener = ws
         .opener()
         .map_err(|e| io_failure(TOOL, ".", "search", &e))?;
     let search = Search {
-        root: &root_real,
-        target: &target,
+        root,
+        target,
         opener,
-        matcher,
-        include,
-        max: call.max_results,
+        matcher: wanted.matcher,
+        include: wanted.include,
+        max: wanted.max,
         files: AtomicU64::new(0),
         found: Mutex::new(Found {
             head: BinaryHeap::new(),
@@ -664,9 +711,9 @@ fn grep(
         }),
     };
     if meta.is_file() {
-        search.file(&mut Search::searcher(), &target);
+        search.file(&mut Search::searcher(), target);
     } else if meta.is_dir() {
-        let walked = ws.walk(&target, cancel, &mut || {
+        let walked = ws.walk(target, cancel, &mut || {
             let mut searcher = Search::searcher();
             let search = &search;
             Box::new(move |seen: Seen<'_>| match seen {
@@ -687,23 +734,83 @@ fn grep(
     } else {
         return Err(ToolFailure::ExecutionFailed {
             tool: TOOL.to_owned(),
-            message: format!("{} is neither a regular file nor a directory", call.path),
+            message: format!("{path} is neither a regular file nor a directory"),
         });
     }
-    let files_searched = search.files.load(Ordering::Relaxed);
-    let found = search
-        .found
-        .into_inner()
-        .unwrap_or_else(PoisonError::into_inner);
-    let hits = found.head.into_sorted_vec();
-    let shown: Vec<String> = hits.iter().map(|(path, ..)| walk::shown(path).0).collect();
-    let documentation = documentation_note(shown.iter().map(String::as_str));
-    let matches = hits
+    Ok(Searched {
+        files: search.files.load(Ordering::Relaxed),
+        found: search
+            .found
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner),
+    })
+}
+
+/// Lines as `matches` shows them: `path:line:text`, one per line.
+fn joined(lines: &[(String, u64, String)]) -> String {
+    lines
         .iter()
-        .zip(&shown)
-        .map(|((_, line, text), path)| format!("{path}:{line}:{text}"))
+        .map(|(path, line, text)| format!("{path}:{line}:{text}"))
         .collect::<Vec<_>>()
-        .join("\n");
+        .join("\n")
+}
+
+fn grep(
+    ws: &dyn Workspace,
+    known: &KnownFiles,
+    call: &Grep,
+    cancel: &CancellationToken,
+) -> Result<GrepOutput, ToolFailure> {
+    let wanted = Wanted {
+        matcher: call.matcher()?,
+        include: Include::new(&call.include)?,
+        max: call.max_results,
+    };
+    let root_real = ws
+        .real_path(ws.root())
+        .map_err(|e| io_failure(TOOL, ".", "search", &e))?;
+    let target = resolve_for(TOOL, ws, &call.path)?;
+    let meta = ws
+        .stat(&target)
+        .map_err(|e| missing_failure(TOOL, ws, &call.path, "search", &e))?;
+    let searched = search(
+        ws,
+        &root_real,
+        (&target, &call.path),
+        &meta,
+        wanted.clone(),
+        cancel,
+    )?;
+    let files_searched = searched.files;
+    let (found, hits) = searched.lines();
+    // Nothing in the file or folder the call named: the rest of the
+    // project is searched too, so a model that looked in the wrong place
+    // sees where the pattern is (ADR 0049).
+    let elsewhere = if hits.is_empty() && target != root_real {
+        let root_meta = ws
+            .stat(&root_real)
+            .map_err(|e| io_failure(TOOL, ".", "search", &e))?;
+        let wanted = Wanted {
+            max: wanted.max.min(GREP_ELSEWHERE_MAX_RESULTS),
+            ..wanted
+        };
+        let whole = search(
+            ws,
+            &root_real,
+            (&root_real, "."),
+            &root_meta,
+            wanted,
+            cancel,
+        )?;
+        Some(whole.lines().1)
+    } else {
+        None
+    };
+    let documentation = documentation_note(
+        hits.iter()
+            .chain(elsewhere.iter().flatten())
+            .map(|(path, ..)| path.as_str()),
+    );
     let mut unsearched: Vec<String> = found.unsearched.into_iter().collect();
     if found.unsearched_total > unsearched.len() {
         unsearched.push(format!(
@@ -718,17 +825,24 @@ fn grep(
         .then(|| short_text(ws, &target, GREP_WHOLE_FILE_MAX_BYTES))
         .flatten()
         .inspect(|_| known.record(&target));
-    let next = match content {
-        Some(_) => Some(WHOLE_FILE_NEXT.to_owned()),
-        None => hits.is_empty().then(|| no_match(files_searched)),
-    };
+    let next = hits.is_empty().then(|| {
+        no_match(
+            files_searched,
+            &call.path,
+            content.is_some(),
+            elsewhere.as_ref().map(|lines| !lines.is_empty()),
+        )
+    });
     Ok(GrepOutput {
         pattern: call.pattern.clone(),
         path: call.path.clone(),
+        matches: joined(&hits),
+        elsewhere: elsewhere
+            .filter(|lines| !lines.is_empty())
+            .map(|lines| joined(&lines)),
+        documentation,
         next,
         content,
-        matches,
-        documentation,
         shown: hits.len(),
         total: found.total,
         truncated: found.total > hits.len() as u64,

@@ -96,12 +96,13 @@ impl ToolResult {
         }
     }
 
-    /// Whether a search (`grep`, `glob`) found anything: a grep that
-    /// found no line in a short file did not, though it gave the file's
-    /// text; `None` for any other result, a failed search included.
+    /// Whether a search (`grep`, `glob`) found anything, a grep's lines
+    /// elsewhere in the project included: a grep that found no line in a
+    /// short file did not, though it gave the file's text; `None` for any
+    /// other result, a failed search included.
     pub fn search_found(&self) -> Option<bool> {
         match &self.outcome {
-            Ok(ToolOutput::Grep(out)) => Some(out.total > 0),
+            Ok(ToolOutput::Grep(out)) => Some(out.total > 0 || out.elsewhere.is_some()),
             Ok(ToolOutput::Glob(out)) => Some(out.total > 0),
             _ => None,
         }

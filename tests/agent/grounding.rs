@@ -20,13 +20,14 @@ fn last_message(server: &ScriptedServer, n: usize) -> Value {
         .unwrap()
 }
 
-fn grep(id: &str, pattern: &str) -> Reply {
-    Reply::tool_call(id, "grep", &[&json!({ "pattern": pattern }).to_string()])
+fn grep(id: &str, arguments: Value) -> Reply {
+    Reply::tool_call(id, "grep", &[&arguments.to_string()])
 }
 
 /// The last step's ask to answer says the searches found nothing when
 /// every search of the turn did, and is the plain ask when one found
-/// something.
+/// something — in the rest of the project, too, when it looked in one
+/// file.
 #[tokio::test]
 async fn the_ask_to_answer_says_when_every_search_found_nothing() {
     let dir = tempfile::tempdir().unwrap();
@@ -35,13 +36,17 @@ async fn the_ask_to_answer_says_when_every_search_found_nothing() {
         "[metadata]\nversion = 8.0.4\n",
     )
     .unwrap();
+    std::fs::write(dir.path().join("app.py"), "print('hello')\n").unwrap();
     let server = ScriptedServer::start(Vec::new()).await;
     let mut s = setup(&server.base_url(), dir.path(), ApprovalPolicy::Ask);
     s.max_steps = 3;
     let mut h = start_with(s);
+    let pattern = |p: &str| json!({ "pattern": p });
+    let in_app = json!({ "pattern": "version", "path": "app.py" });
     for (n, (first, second, ask)) in [
-        ("redis", "REDIS_URL", NOTHING_FOUND_PROMPT),
-        ("redis", "version", ANSWER_NOW_PROMPT),
+        (pattern("redis"), pattern("REDIS_URL"), NOTHING_FOUND_PROMPT),
+        (pattern("redis"), pattern("version"), ANSWER_NOW_PROMPT),
+        (pattern("redis"), in_app, ANSWER_NOW_PROMPT),
     ]
     .into_iter()
     .enumerate()

@@ -8,8 +8,9 @@ use std::path::Path;
 
 use crate::support::calls::validate;
 use dashfloat::bounds::{
-    GLOB_DEFAULT_MAX_RESULTS, GREP_DEFAULT_MAX_RESULTS, GREP_LINE_MAX_CHARS, GREP_MAX_LINE_BYTES,
-    GREP_UNSEARCHED_MAX_LISTED, GREP_WHOLE_FILE_MAX_BYTES, SEARCH_SKIPPED_DIRS,
+    GLOB_DEFAULT_MAX_RESULTS, GREP_DEFAULT_MAX_RESULTS, GREP_ELSEWHERE_MAX_RESULTS,
+    GREP_LINE_MAX_CHARS, GREP_MAX_LINE_BYTES, GREP_UNSEARCHED_MAX_LISTED,
+    GREP_WHOLE_FILE_MAX_BYTES, SEARCH_SKIPPED_DIRS,
 };
 use dashfloat::tools::{ToolContext, execute};
 use serde_json::{Value, json};
@@ -484,10 +485,11 @@ async fn a_grep_of_one_short_file_that_matches_nothing_gives_the_file() {
     assert_eq!(v["content"], config, "{v}");
     assert_eq!(
         v["next"],
-        "no line matched in this file; its whole text is in content. If what you look for is not \
-         in it, grep the whole project (leave path out) before you answer"
+        "no line matched in config.toml (its whole text is in content), nor anywhere else in the \
+         project: if the answer is not in content, say you did not find it rather than guess"
     );
     assert_eq!(v["total"], 0);
+    assert!(v.get("elsewhere").is_none(), "{v}");
     let v = run(
         "write_file",
         json!({"path": "config.toml", "content": "port = 9000\n"}),
@@ -498,11 +500,11 @@ async fn a_grep_of_one_short_file_that_matches_nothing_gives_the_file() {
     assert_eq!(v["content"], at_limit);
     for (args, next) in [
         (
-            json!({"pattern": "b", "path": "over.txt"}),
+            json!({"pattern": "zz", "path": "over.txt"}),
             "say you did not find it rather than guess",
         ),
         (
-            json!({"pattern": "b", "path": "nul.bin"}),
+            json!({"pattern": "zz", "path": "nul.bin"}),
             "say you did not find it rather than guess",
         ),
         (
@@ -525,6 +527,76 @@ async fn a_grep_of_one_short_file_that_matches_nothing_gives_the_file() {
     let v = run("grep", json!({"pattern": "port", "path": "config.toml"})).await;
     assert!(v.get("content").is_none() && v.get("next").is_none(), "{v}");
     assert_eq!(lines(&v), ["config.toml:1:port = 9000"]);
+}
+
+/// A grep that matched nothing in the file or folder it named searches
+/// the whole project too: the first lines that match there are in
+/// `elsewhere` (at most GREP_ELSEWHERE_MAX_RESULTS), the documentation
+/// among them named. A grep of the whole project has nowhere else.
+#[tokio::test]
+async fn a_grep_that_misses_where_it_looked_shows_where_the_pattern_is() {
+    let dir = project();
+    plant(
+        dir.path(),
+        &[
+            ("inventory/items.py", "class Item:\n    pass\n"),
+            (
+                "inventory/pricing.py",
+                "TAX_RATE = 0.08\n\ndef apply_discount(price):\n    return price\n",
+            ),
+            ("CHANGELOG.md", "- apply_discount rounds down\n"),
+        ],
+    );
+    let v = grep(
+        dir.path(),
+        json!({"pattern": "def apply_discount", "path": "inventory/items.py"}),
+    )
+    .await;
+    assert_eq!(
+        (v["total"].as_u64(), v["matches"].as_str()),
+        (Some(0), Some(""))
+    );
+    assert_eq!(v["content"], "class Item:\n    pass\n", "{v}");
+    assert_eq!(
+        v["elsewhere"],
+        "inventory/pricing.py:3:def apply_discount(price):"
+    );
+    assert_eq!(
+        v["next"],
+        "no line matched in inventory/items.py (its whole text is in content); elsewhere has the \
+         lines that match in the rest of the project"
+    );
+    let v = grep(
+        dir.path(),
+        json!({"pattern": "apply_discount", "path": "src"}),
+    )
+    .await;
+    assert_eq!(
+        v["elsewhere"],
+        "CHANGELOG.md:1:- apply_discount rounds down\ninventory/pricing.py:3:def apply_discount(price):"
+    );
+    assert!(
+        v["documentation"]
+            .as_str()
+            .unwrap()
+            .contains("CHANGELOG.md (1)"),
+        "{v}"
+    );
+    assert!(v.get("content").is_none(), "{v}");
+    let v = grep(dir.path(), json!({"pattern": "apply_discount_twice"})).await;
+    assert!(v.get("elsewhere").is_none(), "{v}");
+    let many: Vec<(String, String)> = (0..30)
+        .map(|n| (format!("many/f{n:02}.txt"), "needle\n".to_owned()))
+        .collect();
+    let many: Vec<(&str, &str)> = many.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    plant(dir.path(), &many);
+    let v = grep(dir.path(), json!({"pattern": "needle", "path": "src"})).await;
+    let elsewhere = v["elsewhere"].as_str().unwrap();
+    assert_eq!(elsewhere.lines().count(), GREP_ELSEWHERE_MAX_RESULTS);
+    assert!(
+        elsewhere.starts_with("many/f00.txt:1:needle"),
+        "{elsewhere}"
+    );
 }
 
 /// A path with a wildcard that names nothing was meant as a pattern: the
