@@ -486,6 +486,7 @@ struct Search<'a> {
     matcher: RegexMatcher,
     include: Include,
     max: usize,
+    searched: Option<PathBuf>,
     files: AtomicU64,
     found: Mutex<Found>,
 }
@@ -514,7 +515,11 @@ impl Search<'_> {
     fn file(&self, searcher: &mut Searcher, path: &Path) {
         let in_root = path.strip_prefix(self.root).unwrap_or(path);
         let in_target = path.strip_prefix(self.target).unwrap_or(in_root);
-        if !self.include.admits(path, in_target, in_root) {
+        let searched = self
+            .searched
+            .as_deref()
+            .is_some_and(|p| path.starts_with(p));
+        if searched || !self.include.admits(path, in_target, in_root) {
             return;
         }
         self.files.fetch_add(1, Ordering::Relaxed);
@@ -671,13 +676,15 @@ impl Searched {
     }
 }
 
-/// What a grep looks for: the call's pattern and include, compiled, and
-/// how many lines it keeps.
+/// What a grep looks for: the call's pattern and include, compiled, how
+/// many lines it keeps, and the file or folder it leaves out (searched
+/// already).
 #[derive(Clone)]
 struct Wanted {
     matcher: RegexMatcher,
     include: Include,
     max: usize,
+    searched: Option<PathBuf>,
 }
 
 /// Searches `target` (a file or a directory, as `meta` says; `path` as
@@ -700,6 +707,7 @@ fn search(
         matcher: wanted.matcher,
         include: wanted.include,
         max: wanted.max,
+        searched: wanted.searched,
         files: AtomicU64::new(0),
         found: Mutex::new(Found {
             head: BinaryHeap::new(),
@@ -765,6 +773,7 @@ fn grep(
         matcher: call.matcher()?,
         include: Include::new(&call.include)?,
         max: call.max_results,
+        searched: None,
     };
     let root_real = ws
         .real_path(ws.root())
@@ -792,6 +801,7 @@ fn grep(
             .map_err(|e| io_failure(TOOL, ".", "search", &e))?;
         let wanted = Wanted {
             max: wanted.max.min(GREP_ELSEWHERE_MAX_RESULTS),
+            searched: Some(target.clone()),
             ..wanted
         };
         let whole = search(
