@@ -443,14 +443,11 @@ impl Agent {
 
     /// Cuts a result that would not fit the budget after the conversation
     /// as it stands ([`Agent::cut_limit`]), before it is ever sent or
-    /// saved. Returns the size of its JSON before, and the limit when it
+    /// saved; `size` is the bytes of its JSON. Returns the limit when it
     /// cut.
-    pub(super) fn fit_result(&self, result: &mut ToolResult) -> (usize, Option<usize>) {
-        let size = result.to_json().len();
-        let limit = self
-            .cut_limit(&self.conversation, size)
-            .filter(|&limit| result.cut(limit));
-        (size, limit)
+    pub(super) fn fit_result(&self, result: &mut ToolResult, size: usize) -> Option<usize> {
+        self.cut_limit(&self.conversation, size)
+            .filter(|&limit| result.cut(limit))
     }
 
     /// The limit a result of `size` bytes joining `before` is cut to: when

@@ -667,7 +667,7 @@ impl Agent {
     /// sent, should a crash make this the answer a resumed session sends.
     fn saved_answer(&self, id: &str, result: &ToolResult) -> Message {
         let mut kept = result.clone();
-        self.fit_result(&mut kept);
+        self.fit_result(&mut kept, result.to_json().len());
         tool_message(id.to_owned(), &kept)
     }
 
@@ -784,8 +784,10 @@ impl Agent {
             // Kept as the tool returned it until the turn's first wall:
             // the window that error states may be smaller than the one
             // this cut is made for.
-            let whole = (!self.progress.wall_retried).then(|| result.clone());
-            let (size, cut) = self.fit_result(&mut result);
+            let size = result.to_json().len();
+            let whole = (!self.progress.wall_retried && self.progress.results.would_keep(size))
+                .then(|| result.clone());
+            let cut = self.fit_result(&mut result, size);
             if let Some(limit) = cut {
                 let name = &call.name;
                 self.setup.log.line(|| {

@@ -41,16 +41,21 @@ pub(super) struct TurnResults {
 }
 
 impl TurnResults {
-    /// Keeps `kept`, unless no cut could shorten it (its JSON is within
-    /// the smallest cut, [`RESULT_CUT_MIN_BYTES`]) or it would take the
-    /// results kept past [`TURN_RESULTS_MAX_BYTES`].
+    /// Whether a result whose JSON takes `size` bytes would be kept: a
+    /// cut could shorten it (it is over the smallest cut,
+    /// [`RESULT_CUT_MIN_BYTES`]) and it fits within
+    /// [`TURN_RESULTS_MAX_BYTES`] with those kept. Asked before the copy
+    /// is made.
+    pub(super) fn would_keep(&self, size: usize) -> bool {
+        size > RESULT_CUT_MIN_BYTES && self.bytes + size <= TURN_RESULTS_MAX_BYTES
+    }
+
+    /// Keeps `kept`, unless it [would not be kept](Self::would_keep).
     pub(super) fn keep(&mut self, kept: Kept) {
-        let total = self.bytes + kept.size;
-        if kept.size <= RESULT_CUT_MIN_BYTES || total > TURN_RESULTS_MAX_BYTES {
-            return;
+        if self.would_keep(kept.size) {
+            self.bytes += kept.size;
+            self.kept.push(kept);
         }
-        self.bytes = total;
-        self.kept.push(kept);
     }
 
     /// The results kept, in the order they joined the conversation.
