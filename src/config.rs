@@ -62,7 +62,7 @@ const EXEC_RUN_TIMEOUT_MAX_SECS: u64 = TIMEOUT_MAX.as_secs();
 http://127.0.0.1:8088/v1 (start it with scripts/local-model).\n\
 Config file: $XDG_CONFIG_HOME/dashfloat/config.toml (default ~/.config/dashfloat/config.toml) \
 with keys base_url, model, api_key_env, context_window, max_output, compact_at, request_timeout_secs, \
-idle_timeout_secs, max_steps, exec_timeout_secs, exec_timeout_max_secs, temperature, seed, save_sessions, auto_allow_read_only, attach_named_files, ask_to_act, project_overview, tool_syntax, warm_cache, \
+idle_timeout_secs, max_steps, exec_timeout_secs, exec_timeout_max_secs, temperature, seed, save_sessions, auto_allow_read_only, attach_named_files, ask_to_act, ask_to_look, project_overview, tool_syntax, warm_cache, \
 sandbox (\"always\": commands you approve run in the workspace-write sandbox too), sandbox_deny_read (paths sandboxed commands may not read), a [headers] \
 table, an [exec] table with pass_env (variables handed to commands on purpose) and \
 [mcp_servers.NAME] tables (MCP servers, spelled as Codex spells them; see `dashfloat mcp`).\n\
@@ -428,6 +428,7 @@ struct FileConfig {
     auto_allow_read_only: Option<bool>,
     attach_named_files: Option<bool>,
     ask_to_act: Option<bool>,
+    ask_to_look: Option<bool>,
     project_overview: Option<bool>,
     tool_syntax: Option<ToolSyntax>,
     warm_cache: Option<bool>,
@@ -578,6 +579,10 @@ pub struct Config {
     /// in words with no call, is followed by one ask to act
     /// (`ask_to_act = false` turns it off). ADR 0049.
     pub ask_to_act: bool,
+    /// Whether a question about a name, answered with that name when no
+    /// tool result has shown it, is followed by one ask to look
+    /// (`ask_to_look = false` turns it off). ADR 0049.
+    pub ask_to_look: bool,
     /// Whether a new conversation's first prompt goes out with an
     /// overview of the project: its name, version, description, test
     /// command and the top of its tree (`project_overview = false` turns
@@ -730,6 +735,7 @@ impl Config {
             auto_allow_read_only: file.auto_allow_read_only.unwrap_or(true),
             attach_named_files: file.attach_named_files.unwrap_or(true),
             ask_to_act: file.ask_to_act.unwrap_or(true),
+            ask_to_look: file.ask_to_look.unwrap_or(true),
             project_overview: file.project_overview.unwrap_or(true),
             tool_syntax: cli.tool_syntax.or(file.tool_syntax).unwrap_or_default(),
             warm_cache: cli.warm_cache.or(file.warm_cache).unwrap_or(local),

@@ -356,6 +356,7 @@ impl Prepared {
             warm_cache: config.warm_cache,
             attach_named_files: config.attach_named_files,
             ask_to_act: config.ask_to_act,
+            ask_to_look: config.ask_to_look,
             project_overview: config.project_overview,
             mcp: self.mcp,
             mcp_trust: self.mcp_trust,

@@ -17,6 +17,7 @@ use crate::protocol::{
 
 use super::acting::{self, ACT_NOW_NOTE};
 use super::conversation::{AnswerNow, NOTE_PREFIX};
+use super::looking;
 use super::round::{Abandon, Round};
 use super::turn::Searches;
 use super::{Agent, STREAM_QUEUE, task_failure};
@@ -312,6 +313,10 @@ impl Agent {
         // answer nor sent back.
         let had_text = !episode.content.trim().is_empty();
         let advised = reply_end == ReplyEnd::Complete && acting::only_advises(&episode.content);
+        let unfounded = (reply_end == ReplyEnd::Complete)
+            .then(|| looking::unfounded(&self.progress.unseen, &episode.content))
+            .flatten()
+            .map(|name| name.text().to_owned());
         if reply_end == ReplyEnd::Complete && !had_text && !episode.reasoning && calls.is_empty() {
             self.system(Severity::Notice, "[model returned nothing]")
                 .await;
@@ -340,7 +345,10 @@ impl Agent {
                 Some(Recover::Wall(error)) => self.recover_from_wall(error).await,
                 Some(Recover::PromptedTools) => self.offer_tools_in_the_prompt().await,
                 None if advised && self.may_ask_to_act() => self.ask_to_act().await,
-                None => self.end_turn().await,
+                None => match unfounded.filter(|_| self.may_ask_to_look()) {
+                    Some(name) => self.ask_to_look(&name).await,
+                    None => self.end_turn().await,
+                },
             }
             return;
         }
@@ -371,6 +379,32 @@ impl Agent {
         self.system(
             Severity::Notice,
             "the model answered in words; asked it once to make the change or run the command",
+        )
+        .await;
+        self.next_request().await;
+    }
+
+    /// Whether the answer just received, which names something the
+    /// prompt asked about that no tool result showed, is to be followed
+    /// by the ask to look: once a turn, to a question (a request to act
+    /// names what it makes), with steps left for it.
+    fn may_ask_to_look(&self) -> bool {
+        let progress = &self.progress;
+        self.setup.ask_to_look
+            && !progress.asks_to_act
+            && !progress.looked
+            && progress.steps < self.setup.max_steps
+    }
+
+    /// Asks the model, once a turn, to look for what its answer named
+    /// (ADR 0049).
+    async fn ask_to_look(&mut self, name: &str) {
+        self.progress.looked = true;
+        self.conversation
+            .push_user(format!("{NOTE_PREFIX}{}", looking::look_note(name)));
+        self.system(
+            Severity::Notice,
+            format!("the answer names `{name}`, which no tool result showed; asked the model once to look for it"),
         )
         .await;
         self.next_request().await;

@@ -10,6 +10,7 @@ pub(crate) mod compact;
 pub(crate) mod conversation;
 mod episode;
 pub mod instructions;
+mod looking;
 mod mcp;
 mod mentions;
 mod opening;
@@ -45,7 +46,7 @@ use crate::llm::discover::{self, Questions};
 use crate::llm::slots::{self, SlotAction, SlotError};
 use crate::llm::stream::{self, Endpoint, EndpointError};
 use crate::llm::tool_calls::MadeUpIds;
-use crate::llm::wire::Sampling;
+use crate::llm::wire::{Role, Sampling};
 use crate::log::Log;
 use crate::mcp::McpServers;
 use crate::mcp::trust::TrustStore;
@@ -137,6 +138,9 @@ pub struct AgentSetup {
     /// with no call and no question, is followed by one ask to act
     /// (ADR 0049).
     pub ask_to_act: bool,
+    /// A question about a name, answered with that name when no tool
+    /// result has shown it, is followed by one ask to look (ADR 0049).
+    pub ask_to_look: bool,
     /// A new conversation's first prompt goes out with an overview of
     /// the project (ADR 0048).
     pub project_overview: bool,
@@ -633,8 +637,17 @@ impl Agent {
     /// seen.
     fn take_words(&mut self, text: String) {
         self.repeats.reset();
+        let tool_texts: Vec<&str> = self
+            .conversation
+            .messages()
+            .iter()
+            .filter(|m| m.role == Role::Tool)
+            .filter_map(|m| m.content.as_deref())
+            .collect();
+        let unseen = looking::unseen_names(&text, &tool_texts);
         self.progress = Progress {
             asks_to_act: acting::asks_to_act(&text),
+            unseen,
             ..Progress::default()
         };
         self.conversation.push_user(text);

@@ -781,6 +781,7 @@ impl Agent {
                 }
             }
             self.progress.searches.record(result.search_found());
+            self.progress.unseen.retain(|name| !name.shown_by(&result));
             // Kept as the tool returned it until the turn's first wall:
             // the window that error states may be smaller than the one
             // this cut is made for.

@@ -26,6 +26,7 @@ use crate::protocol::StreamEvent;
 
 use super::compact::Compaction;
 use super::episode::Episode;
+use super::looking::Name;
 use super::restoring::Restoring;
 use super::round::Round;
 use super::turn_results::TurnResults;
@@ -262,6 +263,12 @@ pub(super) struct Progress {
     pub(super) asks_to_act: bool,
     /// The model was asked once this turn to act rather than advise.
     pub(super) nudged: bool,
+    /// The names the prompt asks about that no tool result has shown yet
+    /// (ADR 0049).
+    pub(super) unseen: Vec<Name>,
+    /// The model was asked once this turn to look for a name its answer
+    /// gave.
+    pub(super) looked: bool,
     /// The turn's results as their tools returned them, until its first
     /// context-exceeded error, to be cut again to the window it teaches.
     pub(super) results: TurnResults,

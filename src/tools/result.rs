@@ -2,6 +2,8 @@
 //! typed all the way, and turned into the JSON the model reads in one place,
 //! [`ToolResult::to_json`]. ADR 0011.
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 
 use super::failure::ToolFailure;
@@ -105,6 +107,26 @@ impl ToolResult {
             Ok(ToolOutput::Grep(out)) => Some(out.total > 0 || out.elsewhere.is_some()),
             Ok(ToolOutput::Glob(out)) => Some(out.total > 0),
             _ => None,
+        }
+    }
+
+    /// What the call read or found, to look for a name in: a file's text,
+    /// the lines a search matched (in the rest of the project too), a
+    /// command's output. Nothing for a failure, whose words may echo what
+    /// was asked for.
+    pub fn found_text(&self) -> Vec<Cow<'_, str>> {
+        match &self.outcome {
+            Ok(ToolOutput::Grep(out)) => [
+                Some(&out.matches),
+                out.elsewhere.as_ref(),
+                out.content.as_ref(),
+            ]
+            .into_iter()
+            .flatten()
+            .map(|text| Cow::Borrowed(text.as_str()))
+            .collect(),
+            Ok(output) => vec![output.text()],
+            Err(_) => Vec::new(),
         }
     }
 

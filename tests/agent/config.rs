@@ -470,6 +470,16 @@ fn the_project_overview_is_sent_unless_the_file_says_not() {
 }
 
 #[test]
+fn the_asks_to_act_and_to_look_are_on_unless_the_file_says_not() {
+    let (c, _) = resolve(&Cli::default(), &[], None);
+    assert!(c.ask_to_act && c.ask_to_look);
+    let file = "ask_to_act = false\nask_to_look = false\n";
+    let (c, problems) = resolve(&Cli::default(), &[], Some(file));
+    assert!(problems.is_empty(), "{problems:?}");
+    assert!(!c.ask_to_act && !c.ask_to_look);
+}
+
+#[test]
 fn the_command_line_names_the_session_to_open() {
     use dashfloat::config::CliCommand;
     use dashfloat::session::OpenSession;

@@ -144,3 +144,97 @@ async fn questions_and_replies_that_ask_are_not_followed_by_the_ask_to_act() {
     h.turn().await;
     assert_eq!(server.requests().len(), 1);
 }
+
+/// A question about a name answered with that name, when no tool result
+/// showed it, is asked once to look; the model then looks and says what
+/// it found. A second such answer ends the turn: once a turn.
+#[tokio::test]
+async fn an_answer_naming_what_no_result_showed_is_asked_once_to_look() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("app.py"),
+        "def parse(text):\n    return text\n",
+    )
+    .unwrap();
+    let read = json!({ "path": "app.py" }).to_string();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_call("r1", "read_file", &[&read]),
+        Reply::text(&["`merge_patches` is defined in app.py."]),
+        grep("g1", json!({ "pattern": "merge_patches" })),
+        Reply::text(&["I did not find merge_patches in the project."]),
+    ])
+    .await;
+    let mut h = start_with(setup(&server.base_url(), dir.path(), ApprovalPolicy::Ask));
+    h.prompt("Which file defines the function merge_patches?")
+        .await;
+    let events = h.turn().await;
+    assert_eq!(server.requests().len(), 4);
+    assert_eq!(
+        last_message(&server, 2),
+        json!({
+            "role": "user",
+            "content": "[dashfloat] No tool result so far shows `merge_patches`, so that answer is \
+                        not from the project. Search for it (grep) before you answer; if it is not \
+                        in the project, say you did not find it."
+        })
+    );
+    assert!(
+        system_texts(&events)
+            .iter()
+            .any(|t| t.contains("asked the model once to look for it")),
+        "{events:#?}"
+    );
+
+    // Once a turn: the same answer again ends the turn.
+    server.push_reply(Reply::text(&["`split_hunks` is in app.py."]));
+    server.push_reply(Reply::text(&["`split_hunks` is in app.py, I am sure."]));
+    h.prompt("Which file defines split_hunks?").await;
+    h.turn().await;
+    assert_eq!(server.requests().len(), 6);
+}
+
+/// No ask to look when a result showed the name (in this turn or an
+/// earlier one), when the answer says it found nothing, after a request
+/// to act, or with `ask_to_look` off.
+#[tokio::test]
+async fn answers_from_results_or_saying_nothing_was_found_are_not_asked_to_look() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("app.py"),
+        "def parse(text):\n    return text\n",
+    )
+    .unwrap();
+    let server = ScriptedServer::start(Vec::new()).await;
+    let mut h = start_with(setup(&server.base_url(), dir.path(), ApprovalPolicy::Ask));
+    let read = json!({ "path": "app.py" }).to_string();
+    server.push_reply(Reply::tool_call("r1", "read_file", &[&read]));
+    server.push_reply(Reply::text(&[
+        "`parse_text` is not defined; `parse` is, in app.py.",
+    ]));
+    server.push_reply(grep(
+        "g1",
+        json!({ "pattern": "def parse", "path": "app.py" }),
+    ));
+    server.push_reply(Reply::text(&["`parse` is defined in app.py."]));
+    server.push_reply(Reply::text(&["`parse` is in app.py, as read before."]));
+    server.push_reply(Reply::text(&[
+        "Shall I add `merge_patches` at the end of app.py?",
+    ]));
+    for prompt in [
+        "Where is parse_text defined?",
+        "Which file defines `parse`?",
+        "And `parse` again?",
+        "Add merge_patches to app.py",
+    ] {
+        h.prompt(prompt).await;
+        h.turn().await;
+    }
+    assert_eq!(server.requests().len(), 6);
+    let server = ScriptedServer::start(vec![Reply::text(&["`merge_patches` is in app.py."])]).await;
+    let mut s = setup(&server.base_url(), dir.path(), ApprovalPolicy::Ask);
+    s.ask_to_look = false;
+    let mut h = start_with(s);
+    h.prompt("Which file defines merge_patches?").await;
+    h.turn().await;
+    assert_eq!(server.requests().len(), 1);
+}

@@ -81,6 +81,7 @@ pub fn setup(base_url: &str, root: &Path, approval: ApprovalPolicy) -> AgentSetu
         // Files a prompt names are read first, as by default.
         attach_named_files: true,
         ask_to_act: true,
+        ask_to_look: true,
         // Scripts expect the person's words alone; a test of the project
         // overview turns it on.
         project_overview: false,
