@@ -147,7 +147,9 @@ impl Tool for WriteFile {
                 // wants it, and the person is not asked about a no-op.
                 if old == content.as_bytes() {
                     return Err(failed(format!(
-                        "{path} already holds exactly this content; nothing was written"
+                        "{path} already holds exactly this content; nothing was written. To \
+                         add lines, call edit_file with insert_at (\"start\", \"end\" or the \
+                         line to insert after) and only the new lines as replace_block"
                     )));
                 }
                 let wipe = self.wipe(path, &old)?;
