@@ -277,7 +277,7 @@ impl Tool for EditFile {
                 },
                 "insert_at": {
                     "anyOf": [{"enum": ["start", "end"]}, {"type": "integer", "minimum": 0}],
-                    "description": "Instead of search_block: \"start\", \"end\" or the line to insert after."
+                    "description": "Instead of search_block, to add lines and change none: \"start\", \"end\" or the line to insert after."
                 }
             },
             "required": ["path", "replace_block"],
