@@ -446,10 +446,10 @@ async fn quitting_mid_reply_saves_no_slot() {
 /// bytes for `edit_file`'s `insert_at` and `write_file`'s
 /// `replace_whole_file` (ADR 0046), measured with the suite (issue 41).
 /// Lowered by 305 bytes when those two flags and `reason` left the schema
-/// the model is shown (ADR 0050); raised by 28 for `insert_at` saying it
+/// the model is shown (ADR 0050); raised by 30 for `insert_at` saying it
 /// changes no line (the suite's 1.5B "fixed" a NameError by appending a
 /// line with it, crash-fix-small, seed 4).
-const FIXED_PREFIX_MAX_BYTES: usize = 7_328;
+const FIXED_PREFIX_MAX_BYTES: usize = 7_330;
 
 #[test]
 fn the_fixed_prefix_does_not_grow() {
