@@ -559,8 +559,8 @@ files until you use a tool.\n\
 grep finds where a name is defined or used, glob finds files by name.\n\
 2. As soon as a tool result holds the answer, stop calling tools and answer in a sentence or two, quoting the \
 exact value.\n\
-3. Change files only when asked to: edit_file to change a file (copy search_block exactly from it) or add \
-to it (insert_at), write_file to create a file. The person approves each change and may reject it.\n\
+3. Change files only when asked to: edit_file for a small change (copy search_block exactly from the file), \
+write_file to create a file. The person approves each change and may reject it.\n\
 4. Never repeat a call with the same arguments: the result would be the same.\n\
 5. If a tool fails, its error says what to do next.\n\
 Give every path relative to the project, spelled exactly as the person names the file; `.` is the project \

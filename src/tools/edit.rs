@@ -250,14 +250,14 @@ impl Shown for EditFileOutput {
 impl Tool for EditFile {
     const NAME: &'static str = "edit_file";
     const EFFECT: Effect = Effect::WritesFiles;
+    const HIDDEN: &'static [&'static str] = &["insert_at"];
     type Output = EditFileOutput;
 
     fn description() -> String {
         "Change part of an existing file: replace search_block, text copied exactly from the file \
-             (whitespace included) that occurs once in it, with replace_block; or add replace_block \
-             at insert_at. If the result says the block was not found, read_file the file and copy \
-             the text exactly; if it matched several times, add surrounding lines. Needs the \
-             person's approval."
+             (whitespace included) that occurs once in it, with replace_block. If the result says \
+             the block was not found, read_file the file and copy the text exactly; if it matched \
+             several times, add surrounding lines. Needs the person's approval."
             .to_owned()
     }
 
@@ -273,7 +273,7 @@ impl Tool for EditFile {
                 },
                 "replace_block": {
                     "type": "string",
-                    "description": "The text that replaces it (may be empty to delete), or the text to insert."
+                    "description": "The text that replaces it; must differ from search_block (may be empty to delete)."
                 },
                 "insert_at": {
                     "anyOf": [{"enum": ["start", "end"]}, {"type": "integer", "minimum": 0}],
@@ -467,6 +467,14 @@ fn plan(path: &str, data: &[u8], change: Change, replace: &[u8]) -> Result<Plann
 /// file's line ending, and goes on a line of its own after a last line
 /// that has none.
 fn insert(path: &str, data: &[u8], at: InsertAt, text: &[u8]) -> Result<Planned, ToolFailure> {
+    if let Some((repeated, of)) = repeats_the_file(data, text) {
+        return Err(failed(format!(
+            "{path}: {repeated} of the {of} lines to insert are in the file already, so this \
+             would copy them, not change them. To change lines, call edit_file with search_block \
+             (the lines as they are, copied from the file) and replace_block (as they should \
+             be), without insert_at"
+        )));
+    }
     let lines = count_lines(data);
     let offset = match at {
         InsertAt::Place(Place::Start) | InsertAt::AfterLine(0) => 0,
@@ -499,6 +507,36 @@ fn insert(path: &str, data: &[u8], at: InsertAt, text: &[u8]) -> Result<Planned,
         new,
         loose: false,
     })
+}
+
+/// The shortest line, white space aside, that counts when an insertion is
+/// compared with the file: shorter ones (`}`, `pass`, `end`) are in every
+/// file.
+const REPEAT_LINE_MIN_CHARS: usize = 6;
+
+/// How many of the lines `text` would insert the file `data` holds
+/// already, and of how many, when that is more than half of two or more
+/// (lines of at least [`REPEAT_LINE_MIN_CHARS`], white space aside): a
+/// small model asked to change a line inserts the whole changed block
+/// beside the old one.
+fn repeats_the_file(data: &[u8], text: &[u8]) -> Option<(usize, usize)> {
+    let significant = |block: &[u8]| -> Vec<String> {
+        String::from_utf8_lossy(block)
+            .lines()
+            .map(|line| line.trim().to_owned())
+            .filter(|line| line.chars().count() >= REPEAT_LINE_MIN_CHARS)
+            .collect()
+    };
+    let inserted = significant(text);
+    if inserted.len() < 2 {
+        return None;
+    }
+    let present: std::collections::HashSet<String> = significant(data).into_iter().collect();
+    let repeated = inserted
+        .iter()
+        .filter(|line| present.contains(*line))
+        .count();
+    (repeated * 2 > inserted.len()).then_some((repeated, inserted.len()))
 }
 
 /// `replace` with the line ends of a file whose every line ends `\r\n`

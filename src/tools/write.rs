@@ -146,11 +146,7 @@ impl Tool for WriteFile {
                 // Nothing to approve: the model is told the file is as it
                 // wants it, and the person is not asked about a no-op.
                 if old == content.as_bytes() {
-                    return Err(failed(format!(
-                        "{path} already holds exactly this content; nothing was written. To \
-                         add lines, call edit_file with insert_at (\"start\", \"end\" or the \
-                         line to insert after) and only the new lines as replace_block"
-                    )));
+                    return Err(unchanged(path));
                 }
                 let wipe = self.wipe(path, &old)?;
                 let mut lines = heading(format!("replace {target}"), ws, &real);
@@ -212,6 +208,9 @@ fn write_file(
     let changed = match &existing {
         None => format!("added {}", count(count_lines(content) as usize, "line")),
         Some(Current::Text { old, .. }) => {
+            if old == content {
+                return Err(unchanged(path));
+            }
             call.wipe(path, old)?;
             LineChanges::between(old, content).sentence(count_lines(content))
         }
@@ -266,6 +265,18 @@ fn write_file(
         bytes: content.len(),
         syntax_errors: syntax::check(path, existing.as_ref().and_then(Current::old), content),
     })
+}
+
+/// A write of what the file holds already: nothing to approve or write,
+/// and the model is told how to add lines, which is what it most often
+/// meant (the suite's 1.5B wrote a guide back unchanged three times when
+/// asked to add a section at its top).
+fn unchanged(path: &str) -> ToolFailure {
+    failed(format!(
+        "{path} already holds exactly this content; nothing was written. To add lines, call \
+         edit_file with insert_at (\"start\", \"end\" or the line to insert after) and only \
+         the new lines as replace_block"
+    ))
 }
 
 /// The file a write would replace, as far as the write needs it.

@@ -543,6 +543,7 @@ fn the_schema_the_model_sees_is_the_one_validation_enforces() {
         hidden,
         [
             "write_file.replace_whole_file",
+            "edit_file.insert_at",
             "execute_command.sandbox",
             "execute_command.reason"
         ]

@@ -767,3 +767,74 @@ async fn insert_at_adds_lines_without_a_search_block() {
     }
     assert_eq!(std::fs::read_to_string(&f).unwrap(), "a\nb\n");
 }
+
+/// An insertion whose lines are mostly in the file already is refused,
+/// saying how to change lines instead: a small model asked to change a
+/// line inserts the whole changed block beside the old one. Short lines
+/// (`}`, `pass`) and a block of one line never count.
+#[tokio::test]
+async fn an_insertion_that_mostly_repeats_the_file_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("config.toml");
+    let config = "[server]\nhost = \"127.0.0.1\"\nport = 8421\n\n[database]\nname = \"stock.db\"\n";
+    std::fs::write(&f, config).unwrap();
+    let changed =
+        "[server]\nhost = \"127.0.0.1\"\nport = 9000\n\n[database]\nname = \"stock.db\"\n";
+    let v = run(
+        dir.path(),
+        "edit_file",
+        json!({"path": "config.toml", "insert_at": "start", "replace_block": changed}),
+    )
+    .await;
+    assert_eq!(
+        v["error"],
+        "config.toml: 4 of the 5 lines to insert are in the file already, so this would copy \
+         them, not change them. To change lines, call edit_file with search_block (the lines as \
+         they are, copied from the file) and replace_block (as they should be), without insert_at"
+    );
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), config);
+    for (text, after) in [
+        // Half, not more: a new function beside one like it.
+        ("[server]\nretries = 3\n", "[server]\nretries = 3\n"),
+        // One line, even one the file has.
+        ("name = \"stock.db\"", "name = \"stock.db\"\n"),
+        // Short lines are in every file.
+        ("[extra]\nkey = 1\n}\n}\n", "[extra]\nkey = 1\n}\n}\n"),
+    ] {
+        std::fs::write(&f, config).unwrap();
+        let v = run(
+            dir.path(),
+            "edit_file",
+            json!({"path": "config.toml", "insert_at": "end", "replace_block": text}),
+        )
+        .await;
+        assert_eq!(v["ok"], true, "{text:?}: {v}");
+        assert_eq!(
+            std::fs::read_to_string(&f).unwrap(),
+            format!("{config}{after}")
+        );
+    }
+}
+
+/// A write of what the file holds already is refused whether or not the
+/// person was asked first (a preview), and says how to add lines.
+#[tokio::test]
+async fn a_write_that_changes_nothing_is_refused_when_run_unasked() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "one\ntwo\n").unwrap();
+    let v = run_after_reading(
+        dir.path(),
+        "notes.txt",
+        "write_file",
+        json!({"path": "notes.txt", "content": "one\ntwo\n"}),
+    )
+    .await;
+    assert_eq!(v["ok"], false, "{v}");
+    assert!(
+        v["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("notes.txt already holds exactly this content; nothing was written. To add lines, call edit_file with insert_at"),
+        "{v}"
+    );
+}
