@@ -66,9 +66,9 @@ pub const GREP_WHOLE_FILE_MAX_BYTES: u64 = 2 * 1024;
 /// as an invalid argument. ADR 0024.
 const GREP_REGEX_MAX_BYTES: usize = 16 * 1024 * 1024;
 /// Most lines of the whole project a grep that matched nothing in the
-/// file or folder it named shows in `elsewhere`: enough to show where a
-/// name is defined and used. ADR 0049.
-pub const GREP_ELSEWHERE_MAX_RESULTS: usize = 20;
+/// file or folder it named shows instead: enough to show where a name is
+/// defined and used. ADR 0049.
+pub const GREP_WIDENED_MAX_RESULTS: usize = 20;
 /// Most files listed in `unsearched`; a last entry counts the rest.
 /// ADR 0024.
 pub const GREP_UNSEARCHED_MAX_LISTED: usize = 20;
@@ -106,18 +106,17 @@ fn default_max_results() -> usize {
 pub struct GrepOutput {
     /// The pattern, as the model gave it.
     pub pattern: String,
-    /// The file or directory searched, as the model gave it.
+    /// The file or directory searched, as the model gave it; `.` when
+    /// nothing matched there and the whole project was searched.
     pub path: String,
+    /// When nothing matched in the file or folder the call named: that it
+    /// was searched first, and the matches are the whole project's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub searched_first: Option<String>,
     /// The first matching lines, sorted by path then line, one per line
     /// as `path:line:text`, the path relative to the working directory;
     /// a closing marker when the context window's cut shortened them.
     pub matches: String,
-    /// When nothing matched in `path` and it is not the whole project:
-    /// the first lines that match in the whole project, as in `matches`,
-    /// so a model that looked in the wrong file or folder sees where the
-    /// pattern is.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub elsewhere: Option<String>,
     /// When the matches shown are in documentation and in code both:
     /// which are documentation, so a changelog line is not taken for the
     /// definition it mentions.
@@ -224,27 +223,24 @@ fn documentation_note<'a>(paths: impl Iterator<Item = &'a str>) -> Option<String
 }
 
 /// What to try when nothing matched in `path`: `whole_file` when the
-/// file's text is in `content`; `elsewhere`, when the rest of the project
-/// was searched too, whether it matched there.
-fn no_match(files_searched: u64, path: &str, whole_file: bool, elsewhere: Option<bool>) -> String {
+/// file's text is in `content`; `widened` when the whole project was
+/// searched too, and matched nothing either.
+fn no_match(files_searched: u64, path: &str, whole_file: bool, widened: bool) -> String {
     let given = if whole_file {
         format!("no line matched in {path} (its whole text is in content)")
     } else {
         format!("no line matched in {path}")
     };
-    match elsewhere {
-        Some(true) => {
-            format!("{given}; elsewhere has the lines that match in the rest of the project")
-        }
-        Some(false) if whole_file => format!(
+    match (widened, whole_file) {
+        (true, true) => format!(
             "{given}, nor anywhere else in the project: if the answer is not in content, say you did not find it rather than guess"
         ),
-        Some(false) => format!(
+        (true, false) => format!(
             "{given}, nor anywhere else in the project: try a shorter pattern or ignore_case; if it is not in the project, say you did not find it rather than guess"
         ),
-        None if files_searched == 0 => "no file was searched: path and include matched none, or .gitignore skips every file there; list_directory to see the names, read_file to read one"
+        (false, _) if files_searched == 0 => "no file was searched: path and include matched none, or .gitignore skips every file there; list_directory to see the names, read_file to read one"
             .to_owned(),
-        None => "no line matched: try a shorter pattern or ignore_case, or read_file the file; if it is not in the project, say you did not find it rather than guess"
+        (false, _) => "no line matched: try a shorter pattern or ignore_case, or read_file the file; if it is not in the project, say you did not find it rather than guess"
             .to_owned(),
     }
 }
@@ -256,14 +252,10 @@ fn is_zero(n: &u64) -> bool {
 impl Shown for GrepOutput {
     fn status(&self) -> ToolStatus {
         ToolStatus::ok_unless_empty(self.total == 0, || {
-            let files = count(self.files_searched as usize, "file");
-            match &self.elsewhere {
-                Some(lines) => format!(
-                    "no matches in {files}; {} elsewhere",
-                    count(lines.lines().count(), "line")
-                ),
-                None => format!("no matches in {files}"),
-            }
+            format!(
+                "no matches in {}",
+                count(self.files_searched as usize, "file")
+            )
         })
     }
 
@@ -792,15 +784,19 @@ fn grep(
     )?;
     let files_searched = searched.files;
     let (found, hits) = searched.lines();
-    // Nothing in the file or folder the call named: the rest of the
-    // project is searched too, so a model that looked in the wrong place
-    // sees where the pattern is (ADR 0049).
-    let elsewhere = if hits.is_empty() && target != root_real {
+    // Nothing in the file or folder the call named: the whole project is
+    // searched, and what it finds is the result, so a model that looked in
+    // the wrong place reads where the pattern is (ADR 0049).
+    // A named file skipped as binary, or not searched to its end, was not
+    // a miss.
+    let skipped = meta.is_file() && (found.binary > 0 || found.unsearched_total > 0);
+    let widened = hits.is_empty() && target != root_real && !skipped;
+    if widened {
         let root_meta = ws
             .stat(&root_real)
             .map_err(|e| io_failure(TOOL, ".", "search", &e))?;
         let wanted = Wanted {
-            max: wanted.max.min(GREP_ELSEWHERE_MAX_RESULTS),
+            max: wanted.max.min(GREP_WIDENED_MAX_RESULTS),
             searched: Some(target.clone()),
             ..wanted
         };
@@ -812,15 +808,41 @@ fn grep(
             wanted,
             cancel,
         )?;
-        Some(whole.lines().1)
-    } else {
-        None
-    };
-    let documentation = documentation_note(
-        hits.iter()
-            .chain(elsewhere.iter().flatten())
-            .map(|(path, ..)| path.as_str()),
-    );
+        let whole_files = whole.files;
+        let (whole_found, whole_hits) = whole.lines();
+        if !whole_hits.is_empty() {
+            let mut out = output(call, ".", whole_found, &whole_hits);
+            out.searched_first = Some(format!(
+                "no line matched in {}, so the whole project was searched",
+                call.path
+            ));
+            out.files_searched = files_searched + whole_files;
+            return Ok(out);
+        }
+    }
+    let one_file_whole =
+        meta.is_file() && files_searched == 1 && found.binary == 0 && found.unsearched_total == 0;
+    let mut out = output(call, &call.path, found, &hits);
+    out.files_searched = files_searched;
+    if hits.is_empty() {
+        // The model has then seen the file, as a read would have shown it.
+        out.content = one_file_whole
+            .then(|| short_text(ws, &target, GREP_WHOLE_FILE_MAX_BYTES))
+            .flatten()
+            .inspect(|_| known.record(&target));
+        out.next = Some(no_match(
+            files_searched,
+            &call.path,
+            out.content.is_some(),
+            widened,
+        ));
+    }
+    Ok(out)
+}
+
+/// The result of a search of `path` that found `found`, its kept lines
+/// `hits`: no advice, no content, no files counted yet.
+fn output(call: &Grep, path: &str, found: Found, hits: &[(String, u64, String)]) -> GrepOutput {
     let mut unsearched: Vec<String> = found.unsearched.into_iter().collect();
     if found.unsearched_total > unsearched.len() {
         unsearched.push(format!(
@@ -828,39 +850,22 @@ fn grep(
             found.unsearched_total - unsearched.len()
         ));
     }
-    let one_file_whole =
-        meta.is_file() && files_searched == 1 && found.binary == 0 && found.unsearched_total == 0;
-    // The model has then seen the file, as a read would have shown it.
-    let content = (hits.is_empty() && one_file_whole)
-        .then(|| short_text(ws, &target, GREP_WHOLE_FILE_MAX_BYTES))
-        .flatten()
-        .inspect(|_| known.record(&target));
-    let next = hits.is_empty().then(|| {
-        no_match(
-            files_searched,
-            &call.path,
-            content.is_some(),
-            elsewhere.as_ref().map(|lines| !lines.is_empty()),
-        )
-    });
-    Ok(GrepOutput {
+    GrepOutput {
         pattern: call.pattern.clone(),
-        path: call.path.clone(),
-        matches: joined(&hits),
-        elsewhere: elsewhere
-            .filter(|lines| !lines.is_empty())
-            .map(|lines| joined(&lines)),
-        documentation,
-        next,
-        content,
+        path: path.to_owned(),
+        searched_first: None,
+        matches: joined(hits),
+        documentation: documentation_note(hits.iter().map(|(path, ..)| path.as_str())),
+        next: None,
+        content: None,
         shown: hits.len(),
         total: found.total,
         truncated: found.total > hits.len() as u64,
-        files_searched,
+        files_searched: 0,
         binary_skipped: found.binary,
         unsearched,
         lossy: found.lossy,
-    })
+    }
 }
 
 #[cfg(test)]

@@ -98,33 +98,27 @@ impl ToolResult {
         }
     }
 
-    /// Whether a search (`grep`, `glob`) found anything, a grep's lines
-    /// elsewhere in the project included: a grep that found no line in a
-    /// short file did not, though it gave the file's text; `None` for any
-    /// other result, a failed search included.
+    /// Whether a search (`grep`, `glob`) found anything: a grep that
+    /// found no line in a short file did not, though it gave the file's
+    /// text; `None` for any other result, a failed search included.
     pub fn search_found(&self) -> Option<bool> {
         match &self.outcome {
-            Ok(ToolOutput::Grep(out)) => Some(out.total > 0 || out.elsewhere.is_some()),
+            Ok(ToolOutput::Grep(out)) => Some(out.total > 0),
             Ok(ToolOutput::Glob(out)) => Some(out.total > 0),
             _ => None,
         }
     }
 
     /// What the call read or found, to look for a name in: a file's text,
-    /// the lines a search matched (in the rest of the project too), a
-    /// command's output. Nothing for a failure, whose words may echo what
+    /// the lines a search matched, a command's output. Nothing for a failure, whose words may echo what
     /// was asked for.
     pub fn found_text(&self) -> Vec<Cow<'_, str>> {
         match &self.outcome {
-            Ok(ToolOutput::Grep(out)) => [
-                Some(&out.matches),
-                out.elsewhere.as_ref(),
-                out.content.as_ref(),
-            ]
-            .into_iter()
-            .flatten()
-            .map(|text| Cow::Borrowed(text.as_str()))
-            .collect(),
+            Ok(ToolOutput::Grep(out)) => [Some(&out.matches), out.content.as_ref()]
+                .into_iter()
+                .flatten()
+                .map(|text| Cow::Borrowed(text.as_str()))
+                .collect(),
             Ok(output) => vec![output.text()],
             Err(_) => Vec::new(),
         }

@@ -8,9 +8,9 @@ use std::path::Path;
 
 use crate::support::calls::validate;
 use dashfloat::bounds::{
-    GLOB_DEFAULT_MAX_RESULTS, GREP_DEFAULT_MAX_RESULTS, GREP_ELSEWHERE_MAX_RESULTS,
-    GREP_LINE_MAX_CHARS, GREP_MAX_LINE_BYTES, GREP_UNSEARCHED_MAX_LISTED,
-    GREP_WHOLE_FILE_MAX_BYTES, SEARCH_SKIPPED_DIRS,
+    GLOB_DEFAULT_MAX_RESULTS, GREP_DEFAULT_MAX_RESULTS, GREP_LINE_MAX_CHARS, GREP_MAX_LINE_BYTES,
+    GREP_UNSEARCHED_MAX_LISTED, GREP_WHOLE_FILE_MAX_BYTES, GREP_WIDENED_MAX_RESULTS,
+    SEARCH_SKIPPED_DIRS,
 };
 use dashfloat::tools::{ToolContext, execute};
 use serde_json::{Value, json};
@@ -489,14 +489,14 @@ async fn a_grep_of_one_short_file_that_matches_nothing_gives_the_file() {
          project: if the answer is not in content, say you did not find it rather than guess"
     );
     assert_eq!(v["total"], 0);
-    assert!(v.get("elsewhere").is_none(), "{v}");
+    assert!(v.get("searched_first").is_none(), "{v}");
     let v = run(
         "write_file",
         json!({"path": "config.toml", "content": "port = 9000\n"}),
     )
     .await;
     assert_eq!(v["ok"], true, "{v}");
-    let v = run("grep", json!({"pattern": "b", "path": "at_limit.txt"})).await;
+    let v = run("grep", json!({"pattern": "zz", "path": "at_limit.txt"})).await;
     assert_eq!(v["content"], at_limit);
     for (args, next) in [
         (
@@ -519,7 +519,7 @@ async fn a_grep_of_one_short_file_that_matches_nothing_gives_the_file() {
     // A file that include rules out was not searched, and is not shown.
     let v = run(
         "grep",
-        json!({"pattern": "b", "path": "at_limit.txt", "include": "*.rs"}),
+        json!({"pattern": "zz", "path": "at_limit.txt", "include": "*.rs"}),
     )
     .await;
     assert!(v.get("content").is_none(), "{v}");
@@ -530,11 +530,13 @@ async fn a_grep_of_one_short_file_that_matches_nothing_gives_the_file() {
 }
 
 /// A grep that matched nothing in the file or folder it named searches
-/// the whole project too: the first lines that match there are in
-/// `elsewhere` (at most GREP_ELSEWHERE_MAX_RESULTS), the documentation
-/// among them named. A grep of the whole project has nowhere else.
+/// the whole project, and that search is the result: path `.`, its first
+/// lines (at most GREP_WIDENED_MAX_RESULTS), `searched_first` saying why,
+/// and the documentation among them named. Nothing anywhere keeps the
+/// miss as it was, saying so. A grep of the whole project has nowhere
+/// else to look.
 #[tokio::test]
-async fn a_grep_that_misses_where_it_looked_shows_where_the_pattern_is() {
+async fn a_grep_that_misses_where_it_looked_searches_the_whole_project() {
     let dir = project();
     plant(
         dir.path(),
@@ -553,27 +555,30 @@ async fn a_grep_that_misses_where_it_looked_shows_where_the_pattern_is() {
     )
     .await;
     assert_eq!(
-        (v["total"].as_u64(), v["matches"].as_str()),
-        (Some(0), Some(""))
-    );
-    assert_eq!(v["content"], "class Item:\n    pass\n", "{v}");
-    assert_eq!(
-        v["elsewhere"],
-        "inventory/pricing.py:3:def apply_discount(price):"
+        (v["path"].as_str(), v["total"].as_u64()),
+        (Some("."), Some(1)),
+        "{v}"
     );
     assert_eq!(
-        v["next"],
-        "no line matched in inventory/items.py (its whole text is in content); elsewhere has the \
-         lines that match in the rest of the project"
+        v["searched_first"],
+        "no line matched in inventory/items.py, so the whole project was searched"
     );
+    assert_eq!(
+        lines(&v),
+        ["inventory/pricing.py:3:def apply_discount(price):"]
+    );
+    assert!(v.get("content").is_none() && v.get("next").is_none(), "{v}");
     let v = grep(
         dir.path(),
         json!({"pattern": "apply_discount", "path": "src"}),
     )
     .await;
     assert_eq!(
-        v["elsewhere"],
-        "CHANGELOG.md:1:- apply_discount rounds down\ninventory/pricing.py:3:def apply_discount(price):"
+        lines(&v),
+        [
+            "CHANGELOG.md:1:- apply_discount rounds down",
+            "inventory/pricing.py:3:def apply_discount(price):"
+        ]
     );
     assert!(
         v["documentation"]
@@ -582,21 +587,28 @@ async fn a_grep_that_misses_where_it_looked_shows_where_the_pattern_is() {
             .contains("CHANGELOG.md (1)"),
         "{v}"
     );
-    assert!(v.get("content").is_none(), "{v}");
+    let v = grep(
+        dir.path(),
+        json!({"pattern": "apply_discount_twice", "path": "inventory/items.py"}),
+    )
+    .await;
+    assert_eq!(v["path"], "inventory/items.py");
+    assert!(v.get("searched_first").is_none(), "{v}");
+    assert_eq!(v["content"], "class Item:\n    pass\n");
     let v = grep(dir.path(), json!({"pattern": "apply_discount_twice"})).await;
-    assert!(v.get("elsewhere").is_none(), "{v}");
+    assert!(v.get("searched_first").is_none(), "{v}");
     let many: Vec<(String, String)> = (0..30)
         .map(|n| (format!("many/f{n:02}.txt"), "needle\n".to_owned()))
         .collect();
     let many: Vec<(&str, &str)> = many.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
     plant(dir.path(), &many);
     let v = grep(dir.path(), json!({"pattern": "needle", "path": "src"})).await;
-    let elsewhere = v["elsewhere"].as_str().unwrap();
-    assert_eq!(elsewhere.lines().count(), GREP_ELSEWHERE_MAX_RESULTS);
-    assert!(
-        elsewhere.starts_with("many/f00.txt:1:needle"),
-        "{elsewhere}"
+    assert_eq!(lines(&v).len(), GREP_WIDENED_MAX_RESULTS);
+    assert_eq!(
+        (v["total"].as_u64(), v["truncated"].as_bool()),
+        (Some(30), Some(true))
     );
+    assert_eq!(lines(&v)[0], "many/f00.txt:1:needle");
 }
 
 /// A path with a wildcard that names nothing was meant as a pattern: the
