@@ -251,6 +251,7 @@ impl Tool for EditFile {
     const NAME: &'static str = "edit_file";
     const EFFECT: Effect = Effect::WritesFiles;
     const HIDDEN: &'static [&'static str] = &["insert_at"];
+    const SHOWN_REQUIRED: &'static [&'static str] = &["search_block"];
     type Output = EditFileOutput;
 
     fn description() -> String {

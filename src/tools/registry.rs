@@ -261,6 +261,10 @@ trait Registered: Send + Sync {
     fn hidden(&self) -> &'static [&'static str] {
         &[]
     }
+    /// The parameters the shown schema requires, beyond the whole one's.
+    fn shown_required(&self) -> &'static [&'static str] {
+        &[]
+    }
     /// The validated call of arguments the schema accepted.
     fn accept(&self, arguments: &Value) -> Result<ToolCall, ToolFailure>;
 }
@@ -287,6 +291,10 @@ where
 
     fn hidden(&self) -> &'static [&'static str] {
         T::HIDDEN
+    }
+
+    fn shown_required(&self) -> &'static [&'static str] {
+        T::SHOWN_REQUIRED
     }
 
     fn accept(&self, arguments: &Value) -> Result<ToolCall, ToolFailure> {
@@ -360,6 +368,9 @@ impl Entry {
             for hidden in tool.hidden() {
                 properties.remove(*hidden);
             }
+        }
+        if let Some(required) = shown.get_mut("required").and_then(Value::as_array_mut) {
+            required.extend(tool.shown_required().iter().map(|name| json!(name)));
         }
         Ok(Entry {
             description: tool.description(),

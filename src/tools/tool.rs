@@ -61,6 +61,11 @@ pub trait Tool:
     /// failure that needs it (ADR 0050).
     const HIDDEN: &'static [&'static str] = &[];
 
+    /// Parameters the shown schema requires though the whole one does
+    /// not: a hidden parameter is their alternative, so as far as the
+    /// model knows there is none (ADR 0050).
+    const SHOWN_REQUIRED: &'static [&'static str] = &[];
+
     /// Rules the schema cannot state (two fields compared), checked after
     /// the typed parse and before any side effect.
     fn check(&self) -> Result<(), ToolFailure> {

@@ -268,14 +268,16 @@ fn write_file(
 }
 
 /// A write of what the file holds already: nothing to approve or write,
-/// and the model is told how to add lines, which is what it most often
+/// and the model is told how to change or add lines, which is what it
 /// meant (the suite's 1.5B wrote a guide back unchanged three times when
-/// asked to add a section at its top).
+/// asked to add a section at its top, and notes with the typo still in
+/// them when asked to fix it).
 fn unchanged(path: &str) -> ToolFailure {
     failed(format!(
-        "{path} already holds exactly this content; nothing was written. To add lines, call \
-         edit_file with insert_at (\"start\", \"end\" or the line to insert after) and only \
-         the new lines as replace_block"
+        "{path} already holds exactly this content; nothing was written. To change a line, call \
+         edit_file with search_block (the line as it is now) and replace_block (as it should \
+         be); to add lines, edit_file with insert_at (\"start\", \"end\" or the line to \
+         insert after) and only the new lines as replace_block"
     ))
 }
 

@@ -414,9 +414,10 @@ fn a_write_that_changes_nothing_is_answered_without_asking() {
     .unwrap_err();
     assert_eq!(
         failure.to_string(),
-        "same.txt already holds exactly this content; nothing was written. To add lines, call \
-         edit_file with insert_at (\"start\", \"end\" or the line to insert after) and only the \
-         new lines as replace_block"
+        "same.txt already holds exactly this content; nothing was written. To change a line, \
+         call edit_file with search_block (the line as it is now) and replace_block (as it should \
+         be); to add lines, edit_file with insert_at (\"start\", \"end\" or the line to insert \
+         after) and only the new lines as replace_block"
     );
 }
 

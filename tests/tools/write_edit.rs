@@ -834,7 +834,7 @@ async fn a_write_that_changes_nothing_is_refused_when_run_unasked() {
         v["error"]
             .as_str()
             .unwrap()
-            .starts_with("notes.txt already holds exactly this content; nothing was written. To add lines, call edit_file with insert_at"),
+            .starts_with("notes.txt already holds exactly this content; nothing was written. To change a line, call edit_file with search_block"),
         "{v}"
     );
 }
