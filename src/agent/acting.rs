@@ -49,12 +49,17 @@ pub(super) const ACT_NOW_NOTE: &str = "Do it now with your tools: make the chang
 write_file) or run the command (execute_command) instead of describing it. If you need something \
 from me first, ask.";
 
-/// Whether `prompt` asks for something to be changed, created or run.
-pub(super) fn asks_to_act(prompt: &str) -> bool {
-    let mut words = prompt
+/// The words of `prompt`, in lower case.
+fn words(prompt: &str) -> impl Iterator<Item = String> + '_ {
+    prompt
         .split(|c: char| !c.is_alphanumeric() && c != '_')
         .filter(|w| !w.is_empty())
-        .map(str::to_lowercase);
+        .map(str::to_lowercase)
+}
+
+/// Whether `prompt` asks for something to be changed, created or run.
+pub(super) fn asks_to_act(prompt: &str) -> bool {
+    let mut words = words(prompt);
     let Some(first) = words.next() else {
         return false;
     };
@@ -64,6 +69,17 @@ pub(super) fn asks_to_act(prompt: &str) -> bool {
     std::iter::once(first)
         .chain(words)
         .any(|w| ACTING_VERBS.contains(&w.as_str()))
+}
+
+/// Whether `prompt` only asks a question: it opens as one (or ends with a
+/// question mark) and holds none of the verbs that ask for a change or a
+/// run anywhere ("What is wrong? Fix it." asks for a change).
+pub(super) fn only_asks(prompt: &str) -> bool {
+    let opens_as_one = words(prompt)
+        .next()
+        .is_some_and(|first| ASKING_WORDS.contains(&first.as_str()));
+    (opens_as_one || prompt.trim_end().ends_with('?'))
+        && !words(prompt).any(|w| ACTING_VERBS.contains(&w.as_str()))
 }
 
 /// Whether `reply`, which made no call, only advises: it has words and
@@ -98,6 +114,28 @@ mod tests {
             "fixture names in tests/",
         ] {
             assert!(!asks_to_act(prompt), "{prompt}");
+        }
+    }
+
+    #[test]
+    fn a_question_without_a_verb_of_change_only_asks() {
+        for prompt in [
+            "Which file defines the function apply_discount?",
+            "List the files in the inventory folder.",
+            "What is the value of TAX_RATE in this project?",
+            "Is the cache on by default?",
+        ] {
+            assert!(only_asks(prompt), "{prompt}");
+        }
+        for prompt in [
+            "What is wrong with it? Fix it.",
+            "How do I add a route?",
+            "Can you run the tests?",
+            "Rename total_value to inventory_value",
+            "The tests fail",
+            "",
+        ] {
+            assert!(!only_asks(prompt), "{prompt}");
         }
     }
 

@@ -332,7 +332,7 @@ impl Agent {
             calls,
             &self.setup.approval,
             &self.setup.registry,
-            &self.setup.tools,
+            (&self.setup.tools, self.progress.only_asks),
         );
         // An empty reply is not sent back: it would teach the model nothing
         // and some providers refuse an assistant message with no content.

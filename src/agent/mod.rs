@@ -647,6 +647,7 @@ impl Agent {
         let unseen = looking::unseen_names(&text, &tool_texts);
         self.progress = Progress {
             asks_to_act: acting::asks_to_act(&text),
+            only_asks: acting::only_asks(&text),
             unseen,
             ..Progress::default()
         };

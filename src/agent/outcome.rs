@@ -18,6 +18,7 @@ pub fn status(outcome: &Result<ToolOutput, ToolFailure>) -> ToolStatus {
         Err(
             ToolFailure::Rejected { .. }
             | ToolFailure::Redirected { .. }
+            | ToolFailure::Unasked { .. }
             | ToolFailure::Unattended { .. },
         ) => ToolStatus::Rejected,
         Err(ToolFailure::Cancelled { .. }) => ToolStatus::Cancelled,

@@ -136,12 +136,13 @@ pub(super) struct Round {
 impl Round {
     /// Validates the episode's calls against `registry`, their arguments
     /// as the stream parsed them. Invalid ones get their failure as their
-    /// result at once and never reach a confirmation.
+    /// result at once and never reach a confirmation; so do writes and
+    /// edits when the turn's prompt only asks a `question` (ADR 0049).
     pub(super) fn new(
         requests: Vec<ToolCallRequest>,
         approvals: &Approvals,
         registry: &Registry,
-        tools: &tools::ToolContext,
+        (tools, question): (&tools::ToolContext, bool),
     ) -> Self {
         // Results are matched to calls by id; the stream's accumulator
         // gives every call of an episode an id of its own.
@@ -163,6 +164,14 @@ impl Round {
                         .into(),
                     ),
                     None => match registry.validate(&req.name, &req.arguments) {
+                        Ok(ToolCall::WriteFile(_) | ToolCall::EditFile(_)) if question => {
+                            CallState::Done(
+                                ToolFailure::Unasked {
+                                    tool: req.name.clone(),
+                                }
+                                .into(),
+                            )
+                        }
                         Ok(call) => CallState::Ready(call),
                         Err(failure) => CallState::Done(failure.into()),
                     },
@@ -217,7 +226,7 @@ impl Round {
     ) -> Self {
         Self {
             for_person: true,
-            ..Self::new(requests, approvals, registry, tools)
+            ..Self::new(requests, approvals, registry, (tools, false))
         }
     }
 

@@ -261,6 +261,9 @@ pub(super) struct Progress {
     pub(super) searches: Searches,
     /// The turn's prompt asks to change or run something (ADR 0049).
     pub(super) asks_to_act: bool,
+    /// The turn's prompt only asks a question: no file is written in it
+    /// (ADR 0049).
+    pub(super) only_asks: bool,
     /// The model was asked once this turn to act rather than advise.
     pub(super) nudged: bool,
     /// The names the prompt asks about that no tool result has shown yet

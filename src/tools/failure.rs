@@ -100,6 +100,15 @@ pub enum ToolFailure {
         /// What the person wrote, on the call they were asked about.
         words: Option<String>,
     },
+    /// A write or edit in a turn whose prompt only asks a question
+    /// (ADR 0049): not run, and not put to the person.
+    #[error(
+        "not run: the person asked a question and did not ask for a change. Answer it from what you have read; change files only when the person asks for a change"
+    )]
+    Unasked {
+        /// The tool the call named.
+        tool: String,
+    },
     /// The call needed the person's approval, but no one can give it:
     /// dashfloat runs headless (`dashfloat exec`), so it was not run.
     /// ADR 0028.
@@ -165,6 +174,7 @@ impl ToolFailure {
             ToolFailure::Cancelled { .. } => "cancelled",
             ToolFailure::Rejected { .. }
             | ToolFailure::Redirected { .. }
+            | ToolFailure::Unasked { .. }
             | ToolFailure::Unattended { .. } => "rejected",
         }
     }
@@ -182,6 +192,7 @@ impl ToolFailure {
             | ToolFailure::Cancelled { tool, .. }
             | ToolFailure::Rejected { tool, .. }
             | ToolFailure::Redirected { tool, .. }
+            | ToolFailure::Unasked { tool }
             | ToolFailure::Unattended { tool, .. } => tool,
         }
     }
@@ -222,6 +233,7 @@ impl Serialize for ToolFailure {
             }
             ToolFailure::Rejected { .. }
             | ToolFailure::Redirected { .. }
+            | ToolFailure::Unasked { .. }
             | ToolFailure::Unattended { .. } => {
                 out.serialize_entry("rejected", &true)?;
                 out.serialize_entry("error", &self.to_string())?;

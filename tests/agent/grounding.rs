@@ -238,3 +238,46 @@ async fn answers_from_results_or_saying_nothing_was_found_are_not_asked_to_look(
     h.turn().await;
     assert_eq!(server.requests().len(), 1);
 }
+
+/// A write or edit in a turn whose prompt only asks a question is not
+/// run, under every policy, and not put to the person: its result says
+/// to answer. A prompt that asks for a change writes as before.
+#[tokio::test]
+async fn a_question_turn_writes_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("app.py"),
+        "def parse(text):\n    return text\n",
+    )
+    .unwrap();
+    let write = json!({ "path": "notes.md", "content": "parse is in app.py\n" }).to_string();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_call("w1", "write_file", &[&write]),
+        Reply::text(&["`parse` is in app.py."]),
+        Reply::tool_call("w2", "write_file", &[&write]),
+        Reply::text(&["Written."]),
+    ])
+    .await;
+    let mut h = start_with(setup(
+        &server.base_url(),
+        dir.path(),
+        ApprovalPolicy::DangerouslyApproveAll,
+    ));
+    h.prompt("Which file defines parse?").await;
+    h.turn().await;
+    let result = last_message(&server, 1);
+    let content: Value = serde_json::from_str(result["content"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        content["error"],
+        "not run: the person asked a question and did not ask for a change. Answer it from what \
+         you have read; change files only when the person asks for a change"
+    );
+    assert_eq!(content["rejected"], true);
+    assert!(!dir.path().join("notes.md").exists());
+    h.prompt("Write a note saying where parse is").await;
+    h.turn().await;
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("notes.md")).unwrap(),
+        "parse is in app.py\n"
+    );
+}
