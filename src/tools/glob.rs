@@ -18,10 +18,7 @@ use crate::protocol::{FileGuard, ToolStatus};
 use super::failure::ToolFailure;
 use super::tool::{Effect, Shown, Tool, on_blocking_pool, path_parameter};
 use super::walk;
-use super::{
-    Seen, ToolContext, Visitor, WalkError, Workspace, cannot_search, io_failure, missing_failure,
-    resolve_for,
-};
+use super::{Seen, ToolContext, Visitor, WalkError, Workspace, cannot_search, search_place};
 
 const TOOL: &str = Glob::NAME;
 
@@ -183,13 +180,7 @@ fn glob(
     cancel: &CancellationToken,
 ) -> Result<GlobOutput, ToolFailure> {
     let matcher = walk::glob_matcher(TOOL, "pattern", &call.pattern)?;
-    let root_real = ws
-        .real_path(ws.root())
-        .map_err(|e| io_failure(TOOL, ".", "search", &e))?;
-    let target = resolve_for(TOOL, ws, &call.path)?;
-    let meta = ws
-        .stat(&target)
-        .map_err(|e| missing_failure(TOOL, ws, &call.path, "search", &e))?;
+    let (root_real, target, meta) = search_place(TOOL, ws, &call.path)?;
     if !meta.is_dir() {
         return Err(ToolFailure::ExecutionFailed {
             tool: TOOL.to_owned(),

@@ -33,7 +33,7 @@ use super::validate::received;
 use super::walk;
 use super::{
     KnownFiles, Opener, Seen, Stat, ToolContext, Visitor, WalkError, Workspace, cannot_search,
-    io_failure, missing_failure, resolve_for,
+    io_failure, search_place,
 };
 
 const TOOL: &str = Grep::NAME;
@@ -767,13 +767,7 @@ fn grep(
         max: call.max_results,
         searched: None,
     };
-    let root_real = ws
-        .real_path(ws.root())
-        .map_err(|e| io_failure(TOOL, ".", "search", &e))?;
-    let target = resolve_for(TOOL, ws, &call.path)?;
-    let meta = ws
-        .stat(&target)
-        .map_err(|e| missing_failure(TOOL, ws, &call.path, "search", &e))?;
+    let (root_real, target, meta) = search_place(TOOL, ws, &call.path)?;
     let searched = search(
         ws,
         &root_real,

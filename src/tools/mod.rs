@@ -309,6 +309,24 @@ fn resolve_for(tool: &str, workspace: &dyn Workspace, path: &str) -> Result<Path
         })
 }
 
+/// Where a search of `tool` looks: the project's root and the `path` the
+/// call names, both resolved, and what is at the path; each refusal as
+/// `tool`'s failure.
+fn search_place(
+    tool: &str,
+    ws: &dyn Workspace,
+    path: &str,
+) -> Result<(PathBuf, PathBuf, Stat), ToolFailure> {
+    let root = ws
+        .real_path(ws.root())
+        .map_err(|e| io_failure(tool, ".", "search", &e))?;
+    let target = resolve_for(tool, ws, path)?;
+    let meta = ws
+        .stat(&target)
+        .map_err(|e| missing_failure(tool, ws, path, "search", &e))?;
+    Ok((root, target, meta))
+}
+
 /// A walk that could not start, as a search tool's execution failure.
 fn cannot_search(tool: &str, e: &WalkError) -> ToolFailure {
     ToolFailure::ExecutionFailed {
