@@ -552,6 +552,17 @@ impl Checkpoints {
         }
     }
 
+    /// What `real` was before the current turn first changed it, or
+    /// [`None`] when the turn has not changed it: a write that would undo
+    /// the turn's own change is told apart by it (ADR 0051).
+    pub fn before_this_turn(&self, ws: &dyn Workspace, real: &Path) -> Option<FileState> {
+        let (path, _) = relative(ws, real);
+        let kept = self.lock();
+        kept.current_files()
+            .find(|f| f.path == path)
+            .map(|f| f.before.clone())
+    }
+
     /// After a file tool wrote `real`: what it left.
     pub fn landed(&self, ws: &dyn Workspace, real: &Path, data: &[u8]) {
         let (path, _) = relative(ws, real);

@@ -22,7 +22,7 @@ use super::read::{count_lines, is_continuation};
 use super::syntax::{self, SyntaxErrors};
 use super::tool::{Effect, Shown, Tool, on_blocking_pool, path_parameter};
 use super::{
-    Parents, ToolContext, Workspace, WriteError, io_failure, missing_failure, resolve_for,
+    Parents, ToolContext, Workspace, WriteError, io_failure, landed, missing_failure, resolve_for,
 };
 use crate::stable_hash::content_hash;
 
@@ -318,6 +318,8 @@ impl Tool for EditFile {
             change,
             self.replace_block.as_bytes(),
         )?;
+        let place = (self.path.as_str(), target.real.as_path());
+        landed::check(ctx, TOOL, place, (&target.data, &new), false)?;
         let file = shown(ws, &self.path, &target.real);
         let title = match change {
             Change::Replace(_) => format!(
@@ -725,6 +727,7 @@ fn edit_file(
     let change = call.change()?;
     let Planned { line, new, loose } =
         plan(path, &target.data, change, call.replace_block.as_bytes())?;
+    landed::check(ctx, TOOL, (path, &target.real), (&target.data, &new), false)?;
     ctx.checkpoints
         .capture(ws, &target.real, || FileState::File {
             content: target.data.clone(),

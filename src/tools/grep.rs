@@ -33,7 +33,7 @@ use super::validate::received;
 use super::walk;
 use super::{
     KnownFiles, Opener, Seen, Stat, ToolContext, Visitor, WalkError, Workspace, cannot_search,
-    io_failure, search_place,
+    has_wildcard, io_failure, locate, search_place,
 };
 
 const TOOL: &str = Grep::NAME;
@@ -767,6 +767,23 @@ fn grep(
         max: call.max_results,
         searched: None,
     };
+    // Nothing at the path: the whole project is searched, as for a miss,
+    // and says so even when it matches nothing (ADR 0049).
+    if absent(ws, &call.path) {
+        let root_real = ws
+            .real_path(ws.root())
+            .map_err(|e| io_failure(TOOL, ".", "search", &e))?;
+        let why = format!(
+            "{} does not exist, so the whole project was searched{}",
+            call.path,
+            locate::hint(ws, &call.path)
+        );
+        let mut out = project_wide(ws, &root_real, call, wanted, why, cancel)?;
+        if out.total == 0 {
+            out.next = Some(no_match(out.files_searched, &call.path, false, true));
+        }
+        return Ok(out);
+    }
     let (root_real, target, meta) = search_place(TOOL, ws, &call.path)?;
     let searched = search(
         ws,
@@ -786,31 +803,17 @@ fn grep(
     let skipped = meta.is_file() && (found.binary > 0 || found.unsearched_total > 0);
     let widened = hits.is_empty() && target != root_real && !skipped;
     if widened {
-        let root_meta = ws
-            .stat(&root_real)
-            .map_err(|e| io_failure(TOOL, ".", "search", &e))?;
+        let why = format!(
+            "no line matched in {}, so the whole project was searched",
+            call.path
+        );
         let wanted = Wanted {
-            max: wanted.max.min(GREP_WIDENED_MAX_RESULTS),
             searched: Some(target.clone()),
             ..wanted
         };
-        let whole = search(
-            ws,
-            &root_real,
-            (&root_real, "."),
-            &root_meta,
-            wanted,
-            cancel,
-        )?;
-        let whole_files = whole.files;
-        let (whole_found, whole_hits) = whole.lines();
-        if !whole_hits.is_empty() {
-            let mut out = output(call, ".", whole_found, &whole_hits);
-            out.searched_first = Some(format!(
-                "no line matched in {}, so the whole project was searched",
-                call.path
-            ));
-            out.files_searched = files_searched + whole_files;
+        let mut out = project_wide(ws, &root_real, call, wanted, why, cancel)?;
+        if out.total > 0 {
+            out.files_searched += files_searched;
             return Ok(out);
         }
     }
@@ -831,6 +834,42 @@ fn grep(
             widened,
         ));
     }
+    Ok(out)
+}
+
+/// Whether nothing is at `path`, a name in the project without a
+/// wildcard: a place to look that is not there, not a pattern.
+fn absent(ws: &dyn Workspace, path: &str) -> bool {
+    !has_wildcard(path)
+        && ws.resolve(path).is_ok_and(
+            |real| matches!(ws.lstat(&real), Err(e) if e.kind() == std::io::ErrorKind::NotFound),
+        )
+}
+
+/// The whole project searched for what `call` looked for elsewhere
+/// (`wanted.searched`, when that was searched already), its matches cut
+/// to [`GREP_WIDENED_MAX_RESULTS`]; `why` says where it looked first.
+fn project_wide(
+    ws: &dyn Workspace,
+    root_real: &Path,
+    call: &Grep,
+    wanted: Wanted,
+    why: String,
+    cancel: &CancellationToken,
+) -> Result<GrepOutput, ToolFailure> {
+    let root_meta = ws
+        .stat(root_real)
+        .map_err(|e| io_failure(TOOL, ".", "search", &e))?;
+    let wanted = Wanted {
+        max: wanted.max.min(GREP_WIDENED_MAX_RESULTS),
+        ..wanted
+    };
+    let whole = search(ws, root_real, (root_real, "."), &root_meta, wanted, cancel)?;
+    let files = whole.files;
+    let (found, hits) = whole.lines();
+    let mut out = output(call, ".", found, &hits);
+    out.searched_first = Some(why);
+    out.files_searched = files;
     Ok(out)
 }
 

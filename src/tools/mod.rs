@@ -63,6 +63,7 @@ pub(crate) mod grep;
 mod guard;
 mod ignore_rules;
 mod known;
+mod landed;
 pub(crate) mod list;
 mod local;
 pub(crate) mod locate;

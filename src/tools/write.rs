@@ -18,7 +18,7 @@ use super::preview::{LineChanges, count, diff, heading, line, shown};
 use super::read::count_lines;
 use super::syntax::{self, SyntaxErrors};
 use super::tool::{Effect, Shown, Tool, on_blocking_pool, path_parameter};
-use super::{Parents, ToolContext, WriteError, io_failure, resolve_for};
+use super::{Parents, ToolContext, WriteError, io_failure, landed, resolve_for};
 use crate::stable_hash::content_hash;
 
 const TOOL: &str = WriteFile::NAME;
@@ -145,6 +145,7 @@ impl Tool for WriteFile {
             Some(Current::Text { old, .. }) => {
                 // Nothing to approve: the model is told the file is as it
                 // wants it, and the person is not asked about a no-op.
+                self.landed(ctx, &real, &old)?;
                 if old == content.as_bytes() {
                     return Err(unchanged(path));
                 }
@@ -208,6 +209,7 @@ fn write_file(
     let changed = match &existing {
         None => format!("added {}", count(count_lines(content) as usize, "line")),
         Some(Current::Text { old, .. }) => {
+            call.landed(ctx, &real, old)?;
             if old == content {
                 return Err(unchanged(path));
             }
@@ -394,6 +396,16 @@ impl WriteFile {
              will be asked)",
             changes.kept, wipe.deleted
         )))
+    }
+
+    /// Refuses a write that undoes or rewrites the change this turn made
+    /// to the file, unless the call says it means to replace it whole.
+    fn landed(&self, ctx: &ToolContext, real: &Path, old: &[u8]) -> Result<(), ToolFailure> {
+        if self.replace_whole_file {
+            return Ok(());
+        }
+        let new = self.content.as_bytes();
+        landed::check(ctx, TOOL, (&self.path, real), (old, new), true)
     }
 
     /// The same rule for a file too large to compare: replacing it is

@@ -129,3 +129,63 @@ async fn headless_a_write_said_to_replace_a_file_whole_is_not_run_and_says_how_t
     );
     assert_eq!(std::fs::read_to_string(&file).unwrap(), history());
 }
+
+/// A turn's own change is kept (ADR 0051): after the 1.5B appended a
+/// line it wrote the file again, then back without the line. Within the
+/// turn, the same write is answered that the change is made and the
+/// write back is refused, before anyone is asked; the next prompt may
+/// put it back.
+#[tokio::test]
+async fn a_turn_that_made_its_change_is_told_so_and_cannot_undo_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("requirements.txt");
+    std::fs::write(&file, "requests==2.31.0\n").unwrap();
+    let server = ScriptedServer::start(Vec::new()).await;
+    let mut h = start_with(setup(
+        &server.base_url(),
+        dir.path(),
+        ApprovalPolicy::AutoEdit,
+    ));
+    let added = json!({"path": "requirements.txt", "content": "requests==2.31.0\npytest>=7\n"});
+    let back = json!({"path": "requirements.txt", "content": "requests==2.31.0\n"});
+    server.push_reply(Reply::tool_call(
+        "r1",
+        "read_file",
+        &[r#"{"path":"requirements.txt"}"#],
+    ));
+    server.push_reply(Reply::tool_call("w1", "write_file", &[&added.to_string()]));
+    server.push_reply(Reply::tool_call("w2", "write_file", &[&added.to_string()]));
+    server.push_reply(Reply::tool_call("w3", "write_file", &[&back.to_string()]));
+    server.push_reply(Reply::text(&["added"]));
+    h.prompt("add pytest>=7 to requirements.txt").await;
+    let events = h.turn().await;
+    assert!(confirms(&events).is_empty(), "{events:#?}");
+    assert_eq!(result_of(&server, "w1")["ok"], true);
+    let again = result_of(&server, "w2");
+    assert!(
+        again["error"]
+            .as_str()
+            .unwrap()
+            .contains("which your change earlier in this turn put there"),
+        "{again:#}"
+    );
+    let undo = result_of(&server, "w3");
+    assert!(
+        undo["error"].as_str().unwrap().contains("undoing it"),
+        "{undo:#}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "requests==2.31.0\npytest>=7\n"
+    );
+
+    server.push_reply(Reply::tool_call("w4", "write_file", &[&back.to_string()]));
+    server.push_reply(Reply::text(&["taken out"]));
+    h.prompt("take it out again").await;
+    h.turn().await;
+    assert_eq!(result_of(&server, "w4")["ok"], true);
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "requests==2.31.0\n"
+    );
+}

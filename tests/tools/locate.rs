@@ -56,7 +56,6 @@ async fn a_folder_is_found_by_its_name_for_a_listing_a_search_or_a_command() {
     let project = [("src/utils/text.rs", ""), ("src/utils/num.rs", "")];
     for (tool, args) in [
         ("list_directory", json!({"path": "utils"})),
-        ("grep", json!({"pattern": "x", "path": "lib/utils"})),
         ("glob", json!({"pattern": "*.rs", "path": "utils/"})),
         ("execute_command", json!({"command": "ls", "cwd": "utils"})),
     ] {
@@ -66,6 +65,22 @@ async fn a_folder_is_found_by_its_name_for_a_listing_a_search_or_a_command() {
             "{tool} {args}: {error}"
         );
     }
+    // A grep searches the whole project instead, and says where the
+    // name is beside why (ADR 0049).
+    let dir = tempfile::tempdir().unwrap();
+    plant(dir.path(), &project);
+    let v = crate::run(
+        dir.path(),
+        "grep",
+        json!({"pattern": "x", "path": "lib/utils"}),
+    )
+    .await;
+    assert_eq!(
+        v["searched_first"],
+        "lib/utils does not exist, so the whole project was searched; the project has utils at \
+         src/utils",
+        "{v}"
+    );
 }
 
 /// The places are the shallowest paths, at most `LOCATE_MAX_SHOWN`; more

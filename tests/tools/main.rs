@@ -12,6 +12,7 @@ mod confinement;
 mod env;
 mod exec;
 mod git_layouts;
+mod landed;
 mod list;
 mod locate;
 mod loose;

@@ -529,6 +529,59 @@ async fn a_grep_of_one_short_file_that_matches_nothing_gives_the_file() {
     assert_eq!(lines(&v), ["config.toml:1:port = 9000"]);
 }
 
+/// The 1.5B grepped `inventory/config.toml` for a setting no file
+/// holds, was told the path did not exist, and grepped it again and
+/// again; then it answered with that file. A grep of a path that is not
+/// there searches the whole project, and nothing found anywhere says so.
+#[tokio::test]
+async fn a_grep_of_a_path_that_is_not_there_searches_the_whole_project() {
+    let dir = project();
+    plant(
+        dir.path(),
+        &[
+            ("config.toml", "[database]\nport = 5432\n"),
+            ("inventory/items.py", "class Item:\n    pass\n"),
+        ],
+    );
+    let v = grep(
+        dir.path(),
+        json!({"pattern": "port", "path": "inventory/config.toml"}),
+    )
+    .await;
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(v["path"], ".");
+    assert_eq!(lines(&v), ["config.toml:2:port = 5432"]);
+    assert_eq!(
+        v["searched_first"],
+        "inventory/config.toml does not exist, so the whole project was searched; the project \
+         has config.toml at config.toml"
+    );
+    let v = grep(
+        dir.path(),
+        json!({"pattern": "redis", "path": "inventory/config.toml"}),
+    )
+    .await;
+    assert_eq!(
+        (v["ok"].as_bool(), v["total"].as_u64()),
+        (Some(true), Some(0)),
+        "{v}"
+    );
+    assert_eq!(
+        v["next"],
+        "no line matched in inventory/config.toml, nor anywhere else in the project: try a \
+         shorter pattern or ignore_case; if it is not in the project, say you did not find it \
+         rather than guess"
+    );
+    // A wildcard in the path is a pattern put in the wrong place, and
+    // fails saying so.
+    let v = grep(
+        dir.path(),
+        json!({"pattern": "port", "path": "inventory/*.toml"}),
+    )
+    .await;
+    assert_eq!(v["code"], "execution_failed", "{v}");
+}
+
 /// A grep that matched nothing in the file or folder it named searches
 /// the whole project, and that search is the result: path `.`, its first
 /// lines (at most GREP_WIDENED_MAX_RESULTS), `searched_first` saying why,
@@ -653,9 +706,8 @@ async fn a_missing_path_with_a_wildcard_says_where_a_pattern_goes() {
 async fn a_missing_path_or_a_file_for_glob_says_what_to_do() {
     let dir = project();
     let v = grep(dir.path(), json!({"pattern": "x", "path": "nope"})).await;
-    assert_eq!(v["code"], "execution_failed");
     assert!(
-        v["error"].as_str().unwrap().ends_with(
+        v["searched_first"].as_str().unwrap().ends_with(
             "; nothing in the project is named nope (ignored and build folders aside); list_directory . to see what is there"
         ),
         "{v}"
