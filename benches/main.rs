@@ -598,6 +598,7 @@ fn bench_session(messages: usize, text_bytes: usize) -> (Vec<Message>, Vec<LogIt
                         },
                     }],
                     tool_call_id: None,
+                    carried: Vec::new(),
                 });
                 log.push(LogItem::Tool {
                     id: id.clone(),
@@ -612,6 +613,7 @@ fn bench_session(messages: usize, text_bytes: usize) -> (Vec<Message>, Vec<LogIt
                     content: Some(result.clone()),
                     tool_calls: Vec::new(),
                     tool_call_id: Some(format!("call_{}", i - 1)),
+                    carried: Vec::new(),
                 });
                 log.push(LogItem::Assistant {
                     text: format!("reply {i}"),
@@ -648,6 +650,7 @@ fn record<'a>(
         directory,
         model: "bench-model",
         base_url: "http://127.0.0.1:8088/v1",
+        wire: dashfloat::llm::wires::Wire::Chat,
         title: "bench",
         usage: Default::default(),
         last_usage: None,
@@ -687,6 +690,7 @@ fn bench_step(seq: u64, messages: &mut Vec<Message>, log: &mut SessionLog) -> (D
         updated: seq,
         model: "bench-model",
         base_url: "http://127.0.0.1:8088/v1",
+        wire: dashfloat::llm::wires::Wire::Chat,
         directory: "/p",
         usage: Default::default(),
         last_usage: None,

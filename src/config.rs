@@ -14,6 +14,7 @@ use crate::agent::{
 };
 use crate::llm::adapters::ToolSyntax;
 use crate::llm::discover::Questions;
+use crate::llm::wires::Wire;
 use crate::mcp::config::{McpConfigError, ServerConfig};
 use crate::secret::{Secret, redact_userinfo};
 use crate::session::OpenSession;
@@ -31,8 +32,6 @@ pub const LOCAL_CONTEXT_WINDOW: u64 = 8192;
 /// Context window assumed for a configured provider when none is given and
 /// the server does not say (ADR 0020).
 const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
-/// The environment variable the API key is read from unless configured.
-const DEFAULT_API_KEY_ENV: &str = "OPENAI_API_KEY";
 /// How long to wait for a connection (the response headers wait for the
 /// longer of this and the idle timeout).
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
@@ -62,7 +61,7 @@ const EXEC_RUN_TIMEOUT_MAX_SECS: u64 = TIMEOUT_MAX.as_secs();
 http://127.0.0.1:8088/v1 (start it with scripts/local-model).\n\
 Config file: $XDG_CONFIG_HOME/dashfloat/config.toml (default ~/.config/dashfloat/config.toml) \
 with keys base_url, model, api_key_env, context_window, max_output, compact_at, request_timeout_secs, \
-idle_timeout_secs, max_steps, exec_timeout_secs, exec_timeout_max_secs, temperature, seed, save_sessions, auto_allow_read_only, attach_named_files, ask_to_act, ask_to_look, project_overview, tool_syntax, warm_cache, \
+idle_timeout_secs, max_steps, exec_timeout_secs, exec_timeout_max_secs, temperature, seed, save_sessions, auto_allow_read_only, attach_named_files, ask_to_act, ask_to_look, project_overview, tool_syntax, wire, warm_cache, \
 sandbox (\"always\": commands you approve run in the workspace-write sandbox too), sandbox_deny_read (paths sandboxed commands may not read), a [headers] \
 table, an [exec] table with pass_env (variables handed to commands on purpose) and \
 [mcp_servers.NAME] tables (MCP servers, spelled as Codex spells them; see `dashfloat mcp`).\n\
@@ -80,7 +79,7 @@ pub struct Cli {
     /// Model name sent with each request [default: the one the server serves, if it serves one]
     #[arg(long, env = "DASHFLOAT_MODEL", value_name = "NAME", global = true)]
     pub model: Option<String>,
-    /// Name of the environment variable holding the API key [default: OPENAI_API_KEY]
+    /// Name of the environment variable holding the API key [default: OPENAI_API_KEY, or ANTHROPIC_API_KEY on the anthropic wire]
     #[arg(long, env = "DASHFLOAT_API_KEY_ENV", value_name = "VAR", global = true)]
     pub api_key_env: Option<String>,
     /// The model's context window in tokens (for the status bar) [default: asked of the server]
@@ -151,6 +150,15 @@ pub struct Cli {
         global = true
     )]
     pub exec_timeout_max: Option<u64>,
+    /// The API requests speak: chat (chat completions), responses (OpenAI Responses) or anthropic (Anthropic Messages) [default: anthropic for https://api.anthropic.com, else chat]
+    #[arg(
+        long,
+        env = "DASHFLOAT_WIRE",
+        value_name = "WIRE",
+        value_enum,
+        global = true
+    )]
+    pub wire: Option<Wire>,
     /// How tool calls written as text are read: auto, native, fenced, hermes, mistral, llama, deepseek or glm [default: auto]
     #[arg(
         long,
@@ -431,6 +439,7 @@ struct FileConfig {
     ask_to_look: Option<bool>,
     project_overview: Option<bool>,
     tool_syntax: Option<ToolSyntax>,
+    wire: Option<Wire>,
     warm_cache: Option<bool>,
     sandbox: Option<SandboxScope>,
     #[serde(default)]
@@ -590,6 +599,8 @@ pub struct Config {
     pub project_overview: bool,
     /// How tool calls written as text are read (ADR 0027).
     pub tool_syntax: ToolSyntax,
+    /// The API the requests speak (ADR 0052).
+    pub wire: Wire,
     /// Whether the conversation is sent ahead while the person types, so
     /// the server's prompt cache holds it (ADR 0032).
     pub warm_cache: bool,
@@ -682,11 +693,15 @@ impl Config {
                 DEFAULT_COMPACT_AT
             }
         };
+        let wire = cli
+            .wire
+            .or(file.wire)
+            .unwrap_or_else(|| Wire::for_base_url(&base_url));
         let api_key_env = cli
             .api_key_env
             .clone()
             .or(file.api_key_env)
-            .unwrap_or_else(|| DEFAULT_API_KEY_ENV.to_string());
+            .unwrap_or_else(|| wire.default_key_env().to_string());
         // Whatever listens on the local default's port gets no key: any
         // local user could have bound it first.
         let api_key = match env(&api_key_env).filter(|_| provider_configured) {
@@ -738,6 +753,7 @@ impl Config {
             ask_to_look: file.ask_to_look.unwrap_or(true),
             project_overview: file.project_overview.unwrap_or(true),
             tool_syntax: cli.tool_syntax.or(file.tool_syntax).unwrap_or_default(),
+            wire,
             warm_cache: cli.warm_cache.or(file.warm_cache).unwrap_or(local),
             sandbox_deny_read,
             sandbox: file.sandbox.unwrap_or_default(),

@@ -633,6 +633,7 @@ fn endpoint(config: &Config) -> Result<Endpoint, EndpointError> {
             model: config.model.clone(),
             key_var: config.api_key_env.clone(),
             request_timeout: config.request_timeout,
+            wire: config.wire,
         },
         api_key: config.api_key.clone(),
         headers: config.headers.clone(),

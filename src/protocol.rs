@@ -422,6 +422,10 @@ pub struct Usage {
     pub completion_tokens: u64,
     /// Their sum, as the provider reports it.
     pub total_tokens: u64,
+    /// How many of the prompt's tokens the provider read from its cache
+    /// (0 when it did not say).
+    #[serde(default)]
+    pub cached_tokens: u64,
 }
 
 /// How a streamed assistant reply ended.
@@ -957,6 +961,10 @@ pub enum StreamEvent {
     Usage(Usage),
     /// `finish_reason` of the choice.
     Finish(FinishReason),
+    /// An item the wire requires be sent back with this reply (signed
+    /// thinking, encrypted reasoning), as the provider sent it: the agent
+    /// keeps it with the reply's message.
+    Carried(serde_json::Value),
     /// A retryable failure before any token: the request is sent again
     /// after `wait`.
     Retrying {

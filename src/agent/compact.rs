@@ -340,7 +340,8 @@ impl Agent {
                 | StreamEvent::ToolCallProgress { .. }
                 | StreamEvent::ToolCallHeld { .. }
                 | StreamEvent::PromptProgress(_)
-                | StreamEvent::Looping { .. },
+                | StreamEvent::Looping { .. }
+                | StreamEvent::Carried(_),
             ) => {}
             None => {
                 let why = match (&mut compaction.task).await {

@@ -158,6 +158,17 @@ impl Conversation {
     /// what the person saw is what the model is told it said) with the
     /// calls it made.
     pub fn push_assistant(&mut self, text: String, calls: Vec<AssistantCall>) {
+        self.push_reply(text, calls, Vec::new());
+    }
+
+    /// [`Conversation::push_assistant`], with the items the wire requires
+    /// be sent back with the reply ([`Message::carried`]).
+    pub fn push_reply(
+        &mut self,
+        text: String,
+        calls: Vec<AssistantCall>,
+        carried: Vec<serde_json::Value>,
+    ) {
         let tool_calls: Vec<ToolCallMessage> = calls
             .into_iter()
             .map(|call| ToolCallMessage {
@@ -179,6 +190,7 @@ impl Conversation {
             content,
             tool_calls,
             tool_call_id: None,
+            carried,
         });
     }
 
@@ -544,6 +556,7 @@ pub fn tool_message(call_id: CallId, result: &ToolResult) -> Message {
         content: Some(result.to_json()),
         tool_calls: Vec::new(),
         tool_call_id: Some(call_id),
+        carried: Vec::new(),
     }
 }
 

@@ -32,6 +32,9 @@ pub(super) struct Episode {
     body_bytes: usize,
     usage: Option<Usage>,
     finish: Option<FinishReason>,
+    /// What the wire requires be sent back with the reply, bounded as
+    /// the reply is (ADR 0052).
+    carried: Vec<serde_json::Value>,
     /// Calls whose id and name arrived; each is answered if the stream
     /// does not complete. A complete stream's `Done` names the calls to
     /// answer: all of these, or, after a loop stop, each distinct one once.
@@ -141,6 +144,7 @@ impl Agent {
             body_bytes,
             usage: None,
             finish: None,
+            carried: Vec::new(),
             announced: Vec::new(),
         });
         self.emit(AgentEvent::Phase(Phase::Streaming)).await;
@@ -162,6 +166,7 @@ impl Agent {
                 self.emit(AgentEvent::ReasoningDelta(text)).await;
             }
             Some(StreamEvent::Usage(usage)) => episode.usage = Some(usage),
+            Some(StreamEvent::Carried(item)) => episode.carried.push(item),
             Some(StreamEvent::Finish(reason)) => episode.finish = Some(reason),
             Some(StreamEvent::ToolCallStarted { id, name }) => {
                 episode.announced.push((id, name.clone()));
@@ -338,7 +343,7 @@ impl Agent {
         // and some providers refuse an assistant message with no content.
         if had_text || !round.is_empty() {
             self.conversation
-                .push_assistant(episode.content, round.assistant_calls());
+                .push_reply(episode.content, round.assistant_calls(), episode.carried);
         }
         if round.is_empty() {
             match recover {

@@ -47,6 +47,7 @@ use crate::llm::slots::{self, SlotAction, SlotError};
 use crate::llm::stream::{self, Endpoint, EndpointError};
 use crate::llm::tool_calls::MadeUpIds;
 use crate::llm::wire::{Role, Sampling};
+use crate::llm::wires::Wire;
 use crate::log::Log;
 use crate::mcp::McpServers;
 use crate::mcp::trust::TrustStore;
@@ -674,6 +675,15 @@ impl Agent {
                 self.emit(AgentEvent::TurnDone).await;
             }
         }
+    }
+
+    /// The API requests speak (chat when no client could be built: there
+    /// are no requests then).
+    fn wire(&self) -> Wire {
+        self.setup
+            .endpoint
+            .as_ref()
+            .map_or(Wire::Chat, |endpoint| endpoint.context.wire)
     }
 
     /// Where requests go, asking for the model in force; `None` when no

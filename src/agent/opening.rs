@@ -5,6 +5,8 @@
 //! journal was cut short opens with what was saved before the cut, and a
 //! notice says what was left out. ADR 0022, 0040.
 
+use crate::llm::wire::Message;
+use crate::llm::wires::Wire;
 use crate::protocol::{AgentEvent, Severity};
 use crate::session::{self, OpenSession, SessionError};
 use crate::tools::CheckpointLog;
@@ -151,6 +153,29 @@ impl Agent {
         }
     }
 
+    /// A conversation saved on `saved_wire`, to go on on this agent's
+    /// wire: what only another wire reads (its carried reasoning) is taken
+    /// out when this one is chat, which would send it as an unknown field;
+    /// the other wires each read only their own kind. What to tell the
+    /// person, when anything was taken out.
+    fn convert(&self, saved_wire: Wire, messages: &mut [Message]) -> Option<String> {
+        let wire = self.wire();
+        if wire == saved_wire || wire != Wire::Chat {
+            return None;
+        }
+        let dropped: usize = messages
+            .iter_mut()
+            .map(|m| std::mem::take(&mut m.carried).len())
+            .sum();
+        (dropped > 0).then(|| {
+            format!(
+                "this session spoke the {} wire: {dropped} reasoning items only that wire reads are left out on {}",
+                saved_wire.name(),
+                wire.name()
+            )
+        })
+    }
+
     /// Opens saved session `id` in place of this one (locked, when saving
     /// is on); on a failure but a damaged file an error entry says why, and
     /// this one goes on.
@@ -175,8 +200,14 @@ impl Agent {
                     )
                 });
                 let last_usage = saved.last_usage;
-                let messages = std::mem::take(&mut saved.messages);
-                let held = messages.len();
+                let mut messages = std::mem::take(&mut saved.messages);
+                let converted = self.convert(saved.wire, &mut messages);
+                // Converted, the files hold none of it as it now is.
+                let held = if converted.is_some() {
+                    0
+                } else {
+                    messages.len()
+                };
                 self.conversation = Conversation::resumed(&self.setup.system_prompt, messages);
                 self.setup.tools.known.clear();
                 self.tickets
@@ -213,6 +244,9 @@ impl Agent {
                 }
                 if let Some(damage) = damage {
                     self.system(Severity::Notice, damage).await;
+                }
+                if let Some(notice) = converted {
+                    self.system(Severity::Notice, notice).await;
                 }
                 if let Some(directory) = elsewhere {
                     let notice = format!(

@@ -148,6 +148,7 @@ impl Saving {
             .completion_tokens
             .saturating_add(usage.completion_tokens);
         total.total_tokens = total.total_tokens.saturating_add(usage.total_tokens);
+        total.cached_tokens = total.cached_tokens.saturating_add(usage.cached_tokens);
     }
 
     /// Records what an event shows in the log.
@@ -270,6 +271,7 @@ impl Agent {
                 directory: &setup.directory,
                 model: &self.setup.model,
                 base_url: &setup.base_url,
+                wire: self.wire(),
                 title: &self.saving.title,
                 usage: self.saving.usage,
                 last_usage: self.saving.last_usage,
@@ -288,6 +290,7 @@ impl Agent {
                 updated,
                 model: &self.setup.model,
                 base_url: &setup.base_url,
+                wire: self.wire(),
                 directory: &setup.directory,
                 usage: self.saving.usage,
                 last_usage: self.saving.last_usage,

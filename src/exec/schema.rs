@@ -89,6 +89,8 @@ pub enum Line {
         completion_tokens: u64,
         /// Their sum, as the provider reports it.
         total_tokens: u64,
+        /// Prompt tokens the provider read from its cache.
+        cached_tokens: u64,
     },
     /// The turn is over: always the last line.
     TurnEnd {
@@ -197,6 +199,7 @@ impl From<Usage> for Line {
             prompt_tokens: usage.prompt_tokens,
             completion_tokens: usage.completion_tokens,
             total_tokens: usage.total_tokens,
+            cached_tokens: usage.cached_tokens,
         }
     }
 }

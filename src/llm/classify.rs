@@ -9,6 +9,7 @@ use crate::protocol::TransportError;
 use crate::secret::redact_userinfo;
 
 use super::wire::{ErrorBody, ErrorField};
+use super::wires::Wire;
 
 /// The most of an error body kept for the message.
 pub const ERROR_BODY_MAX_BYTES: usize = 64 * 1024;
@@ -31,6 +32,8 @@ pub struct RequestContext {
     pub key_var: String,
     /// The request timeout in force.
     pub request_timeout: Duration,
+    /// The API the requests speak.
+    pub wire: Wire,
 }
 
 impl RequestContext {
@@ -91,7 +94,7 @@ pub fn status_error(
             message,
         },
         404 => TransportError::NotFound {
-            url: format!("{}/chat/completions", ctx.shown_url()),
+            url: ctx.wire.url(&ctx.shown_url()),
             model: ctx.model.clone(),
             message,
         },
@@ -158,38 +161,46 @@ fn context_exceeded(body: &[u8]) -> bool {
     CONTEXT_EXCEEDED_WORDS.iter().any(|w| text.contains(w))
 }
 
-/// What the providers' context-exceeded messages say, lower-cased.
-const CONTEXT_EXCEEDED_WORDS: [&str; 2] = [
+/// What the providers' context-exceeded messages say, lower-cased
+/// (Anthropic's: "prompt is too long: 208000 tokens > 200000 maximum").
+const CONTEXT_EXCEEDED_WORDS: [&str; 3] = [
     "exceeds the available context size",
     "maximum context length is",
+    "prompt is too long",
 ];
 
 /// The true context window, where a context-exceeded message states it:
-/// llama.cpp's "exceeds the available context size (8192 tokens)", or
-/// OpenAI's and vLLM's "maximum context length is 8192 tokens".
+/// llama.cpp's "exceeds the available context size (8192 tokens)",
+/// OpenAI's and vLLM's "maximum context length is 8192 tokens", or
+/// Anthropic's "… tokens > 200000 maximum".
 pub fn learned_window(message: &str) -> Option<u64> {
     let lower = message.to_lowercase();
-    ["available context size (", "maximum context length is "]
-        .iter()
-        .find_map(|marker| {
-            let start = lower.find(marker)? + marker.len();
-            let digits: String = lower[start..]
-                .trim_start()
-                .chars()
-                .take_while(char::is_ascii_digit)
-                .collect();
-            digits.parse().ok().filter(|n| *n > 0)
-        })
+    [
+        "available context size (",
+        "maximum context length is ",
+        "tokens > ",
+    ]
+    .iter()
+    .find_map(|marker| {
+        let start = lower.find(marker)? + marker.len();
+        let digits: String = lower[start..]
+            .trim_start()
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        digits.parse().ok().filter(|n| *n > 0)
+    })
 }
 
-/// Whether a failure before any token may be retried: 429 and 503 only, as
-/// both mean "not now" and nothing was generated yet.
+/// Whether a failure before any token may be retried: 429, 503 and
+/// Anthropic's 529 (overloaded) only, as each means "not now" and nothing
+/// was generated yet.
 pub fn retry_delay(err: &TransportError) -> Option<Option<Duration>> {
     match err {
         TransportError::RateLimited { retry_after, .. } => Some(*retry_after),
         TransportError::ClosedUnanswered { .. } => Some(None),
         TransportError::Server {
-            status: 503,
+            status: 503 | 529,
             retry_after,
             ..
         } => Some(*retry_after),

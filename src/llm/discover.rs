@@ -110,7 +110,7 @@ pub async fn ask(endpoint: &Endpoint, model: &str, questions: Questions) -> Answ
     if !(questions.models || questions.window && answers.context_window.is_none()) {
         return answers;
     }
-    let url = crate::base_url::api(&endpoint.context.base_url, "/models");
+    let url = endpoint.context.wire.models_url(&endpoint.context.base_url);
     match get::<ModelList>(endpoint, &url).await {
         Ok(list) => {
             let in_use = match list.data.as_slice() {

@@ -9,6 +9,7 @@ pub mod slots;
 pub mod stream;
 pub mod tool_calls;
 pub mod wire;
+pub mod wires;
 
 use std::sync::Once;
 

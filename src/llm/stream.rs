@@ -22,6 +22,12 @@ use super::guarded::{GuardError, GuardedBytes, ReplyBudget};
 use super::tool_calls::MadeUpIds;
 use super::tool_calls::{AccumulatorError, AssembledCall, ToolCallAccumulator, call_key};
 use super::wire::{ChatChunk, WireFunctionDelta, WireToolCallDelta};
+use super::wires::{ANTHROPIC_VERSION, Frame, Reader, Wire};
+
+/// The header Anthropic's wire sends the key in.
+const ANTHROPIC_KEY_HEADER: &str = "x-api-key";
+/// The header naming Anthropic's API version.
+const ANTHROPIC_VERSION_HEADER: &str = "anthropic-version";
 
 /// ADR 0007's episode cap: reply and reasoning text, tool calls and the
 /// stream's lines that carry no data (comments) together may not exceed
@@ -95,23 +101,34 @@ pub enum EndpointError {
 
 impl Endpoint {
     fn url(&self) -> String {
-        crate::base_url::api(&self.context.base_url, "/chat/completions")
+        self.context.wire.url(&self.context.base_url)
     }
 
     /// Adds the key and the extra headers to a request to this provider:
-    /// every request to it carries the same credentials, and only those.
-    /// An `Authorization` header of the person's own replaces the key's: a
-    /// second one would hand the key to a provider it is not for.
+    /// every request to it carries the same credentials, and only those
+    /// (Anthropic's wire: `x-api-key` and its API version). A key header
+    /// of the person's own replaces the key's: a second one would hand the
+    /// key to a provider it is not for.
     pub(super) fn authorised(
         &self,
         mut request: reqwest::RequestBuilder,
     ) -> reqwest::RequestBuilder {
-        let own_authorization = self
+        let key_header = match self.context.wire {
+            Wire::Anthropic => {
+                request = request.header(ANTHROPIC_VERSION_HEADER, ANTHROPIC_VERSION);
+                ANTHROPIC_KEY_HEADER
+            }
+            Wire::Chat | Wire::Responses => AUTHORIZATION.as_str(),
+        };
+        let own_key = self
             .headers
             .iter()
-            .any(|(name, _)| name.eq_ignore_ascii_case(AUTHORIZATION.as_str()));
-        if let Some(key) = self.api_key.as_ref().filter(|_| !own_authorization) {
-            request = request.bearer_auth(key.expose());
+            .any(|(name, _)| name.eq_ignore_ascii_case(key_header));
+        if let Some(key) = self.api_key.as_ref().filter(|_| !own_key) {
+            request = match self.context.wire {
+                Wire::Anthropic => request.header(ANTHROPIC_KEY_HEADER, key.expose()),
+                Wire::Chat | Wire::Responses => request.bearer_auth(key.expose()),
+            };
         }
         for (name, value) in &self.headers {
             request = request.header(name, value.expose());
@@ -194,13 +211,22 @@ pub async fn run(
 
 async fn open(endpoint: &Endpoint, body: &[u8]) -> Result<reqwest::Response, TransportError> {
     let ctx = &endpoint.context;
+    let body = ctx
+        .wire
+        .request(body)
+        .map_err(|e| TransportError::BadRequest {
+            message: format!(
+                "the request could not be put in the {} wire's form: {e}",
+                ctx.wire.name()
+            ),
+        })?;
     let request = endpoint.authorised(
         endpoint
             .client
             .post(endpoint.url())
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, "text/event-stream")
-            .body(body.to_vec()),
+            .body(body),
     );
     // A server may answer only with its first token (llama-server does,
     // reading the prompt first): until then it is as silent as a stream
@@ -352,15 +378,20 @@ async fn read(
         .map(|lines| lines.map(error_field_as_data))
         .eventsource();
     let mut episode = EpisodeReader::new(setup, budget);
+    let mut wire = endpoint.context.wire.reader();
+    let mut frames = Vec::new();
     let mut out = Vec::new();
     while let Some(first) = events.next().await {
         let mut next = Some(first);
         let mut taken = 0;
         let mut end = None;
         while let Some(event) = next {
-            end = match event {
-                Ok(event) => episode.on_event(&event.data, &mut out),
-                Err(e) => Some(StreamEvent::Failed(stream_error(e))),
+            end = match (event, wire.as_mut()) {
+                (Ok(event), None) => episode.on_event(&event.data, &mut out),
+                (Ok(event), Some(wire)) => {
+                    episode.on_frames(wire, &event.data, &mut frames, &mut out)
+                }
+                (Err(e), _) => Some(StreamEvent::Failed(stream_error(e))),
             };
             taken += 1;
             if end.is_some() || taken >= BATCH_MAX_EVENTS {
@@ -579,16 +610,12 @@ impl EpisodeReader {
         self.take_pieces(pieces, out)
     }
 
-    /// Handles one SSE event's data, adding what it says to `out`; returns
-    /// the stream's final event when this one ends it.
+    /// Handles one chat SSE event's data, adding what it says to `out`;
+    /// returns the stream's final event when this one ends it.
     fn on_event(&mut self, data: &str, out: &mut Vec<StreamEvent>) -> Option<StreamEvent> {
         let data = data.trim();
         if data == "[DONE]" {
-            if let Some(end) = self.finish_text(out) {
-                return Some(end);
-            }
-            let calls = std::mem::take(&mut self.calls);
-            return Some(done(calls.finish()));
+            return Some(self.on_done(out));
         }
         if data.is_empty() {
             return None;
@@ -606,11 +633,62 @@ impl EpisodeReader {
                 data.as_bytes(),
             )));
         }
+        self.on_chunk(chunk, data.len(), out)
+    }
+
+    /// Handles one event of another wire's stream: the frames `wire` makes
+    /// of it (in `frames`, left empty), as chat's would be handled.
+    fn on_frames(
+        &mut self,
+        wire: &mut Reader,
+        data: &str,
+        frames: &mut Vec<Frame>,
+        out: &mut Vec<StreamEvent>,
+    ) -> Option<StreamEvent> {
+        wire.read(data, frames);
+        // An event that adds nothing to the reply (a ping, a part's
+        // opening) is spent from the cap as a comment is.
+        if frames.is_empty() {
+            return self.count(data.len());
+        }
+        let mut end = None;
+        for frame in frames.drain(..) {
+            if end.is_some() {
+                continue;
+            }
+            end = match frame {
+                Frame::Chunk(chunk) => self.on_chunk(*chunk, data.len(), out),
+                Frame::Done => Some(self.on_done(out)),
+                Frame::Failed(e) => Some(StreamEvent::Failed(e)),
+                Frame::Carried(item) => self.count(item.to_string().len()).or_else(|| {
+                    out.push(StreamEvent::Carried(item));
+                    None
+                }),
+            };
+        }
+        end
+    }
+
+    /// The end of a whole reply: what text reading held, then its calls.
+    fn on_done(&mut self, out: &mut Vec<StreamEvent>) -> StreamEvent {
+        if let Some(end) = self.finish_text(out) {
+            return end;
+        }
+        done(std::mem::take(&mut self.calls).finish())
+    }
+
+    /// Handles one chunk, `size` bytes as sent.
+    fn on_chunk(
+        &mut self,
+        chunk: ChatChunk,
+        size: usize,
+        out: &mut Vec<StreamEvent>,
+    ) -> Option<StreamEvent> {
         // A frame that adds nothing to the reply (an empty delta, a role
         // alone, prompt progress) is spent from the cap as a comment is:
         // data frames that say nothing cannot go on for ever either.
         if !adds_to_reply(&chunk)
-            && let Some(end) = self.count(data.len())
+            && let Some(end) = self.count(size)
         {
             return Some(end);
         }
@@ -678,10 +756,18 @@ impl EpisodeReader {
             }
         }
         if let Some(u) = chunk.usage {
+            // OpenAI says what it read from its cache in the usage;
+            // llama.cpp in the timings of the same chunk.
+            let cached = u
+                .prompt_tokens_details
+                .map(|d| d.cached_tokens)
+                .or(chunk.timings.map(|t| t.cache_n))
+                .unwrap_or_default();
             out.push(StreamEvent::Usage(Usage {
                 prompt_tokens: u.prompt_tokens,
                 completion_tokens: u.completion_tokens,
                 total_tokens: u.total_tokens,
+                cached_tokens: cached,
             }));
         }
         None

@@ -33,6 +33,12 @@ pub struct Message {
     /// The call a tool message answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
+    /// Items another wire requires be sent back with this reply
+    /// (Anthropic's signed thinking, Responses' encrypted reasoning), as
+    /// the provider sent them. Only those wires make them, and a session
+    /// resumed on chat drops them (ADR 0052).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub carried: Vec<serde_json::Value>,
 }
 
 impl Message {
@@ -43,6 +49,7 @@ impl Message {
             content: Some(content.into()),
             tool_calls: Vec::new(),
             tool_call_id: None,
+            carried: Vec::new(),
         }
     }
 }
@@ -196,6 +203,8 @@ pub struct ChatChunk {
     /// llama.cpp, asked with `return_progress`: how far the prompt has
     /// been read.
     pub prompt_progress: Option<WirePromptProgress>,
+    /// llama.cpp's timings, on the reply's last chunk.
+    pub timings: Option<WireTimings>,
 }
 
 /// llama.cpp's `prompt_progress` frame field.
@@ -288,6 +297,24 @@ pub struct WireUsage {
     pub completion_tokens: u64,
     /// What the status bar shows as context used.
     pub total_tokens: u64,
+    /// How much of the prompt was read from the provider's cache (OpenAI).
+    pub prompt_tokens_details: Option<PromptTokensDetails>,
+}
+
+/// `usage.prompt_tokens_details`.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(default)]
+pub struct PromptTokensDetails {
+    /// Prompt tokens the provider read from its cache.
+    pub cached_tokens: u64,
+}
+
+/// llama.cpp's `timings` of a reply's last chunk.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(default)]
+pub struct WireTimings {
+    /// Prompt tokens the server had in its cache.
+    pub cache_n: u64,
 }
 
 /// An error object, in a body or inside the stream.

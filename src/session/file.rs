@@ -11,6 +11,7 @@ use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 
 use crate::llm::wire::Message;
+use crate::llm::wires::Wire;
 use crate::own_files::{self, ReadError};
 use crate::protocol::{LogItem, SessionSummary, Usage};
 use crate::tools::CheckpointLog;
@@ -44,6 +45,8 @@ pub struct SessionRecord<'a> {
     pub model: &'a str,
     /// The provider's base URL; its credentials and query are dropped.
     pub base_url: &'a str,
+    /// The API the requests spoke.
+    pub wire: Wire,
     /// The first prompt, cut short.
     pub title: &'a str,
     /// Token counts summed over every request.
@@ -75,6 +78,7 @@ struct FileOut<'a> {
     directory: &'a str,
     model: &'a str,
     base_url: &'a str,
+    wire: Wire,
     title: &'a str,
     usage: Usage,
     last_usage: Option<Usage>,
@@ -94,6 +98,9 @@ struct FileIn {
     directory: String,
     model: String,
     base_url: String,
+    /// A session saved before wires were recorded spoke chat.
+    #[serde(default)]
+    wire: Wire,
     title: String,
     #[serde(default)]
     usage: Usage,
@@ -150,6 +157,7 @@ impl SessionRecord<'_> {
             directory: self.directory,
             model: self.model,
             base_url: &base_url,
+            wire: self.wire,
             title: self.title,
             usage: self.usage,
             last_usage: self.last_usage,
@@ -173,6 +181,7 @@ impl SavedSession {
             directory: &self.directory,
             model: &self.model,
             base_url: &self.base_url,
+            wire: self.wire,
             title: &self.title,
             usage: self.usage,
             last_usage: self.last_usage,
@@ -308,6 +317,7 @@ pub(super) fn read_session(
         directory: file.directory,
         model: file.model,
         base_url: file.base_url,
+        wire: file.wire,
         title: file.title,
         usage: file.usage,
         last_usage: file.last_usage,

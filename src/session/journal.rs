@@ -20,6 +20,7 @@ use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 
 use crate::llm::wire::Message;
+use crate::llm::wires::Wire;
 use crate::protocol::Usage;
 use crate::stable_hash::checksum;
 use crate::tools::CheckpointOp;
@@ -39,6 +40,8 @@ pub struct StepRecord<'a> {
     pub model: &'a str,
     /// The provider's base URL; its credentials and query are dropped.
     pub base_url: &'a str,
+    /// The API the requests speak.
+    pub wire: Wire,
     /// The project directory.
     pub directory: &'a str,
     /// Token counts summed over every request.
@@ -74,6 +77,7 @@ struct RecordOut<'a> {
     updated: u64,
     model: &'a str,
     base_url: &'a str,
+    wire: Wire,
     directory: &'a str,
     usage: Usage,
     last_usage: Option<Usage>,
@@ -106,6 +110,8 @@ struct RecordIn {
     updated: u64,
     model: String,
     base_url: String,
+    #[serde(default)]
+    wire: Wire,
     directory: String,
     #[serde(default)]
     usage: Usage,
@@ -134,6 +140,7 @@ impl StepRecord<'_> {
             updated: self.updated,
             model: self.model,
             base_url: &base_url,
+            wire: self.wire,
             directory: self.directory,
             usage: self.usage,
             last_usage: self.last_usage,
@@ -259,6 +266,7 @@ fn apply(session: &mut SavedSession, log: &mut SessionLog, record: RecordIn) -> 
     session.updated = record.updated;
     session.model = record.model;
     session.base_url = record.base_url;
+    session.wire = record.wire;
     session.directory = record.directory;
     session.usage = record.usage;
     session.last_usage = record.last_usage;
@@ -283,6 +291,7 @@ mod tests {
             directory: "/p".into(),
             model: "m".into(),
             base_url: "http://127.0.0.1:1/v1".into(),
+            wire: Wire::Chat,
             title: "t".into(),
             usage: Usage::default(),
             last_usage: None,
@@ -310,6 +319,7 @@ mod tests {
                 updated: 100 + seq,
                 model: "m",
                 base_url: "http://alice:secret@127.0.0.1:1/v1?key=k",
+                wire: Wire::Anthropic,
                 directory: "/p",
                 usage: Usage::default(),
                 last_usage: None,

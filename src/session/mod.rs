@@ -19,6 +19,7 @@ pub(crate) mod writer;
 use std::path::{Path, PathBuf};
 
 use crate::llm::wire::Message;
+use crate::llm::wires::Wire;
 use crate::protocol::{LogItem, SessionSummary, Usage};
 
 pub use file::SessionRecord;
@@ -202,6 +203,9 @@ pub struct SavedSession {
     pub model: String,
     /// The provider's base URL, without credentials.
     pub base_url: String,
+    /// The API its requests spoke: a conversation resumed on another has
+    /// what only that wire reads taken out (ADR 0052).
+    pub wire: Wire,
     /// The first prompt, cut short.
     pub title: String,
     /// Token counts summed over every request.

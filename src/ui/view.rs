@@ -176,9 +176,16 @@ fn draw_header(state: &State, frame: &mut Frame, area: Rect) {
         ContextUse::Estimated(estimate) => Some((estimate, "~")),
         ContextUse::Unknown => None,
     };
+    // What the provider read from its prompt cache, when it said.
+    let cached = match state.context {
+        ContextUse::Reported(usage) if usage.cached_tokens > 0 => {
+            format!(", {} cached", tokens(usage.cached_tokens))
+        }
+        _ => String::new(),
+    };
     let ctx = match used {
         Some((used, about)) if s.context_window > 0 => format!(
-            "ctx {about}{}/{} ({}%)",
+            "ctx {about}{}/{} ({}%{cached})",
             tokens(used),
             tokens(s.context_window),
             used.saturating_mul(100) / s.context_window

@@ -621,3 +621,43 @@ fn sandbox_deny_read_takes_absolute_paths_and_the_home_and_reports_the_rest() {
     assert!(c.sandbox_deny_read.is_empty());
     assert_eq!(problems, [ConfigError::SandboxDenyRead("~/x".into())]);
 }
+
+/// The wire (ADR 0052): Anthropic's own host selects its wire and its
+/// key variable; the flag, the environment and the file choose it as
+/// the other settings do; OpenAI's host stays on chat.
+#[test]
+fn the_wire_follows_the_base_url_unless_chosen() {
+    use dashfloat::llm::wires::Wire;
+    let anthropic = Cli::parse_from(["dashfloat", "--base-url", "https://api.anthropic.com"]);
+    let (c, problems) = resolve(&anthropic, &[("ANTHROPIC_API_KEY", "sk-ant")], None);
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!(c.wire, Wire::Anthropic);
+    assert_eq!(c.api_key_env, "ANTHROPIC_API_KEY");
+    assert_eq!(
+        c.api_key.as_ref().map(|k| k.expose().as_str()),
+        Some("sk-ant")
+    );
+
+    let openai = Cli::parse_from(["dashfloat", "--base-url", "https://api.openai.com/v1"]);
+    let (c, _) = resolve(&openai, &[], None);
+    assert_eq!(
+        (c.wire, c.api_key_env.as_str()),
+        (Wire::Chat, "OPENAI_API_KEY")
+    );
+    let (c, _) = resolve(&openai, &[], Some("wire = \"responses\""));
+    assert_eq!(c.wire, Wire::Responses);
+    let flagged = Cli::parse_from([
+        "dashfloat",
+        "--base-url",
+        "https://proxy.example/v1",
+        "--wire",
+        "anthropic",
+    ]);
+    let (c, _) = resolve(&flagged, &[], Some("wire = \"responses\""));
+    assert_eq!(c.wire, Wire::Anthropic);
+    let (_, problems) = resolve(&Cli::default(), &[], Some("wire = \"soap\""));
+    assert!(
+        matches!(problems.as_slice(), [ConfigError::Parse { .. }]),
+        "{problems:?}"
+    );
+}

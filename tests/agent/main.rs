@@ -27,3 +27,4 @@ mod tools;
 mod turns;
 mod warm;
 mod wipe;
+mod wires;

@@ -116,6 +116,7 @@ fn calling(ids: &[&str]) -> Message {
             })
             .collect(),
         tool_call_id: None,
+        carried: Vec::new(),
     }
 }
 
@@ -125,6 +126,7 @@ fn answer(id: &str) -> Message {
         content: Some("{}".into()),
         tool_calls: Vec::new(),
         tool_call_id: Some(id.into()),
+        carried: Vec::new(),
     }
 }
 

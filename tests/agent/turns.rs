@@ -174,6 +174,7 @@ async fn usage_arrives_before_the_phase_goes_idle() {
                 prompt_tokens: 50,
                 completion_tokens: 5,
                 total_tokens: 55,
+                cached_tokens: 0,
             })
         })
         .expect("usage forwarded");

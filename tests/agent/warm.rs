@@ -275,6 +275,7 @@ async fn a_refused_restore_falls_back_to_the_prefix_and_warming_and_an_idle_sess
         directory: "/projects/demo",
         model: "test-model",
         base_url: "http://127.0.0.1:1/v1",
+        wire: dashfloat::llm::wires::Wire::Chat,
         title: "earlier",
         usage: Default::default(),
         last_usage: None,

@@ -618,3 +618,46 @@ fn dashfloat_flags_work_before_and_after_exec() {
         dashfloat::session::OpenSession::Resume("ID".into())
     );
 }
+
+/// `exec --json` is the same on every wire (ADR 0052): the same lines for
+/// the same turn, and the session records the wire it spoke.
+#[test]
+fn json_lines_are_the_same_on_every_wire() {
+    use dashfloat::llm::wires::Wire;
+    let mut seen = Vec::new();
+    for wire in [Wire::Chat, Wire::Responses, Wire::Anthropic] {
+        let (home, project) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        std::fs::write(project.path().join("notes.txt"), "kiwi\n").unwrap();
+        let server = ScriptedServer::speaking_blocking(
+            wire,
+            vec![
+                call("r1", "read_file", serde_json::json!({"path": "notes.txt"})),
+                Reply::text(&["It says ", "kiwi."]),
+            ],
+        );
+        let output = run(exec(
+            home.path(),
+            project.path(),
+            &server,
+            &["--wire", wire.name(), "--json", "read the notes"],
+        )
+        .env_remove("ANTHROPIC_API_KEY"));
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{wire:?}: {}",
+            stderr(&output)
+        );
+        let lines = lines(&output);
+        assert_eq!(statuses(&lines), [("r1", "ok")], "{wire:?}");
+        let message = &lines[lines.len() - 3];
+        assert_eq!(message["text"], "It says kiwi.", "{wire:?}");
+        let session = lines[0]["session"].as_str().unwrap();
+        let saved: Value =
+            serde_json::from_slice(&std::fs::read(store_of(home.path()).path_of(session)).unwrap())
+                .unwrap();
+        assert_eq!(saved["wire"], wire.name());
+        seen.push(types(&lines).join(" "));
+    }
+    assert!(seen.windows(2).all(|w| w[0] == w[1]), "{seen:#?}");
+}

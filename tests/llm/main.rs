@@ -14,6 +14,7 @@ mod slots;
 mod stream;
 mod support_selftest;
 mod tool_calls;
+mod wires;
 
 use std::time::Duration;
 
@@ -33,6 +34,7 @@ fn endpoint(base_url: &str, api_key: &str, header: (&str, &str)) -> Endpoint {
             model: "test-model".into(),
             key_var: "TEST_KEY".into(),
             request_timeout: Duration::from_secs(5),
+            wire: dashfloat::llm::wires::Wire::Chat,
         },
         api_key: Some(api_key.into()),
         headers: vec![(header.0.into(), header.1.into())],

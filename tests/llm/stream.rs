@@ -97,7 +97,8 @@ async fn usage_frame_is_reported() {
     assert!(events.contains(&StreamEvent::Usage(Usage {
         prompt_tokens: 120,
         completion_tokens: 7,
-        total_tokens: 127
+        total_tokens: 127,
+        cached_tokens: 0,
     })));
 }
 
@@ -1202,4 +1203,34 @@ async fn data_frames_that_add_nothing_count_toward_the_reply_cap() {
     );
     let events = run(endpoint(&server.base_url())).await;
     assert_eq!(content(&events), "still fine");
+}
+
+/// What the provider read from its prompt cache reaches the usage: OpenAI
+/// says it in `usage.prompt_tokens_details`, llama.cpp in the chunk's
+/// `timings.cache_n`.
+#[tokio::test]
+async fn the_cache_figure_is_read_from_either_place() {
+    let mut openai = usage_chunk(120, 7);
+    openai["usage"]["prompt_tokens_details"]["cached_tokens"] = json!(96);
+    let mut llama = usage_chunk(120, 7);
+    llama["usage"]
+        .as_object_mut()
+        .unwrap()
+        .remove("prompt_tokens_details");
+    llama["timings"]["cache_n"] = json!(80);
+    for (chunk, cached) in [(openai, 96), (llama, 80)] {
+        let server = ScriptedServer::start(vec![Reply::sse([
+            role_chunk(),
+            content_chunk("x"),
+            finish_chunk("stop"),
+            chunk,
+        ])])
+        .await;
+        let events = run(endpoint(&server.base_url())).await;
+        let usage = events.iter().find_map(|e| match e {
+            StreamEvent::Usage(u) => Some(*u),
+            _ => None,
+        });
+        assert_eq!(usage.map(|u| u.cached_tokens), Some(cached), "{events:?}");
+    }
 }

@@ -50,4 +50,5 @@ replayed!(
     config_file,
     session_file,
     path_policy,
+    wire_events,
 );

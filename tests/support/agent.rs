@@ -26,6 +26,7 @@ pub fn endpoint(base_url: &str) -> Endpoint {
             model: "test-model".into(),
             key_var: "OPENAI_API_KEY".into(),
             request_timeout: Duration::from_secs(120),
+            wire: dashfloat::llm::wires::Wire::Chat,
         },
         api_key: None,
         headers: Vec::new(),

@@ -5,7 +5,8 @@
 //! at run time ([`dynamic`]),
 //! a pseudo-terminal driver ([`pty`]), the recorded SSE fixtures
 //! ([`fixtures`]), saved sessions written for a test ([`sessions`]) and the
-//! fixed prefix counted by a real server ([`prefix`]).
+//! fixed prefix counted by a real server ([`prefix`]), and the scripted
+//! server's other wires ([`wires`]).
 //!
 //! Each test crate (`tests/<area>/main.rs`) includes it with
 //! `#[path = "../support/mod.rs"] mod support;`, as `benches/main.rs` does.
@@ -25,6 +26,7 @@ pub mod pty;
 pub mod random;
 pub mod server;
 pub mod sessions;
+pub mod wires;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

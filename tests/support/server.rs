@@ -24,6 +24,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use dashfloat::llm::wires::Wire;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
@@ -446,6 +447,8 @@ struct State {
     responder: Option<Responder>,
     /// The chat requests that broke the tool-call pairing, said.
     unpaired: Vec<String>,
+    /// The API the server speaks (ADR 0052).
+    wire: Wire,
 }
 
 struct Shared {
@@ -477,6 +480,18 @@ impl ScriptedServer {
     /// [`ScriptedServer::start`] for non-async tests (it never blocks long:
     /// the server runs on its own thread).
     pub fn start_blocking(replies: Vec<Reply>) -> ScriptedServer {
+        ScriptedServer::speaking_blocking(Wire::Chat, replies)
+    }
+
+    /// A server speaking `wire`: each scripted chat reply goes out as that
+    /// wire's stream, and each request is checked by that wire's pairing
+    /// rules and recorded in chat's shape ([`super::wires`]).
+    pub async fn speaking(wire: Wire, replies: Vec<Reply>) -> ScriptedServer {
+        ScriptedServer::speaking_blocking(wire, replies)
+    }
+
+    /// [`ScriptedServer::speaking`] for non-async tests.
+    pub fn speaking_blocking(wire: Wire, replies: Vec<Reply>) -> ScriptedServer {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind scripted server");
         listener
             .set_nonblocking(true)
@@ -490,6 +505,7 @@ impl ScriptedServer {
                 received: 0,
                 responder: None,
                 unpaired: Vec::new(),
+                wire,
             }),
             count,
         });
@@ -828,14 +844,18 @@ async fn handle_connection(stream: TcpStream, shared: Arc<Shared>, cancel: Cance
 
     let reply = {
         let mut state = shared.lock();
-        let body = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+        let mut body = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
         state.received += 1;
         let number = state.received;
-        if request.method == "POST"
-            && request.path.ends_with("/chat/completions")
-            && let Err(broken) = super::pairing::check(&body)
-        {
-            state.unpaired.push(format!("request #{number}: {broken}"));
+        let wire = state.wire;
+        let asks = request.method == "POST" && request.path.ends_with(super::wires::path_of(wire));
+        if asks {
+            let checked = super::wires::chat_request(wire, &body)
+                .and_then(|chat| super::pairing::check(&chat).map(|()| chat));
+            match checked {
+                Ok(chat) => body = chat,
+                Err(broken) => state.unpaired.push(format!("request #{number}: {broken}")),
+            }
         }
         let recorded = Recorded {
             method: request.method.clone(),
@@ -859,7 +879,11 @@ async fn handle_connection(stream: TcpStream, shared: Arc<Shared>, cancel: Cance
         };
         state.requests.push(recorded);
         shared.count.send_replace(number);
-        reply
+        if asks {
+            super::wires::reply(wire, reply)
+        } else {
+            reply
+        }
     };
     // Errors here mean the client went away: normal when a test cancels.
     let _ = play(reader.get_mut(), reply, &cancel).await;

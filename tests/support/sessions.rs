@@ -28,6 +28,7 @@ pub fn write_record(
         directory,
         model: "scripted",
         base_url: "http://127.0.0.1:1/v1",
+        wire: dashfloat::llm::wires::Wire::Chat,
         title,
         usage: Default::default(),
         last_usage: None,

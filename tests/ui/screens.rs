@@ -154,6 +154,7 @@ fn finished_reply_with_usage() {
             prompt_tokens: 1200,
             completion_tokens: 300,
             total_tokens: 1500,
+            cached_tokens: 1_100,
         }),
     );
     agent(&mut s, AgentEvent::Phase(Phase::Idle));
@@ -172,6 +173,7 @@ fn a_server_reported_usage_near_the_limit_is_drawn_not_a_panic() {
             prompt_tokens: u64::MAX,
             completion_tokens: 0,
             total_tokens: u64::MAX,
+            cached_tokens: 0,
         }),
     );
     let screen = draw(&mut s);
@@ -185,6 +187,7 @@ fn after_a_compaction_the_status_bar_shows_the_estimate_until_the_next_report() 
         prompt_tokens: total_tokens,
         completion_tokens: 0,
         total_tokens,
+        cached_tokens: 0,
     };
     agent(&mut s, AgentEvent::Usage(usage(7_600)));
     assert!(draw(&mut s).contains("ctx 7.6k/8.2k"), "{}", draw(&mut s));
@@ -347,6 +350,7 @@ fn the_status_bar_shows_the_discovered_model_and_window() {
             prompt_tokens: 1200,
             completion_tokens: 300,
             total_tokens: 1500,
+            cached_tokens: 0,
         }),
     );
     insta::assert_snapshot!(draw(&mut s));

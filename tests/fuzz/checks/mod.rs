@@ -13,3 +13,4 @@ pub mod sse_frames;
 pub mod text_calls;
 pub mod tool_arguments;
 pub mod tool_calls;
+pub mod wire_events;

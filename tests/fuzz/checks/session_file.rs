@@ -26,6 +26,7 @@ static STORE: LazyLock<(tempfile::TempDir, SessionStore)> = LazyLock::new(|| {
         directory: "/p",
         model: "m",
         base_url: "http://127.0.0.1:1/v1",
+        wire: dashfloat::llm::wires::Wire::Chat,
         title: "t",
         usage: Default::default(),
         last_usage: None,
