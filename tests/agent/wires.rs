@@ -199,3 +199,59 @@ async fn reasoning_is_carried_back_on_the_wires_that_require_it() {
         }
     }
 }
+
+/// A session records its wire; resumed on chat, what only the other wire
+/// reads (its carried reasoning) is left out, and the person told.
+#[tokio::test]
+async fn a_session_resumed_on_chat_leaves_out_another_wires_reasoning() {
+    use dashfloat::session::{OpenSession, SessionSetup, SessionStore};
+    let (dir, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let store = SessionStore::at(home.path().join("sessions"));
+    let saving = |open| SessionSetup {
+        store: store.clone(),
+        open,
+        save: true,
+        directory: "/projects/demo".to_string(),
+        base_url: "http://127.0.0.1:1/v1".to_string(),
+    };
+    let server = ScriptedServer::speaking(
+        Wire::Anthropic,
+        vec![Reply::sse([
+            role_chunk(),
+            reasoning_chunk("think"),
+            content_chunk("Thought."),
+            support::server::finish_chunk("stop"),
+        ])],
+    )
+    .await;
+    let mut s = setup(&server.base_url(), dir.path(), ApprovalPolicy::Ask);
+    if let Ok(endpoint) = &mut s.endpoint {
+        endpoint.context.wire = Wire::Anthropic;
+    }
+    s.sessions = Some(saving(OpenSession::New));
+    let mut h = start_with(s);
+    h.prompt("one").await;
+    h.turn().await;
+    h.send(UiCommand::Quit).await;
+    h.task.await.unwrap();
+
+    let chat = ScriptedServer::start(vec![Reply::text(&["ok"])]).await;
+    let mut s = setup(&chat.base_url(), dir.path(), ApprovalPolicy::Ask);
+    s.sessions = Some(saving(OpenSession::Continue));
+    let mut h = start_with(s);
+    let opened = h
+        .until(|e| matches!(e, AgentEvent::System { text, .. } if text.contains("wire")))
+        .await;
+    assert!(
+        system_texts(&opened).iter().any(|t| t
+            == "this session spoke the anthropic wire: 1 reasoning items only that wire reads are left out on chat"),
+        "{opened:#?}"
+    );
+    h.prompt("two").await;
+    h.turn().await;
+    let raw = String::from_utf8(chat.requests()[0].raw_body.clone()).unwrap();
+    assert!(
+        raw.contains("Thought.") && !raw.contains("carried"),
+        "{raw}"
+    );
+}
