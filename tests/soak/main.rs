@@ -17,7 +17,9 @@
 //!   remains.
 //!
 //! `SOAK_TURNS` (default 150, as CI runs it; 1000 by hand) and
-//! `SOAK_SEED` choose the run; a failure prints the seed. ADR 0036.
+//! `SOAK_SEED` choose the run, `SOAK_WIRE` the wire (chat by default;
+//! `responses` or `anthropic`: the scripted server speaks it); a failure
+//! prints the seed. ADR 0036.
 //!
 //! [`kills`] kills the real binary at random moments instead, and checks
 //! what each kill left (ADR 0040).
@@ -34,6 +36,7 @@ use std::time::Duration;
 
 use dashfloat::agent::ApprovalPolicy;
 use dashfloat::llm::wire::{Message, Messages};
+use dashfloat::llm::wires::Wire;
 use dashfloat::protocol::{AgentEvent, Decision, Severity, UiCommand};
 use dashfloat::session::{OpenSession, SessionSetup, SessionStore, check_conversation};
 use serde_json::{Value, json};
@@ -380,7 +383,13 @@ async fn turns_under_random_faults_lose_nothing() {
     std::fs::write(project.path().join("notes.txt"), notes).unwrap();
     let store = SessionStore::at(home.path().join("sessions"));
 
-    let server = ScriptedServer::start(Vec::new()).await;
+    // `SOAK_WIRE` (chat, responses or anthropic) runs the same soak on
+    // another wire (ADR 0052).
+    let wire = std::env::var("SOAK_WIRE")
+        .ok()
+        .and_then(|name| <Wire as clap::ValueEnum>::from_str(&name, true).ok())
+        .unwrap_or_default();
+    let server = ScriptedServer::speaking(wire, Vec::new()).await;
     let server_rng = Arc::new(Mutex::new(Rng(seed ^ 0x5e4e_4e4e)));
     let episodes = Arc::new(Mutex::new(0u64));
     server.respond_with(move |request| {
@@ -392,6 +401,9 @@ async fn turns_under_random_faults_lose_nothing() {
         reply_for(&mut server_rng.lock().unwrap(), request, episode)
     });
     let mut s = setup(&server.base_url(), project.path(), ApprovalPolicy::Ask);
+    if let Ok(endpoint) = &mut s.endpoint {
+        endpoint.context.wire = wire;
+    }
     s.sessions = Some(SessionSetup {
         store: store.clone(),
         open: OpenSession::New,
