@@ -55,10 +55,15 @@ fn body() -> Vec<u8> {
 
 /// Runs one episode to its end and returns every event.
 async fn run(endpoint: Endpoint) -> Vec<StreamEvent> {
+    episode(endpoint, body()).await
+}
+
+/// Runs one episode of the request `body` to its end; every event.
+async fn episode(endpoint: Endpoint, body: Vec<u8>) -> Vec<StreamEvent> {
     let (tx, mut rx) = mpsc::channel(1024);
     let task = tokio::spawn(dashfloat::llm::stream::run(
         endpoint,
-        body(),
+        body,
         dashfloat::llm::stream::EpisodeSetup::native(dashfloat::llm::tool_calls::MadeUpIds::calls(
             0,
         )),

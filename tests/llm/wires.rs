@@ -4,15 +4,13 @@
 //! ADR 0052): the same events come out as chat's, the requests are each
 //! API's own, and failures land in the same taxonomy.
 
-use dashfloat::llm::stream::{Endpoint, EpisodeSetup};
-use dashfloat::llm::tool_calls::MadeUpIds;
+use dashfloat::llm::stream::Endpoint;
 use dashfloat::llm::wires::Wire;
 use dashfloat::protocol::{FinishReason, StreamEvent, TransportError, Usage};
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 
 use crate::support::server::{Reply, ScriptedServer};
-use crate::{content, endpoint, failure};
+use crate::{content, endpoint, episode, failure};
 
 /// An endpoint on `wire` at `server`, with the key `sk-test`.
 fn on(wire: Wire, server: &ScriptedServer) -> Endpoint {
@@ -47,23 +45,6 @@ fn conversation() -> Vec<u8> {
         "stop": ["<tool_response>"]
     }))
     .unwrap()
-}
-
-/// Runs one episode of `body` to its end; every event.
-async fn episode(endpoint: Endpoint, body: Vec<u8>) -> Vec<StreamEvent> {
-    let (tx, mut rx) = mpsc::channel(1024);
-    let task = tokio::spawn(dashfloat::llm::stream::run(
-        endpoint,
-        body,
-        EpisodeSetup::native(MadeUpIds::calls(0)),
-        tx,
-    ));
-    let mut events = Vec::new();
-    while let Some(ev) = rx.recv().await {
-        events.push(ev);
-    }
-    task.await.unwrap();
-    events
 }
 
 fn fixture(wire: &str, name: &str) -> Reply {
