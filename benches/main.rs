@@ -184,6 +184,7 @@ fn session() -> SessionInfo {
             policy: dashfloat::protocol::ApprovalPolicy::Ask,
             sandbox: "off".into(),
         },
+        prices: Default::default(),
     }
 }
 

@@ -16,6 +16,7 @@ use crate::llm::adapters::ToolSyntax;
 use crate::llm::discover::Questions;
 use crate::llm::wires::Wire;
 use crate::mcp::config::{McpConfigError, ServerConfig};
+use crate::protocol::Price;
 use crate::secret::{Secret, redact_userinfo};
 use crate::session::OpenSession;
 use crate::tools::{EXEC_DEFAULT_MAX_TIMEOUT, EXEC_DEFAULT_TIMEOUT};
@@ -61,7 +62,7 @@ const EXEC_RUN_TIMEOUT_MAX_SECS: u64 = TIMEOUT_MAX.as_secs();
 http://127.0.0.1:8088/v1 (start it with scripts/local-model).\n\
 Config file: $XDG_CONFIG_HOME/dashfloat/config.toml (default ~/.config/dashfloat/config.toml) \
 with keys base_url, model, api_key_env, context_window, max_output, compact_at, request_timeout_secs, \
-idle_timeout_secs, max_steps, exec_timeout_secs, exec_timeout_max_secs, temperature, seed, save_sessions, auto_allow_read_only, attach_named_files, ask_to_act, ask_to_look, project_overview, tool_syntax, wire, warm_cache, \
+idle_timeout_secs, max_steps, exec_timeout_secs, exec_timeout_max_secs, temperature, seed, save_sessions, auto_allow_read_only, attach_named_files, ask_to_act, ask_to_look, project_overview, tool_syntax, wire, warm_cache, [prices.\"MODEL\"] (input, cached_input, output: dollars per million tokens), \
 sandbox (\"always\": commands you approve run in the workspace-write sandbox too), sandbox_deny_read (paths sandboxed commands may not read), a [headers] \
 table, an [exec] table with pass_env (variables handed to commands on purpose) and \
 [mcp_servers.NAME] tables (MCP servers, spelled as Codex spells them; see `dashfloat mcp`).\n\
@@ -450,7 +451,38 @@ struct FileConfig {
     exec: ExecFileConfig,
     #[serde(default)]
     mcp_servers: BTreeMap<String, toml::Value>,
+    #[serde(default)]
+    prices: BTreeMap<String, FilePrice>,
 }
+
+/// A model's `[prices."MODEL"]` table: US dollars per million tokens.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FilePrice {
+    input: f64,
+    /// Prompt tokens read from the cache; `input` when not given.
+    cached_input: Option<f64>,
+    output: f64,
+}
+
+impl FilePrice {
+    /// The price in millionths of a dollar, when every figure is one.
+    fn price(&self) -> Option<Price> {
+        let micro = |dollars: f64| {
+            (dollars.is_finite() && (0.0..=PRICE_MAX_DOLLARS).contains(&dollars))
+                .then(|| (dollars * 1e6).round() as u64)
+        };
+        Some(Price {
+            input: micro(self.input)?,
+            cached_input: micro(self.cached_input.unwrap_or(self.input))?,
+            output: micro(self.output)?,
+        })
+    }
+}
+
+/// The highest price taken, in dollars per million tokens: above it a
+/// figure is a mistake, not a price.
+const PRICE_MAX_DOLLARS: f64 = 1_000_000.0;
 
 /// The config file's `[exec]` table.
 #[derive(Debug, Default, Deserialize)]
@@ -520,6 +552,11 @@ pub enum ConfigError {
         "sandbox_deny_read: {0:?} is neither an absolute path nor one starting ~/; it is left out"
     )]
     SandboxDenyRead(String),
+    /// A price in `[prices."MODEL"]` is not a number of dollars.
+    #[error(
+        "prices.{0:?}: each price must be dollars per million tokens, from 0 to 1000000; this model's prices are left out"
+    )]
+    Price(String),
 }
 
 /// Everything the rest of dashfloat needs to know about the provider.
@@ -601,6 +638,8 @@ pub struct Config {
     pub tool_syntax: ToolSyntax,
     /// The API the requests speak (ADR 0052).
     pub wire: Wire,
+    /// What each model costs, as `[prices."MODEL"]` says (ADR 0052).
+    pub prices: BTreeMap<String, Price>,
     /// Whether the conversation is sent ahead while the person types, so
     /// the server's prompt cache holds it (ADR 0032).
     pub warm_cache: bool,
@@ -712,6 +751,17 @@ impl Config {
             other => other.map(|k| Secret::new(k.trim().to_string())),
         };
         let headers = headers(file.headers, &cli.headers, &mut problems);
+        let prices = file
+            .prices
+            .iter()
+            .filter_map(|(model, price)| match price.price() {
+                Some(price) => Some((model.clone(), price)),
+                None => {
+                    problems.push(ConfigError::Price(model.clone()));
+                    None
+                }
+            })
+            .collect();
         let sandbox_deny_read = deny_read(file.sandbox_deny_read, env("HOME"), &mut problems);
         let mcp_off = cli.no_mcp;
         let mut mcp_problems = Vec::new();
@@ -754,6 +804,7 @@ impl Config {
             project_overview: file.project_overview.unwrap_or(true),
             tool_syntax: cli.tool_syntax.or(file.tool_syntax).unwrap_or_default(),
             wire,
+            prices,
             warm_cache: cli.warm_cache.or(file.warm_cache).unwrap_or(local),
             sandbox_deny_read,
             sandbox: file.sandbox.unwrap_or_default(),

@@ -544,6 +544,7 @@ async fn run_tui(start: Start) -> std::io::Result<Ended> {
     let cwd = working_directory();
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let prices = start.config.prices.clone();
     let (model, host, context_window) = (
         start.config.model.clone(),
         start.config.host().to_string(),
@@ -569,6 +570,7 @@ async fn run_tui(start: Start) -> std::io::Result<Ended> {
         cwd: abbreviate_home(&cwd, home.as_deref()),
         context_window,
         approval,
+        prices,
     };
     let setup = UiSetup {
         session,

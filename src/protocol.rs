@@ -428,6 +428,36 @@ pub struct Usage {
     pub cached_tokens: u64,
 }
 
+/// What a model costs, in millionths of a US dollar per million tokens
+/// (the config's `[prices."MODEL"]`, ADR 0052): whole numbers, so a
+/// price compares exactly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Price {
+    /// A prompt token not read from the cache.
+    pub input: u64,
+    /// A prompt token read from the cache.
+    pub cached_input: u64,
+    /// A reply token.
+    pub output: u64,
+}
+
+impl Price {
+    /// What `totals` cost at this price, in US dollars.
+    pub fn cost(&self, totals: &Usage) -> f64 {
+        let cached = totals.cached_tokens.min(totals.prompt_tokens);
+        let parts = [
+            (totals.prompt_tokens - cached, self.input),
+            (cached, self.cached_input),
+            (totals.completion_tokens, self.output),
+        ];
+        let micro: u128 = parts
+            .iter()
+            .map(|&(tokens, price)| u128::from(tokens) * u128::from(price))
+            .sum();
+        micro as f64 / 1e12
+    }
+}
+
 /// How a streamed assistant reply ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ReplyEnd {
@@ -467,6 +497,10 @@ pub enum AgentEvent {
     /// Token counts of the last request; sent before the phase change that
     /// ends the episode.
     Usage(Usage),
+    /// The session's token counts summed over every request (after each
+    /// request, and when a session opens): `/status` and the cost read
+    /// them.
+    Totals(Usage),
     /// What the agent learned about the model after start-up (from the
     /// server, or from a context-exceeded error), for the status bar. A
     /// `None` leaves that fact as it is. ADR 0020.

@@ -246,6 +246,7 @@ impl Agent {
             self.saving.add_usage(usage);
             // Each step, so the context meter follows a long turn.
             self.emit(AgentEvent::Usage(usage)).await;
+            self.emit(AgentEvent::Totals(self.saving.usage)).await;
         }
         let reply_end = match &end {
             EpisodeEnd::Complete(_) => ReplyEnd::Complete,

@@ -242,6 +242,7 @@ impl Agent {
                 if let Some(usage) = last_usage {
                     self.emit(AgentEvent::Usage(usage)).await;
                 }
+                self.emit(AgentEvent::Totals(self.saving.usage)).await;
                 if let Some(damage) = damage {
                     self.system(Severity::Notice, damage).await;
                 }

@@ -36,7 +36,7 @@ pub(super) struct Saving {
     pub(super) log: SessionLog,
     /// The reply streaming now: its text and reasoning.
     reply: Option<(String, String)>,
-    usage: Usage,
+    pub(super) usage: Usage,
     last_usage: Option<Usage>,
     /// A save failed and was reported; later failures stay quiet until one
     /// succeeds.
@@ -188,6 +188,8 @@ impl Saving {
             }),
             AgentEvent::Usage(usage) => self.last_usage = Some(*usage),
             AgentEvent::Phase(_)
+            // The totals are kept as they are summed.
+            | AgentEvent::Totals(_)
             // Seen while a command runs; its result holds what is kept.
             | AgentEvent::ToolOutput { .. }
             | AgentEvent::ToolCallWriting { .. }

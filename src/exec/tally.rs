@@ -85,6 +85,7 @@ impl Tally {
                 None
             }
             AgentEvent::Phase(_)
+            | AgentEvent::Totals(_)
             // The result carries the output: stdout stays the reply's.
             | AgentEvent::ToolOutput { .. }
             | AgentEvent::ToolCallWriting { .. }

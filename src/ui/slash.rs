@@ -10,7 +10,7 @@ use super::keys;
 
 /// The most rows the completion popup takes; more candidates scroll with
 /// the selection. ADR 0023.
-pub const POPUP_MAX_ROWS: usize = 14;
+pub const POPUP_MAX_ROWS: usize = 15;
 
 /// One command of the catalogue.
 #[derive(Debug)]
@@ -33,7 +33,7 @@ impl Command {
 }
 
 /// Every command, in the order the popup and `/help` list them.
-pub const COMMANDS: [Command; 14] = [
+pub const COMMANDS: [Command; 15] = [
     Command {
         name: "help",
         usage: "",
@@ -95,6 +95,12 @@ pub const COMMANDS: [Command; 14] = [
                 name: one_word(arg)?,
             })
         },
+    },
+    Command {
+        name: "status",
+        usage: "",
+        about: "show the session's tokens and what they cost",
+        build: |arg| no_argument(arg, Slash::Status),
     },
     Command {
         name: "approval",
@@ -195,6 +201,8 @@ pub enum Slash {
         /// The model to use; `None` shows the current one.
         name: Option<String>,
     },
+    /// `/status`.
+    Status,
     /// `/approval [POLICY]`.
     Approval {
         /// The policy to use; `None` shows the current one.
@@ -234,7 +242,7 @@ impl Slash {
             Slash::Model { name } => name.is_some(),
             Slash::Approval { policy } => policy.is_some(),
             Slash::Permissions { remove } => remove.is_some(),
-            Slash::Help | Slash::Copy { .. } | Slash::Mcp(_) | Slash::Quit => false,
+            Slash::Help | Slash::Status | Slash::Copy { .. } | Slash::Mcp(_) | Slash::Quit => false,
         }
     }
 }

@@ -2,7 +2,9 @@
 
 use std::time::{Duration, Instant};
 
-use crate::protocol::{ApprovalMode, Phase, PromptProgress, SessionSummary, Severity, Usage};
+use crate::protocol::{
+    ApprovalMode, Phase, Price, PromptProgress, SessionSummary, Severity, Usage,
+};
 
 use super::editor::{Editor, EditorLayout, History};
 use super::entry::clean;
@@ -63,6 +65,9 @@ pub struct SessionInfo {
     /// in; the header shows both (warning while a permissive policy is
     /// active), and `/approval` too.
     pub approval: ApprovalMode,
+    /// The prices the config gives, by model: the header and `/status`
+    /// show the session's cost at the model in use's (ADR 0052).
+    pub prices: std::collections::BTreeMap<String, Price>,
 }
 
 /// A one-line message in the help line that replaces the key hints until
@@ -173,6 +178,8 @@ pub struct State {
     pub(super) progress: Progress,
     /// How full the context window is.
     pub(super) context: ContextUse,
+    /// The session's token counts over every request.
+    pub(super) totals: Usage,
     /// Every entry shown in the log, with its scroll position.
     pub(super) transcript: Transcript,
     /// The prompt being typed.
@@ -223,6 +230,7 @@ impl State {
             turn_clock: TurnClock::default(),
             progress: Progress::default(),
             context: ContextUse::default(),
+            totals: Usage::default(),
             transcript: Transcript::default(),
             editor: Editor::new(),
             history: History::default(),
@@ -242,6 +250,29 @@ impl State {
     /// The facts the header shows, as corrected since start-up.
     pub fn session(&self) -> &SessionInfo {
         &self.session
+    }
+
+    /// The session's cost so far in US dollars, at the price the config
+    /// gives the model in use; `None` without one.
+    pub(super) fn cost(&self) -> Option<f64> {
+        let price = self.session.prices.get(&self.session.model)?;
+        Some(price.cost(&self.totals))
+    }
+
+    /// What `/status` says: the session's tokens and their cost.
+    pub(super) fn status_text(&self) -> String {
+        let t = &self.totals;
+        let cost = match self.cost() {
+            Some(cost) => format!("cost ${cost:.4}"),
+            None => format!(
+                "cost unknown: give [prices.\"{}\"] in config.toml",
+                self.session.model
+            ),
+        };
+        format!(
+            "session: {} prompt tokens ({} read from the provider's cache), {} reply tokens; {cost}",
+            t.prompt_tokens, t.cached_tokens, t.completion_tokens
+        )
     }
 
     /// What the agent is doing, as the status bar says.

@@ -8,7 +8,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent
 
 use crate::protocol::{
     AgentEvent, ConfirmRequest, Decision, LogItem, PROMPT_MAX_BYTES, Phase, SessionSummary,
-    Severity, UiCommand,
+    Severity, UiCommand, Usage,
 };
 
 use super::editor::Editor;
@@ -270,6 +270,7 @@ fn on_agent(state: &mut State, event: AgentEvent) {
         }
         AgentEvent::AssistantEnd(end) => state.transcript.end_reply(end),
         AgentEvent::Usage(usage) => state.context = ContextUse::Reported(usage),
+        AgentEvent::Totals(totals) => state.totals = totals,
         AgentEvent::Compacted { estimate } => state.context = ContextUse::Estimated(estimate),
         AgentEvent::SessionFacts {
             model,
@@ -352,6 +353,7 @@ fn ask(state: &mut State, request: ConfirmRequest) {
 fn session_opened(state: &mut State, log: Vec<LogItem>) {
     state.transcript.replace_with(log);
     state.context = ContextUse::Unknown;
+    state.totals = Usage::default();
     state.mode.forget_call();
 }
 
@@ -555,6 +557,10 @@ pub(super) fn run_command(state: &mut State, command: Slash) -> Outcome {
                 "model: {} — /model NAME uses another from the next request on",
                 state.session.model
             );
+            notice(state, text)
+        }
+        Slash::Status => {
+            let text = state.status_text();
             notice(state, text)
         }
         Slash::Approval {

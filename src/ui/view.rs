@@ -206,9 +206,13 @@ fn draw_header(state: &State, frame: &mut Frame, area: Rect) {
         Some(warning) => Span::styled(format!("│ ⚠ {warning} "), theme.header.patch(theme.error)),
         None => Span::styled(format!("│ {} ", approval.policy.name()), theme.header),
     });
+    let cost = state
+        .cost()
+        .map(|cost| format!(" │ ${cost:.2}"))
+        .unwrap_or_default();
     left.push(Span::styled(
         format!(
-            "│ {} @ {} │ {ctx} │ sandbox {} ",
+            "│ {} @ {} │ {ctx}{cost} │ sandbox {} ",
             s.model, s.host, approval.sandbox
         ),
         theme.header,

@@ -661,3 +661,42 @@ fn the_wire_follows_the_base_url_unless_chosen() {
         "{problems:?}"
     );
 }
+
+/// `[prices."MODEL"]`: dollars per million tokens, kept in millionths of
+/// a dollar; `cached_input` defaults to `input`; a price that is not one
+/// is a problem and the model's prices are left out.
+#[test]
+fn prices_are_read_per_model() {
+    use dashfloat::protocol::Price;
+    let file = r#"
+[prices."claude-sonnet-4-5"]
+input = 3.0
+cached_input = 0.3
+output = 15.0
+[prices."local"]
+input = 0
+output = 0.5
+[prices."broken"]
+input = -1.0
+output = 2.0
+"#;
+    let (c, problems) = resolve(&Cli::default(), &[], Some(file));
+    assert_eq!(
+        c.prices.get("claude-sonnet-4-5"),
+        Some(&Price {
+            input: 3_000_000,
+            cached_input: 300_000,
+            output: 15_000_000
+        })
+    );
+    assert_eq!(
+        c.prices.get("local"),
+        Some(&Price {
+            input: 0,
+            cached_input: 0,
+            output: 500_000
+        })
+    );
+    assert!(!c.prices.contains_key("broken"));
+    assert_eq!(problems, [ConfigError::Price("broken".into())]);
+}

@@ -620,3 +620,32 @@ async fn a_task_that_panics_is_told_with_its_message() {
     assert!(text.contains("the stream task"), "{text}");
     assert!(text.contains("the task broke on 1e20"), "{text}");
 }
+
+/// After each request the agent sends the session's totals (ADR 0052):
+/// what `/status` and the cost read.
+#[tokio::test]
+async fn the_sessions_totals_follow_every_request() {
+    let server = ScriptedServer::start(vec![
+        Reply::tool_call("c1", "list_directory", &["{}"]),
+        Reply::text(&["done"]),
+    ])
+    .await;
+    let mut h = start(&server.base_url());
+    h.prompt("look around").await;
+    let events = h.turn().await;
+    let totals: Vec<Usage> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Totals(t) => Some(*t),
+            _ => None,
+        })
+        .collect();
+    // Each scripted reply reports 12 prompt tokens and one per piece.
+    assert_eq!(
+        totals
+            .iter()
+            .map(|t| (t.prompt_tokens, t.completion_tokens))
+            .collect::<Vec<_>>(),
+        [(12, 1), (24, 2)]
+    );
+}

@@ -42,6 +42,7 @@ fn session() -> SessionInfo {
         cwd: "~/src/project".into(),
         context_window: 8192,
         approval: mode(ApprovalPolicy::Ask, "off"),
+        prices: Default::default(),
     }
 }
 

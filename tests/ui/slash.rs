@@ -395,12 +395,12 @@ fn esc_closes_the_popup_until_the_input_changes_and_then_interrupts() {
 #[test]
 fn the_popup_window_keeps_the_selection_in_view_within_its_bound() {
     // Every command fits.
-    assert_eq!(POPUP_MAX_ROWS, 14);
+    assert_eq!(POPUP_MAX_ROWS, COMMANDS.len());
     assert_eq!(window(9, 0, POPUP_MAX_ROWS), 0..9);
     assert_eq!(window(30, 0, POPUP_MAX_ROWS), 0..POPUP_MAX_ROWS);
-    assert_eq!(window(30, 13, POPUP_MAX_ROWS), 0..14);
-    assert_eq!(window(30, 14, POPUP_MAX_ROWS), 1..15);
-    assert_eq!(window(30, 29, POPUP_MAX_ROWS), 16..30);
+    assert_eq!(window(30, 14, POPUP_MAX_ROWS), 0..15);
+    assert_eq!(window(30, 15, POPUP_MAX_ROWS), 1..16);
+    assert_eq!(window(30, 29, POPUP_MAX_ROWS), 15..30);
     assert_eq!(window(0, 0, POPUP_MAX_ROWS), 0..0);
 }
 
@@ -457,4 +457,52 @@ fn an_undelivered_compact_returns_to_idle() {
         Msg::Undelivered(command.clone(), dashfloat::ui::update::SendFailure::Full),
     );
     assert_eq!(s.phase(), Phase::Idle);
+}
+
+/// `/status` (ADR 0052): the session's tokens from the agent's totals,
+/// and their cost where the config prices the model in use; the header
+/// shows the cost too. Without a price it says how to give one.
+#[test]
+fn status_shows_the_sessions_tokens_and_their_cost() {
+    use dashfloat::protocol::{Price, Usage};
+    assert_eq!(command("/status"), Slash::Status);
+    let totals = Usage {
+        prompt_tokens: 120_000,
+        completion_tokens: 4_000,
+        total_tokens: 124_000,
+        cached_tokens: 100_000,
+    };
+    let mut s = state();
+    agent(&mut s, AgentEvent::Totals(totals));
+    assert!(run(&mut s, "/status").is_empty());
+    let screen = draw(&mut s);
+    assert!(
+        screen.contains("session: 120000 prompt tokens (100000 read from the provider's cache)"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("cost unknown: give [prices.\"qwen2.5-coder-0.5b\"]"),
+        "{screen}"
+    );
+
+    let mut session = crate::session();
+    // $3 a million prompt tokens, $0.30 cached, $15 a million reply tokens.
+    let price = Price {
+        input: 3_000_000,
+        cached_input: 300_000,
+        output: 15_000_000,
+    };
+    session.prices.insert(session.model.clone(), price);
+    // 20,000 × $3 + 100,000 × $0.30 + 4,000 × $15, per million: $0.15.
+    assert!((price.cost(&totals) - 0.15).abs() < 1e-9);
+    let mut s = State::new(session, dashfloat::ui::theme::Theme::new(true), (100, 24));
+    s.prepare();
+    agent(&mut s, AgentEvent::Totals(totals));
+    run(&mut s, "/status");
+    let screen = draw(&mut s);
+    assert!(screen.contains("$0.1500"), "{screen}");
+    assert!(
+        screen.lines().next().unwrap().contains("│ $0.15 │"),
+        "{screen}"
+    );
 }
