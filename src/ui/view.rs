@@ -206,10 +206,13 @@ fn draw_header(state: &State, frame: &mut Frame, area: Rect) {
         Some(warning) => Span::styled(format!("│ ⚠ {warning} "), theme.header.patch(theme.error)),
         None => Span::styled(format!("│ {} ", approval.policy.name()), theme.header),
     });
-    let cost = state
-        .cost()
-        .map(|cost| format!(" │ ${cost:.2}"))
-        .unwrap_or_default();
+    // Cents once there are dollars; under one, the fractions of a cent a
+    // session of small requests adds up to.
+    let cost = match state.cost() {
+        Some(cost) if cost >= 1.0 => format!(" │ ${cost:.2}"),
+        Some(cost) => format!(" │ ${cost:.4}"),
+        None => String::new(),
+    };
     left.push(Span::styled(
         format!(
             "│ {} @ {} │ {ctx}{cost} │ sandbox {} ",

@@ -502,7 +502,7 @@ fn status_shows_the_sessions_tokens_and_their_cost() {
     let screen = draw(&mut s);
     assert!(screen.contains("$0.1500"), "{screen}");
     assert!(
-        screen.lines().next().unwrap().contains("│ $0.15 │"),
+        screen.lines().next().unwrap().contains("│ $0.1500 │"),
         "{screen}"
     );
 }
