@@ -146,6 +146,13 @@ pub enum Reader {
 impl Reader {
     /// Turns one event's `data` into frames, added to `out`.
     pub fn read(&mut self, data: &str, out: &mut Vec<Frame>) {
+        // An event with no data says nothing; a gateway that ends a stream
+        // as chat does (`[DONE]`) ends it.
+        match data.trim() {
+            "" => return,
+            "[DONE]" => return out.push(Frame::Done),
+            _ => {}
+        }
         let event: serde_json::Value = match serde_json::from_str(data) {
             Ok(event) => event,
             Err(e) => {
@@ -241,6 +248,8 @@ struct Counts {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
+
     use super::*;
 
     #[test]
@@ -259,6 +268,21 @@ mod tests {
             Wire::for_base_url("https://anthropic.example.com"),
             Wire::Chat
         );
+    }
+
+    #[test]
+    fn an_event_without_data_says_nothing_and_done_ends_the_reply() {
+        for wire in [Wire::Anthropic, Wire::Responses] {
+            let mut reader = wire.reader().unwrap();
+            let mut out = Vec::new();
+            reader.read(" ", &mut out);
+            assert!(out.is_empty(), "{out:?}");
+            reader.read("[DONE]", &mut out);
+            assert!(matches!(out.as_slice(), [Frame::Done]), "{out:?}");
+            out.clear();
+            reader.read("{not json", &mut out);
+            assert!(matches!(out.as_slice(), [Frame::Failed(_)]), "{out:?}");
+        }
     }
 
     #[test]
