@@ -102,7 +102,11 @@ pub fn status_error(
             window: learned_window(&message),
             message,
         },
-        400 | 422 if tools_refused(&message) => TransportError::ToolsRefused { status, message },
+        // Only chat servers may lack native tools; the other wires' APIs
+        // always have them, and their 400s about tools are about pairing.
+        400 | 422 if ctx.wire == Wire::Chat && tools_refused(&message) => {
+            TransportError::ToolsRefused { status, message }
+        }
         400 | 413 | 422 => TransportError::BadRequest { message },
         429 => TransportError::RateLimited {
             retry_after,
@@ -162,23 +166,26 @@ fn context_exceeded(body: &[u8]) -> bool {
 }
 
 /// What the providers' context-exceeded messages say, lower-cased
-/// (Anthropic's: "prompt is too long: 208000 tokens > 200000 maximum").
-const CONTEXT_EXCEEDED_WORDS: [&str; 3] = [
+/// (Anthropic's: "prompt is too long: 208000 tokens > 200000 maximum",
+/// and "input length and `max_tokens` exceed context limit: 199759 + 8192
+/// > 200000").
+const CONTEXT_EXCEEDED_WORDS: [&str; 4] = [
     "exceeds the available context size",
     "maximum context length is",
     "prompt is too long",
+    "exceed context limit",
 ];
 
 /// The true context window, where a context-exceeded message states it:
 /// llama.cpp's "exceeds the available context size (8192 tokens)",
 /// OpenAI's and vLLM's "maximum context length is 8192 tokens", or
-/// Anthropic's "… tokens > 200000 maximum".
+/// Anthropic's "… tokens > 200000 maximum" and "… + 8192 > 200000".
 pub fn learned_window(message: &str) -> Option<u64> {
     let lower = message.to_lowercase();
     [
         "available context size (",
         "maximum context length is ",
-        "tokens > ",
+        " > ",
     ]
     .iter()
     .find_map(|marker| {

@@ -9,7 +9,7 @@ use dashfloat::llm::wires::Wire;
 use dashfloat::protocol::{FinishReason, StreamEvent, TransportError, Usage};
 use serde_json::{Value, json};
 
-use crate::support::server::{Reply, ScriptedServer};
+use crate::support::server::{Reply, ScriptedServer, Step};
 use crate::{content, endpoint, episode, failure};
 
 /// An endpoint on `wire` at `server`, with the key `sk-test`.
@@ -135,6 +135,12 @@ async fn anthropic_requests_pair_calls_and_mark_the_cache() {
     let server = ScriptedServer::start(vec![fixture("anthropic", "text.sse")]).await;
     episode(on(Wire::Anthropic, &server), conversation()).await;
     let body = &server.requests()[0].body;
+    // `call:1` has a character the API refuses: changed, with a hash of
+    // what it was, the same for the call and its result.
+    let id = format!(
+        "call_1_{:08x}",
+        dashfloat::stable_hash::checksum(b"call:1") as u32
+    );
     assert_eq!(
         body["system"],
         json!([{"type": "text", "text": "You are dashfloat.", "cache_control": {"type": "ephemeral"}}])
@@ -153,10 +159,10 @@ async fn anthropic_requests_pair_calls_and_mark_the_cache() {
             {"role": "assistant", "content": [
                 {"type": "thinking", "thinking": "grep it", "signature": "sig"},
                 {"type": "text", "text": "Looking."},
-                {"type": "tool_use", "id": "call_1", "name": "grep", "input": {"pattern": "fn main"}}
+                {"type": "tool_use", "id": id, "name": "grep", "input": {"pattern": "fn main"}}
             ]},
             {"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": "call_1", "content": "{\"ok\":true}"},
+                {"type": "tool_result", "tool_use_id": id, "content": "{\"ok\":true}"},
                 {"type": "text", "text": "And then?", "cache_control": {"type": "ephemeral"}}
             ]}
         ])
@@ -361,4 +367,76 @@ async fn responses_failures_land_in_the_taxonomy() {
             "{events:?}"
         );
     }
+}
+
+/// A stream as a server sends it: `event: TYPE` and `data: JSON` per
+/// event.
+fn stream(events: &[Value]) -> Reply {
+    let steps = events
+        .iter()
+        .map(|e| {
+            let name = e["type"].as_str().unwrap();
+            Step::Send(format!("event: {name}\ndata: {e}\n\n").into_bytes())
+        })
+        .collect();
+    Reply::sse_steps(steps)
+}
+
+/// What imitations of these APIs send, and refusals that only look like
+/// one of chat's: unsigned thinking is not sent back, arguments given
+/// whole at a call's start are not taken twice, Anthropic's other
+/// context-limit words compact, and a 400 about tools on a wire whose API
+/// always has them is no reason to drop native tools.
+#[tokio::test]
+async fn imitations_and_lookalike_refusals() {
+    let unsigned = stream(&[
+        json!({"type": "message_start", "message": {"usage": {"input_tokens": 5}}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": ""}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "hm"}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "message_stop"}),
+    ]);
+    let limit = json!({"type": "error", "error": {"type": "invalid_request_error",
+        "message": "input length and `max_tokens` exceed context limit: 199759 + 8192 > 200000, decrease input length or `max_tokens` and try again"}});
+    let pairing = json!({"type": "error", "error": {"type": "invalid_request_error",
+        "message": "messages.2: `tool_use` ids were found without `tool_result` blocks immediately after"}});
+    let server = ScriptedServer::start(vec![
+        unsigned,
+        Reply::status(400, "application/json", &limit.to_string()),
+        Reply::status(400, "application/json", &pairing.to_string()),
+    ])
+    .await;
+    let endpoint = on(Wire::Anthropic, &server);
+    let events = episode(endpoint.clone(), conversation()).await;
+    assert_eq!(reasoning(&events), "hm");
+    assert!(carried(&events).is_empty(), "{events:?}");
+    let events = episode(endpoint.clone(), conversation()).await;
+    assert!(
+        matches!(
+            failure(&events),
+            TransportError::ContextExceeded {
+                window: Some(200_000),
+                ..
+            }
+        ),
+        "{events:?}"
+    );
+    let events = episode(endpoint, conversation()).await;
+    assert!(
+        matches!(failure(&events), TransportError::BadRequest { .. }),
+        "{events:?}"
+    );
+
+    let whole = stream(&[
+        json!({"type": "response.output_item.added", "output_index": 0,
+            "item": {"type": "function_call", "call_id": "c1", "name": "grep", "arguments": "{\"pattern\":\"x\"}"}}),
+        json!({"type": "response.function_call_arguments.done", "output_index": 0, "arguments": "{\"pattern\":\"x\"}"}),
+        json!({"type": "response.completed", "response": {"usage": {"input_tokens": 3, "output_tokens": 1}}}),
+    ]);
+    let server = ScriptedServer::start(vec![whole]).await;
+    let events = episode(on(Wire::Responses, &server), conversation()).await;
+    assert_eq!(
+        calls(&events),
+        [("grep".to_owned(), json!({"pattern": "x"}))]
+    );
 }

@@ -9,6 +9,7 @@ use serde_json::{Map, Value, json};
 
 use crate::llm::classify;
 use crate::llm::wire::{Message, Role};
+use crate::stable_hash::checksum;
 
 use super::request::{ChatBody, arguments_object};
 use super::{Counts, Frame, call, content, finish, reasoning};
@@ -99,6 +100,11 @@ fn messages(conversation: &[Message]) -> Vec<Value> {
                 }
             }
             Role::Assistant => {
+                // A reply with no words and no call (interrupted before
+                // either) is not a turn this API takes, thinking or not.
+                if text.trim().is_empty() && message.tool_calls.is_empty() {
+                    continue;
+                }
                 flush_user(&mut out, &mut results, &mut words);
                 let mut blocks: Vec<Value> = message
                     .carried
@@ -122,17 +128,17 @@ fn messages(conversation: &[Message]) -> Vec<Value> {
                         "input": arguments_object(&c.function.arguments),
                     })
                 }));
-                // A reply with nothing in it (interrupted before a word)
-                // is not a turn this API takes.
-                if !blocks.is_empty() {
-                    out.push(json!({"role": "assistant", "content": blocks}));
-                }
+                out.push(json!({"role": "assistant", "content": blocks}));
             }
         }
     }
     flush_user(&mut out, &mut results, &mut words);
+    // Thinking takes no breakpoint: the last block that is not.
     if let Some(Value::Array(blocks)) = out.last_mut().map(|turn| &mut turn["content"])
-        && let Some(Value::Object(last)) = blocks.last_mut()
+        && let Some(Value::Object(last)) = blocks
+            .iter_mut()
+            .rev()
+            .find(|b| !matches!(b["type"].as_str(), Some("thinking" | "redacted_thinking")))
     {
         last.insert("cache_control".into(), ephemeral());
     }
@@ -150,7 +156,9 @@ fn flush_user(out: &mut Vec<Value>, results: &mut Vec<Value>, words: &mut Vec<Va
 }
 
 /// A call's id as this API takes them (letters, digits, `_` and `-`):
-/// the same id every time, so a call and its result still pair.
+/// the same id every time, so a call and its result still pair; one that
+/// had to change carries a hash of what it was, so two ids that differ
+/// only where they changed stay apart.
 fn call_id(id: &str) -> String {
     let safe: String = id
         .chars()
@@ -162,10 +170,10 @@ fn call_id(id: &str) -> String {
             }
         })
         .collect();
-    if safe.is_empty() {
-        "call".to_owned()
-    } else {
+    if safe == id && !safe.is_empty() {
         safe
+    } else {
+        format!("{safe}_{:08x}", checksum(id.as_bytes()) as u32)
     }
 }
 
@@ -199,10 +207,13 @@ impl Reader {
             "content_block_delta" => self.delta(event, out),
             "content_block_stop" => {
                 let index = event["index"].as_u64().unwrap_or_default();
+                // Unsigned thinking (a server imitating this API) is not
+                // sent back: the API refuses a block it did not sign.
                 if let Some(Thinking {
                     thinking,
                     signature,
                 }) = self.thinking.remove(&index)
+                    && !signature.is_empty()
                 {
                     out.push(Frame::Carried(json!({
                         "type": "thinking",

@@ -215,7 +215,11 @@ fn delta(delta: Delta) -> Frame {
 
 /// The frame that ends a reply: why, in chat's words, and its usage.
 fn finish(reason: &str, usage: Counts) -> Frame {
-    let prompt_tokens = usage.input + usage.cached + usage.cache_written;
+    // The counts are the server's: a nonsense one stops at the top.
+    let prompt_tokens = usage
+        .input
+        .saturating_add(usage.cached)
+        .saturating_add(usage.cache_written);
     Frame::Chunk(Box::new(ChatChunk {
         choices: vec![ChunkChoice {
             delta: Delta::default(),
@@ -224,7 +228,7 @@ fn finish(reason: &str, usage: Counts) -> Frame {
         usage: Some(WireUsage {
             prompt_tokens,
             completion_tokens: usage.output,
-            total_tokens: prompt_tokens + usage.output,
+            total_tokens: prompt_tokens.saturating_add(usage.output),
             prompt_tokens_details: Some(PromptTokensDetails {
                 cached_tokens: usage.cached,
             }),

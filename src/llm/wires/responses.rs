@@ -125,6 +125,10 @@ impl Reader {
                 let item = &event["item"];
                 let field = |name: &str| item[name].as_str().unwrap_or_default();
                 self.called = true;
+                // Arguments given whole here are not given again by `.done`.
+                if !field("arguments").is_empty() {
+                    self.pieces.insert(index);
+                }
                 out.push(call(
                     index,
                     Some((field("call_id"), field("name"))),
