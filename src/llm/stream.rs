@@ -3,6 +3,7 @@
 //! Everything it holds is bounded; it ends with `Done` or `Failed`, or
 //! silently when the agent drops the receiver (a cancel).
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
@@ -104,6 +105,18 @@ impl Endpoint {
         self.context.wire.url(&self.context.base_url)
     }
 
+    /// The request the wire sends for the agent's chat body.
+    fn wire_body<'a>(&self, chat_body: &'a [u8]) -> Result<Cow<'a, [u8]>, TransportError> {
+        let wire = self.context.wire;
+        wire.request(chat_body)
+            .map_err(|e| TransportError::BadRequest {
+                message: format!(
+                    "the request could not be put in the {} wire's form: {e}",
+                    wire.name()
+                ),
+            })
+    }
+
     /// Adds the key and the extra headers to a request to this provider:
     /// every request to it carries the same credentials, and only those
     /// (Anthropic's wire: `x-api-key` and its API version). A key header
@@ -174,9 +187,16 @@ pub async fn run(
     setup: EpisodeSetup,
     tx: mpsc::Sender<StreamEvent>,
 ) {
+    let body = match endpoint.wire_body(&body) {
+        Ok(body) => body.into_owned(),
+        Err(e) => {
+            let _ = tx.send(StreamEvent::Failed(e)).await;
+            return;
+        }
+    };
     let mut attempt = 0;
     let response = loop {
-        match open(&endpoint, &body).await {
+        match send(&endpoint, body.clone()).await {
             Ok(response) => break response,
             Err(err) => {
                 let wait = classify::retry_delay(&err).map(|named| {
@@ -209,17 +229,11 @@ pub async fn run(
     }
 }
 
-async fn open(endpoint: &Endpoint, body: &[u8]) -> Result<reqwest::Response, TransportError> {
+/// POSTs `body`, already in the wire's form (translated once for all
+/// the retries of a request); the response once its headers say it
+/// streams.
+async fn send(endpoint: &Endpoint, body: Vec<u8>) -> Result<reqwest::Response, TransportError> {
     let ctx = &endpoint.context;
-    let body = ctx
-        .wire
-        .request(body)
-        .map_err(|e| TransportError::BadRequest {
-            message: format!(
-                "the request could not be put in the {} wire's form: {e}",
-                ctx.wire.name()
-            ),
-        })?;
     let request = endpoint.authorised(
         endpoint
             .client
@@ -308,7 +322,8 @@ const WARM_REPLY_MAX_BYTES: usize = 64 * 1024;
 /// reply that stops coming or breaks off is an error: the server did not
 /// read the whole prompt, and its slot is not worth saving (ADR 0034).
 pub async fn warm(endpoint: &Endpoint, body: &[u8]) -> Result<(), TransportError> {
-    let response = open(endpoint, body).await?;
+    let body = endpoint.wire_body(body)?.into_owned();
+    let response = send(endpoint, body).await?;
     let mut chunks = response.bytes_stream();
     let mut read = 0;
     while read < WARM_REPLY_MAX_BYTES {

@@ -552,15 +552,21 @@ impl Checkpoints {
         }
     }
 
-    /// What `real` was before the current turn first changed it, or
-    /// [`None`] when the turn has not changed it: a write that would undo
-    /// the turn's own change is told apart by it (ADR 0051).
-    pub fn before_this_turn(&self, ws: &dyn Workspace, real: &Path) -> Option<FileState> {
+    /// What `look` makes of what `real` was before the current turn
+    /// first changed it (looked at in place, under the lock), or [`None`]
+    /// when the turn has not changed it: a write that would undo the
+    /// turn's own change is told apart by it (ADR 0051).
+    pub fn before_this_turn<T>(
+        &self,
+        ws: &dyn Workspace,
+        real: &Path,
+        look: impl FnOnce(&FileState) -> T,
+    ) -> Option<T> {
         let (path, _) = relative(ws, real);
         let kept = self.lock();
         kept.current_files()
             .find(|f| f.path == path)
-            .map(|f| f.before.clone())
+            .map(|f| look(&f.before))
     }
 
     /// After a file tool wrote `real`: what it left.

@@ -22,10 +22,15 @@ pub(super) fn check(
     (old, new): (&[u8], &[u8]),
     rewrite: bool,
 ) -> Result<(), ToolFailure> {
-    let Some(before) = ctx
+    // Whether the file was there before the turn, and whether `new` is
+    // what it held then.
+    let looked = ctx
         .checkpoints
-        .before_this_turn(ctx.workspace.as_ref(), real)
-    else {
+        .before_this_turn(ctx.workspace.as_ref(), real, |before| match before {
+            FileState::File { content, .. } => (true, content.as_slice() == new),
+            FileState::Absent | FileState::NotKept { .. } => (false, false),
+        });
+    let Some((existed, restores)) = looked else {
         return Ok(());
     };
     let refuse = |message: String| ToolFailure::ExecutionFailed {
@@ -39,10 +44,10 @@ pub(super) fn check(
              what you changed"
         )));
     }
-    let FileState::File { content, .. } = before else {
+    if !existed {
         return Ok(());
-    };
-    if content == new {
+    }
+    if restores {
         return Err(refuse(format!(
             "refused: this would put {path} back as it was before your change earlier in this \
              turn, undoing it. The change is in place: answer the person now, saying what you \

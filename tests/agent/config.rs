@@ -679,6 +679,9 @@ output = 0.5
 [prices."broken"]
 input = -1.0
 output = 2.0
+[prices."huge"]
+input = 2000000.0
+output = 1.0
 "#;
     let (c, problems) = resolve(&Cli::default(), &[], Some(file));
     assert_eq!(
@@ -697,6 +700,13 @@ output = 2.0
             output: 500_000
         })
     );
-    assert!(!c.prices.contains_key("broken"));
-    assert_eq!(problems, [ConfigError::Price("broken".into())]);
+    assert!(!c.prices.contains_key("broken") && !c.prices.contains_key("huge"));
+    // Negative, and past the bound of a million dollars a million tokens.
+    assert_eq!(
+        problems,
+        [
+            ConfigError::Price("broken".into()),
+            ConfigError::Price("huge".into())
+        ]
+    );
 }

@@ -11,6 +11,8 @@ pub mod anthropic;
 mod request;
 pub mod responses;
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 
 use crate::protocol::TransportError;
@@ -90,12 +92,12 @@ impl Wire {
 
     /// The request body this wire sends for `chat_body`, the agent's
     /// chat-completions request.
-    pub(crate) fn request(self, chat_body: &[u8]) -> Result<Vec<u8>, serde_json::Error> {
-        match self {
-            Wire::Chat => Ok(chat_body.to_vec()),
-            Wire::Responses => responses::request(&serde_json::from_slice(chat_body)?),
-            Wire::Anthropic => anthropic::request(&serde_json::from_slice(chat_body)?),
-        }
+    pub(crate) fn request(self, chat_body: &[u8]) -> Result<Cow<'_, [u8]>, serde_json::Error> {
+        Ok(match self {
+            Wire::Chat => Cow::Borrowed(chat_body),
+            Wire::Responses => Cow::Owned(responses::request(&serde_json::from_slice(chat_body)?)?),
+            Wire::Anthropic => Cow::Owned(anthropic::request(&serde_json::from_slice(chat_body)?)?),
+        })
     }
 
     /// What turns this wire's stream into chat-shaped frames; `None` for
