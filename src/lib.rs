@@ -7,6 +7,7 @@
 pub mod agent;
 pub mod base_url;
 pub mod bounds;
+pub mod commands;
 pub mod config;
 pub mod exec;
 pub mod launch;

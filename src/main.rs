@@ -62,6 +62,7 @@ fn main() -> ExitCode {
     let (config, problems) = Config::load(&cli, |k| launch.var(k));
     let store = SessionStore::default_dir(|k| launch.var(k)).map(SessionStore::at);
     let config_dir = dashfloat::config::config_dir(|k| launch.var(k));
+    let command_dirs = dashfloat::commands::person_dirs(config_dir.as_deref(), |k| launch.var(k));
     let run = match cli.command.clone() {
         Some(CliCommand::Sessions { json }) => {
             return print_sessions(store.as_ref(), json, cli.all);
@@ -125,6 +126,7 @@ fn main() -> ExitCode {
         notes,
         sessions: store.map(|store| (store, cli.open_session())),
         config_dir,
+        command_dirs,
         headless: matches!(run, Run::Exec(..)),
     };
     let outcome = match run {
@@ -260,6 +262,8 @@ struct Start {
     /// dashfloat's configuration directory, where the commands remembered
     /// for each project are kept; `None` when neither variable names one.
     config_dir: Option<PathBuf>,
+    /// The person's directories of custom commands (ADR 0053).
+    command_dirs: Vec<PathBuf>,
     /// No one can confirm a call (`dashfloat exec`).
     headless: bool,
 }
@@ -327,6 +331,7 @@ struct Prepared {
     sessions: Option<SessionSetup>,
     mcp: Option<McpServers>,
     mcp_trust: Option<TrustStore>,
+    command_dirs: Vec<PathBuf>,
     headless: bool,
 }
 
@@ -360,6 +365,7 @@ impl Prepared {
             project_overview: config.project_overview,
             mcp: self.mcp,
             mcp_trust: self.mcp_trust,
+            command_dirs: self.command_dirs,
         }
     }
 }
@@ -376,6 +382,7 @@ fn prepare(start: Start, cwd: &Path) -> std::io::Result<(Prepared, Vec<(Severity
         mut notes,
         sessions,
         config_dir,
+        command_dirs,
         headless,
     } = start;
     // `exec`'s prompt comes at once: no typing to warm the cache during,
@@ -446,6 +453,7 @@ fn prepare(start: Start, cwd: &Path) -> std::io::Result<(Prepared, Vec<(Severity
         sessions,
         mcp,
         mcp_trust,
+        command_dirs,
         headless,
     };
     Ok((prepared, notes))

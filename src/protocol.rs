@@ -614,10 +614,67 @@ pub enum AgentEvent {
         /// Estimated prompt tokens of the compacted conversation.
         estimate: u64,
     },
+    /// The custom commands found, the person's first: what the `/` list
+    /// offers besides the built-ins. Sent when the agent starts and after
+    /// every turn, as files come and go. ADR 0053.
+    CustomCommands {
+        /// The commands.
+        found: Vec<CustomCommand>,
+        /// One line per command file left out, saying why: shown when
+        /// first seen.
+        problems: Vec<String>,
+    },
     /// The MCP servers and their tools: the answer to `ListMcp`. ADR 0045.
     McpServers(Vec<McpServerView>),
     /// The turn is over; the agent is idle and takes the next prompt.
     TurnDone,
+}
+
+/// Whose a custom command is: where its file was found (ADR 0053).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommandScope {
+    /// The project's (`.dashfloat/commands/`, `.claude/commands/`): the
+    /// repository chose its words, so the popup says so.
+    Project,
+    /// The person's own (`~/.config/dashfloat/commands/`,
+    /// `~/.claude/commands/`, `~/.codex/prompts/`).
+    Person,
+}
+
+impl CommandScope {
+    /// The prefix that reaches the scope's command of a name whatever
+    /// else has it (`/project:NAME`, `/user:NAME`).
+    pub fn prefix(self) -> &'static str {
+        match self {
+            CommandScope::Project => "project",
+            CommandScope::Person => "user",
+        }
+    }
+}
+
+/// A prompt template kept as a Markdown file, offered in the `/` list
+/// and expanded into a prompt when typed (ADR 0053).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CustomCommand {
+    /// Its name: the file's name without `.md`.
+    pub name: String,
+    /// Whose it is.
+    pub scope: CommandScope,
+    /// The directory it came from, as the popup names it
+    /// (`.claude/commands`).
+    pub origin: String,
+    /// What it does, from its front matter's `description` (else its
+    /// first line).
+    pub description: String,
+    /// Its arguments as the popup shows them (`argument-hint`).
+    pub argument_hint: String,
+    /// The prompt, front matter removed, with `$ARGUMENTS`, `$1`… still
+    /// in it.
+    pub template: String,
+    /// What the file asks that dashfloat does not do (`allowed-tools`, a
+    /// `` !`command` `` line): said when it is used, its text sent as it
+    /// is.
+    pub ignored: Vec<String>,
 }
 
 /// One MCP server as `/mcp` shows it.

@@ -151,6 +151,9 @@ pub struct AgentSetup {
     /// Where the person's trust of the project's `.mcp.json` is kept;
     /// `None` without a configuration directory.
     pub mcp_trust: Option<TrustStore>,
+    /// The person's directories of custom commands, in the order their
+    /// names win (ADR 0053); the project's are found in it.
+    pub command_dirs: Vec<std::path::PathBuf>,
 }
 
 /// The actor's state.
@@ -854,11 +857,20 @@ impl Agent {
             return;
         }
         let (workspace, ui) = (Arc::clone(&self.setup.tools.workspace), self.ui.clone());
+        let command_dirs = self.setup.command_dirs.clone();
         self.listing = Some(tokio::spawn(async move {
-            let walk =
-                tokio::task::spawn_blocking(move || crate::tools::project_files(&*workspace));
-            if let Ok(files) = walk.await {
+            let walk = tokio::task::spawn_blocking(move || {
+                let found = crate::commands::find(&*workspace, &command_dirs);
+                (crate::tools::project_files(&*workspace), found)
+            });
+            if let Ok((files, found)) = walk.await {
                 let _ = ui.send(AgentEvent::ProjectFiles(files)).await;
+                let _ = ui
+                    .send(AgentEvent::CustomCommands {
+                        found: found.commands,
+                        problems: found.problems,
+                    })
+                    .await;
             }
         }));
     }

@@ -197,6 +197,7 @@ impl Saving {
             | AgentEvent::Compacted { .. }
             | AgentEvent::SessionFacts { .. }
             | AgentEvent::ProjectFiles(_)
+            | AgentEvent::CustomCommands { .. }
             | AgentEvent::Confirm(_)
             | AgentEvent::SessionOpened { .. }
             | AgentEvent::Prompts { .. }

@@ -92,6 +92,7 @@ impl Tally {
             | AgentEvent::ReadingPrompt(_)
             | AgentEvent::SessionFacts { .. }
             | AgentEvent::ProjectFiles(_)
+            | AgentEvent::CustomCommands { .. }
             | AgentEvent::Confirm(_)
             | AgentEvent::SessionOpened { .. }
             | AgentEvent::Prompts { .. }

@@ -448,11 +448,11 @@ fn popup_key(state: &mut State, code: KeyCode) -> Option<Outcome> {
         }
         return Some(Outcome::changed());
     }
-    state.completion.selected()?;
+    state.completion.selected(&state.commands)?;
     let input = match code {
-        KeyCode::Tab => state.completion.tab(),
-        KeyCode::Up => state.completion.step(false),
-        KeyCode::Down => state.completion.step(true),
+        KeyCode::Tab => state.completion.tab(&state.commands),
+        KeyCode::Up => state.completion.step(false, &state.commands),
+        KeyCode::Down => state.completion.step(true, &state.commands),
         KeyCode::Esc => {
             state.completion.close();
             None

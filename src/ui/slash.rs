@@ -4,13 +4,13 @@
 //! opens the popup; `//` sends a prompt that starts with `/`.
 //! `docs/decisions/0023-slash-commands-and-project-instructions.md`.
 
-use crate::protocol::ApprovalPolicy;
+use crate::protocol::{ApprovalPolicy, CommandScope, CustomCommand};
 
 use super::keys;
 
 /// The most rows the completion popup takes; more candidates scroll with
 /// the selection. ADR 0023.
-pub const POPUP_MAX_ROWS: usize = 15;
+pub const POPUP_MAX_ROWS: usize = 16;
 
 /// One command of the catalogue.
 #[derive(Debug)]
@@ -33,7 +33,7 @@ impl Command {
 }
 
 /// Every command, in the order the popup and `/help` list them.
-pub const COMMANDS: [Command; 15] = [
+pub const COMMANDS: [Command; 16] = [
     Command {
         name: "help",
         usage: "",
@@ -164,6 +164,12 @@ pub const COMMANDS: [Command; 15] = [
         },
     },
     Command {
+        name: "init",
+        usage: "",
+        about: "ask the model to write AGENTS.md for this project (you approve it)",
+        build: |arg| no_argument(arg, Slash::Init),
+    },
+    Command {
         name: "quit",
         usage: "",
         about: "leave dashfloat",
@@ -221,6 +227,8 @@ pub enum Slash {
         /// The code block (1-based); `None` copies the whole reply.
         block: Option<usize>,
     },
+    /// `/init`.
+    Init,
     /// `/quit`.
     Quit,
 }
@@ -238,6 +246,7 @@ impl Slash {
             | Slash::Redo
             | Slash::Rewind
             | Slash::Sessions
+            | Slash::Init
             | Slash::Resume { .. } => true,
             Slash::Model { name } => name.is_some(),
             Slash::Approval { policy } => policy.is_some(),
@@ -266,6 +275,13 @@ pub enum Input {
     Prompt(String),
     /// A command.
     Command(Slash),
+    /// A custom command, with the arguments typed after its name.
+    Custom {
+        /// The command.
+        command: CustomCommand,
+        /// What follows its name, trimmed.
+        arguments: String,
+    },
 }
 
 /// Why an argument was refused.
@@ -332,8 +348,8 @@ fn one_word(arg: Option<&str>) -> Result<Option<String>, ArgError> {
 }
 
 /// Reads a submitted input: a prompt, or (starting with one `/`) a
-/// command with its arguments.
-pub fn parse(text: &str) -> Result<Input, SlashError> {
+/// command with its arguments: a built-in, else one of `custom`.
+pub fn parse(text: &str, custom: &CustomCommands) -> Result<Input, SlashError> {
     let Some(rest) = text.strip_prefix('/') else {
         return Ok(Input::Prompt(text.to_string()));
     };
@@ -344,10 +360,15 @@ pub fn parse(text: &str) -> Result<Input, SlashError> {
         Some((name, arg)) => (name, Some(arg.trim()).filter(|a| !a.is_empty())),
         None => (rest, None),
     };
-    let command = COMMANDS
-        .iter()
-        .find(|c| c.name == name)
-        .ok_or_else(|| SlashError::Unknown(name.to_string()))?;
+    let Some(command) = COMMANDS.iter().find(|c| c.name == name) else {
+        return custom
+            .find(name)
+            .map(|command| Input::Custom {
+                command: command.clone(),
+                arguments: arg.unwrap_or_default().to_owned(),
+            })
+            .ok_or_else(|| SlashError::Unknown(name.to_string()));
+    };
     (command.build)(arg)
         .map(Input::Command)
         .map_err(|why| SlashError::Argument {
@@ -357,51 +378,169 @@ pub fn parse(text: &str) -> Result<Input, SlashError> {
         })
 }
 
+/// The custom commands the agent found, each with the name the popup
+/// offers it by: its own, unless a built-in or the person's command of
+/// that name has it, then `project:NAME` or `user:NAME`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CustomCommands(Vec<(String, CustomCommand)>);
+
+impl CustomCommands {
+    /// Names the commands found, the person's first.
+    pub fn new(found: Vec<CustomCommand>) -> Self {
+        let mut named: Vec<(String, CustomCommand)> = Vec::with_capacity(found.len());
+        for command in found {
+            let taken = COMMANDS.iter().any(|c| c.name == command.name)
+                || named.iter().any(|(_, c)| c.name == command.name);
+            let name = if taken {
+                format!("{}:{}", command.scope.prefix(), command.name)
+            } else {
+                command.name.clone()
+            };
+            named.push((name, command));
+        }
+        CustomCommands(named)
+    }
+
+    /// The command `typed` names: `project:NAME` or `user:NAME` (also
+    /// Codex's `prompts:NAME`) the scope's, a bare name the person's,
+    /// else the project's.
+    fn find(&self, typed: &str) -> Option<&CustomCommand> {
+        let (scope, name) = match typed.split_once(':') {
+            Some(("project", name)) => (Some(CommandScope::Project), name),
+            Some(("user" | "prompts", name)) => (Some(CommandScope::Person), name),
+            Some(_) => return None,
+            None => (None, typed),
+        };
+        let mut named = self.0.iter().map(|(_, c)| c).filter(|c| c.name == name);
+        match scope {
+            Some(scope) => named.find(|c| c.scope == scope),
+            None => named.next(),
+        }
+    }
+
+    /// The commands as the popup offers them.
+    fn offered(&self) -> impl Iterator<Item = Candidate<'_>> {
+        self.0
+            .iter()
+            .map(|(name, command)| Candidate::Custom(name, command))
+    }
+}
+
+/// One row of the completion popup: a built-in command or a custom one.
+#[derive(Debug, Clone, Copy)]
+pub enum Candidate<'a> {
+    /// A built-in.
+    Builtin(&'static Command),
+    /// A custom command, by the name that reaches it.
+    Custom(&'a str, &'a CustomCommand),
+}
+
+impl Candidate<'_> {
+    /// Its name as typed after the `/`.
+    pub fn name(&self) -> &str {
+        match self {
+            Candidate::Builtin(command) => command.name,
+            Candidate::Custom(name, _) => name,
+        }
+    }
+
+    /// Whether it takes an argument: Tab completing it adds a space. A
+    /// custom command may always be given some.
+    pub fn takes_argument(&self) -> bool {
+        match self {
+            Candidate::Builtin(command) => command.takes_argument(),
+            Candidate::Custom(..) => true,
+        }
+    }
+
+    /// `/name usage`, as the popup and `/help` show it.
+    pub fn synopsis(&self) -> String {
+        match self {
+            Candidate::Builtin(command) => synopsis(command),
+            Candidate::Custom(name, command) if command.argument_hint.is_empty() => {
+                format!("/{name}")
+            }
+            Candidate::Custom(name, command) => format!("/{name} {}", command.argument_hint),
+        }
+    }
+
+    /// What it does, in one line; a custom command says whose it is.
+    pub fn about(&self) -> String {
+        match self {
+            Candidate::Builtin(command) => command.about.to_owned(),
+            Candidate::Custom(_, command) => {
+                format!("{} ({})", command.description, whose(command))
+            }
+        }
+    }
+}
+
+/// Whose a custom command is, as the popup and `/help` say it.
+fn whose(command: &CustomCommand) -> String {
+    match command.scope {
+        CommandScope::Project => format!("project: {}", command.origin),
+        CommandScope::Person => "yours".to_owned(),
+    }
+}
+
 /// The commands whose name starts with what is typed, while the input is
-/// a `/` and the start of a name (one line, no space yet).
-pub fn candidates(input: &str) -> Vec<&'static Command> {
+/// a `/` and the start of a name (one line, no space yet): the
+/// built-ins, then `custom`.
+pub fn candidates<'a>(input: &str, custom: &'a CustomCommands) -> Vec<Candidate<'a>> {
     let Some(typed) = input.strip_prefix('/') else {
         return Vec::new();
     };
     if typed.starts_with('/') || typed.contains(char::is_whitespace) {
         return Vec::new();
     }
-    COMMANDS
+    let builtins = COMMANDS
         .iter()
         .filter(|c| c.name.starts_with(typed))
-        .collect()
+        .map(Candidate::Builtin);
+    let custom = custom.offered().filter(|c| c.name().starts_with(typed));
+    builtins.chain(custom).collect()
 }
 
-/// The `/help` entry: the commands from the catalogue, then the key
-/// table.
-pub fn help_text() -> String {
-    let column = COMMANDS
+/// The `/help` entry: the commands from the catalogue, then the custom
+/// ones, then the key table.
+pub fn help_text(custom: &CustomCommands) -> String {
+    let builtins: Vec<Candidate<'_>> = COMMANDS.iter().map(Candidate::Builtin).collect();
+    let custom: Vec<Candidate<'_>> = custom.offered().collect();
+    let column = builtins
         .iter()
-        .map(|c| synopsis(c).chars().count())
+        .chain(&custom)
+        .map(|c| c.synopsis().chars().count())
         .max()
         .unwrap_or(0);
+    let rows = |out: &mut String, candidates: &[Candidate<'_>]| {
+        for candidate in candidates {
+            let synopsis = candidate.synopsis();
+            let pad = column - synopsis.chars().count();
+            out.push_str(&format!(
+                "\n  {synopsis}{}  {}",
+                " ".repeat(pad),
+                candidate.about()
+            ));
+        }
+    };
     let mut out = String::from("commands (type / to list them, Tab completes):");
-    for command in &COMMANDS {
-        let synopsis = synopsis(command);
-        let pad = column - synopsis.chars().count();
-        out.push_str(&format!(
-            "\n  {synopsis}{}  {}",
-            " ".repeat(pad),
-            command.about
-        ));
-    }
+    rows(&mut out, &builtins);
     out.push_str(&format!(
         "\n  (POLICY is one of {}; //text sends /text as a prompt)",
         policy_choices()
     ));
+    if !custom.is_empty() {
+        out.push_str("\ncustom commands (files in .dashfloat/commands and the like; /project:NAME or /user:NAME reach one whose name is taken):");
+        rows(&mut out, &custom);
+    }
     for (heading, items) in keys::TABLES {
         out.push_str(&format!("\n{heading}: {}", items.join(" · ")));
     }
     out
 }
 
-/// `/name usage`, as the popup and `/help` show a command.
-pub fn synopsis(command: &Command) -> String {
+/// `/name usage`, as the popup and `/help` show a built-in command.
+fn synopsis(command: &Command) -> String {
     if command.takes_argument() {
         format!("/{} {}", command.name, command.usage)
     } else {
@@ -447,19 +586,20 @@ impl Completion {
         }
     }
 
-    /// The candidates the popup shows; empty while it is closed.
-    pub fn candidates(&self) -> Vec<&'static Command> {
+    /// The candidates the popup shows, of the built-ins and `custom`;
+    /// empty while it is closed.
+    pub fn candidates<'a>(&self, custom: &'a CustomCommands) -> Vec<Candidate<'a>> {
         let open = !self.closed && !self.seen.contains(char::is_whitespace);
         if open {
-            candidates(&self.stem)
+            candidates(&self.stem, custom)
         } else {
             Vec::new()
         }
     }
 
     /// The selected candidate, while the popup is open.
-    pub fn selected(&self) -> Option<&'static Command> {
-        self.candidates().get(self.selected).copied()
+    pub fn selected<'a>(&self, custom: &'a CustomCommands) -> Option<Candidate<'a>> {
+        self.candidates(custom).get(self.selected).copied()
     }
 
     /// The selected candidate's place in [`Completion::candidates`].
@@ -475,23 +615,24 @@ impl Completion {
     /// Tab: puts the selected candidate into the input, or, when it is
     /// there already, the next one. The only candidate is completed with a
     /// space when it takes an argument. Returns the new input.
-    pub fn tab(&mut self) -> Option<String> {
-        let candidates = self.candidates();
+    pub fn tab(&mut self, custom: &CustomCommands) -> Option<String> {
+        let candidates = self.candidates(custom);
         let current = candidates.get(self.selected)?;
         if candidates.len() == 1 {
             let space = if current.takes_argument() { " " } else { "" };
-            return Some(self.show(format!("/{}{space}", current.name)));
+            return Some(self.show(format!("/{}{space}", current.name())));
         }
-        if self.seen == format!("/{}", current.name) {
+        if self.seen == format!("/{}", current.name()) {
             self.selected = (self.selected + 1) % candidates.len();
         }
-        Some(self.show(format!("/{}", candidates[self.selected].name)))
+        Some(self.show(format!("/{}", candidates[self.selected].name())))
     }
 
     /// ↑ / ↓: moves the selection, wrapping. After a Tab the input follows
     /// the selection; returns the new input then.
-    pub fn step(&mut self, down: bool) -> Option<String> {
-        let count = self.candidates().len();
+    pub fn step(&mut self, down: bool, custom: &CustomCommands) -> Option<String> {
+        let candidates = self.candidates(custom);
+        let count = candidates.len();
         if count == 0 {
             return None;
         }
@@ -503,8 +644,8 @@ impl Completion {
         if self.seen == self.stem {
             return None;
         }
-        let name = self.candidates()[self.selected].name;
-        Some(self.show(format!("/{name}")))
+        let name = format!("/{}", candidates[self.selected].name());
+        Some(self.show(name))
     }
 
     fn show(&mut self, input: String) -> String {

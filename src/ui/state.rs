@@ -10,7 +10,7 @@ use super::editor::{Editor, EditorLayout, History};
 use super::entry::clean;
 use super::mention::Mention;
 use super::mode::Mode;
-use super::slash::Completion;
+use super::slash::{Completion, CustomCommands};
 use super::theme::Theme;
 use super::transcript::{EntryKind, Transcript};
 
@@ -195,6 +195,10 @@ pub struct State {
     pub(super) mode: Mode,
     /// The command popup's selection, following the input.
     pub(super) completion: Completion,
+    /// The custom commands the agent found (ADR 0053).
+    pub(super) commands: CustomCommands,
+    /// The command files last said to be left out, each said once.
+    pub(super) command_problems: Vec<String>,
     /// The `@` popup: the project's files and the word completed from
     /// them, following the input.
     pub(super) mention: Mention,
@@ -238,6 +242,8 @@ impl State {
             hint: None,
             mode: Mode::default(),
             completion: Completion::default(),
+            commands: CustomCommands::default(),
+            command_problems: Vec::new(),
             mention: Mention::default(),
             quit_armed: false,
             rewind_armed: false,
@@ -319,6 +325,11 @@ impl State {
     /// The command popup, following the input.
     pub fn completion(&self) -> &Completion {
         &self.completion
+    }
+
+    /// The custom commands the popup offers besides the built-ins.
+    pub fn commands(&self) -> &CustomCommands {
+        &self.commands
     }
 
     /// The `@` popup of the project's paths, following the input.

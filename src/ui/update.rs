@@ -6,16 +6,17 @@ use std::time::Instant;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
 
+use crate::commands::{INIT_PROMPT, template};
 use crate::protocol::{
-    AgentEvent, ConfirmRequest, Decision, LogItem, PROMPT_MAX_BYTES, Phase, SessionSummary,
-    Severity, UiCommand, Usage,
+    AgentEvent, ConfirmRequest, CustomCommand, Decision, LogItem, PROMPT_MAX_BYTES, Phase,
+    SessionSummary, Severity, UiCommand, Usage,
 };
 
 use super::editor::Editor;
 use super::markdown;
 use super::mode::{self, Confirmation};
 use super::picker::Picker;
-use super::slash::{self, Input, McpAction, Slash};
+use super::slash::{self, CustomCommands, Input, McpAction, Slash};
 use super::state::{ContextUse, Hint, Progress, SPINNER, State, TurnClock};
 use super::transcript::EntryKind;
 
@@ -277,6 +278,19 @@ fn on_agent(state: &mut State, event: AgentEvent) {
             context_window,
         } => state.learn_session_facts(model, context_window),
         AgentEvent::ProjectFiles(files) => state.mention.set_files(files),
+        AgentEvent::CustomCommands { found, problems } => {
+            for problem in problems
+                .iter()
+                .filter(|p| !state.command_problems.contains(p))
+            {
+                state.transcript.push(
+                    EntryKind::System(Severity::Notice),
+                    format!("custom command {problem}"),
+                );
+            }
+            state.command_problems = problems;
+            state.commands = CustomCommands::new(found);
+        }
         AgentEvent::ToolCall { id, name, summary } => {
             state.transcript.push(
                 EntryKind::Tool {
@@ -440,16 +454,17 @@ pub(super) fn quit(state: &mut State) -> Outcome {
 /// something waits until it is idle, its text kept in the box; one that
 /// cannot be read is an error entry and never reaches the model.
 pub(super) fn submit(state: &mut State) -> Outcome {
-    if let Some(command) = state.completion.selected() {
-        state.editor.choose(&format!("/{}", command.name));
+    if let Some(command) = state.completion.selected(&state.commands) {
+        state.editor.choose(&format!("/{}", command.name()));
     }
     if state.editor.text().trim().is_empty() {
         return Outcome::default();
     }
-    match slash::parse(state.editor.text()) {
+    match slash::parse(state.editor.text(), &state.commands) {
         Ok(Input::Prompt(text)) if state.mode.confirmation().is_some() => redirect(state, text),
         Ok(Input::Prompt(text)) => send_prompt(state, text),
         Ok(Input::Command(command)) => run_command(state, command),
+        Ok(Input::Custom { command, arguments }) => run_custom(state, &command, &arguments),
         Err(why) => {
             take_into_history(state);
             state
@@ -536,7 +551,11 @@ pub(super) fn run_command(state: &mut State, command: Slash) -> Outcome {
     take_into_history(state);
     let send = |command| Outcome::with(vec![Effect::Send(command)]);
     match command {
-        Slash::Help => notice(state, slash::help_text()),
+        Slash::Help => {
+            let text = slash::help_text(&state.commands);
+            notice(state, text)
+        }
+        Slash::Init => send_prompt(state, INIT_PROMPT.to_owned()),
         Slash::Clear => send(UiCommand::Clear),
         Slash::Compact { focus } => {
             state.phase = Phase::Compacting;
@@ -587,6 +606,25 @@ pub(super) fn run_command(state: &mut State, command: Slash) -> Outcome {
         Slash::Rewind => send(UiCommand::ListPrompts),
         Slash::Quit => quit(state),
     }
+}
+
+/// Sends the prompt a custom command makes of `arguments`, as if typed;
+/// what of its file is not done is said first.
+fn run_custom(state: &mut State, command: &CustomCommand, arguments: &str) -> Outcome {
+    if !agent_ready(state) {
+        return Outcome::changed();
+    }
+    if !command.ignored.is_empty() {
+        let text = format!(
+            "/{}: {} not honoured — dashfloat runs and allows nothing a command file asks; its text is sent as written",
+            command.name,
+            command.ignored.join(", ")
+        );
+        state
+            .transcript
+            .push(EntryKind::System(Severity::Notice), text);
+    }
+    send_prompt(state, template::expand(&command.template, arguments))
 }
 
 fn notice(state: &mut State, text: String) -> Outcome {

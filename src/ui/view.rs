@@ -80,18 +80,18 @@ fn popup_rows(state: &State) -> (Vec<String>, usize) {
         let rows = paths.iter().map(|p| format!("@{p}")).collect();
         return (rows, state.mention.selected_index());
     }
-    let candidates = state.completion.candidates();
+    let candidates = state.completion.candidates(&state.commands);
     let column = candidates
         .iter()
-        .map(|c| str_width(&slash::synopsis(c)))
+        .map(|c| str_width(&c.synopsis()))
         .max()
         .unwrap_or(0);
     let rows = candidates
         .iter()
         .map(|command| {
-            let synopsis = slash::synopsis(command);
+            let synopsis = command.synopsis();
             let pad = " ".repeat(column - str_width(&synopsis));
-            format!("{synopsis}{pad}  {}", command.about)
+            format!("{synopsis}{pad}  {}", command.about())
         })
         .collect();
     (rows, state.completion.selected_index())
@@ -333,7 +333,7 @@ fn help_items(state: &State) -> &'static [&'static str] {
     if state.mention.is_open() {
         return keys::MENTION;
     }
-    if !state.completion.candidates().is_empty() {
+    if !state.completion.candidates(&state.commands).is_empty() {
         return keys::POPUP;
     }
     match state.phase {

@@ -11,6 +11,7 @@ mod checkpoints;
 mod commands;
 mod compaction;
 mod config;
+mod custom_commands;
 mod grounding;
 mod instructions;
 mod journal;

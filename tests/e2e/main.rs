@@ -9,6 +9,7 @@ mod support;
 mod allow_list;
 mod auto;
 mod cloned;
+mod daily;
 mod exec;
 mod llm;
 mod mcp_cli;

@@ -89,6 +89,8 @@ pub fn setup(base_url: &str, root: &Path, approval: ApprovalPolicy) -> AgentSetu
         // No MCP server unless a test starts its own.
         mcp: None,
         mcp_trust: None,
+        // The person's commands only where a test makes some.
+        command_dirs: Vec::new(),
     }
 }
 

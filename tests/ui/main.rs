@@ -9,6 +9,7 @@ mod support;
 
 mod bounds;
 mod control_bytes;
+mod custom;
 mod editor;
 mod markdown;
 mod mention;

@@ -173,12 +173,18 @@ fn a_popup_open_when_a_call_comes_closes() {
     for draft in ["@li", "/"] {
         let mut s = state();
         typed(&mut s, draft);
-        assert!(s.mention().is_open() || !s.completion().candidates().is_empty());
+        assert!(s.mention().is_open() || !s.completion().candidates(s.commands()).is_empty());
         confirm_command(&mut s, 3);
         assert!(!s.mention().is_open(), "{draft}");
-        assert!(s.completion().candidates().is_empty(), "{draft}");
+        assert!(
+            s.completion().candidates(s.commands()).is_empty(),
+            "{draft}"
+        );
         typed(&mut s, "x");
-        assert!(s.completion().candidates().is_empty(), "{draft}");
+        assert!(
+            s.completion().candidates(s.commands()).is_empty(),
+            "{draft}"
+        );
         assert!(crate::draw(&mut s).contains("Esc/n reject"), "{draft}");
     }
 }

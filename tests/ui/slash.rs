@@ -5,7 +5,7 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use dashfloat::bounds::{COMMANDS, POPUP_MAX_ROWS};
 use dashfloat::protocol::{AgentEvent, ApprovalPolicy, Phase, ReplyEnd, Severity, UiCommand};
-use dashfloat::ui::slash::{self, ArgError, Input, Slash, SlashError, window};
+use dashfloat::ui::slash::{self, ArgError, CustomCommands, Input, Slash, SlashError, window};
 use dashfloat::ui::state::State;
 use dashfloat::ui::transcript::EntryKind;
 use dashfloat::ui::update::{Effect, Msg, update};
@@ -33,14 +33,14 @@ fn clear_input(s: &mut State) {
 }
 
 fn command(text: &str) -> Slash {
-    match slash::parse(text) {
+    match slash::parse(text, &CustomCommands::default()) {
         Ok(Input::Command(command)) => command,
         other => panic!("{text}: {other:?}"),
     }
 }
 
 fn refused(text: &str) -> SlashError {
-    slash::parse(text).expect_err(text)
+    slash::parse(text, &CustomCommands::default()).expect_err(text)
 }
 
 /// The last log entry's kind and text.
@@ -49,8 +49,12 @@ fn last_entry(s: &State) -> (EntryKind, String) {
     (entry.kind.clone(), entry.text.clone())
 }
 
-fn names(s: &State) -> Vec<&'static str> {
-    s.completion().candidates().iter().map(|c| c.name).collect()
+fn names(s: &State) -> Vec<String> {
+    s.completion()
+        .candidates(s.commands())
+        .iter()
+        .map(|c| c.name().to_owned())
+        .collect()
 }
 
 #[test]
@@ -133,11 +137,11 @@ fn bad_arguments_are_refused_with_the_usage() {
 #[test]
 fn a_double_slash_is_a_prompt_that_starts_with_one() {
     assert_eq!(
-        slash::parse("//etc/hosts is odd"),
+        slash::parse("//etc/hosts is odd", &CustomCommands::default()),
         Ok(Input::Prompt("/etc/hosts is odd".into()))
     );
     assert_eq!(
-        slash::parse("hi /help"),
+        slash::parse("hi /help", &CustomCommands::default()),
         Ok(Input::Prompt("hi /help".into()))
     );
     let mut s = state();
@@ -149,7 +153,7 @@ fn a_double_slash_is_a_prompt_that_starts_with_one() {
         })]
     );
     assert_eq!(last_entry(&s), (EntryKind::User, "/help".into()));
-    assert!(s.completion().candidates().is_empty());
+    assert!(s.completion().candidates(s.commands()).is_empty());
 }
 
 #[test]
@@ -305,7 +309,7 @@ fn slash_commands_are_kept_in_the_prompt_history() {
 #[test]
 fn a_slash_opens_the_popup_with_every_command_and_typing_narrows_it() {
     let mut s = state();
-    assert!(s.completion().candidates().is_empty());
+    assert!(s.completion().candidates(s.commands()).is_empty());
     typed(&mut s, "/");
     assert_eq!(names(&s), COMMANDS.map(|c| c.name).to_vec());
     typed(&mut s, "c");
@@ -359,12 +363,22 @@ fn arrows_move_the_selection_and_enter_runs_the_selected_command() {
     typed(&mut s, "/");
     press(&mut s, KeyCode::Down);
     press(&mut s, KeyCode::Down);
-    assert_eq!(s.completion().selected().unwrap().name, "compact");
+    assert_eq!(
+        s.completion().selected(s.commands()).unwrap().name(),
+        "compact"
+    );
     press(&mut s, KeyCode::Up);
-    assert_eq!(s.completion().selected().unwrap().name, "clear");
+    assert_eq!(
+        s.completion().selected(s.commands()).unwrap().name(),
+        "clear"
+    );
     press(&mut s, KeyCode::Up);
     press(&mut s, KeyCode::Up);
-    assert_eq!(s.completion().selected().unwrap().name, "quit", "it wraps");
+    assert_eq!(
+        s.completion().selected(s.commands()).unwrap().name(),
+        "quit",
+        "it wraps"
+    );
     assert_eq!(s.editor().text(), "/", "the typed text stays");
     let mut s = state();
     typed(&mut s, "/se");
@@ -381,7 +395,7 @@ fn esc_closes_the_popup_until_the_input_changes_and_then_interrupts() {
     agent(&mut s, AgentEvent::Phase(Phase::Streaming));
     typed(&mut s, "/co");
     assert!(press(&mut s, KeyCode::Esc).is_empty());
-    assert!(s.completion().candidates().is_empty());
+    assert!(s.completion().candidates(s.commands()).is_empty());
     assert_eq!(s.editor().text(), "/co");
     // Closed, Tab is a tab and the arrows browse the history again.
     assert_eq!(
@@ -398,9 +412,9 @@ fn the_popup_window_keeps_the_selection_in_view_within_its_bound() {
     assert_eq!(POPUP_MAX_ROWS, COMMANDS.len());
     assert_eq!(window(9, 0, POPUP_MAX_ROWS), 0..9);
     assert_eq!(window(30, 0, POPUP_MAX_ROWS), 0..POPUP_MAX_ROWS);
-    assert_eq!(window(30, 14, POPUP_MAX_ROWS), 0..15);
-    assert_eq!(window(30, 15, POPUP_MAX_ROWS), 1..16);
-    assert_eq!(window(30, 29, POPUP_MAX_ROWS), 15..30);
+    assert_eq!(window(30, 15, POPUP_MAX_ROWS), 0..16);
+    assert_eq!(window(30, 16, POPUP_MAX_ROWS), 1..17);
+    assert_eq!(window(30, 29, POPUP_MAX_ROWS), 14..30);
     assert_eq!(window(0, 0, POPUP_MAX_ROWS), 0..0);
 }
 

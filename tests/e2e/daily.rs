@@ -1,0 +1,129 @@
+//! End to end, the daily-driver features with the real binary in a
+//! pseudo-terminal (issue 43): a custom command file with arguments
+//! expanded into the prompt the model gets, `/init` asking approval for
+//! the AGENTS.md the model writes, and the cache figures a scripted
+//! llama.cpp `timings` object gives, in the status bar and `/status`.
+
+use std::path::Path;
+
+use serde_json::json;
+
+use crate::sessions::{WAIT, contents, quit, spawn};
+use crate::support::server::{
+    Reply, ScriptedServer, content_chunk, finish_chunk, role_chunk, usage_chunk,
+};
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+#[test]
+fn a_command_file_is_offered_and_its_arguments_reach_the_model() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    write(
+        &project.path().join(".dashfloat/commands/review.md"),
+        "---\ndescription: Review a file for one concern\nargument-hint: FILE CONCERN\n---\nReview $1, looking only at $2.",
+    );
+    // Codex's prompts, as Codex keeps them, work unchanged.
+    write(
+        &home.path().join(".codex/prompts/ticket.md"),
+        "Open ticket $ID for $ARGUMENTS",
+    );
+    let server = ScriptedServer::start_blocking(vec![
+        Reply::text(&["reviewed"]),
+        Reply::text(&["ticketed"]),
+    ]);
+    let mut session = spawn(home.path(), project.path(), &server, &[]);
+    session.wait_for("idle", WAIT).unwrap();
+    session.send(b"/rev");
+    session
+        .wait_for(
+            "Review a file for one concern (project: .dashfloat/commands)",
+            WAIT,
+        )
+        .unwrap();
+    session.send(b"\t");
+    session.send(b"src/lib.rs \"error handling\"\r");
+    session.wait_for("reviewed", WAIT).unwrap();
+    session.wait_for("idle", WAIT).unwrap();
+    session.send(b"/prompts:ticket ID=DF-7 the login bug\r");
+    session.wait_for("ticketed", WAIT).unwrap();
+    quit(&mut session);
+
+    let requests = server.requests();
+    // The first prompt goes after the project's overview.
+    let first = contents(&requests[0].body).last().unwrap().clone();
+    assert!(
+        first.ends_with("\n\nReview src/lib.rs, looking only at error handling."),
+        "{first}"
+    );
+    assert_eq!(
+        contents(&requests[1].body).last().unwrap(),
+        "Open ticket DF-7 for ID=DF-7 the login bug"
+    );
+}
+
+#[test]
+fn init_asks_before_the_agents_file_is_written() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let guide = "# Agents\\n\\nRun `make test`.\\n";
+    let server = ScriptedServer::start_blocking(vec![
+        Reply::tool_call(
+            "call_1",
+            "write_file",
+            &[&format!(r#"{{"path":"AGENTS.md","content":"{guide}"}}"#)],
+        ),
+        Reply::text(&["AGENTS.md is written"]),
+    ]);
+    let mut session = spawn(home.path(), project.path(), &server, &[]);
+    session.wait_for("idle", WAIT).unwrap();
+    session.send(b"/init\r");
+    session.wait_for("y approve", WAIT).unwrap();
+    assert!(!project.path().join("AGENTS.md").exists());
+    session.send(b"y");
+    session.wait_for("AGENTS.md is written", WAIT).unwrap();
+    quit(&mut session);
+    assert_eq!(
+        std::fs::read_to_string(project.path().join("AGENTS.md")).unwrap(),
+        "# Agents\n\nRun `make test`.\n"
+    );
+    let prompt = contents(&server.requests()[0].body).last().unwrap().clone();
+    assert!(
+        prompt.ends_with(dashfloat::commands::INIT_PROMPT),
+        "{prompt}"
+    );
+}
+
+#[test]
+fn the_cache_figures_of_llama_cpps_timings_are_shown() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let mut usage = usage_chunk(1_200, 3);
+    usage["usage"]
+        .as_object_mut()
+        .unwrap()
+        .remove("prompt_tokens_details");
+    usage["timings"]["cache_n"] = json!(1_100);
+    let server = ScriptedServer::start_blocking(vec![Reply::sse([
+        role_chunk(),
+        content_chunk("warm"),
+        finish_chunk("stop"),
+        usage,
+    ])]);
+    let mut session = spawn(home.path(), project.path(), &server, &[]);
+    session.wait_for("idle", WAIT).unwrap();
+    session.send(b"hello\r");
+    session.wait_for("1.1k cached", WAIT).unwrap();
+    session.wait_for("idle", WAIT).unwrap();
+    session.send(b"/status\r");
+    session
+        .wait_for(
+            "1200 prompt tokens (1100 read from the provider's cache)",
+            WAIT,
+        )
+        .unwrap();
+    quit(&mut session);
+}
