@@ -20,6 +20,7 @@ use crate::protocol::Price;
 use crate::secret::{Secret, redact_userinfo};
 use crate::session::OpenSession;
 use crate::tools::{EXEC_DEFAULT_MAX_TIMEOUT, EXEC_DEFAULT_TIMEOUT};
+use crate::ui::notify::Notify;
 
 /// The base URL used when no provider is configured: the local llama-server
 /// that `scripts/local-model` starts.
@@ -62,7 +63,7 @@ const EXEC_RUN_TIMEOUT_MAX_SECS: u64 = TIMEOUT_MAX.as_secs();
 http://127.0.0.1:8088/v1 (start it with scripts/local-model).\n\
 Config file: $XDG_CONFIG_HOME/dashfloat/config.toml (default ~/.config/dashfloat/config.toml) \
 with keys base_url, model, api_key_env, context_window, max_output, compact_at, request_timeout_secs, \
-idle_timeout_secs, max_steps, exec_timeout_secs, exec_timeout_max_secs, temperature, seed, save_sessions, auto_allow_read_only, attach_named_files, ask_to_act, ask_to_look, project_overview, tool_syntax, wire, warm_cache, [prices.\"MODEL\"] (input, cached_input, output: dollars per million tokens), \
+idle_timeout_secs, max_steps, exec_timeout_secs, exec_timeout_max_secs, temperature, seed, save_sessions, auto_allow_read_only, attach_named_files, ask_to_act, ask_to_look, project_overview, tool_syntax, wire, notify, warm_cache, [prices.\"MODEL\"] (input, cached_input, output: dollars per million tokens), \
 sandbox (\"always\": commands you approve run in the workspace-write sandbox too), sandbox_deny_read (paths sandboxed commands may not read), a [headers] \
 table, an [exec] table with pass_env (variables handed to commands on purpose) and \
 [mcp_servers.NAME] tables (MCP servers, spelled as Codex spells them; see `dashfloat mcp`).\n\
@@ -160,6 +161,15 @@ pub struct Cli {
         global = true
     )]
     pub wire: Option<Wire>,
+    /// How you are told, while the terminal has no focus, that a turn ended or a call waits: bell, osc9, osc777 (desktop notifications) or off [default: bell]
+    #[arg(
+        long,
+        env = "DASHFLOAT_NOTIFY",
+        value_name = "HOW",
+        value_enum,
+        global = true
+    )]
+    pub notify: Option<Notify>,
     /// How tool calls written as text are read: auto, native, fenced, hermes, mistral, llama, deepseek or glm [default: auto]
     #[arg(
         long,
@@ -441,6 +451,7 @@ struct FileConfig {
     project_overview: Option<bool>,
     tool_syntax: Option<ToolSyntax>,
     wire: Option<Wire>,
+    notify: Option<Notify>,
     warm_cache: Option<bool>,
     sandbox: Option<SandboxScope>,
     #[serde(default)]
@@ -638,6 +649,9 @@ pub struct Config {
     pub tool_syntax: ToolSyntax,
     /// The API the requests speak (ADR 0052).
     pub wire: Wire,
+    /// How the person is told that a turn ended or a call waits while the
+    /// terminal has no focus (ADR 0056).
+    pub notify: Notify,
     /// What each model costs, as `[prices."MODEL"]` says (ADR 0052).
     pub prices: BTreeMap<String, Price>,
     /// Whether the conversation is sent ahead while the person types, so
@@ -804,6 +818,7 @@ impl Config {
             project_overview: file.project_overview.unwrap_or(true),
             tool_syntax: cli.tool_syntax.or(file.tool_syntax).unwrap_or_default(),
             wire,
+            notify: cli.notify.or(file.notify).unwrap_or_default(),
             prices,
             warm_cache: cli.warm_cache.or(file.warm_cache).unwrap_or(local),
             sandbox_deny_read,

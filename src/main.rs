@@ -553,6 +553,7 @@ async fn run_tui(start: Start) -> std::io::Result<Ended> {
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let prices = start.config.prices.clone();
+    let notify = start.config.notify;
     let (model, host, context_window) = (
         start.config.model.clone(),
         start.config.host().to_string(),
@@ -585,6 +586,7 @@ async fn run_tui(start: Start) -> std::io::Result<Ended> {
         no_color,
         notes,
         pick_sessions,
+        notify,
         first_frame,
     };
     let transcript = app::run(setup, commands, events).await;

@@ -18,8 +18,9 @@ use tokio::time::{Instant, MissedTickBehavior};
 use crate::protocol::{AgentEvent, Severity, UiCommand};
 
 use super::input;
+use super::notify::Notify;
 use super::state::{Hint, SessionInfo, State};
-use super::terminal::{HangupWatch, TerminalGuard, copy_to_clipboard};
+use super::terminal::{HangupWatch, TerminalGuard, copy_to_clipboard, send_raw};
 use super::theme::Theme;
 use super::transcript::EntryKind;
 use super::update::{Effect, Msg, SendFailure, update};
@@ -41,6 +42,9 @@ pub struct UiSetup {
     pub no_color: bool,
     /// Entries to show first (config problems).
     pub notes: Vec<(Severity, String)>,
+    /// How the person is told that a turn ended or a call waits while
+    /// the terminal has no focus.
+    pub notify: Notify,
     /// The first list of sessions the agent sends opens the picker
     /// (`--resume` without an id).
     pub pick_sessions: bool,
@@ -138,6 +142,7 @@ fn first_state(setup: UiSetup, size: Size) -> (State, oneshot::Sender<()>) {
         (size.width, size.height),
     );
     state.pick_sessions = setup.pick_sessions;
+    state.notify = setup.notify;
     for (severity, text) in setup.notes {
         state.transcript.push(EntryKind::System(severity), text);
     }
@@ -178,6 +183,9 @@ fn apply_all(
                 Effect::Send(cmd) => msgs.extend(send(commands, cmd)),
                 Effect::Copy(text) => {
                     quit |= copy_to_clipboard(screen.terminal.backend_mut(), &text).is_err();
+                }
+                Effect::Notify(bytes) => {
+                    quit |= send_raw(screen.terminal.backend_mut(), &bytes).is_err();
                 }
                 Effect::Redraw => quit |= screen.clear().is_err(),
                 Effect::Suspend => quit |= screen.suspend(state).is_err(),
@@ -299,7 +307,8 @@ fn terminal_msg(event: Event) -> Option<Msg> {
         Event::Paste(text) => Some(Msg::Paste(text)),
         Event::Mouse(mouse) => Some(Msg::Mouse(mouse)),
         Event::Resize(w, h) => Some(Msg::Resize(w, h)),
-        Event::FocusGained | Event::FocusLost => None,
+        Event::FocusGained => Some(Msg::Focus(true)),
+        Event::FocusLost => Some(Msg::Focus(false)),
     }
 }
 

@@ -11,6 +11,7 @@ pub mod markdown;
 pub mod mcp;
 pub mod mention;
 pub mod mode;
+pub mod notify;
 pub mod picker;
 pub mod slash;
 pub mod state;

@@ -10,6 +10,7 @@ use super::editor::{Editor, EditorLayout, History};
 use super::entry::clean;
 use super::mention::Mention;
 use super::mode::Mode;
+use super::notify::Notify;
 use super::slash::{Completion, CustomCommands};
 use super::theme::Theme;
 use super::transcript::{EntryKind, Transcript};
@@ -195,6 +196,12 @@ pub struct State {
     pub(super) mode: Mode,
     /// The command popup's selection, following the input.
     pub(super) completion: Completion,
+    /// Whether the terminal has focus, as focus reporting last said;
+    /// taken to have it until told otherwise.
+    pub(super) focused: bool,
+    /// How the person is told that a turn ended or a call waits while the
+    /// terminal has no focus (ADR 0056).
+    pub notify: Notify,
     /// The custom commands the agent found (ADR 0053).
     pub(super) commands: CustomCommands,
     /// The command files last said to be left out, each said once.
@@ -242,6 +249,8 @@ impl State {
             hint: None,
             mode: Mode::default(),
             completion: Completion::default(),
+            focused: true,
+            notify: Notify::default(),
             commands: CustomCommands::default(),
             command_problems: Vec::new(),
             mention: Mention::default(),

@@ -12,8 +12,9 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crossterm::event::{
-    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
-    KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+    DisableBracketedPaste, DisableFocusChange, DisableMouseCapture, EnableBracketedPaste,
+    EnableFocusChange, EnableMouseCapture, KeyboardEnhancementFlags, PopKeyboardEnhancementFlags,
+    PushKeyboardEnhancementFlags,
 };
 use crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
@@ -138,14 +139,15 @@ fn under_job_control() -> bool {
     }
 }
 
-/// Enters the alternate screen, bracketed paste, mouse capture and the
-/// kitty keyboard protocol (raw mode is the caller's).
+/// Enters the alternate screen, bracketed paste, mouse capture, focus
+/// reporting and the kitty keyboard protocol (raw mode is the caller's).
 fn enter_screen() -> io::Result<()> {
     execute!(
         io::stdout(),
         EnterAlternateScreen,
         EnableBracketedPaste,
         EnableMouseCapture,
+        EnableFocusChange,
         PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES),
     )
 }
@@ -163,6 +165,7 @@ pub fn restore() {
     let _ = execute!(
         out,
         PopKeyboardEnhancementFlags,
+        DisableFocusChange,
         DisableMouseCapture,
         DisableBracketedPaste,
         LeaveAlternateScreen,
@@ -253,6 +256,12 @@ impl HangupWatch {
 pub fn copy_to_clipboard(out: &mut impl Write, text: &str) -> io::Result<()> {
     use base64::Engine as _;
     let encoded = base64::engine::general_purpose::STANDARD.encode(text);
-    write!(out, "\x1b]52;c;{encoded}\x07")?;
+    send_raw(out, &format!("\x1b]52;c;{encoded}\x07"))
+}
+
+/// Writes `bytes` to the terminal as they are, between frames: the bell
+/// or a notification's escape sequence.
+pub fn send_raw(out: &mut impl Write, bytes: &str) -> io::Result<()> {
+    out.write_all(bytes.as_bytes())?;
     out.flush()
 }

@@ -15,6 +15,7 @@ use crate::protocol::{
 use super::editor::Editor;
 use super::markdown;
 use super::mode::{self, Confirmation};
+use super::notify;
 use super::picker::Picker;
 use super::slash::{self, CustomCommands, Input, McpAction, Slash};
 use super::state::{ContextUse, Hint, Progress, SPINNER, State, TurnClock};
@@ -44,6 +45,8 @@ pub enum Msg {
     Agent(AgentEvent),
     /// The agent's channel closed.
     AgentGone,
+    /// The terminal gained (`true`) or lost focus (focus reporting).
+    Focus(bool),
     /// The spinner tick, and when it fired: it also runs the turn's clock.
     Tick(Instant),
     /// A command the UI could not hand to the agent, and why.
@@ -66,6 +69,9 @@ pub enum Effect {
     Send(UiCommand),
     /// Put this text on the clipboard (OSC 52).
     Copy(String),
+    /// Write these bytes to the terminal to draw the person back: the
+    /// bell or a desktop notification (ADR 0056).
+    Notify(String),
     /// Clear and redraw the whole screen.
     Redraw,
     /// Give the terminal to the shell and stop until continued (Ctrl+Z).
@@ -154,8 +160,16 @@ fn apply(state: &mut State, msg: Msg) -> Outcome {
             Outcome::changed()
         }
         Msg::Agent(event) => {
+            let alert = notify::alert(&event).filter(|_| !state.focused);
             on_agent(state, event);
-            Outcome::changed()
+            match alert.and_then(|what| state.notify.sequence(what)) {
+                Some(bytes) => Outcome::with(vec![Effect::Notify(bytes)]),
+                None => Outcome::changed(),
+            }
+        }
+        Msg::Focus(focused) => {
+            state.focused = focused;
+            Outcome::default()
         }
         Msg::AgentGone => {
             if !state.agent_gone {

@@ -710,3 +710,17 @@ output = 1.0
         ]
     );
 }
+
+#[test]
+fn notifications_are_the_bell_unless_the_file_or_a_flag_says_otherwise() {
+    use dashfloat::ui::notify::Notify;
+    let (c, _) = resolve(&Cli::default(), &[], None);
+    assert_eq!(c.notify, Notify::Bell);
+    let (c, _) = resolve(&Cli::default(), &[], Some("notify = \"osc777\""));
+    assert_eq!(c.notify, Notify::Osc777);
+    let flagged = Cli::parse_from(["dashfloat", "--notify", "off"]);
+    let (c, _) = resolve(&flagged, &[], Some("notify = \"osc9\""));
+    assert_eq!(c.notify, Notify::Off);
+    let (_, problems) = resolve(&Cli::default(), &[], Some("notify = \"siren\""));
+    assert!(!problems.is_empty());
+}

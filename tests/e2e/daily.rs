@@ -127,3 +127,60 @@ fn the_cache_figures_of_llama_cpps_timings_are_shown() {
         .unwrap();
     quit(&mut session);
 }
+
+/// How many times `needle` is in the bytes the binary wrote so far.
+fn written(session: &crate::support::pty::PtySession, needle: &[u8]) -> usize {
+    session
+        .raw_output()
+        .windows(needle.len())
+        .filter(|w| *w == needle)
+        .count()
+}
+
+#[test]
+fn a_notification_is_written_only_while_the_terminal_has_no_focus() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start_blocking(vec![
+        Reply::text(&["first"]),
+        Reply::text(&["second"]),
+        Reply::text(&["third"]),
+    ]);
+    let mut session = spawn(home.path(), project.path(), &server, &["--notify", "osc9"]);
+    session.wait_for("idle", WAIT).unwrap();
+    // Focus reporting is asked for, so the terminal says when it changes.
+    assert_eq!(written(&session, b"\x1b[?1004h"), 1);
+    let told = b"\x1b]9;dashfloat: the turn is done\x07";
+    session.send(b"one\r");
+    session.wait_for("first", WAIT).unwrap();
+    session.wait_for("idle", WAIT).unwrap();
+    assert_eq!(written(&session, told), 0, "focused: nothing");
+    // The person looks away (the terminal reports focus lost: CSI O).
+    session.send(b"\x1b[O");
+    session.send(b"two\r");
+    session.wait_for_raw(told, WAIT).unwrap();
+    session.wait_for("idle", WAIT).unwrap();
+    // Back (CSI I): nothing more.
+    session.send(b"\x1b[I");
+    session.send(b"three\r");
+    session.wait_for("third", WAIT).unwrap();
+    session.wait_for("idle", WAIT).unwrap();
+    quit(&mut session);
+    assert_eq!(written(&session, told), 1);
+    // Focus reporting is switched off again on the way out.
+    assert_eq!(written(&session, b"\x1b[?1004l"), 1);
+}
+
+#[test]
+fn by_default_the_bell_rings() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start_blocking(vec![Reply::text(&["done"])]);
+    let mut session = spawn(home.path(), project.path(), &server, &[]);
+    session.wait_for("idle", WAIT).unwrap();
+    assert_eq!(written(&session, b"\x07"), 0);
+    session.send(b"\x1b[O");
+    session.send(b"go\r");
+    session.wait_for_raw(b"\x07", WAIT).unwrap();
+    quit(&mut session);
+}

@@ -13,6 +13,7 @@ mod custom;
 mod editor;
 mod markdown;
 mod mention;
+mod notify;
 mod panics;
 mod picker;
 mod remember;
