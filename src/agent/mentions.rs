@@ -222,7 +222,7 @@ enum Looked {
 pub fn attach(ws: &dyn Workspace, text: &str, bare: bool, ids: MadeUpIds) -> Attached {
     let mut seen = HashSet::new();
     let mut calls = Vec::new();
-    let mut images = Vec::new();
+    let mut images: Vec<Result<Image, LeftOut>> = Vec::new();
     let named = named(text)
         .into_iter()
         .map(|named| (Cow::Borrowed(named.path), named.marked));
@@ -249,7 +249,8 @@ pub fn attach(ws: &dyn Workspace, text: &str, bare: bool, ids: MadeUpIds) -> Att
                 if !seen.insert(real) {
                     continue;
                 }
-                images.push(if images.len() < IMAGES_PER_PROMPT_MAX {
+                let taken = images.iter().filter(|image| image.is_ok()).count();
+                images.push(if taken < IMAGES_PER_PROMPT_MAX {
                     opened.read()
                 } else {
                     Err(LeftOut::TooMany {

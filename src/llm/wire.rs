@@ -538,3 +538,68 @@ pub enum ErrorField {
     /// A bare string.
     Text(String),
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn with_image(text: &str, name: &str) -> Message {
+        let mut message = Message::new(Role::User, text);
+        message.images.push(Image {
+            name: name.to_owned(),
+            media_type: "image/png".to_owned(),
+            data: "iVBORw0K".to_owned(),
+        });
+        message
+    }
+
+    fn sent(conversation: &[Message]) -> serde_json::Value {
+        serde_json::to_value(Messages::from(conversation)).unwrap()
+    }
+
+    #[test]
+    fn a_prompt_with_images_is_sent_as_its_text_then_its_images() {
+        let conversation = [
+            with_image("what is this?", "a.png"),
+            Message::new(Role::User, "a note"),
+        ];
+        assert_eq!(
+            sent(&conversation),
+            serde_json::json!([{"role": "user", "content": [
+                {"type": "text", "text": "what is this?"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0K"}},
+                {"type": "text", "text": "a note"},
+            ]}])
+        );
+        let alone = sent(&conversation[..1]).to_string();
+        assert!(
+            sent(&conversation)
+                .to_string()
+                .starts_with(alone.trim_end_matches("]}]")),
+            "the earlier request's bytes stay a prefix"
+        );
+    }
+
+    #[test]
+    fn a_request_read_back_has_its_images_and_a_session_message_its_own() {
+        let body = sent(&[with_image("look", "a.png")]);
+        let read: Vec<Message> = serde_json::from_value(body).unwrap();
+        assert_eq!(read[0].content.as_deref(), Some("look"));
+        assert_eq!(
+            read[0].images[0].data_url(),
+            "data:image/png;base64,iVBORw0K"
+        );
+        assert_eq!(read[0].images[0].name, "", "a request does not carry it");
+
+        let saved = serde_json::to_value(with_image("look", "a.png")).unwrap();
+        assert_eq!(saved["content"], "look");
+        let again: Message = serde_json::from_value(saved).unwrap();
+        assert_eq!(again, with_image("look", "a.png"));
+        let old: Message =
+            serde_json::from_str(r#"{"role":"user","content":"before images were kept"}"#).unwrap();
+        assert!(old.images.is_empty());
+        assert!(!serde_json::to_string(&old).unwrap().contains(r#""images""#));
+    }
+}
