@@ -251,3 +251,43 @@ async fn a_screenshot_pasted_from_outside_the_project_is_attached_and_nothing_el
     assert_eq!(requests.len(), 1, "no file was read for the model");
     assert_eq!(images_sent(&requests[0].body), [data_url("image/png", PNG)]);
 }
+
+/// A saved session keeps its images: resumed, the next request sends
+/// them again with the earlier prompt (a session saved before images
+/// were kept loads too: `llm::wire`'s own tests).
+#[tokio::test]
+async fn a_session_keeps_its_images_when_resumed() {
+    use super::sessions::{settled, start_saving};
+    use dashfloat::session::{OpenSession, SessionStore};
+
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(project.path().join("shot.png"), PNG).unwrap();
+    let store = SessionStore::at(home.path().join("sessions"));
+    let server = ScriptedServer::start(vec![Reply::text(&["A dot."])]).await;
+    let mut h = start_saving(&server, project.path(), &store, OpenSession::New);
+    h.prompt("what is in @shot.png?").await;
+    h.turn().await;
+    settled(&mut h).await;
+    h.send(UiCommand::Quit).await;
+    h.task.await.unwrap();
+    let id = std::fs::read_dir(store.dir())
+        .unwrap()
+        .flatten()
+        .find_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            name.strip_suffix(".json").map(str::to_owned)
+        })
+        .unwrap();
+    let saved = store.load(&id).unwrap();
+    assert_eq!(saved.messages[1].images[0].name, "shot.png");
+
+    let server2 = ScriptedServer::start(vec![Reply::text(&["Still a dot."])]).await;
+    let mut h2 = start_saving(&server2, project.path(), &store, OpenSession::Resume(id));
+    h2.prompt("and now?").await;
+    h2.turn().await;
+    assert_eq!(
+        images_sent(&server2.requests()[0].body),
+        [data_url("image/png", PNG)]
+    );
+}
