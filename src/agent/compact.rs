@@ -600,6 +600,20 @@ mod tests {
     }
 
     #[test]
+    fn a_summary_names_the_images_it_leaves_out() {
+        let mut prompt = user("look at this");
+        prompt.images.push(crate::llm::wire::Image {
+            name: "shot.png".to_owned(),
+            media_type: "image/png".to_owned(),
+            data: "iVBORw0K".to_owned(),
+        });
+        let request = summary_request(&[prompt], None, 10_000);
+        let transcript = request[1].content.as_deref().unwrap_or_default();
+        assert!(transcript.ends_with("Person: look at this\n[with the image shot.png]"));
+        assert!(request.iter().all(|m| m.images.is_empty()));
+    }
+
+    #[test]
     fn the_transcript_takes_three_quarters_of_the_prompt_budget() {
         let budget = Budget::new(10_000, Some(2_000), 0.8);
         assert_eq!(summary_input_bytes(&budget), 21_000);

@@ -684,6 +684,67 @@ mod tests {
     }
 
     /// Three turns, each one call with a result of `size` bytes or more.
+    /// A conversation with one prompt holding `count` images of
+    /// `bytes` base64 each.
+    fn with_images(count: usize, bytes: usize) -> Conversation {
+        let mut c = Conversation::new("sys");
+        let image = Image {
+            name: "shot.png".to_owned(),
+            media_type: "image/png".to_owned(),
+            data: "A".repeat(bytes),
+        };
+        c.push_prompt("look".to_owned(), vec![image; count]);
+        c
+    }
+
+    #[test]
+    fn an_image_counts_the_same_whatever_its_bytes() {
+        let sizes: Vec<usize> = [1_000, 1_000_000]
+            .into_iter()
+            .map(|bytes| {
+                let c = with_images(2, bytes);
+                let body = c
+                    .request_body(
+                        "m",
+                        ToolOffer::Api(&serde_json::json!([])),
+                        Sampling::default(),
+                        None,
+                    )
+                    .unwrap();
+                c.counted_len(body.len())
+            })
+            .collect();
+        assert_eq!(sizes[0], sizes[1]);
+        let words = Conversation::new("sys").request_body(
+            "m",
+            ToolOffer::Api(&serde_json::json!([])),
+            Sampling::default(),
+            None,
+        );
+        assert!(sizes[0] > words.unwrap().len() + 2 * IMAGE_COUNTED_BYTES);
+        let c = with_images(2, 1_000_000);
+        assert_eq!(
+            encoded_len(&c.messages()[1]),
+            encoded_len(&with_images(2, 8).messages()[1])
+        );
+    }
+
+    #[test]
+    fn images_left_out_become_notes_in_their_message() {
+        let mut c = with_images(2, 8);
+        c.take_changed_from();
+        c.leave_out_images();
+        assert_eq!(c.image_bytes(), 0);
+        assert_eq!(
+            c.messages()[1].content.as_deref(),
+            Some(
+                "look\n\n[image shot.png left out: the model does not take images]\n\n\
+                 [image shot.png left out: the model does not take images]"
+            )
+        );
+        assert_eq!(c.take_changed_from(), 1, "saved again from there");
+    }
+
     fn three_turns(size: usize) -> Conversation {
         let mut c = Conversation::new("system");
         for n in 0..3 {
