@@ -600,6 +600,7 @@ fn bench_session(messages: usize, text_bytes: usize) -> (Vec<Message>, Vec<LogIt
                     }],
                     tool_call_id: None,
                     carried: Vec::new(),
+                    images: Vec::new(),
                 });
                 log.push(LogItem::Tool {
                     id: id.clone(),
@@ -615,6 +616,7 @@ fn bench_session(messages: usize, text_bytes: usize) -> (Vec<Message>, Vec<LogIt
                     tool_calls: Vec::new(),
                     tool_call_id: Some(format!("call_{}", i - 1)),
                     carried: Vec::new(),
+                    images: Vec::new(),
                 });
                 log.push(LogItem::Assistant {
                     text: format!("reply {i}"),

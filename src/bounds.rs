@@ -14,6 +14,7 @@ pub use crate::agent::compact::{RESULT_CUT_MIN_BYTES, SUMMARY_MAX_DIVISOR, SUMMA
 pub use crate::agent::conversation::{
     ANSWER_NOW_PROMPT, NOTHING_FOUND_PROMPT, PRUNED_TAIL, SUMMARY_PREFIX,
 };
+pub use crate::agent::images::{IMAGE_MAX_BYTES, IMAGES_PER_PROMPT_MAX};
 pub use crate::agent::instructions::INSTRUCTIONS_MAX_BYTES;
 pub use crate::agent::repeat::{FAILED_REPEAT_NOTICE, REPEAT_MAX_KEYS};
 pub use crate::config::{

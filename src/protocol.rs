@@ -826,6 +826,19 @@ pub enum TransportError {
         /// The provider's message.
         message: String,
     },
+    /// 400, 404 or 422 saying the model takes no images (llama.cpp
+    /// without a vision projector, OpenAI's text models, OpenRouter with
+    /// no endpoint for images). The agent then sends the prompt again
+    /// without them (ADR 0055); shown only if that is not possible.
+    #[error(
+        "the model does not take images (HTTP {status}): {message}. Choose a model that does with /model, or name no image"
+    )]
+    ImagesRefused {
+        /// 400, 404 or 422.
+        status: u16,
+        /// The provider's message.
+        message: String,
+    },
     /// The request no longer fits the model's context window (the
     /// provider said so in a 400). The agent compacts and retries once;
     /// shown only when that did not help, so the entry says what the

@@ -110,9 +110,11 @@ impl Compaction {
 }
 
 impl Agent {
-    /// The size of the request `conversation` makes.
+    /// The size of the request `conversation` makes, as the budget
+    /// counts it.
     pub(super) fn request_len(&self, conversation: &Conversation) -> usize {
-        self.encode(conversation, None).map_or(0, |body| body.len())
+        self.encode(conversation, None)
+            .map_or(0, |body| conversation.counted_len(body.len()))
     }
 
     /// Before a request: compacts when the estimate passes the threshold,
@@ -125,7 +127,9 @@ impl Agent {
         let Some(body) = self.body_or_end_turn(encoded).await else {
             return;
         };
-        let estimate = self.budget.estimate(body.len());
+        let estimate = self
+            .budget
+            .estimate(self.conversation.counted_len(body.len()));
         if estimate > self.budget.threshold() {
             self.setup.log.line(|| {
                 format!(
@@ -549,7 +553,13 @@ fn render(message: &Message, all: &[Message], at: usize) -> String {
             "Summary of what came before:\n{}",
             content.strip_prefix(SUMMARY_PREFIX).unwrap_or(content)
         ),
-        Role::User => format!("Person: {content}"),
+        Role::User => {
+            let mut text = format!("Person: {content}");
+            for image in &message.images {
+                text.push_str(&format!("\n[with the image {}]", image.name));
+            }
+            text
+        }
         Role::System => format!("Instructions: {content}"),
         Role::Assistant => {
             let mut text = format!("Agent: {content}");
@@ -587,6 +597,20 @@ mod tests {
 
     fn user(text: &str) -> Message {
         Message::new(Role::User, text)
+    }
+
+    #[test]
+    fn a_summary_names_the_images_it_leaves_out() {
+        let mut prompt = user("look at this");
+        prompt.images.push(crate::llm::wire::Image {
+            name: "shot.png".to_owned(),
+            media_type: "image/png".to_owned(),
+            data: "iVBORw0K".to_owned(),
+        });
+        let request = summary_request(&[prompt], None, 10_000);
+        let transcript = request[1].content.as_deref().unwrap_or_default();
+        assert!(transcript.ends_with("Person: look at this\n[with the image shot.png]"));
+        assert!(request.iter().all(|m| m.images.is_empty()));
     }
 
     #[test]

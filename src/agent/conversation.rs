@@ -8,11 +8,13 @@ use std::collections::HashMap;
 use crate::llm::adapters::{OfferedTools, QuotedCalls, Syntax};
 use crate::llm::tool_calls::MadeUpIds;
 use crate::llm::wire::{
-    ChatRequest, FunctionCall, Message, Messages, Role, Sampling, StreamOptions, TOOL_CHOICE_NONE,
-    ToolCallMessage,
+    ChatRequest, FunctionCall, Image, Message, Messages, Role, Sampling, StreamOptions,
+    TOOL_CHOICE_NONE, ToolCallMessage,
 };
 use crate::protocol::CallId;
 use crate::tools::ToolResult;
+
+use super::images::{self, IMAGE_COUNTED_BYTES};
 
 /// One call of a reply, as the assistant message carries it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -149,9 +151,54 @@ impl Conversation {
         quoted
     }
 
-    /// Appends the person's prompt.
+    /// Appends the person's words, or a note in their place.
     pub fn push_user(&mut self, text: String) {
-        self.messages.push(Message::new(Role::User, text));
+        self.push_prompt(text, Vec::new());
+    }
+
+    /// Appends the person's prompt with the images it goes with
+    /// (ADR 0055).
+    pub fn push_prompt(&mut self, text: String, images: Vec<Image>) {
+        let mut message = Message::new(Role::User, text);
+        message.images = images;
+        self.messages.push(message);
+    }
+
+    /// The bytes of base64 the conversation's images hold.
+    pub fn image_bytes(&self) -> usize {
+        self.messages
+            .iter()
+            .flat_map(|m| &m.images)
+            .map(|image| image.data.len())
+            .sum()
+    }
+
+    /// The size the budget counts for `body_len` bytes of the request
+    /// this conversation makes: each image as [`IMAGE_COUNTED_BYTES`],
+    /// not as its base64, which is no measure of what the model reads
+    /// of it (ADR 0055).
+    pub fn counted_len(&self, body_len: usize) -> usize {
+        let count = self.messages.iter().map(|m| m.images.len()).sum::<usize>();
+        body_len.saturating_sub(self.image_bytes()) + count * IMAGE_COUNTED_BYTES
+    }
+
+    /// Takes every image out of the conversation, each replaced by a
+    /// note in its message's text that says it was left out: the model
+    /// refused images (ADR 0055).
+    pub fn leave_out_images(&mut self) {
+        for (index, message) in self.messages.iter_mut().enumerate() {
+            if message.images.is_empty() {
+                continue;
+            }
+            let text = message.content.get_or_insert_default();
+            for image in std::mem::take(&mut message.images) {
+                if !text.is_empty() {
+                    text.push_str("\n\n");
+                }
+                text.push_str(&images::refused_note(&image));
+            }
+            self.changed_from = self.changed_from.min(index);
+        }
     }
 
     /// Appends a reply (whole, or partial after an interrupt or failure:
@@ -191,6 +238,7 @@ impl Conversation {
             tool_calls,
             tool_call_id: None,
             carried,
+            images: Vec::new(),
         });
     }
 
@@ -522,9 +570,12 @@ pub fn is_summary(message: &Message) -> bool {
             .is_some_and(|c| c.starts_with(SUMMARY_PREFIX))
 }
 
-/// A message's size as it is sent.
+/// A message's size as it is sent, its images as the budget counts them
+/// ([`Conversation::counted_len`]).
 pub fn encoded_len(message: &Message) -> usize {
-    serde_json::to_vec(message).map_or(0, |v| v.len())
+    let encoded = serde_json::to_vec(message).map_or(0, |v| v.len());
+    let images: usize = message.images.iter().map(|image| image.data.len()).sum();
+    encoded.saturating_sub(images) + message.images.len() * IMAGE_COUNTED_BYTES
 }
 
 /// What a pruned result says instead of its content:
@@ -557,6 +608,7 @@ pub fn tool_message(call_id: CallId, result: &ToolResult) -> Message {
         tool_calls: Vec::new(),
         tool_call_id: Some(call_id),
         carried: Vec::new(),
+        images: Vec::new(),
     }
 }
 
@@ -632,6 +684,67 @@ mod tests {
     }
 
     /// Three turns, each one call with a result of `size` bytes or more.
+    /// A conversation with one prompt holding `count` images of
+    /// `bytes` base64 each.
+    fn with_images(count: usize, bytes: usize) -> Conversation {
+        let mut c = Conversation::new("sys");
+        let image = Image {
+            name: "shot.png".to_owned(),
+            media_type: "image/png".to_owned(),
+            data: "A".repeat(bytes),
+        };
+        c.push_prompt("look".to_owned(), vec![image; count]);
+        c
+    }
+
+    #[test]
+    fn an_image_counts_the_same_whatever_its_bytes() {
+        let sizes: Vec<usize> = [1_000, 1_000_000]
+            .into_iter()
+            .map(|bytes| {
+                let c = with_images(2, bytes);
+                let body = c
+                    .request_body(
+                        "m",
+                        ToolOffer::Api(&serde_json::json!([])),
+                        Sampling::default(),
+                        None,
+                    )
+                    .unwrap();
+                c.counted_len(body.len())
+            })
+            .collect();
+        assert_eq!(sizes[0], sizes[1]);
+        let words = Conversation::new("sys").request_body(
+            "m",
+            ToolOffer::Api(&serde_json::json!([])),
+            Sampling::default(),
+            None,
+        );
+        assert!(sizes[0] > words.unwrap().len() + 2 * IMAGE_COUNTED_BYTES);
+        let c = with_images(2, 1_000_000);
+        assert_eq!(
+            encoded_len(&c.messages()[1]),
+            encoded_len(&with_images(2, 8).messages()[1])
+        );
+    }
+
+    #[test]
+    fn images_left_out_become_notes_in_their_message() {
+        let mut c = with_images(2, 8);
+        c.take_changed_from();
+        c.leave_out_images();
+        assert_eq!(c.image_bytes(), 0);
+        assert_eq!(
+            c.messages()[1].content.as_deref(),
+            Some(
+                "look\n\n[image shot.png left out: the model does not take images]\n\n\
+                 [image shot.png left out: the model does not take images]"
+            )
+        );
+        assert_eq!(c.take_changed_from(), 1, "saved again from there");
+    }
+
     fn three_turns(size: usize) -> Conversation {
         let mut c = Conversation::new("system");
         for n in 0..3 {

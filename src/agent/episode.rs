@@ -28,7 +28,8 @@ pub(super) struct Episode {
     task: JoinHandle<()>,
     content: String,
     reasoning: bool,
-    /// The request's size, to calibrate the budget with its usage.
+    /// The request's size as the budget counts it, to calibrate the
+    /// budget with its usage.
     body_bytes: usize,
     usage: Option<Usage>,
     finish: Option<FinishReason>,
@@ -73,6 +74,9 @@ enum Recover {
     Wall(String),
     /// The server refused the API's tools: offer them in the prompt.
     PromptedTools,
+    /// The model refused images (the provider's words): send the prompt
+    /// again without them.
+    WithoutImages(String),
 }
 
 impl Agent {
@@ -118,7 +122,7 @@ impl Agent {
         // call.
         let ids = MadeUpIds::calls(episode);
         let (tx, rx) = mpsc::channel(STREAM_QUEUE);
-        let body_bytes = body.len();
+        let body_bytes = self.conversation.counted_len(body.len());
         let setup = EpisodeSetup {
             ids,
             // Calls offered in the prompt come back as text, whatever the
@@ -272,6 +276,11 @@ impl Agent {
             {
                 recover = Some(Recover::PromptedTools);
             }
+            EpisodeEnd::Failed(TransportError::ImagesRefused { message, .. })
+                if self.conversation.image_bytes() > 0 && episode.announced.is_empty() =>
+            {
+                recover = Some(Recover::WithoutImages(message.clone()));
+            }
             EpisodeEnd::Failed(why) => {
                 if let TransportError::ContextExceeded { window, .. } = why {
                     if let Some(window) = *window {
@@ -350,6 +359,7 @@ impl Agent {
             match recover {
                 Some(Recover::Wall(error)) => self.recover_from_wall(error).await,
                 Some(Recover::PromptedTools) => self.offer_tools_in_the_prompt().await,
+                Some(Recover::WithoutImages(why)) => self.send_without_images(why).await,
                 None if advised && self.may_ask_to_act() => self.ask_to_act().await,
                 None => match unfounded.filter(|_| self.may_ask_to_look()) {
                     Some(name) => self.ask_to_look(&name).await,
@@ -414,6 +424,25 @@ impl Agent {
         )
         .await;
         self.next_request().await;
+    }
+
+    /// The model refused images (`message`, in the provider's words):
+    /// each image in the conversation becomes a note that it was left
+    /// out, the same step is sent again, and later prompts go without
+    /// theirs until `/model` chooses another (ADR 0055).
+    async fn send_without_images(&mut self, message: String) {
+        self.server.images_refused = true;
+        self.conversation.leave_out_images();
+        self.system(
+            Severity::Notice,
+            format!(
+                "the model does not take images ({message}); the prompt is sent again without \
+                 them, and later prompts go without theirs (/model chooses another model)"
+            ),
+        )
+        .await;
+        self.save().await;
+        self.start_episode().await;
     }
 
     /// The server refused the API's tools: the same step is sent again

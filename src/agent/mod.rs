@@ -9,6 +9,7 @@ pub(crate) mod budget;
 pub(crate) mod compact;
 pub(crate) mod conversation;
 mod episode;
+pub(crate) mod images;
 pub mod instructions;
 mod looking;
 mod mcp;
@@ -46,7 +47,7 @@ use crate::llm::discover::{self, Questions};
 use crate::llm::slots::{self, SlotAction, SlotError};
 use crate::llm::stream::{self, Endpoint, EndpointError};
 use crate::llm::tool_calls::MadeUpIds;
-use crate::llm::wire::{Role, Sampling};
+use crate::llm::wire::{Image, Role, Sampling};
 use crate::llm::wires::Wire;
 use crate::log::Log;
 use crate::mcp::McpServers;
@@ -458,9 +459,11 @@ impl Agent {
         }
     }
 
-    /// `/model NAME`: every request from the next on asks for `name`.
+    /// `/model NAME`: every request from the next on asks for `name`,
+    /// which may take the images the last one refused (ADR 0055).
     async fn set_model(&mut self, name: String) {
         self.setup.model.clone_from(&name);
+        self.server.images_refused = false;
         self.system(
             Severity::Notice,
             format!("the model is now `{name}`, from the next request on"),
@@ -583,9 +586,10 @@ impl Agent {
             .log
             .line(|| format!("prompt: {} bytes", text.len()));
         self.refresh_mcp_tools().await;
-        let attached = self.attach(&text).await;
+        let (attached, images) = self.attach(&text).await;
+        let images = self.take_images(images).await;
         self.open_with_overview().await;
-        self.take_words(text);
+        self.take_words(text, images);
         self.save().await;
         if attached.is_empty() {
             self.next_request().await;
@@ -597,40 +601,77 @@ impl Agent {
     }
 
     /// The round that reads the files `text` names (ADR 0038), empty when
-    /// it names none in the project. The names are looked up on the
-    /// blocking pool, for at most [`ATTACH_LOOKUP_TIMEOUT`]: a stalled
-    /// mount delays the prompt, never stops it. The calls' ids are made
-    /// up as for calls that come without one.
-    async fn attach(&mut self, text: &str) -> Round {
+    /// it names none in the project, and the images it names (ADR 0055).
+    /// The names are looked up on the blocking pool, for at most
+    /// [`ATTACH_LOOKUP_TIMEOUT`]: a stalled mount delays the prompt, never
+    /// stops it. The calls' ids are made up as for calls that come
+    /// without one.
+    async fn attach(&mut self, text: &str) -> (Round, Vec<Result<Image, images::LeftOut>>) {
         let ids = MadeUpIds::attached(self.tickets.upcoming_episode());
         let workspace = Arc::clone(&self.setup.tools.workspace);
         let (text, bare) = (text.to_owned(), self.setup.attach_named_files);
         let lookup =
             tokio::task::spawn_blocking(move || mentions::attach(&*workspace, &text, bare, ids));
-        let requests = match tokio::time::timeout(ATTACH_LOOKUP_TIMEOUT, lookup).await {
-            Ok(Ok(requests)) => requests,
+        let attached = match tokio::time::timeout(ATTACH_LOOKUP_TIMEOUT, lookup).await {
+            Ok(Ok(attached)) => attached,
             Ok(Err(e)) => {
                 self.setup
                     .log
                     .line(|| format!("files named: {}", task_failure("file lookup", &e)));
-                Vec::new()
+                mentions::Attached::default()
             }
             Err(_) => {
                 self.setup
                     .log
                     .line(|| "files named: the lookup took too long; none attached".to_owned());
-                Vec::new()
+                mentions::Attached::default()
             }
         };
-        if !requests.is_empty() {
+        if !attached.calls.is_empty() {
             self.tickets.next_episode();
         }
-        Round::for_person(
-            requests,
+        let round = Round::for_person(
+            attached.calls,
             &self.setup.approval,
             &self.setup.registry,
             &self.setup.tools,
-        )
+        );
+        (round, attached.images)
+    }
+
+    /// The images a prompt goes with, of those it named: a line for each
+    /// in the log, with its size, or a notice of why it is left out — it
+    /// was not read, the model refused images earlier, or the
+    /// conversation holds all the images it keeps (ADR 0055).
+    async fn take_images(&mut self, named: Vec<Result<Image, images::LeftOut>>) -> Vec<Image> {
+        let mut held = self.conversation.image_bytes();
+        let mut taken = Vec::new();
+        for image in named {
+            let image = image.and_then(|image| {
+                let name = image.name.clone();
+                if self.server.images_refused {
+                    Err(images::LeftOut::NotTaken { name })
+                } else if held + image.data.len() > images::IMAGES_CONVERSATION_MAX_BYTES {
+                    Err(images::LeftOut::ConversationFull { name })
+                } else {
+                    Ok(image)
+                }
+            });
+            match image {
+                Ok(image) => {
+                    held += image.data.len();
+                    let line = format!(
+                        "image {} ({})",
+                        image.name,
+                        images::size(images::file_bytes(&image))
+                    );
+                    self.system(Severity::Notice, line).await;
+                    taken.push(image);
+                }
+                Err(why) => self.system(Severity::Notice, why.to_string()).await,
+            }
+        }
+        taken
     }
 
     /// The person's words join the conversation, and a turn starts for
@@ -638,8 +679,8 @@ impl Agent {
     /// start again, the checkpoints begin a turn (what rewind undoes; a
     /// rewind point only for words that count as a prompt, so the points
     /// stay in step with [`Conversation::prompts`]), and so do the files
-    /// seen.
-    fn take_words(&mut self, text: String) {
+    /// seen. `images` go with the words (ADR 0055).
+    fn take_words(&mut self, text: String, images: Vec<Image>) {
         self.repeats.reset();
         let tool_texts: Vec<&str> = self
             .conversation
@@ -655,7 +696,7 @@ impl Agent {
             unseen,
             ..Progress::default()
         };
-        self.conversation.push_user(text);
+        self.conversation.push_prompt(text, images);
         let prompt = self
             .conversation
             .messages()

@@ -820,7 +820,7 @@ impl Agent {
         // saved as a prompt is.
         let redirected = !said.is_empty();
         for words in said {
-            self.take_words(words);
+            self.take_words(words, Vec::new());
         }
         if redirected {
             self.save().await;

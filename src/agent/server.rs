@@ -1,5 +1,6 @@
 //! What the agent learned of the server it talks to, by asking (ADR 0020)
-//! or by being refused (ADR 0031), and what that makes of every request.
+//! or by being refused (ADR 0031, 0055), and what that makes of every
+//! request.
 
 use crate::llm::adapters::Syntax;
 
@@ -14,6 +15,9 @@ pub(super) struct ServerFacts {
     pub(super) llama_cpp: bool,
     /// The marker the server's chat template opens a tool result with.
     pub(super) template_result_opener: Option<&'static str>,
+    /// The model refused images: later prompts go without theirs, until
+    /// `/model` chooses another (ADR 0055).
+    pub(super) images_refused: bool,
 }
 
 impl ServerFacts {

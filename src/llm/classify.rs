@@ -88,6 +88,9 @@ pub fn status_error(
 ) -> TransportError {
     let message = body_message(body);
     match status {
+        400 | 404 | 422 if images_refused(&message) => {
+            TransportError::ImagesRefused { status, message }
+        }
         401 | 403 => TransportError::Unauthorized {
             status,
             key_var: ctx.key_var.clone(),
@@ -135,6 +138,32 @@ pub fn in_stream_error(frame: &[u8]) -> TransportError {
         TransportError::InStream { message }
     }
 }
+
+/// Whether a refusal says the model takes no images: it names images
+/// and says they are not taken. llama.cpp without a vision projector:
+/// "image input is not supported - hint: … provide the mmproj"; OpenAI:
+/// "Invalid content type. image_url is only supported by certain
+/// models."; OpenRouter (a 404): "No endpoints found that support image
+/// input"; others "does not support images" or "vision". Both are
+/// needed, so an ordinary 400 (a temperature "not supported", "invalid
+/// image data") is not taken for one.
+fn images_refused(message: &str) -> bool {
+    let text = message.to_lowercase();
+    IMAGE_WORDS.iter().any(|w| text.contains(w)) && NOT_TAKEN_WORDS.iter().any(|w| text.contains(w))
+}
+
+/// What a refusal of images names, lower-cased.
+const IMAGE_WORDS: &[&str] = &["image", "vision", "multimodal"];
+
+/// How a refusal of images says they are not taken, lower-cased.
+const NOT_TAKEN_WORDS: &[&str] = &[
+    "not supported",
+    "does not support",
+    "doesn't support",
+    "only supported",
+    "unsupported",
+    "no endpoints found that support",
+];
 
 /// Whether a refusal is about the request's tools: its `tools` field
 /// ("Unrecognized request argument supplied: tools", "does not support

@@ -19,8 +19,11 @@ pub enum Role {
     Tool,
 }
 
-/// One message of the conversation, in the shape the API takes.
+/// One message of the conversation, in the shape the API takes. Read
+/// from a saved session (its text, and its images apart) or from a chat
+/// request the agent wrote (its text and images as content parts).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "MessageFields")]
 pub struct Message {
     /// Who wrote it.
     pub role: Role,
@@ -39,6 +42,182 @@ pub struct Message {
     /// resumed on chat drops them (ADR 0052).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub carried: Vec<serde_json::Value>,
+    /// The images that go with the person's words (ADR 0055). A chat
+    /// request sends them as content parts after the text; the session
+    /// file keeps them beside it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<Image>,
+}
+
+/// An image that goes with the person's words, as every wire takes one:
+/// its media type and its bytes in base64 (ADR 0055).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Image {
+    /// The file's name as the prompt gave it, for the note that stands
+    /// for the image when it is left out; empty when read back from a
+    /// request, which does not carry it.
+    #[serde(default)]
+    pub name: String,
+    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+    pub media_type: String,
+    /// The file's bytes, base64 (standard alphabet, padded).
+    pub data: String,
+}
+
+impl Image {
+    /// The image as a `data:` URL, the form chat completions and
+    /// Responses take.
+    pub fn data_url(&self) -> String {
+        DataUrl(self).to_string()
+    }
+
+    /// The image a `data:MEDIA;base64,DATA` URL holds; `None` for any
+    /// other URL (the agent writes no other).
+    fn from_data_url(url: &str) -> Option<Image> {
+        let (media_type, data) = url.strip_prefix("data:")?.split_once(";base64,")?;
+        Some(Image {
+            name: String::new(),
+            media_type: media_type.to_owned(),
+            data: data.to_owned(),
+        })
+    }
+}
+
+/// An image's `data:` URL, written where it goes: a request holds
+/// megabytes of base64, not copied once more to be sent.
+struct DataUrl<'a>(&'a Image);
+
+impl std::fmt::Display for DataUrl<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "data:{};base64,{}", self.0.media_type, self.0.data)
+    }
+}
+
+impl Serialize for DataUrl<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+/// A message as it is read: its content a text, or (a chat request with
+/// images) a list of parts.
+#[derive(Deserialize)]
+struct MessageFields {
+    role: Role,
+    #[serde(default)]
+    content: Option<Content>,
+    #[serde(default)]
+    tool_calls: Vec<ToolCallMessage>,
+    #[serde(default)]
+    tool_call_id: Option<String>,
+    #[serde(default)]
+    carried: Vec<serde_json::Value>,
+    #[serde(default)]
+    images: Vec<Image>,
+}
+
+/// A message's content as chat completions sends it.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Content {
+    /// Plain text.
+    Text(String),
+    /// Parts: texts and images.
+    Parts(Vec<PartIn>),
+}
+
+/// One content part read back; kinds the agent never writes are skipped.
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum PartIn {
+    Text {
+        text: String,
+    },
+    ImageUrl {
+        image_url: UrlIn,
+    },
+    #[serde(other)]
+    Other,
+}
+
+/// The `image_url` of a part.
+#[derive(Deserialize)]
+struct UrlIn {
+    url: String,
+}
+
+impl From<MessageFields> for Message {
+    fn from(fields: MessageFields) -> Self {
+        let mut images = fields.images;
+        let content = match fields.content {
+            None => None,
+            Some(Content::Text(text)) => Some(text),
+            Some(Content::Parts(parts)) => {
+                let mut texts = Vec::new();
+                for part in parts {
+                    match part {
+                        PartIn::Text { text } => texts.push(text),
+                        PartIn::ImageUrl { image_url } => {
+                            images.extend(Image::from_data_url(&image_url.url));
+                        }
+                        PartIn::Other => {}
+                    }
+                }
+                Some(texts.join("\n\n"))
+            }
+        };
+        Message {
+            role: fields.role,
+            content,
+            tool_calls: fields.tool_calls,
+            tool_call_id: fields.tool_call_id,
+            carried: fields.carried,
+            images,
+        }
+    }
+}
+
+/// User messages in a row, one of them or more with images, as chat
+/// completions takes them: one message whose content is each one's text,
+/// then its images, in order.
+struct WithParts<'a>(&'a [&'a Message]);
+
+/// One content part as chat completions takes it.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum PartOut<'a> {
+    Text { text: &'a str },
+    ImageUrl { image_url: UrlOut<'a> },
+}
+
+/// The `image_url` of a part.
+#[derive(Serialize)]
+struct UrlOut<'a> {
+    url: DataUrl<'a>,
+}
+
+impl Serialize for WithParts<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let parts: Vec<PartOut<'_>> = self
+            .0
+            .iter()
+            .flat_map(|message| {
+                let text = message.content.as_deref().filter(|t| !t.is_empty());
+                text.map(|text| PartOut::Text { text }).into_iter().chain(
+                    message.images.iter().map(|image| PartOut::ImageUrl {
+                        image_url: UrlOut {
+                            url: DataUrl(image),
+                        },
+                    }),
+                )
+            })
+            .collect();
+        let mut message = serializer.serialize_struct("Message", 2)?;
+        message.serialize_field("role", &Role::User)?;
+        message.serialize_field("content", &parts)?;
+        message.end()
+    }
 }
 
 impl Message {
@@ -50,6 +229,7 @@ impl Message {
             tool_calls: Vec::new(),
             tool_call_id: None,
             carried: Vec::new(),
+            images: Vec::new(),
         }
     }
 }
@@ -131,24 +311,35 @@ impl<'a> From<&'a [Message]> for Messages<'a> {
 /// line: a summary before the kept prompt, a note of restored files, a
 /// prompt whose reply was lost, or (with the tools in the prompt) results
 /// and the words after them leave several, and strict chat templates
-/// refuse roles that do not alternate. The earlier requests' bytes stay a
-/// prefix of the later ones' up to their last message.
+/// refuse roles that do not alternate. When one of them has images, the
+/// one message's content is parts: each one's text, then its images
+/// (ADR 0055). The earlier requests' bytes stay a prefix of the later
+/// ones' up to their last message.
 impl Serialize for Messages<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let is_user = |m: &&Message| m.role == Role::User;
         let mut seq = serializer.serialize_seq(None)?;
         let mut all = self.conversation.iter().chain(self.then).peekable();
         while let Some(message) = all.next() {
-            if !is_user(&message) || all.peek().is_none_or(|next| !is_user(next)) {
+            if !is_user(&message) {
                 seq.serialize_element(message)?;
                 continue;
             }
-            let mut joined = message.content.clone().unwrap_or_default();
+            let mut run = vec![message];
             while let Some(next) = all.next_if(is_user) {
-                joined.push_str("\n\n");
-                joined.push_str(next.content.as_deref().unwrap_or_default());
+                run.push(next);
             }
-            seq.serialize_element(&Message::new(Role::User, joined))?;
+            if run.iter().any(|m| !m.images.is_empty()) {
+                seq.serialize_element(&WithParts(&run))?;
+            } else if let [only] = run[..] {
+                seq.serialize_element(only)?;
+            } else {
+                let texts: Vec<&str> = run
+                    .iter()
+                    .map(|m| m.content.as_deref().unwrap_or_default())
+                    .collect();
+                seq.serialize_element(&Message::new(Role::User, texts.join("\n\n")))?;
+            }
         }
         seq.end()
     }
@@ -346,4 +537,69 @@ pub enum ErrorField {
     Object(WireError),
     /// A bare string.
     Text(String),
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn with_image(text: &str, name: &str) -> Message {
+        let mut message = Message::new(Role::User, text);
+        message.images.push(Image {
+            name: name.to_owned(),
+            media_type: "image/png".to_owned(),
+            data: "iVBORw0K".to_owned(),
+        });
+        message
+    }
+
+    fn sent(conversation: &[Message]) -> serde_json::Value {
+        serde_json::to_value(Messages::from(conversation)).unwrap()
+    }
+
+    #[test]
+    fn a_prompt_with_images_is_sent_as_its_text_then_its_images() {
+        let conversation = [
+            with_image("what is this?", "a.png"),
+            Message::new(Role::User, "a note"),
+        ];
+        assert_eq!(
+            sent(&conversation),
+            serde_json::json!([{"role": "user", "content": [
+                {"type": "text", "text": "what is this?"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0K"}},
+                {"type": "text", "text": "a note"},
+            ]}])
+        );
+        let alone = sent(&conversation[..1]).to_string();
+        assert!(
+            sent(&conversation)
+                .to_string()
+                .starts_with(alone.trim_end_matches("]}]")),
+            "the earlier request's bytes stay a prefix"
+        );
+    }
+
+    #[test]
+    fn a_request_read_back_has_its_images_and_a_session_message_its_own() {
+        let body = sent(&[with_image("look", "a.png")]);
+        let read: Vec<Message> = serde_json::from_value(body).unwrap();
+        assert_eq!(read[0].content.as_deref(), Some("look"));
+        assert_eq!(
+            read[0].images[0].data_url(),
+            "data:image/png;base64,iVBORw0K"
+        );
+        assert_eq!(read[0].images[0].name, "", "a request does not carry it");
+
+        let saved = serde_json::to_value(with_image("look", "a.png")).unwrap();
+        assert_eq!(saved["content"], "look");
+        let again: Message = serde_json::from_value(saved).unwrap();
+        assert_eq!(again, with_image("look", "a.png"));
+        let old: Message =
+            serde_json::from_str(r#"{"role":"user","content":"before images were kept"}"#).unwrap();
+        assert!(old.images.is_empty());
+        assert!(!serde_json::to_string(&old).unwrap().contains(r#""images""#));
+    }
 }

@@ -117,6 +117,7 @@ fn calling(ids: &[&str]) -> Message {
             .collect(),
         tool_call_id: None,
         carried: Vec::new(),
+        images: Vec::new(),
     }
 }
 
@@ -127,6 +128,7 @@ fn answer(id: &str) -> Message {
         tool_calls: Vec::new(),
         tool_call_id: Some(id.into()),
         carried: Vec::new(),
+        images: Vec::new(),
     }
 }
 

@@ -183,6 +183,33 @@ fn json_lines_follow_a_turn_with_a_tool_call_and_count_it() {
     assert!(end["elapsed_ms"].is_u64());
 }
 
+/// An image named in the prompt goes with it, and the JSON lines say so
+/// in a `notice` (ADR 0055): no new type, so readers of `v: 1` read it.
+#[test]
+fn an_image_named_in_the_prompt_is_sent_and_said_in_a_notice() {
+    let (home, project) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let png: &[u8] =
+        b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1f\x15\xc4\x89";
+    std::fs::write(project.path().join("shot.png"), png).unwrap();
+    let server = ScriptedServer::start_blocking(vec![Reply::text(&["A dot."])]);
+    let output = run(&mut exec(
+        home.path(),
+        project.path(),
+        &server,
+        &["--json", "what is in @shot.png?"],
+    ));
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let lines = lines(&output);
+    assert!(
+        lines.iter().any(|l| l["type"] == "notice"
+            && l["severity"] == "notice"
+            && l["text"] == format!("image shot.png ({} bytes)", png.len())),
+        "{lines:?}"
+    );
+    let raw = String::from_utf8_lossy(&server.requests()[0].raw_body).into_owned();
+    assert!(raw.contains(r#""image_url":{"url":"data:image/png;base64,iVBORw0KGgo"#));
+}
+
 #[test]
 fn a_person_reads_the_reply_on_stdout_and_the_tool_rows_on_stderr() {
     let (home, project) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());

@@ -413,6 +413,58 @@ async fn a_refusal_of_the_tools_is_told_apart_from_other_bad_requests() {
     }
 }
 
+/// A model that takes no images says so in its own words; each is told
+/// apart, and an ordinary 400 that names an image or says "not
+/// supported" is not taken for one (ADR 0055).
+#[tokio::test]
+async fn a_refusal_of_images_is_told_apart_from_other_bad_requests() {
+    for (status, body, message) in [
+        (
+            400,
+            r#"{"error":{"code":400,"message":"image input is not supported - hint: if this is unexpected, you may need to provide the mmproj","type":"invalid_request_error"}}"#,
+            "image input is not supported - hint: if this is unexpected, you may need to provide the mmproj",
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Invalid content type. image_url is only supported by certain models.","type":"invalid_request_error","param":"messages.[1].content.[1].type","code":null}}"#,
+            "Invalid content type. image_url is only supported by certain models.",
+        ),
+        (
+            404,
+            r#"{"error":{"message":"No endpoints found that support image input","code":404}}"#,
+            "No endpoints found that support image input",
+        ),
+        (
+            400,
+            r#"{"error":"registry.ollama.ai/library/llama3:8b does not support images"}"#,
+            "registry.ollama.ai/library/llama3:8b does not support images",
+        ),
+    ] {
+        let server =
+            ScriptedServer::start(vec![Reply::status(status, "application/json", body)]).await;
+        let err = failure(&run(endpoint(&server.base_url())).await);
+        assert_eq!(
+            err,
+            TransportError::ImagesRefused {
+                status,
+                message: message.into()
+            }
+        );
+    }
+    for body in [
+        r#"{"error":{"message":"Invalid image data","type":"invalid_request_error"}}"#,
+        r#"{"error":{"message":"temperature is not supported with this model","type":"invalid_request_error"}}"#,
+    ] {
+        let server =
+            ScriptedServer::start(vec![Reply::status(400, "application/json", body)]).await;
+        let err = failure(&run(endpoint(&server.base_url())).await);
+        assert!(
+            matches!(err, TransportError::BadRequest { .. }),
+            "{body}: {err:?}"
+        );
+    }
+}
+
 /// Each provider's context-exceeded 400, as its server sends it, and the
 /// window the message states, if it states one.
 const CONTEXT_EXCEEDED_BODIES: [(&str, &str, Option<u64>); 6] = [

@@ -375,6 +375,7 @@ fn from_anthropic(body: &Value) -> Result<Value, String> {
             continue;
         }
         let mut words = Vec::new();
+        let mut images = Vec::new();
         for (k, block) in blocks.iter().enumerate() {
             if block["type"] == "tool_result" {
                 let id = block["tool_use_id"].as_str().unwrap_or_default();
@@ -388,17 +389,53 @@ fn from_anthropic(body: &Value) -> Result<Value, String> {
                     .push(json!({"role": "tool", "tool_call_id": id, "content": block["content"]}));
             } else if let Some(text) = block["text"].as_str() {
                 words.push(text.to_owned());
+            } else if block["type"] == "image" {
+                let source = &block["source"];
+                if source["type"] != "base64" {
+                    return Err(format!("turn {n} block {k}: image source {source}"));
+                }
+                images.push(json!({"type": "image_url", "image_url": {"url": format!(
+                    "data:{};base64,{}",
+                    source["media_type"].as_str().unwrap_or_default(),
+                    source["data"].as_str().unwrap_or_default()
+                )}}));
             }
         }
         if !owed.is_empty() {
             return Err(format!("turn {n}: calls {owed:?} unanswered"));
         }
-        if !words.is_empty() {
+        if !images.is_empty() {
+            let mut parts: Vec<Value> = words
+                .iter()
+                .map(|text| json!({"type": "text", "text": text}))
+                .collect();
+            parts.append(&mut images);
+            messages.push(json!({"role": "user", "content": parts}));
+        } else if !words.is_empty() {
             messages.push(json!({"role": "user", "content": words.join("\n\n")}));
         }
     }
     Ok(json!({"model": body["model"], "messages": messages,
         "tools": tools(&body["tools"], "input_schema")}))
+}
+
+/// A Responses message's content as chat's: a text stays one, parts
+/// (`input_text`, `input_image` with a data URL) become chat's parts.
+fn content_parts(content: &Value) -> Value {
+    match content.as_array() {
+        None => content.clone(),
+        Some(parts) => Value::Array(
+            parts
+                .iter()
+                .map(|part| match part["type"].as_str() {
+                    Some("input_image") => {
+                        json!({"type": "image_url", "image_url": {"url": part["image_url"]}})
+                    }
+                    _ => json!({"type": "text", "text": part["text"]}),
+                })
+                .collect(),
+        ),
+    }
 }
 
 /// Responses: every `function_call` is answered by the
@@ -455,7 +492,7 @@ fn from_responses(body: &Value) -> Result<Value, String> {
                 if !owed.is_empty() {
                     return Err(format!("item {n}: calls {owed:?} unanswered"));
                 }
-                messages.push(json!({"role": role, "content": item["content"]}));
+                messages.push(json!({"role": role, "content": content_parts(&item["content"])}));
             }
             _ => return Err(format!("item {n}: unknown {item}")),
         }

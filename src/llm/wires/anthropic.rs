@@ -80,7 +80,8 @@ fn ephemeral() -> Value {
 
 /// The conversation as this API's alternating turns: a tool's results go
 /// first in the user turn after the call, the person's words after them;
-/// an assistant turn holds its carried thinking, its text, then its calls.
+/// an assistant turn holds its carried thinking, its text, then its calls;
+/// the person's images go as image blocks after their words (ADR 0055).
 /// The last block of the last turn is the cache's latest breakpoint.
 fn messages(conversation: &[Message]) -> Vec<Value> {
     let mut out = Vec::new();
@@ -98,6 +99,13 @@ fn messages(conversation: &[Message]) -> Vec<Value> {
                 if !text.trim().is_empty() {
                     words.push(json!({"type": "text", "text": text}));
                 }
+                words.extend(message.images.iter().map(|image| {
+                    json!({"type": "image", "source": {
+                        "type": "base64",
+                        "media_type": image.media_type,
+                        "data": image.data,
+                    }})
+                }));
             }
             Role::Assistant => {
                 // A reply with no words and no call (interrupted before

@@ -57,12 +57,25 @@ pub(super) fn request(body: &ChatBody) -> Result<Vec<u8>, serde_json::Error> {
 
 /// The conversation as input items: a reply's carried reasoning before
 /// its words and calls, each call as a `function_call`, each result as
-/// the `function_call_output` naming it.
+/// the `function_call_output` naming it; the person's images as
+/// `input_image` parts after their words (ADR 0055).
 fn items(conversation: &[Message]) -> Vec<Value> {
     let mut out = Vec::new();
     for message in conversation {
         let text = message.content.as_deref().unwrap_or_default();
         match message.role {
+            Role::User | Role::System if !message.images.is_empty() => {
+                let words = Some(text).filter(|t| !t.is_empty());
+                let parts: Vec<Value> =
+                    words
+                        .map(|text| json!({"type": "input_text", "text": text}))
+                        .into_iter()
+                        .chain(message.images.iter().map(
+                            |image| json!({"type": "input_image", "image_url": image.data_url()}),
+                        ))
+                        .collect();
+                out.push(json!({"role": "user", "content": parts}));
+            }
             Role::User | Role::System => {
                 if !text.is_empty() {
                     out.push(json!({"role": "user", "content": text}));
