@@ -605,7 +605,7 @@ mod tests {
         prompt.images.push(crate::llm::wire::Image {
             name: "shot.png".to_owned(),
             media_type: "image/png".to_owned(),
-            data: "iVBORw0K".to_owned(),
+            data: "iVBORw0K".into(),
         });
         let request = summary_request(&[prompt], None, 10_000);
         let transcript = request[1].content.as_deref().unwrap_or_default();

@@ -683,7 +683,6 @@ mod tests {
         }
     }
 
-    /// Three turns, each one call with a result of `size` bytes or more.
     /// A conversation with one prompt holding `count` images of
     /// `bytes` base64 each.
     fn with_images(count: usize, bytes: usize) -> Conversation {
@@ -691,7 +690,7 @@ mod tests {
         let image = Image {
             name: "shot.png".to_owned(),
             media_type: "image/png".to_owned(),
-            data: "A".repeat(bytes),
+            data: "A".repeat(bytes).into(),
         };
         c.push_prompt("look".to_owned(), vec![image; count]);
         c
@@ -745,6 +744,7 @@ mod tests {
         assert_eq!(c.take_changed_from(), 1, "saved again from there");
     }
 
+    /// Three turns, each one call with a result of `size` bytes or more.
     fn three_turns(size: usize) -> Conversation {
         let mut c = Conversation::new("system");
         for n in 0..3 {

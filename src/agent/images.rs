@@ -205,7 +205,7 @@ impl Opened {
         Ok(Image {
             name,
             media_type: kind.media_type().to_owned(),
-            data: STANDARD.encode(&head),
+            data: STANDARD.encode(&head).into(),
         })
     }
 }
@@ -290,7 +290,7 @@ mod tests {
         let image = opened.read().unwrap();
         assert_eq!(image.media_type, "image/png");
         assert_eq!(image.name, "dot.png");
-        assert_eq!(STANDARD.decode(&image.data).unwrap(), PNG);
+        assert_eq!(STANDARD.decode(&*image.data).unwrap(), PNG);
         assert_eq!(file_bytes(&image), PNG.len() as u64);
         assert!(
             Opened::new(&b"plain text, not an image"[..], 24, "a.png")

@@ -60,8 +60,10 @@ pub struct Image {
     pub name: String,
     /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
     pub media_type: String,
-    /// The file's bytes, base64 (standard alphabet, padded).
-    pub data: String,
+    /// The file's bytes, base64 (standard alphabet, padded): shared, as
+    /// the conversation is copied to be measured and compacted and an
+    /// image is megabytes.
+    pub data: std::sync::Arc<str>,
 }
 
 impl Image {
@@ -78,7 +80,7 @@ impl Image {
         Some(Image {
             name: String::new(),
             media_type: media_type.to_owned(),
-            data: data.to_owned(),
+            data: data.into(),
         })
     }
 }
@@ -550,7 +552,7 @@ mod tests {
         message.images.push(Image {
             name: name.to_owned(),
             media_type: "image/png".to_owned(),
-            data: "iVBORw0K".to_owned(),
+            data: "iVBORw0K".into(),
         });
         message
     }
