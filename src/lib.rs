@@ -23,4 +23,5 @@ pub mod secret;
 pub mod session;
 pub mod stable_hash;
 pub mod tools;
+pub mod trust;
 pub mod ui;

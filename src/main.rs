@@ -23,7 +23,6 @@ use dashfloat::llm::classify::RequestContext;
 use dashfloat::llm::stream::{Endpoint, EndpointError};
 use dashfloat::log::Log;
 use dashfloat::mcp::McpServers;
-use dashfloat::mcp::trust::{ProjectServers, TrustStore};
 use dashfloat::permissions::Store;
 use dashfloat::protocol::{AgentEvent, ApprovalMode, Severity, UiCommand};
 use dashfloat::safe_text::strip_controls;
@@ -31,6 +30,7 @@ use dashfloat::secret::Secret;
 use dashfloat::session::{OpenSession, SessionSetup, SessionStore};
 use dashfloat::tools::sandbox::SandboxSettings;
 use dashfloat::tools::{Analyser, Registry, ToolContext};
+use dashfloat::trust::{MCP_JSON, ProjectTrust, TrustStore};
 use dashfloat::ui::app::{self, UiSetup};
 use dashfloat::ui::picker::{age, size};
 use dashfloat::ui::state::SessionInfo;
@@ -508,25 +508,25 @@ fn mcp_servers(
     if config.mcp_off {
         return (None, None);
     }
-    let trust = config_dir.map(|dir| TrustStore::new(dir, &tools.root));
+    let trust = config_dir.map(|dir| TrustStore::new(dir, &tools.root, &MCP_JSON));
     let mut servers = config.mcp_servers.clone();
-    match trust.as_ref().map(TrustStore::project_servers) {
-        Some(ProjectServers::Trusted(text)) => {
+    match trust.as_ref().map(TrustStore::read) {
+        Some(ProjectTrust::Trusted(text)) => {
             let mut problems = Vec::new();
             servers.extend(dashfloat::mcp::config::from_project_file(&text, &mut problems));
             notes.extend(problems.iter().map(|p| (Severity::Error, p.to_string())));
         }
-        Some(ProjectServers::Untrusted(_)) => notes.push((
+        Some(ProjectTrust::Untrusted(_)) => notes.push((
             Severity::Notice,
             "this project has a .mcp.json you have not trusted (or that changed since): its servers are not started. \
 /mcp trust starts them and trusts the file as it is now"
                 .to_owned(),
         )),
-        Some(ProjectServers::Unreadable(why)) => notes.push((
+        Some(ProjectTrust::Unreadable(why)) => notes.push((
             Severity::Error,
             format!("cannot read this project's .mcp.json: {why}"),
         )),
-        Some(ProjectServers::Absent) | None => {}
+        Some(ProjectTrust::Absent) | None => {}
     }
     let servers = McpServers::new(servers, tools.clone(), log.clone(), var);
     (Some(servers), trust)

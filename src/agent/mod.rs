@@ -50,10 +50,10 @@ use crate::llm::wire::{Role, Sampling};
 use crate::llm::wires::Wire;
 use crate::log::Log;
 use crate::mcp::McpServers;
-use crate::mcp::trust::TrustStore;
 use crate::protocol::{AgentEvent, PROMPT_MAX_BYTES, Phase, Severity, TransportError, UiCommand};
 use crate::session::SessionSetup;
 use crate::tools::{Analyser, Registry, ToolContext};
+use crate::trust::TrustStore;
 
 use conversation::{AnswerNow, ToolOffer};
 use episode::EpisodeEnd;
