@@ -9,6 +9,7 @@ pub mod base_url;
 pub mod bounds;
 pub mod config;
 pub mod exec;
+pub mod hooks;
 pub mod launch;
 pub mod llm;
 pub mod log;
