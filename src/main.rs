@@ -18,6 +18,7 @@ use dashfloat::agent::{
 use dashfloat::bounds::HANDOVER_FD_VAR;
 use dashfloat::config::{Cli, CliCommand, Config, ExecArgs};
 use dashfloat::exec::{self, ExecError, ExecSetup};
+use dashfloat::hooks::Hook;
 use dashfloat::launch::Launch;
 use dashfloat::llm::classify::RequestContext;
 use dashfloat::llm::stream::{Endpoint, EndpointError};
@@ -30,7 +31,7 @@ use dashfloat::secret::Secret;
 use dashfloat::session::{OpenSession, SessionSetup, SessionStore};
 use dashfloat::tools::sandbox::SandboxSettings;
 use dashfloat::tools::{Analyser, Registry, ToolContext};
-use dashfloat::trust::{MCP_JSON, ProjectTrust, TrustStore};
+use dashfloat::trust::{MCP_JSON, PROJECT_CONFIG, ProjectTrust, TrustStore};
 use dashfloat::ui::app::{self, UiSetup};
 use dashfloat::ui::picker::{age, size};
 use dashfloat::ui::state::SessionInfo;
@@ -327,6 +328,8 @@ struct Prepared {
     sessions: Option<SessionSetup>,
     mcp: Option<McpServers>,
     mcp_trust: Option<TrustStore>,
+    hooks: Vec<Hook>,
+    hooks_trust: Option<TrustStore>,
     headless: bool,
 }
 
@@ -360,6 +363,8 @@ impl Prepared {
             project_overview: config.project_overview,
             mcp: self.mcp,
             mcp_trust: self.mcp_trust,
+            hooks: self.hooks,
+            hooks_trust: self.hooks_trust,
         }
     }
 }
@@ -433,6 +438,7 @@ fn prepare(start: Start, cwd: &Path) -> std::io::Result<(Prepared, Vec<(Severity
         |name| mcp_vars.get(name).map(|value| value.expose().clone()),
         &mut notes,
     );
+    let (hooks, hooks_trust) = hooks(&config, &tools, config_dir.as_deref(), &mut notes);
     let read_only = config.auto_allow_read_only.then(|| {
         Analyser::for_workspace(std::sync::Arc::clone(&tools.workspace))
             .with_command_env(tools.command_env())
@@ -446,6 +452,8 @@ fn prepare(start: Start, cwd: &Path) -> std::io::Result<(Prepared, Vec<(Severity
         sessions,
         mcp,
         mcp_trust,
+        hooks,
+        hooks_trust,
         headless,
     };
     Ok((prepared, notes))
@@ -530,6 +538,49 @@ fn mcp_servers(
     }
     let servers = McpServers::new(servers, tools.clone(), log.clone(), var);
     (Some(servers), trust)
+}
+
+/// The hooks this session runs: the config file's, then those of the
+/// project's `.dashfloat/config.toml` when the person trusted it as it is
+/// now; one not trusted (or changed since) that has hooks is a notice
+/// saying how to see and trust them. `dashfloat exec` runs the same and
+/// never asks (ADR 0054).
+fn hooks(
+    config: &Config,
+    tools: &ToolContext,
+    config_dir: Option<&Path>,
+    notes: &mut Vec<(Severity, String)>,
+) -> (Vec<Hook>, Option<TrustStore>) {
+    let trust = config_dir.map(|dir| TrustStore::new(dir, &tools.root, &PROJECT_CONFIG));
+    let mut hooks = config.hooks.clone();
+    let mut problems = Vec::new();
+    match trust.as_ref().map(TrustStore::read) {
+        Some(ProjectTrust::Trusted(text)) => {
+            hooks.extend(dashfloat::hooks::config::from_project_file(
+                &text,
+                &mut problems,
+            ));
+            notes.extend(problems.iter().map(|p| (Severity::Error, p.to_string())));
+        }
+        Some(ProjectTrust::Untrusted(text))
+            if !dashfloat::hooks::config::from_project_file(&text, &mut problems).is_empty() =>
+        {
+            notes.push((
+                Severity::Notice,
+                "this project's .dashfloat/config.toml has hooks you have not trusted (or it changed since): they do not run. \
+/hooks shows them; /hooks trust trusts the file as it is now"
+                    .to_owned(),
+            ));
+        }
+        Some(ProjectTrust::Unreadable(why)) => notes.push((
+            Severity::Error,
+            format!(
+                "cannot read this project's .dashfloat/config.toml: {why}; its hooks do not run"
+            ),
+        )),
+        Some(ProjectTrust::Untrusted(_) | ProjectTrust::Absent) | None => {}
+    }
+    (hooks, trust)
 }
 
 /// The working directory the tools run in. A path, not a string: a name

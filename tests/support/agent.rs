@@ -89,6 +89,9 @@ pub fn setup(base_url: &str, root: &Path, approval: ApprovalPolicy) -> AgentSetu
         // No MCP server unless a test starts its own.
         mcp: None,
         mcp_trust: None,
+        // No hook unless a test configures its own.
+        hooks: Vec::new(),
+        hooks_trust: None,
     }
 }
 
