@@ -12,6 +12,7 @@ mod commands;
 mod compaction;
 mod config;
 mod grounding;
+mod hooks;
 mod instructions;
 mod journal;
 mod mentions;
