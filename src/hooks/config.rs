@@ -238,6 +238,7 @@ fn hook(value: toml::Value, whose: Whose) -> Result<Hook, String> {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     fn parse(text: &str) -> (Vec<Hook>, Vec<HookConfigError>) {

@@ -167,6 +167,7 @@ impl Event {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
     use serde_json::{Value, json};
 

@@ -348,6 +348,7 @@ fn cut(mut text: String, max: usize) -> String {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     fn finished(code: i32, stdout: &str, stderr: &str) -> Finished {

@@ -10,7 +10,7 @@ use super::keys;
 
 /// The most rows the completion popup takes; more candidates scroll with
 /// the selection. ADR 0023.
-pub const POPUP_MAX_ROWS: usize = 15;
+pub const POPUP_MAX_ROWS: usize = 16;
 
 /// One command of the catalogue.
 #[derive(Debug)]
@@ -149,7 +149,7 @@ pub const COMMANDS: [Command; 16] = [
     Command {
         name: "hooks",
         usage: "[trust]",
-        about: "the hooks that run on events; trust this project's .dashfloat/config.toml",
+        about: "hooks run on events; trust .dashfloat/config.toml",
         build: |arg| match one_word(arg)?.as_deref() {
             None => Ok(Slash::Hooks { trust: false }),
             Some("trust") => Ok(Slash::Hooks { trust: true }),
