@@ -781,7 +781,7 @@ impl Config {
         };
         problems.extend(mcp_problems.into_iter().map(ConfigError::Mcp));
         let mut hook_problems = Vec::new();
-        let hooks = crate::hooks::config::from_toml(file.hooks, Whose::Person, &mut hook_problems);
+        let hooks = crate::hooks::from_toml(file.hooks, Whose::Person, &mut hook_problems);
         problems.extend(hook_problems.into_iter().map(ConfigError::Hook));
         let config = Config {
             base_url,

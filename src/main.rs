@@ -556,14 +556,11 @@ fn hooks(
     let mut problems = Vec::new();
     match trust.as_ref().map(TrustStore::read) {
         Some(ProjectTrust::Trusted(text)) => {
-            hooks.extend(dashfloat::hooks::config::from_project_file(
-                &text,
-                &mut problems,
-            ));
+            hooks.extend(dashfloat::hooks::from_project_file(&text, &mut problems));
             notes.extend(problems.iter().map(|p| (Severity::Error, p.to_string())));
         }
         Some(ProjectTrust::Untrusted(text))
-            if !dashfloat::hooks::config::from_project_file(&text, &mut problems).is_empty() =>
+            if !dashfloat::hooks::from_project_file(&text, &mut problems).is_empty() =>
         {
             notes.push((
                 Severity::Notice,

@@ -93,11 +93,6 @@ impl TrustStore {
         }
     }
 
-    /// The kind of file this store keeps the trust of.
-    pub fn file(&self) -> &'static ProjectFile {
-        self.file
-    }
-
     fn record_path(&self) -> PathBuf {
         self.dir.join(format!(
             "{}.json",

@@ -14,8 +14,8 @@
 use tokio::task::{JoinError, JoinHandle};
 
 use crate::hooks::{
-    DoneStatus, Event, Hook, HookEnd, HookEvent, Ran, Runner, SessionSource, Whose,
-    config::from_project_file, describe, run_hooks,
+    DoneStatus, Event, Hook, HookEnd, HookEvent, Ran, Runner, SessionSource, Whose, describe,
+    from_project_file, run_hooks,
 };
 use crate::protocol::{AgentEvent, Phase, Severity, ToolStatus};
 use crate::safe_text::strip_controls;

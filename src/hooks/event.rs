@@ -12,7 +12,7 @@ use super::config::HookEvent;
 /// the most of a command's output a result holds): the rest is cut at a
 /// character's end, and a hook that needs all of it reads the file or
 /// runs the command itself.
-pub const RESULT_OUTPUT_MAX_BYTES: usize = 32 * 1024;
+pub const HOOK_RESULT_MAX_BYTES: usize = 32 * 1024;
 
 /// An event, with what a hook is told of it.
 #[derive(Debug, Clone, Serialize)]
@@ -74,15 +74,15 @@ pub struct ToolDone {
     /// In a word.
     pub status: DoneStatus,
     /// The result as the model reads it (JSON text), cut at
-    /// [`RESULT_OUTPUT_MAX_BYTES`].
+    /// [`HOOK_RESULT_MAX_BYTES`].
     pub output: String,
 }
 
 impl ToolDone {
     /// `status` and the result's text `output`, cut to the bound.
     pub fn new(status: DoneStatus, mut output: String) -> ToolDone {
-        if output.len() > RESULT_OUTPUT_MAX_BYTES {
-            output.truncate(output.floor_char_boundary(RESULT_OUTPUT_MAX_BYTES));
+        if output.len() > HOOK_RESULT_MAX_BYTES {
+            output.truncate(output.floor_char_boundary(HOOK_RESULT_MAX_BYTES));
         }
         ToolDone { status, output }
     }
@@ -199,7 +199,7 @@ mod tests {
         };
         let post = read(&Event::PostToolUse {
             tool,
-            result: ToolDone::new(DoneStatus::TimedOut, "é".repeat(RESULT_OUTPUT_MAX_BYTES)),
+            result: ToolDone::new(DoneStatus::TimedOut, "é".repeat(HOOK_RESULT_MAX_BYTES)),
         });
         assert_eq!(post["event"], "post_tool_use");
         assert_eq!(
@@ -208,6 +208,6 @@ mod tests {
         );
         assert_eq!(post["result"]["status"], "timed_out");
         let output = post["result"]["output"].as_str().unwrap();
-        assert_eq!(output.len(), RESULT_OUTPUT_MAX_BYTES);
+        assert_eq!(output.len(), HOOK_RESULT_MAX_BYTES);
     }
 }

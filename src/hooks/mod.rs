@@ -10,19 +10,13 @@
 //! `config` reads the `[[hooks]]` tables, `event` is what a hook is
 //! told, `run` starts hooks and reads what they answer. The agent
 //! decides when they run (`agent::hooks`); `docs/hooks.md` is the
-//! contract and ADR 0054 the reasons.
+//! contract and ADR 0054 the reasons. The bounds are public through
+//! `crate::bounds`.
 
-pub mod config;
-pub mod event;
-pub mod run;
+pub(crate) mod config;
+pub(crate) mod event;
+pub(crate) mod run;
 
-pub use config::{
-    HOOK_TIMEOUT_DEFAULT, HOOK_TIMEOUT_MAX, HOOKS_MAX, Hook, HookConfigError, HookEvent, Whose,
-};
-pub use event::{
-    DoneStatus, Event, RESULT_OUTPUT_MAX_BYTES, SessionSource, StopReason, ToolDone, ToolUse,
-};
-pub use run::{
-    HOOK_OUTPUT_MAX_BYTES, HOOK_REASON_MAX_BYTES, HookEnd, HookFailure, Ran, Runner, describe,
-    run_hooks,
-};
+pub use config::{Hook, HookConfigError, HookEvent, Whose, from_project_file, from_toml};
+pub use event::{DoneStatus, Event, SessionSource, StopReason, ToolDone, ToolUse};
+pub use run::{HookEnd, HookFailure, Ran, Runner, describe, run_hooks};

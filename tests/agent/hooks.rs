@@ -12,7 +12,8 @@
 use std::path::{Path, PathBuf};
 
 use dashfloat::agent::ApprovalPolicy;
-use dashfloat::hooks::{HOOK_TIMEOUT_DEFAULT, Hook, HookEvent, Whose};
+use dashfloat::bounds::HOOK_TIMEOUT_DEFAULT;
+use dashfloat::hooks::{Hook, HookEvent, Whose};
 use dashfloat::protocol::{AgentEvent, Phase, Severity, ToolStatus, UiCommand};
 use dashfloat::trust::{PROJECT_CONFIG, ProjectTrust, TrustStore};
 use serde_json::{Value, json};
