@@ -12,6 +12,7 @@ use crate::agent::{
     ApprovalPolicy, COMPACT_AT_MAX, COMPACT_AT_MIN, DEFAULT_COMPACT_AT, DEFAULT_MAX_STEPS,
     SandboxScope,
 };
+use crate::hooks::{Hook, HookConfigError, Whose};
 use crate::llm::adapters::ToolSyntax;
 use crate::llm::discover::Questions;
 use crate::llm::wires::Wire;
@@ -66,7 +67,8 @@ with keys base_url, model, api_key_env, context_window, max_output, compact_at, 
 idle_timeout_secs, max_steps, exec_timeout_secs, exec_timeout_max_secs, temperature, seed, save_sessions, auto_allow_read_only, attach_named_files, ask_to_act, ask_to_look, project_overview, tool_syntax, wire, notify, warm_cache, [prices.\"MODEL\"] (input, cached_input, output: dollars per million tokens), \
 sandbox (\"always\": commands you approve run in the workspace-write sandbox too), sandbox_deny_read (paths sandboxed commands may not read), a [headers] \
 table, an [exec] table with pass_env (variables handed to commands on purpose) and \
-[mcp_servers.NAME] tables (MCP servers, spelled as Codex spells them; see `dashfloat mcp`).\n\
+[mcp_servers.NAME] tables (MCP servers, spelled as Codex spells them; see `dashfloat mcp`) and \
+[[hooks]] tables (event, command, tools, timeout: shell commands run on the agent's events; see docs/hooks.md).\n\
 Commands remembered with `a` are kept in $XDG_CONFIG_HOME/dashfloat/permissions/.\n\
 Sessions are saved in $XDG_CONFIG_HOME/dashfloat/sessions/ (default \
 ~/.config/dashfloat/sessions/).\n\
@@ -463,6 +465,8 @@ struct FileConfig {
     #[serde(default)]
     mcp_servers: BTreeMap<String, toml::Value>,
     #[serde(default)]
+    hooks: Vec<toml::Value>,
+    #[serde(default)]
     prices: BTreeMap<String, FilePrice>,
 }
 
@@ -558,6 +562,9 @@ pub enum ConfigError {
     /// An `[mcp_servers.NAME]` table that cannot be used as it is.
     #[error(transparent)]
     Mcp(#[from] McpConfigError),
+    /// A `[[hooks]]` table that cannot be used as it is.
+    #[error(transparent)]
+    Hook(#[from] HookConfigError),
     /// A `sandbox_deny_read` path is neither absolute nor in the home.
     #[error(
         "sandbox_deny_read: {0:?} is neither an absolute path nor one starting ~/; it is left out"
@@ -670,6 +677,8 @@ pub struct Config {
     pub mcp_servers: Vec<ServerConfig>,
     /// `--no-mcp`: no MCP server starts, not even a trusted project's.
     pub mcp_off: bool,
+    /// The hooks of the config file's `[[hooks]]` tables (ADR 0054).
+    pub hooks: Vec<Hook>,
 }
 
 /// dashfloat's own directory of settings: `$XDG_CONFIG_HOME/dashfloat`,
@@ -785,6 +794,9 @@ impl Config {
             crate::mcp::config::from_toml(file.mcp_servers, &mut mcp_problems)
         };
         problems.extend(mcp_problems.into_iter().map(ConfigError::Mcp));
+        let mut hook_problems = Vec::new();
+        let hooks = crate::hooks::from_toml(file.hooks, Whose::Person, &mut hook_problems);
+        problems.extend(hook_problems.into_iter().map(ConfigError::Hook));
         let config = Config {
             base_url,
             model,
@@ -825,6 +837,7 @@ impl Config {
             sandbox: file.sandbox.unwrap_or_default(),
             mcp_servers,
             mcp_off,
+            hooks,
         };
         (config, problems)
     }

@@ -18,12 +18,12 @@ use dashfloat::agent::{
 use dashfloat::bounds::HANDOVER_FD_VAR;
 use dashfloat::config::{Cli, CliCommand, Config, ExecArgs};
 use dashfloat::exec::{self, ExecError, ExecSetup};
+use dashfloat::hooks::Hook;
 use dashfloat::launch::Launch;
 use dashfloat::llm::classify::RequestContext;
 use dashfloat::llm::stream::{Endpoint, EndpointError};
 use dashfloat::log::Log;
 use dashfloat::mcp::McpServers;
-use dashfloat::mcp::trust::{ProjectServers, TrustStore};
 use dashfloat::permissions::Store;
 use dashfloat::protocol::{AgentEvent, ApprovalMode, Severity, UiCommand};
 use dashfloat::safe_text::strip_controls;
@@ -31,6 +31,7 @@ use dashfloat::secret::Secret;
 use dashfloat::session::{OpenSession, SessionSetup, SessionStore};
 use dashfloat::tools::sandbox::SandboxSettings;
 use dashfloat::tools::{Analyser, Registry, ToolContext};
+use dashfloat::trust::{MCP_JSON, PROJECT_CONFIG, ProjectTrust, TrustStore};
 use dashfloat::ui::app::{self, UiSetup};
 use dashfloat::ui::picker::{age, size};
 use dashfloat::ui::state::SessionInfo;
@@ -332,6 +333,8 @@ struct Prepared {
     mcp: Option<McpServers>,
     mcp_trust: Option<TrustStore>,
     command_dirs: Vec<PathBuf>,
+    hooks: Vec<Hook>,
+    hooks_trust: Option<TrustStore>,
     headless: bool,
 }
 
@@ -366,6 +369,8 @@ impl Prepared {
             mcp: self.mcp,
             mcp_trust: self.mcp_trust,
             command_dirs: self.command_dirs,
+            hooks: self.hooks,
+            hooks_trust: self.hooks_trust,
         }
     }
 }
@@ -440,6 +445,7 @@ fn prepare(start: Start, cwd: &Path) -> std::io::Result<(Prepared, Vec<(Severity
         |name| mcp_vars.get(name).map(|value| value.expose().clone()),
         &mut notes,
     );
+    let (hooks, hooks_trust) = hooks(&config, &tools, config_dir.as_deref(), &mut notes);
     let read_only = config.auto_allow_read_only.then(|| {
         Analyser::for_workspace(std::sync::Arc::clone(&tools.workspace))
             .with_command_env(tools.command_env())
@@ -454,6 +460,8 @@ fn prepare(start: Start, cwd: &Path) -> std::io::Result<(Prepared, Vec<(Severity
         mcp,
         mcp_trust,
         command_dirs,
+        hooks,
+        hooks_trust,
         headless,
     };
     Ok((prepared, notes))
@@ -516,28 +524,68 @@ fn mcp_servers(
     if config.mcp_off {
         return (None, None);
     }
-    let trust = config_dir.map(|dir| TrustStore::new(dir, &tools.root));
+    let trust = config_dir.map(|dir| TrustStore::new(dir, &tools.root, &MCP_JSON));
     let mut servers = config.mcp_servers.clone();
-    match trust.as_ref().map(TrustStore::project_servers) {
-        Some(ProjectServers::Trusted(text)) => {
+    match trust.as_ref().map(TrustStore::read) {
+        Some(ProjectTrust::Trusted(text)) => {
             let mut problems = Vec::new();
             servers.extend(dashfloat::mcp::config::from_project_file(&text, &mut problems));
             notes.extend(problems.iter().map(|p| (Severity::Error, p.to_string())));
         }
-        Some(ProjectServers::Untrusted(_)) => notes.push((
+        Some(ProjectTrust::Untrusted(_)) => notes.push((
             Severity::Notice,
             "this project has a .mcp.json you have not trusted (or that changed since): its servers are not started. \
 /mcp trust starts them and trusts the file as it is now"
                 .to_owned(),
         )),
-        Some(ProjectServers::Unreadable(why)) => notes.push((
+        Some(ProjectTrust::Unreadable(why)) => notes.push((
             Severity::Error,
             format!("cannot read this project's .mcp.json: {why}"),
         )),
-        Some(ProjectServers::Absent) | None => {}
+        Some(ProjectTrust::Absent) | None => {}
     }
     let servers = McpServers::new(servers, tools.clone(), log.clone(), var);
     (Some(servers), trust)
+}
+
+/// The hooks this session runs: the config file's, then those of the
+/// project's `.dashfloat/config.toml` when the person trusted it as it is
+/// now; one not trusted (or changed since) that has hooks is a notice
+/// saying how to see and trust them. `dashfloat exec` runs the same and
+/// never asks (ADR 0054).
+fn hooks(
+    config: &Config,
+    tools: &ToolContext,
+    config_dir: Option<&Path>,
+    notes: &mut Vec<(Severity, String)>,
+) -> (Vec<Hook>, Option<TrustStore>) {
+    let trust = config_dir.map(|dir| TrustStore::new(dir, &tools.root, &PROJECT_CONFIG));
+    let mut hooks = config.hooks.clone();
+    let mut problems = Vec::new();
+    match trust.as_ref().map(TrustStore::read) {
+        Some(ProjectTrust::Trusted(text)) => {
+            hooks.extend(dashfloat::hooks::from_project_file(&text, &mut problems));
+            notes.extend(problems.iter().map(|p| (Severity::Error, p.to_string())));
+        }
+        Some(ProjectTrust::Untrusted(text))
+            if !dashfloat::hooks::from_project_file(&text, &mut problems).is_empty() =>
+        {
+            notes.push((
+                Severity::Notice,
+                "this project's .dashfloat/config.toml has hooks you have not trusted (or it changed since): they do not run. \
+/hooks shows them; /hooks trust trusts the file as it is now"
+                    .to_owned(),
+            ));
+        }
+        Some(ProjectTrust::Unreadable(why)) => notes.push((
+            Severity::Error,
+            format!(
+                "cannot read this project's .dashfloat/config.toml: {why}; its hooks do not run"
+            ),
+        )),
+        Some(ProjectTrust::Untrusted(_) | ProjectTrust::Absent) | None => {}
+    }
+    (hooks, trust)
 }
 
 /// The working directory the tools run in. A path, not a string: a name

@@ -131,6 +131,13 @@ pub enum UiCommand {
     /// Trust the project's `.mcp.json` as it is now and start its
     /// servers (`/mcp trust`). Answered by a notice or an error entry.
     TrustMcp,
+    /// Show the hooks that run, and a project's not trusted (`/hooks`).
+    /// Answered by a notice. ADR 0054.
+    ListHooks,
+    /// Trust the project's `.dashfloat/config.toml` as it is now, so its
+    /// hooks run (`/hooks trust`). Answered by a notice or an error
+    /// entry.
+    TrustHooks,
     /// The person is leaving. The agent stops its tasks and ends; the UI
     /// does not wait for an answer.
     Quit,

@@ -12,6 +12,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
+use crate::hooks::StopReason;
 use crate::llm::stream;
 use crate::llm::tool_calls::MadeUpIds;
 use crate::llm::wire::{ChatRequest, Message, Role, StreamOptions};
@@ -194,6 +195,7 @@ impl Agent {
         self.progress.results.clear();
         if plan.does_nothing() {
             self.system(Severity::Error, error).await;
+            self.progress.ending(StopReason::Failed);
             self.end_turn().await;
             return;
         }
@@ -379,6 +381,7 @@ impl Agent {
                 ),
             )
             .await;
+            self.progress.ending(StopReason::Failed);
             self.end_turn().await;
             return;
         }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
+use crate::hooks::StopReason;
 use crate::llm::adapters::{OfferedTools, Syntax, ToolSyntax};
 use crate::llm::stream::{self, EpisodeSetup};
 use crate::llm::tool_calls::MadeUpIds;
@@ -296,10 +297,12 @@ impl Agent {
                     }
                 }
                 if recover.is_none() {
+                    self.progress.ending(StopReason::Failed);
                     self.system(Severity::Error, why.to_string()).await;
                 }
             }
             EpisodeEnd::Lost(why) => {
+                self.progress.ending(StopReason::Failed);
                 self.system(Severity::Error, format!("{why}; the partial reply is kept"))
                     .await;
             }

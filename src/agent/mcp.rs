@@ -7,10 +7,10 @@ use std::sync::Arc;
 
 use crate::llm::adapters::OfferedTools;
 use crate::mcp::config::from_project_file;
-use crate::mcp::trust::ProjectServers;
 use crate::protocol::{AgentEvent, Severity};
 use crate::safe_text::strip_controls;
 use crate::tools::{DynamicTool, Registry};
+use crate::trust::ProjectTrust;
 
 use super::Agent;
 
@@ -146,13 +146,13 @@ impl Agent {
             .await;
             return;
         };
-        let text = match trust.project_servers() {
-            ProjectServers::Absent => {
+        let text = match trust.read() {
+            ProjectTrust::Absent => {
                 self.system(Severity::Notice, "this project has no .mcp.json")
                     .await;
                 return;
             }
-            ProjectServers::Trusted(_) => {
+            ProjectTrust::Trusted(_) => {
                 self.system(
                     Severity::Notice,
                     "this project's .mcp.json is trusted already",
@@ -160,7 +160,7 @@ impl Agent {
                 .await;
                 return;
             }
-            ProjectServers::Unreadable(why) => {
+            ProjectTrust::Unreadable(why) => {
                 self.system(
                     Severity::Error,
                     format!("cannot read this project's .mcp.json: {why}"),
@@ -168,7 +168,7 @@ impl Agent {
                 .await;
                 return;
             }
-            ProjectServers::Untrusted(text) => text,
+            ProjectTrust::Untrusted(text) => text,
         };
         let mut problems = Vec::new();
         let configs = from_project_file(&text, &mut problems);

@@ -9,6 +9,7 @@ pub(crate) mod budget;
 pub(crate) mod compact;
 pub(crate) mod conversation;
 mod episode;
+mod hooks;
 pub(crate) mod images;
 pub mod instructions;
 mod looking;
@@ -42,6 +43,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio::task::{JoinError, JoinHandle, JoinSet};
 
+use crate::hooks::{Hook, Ran, SessionSource, StopReason};
 use crate::llm::adapters::{OfferedTools, ToolSyntax};
 use crate::llm::discover::{self, Questions};
 use crate::llm::slots::{self, SlotAction, SlotError};
@@ -51,10 +53,10 @@ use crate::llm::wire::{Image, Role, Sampling};
 use crate::llm::wires::Wire;
 use crate::log::Log;
 use crate::mcp::McpServers;
-use crate::mcp::trust::TrustStore;
 use crate::protocol::{AgentEvent, PROMPT_MAX_BYTES, Phase, Severity, TransportError, UiCommand};
 use crate::session::SessionSetup;
 use crate::tools::{Analyser, Registry, ToolContext};
+use crate::trust::TrustStore;
 
 use conversation::{AnswerNow, ToolOffer};
 use episode::EpisodeEnd;
@@ -155,6 +157,12 @@ pub struct AgentSetup {
     /// The person's directories of custom commands, in the order their
     /// names win (ADR 0053); the project's are found in it.
     pub command_dirs: Vec<std::path::PathBuf>,
+    /// The hooks that run: the person's, then a trusted project's
+    /// (ADR 0054).
+    pub hooks: Vec<Hook>,
+    /// Where the person's trust of the project's `.dashfloat/config.toml`
+    /// is kept; `None` without a configuration directory.
+    pub hooks_trust: Option<TrustStore>,
 }
 
 /// The actor's state.
@@ -193,6 +201,9 @@ struct Agent {
     saving: Saving,
     /// The MCP servers' generation the offered tools were read at.
     mcp_generation: Option<u64>,
+    /// Hooks that run beside the turn (`session_start`); dropped, they
+    /// are killed.
+    side_hooks: JoinSet<Vec<Ran>>,
 }
 
 /// Runs the agent until the UI says quit or hangs up. The actor runs as a
@@ -277,6 +288,7 @@ impl Agent {
             restore_slot: false,
             sent_since_open: false,
             mcp_generation: None,
+            side_hooks: JoinSet::new(),
         };
         (agent, tool_rx)
     }
@@ -293,6 +305,7 @@ impl Agent {
         self.announce_session().await;
         self.read_instructions().await;
         self.tell_sandbox().await;
+        self.start_session_hooks(SessionSource::Startup);
         self.discover().await;
         self.warm_opening().await;
         self.list_files();
@@ -321,12 +334,16 @@ impl Agent {
                     Some(UiCommand::ListMcp) => self.list_mcp().await,
                     Some(UiCommand::RestartMcp { name }) => self.restart_mcp(name).await,
                     Some(UiCommand::TrustMcp) => self.trust_mcp().await,
+                    Some(UiCommand::ListHooks) => self.list_hooks().await,
+                    Some(UiCommand::TrustHooks) => self.trust_hooks().await,
                 },
                 Some(()) = next_change(&mut mcp_changes) => self.tell_mcp_notes().await,
                 ev = self.turn.next_server_event() => match ev {
                     ServerEvent::Reply(ev) => self.on_stream_event(ev).await,
                     ServerEvent::Summary(ev) => self.on_summary_event(ev).await,
+                    ServerEvent::Hooks(ends) => self.turn_hooks_ended(ends).await,
                 },
+                Some(ends) = self.side_hooks.join_next() => self.side_hooks_ended(ends).await,
                 Some(ev) = tool_rx.recv() => self.on_tool_event(ev).await,
                 status = next_writer_status(&mut self.saving) => self.writer_said(status).await,
             }
@@ -347,6 +364,7 @@ impl Agent {
             Turn::Streaming(episode) => episode.abort(),
             Turn::Running(round) => round.cancel_all(),
             Turn::Compacting(compaction) => compaction.abort(),
+            Turn::Hooking(hooking) => hooking.abort(),
             Turn::Idle | Turn::Restoring(_) => {}
         }
         if !server_busy {
@@ -576,7 +594,7 @@ impl Agent {
             return;
         }
         self.saving.record_prompt(&text);
-        self.run_prompt(text).await;
+        self.submit_prompt(text).await;
     }
 
     /// Runs a turn for the person's words, already in the saved log: the
@@ -694,6 +712,7 @@ impl Agent {
             asks_to_act: acting::asks_to_act(&text),
             only_asks: acting::only_asks(&text),
             unseen,
+            stop: Some(StopReason::Complete),
             ..Progress::default()
         };
         self.conversation.push_prompt(text, images);
@@ -707,11 +726,13 @@ impl Agent {
     }
 
     async fn cancel(&mut self) {
+        self.progress.ending(StopReason::Interrupted);
         match &self.turn {
             Turn::Streaming(_) => self.end_episode(EpisodeEnd::Interrupted).await,
             Turn::Running(_) => self.cancel_round().await,
             Turn::Compacting(_) => self.cancel_compaction().await,
             Turn::Restoring(_) => self.cancel_restore().await,
+            Turn::Hooking(_) => self.cancel_hooks().await,
             Turn::Idle => {
                 // Nothing runs: confirm it, so a UI that believes otherwise
                 // (a prompt it could not deliver) returns to idle.
@@ -746,6 +767,7 @@ impl Agent {
             Err(why) => {
                 let text = why.to_string();
                 self.system(Severity::Error, text).await;
+                self.progress.ending(StopReason::Failed);
                 self.end_turn().await;
                 None
             }
@@ -763,6 +785,7 @@ impl Agent {
             Err(e) => {
                 self.system(Severity::Error, format!("cannot encode the request: {e}"))
                     .await;
+                self.progress.ending(StopReason::Failed);
                 self.end_turn().await;
                 None
             }
@@ -924,9 +947,17 @@ impl Agent {
         }
     }
 
-    /// The turn is over: idle, done; then the session is saved. Its
-    /// results kept whole are let go.
+    /// The turn is over: its `stop` hooks run first when a prompt started
+    /// it (the turn then closes when they end), else it closes now.
     async fn end_turn(&mut self) {
+        if !self.start_stop_hooks().await {
+            self.close_turn().await;
+        }
+    }
+
+    /// The turn closes: idle, done; then the session is saved. Its
+    /// results kept whole are let go.
+    async fn close_turn(&mut self) {
         self.progress.results.clear();
         self.emit(AgentEvent::Phase(Phase::Idle)).await;
         self.emit(AgentEvent::TurnDone).await;

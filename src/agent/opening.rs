@@ -5,6 +5,7 @@
 //! journal was cut short opens with what was saved before the cut, and a
 //! notice says what was left out. ADR 0022, 0040.
 
+use crate::hooks::SessionSource;
 use crate::llm::wire::Message;
 use crate::llm::wires::Wire;
 use crate::protocol::{AgentEvent, Severity};
@@ -70,6 +71,7 @@ impl Agent {
         self.emit(AgentEvent::SessionOpened { log: Vec::new() })
             .await;
         self.announce_session().await;
+        self.start_session_hooks(SessionSource::Clear);
         self.emit(AgentEvent::TurnDone).await;
     }
 
@@ -81,6 +83,7 @@ impl Agent {
         self.resume_saved(id).await;
         self.warm_cache();
         self.announce_session().await;
+        self.start_session_hooks(SessionSource::Resume);
         self.emit(AgentEvent::TurnDone).await;
     }
 

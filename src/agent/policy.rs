@@ -165,11 +165,25 @@ impl Approvals {
     /// under approve-all, runs unconfined; one approved with `y` too
     /// unless the scope is `always`; every other in workspace-write.
     pub fn sandbox(&self, call: &ToolCall, asked: bool) -> Sandbox {
-        let unconfined = !is_command(call)
-            || leaves_sandbox(call)
-            || self.policy == ApprovalPolicy::DangerouslyApproveAll
-            || (asked && self.scope == SandboxScope::Unasked);
-        if unconfined {
+        if !is_command(call) || leaves_sandbox(call) {
+            Sandbox::Unconfined
+        } else if asked {
+            self.approved_sandbox()
+        } else if self.policy == ApprovalPolicy::DangerouslyApproveAll {
+            Sandbox::Unconfined
+        } else {
+            Sandbox::WorkspaceWrite
+        }
+    }
+
+    /// The sandbox a command the person approved runs in: unconfined
+    /// unless the scope is `always` (and the policy is not approve-all).
+    /// The person's own hooks run in it too, as their commands would
+    /// (ADR 0054).
+    pub fn approved_sandbox(&self) -> Sandbox {
+        if self.policy == ApprovalPolicy::DangerouslyApproveAll
+            || self.scope == SandboxScope::Unasked
+        {
             Sandbox::Unconfined
         } else {
             Sandbox::WorkspaceWrite

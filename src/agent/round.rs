@@ -19,9 +19,11 @@ use crate::tools::{
     ToolFailure, ToolResult,
 };
 
+use crate::hooks::{Event, HookEvent, Ran, StopReason, ToolDone, ToolUse};
 use crate::llm::wire::Message;
 
 use super::conversation::{AssistantCall, tool_message};
+use super::hooks::{CallHooks, blocked, done_status};
 use super::policy::Approvals;
 use super::repeat::{FAILED_REPEAT_NOTICE, FAILED_REPEAT_RETRIES, Repeat, RepeatDetector};
 use super::turn_results::Kept;
@@ -76,6 +78,17 @@ pub(super) enum ToolEvent {
         id: CallId,
         /// What it came to.
         result: ToolResult,
+        /// Its `post_tool_use` hooks, run before this was sent.
+        hooks: Vec<Ran>,
+    },
+    /// A call's `pre_tool_use` hooks ended (ADR 0054).
+    Hooked {
+        /// Which call.
+        id: CallId,
+        /// The hooks' ticket, which the call holds while it waits.
+        ticket: u64,
+        /// How each hook ended.
+        ran: Vec<Ran>,
     },
 }
 
@@ -83,6 +96,9 @@ pub(super) enum ToolEvent {
 enum CallState {
     /// Validated, not started.
     Ready(ToolCall),
+    /// Its `pre_tool_use` hooks run, in the task holding this ticket
+    /// (stopped through the handle): only that task's answer counts.
+    Hooking(ToolCall, u64, tokio::task::AbortHandle),
     /// Its preview is being built by the task holding this ticket: only
     /// that task's answer counts (a call id may come again in a later
     /// round, while a cancelled round's task still runs).
@@ -101,6 +117,11 @@ struct RoundCall {
     /// The arguments encoded (or `{}` when they were not an object), as
     /// the assistant message carries them.
     arguments: String,
+    /// The arguments as the stream parsed them (`{}` when they were not
+    /// an object), as hooks are told them.
+    input: serde_json::Value,
+    /// Its `pre_tool_use` hooks have let it go on.
+    hooked: bool,
     /// The call in brief, for its row.
     summary: String,
     /// What the repeat detector counts the call under
@@ -153,6 +174,7 @@ impl Round {
                 let arguments = object.map_or_else(|| "{}".to_owned(), |map| {
                     serde_json::to_string(map).unwrap_or_else(|_| "{}".to_owned())
                 });
+                let input = serde_json::Value::Object(object.cloned().unwrap_or_default());
                 let state = match req.error {
                     Some(why) => CallState::Done(
                         ToolFailure::ExecutionFailed {
@@ -193,6 +215,8 @@ impl Round {
                     id: req.id,
                     name: req.name,
                     arguments,
+                    input,
+                    hooked: false,
                     summary,
                     key,
                     needs_confirmation,
@@ -247,22 +271,31 @@ impl Round {
             .collect()
     }
 
-    /// Stops every running call (used when the agent itself ends).
+    /// Stops every running call and every call's hooks (used when the
+    /// agent itself ends).
     pub(super) fn cancel_all(&self) {
         for call in &self.calls {
-            if let CallState::Running(token) = &call.state {
-                token.cancel();
+            match &call.state {
+                CallState::Running(token) => token.cancel(),
+                CallState::Hooking(_, _, hooks) => hooks.abort(),
+                CallState::Ready(_)
+                | CallState::Previewing(..)
+                | CallState::Confirming(..)
+                | CallState::Done(_) => {}
             }
         }
     }
 
-    /// The calls not started yet: validated, being previewed or waiting
-    /// for the person.
+    /// The calls not started yet: validated, being hooked or previewed,
+    /// or waiting for the person.
     fn not_started(&self) -> impl Iterator<Item = &RoundCall> {
         self.calls.iter().filter(|c| {
             matches!(
                 c.state,
-                CallState::Ready(_) | CallState::Previewing(..) | CallState::Confirming(..)
+                CallState::Ready(_)
+                    | CallState::Hooking(..)
+                    | CallState::Previewing(..)
+                    | CallState::Confirming(..)
             )
         })
     }
@@ -275,7 +308,10 @@ impl Round {
         self.calls[..upto].iter().any(|c| {
             matches!(
                 c.state,
-                CallState::Running(_) | CallState::Previewing(..) | CallState::Confirming(..)
+                CallState::Running(_)
+                    | CallState::Hooking(..)
+                    | CallState::Previewing(..)
+                    | CallState::Confirming(..)
             )
         })
     }
@@ -303,11 +339,12 @@ impl Round {
 }
 
 impl RoundCall {
-    /// Starts the call's tool task; a command runs in `sandbox`.
+    /// Starts the call's tool task; a command runs in `sandbox`. The
+    /// `post_tool_use` hooks among `hooks` run in the same task, after it.
     fn start(
         &mut self,
         (run, guard, sandbox): (Approved, FileGuard, Sandbox),
-        tx: &tokio::sync::mpsc::Sender<ToolEvent>,
+        (tx, hooks): (&tokio::sync::mpsc::Sender<ToolEvent>, Option<&CallHooks>),
         ctx: &tools::ToolContext,
     ) {
         ctx.checkpoints.starting(&run);
@@ -317,7 +354,18 @@ impl RoundCall {
             sandbox,
             ..ctx.clone()
         };
-        spawn_run(tx, &ctx, self.id.clone(), run, guard, token);
+        let post = hooks
+            .filter(|h| h.runs_for(HookEvent::PostToolUse, &self.name))
+            .map(|h| (h.clone(), self.tool_use()));
+        spawn_run(tx, &ctx, (self.id.clone(), post), run, guard, token);
+    }
+
+    /// The call as its hooks are told it.
+    fn tool_use(&self) -> ToolUse {
+        ToolUse {
+            name: self.name.clone(),
+            arguments: self.input.clone(),
+        }
     }
 }
 
@@ -443,6 +491,7 @@ impl Agent {
         if self.turn.restoring().is_some_and(|r| r.asks(id)) {
             return self.restore_decided(decision).await;
         }
+        let hooks = self.call_hooks();
         let waiting = self.turn.round_mut().and_then(|round| {
             let index = round.position(id)?;
             matches!(round.calls[index].state, CallState::Confirming(..)).then_some((round, index))
@@ -466,7 +515,7 @@ impl Agent {
                     .flatten();
                 call.start(
                     (Approved::Call(tool), guard, sandbox),
-                    &self.tool_tx,
+                    (&self.tool_tx, hooks.as_ref()),
                     &self.setup.tools,
                 );
                 self.emit(AgentEvent::Phase(Phase::Executing)).await;
@@ -514,10 +563,12 @@ impl Agent {
     /// A preview or a tool result arrived.
     pub(super) async fn on_tool_event(&mut self, event: ToolEvent) {
         match event {
-            ToolEvent::Finished { id, result } => {
+            ToolEvent::Finished { id, result, hooks } => {
+                self.tell_hook_failures(&hooks).await;
                 self.finish_call(&id, result).await;
                 self.advance().await;
             }
+            ToolEvent::Hooked { id, ticket, ran } => self.call_hooked(&id, ticket, ran).await,
             ToolEvent::Output { id, tail } => {
                 let running = self.turn.round().is_some_and(|round| {
                     round.position(&id).is_some_and(|index| {
@@ -533,6 +584,7 @@ impl Agent {
                 ticket,
                 cleared,
             } => {
+                let hooks = self.call_hooks();
                 let Some(round) = self.turn.round_mut() else {
                     return;
                 };
@@ -551,7 +603,7 @@ impl Agent {
                     FileGuard::Unguarded,
                     Sandbox::ReadOnly,
                 );
-                call.start(run, &self.tool_tx, &self.setup.tools);
+                call.start(run, (&self.tool_tx, hooks.as_ref()), &self.setup.tools);
                 self.emit(AgentEvent::ToolAllowed { id, summary }).await;
                 self.emit(AgentEvent::Phase(Phase::Executing)).await;
             }
@@ -634,6 +686,42 @@ impl Agent {
         }
     }
 
+    /// A call's `pre_tool_use` hooks ended: a call one denied is answered
+    /// with the reason and never shown to the person; any other goes on.
+    async fn call_hooked(&mut self, id: &str, ticket: u64, ran: Vec<Ran>) {
+        let Some(round) = self.turn.round_mut() else {
+            return;
+        };
+        let Some(index) = round.position(id) else {
+            return;
+        };
+        let call = &mut round.calls[index];
+        let CallState::Hooking(tool, t, _) = &call.state else {
+            return;
+        };
+        if *t != ticket {
+            return;
+        }
+        let tool = tool.clone();
+        match blocked(&ran) {
+            Some(reason) => {
+                call.needs_confirmation = false;
+                let failure = ToolFailure::Denied {
+                    tool: call.name.clone(),
+                    reason,
+                };
+                self.tell_hook_failures(&ran).await;
+                self.finish_call(id, failure.into()).await;
+            }
+            None => {
+                call.state = CallState::Ready(tool);
+                call.hooked = true;
+                self.tell_hook_failures(&ran).await;
+            }
+        }
+        self.advance().await;
+    }
+
     /// Records a call's result (with the repeat notice, if any) and shows
     /// its outcome.
     async fn finish_call(&mut self, id: &str, mut result: ToolResult) {
@@ -683,9 +771,13 @@ impl Agent {
     /// Starts what can start now, in call order; ends the round when every
     /// call is answered.
     async fn advance(&mut self) {
+        let hooks = self.call_hooks();
         let Some(round) = self.turn.round_mut() else {
             return;
         };
+        // The files the person named are read as they asked: no hook of
+        // the model's calls is run for them.
+        let hooks = hooks.filter(|_| !round.for_person);
         let mut executing = false;
         // The row of a command started unasked in a sandbox, marked so.
         let mut allowed = None;
@@ -701,6 +793,22 @@ impl Agent {
                     // A mutation waits for every earlier call; reads do not
                     // wait for each other.
                     if !read_only && blocked {
+                        break;
+                    }
+                    // Its hooks before anything is shown or run: the
+                    // person is never asked about a call a hook denies.
+                    if let Some(hooks) = hooks
+                        .as_ref()
+                        .filter(|h| !call.hooked && h.runs_for(HookEvent::PreToolUse, &call.name))
+                    {
+                        let ticket = self.tickets.next_preview();
+                        let task = spawn_pre_hooks(
+                            &self.tool_tx,
+                            hooks.clone(),
+                            call.tool_use(),
+                            (call.id.clone(), ticket),
+                        );
+                        call.state = CallState::Hooking(tool, ticket, task);
                         break;
                     }
                     // Judged again now that the earlier calls have run: one
@@ -723,7 +831,7 @@ impl Agent {
                     let sandbox = approvals.sandbox(&tool, false);
                     let marked = unasked_mark(approvals, &tool, sandbox);
                     let run = (Approved::Call(tool), FileGuard::Unguarded, sandbox);
-                    call.start(run, &self.tool_tx, &self.setup.tools);
+                    call.start(run, (&self.tool_tx, hooks.as_ref()), &self.setup.tools);
                     allowed =
                         marked.map(|mark| (call.id.clone(), format!("{} · {mark}", call.summary)));
                     executing = true;
@@ -732,7 +840,10 @@ impl Agent {
                     }
                     round.cursor += 1;
                 }
-                CallState::Previewing(..) | CallState::Confirming(..) | CallState::Running(_) => {
+                CallState::Hooking(..)
+                | CallState::Previewing(..)
+                | CallState::Confirming(..)
+                | CallState::Running(_) => {
                     break;
                 }
             }
@@ -828,6 +939,7 @@ impl Agent {
         if was_cancelled {
             self.end_turn().await;
         } else if self.progress.steps >= self.setup.max_steps {
+            self.progress.ending(StopReason::MaxSteps);
             self.system(
                 Severity::Notice,
                 format!(
@@ -887,7 +999,7 @@ fn confinement_lines(sandbox: Sandbox, remember: Option<&Rule>) -> Vec<PreviewLi
 fn spawn_run(
     tx: &tokio::sync::mpsc::Sender<ToolEvent>,
     ctx: &tools::ToolContext,
-    id: CallId,
+    (id, post): (CallId, Option<(CallHooks, ToolUse)>),
     run: Approved,
     guard: FileGuard,
     token: CancellationToken,
@@ -905,6 +1017,7 @@ fn spawn_run(
         ..ctx.clone()
     };
     let name = run.name().to_owned();
+    let cancelled = token.clone();
     tokio::spawn(async move {
         // Run in a task of its own so that even a panic in a tool becomes a
         // result: the agent waits for every call it started.
@@ -921,8 +1034,37 @@ fn spawn_run(
             }
             .into()
         });
-        let _ = tx.send(ToolEvent::Finished { id, result }).await;
+        // A call the person interrupted runs no more hooks; Esc during
+        // them kills them.
+        let hooks = match post.filter(|_| !cancelled.is_cancelled()) {
+            Some((hooks, tool)) => {
+                let result = ToolDone::new(done_status(&result), result.to_json());
+                let event = Event::PostToolUse { tool, result };
+                tokio::select! {
+                    () = cancelled.cancelled() => Vec::new(),
+                    ran = hooks.run(&event) => ran,
+                }
+            }
+            None => Vec::new(),
+        };
+        let _ = tx.send(ToolEvent::Finished { id, result, hooks }).await;
     });
+}
+
+/// The task running a call's `pre_tool_use` hooks, which reports how
+/// they ended; aborting it kills them.
+fn spawn_pre_hooks(
+    tx: &tokio::sync::mpsc::Sender<ToolEvent>,
+    hooks: CallHooks,
+    tool: ToolUse,
+    (id, ticket): (CallId, u64),
+) -> tokio::task::AbortHandle {
+    let tx = tx.clone();
+    tokio::spawn(async move {
+        let ran = hooks.run(&Event::PreToolUse { tool }).await;
+        let _ = tx.send(ToolEvent::Hooked { id, ticket, ran }).await;
+    })
+    .abort_handle()
 }
 
 /// Waits for a command's task, and while it runs, passes on the lines of

@@ -10,6 +10,7 @@
 //! | `Running`    | the round's last result                   | the round is cancelled  | the waiting call's answer |
 //! | `Compacting` | the summary's last event                  | the summary is dropped  | words are refused as busy |
 //! | `Restoring`  | the last file's answer                    | what is left is kept    | the restore's answer     |
+//! | `Hooking`    | the hooks' last end                       | the hooks are killed    | words are refused as busy |
 //!
 //! A state is entered only from `Idle`, and its work ends by taking it
 //! back to `Idle` ([`Turn::end_streaming`] and its siblings) before the
@@ -19,13 +20,16 @@
 //! together. A command that changes the conversation or the files is
 //! taken only while idle ([`Turn::admit`]); `/model`, `/approval` and the
 //! lists are taken in any state. Stream events come only while streaming,
-//! summary events only while compacting (their receivers live in those
-//! states); a tool result that arrives for no round in flight is dropped.
+//! summary events only while compacting, the hooks' ends only while
+//! hooking (their receivers live in those states); a tool result that
+//! arrives for no round in flight is dropped.
 
+use crate::hooks::StopReason;
 use crate::protocol::StreamEvent;
 
 use super::compact::Compaction;
 use super::episode::Episode;
+use super::hooks::{HookEnds, Hooking};
 use super::looking::Name;
 use super::restoring::Restoring;
 use super::round::Round;
@@ -46,6 +50,9 @@ pub(super) enum Turn {
     Compacting(Compaction),
     /// A `/undo`, `/redo` or rewind waits for the person.
     Restoring(Restoring),
+    /// The prompt's `user_prompt_submit` hooks, or the turn's `stop`
+    /// hooks, run; the turn goes on when they have ended (ADR 0054).
+    Hooking(Hooking),
 }
 
 /// An event of the turn's request in flight; `None` when its task ended
@@ -55,6 +62,8 @@ pub(super) enum ServerEvent {
     Reply(Option<StreamEvent>),
     /// Of the summary.
     Summary(Option<StreamEvent>),
+    /// The hooks the turn waited for ended.
+    Hooks(HookEnds),
 }
 
 /// Something the person asked for that changes the conversation or the
@@ -102,9 +111,11 @@ impl Turn {
     pub(super) fn admit(&self, wanted: Wanted) -> Result<(), String> {
         match self {
             Turn::Idle => Ok(()),
-            Turn::Streaming(_) | Turn::Running(_) | Turn::Compacting(_) | Turn::Restoring(_) => {
-                Err(wanted.busy_notice())
-            }
+            Turn::Streaming(_)
+            | Turn::Running(_)
+            | Turn::Compacting(_)
+            | Turn::Restoring(_)
+            | Turn::Hooking(_) => Err(wanted.busy_notice()),
         }
     }
 
@@ -118,7 +129,7 @@ impl Turn {
     pub(super) fn server_busy(&self) -> bool {
         match self {
             Turn::Streaming(_) | Turn::Compacting(_) => true,
-            Turn::Idle | Turn::Running(_) | Turn::Restoring(_) => false,
+            Turn::Idle | Turn::Running(_) | Turn::Restoring(_) | Turn::Hooking(_) => false,
         }
     }
 
@@ -129,6 +140,7 @@ impl Turn {
         match self {
             Turn::Streaming(episode) => ServerEvent::Reply(episode.next_event().await),
             Turn::Compacting(compaction) => ServerEvent::Summary(compaction.next_event().await),
+            Turn::Hooking(hooking) => ServerEvent::Hooks(hooking.ended().await),
             Turn::Idle | Turn::Running(_) | Turn::Restoring(_) => std::future::pending().await,
         }
     }
@@ -153,13 +165,22 @@ impl Turn {
         self.enter(Turn::Restoring(restoring));
     }
 
+    /// Idle → hooking.
+    pub(super) fn hook(&mut self, hooking: Hooking) {
+        self.enter(Turn::Hooking(hooking));
+    }
+
     /// Enters `next` from idle. Entering from any other state would leave
     /// that state's work unanswered: a bug, caught by the tests, and in a
     /// release build the work in flight is kept and `next` dropped.
     fn enter(&mut self, next: Turn) {
         match self {
             Turn::Idle => *self = next,
-            Turn::Streaming(_) | Turn::Running(_) | Turn::Compacting(_) | Turn::Restoring(_) => {
+            Turn::Streaming(_)
+            | Turn::Running(_)
+            | Turn::Compacting(_)
+            | Turn::Restoring(_)
+            | Turn::Hooking(_) => {
                 debug_assert!(false, "a turn state was entered while another ran");
             }
         }
@@ -169,7 +190,11 @@ impl Turn {
     pub(super) fn episode_mut(&mut self) -> Option<&mut Episode> {
         match self {
             Turn::Streaming(episode) => Some(episode),
-            Turn::Idle | Turn::Running(_) | Turn::Compacting(_) | Turn::Restoring(_) => None,
+            Turn::Idle
+            | Turn::Running(_)
+            | Turn::Compacting(_)
+            | Turn::Restoring(_)
+            | Turn::Hooking(_) => None,
         }
     }
 
@@ -185,7 +210,11 @@ impl Turn {
     pub(super) fn round(&self) -> Option<&Round> {
         match self {
             Turn::Running(round) => Some(round),
-            Turn::Idle | Turn::Streaming(_) | Turn::Compacting(_) | Turn::Restoring(_) => None,
+            Turn::Idle
+            | Turn::Streaming(_)
+            | Turn::Compacting(_)
+            | Turn::Restoring(_)
+            | Turn::Hooking(_) => None,
         }
     }
 
@@ -193,7 +222,11 @@ impl Turn {
     pub(super) fn round_mut(&mut self) -> Option<&mut Round> {
         match self {
             Turn::Running(round) => Some(round),
-            Turn::Idle | Turn::Streaming(_) | Turn::Compacting(_) | Turn::Restoring(_) => None,
+            Turn::Idle
+            | Turn::Streaming(_)
+            | Turn::Compacting(_)
+            | Turn::Restoring(_)
+            | Turn::Hooking(_) => None,
         }
     }
 
@@ -209,7 +242,11 @@ impl Turn {
     pub(super) fn compaction_mut(&mut self) -> Option<&mut Compaction> {
         match self {
             Turn::Compacting(compaction) => Some(compaction),
-            Turn::Idle | Turn::Streaming(_) | Turn::Running(_) | Turn::Restoring(_) => None,
+            Turn::Idle
+            | Turn::Streaming(_)
+            | Turn::Running(_)
+            | Turn::Restoring(_)
+            | Turn::Hooking(_) => None,
         }
     }
 
@@ -225,7 +262,11 @@ impl Turn {
     pub(super) fn restoring(&self) -> Option<&Restoring> {
         match self {
             Turn::Restoring(restoring) => Some(restoring),
-            Turn::Idle | Turn::Streaming(_) | Turn::Running(_) | Turn::Compacting(_) => None,
+            Turn::Idle
+            | Turn::Streaming(_)
+            | Turn::Running(_)
+            | Turn::Compacting(_)
+            | Turn::Hooking(_) => None,
         }
     }
 
@@ -233,6 +274,14 @@ impl Turn {
     pub(super) fn end_restoring(&mut self) -> Option<Restoring> {
         match std::mem::take(self) {
             Turn::Restoring(restoring) => Some(restoring),
+            other => self.keep(other),
+        }
+    }
+
+    /// Hooking → idle: the hooks, ended or to be stopped.
+    pub(super) fn end_hooking(&mut self) -> Option<Hooking> {
+        match std::mem::take(self) {
+            Turn::Hooking(hooking) => Some(hooking),
             other => self.keep(other),
         }
     }
@@ -272,9 +321,24 @@ pub(super) struct Progress {
     /// The model was asked once this turn to look for a name its answer
     /// gave.
     pub(super) looked: bool,
+    /// How the turn is ending, for its `stop` hooks; `None` for a turn
+    /// no prompt started (or one a hook blocked), which runs none.
+    pub(super) stop: Option<StopReason>,
     /// The turn's results as their tools returned them, until its first
     /// context-exceeded error, to be cut again to the window it teaches.
     pub(super) results: TurnResults,
+}
+
+impl Progress {
+    /// The turn of a prompt is ending as `reason` says, unless it already
+    /// ended otherwise.
+    pub(super) fn ending(&mut self, reason: StopReason) {
+        if let Some(stop) = &mut self.stop
+            && *stop == StopReason::Complete
+        {
+            *stop = reason;
+        }
+    }
 }
 
 /// What the searches (`grep`, `glob`) of a turn have found so far.

@@ -18,12 +18,12 @@ use serde::Serialize;
 use toml_edit::{Array, DocumentMut, InlineTable, Item, Table, Value};
 
 use super::config::{Origin, ServerConfig, Transport, from_project_file};
-use super::trust::{PROJECT_FILE, ProjectServers, TrustStore};
 use crate::config::{Cli, Config, ConfigError, McpAddArgs, McpCommand};
 use crate::own_files;
 use crate::safe_text::strip_controls;
 use crate::secret::redact_userinfo;
 use crate::tools::Sandbox;
+use crate::trust::{MCP_JSON, ProjectTrust, TrustStore};
 
 /// What is shown in place of the value of a variable or a header.
 pub const MASK: &str = "*****";
@@ -278,19 +278,21 @@ fn known(places: &Places, notes: &mut Vec<String>) -> Result<Vec<Listed>, McpCli
     let (Some(dir), Some(project)) = (&places.config_dir, &places.project) else {
         return Ok(listed);
     };
-    let (text, trusted) = match TrustStore::new(dir, project).project_servers() {
-        ProjectServers::Absent => return Ok(listed),
-        ProjectServers::Trusted(text) => (text, true),
-        ProjectServers::Untrusted(text) => {
+    let (text, trusted) = match TrustStore::new(dir, project, &MCP_JSON).read() {
+        ProjectTrust::Absent => return Ok(listed),
+        ProjectTrust::Trusted(text) => (text, true),
+        ProjectTrust::Untrusted(text) => {
             notes.push(format!(
-                "this directory's {PROJECT_FILE} is not trusted (or changed since): its servers \
-are not started; /mcp trust in a session trusts it as it is now"
+                "this directory's {} is not trusted (or changed since): its servers \
+are not started; /mcp trust in a session trusts it as it is now",
+                MCP_JSON.path
             ));
             (text, false)
         }
-        ProjectServers::Unreadable(why) => {
+        ProjectTrust::Unreadable(why) => {
             notes.push(format!(
-                "cannot read this directory's {PROJECT_FILE}: {why}"
+                "cannot read this directory's {}: {why}",
+                MCP_JSON.path
             ));
             return Ok(listed);
         }
@@ -632,8 +634,8 @@ fn details(server: &Listed) -> String {
 fn source(server: &Listed) -> String {
     match (server.config.origin, server.trusted) {
         (Origin::Config, _) => "config".to_owned(),
-        (Origin::Project, true) => format!("{PROJECT_FILE} (trusted)"),
-        (Origin::Project, false) => format!("{PROJECT_FILE} (untrusted)"),
+        (Origin::Project, true) => format!("{} (trusted)", MCP_JSON.path),
+        (Origin::Project, false) => format!("{} (untrusted)", MCP_JSON.path),
     }
 }
 

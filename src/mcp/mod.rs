@@ -1,8 +1,8 @@
 //! The MCP client: the tools of the servers a person configured (their
 //! database, issue tracker, browser, docs server) offered beside the
 //! built-ins as `mcp__SERVER__TOOL`, under the same approvals, bounds and
-//! sandbox. `config` reads the tables, `trust` keeps the person's choice
-//! about a project's `.mcp.json`, `connection` speaks the protocol
+//! sandbox. `config` reads the tables (the person's choice about a
+//! project's `.mcp.json` is kept by `crate::trust`), `connection` speaks the protocol
 //! through the official SDK, `servers` keeps each server's state,
 //! `tool` is one tool as the registry takes it, `result` turns an answer
 //! into text, `names` makes the names providers take; `cli` is
@@ -15,7 +15,6 @@ pub mod names;
 pub mod result;
 mod servers;
 mod tool;
-pub mod trust;
 
 pub use connection::{MESSAGE_MAX_BYTES, SERVER_TOOLS_MAX, TOOL_PAGES_MAX};
 pub use servers::{McpServers, RESTARTS_MAX};

@@ -124,6 +124,17 @@ pub enum ToolFailure {
         /// the person (a write replacing most of a file).
         allow: Option<String>,
     },
+    /// A `pre_tool_use` hook denied the call (ADR 0054): not run, and
+    /// not put to the person.
+    #[error(
+        "not run: a hook denied this call: {reason}. Do not make the same call again; do what the reason says, or tell the person why you cannot"
+    )]
+    Denied {
+        /// The tool the call named.
+        tool: String,
+        /// The hook's reason.
+        reason: String,
+    },
 }
 
 /// What an unattended call's failure tells the model to do next.
@@ -176,6 +187,7 @@ impl ToolFailure {
             | ToolFailure::Redirected { .. }
             | ToolFailure::Unasked { .. }
             | ToolFailure::Unattended { .. } => "rejected",
+            ToolFailure::Denied { .. } => "denied",
         }
     }
 
@@ -193,7 +205,8 @@ impl ToolFailure {
             | ToolFailure::Rejected { tool, .. }
             | ToolFailure::Redirected { tool, .. }
             | ToolFailure::Unasked { tool }
-            | ToolFailure::Unattended { tool, .. } => tool,
+            | ToolFailure::Unattended { tool, .. }
+            | ToolFailure::Denied { tool, .. } => tool,
         }
     }
 }

@@ -10,7 +10,7 @@ use super::keys;
 
 /// The most rows the completion popup takes; more candidates scroll with
 /// the selection. ADR 0023.
-pub const POPUP_MAX_ROWS: usize = 16;
+pub const POPUP_MAX_ROWS: usize = 17;
 
 /// One command of the catalogue.
 #[derive(Debug)]
@@ -33,7 +33,7 @@ impl Command {
 }
 
 /// Every command, in the order the popup and `/help` list them.
-pub const COMMANDS: [Command; 16] = [
+pub const COMMANDS: [Command; 17] = [
     Command {
         name: "help",
         usage: "",
@@ -147,6 +147,16 @@ pub const COMMANDS: [Command; 16] = [
         },
     },
     Command {
+        name: "hooks",
+        usage: "[trust]",
+        about: "hooks run on events; trust .dashfloat/config.toml",
+        build: |arg| match one_word(arg)?.as_deref() {
+            None => Ok(Slash::Hooks { trust: false }),
+            Some("trust") => Ok(Slash::Hooks { trust: true }),
+            Some(_) => Err(ArgError::Hooks),
+        },
+    },
+    Command {
         name: "copy",
         usage: "[N]",
         about: "copy the last reply, or its code block N, to the clipboard",
@@ -222,6 +232,12 @@ pub enum Slash {
     },
     /// `/mcp [restart NAME|trust]`.
     Mcp(McpAction),
+    /// `/hooks [trust]`.
+    Hooks {
+        /// Trust the project's `.dashfloat/config.toml` as it is now;
+        /// `false` lists the hooks.
+        trust: bool,
+    },
     /// `/copy [N]`.
     Copy {
         /// The code block (1-based); `None` copies the whole reply.
@@ -251,7 +267,12 @@ impl Slash {
             Slash::Model { name } => name.is_some(),
             Slash::Approval { policy } => policy.is_some(),
             Slash::Permissions { remove } => remove.is_some(),
-            Slash::Help | Slash::Status | Slash::Copy { .. } | Slash::Mcp(_) | Slash::Quit => false,
+            Slash::Help
+            | Slash::Status
+            | Slash::Copy { .. }
+            | Slash::Mcp(_)
+            | Slash::Hooks { .. }
+            | Slash::Quit => false,
         }
     }
 }
@@ -305,6 +326,9 @@ pub enum ArgError {
     /// `/mcp` with something but `restart NAME` or `trust`.
     #[error("it takes nothing, `restart` and a server's name, or `trust`")]
     Mcp,
+    /// `/hooks` with something but `trust`.
+    #[error("it takes nothing, or `trust`")]
+    Hooks,
 }
 
 /// Why a submitted input is not a command; shown as an error entry and

@@ -614,6 +614,8 @@ pub(super) fn run_command(state: &mut State, command: Slash) -> Outcome {
         Slash::Mcp(McpAction::List) => send(UiCommand::ListMcp),
         Slash::Mcp(McpAction::Restart(name)) => send(UiCommand::RestartMcp { name }),
         Slash::Mcp(McpAction::Trust) => send(UiCommand::TrustMcp),
+        Slash::Hooks { trust: false } => send(UiCommand::ListHooks),
+        Slash::Hooks { trust: true } => send(UiCommand::TrustHooks),
         Slash::Copy { block } => copy_reply(state, block.map(|n| n - 1)),
         Slash::Undo => send(UiCommand::Undo),
         Slash::Redo => send(UiCommand::Redo),

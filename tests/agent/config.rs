@@ -724,3 +724,24 @@ fn notifications_are_the_bell_unless_the_file_or_a_flag_says_otherwise() {
     let (_, problems) = resolve(&Cli::default(), &[], Some("notify = \"siren\""));
     assert!(!problems.is_empty());
 }
+
+#[test]
+fn the_files_hooks_are_read_and_a_bad_one_is_named_while_the_others_stand() {
+    let (config, problems) = resolve(
+        &Cli::default(),
+        &[],
+        Some(
+            "[[hooks]]\nevent = \"pre_tool_use\"\ncommand = \"scripts/guard.sh\"\ntools = [\"execute_command\"]\n\
+             [[hooks]]\nevent = \"stop\"\ncommand = \"notify-send done\"\ntimeout = 500\n",
+        ),
+    );
+    assert_eq!(config.hooks.len(), 1);
+    assert_eq!(config.hooks[0].command, "scripts/guard.sh");
+    assert_eq!(config.hooks[0].whose, dashfloat::hooks::Whose::Person);
+    assert_eq!(
+        problems.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        [
+            "hook 2 of config.toml cannot be used: its timeout of 500 s is outside 1 to 120 s; it is left out"
+        ]
+    );
+}

@@ -13,6 +13,7 @@ mod compaction;
 mod config;
 mod custom_commands;
 mod grounding;
+mod hooks;
 mod images;
 mod instructions;
 mod journal;

@@ -9,7 +9,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use dashfloat::mcp::trust::TrustStore;
+use dashfloat::trust::{MCP_JSON, TrustStore};
 use serde_json::{Value, json};
 
 use crate::support::dashfloat_bin;
@@ -460,7 +460,7 @@ fn a_project_mcp_json_is_listed_as_untrusted_until_it_is_trusted() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
 
     let real = dirs.project.path().canonicalize().unwrap();
-    TrustStore::new(&dirs.home.path().join("dashfloat"), &real)
+    TrustStore::new(&dirs.home.path().join("dashfloat"), &real, &MCP_JSON)
         .trust(project_file)
         .unwrap();
     assert_eq!(dirs.json(&["get", "theirs"])["trusted"], true);

@@ -224,7 +224,8 @@ fn help_lists_the_keys_and_the_commands() {
     let screen = session.wait_for("in the session picker:", WAIT).unwrap();
     for line in [
         "/mcp [restart NAME|trust]     MCP servers and their tools",
-        "/compact [focus]              summarise the conversation now",
+        "/hooks [trust]                hooks run on events",
+        "/init                         ask the model to write AGENTS.md",
         "/approval [POLICY]",
         "keys: ⏎ send",
         "while the agent works: Esc interrupt",

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use dashfloat::mcp::config::{McpConfigError, Origin, Transport, from_project_file, from_toml};
 use dashfloat::mcp::names::{tool_name, unique};
-use dashfloat::mcp::trust::{ProjectServers, TrustStore};
 use dashfloat::tools::Sandbox;
+use dashfloat::trust::{MCP_JSON, ProjectTrust, TrustStore};
 
 fn tables(text: &str) -> BTreeMap<String, toml::Value> {
     let mut parsed: toml::Table = toml::from_str(text).unwrap();
@@ -196,35 +196,29 @@ fn a_projects_mcp_json_is_read_as_claude_code_writes_it() {
 fn a_projects_file_is_trusted_once_until_it_changes() {
     let config = tempfile::tempdir().unwrap();
     let project = tempfile::tempdir().unwrap();
-    let store = TrustStore::new(config.path(), project.path());
-    assert_eq!(store.project_servers(), ProjectServers::Absent);
+    let store = TrustStore::new(config.path(), project.path(), &MCP_JSON);
+    assert_eq!(store.read(), ProjectTrust::Absent);
     let first = r#"{"mcpServers": {"a": {"command": "a"}}}"#;
     std::fs::write(project.path().join(".mcp.json"), first).unwrap();
-    assert_eq!(
-        store.project_servers(),
-        ProjectServers::Untrusted(first.into())
-    );
+    assert_eq!(store.read(), ProjectTrust::Untrusted(first.into()));
     store.trust(first).unwrap();
-    assert_eq!(
-        store.project_servers(),
-        ProjectServers::Trusted(first.into())
-    );
+    assert_eq!(store.read(), ProjectTrust::Trusted(first.into()));
     // Nothing was written into the project.
     let entries: Vec<_> = std::fs::read_dir(project.path()).unwrap().collect();
     assert_eq!(entries.len(), 1);
     let changed = r#"{"mcpServers": {"a": {"command": "evil"}}}"#;
     std::fs::write(project.path().join(".mcp.json"), changed).unwrap();
     assert_eq!(
-        store.project_servers(),
-        ProjectServers::Untrusted(changed.into()),
+        store.read(),
+        ProjectTrust::Untrusted(changed.into()),
         "a changed file asks again"
     );
     let other = tempfile::tempdir().unwrap();
     std::fs::write(other.path().join(".mcp.json"), first).unwrap();
-    let elsewhere = TrustStore::new(config.path(), other.path());
+    let elsewhere = TrustStore::new(config.path(), other.path(), &MCP_JSON);
     assert_eq!(
-        elsewhere.project_servers(),
-        ProjectServers::Untrusted(first.into()),
+        elsewhere.read(),
+        ProjectTrust::Untrusted(first.into()),
         "the same file in another project is not trusted"
     );
 }

@@ -91,6 +91,9 @@ pub fn setup(base_url: &str, root: &Path, approval: ApprovalPolicy) -> AgentSetu
         mcp_trust: None,
         // The person's commands only where a test makes some.
         command_dirs: Vec::new(),
+        // No hook unless a test configures its own.
+        hooks: Vec::new(),
+        hooks_trust: None,
     }
 }
 

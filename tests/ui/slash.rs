@@ -412,9 +412,9 @@ fn the_popup_window_keeps_the_selection_in_view_within_its_bound() {
     assert_eq!(POPUP_MAX_ROWS, COMMANDS.len());
     assert_eq!(window(9, 0, POPUP_MAX_ROWS), 0..9);
     assert_eq!(window(30, 0, POPUP_MAX_ROWS), 0..POPUP_MAX_ROWS);
-    assert_eq!(window(30, 15, POPUP_MAX_ROWS), 0..16);
-    assert_eq!(window(30, 16, POPUP_MAX_ROWS), 1..17);
-    assert_eq!(window(30, 29, POPUP_MAX_ROWS), 14..30);
+    assert_eq!(window(30, 16, POPUP_MAX_ROWS), 0..17);
+    assert_eq!(window(30, 17, POPUP_MAX_ROWS), 1..18);
+    assert_eq!(window(30, 29, POPUP_MAX_ROWS), 13..30);
     assert_eq!(window(0, 0, POPUP_MAX_ROWS), 0..0);
 }
 

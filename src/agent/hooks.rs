@@ -1,0 +1,376 @@
+//! The agent's side of hooks (ADR 0054): when each event's hooks run and
+//! what the turn does with their answers, and `/hooks [trust]`.
+//!
+//! - `session_start` hooks run beside everything (at start, `/clear`,
+//!   `/resume`): nothing waits for them; a failure is a notice.
+//! - `user_prompt_submit` and `stop` hooks are a state of the turn
+//!   (`Turn::Hooking`): the actor goes on taking commands, Esc kills them.
+//!   A prompt a hook blocks is never sent and the conversation is
+//!   unchanged; what the hooks print joins the prompt, marked as theirs.
+//!   `stop` hooks run once a prompt's turn is over, before the UI is told
+//!   so.
+//! - `pre_tool_use` and `post_tool_use` hooks are a call's (`round`).
+
+use tokio::task::{JoinError, JoinHandle};
+
+use crate::hooks::{
+    DoneStatus, Event, Hook, HookEnd, HookEvent, Ran, Runner, SessionSource, Whose, describe,
+    from_project_file, run_hooks,
+};
+use crate::protocol::{AgentEvent, Phase, Severity, ToolStatus};
+use crate::safe_text::strip_controls;
+use crate::tools::ToolResult;
+use crate::trust::ProjectTrust;
+
+use super::{Agent, task_failure};
+
+/// How the hooks a turn waited for ended: each hook's end, or why their
+/// task ended without one.
+pub(super) type HookEnds = Result<Vec<Ran>, JoinError>;
+
+/// Hooks the turn waits for, and what it does once they have ended.
+pub(super) struct Hooking {
+    task: JoinHandle<Vec<Ran>>,
+    then: AfterHooks,
+}
+
+/// What the turn does once its hooks have ended.
+enum AfterHooks {
+    /// Sends the person's prompt (as the hooks let it, with what they
+    /// added), or not (a hook blocked it).
+    Prompt(String),
+    /// Ends the turn.
+    EndTurn,
+}
+
+impl Hooking {
+    /// Waits for the hooks to end.
+    pub(super) async fn ended(&mut self) -> HookEnds {
+        (&mut self.task).await
+    }
+
+    /// Stops the hooks: dropping their task kills each hook's group.
+    pub(super) fn abort(&self) {
+        self.task.abort();
+    }
+}
+
+/// What a call's hooks need in its tasks: the hooks, and where they
+/// run as the round's calls start.
+#[derive(Debug, Clone)]
+pub(super) struct CallHooks {
+    hooks: Vec<Hook>,
+    runner: Runner,
+}
+
+impl CallHooks {
+    /// Whether any of them runs for `event` about the tool `tool`.
+    pub(super) fn runs_for(&self, event: HookEvent, tool: &str) -> bool {
+        self.hooks.iter().any(|h| h.runs_for(event, Some(tool)))
+    }
+
+    /// Runs those for `event`.
+    pub(super) async fn run(&self, event: &Event) -> Vec<Ran> {
+        run_hooks(&self.hooks, event, &self.runner).await
+    }
+}
+
+/// A call's result in the word its `post_tool_use` hooks read.
+pub(super) fn done_status(result: &ToolResult) -> DoneStatus {
+    match super::outcome::status(&result.outcome) {
+        ToolStatus::Ok | ToolStatus::Empty(_) | ToolStatus::Warning(_) => DoneStatus::Ok,
+        ToolStatus::Error(_) => DoneStatus::Error,
+        ToolStatus::Rejected => DoneStatus::Rejected,
+        ToolStatus::Cancelled => DoneStatus::Cancelled,
+        ToolStatus::TimedOut(_) => DoneStatus::TimedOut,
+    }
+}
+
+impl Agent {
+    /// The hooks a round's calls run, as things stand now; `None` when
+    /// there are none.
+    pub(super) fn call_hooks(&self) -> Option<CallHooks> {
+        (!self.setup.hooks.is_empty()).then(|| CallHooks {
+            hooks: self.setup.hooks.clone(),
+            runner: self.hook_runner(),
+        })
+    }
+
+    /// Where hooks run now: the project, a command's environment, the
+    /// sandbox a command the person approves runs in under the policy in
+    /// force, and the open session.
+    pub(super) fn hook_runner(&self) -> Runner {
+        let tools = &self.setup.tools;
+        Runner {
+            workspace: std::sync::Arc::clone(&tools.workspace),
+            project: tools.root.clone(),
+            env: tools.command_env(),
+            person_sandbox: self.setup.approval.approved_sandbox(),
+            session_id: self.saving.id.clone(),
+        }
+    }
+
+    /// Whether any hook runs for `event` (about the tool `tool`).
+    pub(super) fn has_hooks(&self, event: HookEvent, tool: Option<&str>) -> bool {
+        self.setup.hooks.iter().any(|h| h.runs_for(event, tool))
+    }
+
+    /// A task running the hooks for `event`.
+    fn spawn_hooks(&self, event: Event) -> JoinHandle<Vec<Ran>> {
+        let (hooks, runner) = (self.setup.hooks.clone(), self.hook_runner());
+        tokio::spawn(async move { run_hooks(&hooks, &event, &runner).await })
+    }
+
+    /// Starts the `session_start` hooks; nothing waits for them.
+    pub(super) fn start_session_hooks(&mut self, source: SessionSource) {
+        if !self.has_hooks(HookEvent::SessionStart, None) {
+            return;
+        }
+        let (hooks, runner) = (self.setup.hooks.clone(), self.hook_runner());
+        let event = Event::SessionStart { source };
+        self.side_hooks
+            .spawn(async move { run_hooks(&hooks, &event, &runner).await });
+    }
+
+    /// Says which of `ran` failed, one notice each.
+    pub(super) async fn tell_hook_failures(&mut self, ran: &[Ran]) {
+        for notice in ran.iter().filter_map(Ran::failure_notice) {
+            self.system(Severity::Notice, notice).await;
+        }
+    }
+
+    /// Hooks that ran beside the turn ended.
+    pub(super) async fn side_hooks_ended(&mut self, ends: HookEnds) {
+        match ends {
+            Ok(ran) => self.tell_hook_failures(&ran).await,
+            Err(e) if e.is_cancelled() => {}
+            Err(e) => {
+                self.system(Severity::Notice, task_failure("hooks", &e))
+                    .await
+            }
+        }
+    }
+
+    /// A prompt the person sent: its `user_prompt_submit` hooks first, if
+    /// any, then the turn.
+    pub(super) async fn submit_prompt(&mut self, text: String) {
+        if !self.has_hooks(HookEvent::UserPromptSubmit, None) {
+            return self.run_prompt(text).await;
+        }
+        let task = self.spawn_hooks(Event::UserPromptSubmit {
+            prompt: text.clone(),
+        });
+        self.turn.hook(Hooking {
+            task,
+            then: AfterHooks::Prompt(text),
+        });
+        self.emit(AgentEvent::Phase(Phase::Executing)).await;
+    }
+
+    /// The turn is over: its `stop` hooks run first when a prompt started
+    /// it. Whether they were started (the turn then ends when they do).
+    pub(super) async fn start_stop_hooks(&mut self) -> bool {
+        let Some(reason) = self.progress.stop.take() else {
+            return false;
+        };
+        if !self.turn.is_idle() || !self.has_hooks(HookEvent::Stop, None) {
+            return false;
+        }
+        let task = self.spawn_hooks(Event::Stop { reason });
+        self.turn.hook(Hooking {
+            task,
+            then: AfterHooks::EndTurn,
+        });
+        self.emit(AgentEvent::Phase(Phase::Executing)).await;
+        true
+    }
+
+    /// The hooks the turn waited for ended: the prompt goes (or not), or
+    /// the turn ends.
+    pub(super) async fn turn_hooks_ended(&mut self, ends: HookEnds) {
+        let Some(hooking) = self.turn.end_hooking() else {
+            return;
+        };
+        let ran = match ends {
+            Ok(ran) => ran,
+            Err(e) => {
+                self.system(Severity::Notice, task_failure("hooks", &e))
+                    .await;
+                Vec::new()
+            }
+        };
+        self.tell_hook_failures(&ran).await;
+        match hooking.then {
+            AfterHooks::EndTurn => self.close_turn().await,
+            AfterHooks::Prompt(text) => match blocked(&ran) {
+                Some(reason) => {
+                    self.system(
+                        Severity::Error,
+                        format!("a hook blocked this prompt, so it was not sent: {reason}"),
+                    )
+                    .await;
+                    self.close_turn().await;
+                }
+                None => self.run_prompt(with_context(text, &ran)).await,
+            },
+        }
+    }
+
+    /// Esc while the turn's hooks run: they are killed; a prompt they
+    /// held is not sent.
+    pub(super) async fn cancel_hooks(&mut self) {
+        let Some(hooking) = self.turn.end_hooking() else {
+            return;
+        };
+        hooking.abort();
+        if let AfterHooks::Prompt(_) = hooking.then {
+            self.system(
+                Severity::Notice,
+                "interrupted while the prompt's hooks ran; it was not sent",
+            )
+            .await;
+        }
+        self.close_turn().await;
+    }
+
+    /// `/hooks`: every hook that runs, and those of a project file not
+    /// trusted as it is now.
+    pub(super) async fn list_hooks(&mut self) {
+        let mut lines: Vec<String> = self
+            .setup
+            .hooks
+            .iter()
+            .map(|hook| line(hook, "trusted"))
+            .collect();
+        let pending = match self.setup.hooks_trust.as_ref().map(|t| t.read()) {
+            Some(ProjectTrust::Untrusted(text)) => from_project_file(&text, &mut Vec::new()),
+            _ => Vec::new(),
+        };
+        lines.extend(
+            pending
+                .iter()
+                .map(|hook| line(hook, "not trusted: it does not run")),
+        );
+        let mut text = if lines.is_empty() {
+            "no hooks are configured (see docs/hooks.md)".to_owned()
+        } else {
+            format!("hooks:\n{}", lines.join("\n"))
+        };
+        if !pending.is_empty() {
+            text.push_str(
+                "\n/hooks trust trusts this project's .dashfloat/config.toml as it is now: its hooks then run",
+            );
+        }
+        self.system(Severity::Notice, text).await;
+    }
+
+    /// `/hooks trust`: the project's `.dashfloat/config.toml` as it is now
+    /// is trusted, and its hooks run from now on.
+    pub(super) async fn trust_hooks(&mut self) {
+        let Some(trust) = self.setup.hooks_trust.clone() else {
+            self.system(
+                Severity::Error,
+                "there is no configuration directory to keep the trust in (neither XDG_CONFIG_HOME nor HOME is set)",
+            )
+            .await;
+            return;
+        };
+        let text = match trust.read() {
+            ProjectTrust::Absent => {
+                self.system(
+                    Severity::Notice,
+                    "this project has no .dashfloat/config.toml",
+                )
+                .await;
+                return;
+            }
+            ProjectTrust::Trusted(_) => {
+                self.system(
+                    Severity::Notice,
+                    "this project's .dashfloat/config.toml is trusted already",
+                )
+                .await;
+                return;
+            }
+            ProjectTrust::Unreadable(why) => {
+                self.system(
+                    Severity::Error,
+                    format!("cannot read this project's .dashfloat/config.toml: {why}"),
+                )
+                .await;
+                return;
+            }
+            ProjectTrust::Untrusted(text) => text,
+        };
+        let mut problems = Vec::new();
+        let hooks = from_project_file(&text, &mut problems);
+        for problem in problems {
+            self.system(Severity::Error, problem.to_string()).await;
+        }
+        if let Err(e) = trust.trust(&text) {
+            self.system(Severity::Error, e.to_string()).await;
+            return;
+        }
+        let count = hooks.len();
+        self.setup.hooks.retain(|hook| hook.whose == Whose::Person);
+        self.setup.hooks.extend(hooks);
+        self.system(
+            Severity::Notice,
+            format!(
+                "this project's .dashfloat/config.toml is trusted as it is now; its {count} hooks run from now on, in the workspace-write sandbox"
+            ),
+        )
+        .await;
+    }
+}
+
+/// One hook as `/hooks` lists it; `project` says how a project's stands.
+fn line(hook: &Hook, project: &str) -> String {
+    let tools = match &hook.tools {
+        Some(tools) => format!(", tools {}", strip_controls(&tools.join(", "))),
+        None => String::new(),
+    };
+    let whose = match hook.whose {
+        Whose::Person => "yours".to_owned(),
+        Whose::Project => format!("the project's, {project}"),
+    };
+    format!(
+        "  {} `{}`{tools}, timeout {} s ({whose})",
+        hook.event.name(),
+        strip_controls(&hook.command),
+        hook.timeout.as_secs()
+    )
+}
+
+/// The reasons of the hooks among `ran` that blocked, joined; `None`
+/// when none did.
+pub(super) fn blocked(ran: &[Ran]) -> Option<String> {
+    let reasons: Vec<&str> = ran
+        .iter()
+        .filter_map(|r| match &r.end {
+            HookEnd::Blocked(reason) => Some(reason.as_str()),
+            HookEnd::Passed(_) | HookEnd::Failed(_) => None,
+        })
+        .collect();
+    (!reasons.is_empty()).then(|| reasons.join("; "))
+}
+
+/// The prompt `text` with what the hooks among `ran` printed after it,
+/// each under a line naming its hook, so the model reads it as theirs
+/// and not the person's.
+fn with_context(text: String, ran: &[Ran]) -> String {
+    let added: Vec<String> = ran
+        .iter()
+        .filter_map(|r| match &r.end {
+            HookEnd::Passed(out) if !out.is_empty() => {
+                Some(format!("[added by {}]\n{out}", describe(&r.hook)))
+            }
+            HookEnd::Passed(_) | HookEnd::Blocked(_) | HookEnd::Failed(_) => None,
+        })
+        .collect();
+    if added.is_empty() {
+        text
+    } else {
+        format!("{text}\n\n{}", added.join("\n\n"))
+    }
+}
