@@ -1,8 +1,10 @@
 //! End to end, the daily-driver features with the real binary in a
 //! pseudo-terminal (issue 43): a custom command file with arguments
 //! expanded into the prompt the model gets, `/init` asking approval for
-//! the AGENTS.md the model writes, and the cache figures a scripted
-//! llama.cpp `timings` object gives, in the status bar and `/status`.
+//! the AGENTS.md the model writes, the cache figures a scripted llama.cpp
+//! `timings` object gives, in the status bar and `/status`, a notification
+//! written only while the terminal has no focus, a `pre_tool_use` hook
+//! denying a command, and an `@` image shown and sent as a data URL.
 
 use std::path::Path;
 
@@ -183,4 +185,69 @@ fn by_default_the_bell_rings() {
     session.send(b"go\r");
     session.wait_for_raw(b"\x07", WAIT).unwrap();
     quit(&mut session);
+}
+
+#[test]
+fn a_pre_tool_use_hook_denies_a_command_on_screen_and_the_model_reads_why() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    write(
+        &home.path().join("dashfloat/config.toml"),
+        "[[hooks]]\nevent = \"pre_tool_use\"\ntools = [\"execute_command\"]\ncommand = \"echo 'no commands on Fridays' >&2; exit 2\"\n",
+    );
+    let server = ScriptedServer::start_blocking(vec![
+        Reply::tool_call("call_1", "execute_command", &[r#"{"command":"touch ran"}"#]),
+        Reply::text(&["I will not run it"]),
+    ]);
+    let mut session = spawn(home.path(), project.path(), &server, &[]);
+    session.wait_for("idle", WAIT).unwrap();
+    session.send(b"make a file\r");
+    let screen = session.wait_for("I will not run it", WAIT).unwrap();
+    assert!(screen.contains("no commands on Fridays"), "{screen}");
+    assert!(!screen.contains("y approve"), "never asked:\n{screen}");
+    quit(&mut session);
+    assert!(!project.path().join("ran").exists());
+    let requests = server.requests();
+    let result = contents(&requests[1].body).last().unwrap().clone();
+    assert!(
+        result.contains("a hook denied this call: no commands on Fridays"),
+        "{result}"
+    );
+}
+
+#[test]
+fn an_image_named_with_an_at_is_a_line_in_the_log_and_a_data_url_in_the_request() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    // A 1×1 PNG.
+    let png: &[u8] = &[
+        0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44,
+        0x52, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f,
+        0x15, 0xc4, 0x89, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0x00,
+        0x01, 0x00, 0x00, 0x05, 0x00, 0x01, 0x0d, 0x0a, 0x2d, 0xb4, 0x00, 0x00, 0x00, 0x00, 0x49,
+        0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
+    ];
+    std::fs::write(project.path().join("shot.png"), png).unwrap();
+    let server = ScriptedServer::start_blocking(vec![Reply::text(&["a single pixel"])]);
+    let mut session = spawn(home.path(), project.path(), &server, &[]);
+    session.wait_for("idle", WAIT).unwrap();
+    session.send(b"what is in @shot.png\r");
+    let screen = session.wait_for("a single pixel", WAIT).unwrap();
+    assert!(
+        screen.contains(&format!("image shot.png ({} bytes)", png.len())),
+        "{screen}"
+    );
+    quit(&mut session);
+    let body = &server.requests()[0].body;
+    let prompt = body["messages"].as_array().unwrap().last().unwrap();
+    let url = prompt["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|part| part["image_url"]["url"].as_str())
+        .unwrap();
+    assert!(
+        url.starts_with("data:image/png;base64,iVBORw0KGgo"),
+        "{url}"
+    );
 }
