@@ -93,6 +93,11 @@ impl TrustStore {
         }
     }
 
+    /// The file's path relative to the project, as notices name it.
+    pub fn file(&self) -> &'static str {
+        self.file.path
+    }
+
     fn record_path(&self) -> PathBuf {
         self.dir.join(format!(
             "{}.json",

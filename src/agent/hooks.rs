@@ -13,11 +13,12 @@
 
 use tokio::task::{JoinError, JoinHandle};
 
+use crate::exec::schema::{Status, status_of};
 use crate::hooks::{
-    DoneStatus, Event, Hook, HookEnd, HookEvent, Ran, Runner, SessionSource, Whose, describe,
+    Event, Hook, HookEnd, HookEvent, Ran, Runner, SessionSource, Whose, describe,
     from_project_file, run_hooks,
 };
-use crate::protocol::{AgentEvent, Phase, Severity, ToolStatus};
+use crate::protocol::{AgentEvent, Phase, Severity};
 use crate::safe_text::strip_controls;
 use crate::tools::ToolResult;
 use crate::trust::ProjectTrust;
@@ -75,15 +76,10 @@ impl CallHooks {
     }
 }
 
-/// A call's result in the word its `post_tool_use` hooks read.
-pub(super) fn done_status(result: &ToolResult) -> DoneStatus {
-    match super::outcome::status(&result.outcome) {
-        ToolStatus::Ok | ToolStatus::Empty(_) | ToolStatus::Warning(_) => DoneStatus::Ok,
-        ToolStatus::Error(_) => DoneStatus::Error,
-        ToolStatus::Rejected => DoneStatus::Rejected,
-        ToolStatus::Cancelled => DoneStatus::Cancelled,
-        ToolStatus::TimedOut(_) => DoneStatus::TimedOut,
-    }
+/// A call's result in the word its `post_tool_use` hooks read: the
+/// word `exec --json` gives it.
+pub(super) fn done_status(result: &ToolResult) -> Status {
+    status_of(super::outcome::status(&result.outcome)).0
 }
 
 impl Agent {
@@ -275,42 +271,9 @@ impl Agent {
             .await;
             return;
         };
-        let text = match trust.read() {
-            ProjectTrust::Absent => {
-                self.system(
-                    Severity::Notice,
-                    "this project has no .dashfloat/config.toml",
-                )
-                .await;
-                return;
-            }
-            ProjectTrust::Trusted(_) => {
-                self.system(
-                    Severity::Notice,
-                    "this project's .dashfloat/config.toml is trusted already",
-                )
-                .await;
-                return;
-            }
-            ProjectTrust::Unreadable(why) => {
-                self.system(
-                    Severity::Error,
-                    format!("cannot read this project's .dashfloat/config.toml: {why}"),
-                )
-                .await;
-                return;
-            }
-            ProjectTrust::Untrusted(text) => text,
-        };
-        let mut problems = Vec::new();
-        let hooks = from_project_file(&text, &mut problems);
-        for problem in problems {
-            self.system(Severity::Error, problem.to_string()).await;
-        }
-        if let Err(e) = trust.trust(&text) {
-            self.system(Severity::Error, e.to_string()).await;
+        let Some(hooks) = self.trust_project_file(&trust, from_project_file).await else {
             return;
-        }
+        };
         let count = hooks.len();
         self.setup.hooks.retain(|hook| hook.whose == Whose::Person);
         self.setup.hooks.extend(hooks);

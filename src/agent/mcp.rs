@@ -10,7 +10,6 @@ use crate::mcp::config::from_project_file;
 use crate::protocol::{AgentEvent, Severity};
 use crate::safe_text::strip_controls;
 use crate::tools::{DynamicTool, Registry};
-use crate::trust::ProjectTrust;
 
 use super::Agent;
 
@@ -146,39 +145,9 @@ impl Agent {
             .await;
             return;
         };
-        let text = match trust.read() {
-            ProjectTrust::Absent => {
-                self.system(Severity::Notice, "this project has no .mcp.json")
-                    .await;
-                return;
-            }
-            ProjectTrust::Trusted(_) => {
-                self.system(
-                    Severity::Notice,
-                    "this project's .mcp.json is trusted already",
-                )
-                .await;
-                return;
-            }
-            ProjectTrust::Unreadable(why) => {
-                self.system(
-                    Severity::Error,
-                    format!("cannot read this project's .mcp.json: {why}"),
-                )
-                .await;
-                return;
-            }
-            ProjectTrust::Untrusted(text) => text,
-        };
-        let mut problems = Vec::new();
-        let configs = from_project_file(&text, &mut problems);
-        for problem in problems {
-            self.system(Severity::Error, problem.to_string()).await;
-        }
-        if let Err(e) = trust.trust(&text) {
-            self.system(Severity::Error, e.to_string()).await;
+        let Some(configs) = self.trust_project_file(&trust, from_project_file).await else {
             return;
-        }
+        };
         let added = servers.add(configs);
         servers.start(Some(&added));
         self.tell_mcp_notes().await;

@@ -27,6 +27,7 @@ mod round;
 mod saving;
 mod server;
 mod tickets;
+mod trusting;
 mod turn;
 mod turn_results;
 

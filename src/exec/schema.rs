@@ -120,7 +120,8 @@ pub enum End {
     Failed,
 }
 
-/// How a tool call ended (`tool_result.status`).
+/// How a tool call ended in a word: `tool_result.status`, and the
+/// `result.status` a `post_tool_use` hook reads (ADR 0054).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
@@ -128,7 +129,8 @@ pub enum Status {
     Ok,
     /// It was refused before running, or failed while running.
     Error,
-    /// It needed approval, which no one can give headless.
+    /// It was not let run: the person rejected it, or (headless) it
+    /// needed approval no one can give.
     Rejected,
     /// The run was interrupted or timed out while it waited or ran.
     Cancelled,

@@ -6,6 +6,8 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use crate::exec::schema::Status;
+
 use super::config::HookEvent;
 
 /// The most of a tool's result a `post_tool_use` hook is given (32 KiB,
@@ -72,7 +74,7 @@ pub struct ToolUse {
 #[derive(Debug, Clone, Serialize)]
 pub struct ToolDone {
     /// In a word.
-    pub status: DoneStatus,
+    pub status: Status,
     /// The result as the model reads it (JSON text), cut at
     /// [`HOOK_RESULT_MAX_BYTES`].
     pub output: String,
@@ -80,28 +82,12 @@ pub struct ToolDone {
 
 impl ToolDone {
     /// `status` and the result's text `output`, cut to the bound.
-    pub fn new(status: DoneStatus, mut output: String) -> ToolDone {
+    pub fn new(status: Status, mut output: String) -> ToolDone {
         if output.len() > HOOK_RESULT_MAX_BYTES {
             output.truncate(output.floor_char_boundary(HOOK_RESULT_MAX_BYTES));
         }
         ToolDone { status, output }
     }
-}
-
-/// A call's status in a word.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DoneStatus {
-    /// It ran and did what it was asked.
-    Ok,
-    /// It failed, or ran and failed (a command's non-zero exit).
-    Error,
-    /// The person (or the policy) did not let it run.
-    Rejected,
-    /// The person interrupted it.
-    Cancelled,
-    /// It ran out of time.
-    TimedOut,
 }
 
 /// How a turn ended.
@@ -199,7 +185,7 @@ mod tests {
         };
         let post = read(&Event::PostToolUse {
             tool,
-            result: ToolDone::new(DoneStatus::TimedOut, "é".repeat(HOOK_RESULT_MAX_BYTES)),
+            result: ToolDone::new(Status::TimedOut, "é".repeat(HOOK_RESULT_MAX_BYTES)),
         });
         assert_eq!(post["event"], "post_tool_use");
         assert_eq!(

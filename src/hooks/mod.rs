@@ -18,5 +18,5 @@ pub(crate) mod event;
 pub(crate) mod run;
 
 pub use config::{Hook, HookConfigError, HookEvent, Whose, from_project_file, from_toml};
-pub use event::{DoneStatus, Event, SessionSource, StopReason, ToolDone, ToolUse};
+pub use event::{Event, SessionSource, StopReason, ToolDone, ToolUse};
 pub use run::{HookEnd, HookFailure, Ran, Runner, describe, run_hooks};
