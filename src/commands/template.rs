@@ -107,8 +107,10 @@ fn runs_commands(template: &str) -> bool {
 /// `$ARGUMENTS` is all of them, `$1`, `$2`… each word (a quoted group is
 /// one word), `$NAME` the value of a `NAME=value` word (Codex's named
 /// placeholders), `$$` a `$`. A template with no placeholder gets the
-/// arguments after a blank line, so none is lost.
-pub fn expand(template: &str, arguments: &str) -> String {
+/// arguments after a blank line, so none is lost. `None` once the prompt
+/// would pass `max` bytes: a template repeating `$ARGUMENTS` could
+/// otherwise make gigabytes of a long paste.
+pub fn expand(template: &str, arguments: &str, max: usize) -> Option<String> {
     let arguments = arguments.trim();
     let words = split_words(arguments);
     let named: Vec<(&str, &str)> = words
@@ -153,6 +155,9 @@ pub fn expand(template: &str, arguments: &str) -> String {
             Some(text) => out.push_str(text),
             None => out.push('$'),
         }
+        if out.len() > max {
+            return None;
+        }
         rest = &after[taken..];
     }
     out.push_str(rest);
@@ -161,7 +166,7 @@ pub fn expand(template: &str, arguments: &str) -> String {
         out.push_str("\n\n");
         out.push_str(arguments);
     }
-    out
+    (out.len() <= max).then_some(out)
 }
 
 /// Whether `key` can name a placeholder: capitals, digits and `_`,
@@ -210,22 +215,34 @@ fn split_words(arguments: &str) -> Vec<String> {
 mod tests {
     use super::*;
 
+    const MAX: usize = 1 << 20;
+
     #[test]
     fn arguments_fill_every_placeholder() {
         assert_eq!(
-            expand("Review $1 against $2 ($ARGUMENTS)", "src/a.rs \"the spec\""),
+            expand(
+                "Review $1 against $2 ($ARGUMENTS)",
+                "src/a.rs \"the spec\"",
+                MAX
+            )
+            .unwrap(),
             "Review src/a.rs against the spec (src/a.rs \"the spec\")"
         );
         assert_eq!(
-            expand("Fix issue #$1 now; $3 is empty", "42"),
+            expand("Fix issue #$1 now; $3 is empty", "42", MAX).unwrap(),
             "Fix issue #42 now;  is empty"
         );
         assert_eq!(
-            expand("Cost: $$5 and $PATH stays", ""),
+            expand("Cost: $$5 and $PATH stays", "", MAX).unwrap(),
             "Cost: $5 and $PATH stays"
         );
         assert_eq!(
-            expand("Ticket $TICKET for $OWNER", "TICKET=DF-12 OWNER='Ann Lee'"),
+            expand(
+                "Ticket $TICKET for $OWNER",
+                "TICKET=DF-12 OWNER='Ann Lee'",
+                MAX
+            )
+            .unwrap(),
             "Ticket DF-12 for Ann Lee"
         );
     }
@@ -233,10 +250,21 @@ mod tests {
     #[test]
     fn a_template_without_placeholders_gets_the_arguments_after_it() {
         assert_eq!(
-            expand("Explain this code.\n", "src/lib.rs"),
+            expand("Explain this code.\n", "src/lib.rs", MAX).unwrap(),
             "Explain this code.\n\nsrc/lib.rs"
         );
-        assert_eq!(expand("Explain this code.\n", " "), "Explain this code.\n");
+        assert_eq!(
+            expand("Explain this code.\n", " ", MAX).unwrap(),
+            "Explain this code.\n"
+        );
+    }
+
+    #[test]
+    fn a_prompt_past_the_bound_is_not_made() {
+        let repeated = "$ARGUMENTS".repeat(1_000);
+        assert_eq!(expand(&repeated, &"x".repeat(100), 50_000), None);
+        assert_eq!(expand("$1", "abc", 3).as_deref(), Some("abc"));
+        assert_eq!(expand("say", "more", 8), None);
     }
 
     #[test]

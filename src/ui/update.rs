@@ -630,6 +630,11 @@ fn run_custom(state: &mut State, command: &CustomCommand, arguments: &str) -> Ou
     if !agent_ready(state) {
         return Outcome::changed();
     }
+    let Some(prompt) = template::expand(&command.template, arguments, PROMPT_MAX_BYTES as usize)
+    else {
+        past_the_bound(state, "this command's prompt would pass it");
+        return Outcome::changed();
+    };
     if !command.ignored.is_empty() {
         let text = format!(
             "/{}: {} not honoured — dashfloat runs and allows nothing a command file asks; its text is sent as written",
@@ -640,7 +645,7 @@ fn run_custom(state: &mut State, command: &CustomCommand, arguments: &str) -> Ou
             .transcript
             .push(EntryKind::System(Severity::Notice), text);
     }
-    send_prompt(state, template::expand(&command.template, arguments))
+    send_prompt(state, prompt)
 }
 
 fn notice(state: &mut State, text: String) -> Outcome {

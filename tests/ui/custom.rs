@@ -196,3 +196,16 @@ fn init_sends_its_prompt_only_when_idle() {
     assert_eq!(sent(&mut s, "/init"), None);
     assert_eq!(s.editor().text(), "/init");
 }
+
+#[test]
+fn a_command_whose_prompt_would_pass_the_bound_sends_nothing() {
+    let mut s = with_commands(vec![command(
+        "echo",
+        CommandScope::Person,
+        &"$ARGUMENTS ".repeat(1_000),
+    )]);
+    let long = "x".repeat(8 * 1024);
+    assert_eq!(sent(&mut s, &format!("/echo {long}")), None);
+    let screen = draw(&mut s);
+    assert!(screen.contains("a prompt holds at most 4 MiB"), "{screen}");
+}
