@@ -213,6 +213,8 @@ fn split_words(arguments: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
+
     use super::*;
 
     const MAX: usize = 1 << 20;
