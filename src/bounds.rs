@@ -24,7 +24,7 @@ pub use crate::config::{
 pub use crate::exec::EXIT_USAGE;
 pub use crate::hooks::config::{HOOK_TIMEOUT_DEFAULT, HOOK_TIMEOUT_MAX, HOOKS_MAX};
 pub use crate::hooks::event::HOOK_RESULT_MAX_BYTES;
-pub use crate::hooks::run::{HOOK_OUTPUT_MAX_BYTES, HOOK_REASON_MAX_BYTES};
+pub use crate::hooks::run::{HOOK_CONTEXT_MAX_BYTES, HOOK_OUTPUT_MAX_BYTES, HOOK_REASON_MAX_BYTES};
 pub use crate::launch::HANDOVER_FD_VAR;
 pub use crate::llm::REDIRECT_MAX;
 pub use crate::llm::classify::{ERROR_BODY_MAX_BYTES, RETRY_AFTER_MAX};

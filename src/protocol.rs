@@ -47,6 +47,15 @@ pub enum UiCommand {
         /// [`PROMPT_MAX_BYTES`].
         text: String,
     },
+    /// A prompt a project's custom command made (ADR 0053): as `Prompt`,
+    /// except that nothing outside the project is read for it — the
+    /// words are the repository's, and only the person's own words may
+    /// name an image outside the project (ADR 0055).
+    ProjectPrompt {
+        /// The prompt as the command made it, at most
+        /// [`PROMPT_MAX_BYTES`].
+        text: String,
+    },
     /// Stop whatever the current turn is doing (Esc, or Ctrl+C while busy).
     /// Partial output is kept; answered by `AssistantEnd { Interrupted }`
     /// and `TurnDone`. Ignored when idle.

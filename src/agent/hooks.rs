@@ -14,6 +14,7 @@
 use tokio::task::{JoinError, JoinHandle};
 
 use crate::exec::schema::{Status, status_of};
+use crate::hooks::run::HOOK_CONTEXT_MAX_BYTES;
 use crate::hooks::{
     Event, Hook, HookEnd, HookEvent, Ran, Runner, SessionSource, Whose, describe,
     from_project_file, run_hooks,
@@ -151,7 +152,7 @@ impl Agent {
     /// any, then the turn.
     pub(super) async fn submit_prompt(&mut self, text: String) {
         if !self.has_hooks(HookEvent::UserPromptSubmit, None) {
-            return self.run_prompt(text).await;
+            return self.run_prompt(text, None).await;
         }
         let task = self.spawn_hooks(Event::UserPromptSubmit {
             prompt: text.clone(),
@@ -207,7 +208,7 @@ impl Agent {
                     .await;
                     self.close_turn().await;
                 }
-                None => self.run_prompt(with_context(text, &ran)).await,
+                None => self.run_prompt(text, context(&ran)).await,
             },
         }
     }
@@ -318,10 +319,11 @@ pub(super) fn blocked(ran: &[Ran]) -> Option<String> {
     (!reasons.is_empty()).then(|| reasons.join("; "))
 }
 
-/// The prompt `text` with what the hooks among `ran` printed after it,
-/// each under a line naming its hook, so the model reads it as theirs
-/// and not the person's.
-fn with_context(text: String, ran: &[Ran]) -> String {
+/// What the hooks among `ran` printed, to follow the prompt: each under a
+/// line naming its hook, so the model reads it as theirs and not the
+/// person's; at most [`HOOK_CONTEXT_MAX_BYTES`] in all, the rest left out
+/// with a line saying so. `None` when none printed anything.
+fn context(ran: &[Ran]) -> Option<String> {
     let added: Vec<String> = ran
         .iter()
         .filter_map(|r| match &r.end {
@@ -332,8 +334,15 @@ fn with_context(text: String, ran: &[Ran]) -> String {
         })
         .collect();
     if added.is_empty() {
-        text
-    } else {
-        format!("{text}\n\n{}", added.join("\n\n"))
+        return None;
     }
+    let mut text = added.join("\n\n");
+    if text.len() > HOOK_CONTEXT_MAX_BYTES {
+        text.truncate(text.floor_char_boundary(HOOK_CONTEXT_MAX_BYTES));
+        text.push_str(&format!(
+            "\n[the hooks printed more; what passed {} KiB was left out]",
+            HOOK_CONTEXT_MAX_BYTES / 1024
+        ));
+    }
+    Some(text)
 }

@@ -218,8 +218,15 @@ enum Looked {
 /// is also how people write decorators and handles, most dotted words
 /// are not files, and a binary file would only be refused. The one thing
 /// read from outside the project is an image named by its absolute path
-/// (pasted, usually): see [`look`].
-pub fn attach(ws: &dyn Workspace, text: &str, bare: bool, ids: MadeUpIds) -> Attached {
+/// (pasted, usually), and only when `outside`, the words being the
+/// person's own: see [`look`].
+pub fn attach(
+    ws: &dyn Workspace,
+    text: &str,
+    bare: bool,
+    outside: bool,
+    ids: MadeUpIds,
+) -> Attached {
     let mut seen = HashSet::new();
     let mut calls = Vec::new();
     let mut images: Vec<Result<Image, LeftOut>> = Vec::new();
@@ -233,7 +240,7 @@ pub fn attach(ws: &dyn Workspace, text: &str, bare: bool, ids: MadeUpIds) -> Att
         if !(marked || (bare && !hidden(&path))) {
             continue;
         }
-        match look(ws, &path, marked) {
+        match look(ws, &path, marked, outside) {
             Looked::Nothing => {}
             Looked::Call(tool, real) => {
                 if calls.len() < MENTION_MAX && seen.insert(real) {
@@ -266,12 +273,13 @@ pub fn attach(ws: &dyn Workspace, text: &str, bare: bool, ids: MadeUpIds) -> Att
 /// What `path` names. Inside the project, through the path policy: an
 /// image (by its first bytes, whatever its name), a file shown as text,
 /// or a folder when `marked`. An absolute path the policy refuses as
-/// outside the project is opened only as an image: a regular file whose
+/// outside the project is, when `outside` allows it, opened only as an
+/// image: a regular file whose
 /// first bytes are an image's, read no further otherwise. The person
 /// named it (a screenshot dragged into the terminal pastes its path),
 /// and only an image's bytes are ever sent that way. Its name is then
 /// the file's own, not the whole path.
-fn look(ws: &dyn Workspace, path: &str, marked: bool) -> Looked {
+fn look(ws: &dyn Workspace, path: &str, marked: bool, outside: bool) -> Looked {
     match ws.resolve(path) {
         Ok(real) => {
             let Ok(stat) = ws.stat(&real) else {
@@ -292,7 +300,7 @@ fn look(ws: &dyn Workspace, path: &str, marked: bool) -> Looked {
                 Looked::Nothing
             }
         }
-        Err(PathError::Escapes(_)) if Path::new(path).is_absolute() => {
+        Err(PathError::Escapes(_)) if outside && Path::new(path).is_absolute() => {
             let outside = Path::new(path);
             let name = outside
                 .file_name()
@@ -394,7 +402,7 @@ mod tests {
         }
         let ctx = ToolContext::new(dir.path()).unwrap();
         let calls = |text: &str| -> Vec<(String, String)> {
-            attach(&*ctx.workspace, text, true, MadeUpIds::attached(1))
+            attach(&*ctx.workspace, text, true, true, MadeUpIds::attached(1))
                 .calls
                 .into_iter()
                 .map(|c| (c.name, sent(&c.arguments)))
@@ -408,10 +416,10 @@ mod tests {
             ]
         );
         let all: String = (0..MENTION_MAX + 2).map(|n| format!("f{n}.txt ")).collect();
-        let attached = attach(&*ctx.workspace, &all, true, MadeUpIds::attached(1)).calls;
+        let attached = attach(&*ctx.workspace, &all, true, true, MadeUpIds::attached(1)).calls;
         assert_eq!(attached.len(), MENTION_MAX);
         assert!(
-            attach(&*ctx.workspace, &all, false, MadeUpIds::attached(1))
+            attach(&*ctx.workspace, &all, false, true, MadeUpIds::attached(1))
                 .calls
                 .is_empty()
         );
@@ -420,6 +428,7 @@ mod tests {
                 &*ctx.workspace,
                 "@f1.txt f2.txt",
                 false,
+                true,
                 MadeUpIds::attached(1)
             )
             .calls
@@ -439,6 +448,7 @@ mod tests {
             &*ctx.workspace,
             "see @\"my notes.md\" and my notes.md",
             true,
+            true,
             MadeUpIds::attached(1),
         )
         .calls;
@@ -456,7 +466,7 @@ mod tests {
         std::fs::write(dir.path().join("a.txt"), "a").unwrap();
         let ctx = ToolContext::new(dir.path()).unwrap();
         let paths = |text: &str| -> Vec<String> {
-            attach(&*ctx.workspace, text, true, MadeUpIds::attached(1))
+            attach(&*ctx.workspace, text, true, true, MadeUpIds::attached(1))
                 .calls
                 .into_iter()
                 .map(|c| sent(&c.arguments))
@@ -488,7 +498,7 @@ mod image_tests {
     /// or why each was left out.
     fn images(root: &Path, text: &str, bare: bool) -> Vec<String> {
         let ctx = ToolContext::new(root).unwrap();
-        attach(&*ctx.workspace, text, bare, MadeUpIds::attached(1))
+        attach(&*ctx.workspace, text, bare, true, MadeUpIds::attached(1))
             .images
             .into_iter()
             .map(|image| match image {
@@ -527,6 +537,7 @@ mod image_tests {
             &*ctx.workspace,
             "see fake.png",
             true,
+            true,
             MadeUpIds::attached(1),
         );
         assert!(attached.images.is_empty());
@@ -561,6 +572,7 @@ mod image_tests {
         let attached = attach(
             &*ctx.workspace,
             &format!("@{notes}"),
+            true,
             true,
             MadeUpIds::attached(1),
         );

@@ -166,6 +166,17 @@ pub struct AgentSetup {
     pub hooks_trust: Option<TrustStore>,
 }
 
+/// Whose words a prompt is: the person's own (typed, pasted, piped to
+/// `exec`, or a command of theirs), or a project's custom command's.
+/// Only the person's may name an image outside the project (ADR 0055).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Words {
+    /// The person's.
+    Person,
+    /// A project's command file's.
+    Project,
+}
+
 /// The actor's state.
 struct Agent {
     setup: AgentSetup,
@@ -180,6 +191,8 @@ struct Agent {
     turn: Turn,
     /// How far the turn for the latest prompt has gone.
     progress: Progress,
+    /// Whose words the latest prompt is.
+    words: Words,
     repeats: RepeatDetector,
     /// The numbers handed out: episodes, previews, restores.
     tickets: Tickets,
@@ -279,6 +292,7 @@ impl Agent {
             tool_tx,
             turn: Turn::Idle,
             progress: Progress::default(),
+            words: Words::Person,
             repeats: RepeatDetector::default(),
             tickets: Tickets::default(),
             budget,
@@ -317,7 +331,10 @@ impl Agent {
                         self.settle_round(&mut tool_rx).await;
                         break;
                     }
-                    Some(UiCommand::Prompt { text }) => self.prompt(text).await,
+                    Some(UiCommand::Prompt { text }) => self.prompt(text, Words::Person).await,
+                    Some(UiCommand::ProjectPrompt { text }) => {
+                        self.prompt(text, Words::Project).await;
+                    }
                     Some(UiCommand::Cancel) => self.cancel().await,
                     Some(UiCommand::Decide { id, decision }) => self.decide(&id, decision).await,
                     Some(UiCommand::SetModel { name }) => self.set_model(name).await,
@@ -575,10 +592,11 @@ impl Agent {
         }
     }
 
-    async fn prompt(&mut self, text: String) {
+    async fn prompt(&mut self, text: String, words: Words) {
         if !self.admit(Wanted::Prompt).await {
             return;
         }
+        self.words = words;
         if text.len() as u64 > PROMPT_MAX_BYTES {
             // The input box and `exec` stop such a prompt first; whatever
             // else drives the agent gets the same answer.
@@ -600,7 +618,9 @@ impl Agent {
 
     /// Runs a turn for the person's words, already in the saved log: the
     /// files they name are read first (ADR 0038), then the model is asked.
-    async fn run_prompt(&mut self, text: String) {
+    /// What the prompt's hooks `added` follows the words; nothing in it is
+    /// read as a name, nor asked or acted on as the person's (ADR 0054).
+    async fn run_prompt(&mut self, text: String, added: Option<String>) {
         self.setup
             .log
             .line(|| format!("prompt: {} bytes", text.len()));
@@ -608,7 +628,7 @@ impl Agent {
         let (attached, images) = self.attach(&text).await;
         let images = self.take_images(images).await;
         self.open_with_overview().await;
-        self.take_words(text, images);
+        self.take_words(text, added, images);
         self.save().await;
         if attached.is_empty() {
             self.next_request().await;
@@ -629,8 +649,10 @@ impl Agent {
         let ids = MadeUpIds::attached(self.tickets.upcoming_episode());
         let workspace = Arc::clone(&self.setup.tools.workspace);
         let (text, bare) = (text.to_owned(), self.setup.attach_named_files);
-        let lookup =
-            tokio::task::spawn_blocking(move || mentions::attach(&*workspace, &text, bare, ids));
+        let outside = self.words == Words::Person;
+        let lookup = tokio::task::spawn_blocking(move || {
+            mentions::attach(&*workspace, &text, bare, outside, ids)
+        });
         let attached = match tokio::time::timeout(ATTACH_LOOKUP_TIMEOUT, lookup).await {
             Ok(Ok(attached)) => attached,
             Ok(Err(e)) => {
@@ -698,8 +720,9 @@ impl Agent {
     /// start again, the checkpoints begin a turn (what rewind undoes; a
     /// rewind point only for words that count as a prompt, so the points
     /// stay in step with [`Conversation::prompts`]), and so do the files
-    /// seen. `images` go with the words (ADR 0055).
-    fn take_words(&mut self, text: String, images: Vec<Image>) {
+    /// seen. `images` go with the words (ADR 0055), and what hooks
+    /// `added` after them, which the checks of the words do not read.
+    fn take_words(&mut self, text: String, added: Option<String>, images: Vec<Image>) {
         self.repeats.reset();
         let tool_texts: Vec<&str> = self
             .conversation
@@ -715,6 +738,10 @@ impl Agent {
             unseen,
             stop: Some(StopReason::Complete),
             ..Progress::default()
+        };
+        let text = match added {
+            Some(added) => format!("{text}\n\n{added}"),
+            None => text,
         };
         self.conversation.push_prompt(text, images);
         let prompt = self

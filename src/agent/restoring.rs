@@ -270,7 +270,7 @@ impl Agent {
             // Saved where the screen shows them: before the restore's report.
             self.saving.record_prompt(&words);
             self.cancel_restore().await;
-            return self.run_prompt(words).await;
+            return self.run_prompt(words, None).await;
         }
         let Some(mut restoring) = self.turn.end_restoring() else {
             return;

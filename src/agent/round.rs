@@ -27,7 +27,7 @@ use super::hooks::{CallHooks, blocked, done_status};
 use super::policy::Approvals;
 use super::repeat::{FAILED_REPEAT_NOTICE, FAILED_REPEAT_RETRIES, Repeat, RepeatDetector};
 use super::turn_results::Kept;
-use super::{Agent, outcome};
+use super::{Agent, Words, outcome};
 
 /// How long quitting waits for the calls of a cancelled round to end: a
 /// cancelled command dies at once and a file write is not cut short, so
@@ -498,7 +498,7 @@ impl Agent {
         });
         let Some((round, index)) = waiting else {
             if let Decision::Redirect(words) = decision {
-                self.prompt(words).await;
+                self.prompt(words, Words::Person).await;
             }
             return;
         };
@@ -931,7 +931,7 @@ impl Agent {
         // saved as a prompt is.
         let redirected = !said.is_empty();
         for words in said {
-            self.take_words(words, Vec::new());
+            self.take_words(words, None, Vec::new());
         }
         if redirected {
             self.save().await;

@@ -38,6 +38,10 @@ use super::event::Event;
 /// (64 KiB each); the rest is read and dropped, so a hook printing
 /// without end neither fills memory nor blocks on a full pipe.
 pub const HOOK_OUTPUT_MAX_BYTES: usize = 64 * 1024;
+/// The most of what a prompt's hooks print that follows it (64 KiB, all
+/// its hooks together): far more than the context a hook adds, and a
+/// bound however many hooks there are.
+pub const HOOK_CONTEXT_MAX_BYTES: usize = 64 * 1024;
 /// The most of a reason a blocking hook gives that is kept (2 KiB): the
 /// model reads it in the call's result, and a paragraph says why.
 pub const HOOK_REASON_MAX_BYTES: usize = 2 * 1024;

@@ -8,8 +8,8 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent
 
 use crate::commands::{INIT_PROMPT, template};
 use crate::protocol::{
-    AgentEvent, ConfirmRequest, CustomCommand, Decision, LogItem, PROMPT_MAX_BYTES, Phase,
-    SessionSummary, Severity, UiCommand, Usage,
+    AgentEvent, CommandScope, ConfirmRequest, CustomCommand, Decision, LogItem, PROMPT_MAX_BYTES,
+    Phase, SessionSummary, Severity, UiCommand, Usage,
 };
 
 use super::editor::Editor;
@@ -227,7 +227,7 @@ fn past_the_bound(state: &mut State, what: &str) {
 /// answered again, and words sent instead of one back into the input.
 fn undelivered(state: &mut State, command: UiCommand, why: SendFailure) {
     match command {
-        UiCommand::Prompt { text } => {
+        UiCommand::Prompt { text } | UiCommand::ProjectPrompt { text } => {
             state.editor.set(&text);
             state.phase = Phase::Idle;
         }
@@ -546,6 +546,12 @@ fn take_prompt(state: &mut State, text: String) -> Option<String> {
 }
 
 fn send_prompt(state: &mut State, text: String) -> Outcome {
+    send_words(state, text, |text| UiCommand::Prompt { text })
+}
+
+/// Sends `text` as the prompt `command` makes of it, once the agent is
+/// idle: into the history and the log first.
+fn send_words(state: &mut State, text: String, command: fn(String) -> UiCommand) -> Outcome {
     if !agent_ready(state) {
         return Outcome::changed();
     }
@@ -553,7 +559,7 @@ fn send_prompt(state: &mut State, text: String) -> Outcome {
         return Outcome::changed();
     };
     state.phase = Phase::Streaming;
-    Outcome::with(vec![Effect::Send(UiCommand::Prompt { text })])
+    Outcome::with(vec![Effect::Send(command(text))])
 }
 
 /// Runs a slash command: shown here, or asked of the agent once it is
@@ -624,8 +630,9 @@ pub(super) fn run_command(state: &mut State, command: Slash) -> Outcome {
     }
 }
 
-/// Sends the prompt a custom command makes of `arguments`, as if typed;
-/// what of its file is not done is said first.
+/// Sends the prompt a custom command makes of `arguments`, as if typed
+/// (a project's as the project's words: ADR 0055); what of its file is
+/// not done is said first.
 fn run_custom(state: &mut State, command: &CustomCommand, arguments: &str) -> Outcome {
     if !agent_ready(state) {
         return Outcome::changed();
@@ -645,7 +652,12 @@ fn run_custom(state: &mut State, command: &CustomCommand, arguments: &str) -> Ou
             .transcript
             .push(EntryKind::System(Severity::Notice), text);
     }
-    send_prompt(state, prompt)
+    match command.scope {
+        CommandScope::Person => send_prompt(state, prompt),
+        CommandScope::Project => {
+            send_words(state, prompt, |text| UiCommand::ProjectPrompt { text })
+        }
+    }
 }
 
 fn notice(state: &mut State, text: String) -> Outcome {

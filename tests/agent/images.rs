@@ -252,6 +252,48 @@ async fn a_screenshot_pasted_from_outside_the_project_is_attached_and_nothing_el
     assert_eq!(images_sent(&requests[0].body), [data_url("image/png", PNG)]);
 }
 
+/// Only the person's own words reach outside the project: the same
+/// screenshot named in a prompt a project's command made, or printed by
+/// a prompt's hook, is not read.
+#[tokio::test]
+async fn words_that_are_not_the_persons_name_no_image_outside_the_project() {
+    let project = tempfile::tempdir().unwrap();
+    let desktop = tempfile::Builder::new().prefix("desk").tempdir().unwrap();
+    let shot = desktop.path().join("shot.png");
+    std::fs::write(&shot, PNG).unwrap();
+    let server = ScriptedServer::start(vec![
+        Reply::text(&["Nothing to see."]),
+        Reply::text(&["Still nothing."]),
+    ])
+    .await;
+    let mut s = setup(&server.base_url(), project.path(), ApprovalPolicy::Ask);
+    s.hooks = vec![dashfloat::hooks::Hook {
+        event: dashfloat::hooks::HookEvent::UserPromptSubmit,
+        command: format!("echo 'see {}'", shot.display()),
+        tools: None,
+        timeout: std::time::Duration::from_secs(10),
+        whose: dashfloat::hooks::Whose::Person,
+    }];
+    let mut h = start_with(s);
+    h.send(UiCommand::ProjectPrompt {
+        text: format!("describe {}", shot.display()),
+    })
+    .await;
+    let events = h.turn().await;
+    assert_eq!(reply_text(&events), "Nothing to see.");
+    h.prompt("what now?").await;
+    let events = h.turn().await;
+    assert_eq!(reply_text(&events), "Still nothing.");
+    let requests = server.requests();
+    for request in &requests {
+        assert!(images_sent(&request.body).is_empty());
+    }
+    // The hook's words did reach the model, after the person's.
+    let last = last_words(&requests[1].body);
+    assert!(last.starts_with("what now?"), "{last}");
+    assert!(last.contains(&format!("see {}", shot.display())), "{last}");
+}
+
 /// A saved session keeps its images: resumed, the next request sends
 /// them again with the earlier prompt (a session saved before images
 /// were kept loads too: `llm::wire`'s own tests).

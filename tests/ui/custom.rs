@@ -46,7 +46,9 @@ fn sent(s: &mut dashfloat::ui::state::State, text: &str) -> Option<String> {
     press(s, KeyCode::Enter)
         .into_iter()
         .find_map(|effect| match effect {
-            Effect::Send(UiCommand::Prompt { text }) => Some(text),
+            Effect::Send(UiCommand::Prompt { text } | UiCommand::ProjectPrompt { text }) => {
+                Some(text)
+            }
             _ => None,
         })
 }
@@ -208,4 +210,28 @@ fn a_command_whose_prompt_would_pass_the_bound_sends_nothing() {
     assert_eq!(sent(&mut s, &format!("/echo {long}")), None);
     let screen = draw(&mut s);
     assert!(screen.contains("a prompt holds at most 4 MiB"), "{screen}");
+}
+
+#[test]
+fn a_projects_command_is_sent_as_the_projects_words() {
+    let mut s = with_commands(vec![
+        command("mine", CommandScope::Person, "Mine: $ARGUMENTS"),
+        command("theirs", CommandScope::Project, "Theirs: $ARGUMENTS"),
+    ]);
+    typed(&mut s, "/theirs /tmp/shot.png");
+    assert_eq!(
+        press(&mut s, KeyCode::Enter),
+        [Effect::Send(UiCommand::ProjectPrompt {
+            text: "Theirs: /tmp/shot.png".to_owned()
+        })]
+    );
+    agent(&mut s, AgentEvent::Phase(Phase::Idle));
+    agent(&mut s, AgentEvent::TurnDone);
+    typed(&mut s, "/mine /tmp/shot.png");
+    assert_eq!(
+        press(&mut s, KeyCode::Enter),
+        [Effect::Send(UiCommand::Prompt {
+            text: "Mine: /tmp/shot.png".to_owned()
+        })]
+    );
 }
