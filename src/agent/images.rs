@@ -211,12 +211,19 @@ impl Opened {
 }
 
 /// `path`, outside the project, opened for [`Opened::new`] with its
-/// size; an error when it is not a regular file. Opened without
-/// blocking, so a FIFO put in its place cannot hang the lookup.
+/// size; an error when it is not a regular file. What it is, is looked
+/// at before it is opened, so a device named in a prompt is never opened
+/// (opening a tape rewinds it, a watchdog arms); then it is opened
+/// without blocking and without becoming the controlling terminal, and
+/// looked at again, so a FIFO or device put in its place in between
+/// cannot hang the lookup or take the terminal.
 pub fn open_outside(path: &Path) -> io::Result<(File, u64)> {
+    if !std::fs::metadata(path)?.is_file() {
+        return Err(io::Error::other("not a regular file"));
+    }
     let file = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .custom_flags((nix::fcntl::OFlag::O_NONBLOCK | nix::fcntl::OFlag::O_NOCTTY).bits())
         .open(path)?;
     let meta = file.metadata()?;
     if !meta.is_file() {
@@ -264,6 +271,21 @@ mod tests {
     /// The first bytes of a real 1×1 PNG.
     const PNG: &[u8] =
         b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1f\x15\xc4\x89";
+
+    #[test]
+    fn outside_the_project_only_a_regular_file_is_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("shot.png");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        // Neither is opened: a FIFO would wait for a writer, a device
+        // would act on being opened.
+        assert!(open_outside(&fifo).is_err());
+        assert!(open_outside(Path::new("/dev/null")).is_err());
+        assert!(open_outside(dir.path()).is_err());
+        let real = dir.path().join("real.png");
+        std::fs::write(&real, PNG).unwrap();
+        assert_eq!(open_outside(&real).unwrap().1, PNG.len() as u64);
+    }
 
     #[test]
     fn an_image_is_told_by_its_first_bytes_not_its_name() {

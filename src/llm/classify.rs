@@ -146,11 +146,26 @@ pub fn in_stream_error(frame: &[u8]) -> TransportError {
 /// models."; OpenRouter (a 404): "No endpoints found that support image
 /// input"; others "does not support images" or "vision". Both are
 /// needed, so an ordinary 400 (a temperature "not supported", "invalid
-/// image data") is not taken for one.
+/// image data") is not taken for one; and one about the image itself
+/// ("You uploaded an unsupported image", "image format not supported")
+/// is a bad file, not a model that cannot see.
 fn images_refused(message: &str) -> bool {
     let text = message.to_lowercase();
-    IMAGE_WORDS.iter().any(|w| text.contains(w)) && NOT_TAKEN_WORDS.iter().any(|w| text.contains(w))
+    IMAGE_WORDS.iter().any(|w| text.contains(w))
+        && NOT_TAKEN_WORDS.iter().any(|w| text.contains(w))
+        && !BAD_IMAGE_WORDS.iter().any(|w| text.contains(w))
 }
+
+/// How a refusal of one image's file, not of images, says so,
+/// lower-cased.
+const BAD_IMAGE_WORDS: &[&str] = &[
+    "unsupported image",
+    "format",
+    "invalid image",
+    "corrupt",
+    "too large",
+    "dimensions",
+];
 
 /// What a refusal of images names, lower-cased.
 const IMAGE_WORDS: &[&str] = &["image", "vision", "multimodal"];
@@ -161,7 +176,6 @@ const NOT_TAKEN_WORDS: &[&str] = &[
     "does not support",
     "doesn't support",
     "only supported",
-    "unsupported",
     "no endpoints found that support",
 ];
 

@@ -415,7 +415,8 @@ async fn a_refusal_of_the_tools_is_told_apart_from_other_bad_requests() {
 
 /// A model that takes no images says so in its own words; each is told
 /// apart, and an ordinary 400 that names an image or says "not
-/// supported" is not taken for one (ADR 0055).
+/// supported", or refuses one image's file, is not taken for one (ADR
+/// 0055).
 #[tokio::test]
 async fn a_refusal_of_images_is_told_apart_from_other_bad_requests() {
     for (status, body, message) in [
@@ -454,6 +455,8 @@ async fn a_refusal_of_images_is_told_apart_from_other_bad_requests() {
     for body in [
         r#"{"error":{"message":"Invalid image data","type":"invalid_request_error"}}"#,
         r#"{"error":{"message":"temperature is not supported with this model","type":"invalid_request_error"}}"#,
+        r#"{"error":{"message":"You uploaded an unsupported image. Please make sure your image has of one the following formats: ['png', 'jpeg', 'gif', 'webp'].","type":"invalid_request_error"}}"#,
+        r#"{"error":{"message":"Image format image/bmp is not supported","type":"invalid_request_error"}}"#,
     ] {
         let server =
             ScriptedServer::start(vec![Reply::status(400, "application/json", body)]).await;
