@@ -17,7 +17,8 @@ pub const COMMAND_FILE_MAX_BYTES: u64 = 64 * 1024;
 /// The most commands offered, both scopes together: more than anyone
 /// keeps, and the popup and `/help` stay short to build.
 pub const COMMANDS_MAX: usize = 256;
-/// Names one directory is listed for at most.
+/// Names one command directory is listed for at most, its folders
+/// included.
 const DIRECTORY_NAMES_MAX: usize = 1024;
 /// The longest command name.
 const NAME_MAX_CHARS: usize = 64;
@@ -64,35 +65,61 @@ struct File {
     name: String,
     /// Where it is said to be, for notices (`.claude/commands/x.md`).
     shown: String,
-    /// Its text, or why it could not be read.
-    text: Result<String, String>,
+    /// Where it is read from.
+    at: Place,
+}
+
+/// Where a command file is read from.
+enum Place {
+    /// The person's own file.
+    Person(PathBuf),
+    /// A project file, by its path relative to the project, read through
+    /// the path policy.
+    Project(String),
+}
+
+impl File {
+    /// Its text, or why it cannot be used.
+    fn read(&self, ws: &dyn Workspace) -> Result<String, String> {
+        match &self.at {
+            Place::Person(path) => match own_files::read_bounded(path, COMMAND_FILE_MAX_BYTES) {
+                Ok(Some(bytes)) => {
+                    String::from_utf8(bytes).map_err(|_| "it is not UTF-8".to_owned())
+                }
+                Ok(None) => Err("it is gone".to_owned()),
+                Err(e) => Err(e.to_string()),
+            },
+            Place::Project(relative) => ws
+                .resolve(relative)
+                .map_err(|e| e.to_string())
+                .and_then(|real| {
+                    ws.read_small(&real, COMMAND_FILE_MAX_BYTES)
+                        .map_err(|e| e.to_string())
+                })
+                .and_then(|text| text.ok_or_else(|| "it is gone".to_owned())),
+        }
+    }
 }
 
 /// Every command of the person's `dirs` and of the project `ws` is
-/// rooted at.
+/// rooted at. Each directory is listed for [`DIRECTORY_NAMES_MAX`] names
+/// at most, its folders included; a file is read only when its name is
+/// not taken in its scope and fewer than [`COMMANDS_MAX`] are found.
 pub fn find(ws: &dyn Workspace, person: &[PathBuf]) -> Found {
     let mut found = Found::default();
     for dir in person {
         let origin = dir.display().to_string();
-        add(
-            &mut found,
-            CommandScope::Person,
-            &origin,
-            person_files(dir, &origin),
-        );
+        let files = person_files(dir, &origin);
+        add(&mut found, ws, CommandScope::Person, &origin, files);
     }
     for dir in PROJECT_DIRS {
-        add(
-            &mut found,
-            CommandScope::Project,
-            dir,
-            project_files(ws, dir),
-        );
+        let files = project_files(ws, dir);
+        add(&mut found, ws, CommandScope::Project, dir, files);
     }
     found
 }
 
-fn add(found: &mut Found, scope: CommandScope, origin: &str, files: Vec<File>) {
+fn add(found: &mut Found, ws: &dyn Workspace, scope: CommandScope, origin: &str, files: Vec<File>) {
     let mut taken: HashSet<String> = found
         .commands
         .iter()
@@ -107,7 +134,17 @@ fn add(found: &mut Found, scope: CommandScope, origin: &str, files: Vec<File>) {
             ));
             continue;
         }
-        let text = match file.text {
+        if taken.contains(&file.name) {
+            continue;
+        }
+        if found.commands.len() >= COMMANDS_MAX {
+            found.problems.push(format!(
+                "{}: left out, and any after it: more than {COMMANDS_MAX} commands",
+                file.shown
+            ));
+            return;
+        }
+        let text = match file.read(ws) {
             Ok(text) => text,
             Err(why) => {
                 found
@@ -116,16 +153,7 @@ fn add(found: &mut Found, scope: CommandScope, origin: &str, files: Vec<File>) {
                 continue;
             }
         };
-        if found.commands.len() >= COMMANDS_MAX {
-            found.problems.push(format!(
-                "{}: left out: more than {COMMANDS_MAX} commands",
-                file.shown
-            ));
-            continue;
-        }
-        if !taken.insert(file.name.clone()) {
-            continue;
-        }
+        taken.insert(file.name.clone());
         let parsed = template::parse(&text);
         found.commands.push(CustomCommand {
             name: file.name,
@@ -147,46 +175,45 @@ fn is_name(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
 }
 
-/// The `.md` files of `dir` and of the folders in it (Claude Code's
-/// namespaces), names sorted.
+/// The `.md` files of the person's `dir` and of the folders in it
+/// (Claude Code's namespaces), sorted by path, named as `shown`.
 fn person_files(dir: &Path, shown: &str) -> Vec<File> {
-    let mut files = Vec::new();
-    for (path, name) in markdown_in(dir, 2) {
-        let text = match own_files::read_bounded(&path, COMMAND_FILE_MAX_BYTES) {
-            Ok(Some(bytes)) => String::from_utf8(bytes).map_err(|_| "it is not UTF-8".to_owned()),
-            Ok(None) => continue,
-            Err(e) => Err(e.to_string()),
-        };
-        let relative = path
-            .strip_prefix(dir)
-            .unwrap_or(&path)
-            .display()
-            .to_string();
-        files.push(File {
-            name,
-            shown: format!("{shown}/{relative}"),
-            text,
-        });
-    }
-    files
+    let mut budget = DIRECTORY_NAMES_MAX;
+    markdown_in(dir, 2, &mut budget)
+        .into_iter()
+        .map(|(path, name)| {
+            let relative = path
+                .strip_prefix(dir)
+                .unwrap_or(&path)
+                .display()
+                .to_string();
+            File {
+                name,
+                shown: format!("{shown}/{relative}"),
+                at: Place::Person(path),
+            }
+        })
+        .collect()
 }
 
 /// The `.md` files under `dir`, `depth` levels deep at most, with the
-/// name each gives its command, sorted by path.
-fn markdown_in(dir: &Path, depth: u32) -> Vec<(PathBuf, String)> {
+/// name each gives its command, sorted by path; `budget` names are
+/// listed at most, and what is listed is taken from it.
+fn markdown_in(dir: &Path, depth: u32, budget: &mut usize) -> Vec<(PathBuf, String)> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
     let mut paths: Vec<PathBuf> = entries
-        .take(DIRECTORY_NAMES_MAX)
+        .take(*budget)
         .filter_map(|entry| entry.ok().map(|e| e.path()))
         .collect();
+    *budget = budget.saturating_sub(paths.len());
     paths.sort();
     let mut out = Vec::new();
     for path in paths {
         if path.is_dir() {
             if depth > 1 {
-                out.extend(markdown_in(&path, depth - 1));
+                out.extend(markdown_in(&path, depth - 1, budget));
             }
         } else if let Some(name) = markdown_name(&path) {
             out.push((path, name));
@@ -201,40 +228,34 @@ fn markdown_name(path: &Path) -> Option<String> {
     file.strip_suffix(".md").map(str::to_owned)
 }
 
-/// The `.md` files of the project's `dir` and of the folders in it,
-/// each read through the path policy.
+/// The `.md` files of the project's `dir` and of the folders in it, to
+/// be read through the path policy.
 fn project_files(ws: &dyn Workspace, dir: &str) -> Vec<File> {
-    let mut files = Vec::new();
-    for relative in project_markdown(ws, dir, 2) {
-        let Some(name) = markdown_name(Path::new(&relative)) else {
-            continue;
-        };
-        let text = ws
-            .resolve(&relative)
-            .map_err(|e| e.to_string())
-            .and_then(|real| {
-                ws.read_small(&real, COMMAND_FILE_MAX_BYTES)
-                    .map_err(|e| e.to_string())
+    let mut budget = DIRECTORY_NAMES_MAX;
+    project_markdown(ws, dir, 2, &mut budget)
+        .into_iter()
+        .filter_map(|relative| {
+            let name = markdown_name(Path::new(&relative))?;
+            Some(File {
+                name,
+                shown: relative.clone(),
+                at: Place::Project(relative),
             })
-            .and_then(|text| text.ok_or_else(|| "it is gone".to_owned()));
-        files.push(File {
-            name,
-            shown: relative.clone(),
-            text,
-        });
-    }
-    files
+        })
+        .collect()
 }
 
 /// The project-relative paths of the `.md` files under the project's
-/// `dir`, `depth` levels deep at most, sorted.
-fn project_markdown(ws: &dyn Workspace, dir: &str, depth: u32) -> Vec<String> {
+/// `dir`, `depth` levels deep at most, sorted; `budget` names are listed
+/// at most, and what is listed is taken from it.
+fn project_markdown(ws: &dyn Workspace, dir: &str, depth: u32, budget: &mut usize) -> Vec<String> {
     let Ok(real) = ws.resolve(dir) else {
         return Vec::new();
     };
-    let Ok(listing) = ws.list(&real, DIRECTORY_NAMES_MAX) else {
+    let Ok(listing) = ws.list(&real, *budget) else {
         return Vec::new();
     };
+    *budget = budget.saturating_sub(listing.entries.len());
     let mut out = Vec::new();
     for entry in listing.entries {
         let Some(name) = entry.name.to_str() else {
@@ -243,7 +264,7 @@ fn project_markdown(ws: &dyn Workspace, dir: &str, depth: u32) -> Vec<String> {
         let relative = format!("{dir}/{name}");
         match entry.stat {
             Some(stat) if stat.is_dir() && depth > 1 => {
-                out.extend(project_markdown(ws, &relative, depth - 1));
+                out.extend(project_markdown(ws, &relative, depth - 1, budget));
             }
             Some(_) if name.ends_with(".md") => out.push(relative),
             _ => {}

@@ -187,3 +187,38 @@ async fn the_agent_sends_the_commands_at_start_and_again_after_a_turn() {
     harness.turn().await;
     assert_eq!(next_commands(&mut harness).await, ["mine", "fresh"]);
 }
+
+#[test]
+fn no_more_than_the_bound_is_read_and_a_taken_name_is_not_read_at_all() {
+    use dashfloat::commands::COMMANDS_MAX;
+    let project = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    write(&outside.path().join("secret.md"), "the outside's words");
+    // The .claude copy of `first` is a link out: its name is taken by
+    // .dashfloat's, so it is never read (no problem is reported for it).
+    write(
+        &project.path().join(".dashfloat/commands/first.md"),
+        "First",
+    );
+    std::fs::create_dir_all(project.path().join(".claude/commands")).unwrap();
+    symlink(
+        outside.path().join("secret.md"),
+        project.path().join(".claude/commands/first.md"),
+    )
+    .unwrap();
+    for n in 0..COMMANDS_MAX + 5 {
+        write(
+            &project.path().join(format!(".claude/commands/c{n:04}.md")),
+            "many",
+        );
+    }
+    let ctx = ToolContext::new(project.path()).unwrap();
+    let found = find(&*ctx.workspace, &[]);
+    assert_eq!(found.commands.len(), COMMANDS_MAX);
+    assert_eq!(found.problems.len(), 1, "{:?}", found.problems);
+    assert!(
+        found.problems[0].contains(&format!("more than {COMMANDS_MAX} commands")),
+        "{:?}",
+        found.problems
+    );
+}
