@@ -257,6 +257,16 @@ impl Agent {
                 "\n/hooks trust trusts this project's .dashfloat/config.toml as it is now: its hooks then run",
             );
         }
+        let projects = self.setup.hooks.iter().chain(&pending);
+        if projects
+            .into_iter()
+            .any(|hook| hook.whose == Whose::Project)
+        {
+            text.push_str(
+                "\ntrust covers the text of .dashfloat/config.toml, not the scripts its hooks call; \
+                 a project's hooks run in the workspace-write sandbox",
+            );
+        }
         self.system(Severity::Notice, text).await;
     }
 

@@ -405,6 +405,12 @@ async fn a_projects_hooks_run_only_once_its_file_is_trusted_as_it_is() {
         ),
         "{listed}"
     );
+    assert!(
+        listed.contains(
+            "trust covers the text of .dashfloat/config.toml, not the scripts its hooks call"
+        ),
+        "{listed}"
+    );
 
     agent.send(UiCommand::TrustHooks).await;
     let trusted = agent
