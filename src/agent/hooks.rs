@@ -23,6 +23,7 @@ use crate::safe_text::strip_controls;
 use crate::tools::ToolResult;
 use crate::trust::ProjectTrust;
 
+use super::turn::Wanted;
 use super::{Agent, task_failure};
 
 /// How the hooks a turn waited for ended: each hook's end, or why their
@@ -273,6 +274,9 @@ impl Agent {
     /// `/hooks trust`: the project's `.dashfloat/config.toml` as it is now
     /// is trusted, and its hooks run from now on.
     pub(super) async fn trust_hooks(&mut self) {
+        if !self.admit(Wanted::Trust("/hooks trust")).await {
+            return;
+        }
         let Some(trust) = self.setup.hooks_trust.clone() else {
             self.system(
                 Severity::Error,
@@ -284,16 +288,19 @@ impl Agent {
         let Some(hooks) = self.trust_project_file(&trust, from_project_file).await else {
             return;
         };
-        let count = hooks.len();
+        let text = if hooks.is_empty() {
+            "this project's .dashfloat/config.toml is trusted as it is now; it configures no hooks"
+                .to_owned()
+        } else {
+            let listed: Vec<String> = hooks.iter().map(|hook| line(hook, "trusted")).collect();
+            format!(
+                "this project's .dashfloat/config.toml is trusted as it is now; these hooks run from now on, in the workspace-write sandbox:\n{}",
+                listed.join("\n")
+            )
+        };
         self.setup.hooks.retain(|hook| hook.whose == Whose::Person);
         self.setup.hooks.extend(hooks);
-        self.system(
-            Severity::Notice,
-            format!(
-                "this project's .dashfloat/config.toml is trusted as it is now; its {count} hooks run from now on, in the workspace-write sandbox"
-            ),
-        )
-        .await;
+        self.system(Severity::Notice, text).await;
     }
 }
 

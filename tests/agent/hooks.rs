@@ -416,11 +416,13 @@ async fn a_projects_hooks_run_only_once_its_file_is_trusted_as_it_is() {
     let trusted = agent
         .until(|e| matches!(e, AgentEvent::System { .. }))
         .await;
-    assert!(
-        system_texts(&trusted)[0].starts_with(
-            "this project's .dashfloat/config.toml is trusted as it is now; its 1 hooks run"
-        ),
-        "{trusted:#?}"
+    assert_eq!(
+        system_texts(&trusted),
+        [
+            "this project's .dashfloat/config.toml is trusted as it is now; these hooks run from now on, \
+          in the workspace-write sandbox:\n  user_prompt_submit `cat > project-hook.json`, timeout 10 s \
+          (the project's, trusted)"
+        ],
     );
     agent.prompt("second").await;
     agent.turn().await;
@@ -435,6 +437,50 @@ async fn a_projects_hooks_run_only_once_its_file_is_trusted_as_it_is() {
         matches!(store.read(), ProjectTrust::Untrusted(_)),
         "a changed file asks again"
     );
+}
+
+#[tokio::test]
+async fn a_projects_file_is_not_trusted_while_a_turn_runs() {
+    let server = ScriptedServer::start(vec![]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir(root.join(".dashfloat")).unwrap();
+    std::fs::write(
+        root.join(".dashfloat/config.toml"),
+        "[[hooks]]\nevent = \"stop\"\ncommand = \"true\"\n",
+    )
+    .unwrap();
+    let store = TrustStore::new(config.path(), &root, &PROJECT_CONFIG);
+    let mut stuck = hook(HookEvent::UserPromptSubmit, "sleep 100");
+    stuck.timeout = std::time::Duration::from_secs(120);
+    let mut s = setup(&server.base_url(), &root, ApprovalPolicy::Ask);
+    s.hooks = vec![stuck];
+    s.hooks_trust = Some(store.clone());
+    let mut agent = start_with(s);
+    agent.prompt("hello").await;
+    agent
+        .until(|e| *e == AgentEvent::Phase(Phase::Executing))
+        .await;
+
+    for (command, name) in [
+        (UiCommand::TrustHooks, "/hooks trust"),
+        (UiCommand::TrustMcp, "/mcp trust"),
+    ] {
+        agent.send(command).await;
+        let refused = agent
+            .until(|e| matches!(e, AgentEvent::System { .. }))
+            .await;
+        assert_eq!(
+            system_texts(&refused),
+            [format!(
+                "the agent is busy; {name} waits until the turn is over, so that what it trusts is the file the turn left"
+            )]
+        );
+    }
+    assert!(matches!(store.read(), ProjectTrust::Untrusted(_)));
+    agent.send(UiCommand::Cancel).await;
+    agent.turn().await;
 }
 
 #[tokio::test]
