@@ -8,14 +8,16 @@
 //!   A prompt a hook blocks is never sent and the conversation is
 //!   unchanged; what the hooks print joins the prompt, marked as theirs.
 //!   `stop` hooks run once a prompt's turn is over, before the UI is told
-//!   so.
+//!   so — except for a turn the person interrupted: Esc gives the prompt
+//!   back at once, and its `stop` hooks run beside, as `session_start`
+//!   hooks do.
 //! - `pre_tool_use` and `post_tool_use` hooks are a call's (`round`).
 
 use tokio::task::{JoinError, JoinHandle};
 
 use crate::exec::schema::{Status, status_of};
 use crate::hooks::{
-    Event, Hook, HookEnd, HookEvent, Ran, Runner, SessionSource, Whose, describe,
+    Event, Hook, HookEnd, HookEvent, Ran, Runner, SessionSource, StopReason, Whose, describe,
     from_project_file, run_hooks,
 };
 use crate::protocol::{AgentEvent, Phase, Severity};
@@ -118,15 +120,19 @@ impl Agent {
         tokio::spawn(async move { run_hooks(&hooks, &event, &runner).await })
     }
 
-    /// Starts the `session_start` hooks; nothing waits for them.
-    pub(super) fn start_session_hooks(&mut self, source: SessionSource) {
-        if !self.has_hooks(HookEvent::SessionStart, None) {
-            return;
-        }
+    /// Starts the hooks for `event` beside everything: nothing waits for
+    /// them, and their failures are notices when they end.
+    fn spawn_side_hooks(&mut self, event: Event) {
         let (hooks, runner) = (self.setup.hooks.clone(), self.hook_runner());
-        let event = Event::SessionStart { source };
         self.side_hooks
             .spawn(async move { run_hooks(&hooks, &event, &runner).await });
+    }
+
+    /// Starts the `session_start` hooks; nothing waits for them.
+    pub(super) fn start_session_hooks(&mut self, source: SessionSource) {
+        if self.has_hooks(HookEvent::SessionStart, None) {
+            self.spawn_side_hooks(Event::SessionStart { source });
+        }
     }
 
     /// Says which of `ran` failed, one notice each.
@@ -165,12 +171,18 @@ impl Agent {
     }
 
     /// The turn is over: its `stop` hooks run first when a prompt started
-    /// it. Whether they were started (the turn then ends when they do).
+    /// it. Whether the turn waits for them (it then ends when they do):
+    /// one the person interrupted does not, as a second Esc would be
+    /// needed to get the prompt back; its hooks run beside.
     pub(super) async fn start_stop_hooks(&mut self) -> bool {
         let Some(reason) = self.progress.stop.take() else {
             return false;
         };
         if !self.turn.is_idle() || !self.has_hooks(HookEvent::Stop, None) {
+            return false;
+        }
+        if reason == StopReason::Interrupted {
+            self.spawn_side_hooks(Event::Stop { reason });
             return false;
         }
         let task = self.spawn_hooks(Event::Stop { reason });

@@ -336,6 +336,28 @@ async fn esc_kills_the_hooks_a_prompt_waits_for_and_the_prompt_is_not_sent() {
 }
 
 #[tokio::test]
+async fn one_esc_ends_a_turn_whose_stop_hooks_then_run_beside() {
+    let server = ScriptedServer::start(vec![Reply::tool_call(
+        "c1",
+        "execute_command",
+        &[r#"{"command": "true"}"#],
+    )])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let told_stop = fifo(dir.path(), "stop.fifo");
+    let mut slow = hook(HookEvent::Stop, "cat > stop.fifo; sleep 100");
+    slow.timeout = std::time::Duration::from_secs(120);
+    let mut agent = start(&server, dir.path(), ApprovalPolicy::Ask, vec![slow]);
+    agent.prompt("run it").await;
+    agent.next_confirm().await;
+    agent.send(UiCommand::Cancel).await;
+    // One Esc: the turn is done without waiting for the hook.
+    agent.turn().await;
+    let stop: Value = serde_json::from_str(&read_fifo(told_stop).await).unwrap();
+    assert_eq!(stop["reason"], "interrupted");
+}
+
+#[tokio::test]
 async fn a_hook_running_while_a_command_ends_is_not_swept_with_its_strays() {
     let server = ScriptedServer::start(vec![
         Reply::tool_call(
