@@ -73,9 +73,25 @@ impl CallHooks {
         self.hooks.iter().any(|h| h.runs_for(event, Some(tool)))
     }
 
-    /// Runs those for `event`.
-    pub(super) async fn run(&self, event: &Event) -> Vec<Ran> {
-        run_hooks(&self.hooks, event, &self.runner).await
+    /// Runs those for `event`, in a task of their own so that a panic in
+    /// their work is an `Err` (no hook answered) and the call is still
+    /// answered. Dropping this future (Esc, the call's task aborted)
+    /// aborts that task, which kills the hooks.
+    pub(super) async fn run(&self, event: Event) -> HookEnds {
+        let (hooks, runner) = (self.hooks.clone(), self.runner.clone());
+        let mut task = AbortOnDrop(tokio::spawn(async move {
+            run_hooks(&hooks, &event, &runner).await
+        }));
+        (&mut task.0).await
+    }
+}
+
+/// A task aborted when this is dropped.
+struct AbortOnDrop<T>(JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
@@ -132,6 +148,20 @@ impl Agent {
     pub(super) fn start_session_hooks(&mut self, source: SessionSource) {
         if self.has_hooks(HookEvent::SessionStart, None) {
             self.spawn_side_hooks(Event::SessionStart { source });
+        }
+    }
+
+    /// How each hook among `ends` ended; when their task failed, a
+    /// notice saying so and none (the event goes on as if there were no
+    /// hook).
+    pub(super) async fn hooks_ran(&mut self, ends: HookEnds) -> Vec<Ran> {
+        match ends {
+            Ok(ran) => ran,
+            Err(e) => {
+                self.system(Severity::Notice, task_failure("hooks", &e))
+                    .await;
+                Vec::new()
+            }
         }
     }
 
@@ -200,14 +230,7 @@ impl Agent {
         let Some(hooking) = self.turn.end_hooking() else {
             return;
         };
-        let ran = match ends {
-            Ok(ran) => ran,
-            Err(e) => {
-                self.system(Severity::Notice, task_failure("hooks", &e))
-                    .await;
-                Vec::new()
-            }
-        };
+        let ran = self.hooks_ran(ends).await;
         self.tell_hook_failures(&ran).await;
         match hooking.then {
             AfterHooks::EndTurn => self.close_turn().await,
