@@ -76,8 +76,8 @@ pub(super) enum ToolEvent {
     Finished {
         /// The call that finished.
         id: CallId,
-        /// What it came to.
-        result: ToolResult,
+        /// What it came to (boxed: the other events are far smaller).
+        result: Box<ToolResult>,
         /// Its `post_tool_use` hooks, run before this was sent.
         hooks: HookEnds,
     },
@@ -566,7 +566,7 @@ impl Agent {
             ToolEvent::Finished { id, result, hooks } => {
                 let ran = self.hooks_ran(hooks).await;
                 self.tell_hook_failures(&ran).await;
-                self.finish_call(&id, result).await;
+                self.finish_call(&id, *result).await;
                 self.advance().await;
             }
             ToolEvent::Hooked { id, ticket, ran } => {
@@ -1051,6 +1051,7 @@ fn spawn_run(
             }
             None => Ok(Vec::new()),
         };
+        let result = Box::new(result);
         let _ = tx.send(ToolEvent::Finished { id, result, hooks }).await;
     });
 }
