@@ -4,8 +4,12 @@
 //! ADR 0054). A cloned repository must not run anything by being
 //! opened. The choice is kept outside the repository, in dashfloat's
 //! configuration directory (one folder per kind of file, one record per
-//! project named by a hash of its real path), and is keyed to the file's
-//! content: a file changed since asks again.
+//! project named by a hash of its real path), and holds the file's text
+//! as the person trusted it: trust is that text, byte for byte, so a
+//! file changed since asks again. (A hash would do only if it could not
+//! be collided; the project's author writes both the file trusted and
+//! the one swapped in.) Trust covers the file's text, not the programs
+//! or scripts it names.
 //!
 //! The project's file is read as `read_file` reads one: through the path
 //! policy and beneath the project, so a link that leads out of the
@@ -48,8 +52,12 @@ pub const PROJECT_CONFIG: ProjectFile = ProjectFile {
     max_bytes: 64 * 1024,
 };
 
-/// The largest trust record read; dashfloat writes a few hundred bytes.
-const RECORD_MAX_BYTES: u64 = 4 * 1024;
+/// Room in a trust record beside the file's text: the project's path
+/// and the JSON around them.
+const RECORD_ROOM_BYTES: u64 = 8 * 1024;
+/// How much longer JSON can make a text: a control character is written
+/// `\u00XX`, six bytes for one.
+const JSON_ESCAPE_GROWTH: u64 = 6;
 
 /// A project's file and what the person decided about it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,8 +78,10 @@ pub enum ProjectTrust {
 struct Record {
     /// The project's real path.
     project: String,
-    /// XXH3-64 of the trusted file's bytes, in hex.
-    content: String,
+    /// The trusted file's text. (Records before it were kept, with a
+    /// hash in a field named `content`, no longer parse: trusted files
+    /// ask once again.)
+    text: String,
 }
 
 /// Where one project's trust of one kind of file is kept.
@@ -113,19 +123,21 @@ impl TrustStore {
             Ok(Some(text)) => text,
             Err(why) => return ProjectTrust::Unreadable(why),
         };
-        if self.trusted_hash().as_deref() == Some(hex(text.as_bytes()).as_str()) {
+        if self.trusted_text().as_deref() == Some(text.as_str()) {
             ProjectTrust::Trusted(text)
         } else {
             ProjectTrust::Untrusted(text)
         }
     }
 
-    fn trusted_hash(&self) -> Option<String> {
-        let bytes = own_files::read_bounded(&self.record_path(), RECORD_MAX_BYTES)
+    /// The text the person trusted, if they trusted one.
+    fn trusted_text(&self) -> Option<String> {
+        let max = self.file.max_bytes * JSON_ESCAPE_GROWTH + RECORD_ROOM_BYTES;
+        let bytes = own_files::read_bounded(&self.record_path(), max)
             .ok()
             .flatten()?;
         let record: Record = serde_json::from_slice(&bytes).ok()?;
-        (Path::new(&record.project) == self.project).then_some(record.content)
+        (Path::new(&record.project) == self.project).then_some(record.text)
     }
 
     /// Trusts `text`, the project's file as the person saw it.
@@ -136,7 +148,7 @@ impl TrustStore {
         };
         let record = Record {
             project: self.project.to_string_lossy().into_owned(),
-            content: hex(text.as_bytes()),
+            text: text.to_owned(),
         };
         let bytes = serde_json::to_vec(&record).map_err(|e| failed(e.to_string()))?;
         own_files::make_dir(&self.dir)
@@ -181,7 +193,8 @@ fn read_beneath(project: &Path, file: &ProjectFile) -> Result<Option<String>, St
         .map_err(|_| "it is not UTF-8".to_owned())
 }
 
-/// XXH3-64 of `bytes` in hex.
+/// XXH3-64 of `bytes` in hex: a record's file name, which the record's
+/// own `project` confirms.
 fn hex(bytes: &[u8]) -> String {
     let (ContentHash::Xxh3(key) | ContentHash::Sip13(key)) = content_hash(bytes);
     format!("{key:016x}")

@@ -8,7 +8,9 @@
 //!   A prompt a hook blocks is never sent and the conversation is
 //!   unchanged; what the hooks print joins the prompt, marked as theirs.
 //!   `stop` hooks run once a prompt's turn is over, before the UI is told
-//!   so.
+//!   so — except for a turn the person interrupted: Esc gives the prompt
+//!   back at once, and its `stop` hooks run beside, as `session_start`
+//!   hooks do.
 //! - `pre_tool_use` and `post_tool_use` hooks are a call's (`round`).
 
 use tokio::task::{JoinError, JoinHandle};
@@ -16,7 +18,7 @@ use tokio::task::{JoinError, JoinHandle};
 use crate::exec::schema::{Status, status_of};
 use crate::hooks::run::HOOK_CONTEXT_MAX_BYTES;
 use crate::hooks::{
-    Event, Hook, HookEnd, HookEvent, Ran, Runner, SessionSource, Whose, describe,
+    Event, Hook, HookEnd, HookEvent, Ran, Runner, SessionSource, StopReason, Whose, describe,
     from_project_file, run_hooks,
 };
 use crate::protocol::{AgentEvent, Phase, Severity};
@@ -24,6 +26,7 @@ use crate::safe_text::strip_controls;
 use crate::tools::ToolResult;
 use crate::trust::ProjectTrust;
 
+use super::turn::Wanted;
 use super::{Agent, task_failure};
 
 /// How the hooks a turn waited for ended: each hook's end, or why their
@@ -71,9 +74,25 @@ impl CallHooks {
         self.hooks.iter().any(|h| h.runs_for(event, Some(tool)))
     }
 
-    /// Runs those for `event`.
-    pub(super) async fn run(&self, event: &Event) -> Vec<Ran> {
-        run_hooks(&self.hooks, event, &self.runner).await
+    /// Runs those for `event`, in a task of their own so that a panic in
+    /// their work is an `Err` (no hook answered) and the call is still
+    /// answered. Dropping this future (Esc, the call's task aborted)
+    /// aborts that task, which kills the hooks.
+    pub(super) async fn run(&self, event: Event) -> HookEnds {
+        let (hooks, runner) = (self.hooks.clone(), self.runner.clone());
+        let mut task = AbortOnDrop(tokio::spawn(async move {
+            run_hooks(&hooks, &event, &runner).await
+        }));
+        (&mut task.0).await
+    }
+}
+
+/// A task aborted when this is dropped.
+struct AbortOnDrop<T>(JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
@@ -118,15 +137,33 @@ impl Agent {
         tokio::spawn(async move { run_hooks(&hooks, &event, &runner).await })
     }
 
-    /// Starts the `session_start` hooks; nothing waits for them.
-    pub(super) fn start_session_hooks(&mut self, source: SessionSource) {
-        if !self.has_hooks(HookEvent::SessionStart, None) {
-            return;
-        }
+    /// Starts the hooks for `event` beside everything: nothing waits for
+    /// them, and their failures are notices when they end.
+    fn spawn_side_hooks(&mut self, event: Event) {
         let (hooks, runner) = (self.setup.hooks.clone(), self.hook_runner());
-        let event = Event::SessionStart { source };
         self.side_hooks
             .spawn(async move { run_hooks(&hooks, &event, &runner).await });
+    }
+
+    /// Starts the `session_start` hooks; nothing waits for them.
+    pub(super) fn start_session_hooks(&mut self, source: SessionSource) {
+        if self.has_hooks(HookEvent::SessionStart, None) {
+            self.spawn_side_hooks(Event::SessionStart { source });
+        }
+    }
+
+    /// How each hook among `ends` ended; when their task failed, a
+    /// notice saying so and none (the event goes on as if there were no
+    /// hook).
+    pub(super) async fn hooks_ran(&mut self, ends: HookEnds) -> Vec<Ran> {
+        match ends {
+            Ok(ran) => ran,
+            Err(e) => {
+                self.system(Severity::Notice, task_failure("hooks", &e))
+                    .await;
+                Vec::new()
+            }
+        }
     }
 
     /// Says which of `ran` failed, one notice each.
@@ -165,12 +202,18 @@ impl Agent {
     }
 
     /// The turn is over: its `stop` hooks run first when a prompt started
-    /// it. Whether they were started (the turn then ends when they do).
+    /// it. Whether the turn waits for them (it then ends when they do):
+    /// one the person interrupted does not, as a second Esc would be
+    /// needed to get the prompt back; its hooks run beside.
     pub(super) async fn start_stop_hooks(&mut self) -> bool {
         let Some(reason) = self.progress.stop.take() else {
             return false;
         };
         if !self.turn.is_idle() || !self.has_hooks(HookEvent::Stop, None) {
+            return false;
+        }
+        if reason == StopReason::Interrupted {
+            self.spawn_side_hooks(Event::Stop { reason });
             return false;
         }
         let task = self.spawn_hooks(Event::Stop { reason });
@@ -188,14 +231,7 @@ impl Agent {
         let Some(hooking) = self.turn.end_hooking() else {
             return;
         };
-        let ran = match ends {
-            Ok(ran) => ran,
-            Err(e) => {
-                self.system(Severity::Notice, task_failure("hooks", &e))
-                    .await;
-                Vec::new()
-            }
-        };
+        let ran = self.hooks_ran(ends).await;
         self.tell_hook_failures(&ran).await;
         match hooking.then {
             AfterHooks::EndTurn => self.close_turn().await,
@@ -258,12 +294,25 @@ impl Agent {
                 "\n/hooks trust trusts this project's .dashfloat/config.toml as it is now: its hooks then run",
             );
         }
+        let projects = self.setup.hooks.iter().chain(&pending);
+        if projects
+            .into_iter()
+            .any(|hook| hook.whose == Whose::Project)
+        {
+            text.push_str(
+                "\ntrust covers the text of .dashfloat/config.toml, not the scripts its hooks call; \
+                 a project's hooks run in the workspace-write sandbox",
+            );
+        }
         self.system(Severity::Notice, text).await;
     }
 
     /// `/hooks trust`: the project's `.dashfloat/config.toml` as it is now
     /// is trusted, and its hooks run from now on.
     pub(super) async fn trust_hooks(&mut self) {
+        if !self.admit(Wanted::Trust("/hooks trust")).await {
+            return;
+        }
         let Some(trust) = self.setup.hooks_trust.clone() else {
             self.system(
                 Severity::Error,
@@ -275,16 +324,19 @@ impl Agent {
         let Some(hooks) = self.trust_project_file(&trust, from_project_file).await else {
             return;
         };
-        let count = hooks.len();
+        let text = if hooks.is_empty() {
+            "this project's .dashfloat/config.toml is trusted as it is now; it configures no hooks"
+                .to_owned()
+        } else {
+            let listed: Vec<String> = hooks.iter().map(|hook| line(hook, "trusted")).collect();
+            format!(
+                "this project's .dashfloat/config.toml is trusted as it is now; these hooks run from now on, in the workspace-write sandbox:\n{}",
+                listed.join("\n")
+            )
+        };
         self.setup.hooks.retain(|hook| hook.whose == Whose::Person);
         self.setup.hooks.extend(hooks);
-        self.system(
-            Severity::Notice,
-            format!(
-                "this project's .dashfloat/config.toml is trusted as it is now; its {count} hooks run from now on, in the workspace-write sandbox"
-            ),
-        )
-        .await;
+        self.system(Severity::Notice, text).await;
     }
 }
 

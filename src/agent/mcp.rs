@@ -12,6 +12,7 @@ use crate::safe_text::strip_controls;
 use crate::tools::{DynamicTool, Registry};
 
 use super::Agent;
+use super::turn::Wanted;
 
 impl Agent {
     /// Starts the configured servers, each in a task of its own: nothing
@@ -136,6 +137,9 @@ impl Agent {
     /// `/mcp trust`: the project's `.mcp.json` as it is now is trusted,
     /// and its servers start.
     pub(super) async fn trust_mcp(&mut self) {
+        if !self.admit(Wanted::Trust("/mcp trust")).await {
+            return;
+        }
         let (Some(servers), Some(trust)) = (self.setup.mcp.clone(), self.setup.mcp_trust.clone())
         else {
             self.system(

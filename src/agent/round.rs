@@ -23,7 +23,7 @@ use crate::hooks::{Event, HookEvent, Ran, StopReason, ToolDone, ToolUse};
 use crate::llm::wire::Message;
 
 use super::conversation::{AssistantCall, tool_message};
-use super::hooks::{CallHooks, blocked, done_status};
+use super::hooks::{CallHooks, HookEnds, blocked, done_status};
 use super::policy::Approvals;
 use super::repeat::{FAILED_REPEAT_NOTICE, FAILED_REPEAT_RETRIES, Repeat, RepeatDetector};
 use super::turn_results::Kept;
@@ -76,10 +76,10 @@ pub(super) enum ToolEvent {
     Finished {
         /// The call that finished.
         id: CallId,
-        /// What it came to.
-        result: ToolResult,
+        /// What it came to (boxed: the other events are far smaller).
+        result: Box<ToolResult>,
         /// Its `post_tool_use` hooks, run before this was sent.
-        hooks: Vec<Ran>,
+        hooks: HookEnds,
     },
     /// A call's `pre_tool_use` hooks ended (ADR 0054).
     Hooked {
@@ -87,8 +87,8 @@ pub(super) enum ToolEvent {
         id: CallId,
         /// The hooks' ticket, which the call holds while it waits.
         ticket: u64,
-        /// How each hook ended.
-        ran: Vec<Ran>,
+        /// How each hook ended, or why their task ended without that.
+        ran: HookEnds,
     },
 }
 
@@ -564,11 +564,15 @@ impl Agent {
     pub(super) async fn on_tool_event(&mut self, event: ToolEvent) {
         match event {
             ToolEvent::Finished { id, result, hooks } => {
-                self.tell_hook_failures(&hooks).await;
-                self.finish_call(&id, result).await;
+                let ran = self.hooks_ran(hooks).await;
+                self.tell_hook_failures(&ran).await;
+                self.finish_call(&id, *result).await;
                 self.advance().await;
             }
-            ToolEvent::Hooked { id, ticket, ran } => self.call_hooked(&id, ticket, ran).await,
+            ToolEvent::Hooked { id, ticket, ran } => {
+                let ran = self.hooks_ran(ran).await;
+                self.call_hooked(&id, ticket, ran).await;
+            }
             ToolEvent::Output { id, tail } => {
                 let running = self.turn.round().is_some_and(|round| {
                     round.position(&id).is_some_and(|index| {
@@ -1041,12 +1045,13 @@ fn spawn_run(
                 let result = ToolDone::new(done_status(&result), result.to_json());
                 let event = Event::PostToolUse { tool, result };
                 tokio::select! {
-                    () = cancelled.cancelled() => Vec::new(),
-                    ran = hooks.run(&event) => ran,
+                    () = cancelled.cancelled() => Ok(Vec::new()),
+                    ran = hooks.run(event) => ran,
                 }
             }
-            None => Vec::new(),
+            None => Ok(Vec::new()),
         };
+        let result = Box::new(result);
         let _ = tx.send(ToolEvent::Finished { id, result, hooks }).await;
     });
 }
@@ -1061,7 +1066,7 @@ fn spawn_pre_hooks(
 ) -> tokio::task::AbortHandle {
     let tx = tx.clone();
     tokio::spawn(async move {
-        let ran = hooks.run(&Event::PreToolUse { tool }).await;
+        let ran = hooks.run(Event::PreToolUse { tool }).await;
         let _ = tx.send(ToolEvent::Hooked { id, ticket, ran }).await;
     })
     .abort_handle()

@@ -18,8 +18,9 @@
 //! ended, a retry's episode after its compaction ended. So no two of an
 //! episode, a round, a compaction and a restore are ever in flight
 //! together. A command that changes the conversation or the files is
-//! taken only while idle ([`Turn::admit`]); `/model`, `/approval` and the
-//! lists are taken in any state. Stream events come only while streaming,
+//! taken only while idle ([`Turn::admit`]), and so is a trust (`/mcp
+//! trust`, `/hooks trust`: the model may be changing the file); `/model`,
+//! `/approval` and the lists are taken in any state. Stream events come only while streaming,
 //! summary events only while compacting, the hooks' ends only while
 //! hooking (their receivers live in those states); a tool result that
 //! arrives for no round in flight is dropped.
@@ -80,6 +81,9 @@ pub(super) enum Wanted {
     Resume,
     /// `/undo`, `/redo` or a rewind: what the notice says must wait.
     Restore(&'static str),
+    /// `/mcp trust` or `/hooks trust` (named): it trusts the file as it
+    /// is on disk, which the model may be rewriting during a turn.
+    Trust(&'static str),
 }
 
 impl Wanted {
@@ -101,6 +105,10 @@ impl Wanted {
             Wanted::Restore(what) => {
                 format!("the agent is busy; interrupt it (Esc) before you {what}")
             }
+            Wanted::Trust(command) => format!(
+                "the agent is busy; {command} waits until the turn is over, \
+                 so that what it trusts is the file the turn left"
+            ),
         }
     }
 }

@@ -4,17 +4,22 @@
 //! ```toml
 //! [[hooks]]
 //! event = "pre_tool_use"       # session_start | user_prompt_submit | pre_tool_use | post_tool_use | stop
-//! command = "scripts/guard.sh" # run by /bin/sh -c in the project
+//! command = "~/.config/dashfloat/hooks/guard.sh" # run by /bin/sh -c in the project
 //! tools = ["execute_command"]  # pre/post_tool_use only; absent: every tool
 //! timeout = 10                 # seconds, 1 to 120; default 10
 //! ```
 //!
 //! Each table is read on its own: a bad one is a problem naming it (a
-//! notice), and the others are kept. ADR 0054.
+//! notice), and the others are kept. The person's hooks run outside the
+//! sandbox, so one whose program is a path inside the project (which a
+//! cloned repository, or the model, can change) is refused; a project's
+//! hooks may name one, as they run sandboxed. ADR 0054.
 
 use std::time::Duration;
 
 use serde::Deserialize;
+
+use crate::safe_text::strip_controls;
 
 /// The most hooks one file configures (32); those past it are left out
 /// with a notice. Every matching hook starts a process per event, and a
@@ -206,6 +211,16 @@ fn hook(value: toml::Value, whose: Whose) -> Result<Hook, String> {
     if table.command.contains('\0') {
         return Err("its command holds a NUL byte".to_owned());
     }
+    if whose == Whose::Person
+        && let Some(program) = project_program(&table.command)
+    {
+        return Err(format!(
+            "its program `{}` is a path inside the project, which a repository or the model can change; \
+             name it by an absolute path or ~/…, or put the hook in the project's .dashfloat/config.toml, \
+             which runs sandboxed once trusted",
+            strip_controls(program)
+        ));
+    }
     if table.tools.is_some() && !table.event.is_about_a_tool() {
         return Err(format!(
             "tools is only for pre_tool_use and post_tool_use, not {}",
@@ -233,6 +248,29 @@ fn hook(value: toml::Value, whose: Whose) -> Result<Hook, String> {
         tools: table.tools,
         timeout,
         whose,
+    })
+}
+
+/// The program `command` runs when it is a relative path with a `/` in
+/// it (`scripts/guard.sh`, `./x.sh`): a file of the project, as a hook
+/// runs in the project's directory. The program is the first word after
+/// any `NAME=value` assignments, its quotes taken off; one the shell
+/// finds in `PATH`, an absolute path, `~/…` (which `/bin/sh` expands) and
+/// one starting with `$` (a variable) are not the project's.
+fn project_program(command: &str) -> Option<&str> {
+    let program = command
+        .split_whitespace()
+        .find(|word| !is_assignment(word))?
+        .trim_matches(['"', '\'']);
+    let outside = program.starts_with(['/', '~', '$']);
+    (!outside && program.contains('/')).then_some(program)
+}
+
+/// Whether `word` is a shell assignment, `NAME=value`.
+fn is_assignment(word: &str) -> bool {
+    word.split_once('=').is_some_and(|(name, _)| {
+        name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
     })
 }
 
@@ -304,6 +342,48 @@ mod tests {
             ),
             "{}",
             problems[0]
+        );
+    }
+
+    #[test]
+    fn the_persons_hook_may_not_run_a_program_of_the_project() {
+        let table = |command: &str| -> toml::Value {
+            toml::from_str(&format!("event = \"stop\"\ncommand = {command:?}\n")).unwrap()
+        };
+        let refused = [
+            "scripts/guard.sh",
+            "./x.sh --fast",
+            "bin/check",
+            "CI=1 scripts/guard.sh",
+            "'scripts/guard.sh'",
+        ];
+        let kept = [
+            "/usr/local/bin/guard",
+            "~/.config/dashfloat/hooks/guard.sh",
+            "$HOME/bin/guard",
+            "guard --strict",
+            "A=b/c guard",
+            "cat > pre.json",
+        ];
+        let tables = refused.iter().chain(&kept).map(|c| table(c)).collect();
+        let mut problems = Vec::new();
+        let hooks = from_toml(tables, Whose::Person, &mut problems);
+        let commands: Vec<&str> = hooks.iter().map(|h| h.command.as_str()).collect();
+        assert_eq!(commands, kept);
+        assert_eq!(problems.len(), refused.len());
+        assert_eq!(
+            problems[0].to_string(),
+            "hook 1 of config.toml cannot be used: its program `scripts/guard.sh` is a path inside \
+             the project, which a repository or the model can change; name it by an absolute path \
+             or ~/…, or put the hook in the project's .dashfloat/config.toml, which runs sandboxed \
+             once trusted; it is left out"
+        );
+        let tables = refused.iter().map(|c| table(c)).collect();
+        let hooks = from_toml(tables, Whose::Project, &mut problems);
+        assert_eq!(
+            hooks.len(),
+            refused.len(),
+            "a project's hooks run sandboxed"
         );
     }
 

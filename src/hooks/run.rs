@@ -1,8 +1,9 @@
 //! Starting hooks and reading what they answer. Each hook is
 //! `/bin/sh -c COMMAND` in the project, started as an MCP server is
-//! (`Workspace::serve`): in a session of its own, dying with dashfloat,
-//! and kept out of every command's sweep, so a command ending in the same
-//! turn never kills a hook. The person's hooks run in the sandbox a
+//! (`Workspace::serve`, on a blocking thread, as starting one blocks): in
+//! a session of its own, dying with dashfloat, and kept out of every
+//! command's sweep, so a command ending in the same turn never kills a
+//! hook. The person's hooks run in the sandbox a
 //! command they approve runs in; a project's always in workspace-write,
 //! and where the kernel cannot give that, not at all (the start fails,
 //! which is a notice). The hooks of one event run side by side; the
@@ -187,10 +188,17 @@ async fn run_one(hook: &Hook, stdin: &[u8], runner: &Runner) -> Result<Finished,
     let mut env = runner.env.clone();
     env.push(("DASHFLOAT_EVENT".into(), hook.event.name().into()));
     env.push(("DASHFLOAT_PROJECT".into(), runner.project.clone().into()));
-    let args = ["-c".to_owned(), hook.command.clone()];
-    let Served { mut child, hold } = runner
-        .workspace
-        .serve(&runner.project, SHELL, &args, env, sandbox)
+    // Starting blocks: the sandbox's rules are built, the repository
+    // found, paths resolved and the process forked. Not on the async
+    // threads, which other hooks, calls and the UI's events share.
+    let start = {
+        let (workspace, project) = (Arc::clone(&runner.workspace), runner.project.clone());
+        let args = ["-c".to_owned(), hook.command.clone()];
+        tokio::task::spawn_blocking(move || workspace.serve(&project, SHELL, &args, env, sandbox))
+    };
+    let Served { mut child, hold } = start
+        .await
+        .map_err(|e| HookFailure::Start(format!("the task starting it failed: {e}")))?
         .map_err(|e| HookFailure::Start(e.to_string()))?;
     // Killed with everything in its group however this ends: its end,
     // its timeout, or the event's wait dropped (Esc).

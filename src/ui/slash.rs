@@ -253,7 +253,9 @@ impl Slash {
     /// Whether it asks the agent to do something, so it must wait until
     /// the agent is idle. `/quit` never waits, and the forms that only
     /// show something (`/model`, `/approval` without an argument) ask
-    /// nothing of the agent.
+    /// nothing of the agent. `/mcp trust` and `/hooks trust` wait: they
+    /// trust the file as it is on disk then, and during a turn the model
+    /// may just have rewritten it.
     pub fn needs_idle(&self) -> bool {
         match self {
             Slash::Clear
@@ -267,18 +269,16 @@ impl Slash {
             Slash::Model { name } => name.is_some(),
             Slash::Approval { policy } => policy.is_some(),
             Slash::Permissions { remove } => remove.is_some(),
-            Slash::Help
-            | Slash::Status
-            | Slash::Copy { .. }
-            | Slash::Mcp(_)
-            | Slash::Hooks { .. }
-            | Slash::Quit => false,
+            Slash::Mcp(action) => *action == McpAction::Trust,
+            Slash::Hooks { trust } => *trust,
+            Slash::Help | Slash::Status | Slash::Copy { .. } | Slash::Quit => false,
         }
     }
 }
 
-/// What `/mcp` asks for; none waits for the agent to be idle, as what
-/// it changes takes effect at the next prompt.
+/// What `/mcp` asks for. Listing and restarting do not wait for the
+/// agent to be idle, as what they change takes effect at the next
+/// prompt; trusting does (see [`Slash::needs_idle`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum McpAction {
     /// `/mcp`: the servers and their tools.

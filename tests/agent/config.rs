@@ -731,17 +731,24 @@ fn the_files_hooks_are_read_and_a_bad_one_is_named_while_the_others_stand() {
         &Cli::default(),
         &[],
         Some(
-            "[[hooks]]\nevent = \"pre_tool_use\"\ncommand = \"scripts/guard.sh\"\ntools = [\"execute_command\"]\n\
-             [[hooks]]\nevent = \"stop\"\ncommand = \"notify-send done\"\ntimeout = 500\n",
+            "[[hooks]]\nevent = \"pre_tool_use\"\ncommand = \"~/.config/dashfloat/hooks/guard.sh\"\ntools = [\"execute_command\"]\n\
+             [[hooks]]\nevent = \"stop\"\ncommand = \"notify-send done\"\ntimeout = 500\n\
+             [[hooks]]\nevent = \"stop\"\ncommand = \"scripts/notify.sh\"\n",
         ),
     );
     assert_eq!(config.hooks.len(), 1);
-    assert_eq!(config.hooks[0].command, "scripts/guard.sh");
+    assert_eq!(
+        config.hooks[0].command,
+        "~/.config/dashfloat/hooks/guard.sh"
+    );
     assert_eq!(config.hooks[0].whose, dashfloat::hooks::Whose::Person);
     assert_eq!(
         problems.iter().map(ToString::to_string).collect::<Vec<_>>(),
         [
-            "hook 2 of config.toml cannot be used: its timeout of 500 s is outside 1 to 120 s; it is left out"
+            "hook 2 of config.toml cannot be used: its timeout of 500 s is outside 1 to 120 s; it is left out",
+            "hook 3 of config.toml cannot be used: its program `scripts/notify.sh` is a path inside the project, \
+             which a repository or the model can change; name it by an absolute path or ~/…, or put the hook \
+             in the project's .dashfloat/config.toml, which runs sandboxed once trusted; it is left out"
         ]
     );
 }

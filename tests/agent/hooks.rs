@@ -336,6 +336,28 @@ async fn esc_kills_the_hooks_a_prompt_waits_for_and_the_prompt_is_not_sent() {
 }
 
 #[tokio::test]
+async fn one_esc_ends_a_turn_whose_stop_hooks_then_run_beside() {
+    let server = ScriptedServer::start(vec![Reply::tool_call(
+        "c1",
+        "execute_command",
+        &[r#"{"command": "true"}"#],
+    )])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let told_stop = fifo(dir.path(), "stop.fifo");
+    let mut slow = hook(HookEvent::Stop, "cat > stop.fifo; sleep 100");
+    slow.timeout = std::time::Duration::from_secs(120);
+    let mut agent = start(&server, dir.path(), ApprovalPolicy::Ask, vec![slow]);
+    agent.prompt("run it").await;
+    agent.next_confirm().await;
+    agent.send(UiCommand::Cancel).await;
+    // One Esc: the turn is done without waiting for the hook.
+    agent.turn().await;
+    let stop: Value = serde_json::from_str(&read_fifo(told_stop).await).unwrap();
+    assert_eq!(stop["reason"], "interrupted");
+}
+
+#[tokio::test]
 async fn a_hook_running_while_a_command_ends_is_not_swept_with_its_strays() {
     let server = ScriptedServer::start(vec![
         Reply::tool_call(
@@ -405,16 +427,24 @@ async fn a_projects_hooks_run_only_once_its_file_is_trusted_as_it_is() {
         ),
         "{listed}"
     );
+    assert!(
+        listed.contains(
+            "trust covers the text of .dashfloat/config.toml, not the scripts its hooks call"
+        ),
+        "{listed}"
+    );
 
     agent.send(UiCommand::TrustHooks).await;
     let trusted = agent
         .until(|e| matches!(e, AgentEvent::System { .. }))
         .await;
-    assert!(
-        system_texts(&trusted)[0].starts_with(
-            "this project's .dashfloat/config.toml is trusted as it is now; its 1 hooks run"
-        ),
-        "{trusted:#?}"
+    assert_eq!(
+        system_texts(&trusted),
+        [
+            "this project's .dashfloat/config.toml is trusted as it is now; these hooks run from now on, \
+          in the workspace-write sandbox:\n  user_prompt_submit `cat > project-hook.json`, timeout 10 s \
+          (the project's, trusted)"
+        ],
     );
     agent.prompt("second").await;
     agent.turn().await;
@@ -429,6 +459,50 @@ async fn a_projects_hooks_run_only_once_its_file_is_trusted_as_it_is() {
         matches!(store.read(), ProjectTrust::Untrusted(_)),
         "a changed file asks again"
     );
+}
+
+#[tokio::test]
+async fn a_projects_file_is_not_trusted_while_a_turn_runs() {
+    let server = ScriptedServer::start(vec![]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir(root.join(".dashfloat")).unwrap();
+    std::fs::write(
+        root.join(".dashfloat/config.toml"),
+        "[[hooks]]\nevent = \"stop\"\ncommand = \"true\"\n",
+    )
+    .unwrap();
+    let store = TrustStore::new(config.path(), &root, &PROJECT_CONFIG);
+    let mut stuck = hook(HookEvent::UserPromptSubmit, "sleep 100");
+    stuck.timeout = std::time::Duration::from_secs(120);
+    let mut s = setup(&server.base_url(), &root, ApprovalPolicy::Ask);
+    s.hooks = vec![stuck];
+    s.hooks_trust = Some(store.clone());
+    let mut agent = start_with(s);
+    agent.prompt("hello").await;
+    agent
+        .until(|e| *e == AgentEvent::Phase(Phase::Executing))
+        .await;
+
+    for (command, name) in [
+        (UiCommand::TrustHooks, "/hooks trust"),
+        (UiCommand::TrustMcp, "/mcp trust"),
+    ] {
+        agent.send(command).await;
+        let refused = agent
+            .until(|e| matches!(e, AgentEvent::System { .. }))
+            .await;
+        assert_eq!(
+            system_texts(&refused),
+            [format!(
+                "the agent is busy; {name} waits until the turn is over, so that what it trusts is the file the turn left"
+            )]
+        );
+    }
+    assert!(matches!(store.read(), ProjectTrust::Untrusted(_)));
+    agent.send(UiCommand::Cancel).await;
+    agent.turn().await;
 }
 
 #[tokio::test]

@@ -224,6 +224,42 @@ fn a_projects_file_is_trusted_once_until_it_changes() {
 }
 
 #[test]
+fn trust_is_the_files_text_and_an_old_hash_record_asks_again() {
+    let config = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let store = TrustStore::new(config.path(), project.path(), &MCP_JSON);
+    // The largest file there may be, all of it what JSON escapes longest.
+    let largest = "\u{1}".repeat(usize::try_from(MCP_JSON.max_bytes).unwrap());
+    std::fs::write(project.path().join(".mcp.json"), &largest).unwrap();
+    store.trust(&largest).unwrap();
+    assert_eq!(store.read(), ProjectTrust::Trusted(largest));
+
+    let text = r#"{"mcpServers": {"a": {"command": "a"}}}"#;
+    std::fs::write(project.path().join(".mcp.json"), text).unwrap();
+    store.trust(text).unwrap();
+    let records: Vec<_> = std::fs::read_dir(config.path().join("mcp-trust"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    let [record] = &records[..] else {
+        panic!("{records:?}")
+    };
+    let kept: serde_json::Value = serde_json::from_slice(&std::fs::read(record).unwrap()).unwrap();
+    assert_eq!(kept["text"], text, "the record keeps the text itself");
+    // A record as dashfloat kept them before: a hash of the file.
+    let old = serde_json::json!({
+        "project": project.path(),
+        "content": "5e1d2a3b4c5d6e7f",
+    });
+    std::fs::write(record, old.to_string()).unwrap();
+    assert_eq!(
+        store.read(),
+        ProjectTrust::Untrusted(text.into()),
+        "a hash is no longer trust: the person is asked once again"
+    );
+}
+
+#[test]
 fn names_are_callable_bounded_and_told_apart() {
     assert_eq!(tool_name("docs", "search"), "mcp__docs__search");
     let dotted = tool_name("docs", "read.file");

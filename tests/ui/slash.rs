@@ -265,6 +265,11 @@ fn copy_quit_and_help_work_while_busy_and_the_rest_wait_with_the_text_kept() {
     assert!(run(&mut s, "/help").is_empty());
     assert_eq!(s.transcript().entries().len(), entries + 1);
     assert!(run(&mut s, "/model").is_empty());
+    assert_eq!(
+        run(&mut s, "/hooks"),
+        vec![Effect::Send(UiCommand::ListHooks)]
+    );
+    assert_eq!(run(&mut s, "/mcp"), vec![Effect::Send(UiCommand::ListMcp)]);
     for text in [
         "/clear",
         "/compact",
@@ -273,6 +278,8 @@ fn copy_quit_and_help_work_while_busy_and_the_rest_wait_with_the_text_kept() {
         "/resume x",
         "/model m",
         "/approval ask",
+        "/hooks trust",
+        "/mcp trust",
     ] {
         clear_input(&mut s);
         let effects = run(&mut s, text);
