@@ -650,13 +650,23 @@ async fn run_exec(
     started: std::time::Instant,
 ) -> std::io::Result<Ended> {
     let model = start.config.model.clone();
+    let cwd = working_directory();
+    let (prompt, command_notes) =
+        match exec::command::command_prompt(prompt, &cwd, &start.command_dirs) {
+            Ok(made) => made,
+            Err(e) => {
+                eprintln!("dashfloat: {}", strip_controls(&e.to_string()));
+                return Ok(Ended::Exec(dashfloat::bounds::EXIT_USAGE));
+            }
+        };
     let Running {
         commands,
         events,
         task,
-        notes,
+        mut notes,
         approval,
-    } = start_agent(start, &working_directory(), std::future::ready(()))?;
+    } = start_agent(start, &cwd, std::future::ready(()))?;
+    notes.extend(command_notes);
     let setup = ExecSetup {
         prompt,
         json: args.json,

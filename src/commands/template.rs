@@ -2,6 +2,8 @@
 //! expanded with the arguments typed after the command's name. Pure, so
 //! the UI expands a command it was sent without any I/O.
 
+use crate::protocol::CustomCommand;
+
 /// What a command file holds, front matter read.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Parsed {
@@ -176,6 +178,18 @@ fn is_placeholder_name(key: &str) -> bool {
         && key
             .bytes()
             .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+}
+
+/// The notice that says what of `command`'s file is not done, if
+/// anything is: said when it is used (ADR 0053).
+pub fn ignored_notice(command: &CustomCommand) -> Option<String> {
+    (!command.ignored.is_empty()).then(|| {
+        format!(
+            "/{}: {} not honoured — dashfloat runs and allows nothing a command file asks; its text is sent as written",
+            command.name,
+            command.ignored.join(", ")
+        )
+    })
 }
 
 /// `arguments` split at white space, a double- or single-quoted group

@@ -5,6 +5,7 @@
 //! [`schema`]), cancels the turn on SIGINT, SIGTERM, SIGHUP or
 //! `--timeout`, and returns the exit status. ADR 0028.
 
+pub mod command;
 pub mod output;
 pub mod schema;
 pub mod tally;
@@ -69,8 +70,9 @@ pub enum ExecError {
 /// What the headless driver is given.
 #[derive(Debug)]
 pub struct ExecSetup {
-    /// The prompt to send.
-    pub prompt: String,
+    /// The prompt to send: the person's words, or a project's custom
+    /// command's ([`command::command_prompt`]).
+    pub prompt: UiCommand,
     /// `--json`.
     pub json: bool,
     /// `--timeout`: how long the whole run may take.
@@ -290,8 +292,8 @@ impl Driver {
     /// Sends the prompt and prints the turn until the agent says it is
     /// done; a signal or the timeout cancels it first. Returns how it
     /// ended.
-    async fn turn(&mut self, prompt: String) -> TurnStatus {
-        let _ = self.commands.send(UiCommand::Prompt { text: prompt }).await;
+    async fn turn(&mut self, prompt: UiCommand) -> TurnStatus {
+        let _ = self.commands.send(prompt).await;
         let mut stop: Option<(Stop, Instant)> = None;
         let grace = |stop: &Option<(Stop, Instant)>| stop.map(|(_, at)| at + STOP_GRACE);
         loop {

@@ -642,12 +642,7 @@ fn run_custom(state: &mut State, command: &CustomCommand, arguments: &str) -> Ou
         past_the_bound(state, "this command's prompt would pass it");
         return Outcome::changed();
     };
-    if !command.ignored.is_empty() {
-        let text = format!(
-            "/{}: {} not honoured — dashfloat runs and allows nothing a command file asks; its text is sent as written",
-            command.name,
-            command.ignored.join(", ")
-        );
+    if let Some(text) = template::ignored_notice(command) {
         state
             .transcript
             .push(EntryKind::System(Severity::Notice), text);

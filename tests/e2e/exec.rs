@@ -110,6 +110,50 @@ fn an_answer_is_printed_on_stdout_and_exits_0() {
     assert_eq!(sent.last().unwrap(), "say hi");
 }
 
+/// A prompt naming a custom command is expanded as the full screen does
+/// (ADR 0053); anything else that starts with `/` goes as written.
+#[test]
+fn a_custom_commands_prompt_is_expanded_and_other_slashes_go_as_written() {
+    let (home, project) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let commands = project.path().join(".claude/commands");
+    std::fs::create_dir_all(&commands).unwrap();
+    std::fs::write(
+        commands.join("review.md"),
+        "---\nallowed-tools: Bash(git diff:*)\n---\nReview $1 for $2.",
+    )
+    .unwrap();
+    let server = ScriptedServer::start_blocking(vec![
+        Reply::text(&["reviewed"]),
+        Reply::text(&["odd indeed"]),
+        Reply::text(&["helped"]),
+    ]);
+    let output = run(&mut exec(
+        home.path(),
+        project.path(),
+        &server,
+        &["/review src/lib.rs \"its errors\""],
+    ));
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("/review: `allowed-tools` not honoured"),
+        "{}",
+        stderr(&output)
+    );
+    for prompt in ["/etc/hosts is odd", "/help me"] {
+        let output = run(&mut exec(home.path(), project.path(), &server, &[prompt]));
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    }
+    let requests = server.requests();
+    let last = |n: usize| contents(&requests[n].body).last().unwrap().clone();
+    assert!(
+        last(0).ends_with("Review src/lib.rs for its errors."),
+        "{}",
+        last(0)
+    );
+    assert!(last(1).ends_with("/etc/hosts is odd"), "{}", last(1));
+    assert!(last(2).ends_with("/help me"), "{}", last(2));
+}
+
 #[test]
 fn json_lines_follow_a_turn_with_a_tool_call_and_count_it() {
     let (home, project) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
