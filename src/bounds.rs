@@ -17,6 +17,7 @@ pub use crate::agent::conversation::{
 pub use crate::agent::images::{IMAGE_MAX_BYTES, IMAGES_PER_PROMPT_MAX};
 pub use crate::agent::instructions::INSTRUCTIONS_MAX_BYTES;
 pub use crate::agent::repeat::{FAILED_REPEAT_NOTICE, REPEAT_MAX_KEYS};
+pub use crate::commands::load::{COMMAND_FILE_MAX_BYTES, COMMANDS_MAX};
 pub use crate::config::{
     DEFAULT_IDLE_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, LOCAL_BASE_URL, LOCAL_CONTEXT_WINDOW,
     LOCAL_MODEL,

@@ -24,7 +24,7 @@ const DIRECTORY_NAMES_MAX: usize = 1024;
 const NAME_MAX_CHARS: usize = 64;
 
 /// The project's command directories, in the order their names win.
-pub const PROJECT_DIRS: [&str; 2] = [".dashfloat/commands", ".claude/commands"];
+const PROJECT_DIRS: [&str; 2] = [".dashfloat/commands", ".claude/commands"];
 
 /// The person's command directories, in the order their names win:
 /// dashfloat's own (`commands/` in its configuration directory), Claude

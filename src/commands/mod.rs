@@ -3,10 +3,10 @@
 //! by the agent and expanded by the UI; and the prompt `/init` sends.
 //! `docs/decisions/0053-custom-commands-and-init.md`.
 
-mod load;
+pub(crate) mod load;
 pub mod template;
 
-pub use load::{COMMAND_FILE_MAX_BYTES, COMMANDS_MAX, Found, PROJECT_DIRS, find, person_dirs};
+pub use load::{Found, find, person_dirs};
 
 /// What `/init` asks: a guide to the project for agents, written through
 /// the file tools so the person approves it, and an existing one edited

@@ -6,7 +6,8 @@
 use std::os::unix::fs::symlink;
 use std::path::Path;
 
-use dashfloat::commands::{COMMAND_FILE_MAX_BYTES, find, person_dirs};
+use dashfloat::bounds::COMMAND_FILE_MAX_BYTES;
+use dashfloat::commands::{find, person_dirs};
 use dashfloat::protocol::{AgentEvent, CommandScope, CustomCommand};
 use dashfloat::tools::ToolContext;
 
@@ -190,7 +191,7 @@ async fn the_agent_sends_the_commands_at_start_and_again_after_a_turn() {
 
 #[test]
 fn no_more_than_the_bound_is_read_and_a_taken_name_is_not_read_at_all() {
-    use dashfloat::commands::COMMANDS_MAX;
+    use dashfloat::bounds::COMMANDS_MAX;
     let project = tempfile::tempdir().unwrap();
     let outside = tempfile::tempdir().unwrap();
     write(&outside.path().join("secret.md"), "the outside's words");
