@@ -569,12 +569,12 @@ async fn a_missing_client_is_reported_on_each_prompt() {
     assert_eq!(next_shown(&mut events).await, AgentEvent::TurnDone);
 }
 
-/// The next event but the project's file listing, whose place among the
-/// others is not fixed.
+/// The next event but the project's file listing and custom commands,
+/// whose place among the others is not fixed.
 async fn next_shown(events: &mut mpsc::Receiver<AgentEvent>) -> AgentEvent {
     loop {
         match events.recv().await.unwrap() {
-            AgentEvent::ProjectFiles(_) => {}
+            AgentEvent::ProjectFiles(_) | AgentEvent::CustomCommands { .. } => {}
             event => return event,
         }
     }

@@ -150,9 +150,9 @@ impl AgentHarness {
     }
 
     /// Events until one matches `pred` (included). The project's file
-    /// listing, sent from its own task at start and after each turn, is
-    /// left out unless `pred` asks for it: where it falls among the
-    /// others is not fixed.
+    /// listing and its custom commands, sent from their own task at start
+    /// and after each turn, are left out unless `pred` asks for them:
+    /// where they fall among the others is not fixed.
     pub async fn until(&mut self, pred: impl Fn(&AgentEvent) -> bool) -> Vec<AgentEvent> {
         let mut out = Vec::new();
         loop {
@@ -161,7 +161,12 @@ impl AgentHarness {
                 .unwrap_or_else(|_| panic!("no matching event; so far: {out:#?}"))
                 .expect("agent hung up");
             let hit = pred(&ev);
-            if !hit && matches!(ev, AgentEvent::ProjectFiles(_)) {
+            if !hit
+                && matches!(
+                    ev,
+                    AgentEvent::ProjectFiles(_) | AgentEvent::CustomCommands { .. }
+                )
+            {
                 continue;
             }
             out.push(ev);
