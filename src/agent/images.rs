@@ -210,6 +210,20 @@ impl Opened {
     }
 }
 
+/// `image`, when it may join a conversation that holds `held` bytes of
+/// images' base64, the model having `refused` images or not; else why it
+/// is left out.
+pub fn admit(image: Image, held: usize, refused: bool) -> Result<Image, LeftOut> {
+    let name = || image.name.clone();
+    if refused {
+        Err(LeftOut::NotTaken { name: name() })
+    } else if held.saturating_add(image.data.len()) > IMAGES_CONVERSATION_MAX_BYTES {
+        Err(LeftOut::ConversationFull { name: name() })
+    } else {
+        Ok(image)
+    }
+}
+
 /// `path`, outside the project, opened for [`Opened::new`] with its
 /// size; an error when it is not a regular file. What it is, is looked
 /// at before it is opened, so a device named in a prompt is never opened
@@ -271,6 +285,25 @@ mod tests {
     /// The first bytes of a real 1×1 PNG.
     const PNG: &[u8] =
         b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1f\x15\xc4\x89";
+
+    #[test]
+    fn a_conversation_keeps_images_up_to_its_bound_and_none_once_refused() {
+        let image = |bytes: usize| Image {
+            name: "shot.png".to_owned(),
+            media_type: "image/png".to_owned(),
+            data: "A".repeat(bytes).into(),
+        };
+        let held = IMAGES_CONVERSATION_MAX_BYTES - 10;
+        assert!(admit(image(10), held, false).is_ok());
+        assert!(matches!(
+            admit(image(11), held, false),
+            Err(LeftOut::ConversationFull { .. })
+        ));
+        assert!(matches!(
+            admit(image(1), 0, true),
+            Err(LeftOut::NotTaken { .. })
+        ));
+    }
 
     #[test]
     fn outside_the_project_only_a_regular_file_is_opened() {

@@ -688,17 +688,7 @@ impl Agent {
         let mut held = self.conversation.image_bytes();
         let mut taken = Vec::new();
         for image in named {
-            let image = image.and_then(|image| {
-                let name = image.name.clone();
-                if self.server.images_refused {
-                    Err(images::LeftOut::NotTaken { name })
-                } else if held + image.data.len() > images::IMAGES_CONVERSATION_MAX_BYTES {
-                    Err(images::LeftOut::ConversationFull { name })
-                } else {
-                    Ok(image)
-                }
-            });
-            match image {
+            match image.and_then(|image| images::admit(image, held, self.server.images_refused)) {
                 Ok(image) => {
                     held += image.data.len();
                     let line = format!(

@@ -2,7 +2,7 @@
 //! expanded with the arguments typed after the command's name. Pure, so
 //! the UI expands a command it was sent without any I/O.
 
-use crate::protocol::CustomCommand;
+use crate::protocol::{CommandScope, CustomCommand, UiCommand};
 
 /// What a command file holds, front matter read.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -178,6 +178,16 @@ fn is_placeholder_name(key: &str) -> bool {
         && key
             .bytes()
             .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+}
+
+/// How a prompt a command of `scope` made is sent: as the person's words,
+/// or as the project's, for which nothing outside the project is read
+/// (ADR 0055).
+pub fn sent_as(scope: CommandScope) -> fn(String) -> UiCommand {
+    match scope {
+        CommandScope::Person => |text| UiCommand::Prompt { text },
+        CommandScope::Project => |text| UiCommand::ProjectPrompt { text },
+    }
 }
 
 /// The notice that says what of `command`'s file is not done, if

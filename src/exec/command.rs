@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::commands::{find, template};
-use crate::protocol::{CommandScope, PROMPT_MAX_BYTES, Severity, UiCommand};
+use crate::protocol::{PROMPT_MAX_BYTES, Severity, UiCommand};
 use crate::tools::ToolContext;
 use crate::ui::slash::{self, CustomCommands, Input};
 
@@ -54,9 +54,5 @@ pub fn command_prompt(
         .chain(template::ignored_notice(&command))
         .map(|text| (Severity::Notice, text))
         .collect();
-    let send = match command.scope {
-        CommandScope::Person => UiCommand::Prompt { text },
-        CommandScope::Project => UiCommand::ProjectPrompt { text },
-    };
-    Ok((send, notices))
+    Ok((template::sent_as(command.scope)(text), notices))
 }

@@ -8,8 +8,8 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent
 
 use crate::commands::{INIT_PROMPT, template};
 use crate::protocol::{
-    AgentEvent, CommandScope, ConfirmRequest, CustomCommand, Decision, LogItem, PROMPT_MAX_BYTES,
-    Phase, SessionSummary, Severity, UiCommand, Usage,
+    AgentEvent, ConfirmRequest, CustomCommand, Decision, LogItem, PROMPT_MAX_BYTES, Phase,
+    SessionSummary, Severity, UiCommand, Usage,
 };
 
 use super::editor::Editor;
@@ -647,12 +647,7 @@ fn run_custom(state: &mut State, command: &CustomCommand, arguments: &str) -> Ou
             .transcript
             .push(EntryKind::System(Severity::Notice), text);
     }
-    match command.scope {
-        CommandScope::Person => send_prompt(state, prompt),
-        CommandScope::Project => {
-            send_words(state, prompt, |text| UiCommand::ProjectPrompt { text })
-        }
-    }
+    send_words(state, prompt, template::sent_as(command.scope))
 }
 
 fn notice(state: &mut State, text: String) -> Outcome {

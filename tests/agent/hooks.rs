@@ -231,6 +231,42 @@ async fn what_a_user_prompt_submit_hook_prints_joins_the_prompt_marked_as_its() 
     );
 }
 
+/// What a prompt's hooks print together is bounded: two hooks of 40,000
+/// bytes each pass [`HOOK_CONTEXT_MAX_BYTES`], and the rest is left out
+/// with a line saying so.
+#[tokio::test]
+async fn what_a_prompts_hooks_add_is_bounded_together() {
+    use dashfloat::bounds::HOOK_CONTEXT_MAX_BYTES;
+    let server = ScriptedServer::start(vec![Reply::text(&["noted"])]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let loud = "head -c 40000 /dev/zero | tr '\\0' x";
+    let hooks = vec![
+        hook(HookEvent::UserPromptSubmit, loud),
+        hook(HookEvent::UserPromptSubmit, loud),
+    ];
+    let mut agent = start(&server, dir.path(), ApprovalPolicy::Ask, hooks);
+    agent.prompt("go").await;
+    agent.turn().await;
+    let users = user_messages(&server);
+    let prompt = users.last().unwrap();
+    let added = prompt.strip_prefix("go\n\n").unwrap();
+    assert!(
+        added.ends_with("[the hooks printed more; what passed 64 KiB was left out]"),
+        "{}",
+        &added[added.len().saturating_sub(200)..]
+    );
+    assert!(
+        added.len() < HOOK_CONTEXT_MAX_BYTES + 100,
+        "{}",
+        added.len()
+    );
+    assert!(
+        added.len() > HOOK_CONTEXT_MAX_BYTES - 100,
+        "{}",
+        added.len()
+    );
+}
+
 #[tokio::test]
 async fn post_tool_use_and_stop_hooks_are_told_what_happened() {
     let server = ScriptedServer::start(vec![
